@@ -1,0 +1,227 @@
+//! Deadline-budget analyses (AY10): the shares each policy gives, the outcomes per
+//! compare row with Little's-law slot figures, the cost of propagating the deadline,
+//! the extra drops of tight splits, and the error-budget sensitivity.
+
+use super::Results;
+use crate::model::{Handler, Model, Plan};
+use crate::report::{Cell, Table};
+
+/// The plan handlers of a model, with their service names.
+fn plans(model: &Model) -> Vec<(&str, &Plan)> {
+    model
+        .services
+        .iter()
+        .filter_map(|s| match &s.handler {
+            Handler::Plan(p) => Some((s.name.as_str(), p)),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
+    let base = results.scenario.base();
+    if !plans(base).is_empty() {
+        out.push(shares(results));
+        out.push(outcomes(results));
+        if let Some(t) = deadline_cost(base) {
+            out.push(t);
+        }
+        if let Some(t) = false_drops(results) {
+            out.push(t);
+        }
+    }
+    if let Some(t) = error_budget(base) {
+        out.push(t);
+    }
+}
+
+fn shares(results: &Results) -> Table {
+    let mut t = Table::new(
+        "shares",
+        "Budget shares: the most each call may take (before the time already spent is deducted)",
+        results.headers(&["branch", "dependency", "share_ms"]),
+    );
+    for (i, row) in results.scenario.rows.iter().enumerate() {
+        for (_, plan) in plans(&row.model) {
+            for b in &plan.branches {
+                for c in &b.calls {
+                    let mut cells = results.axis_cells(i);
+                    cells.push(b.name.as_str().into());
+                    cells.push(row.model.dependencies[c.dependency].name.as_str().into());
+                    cells.push(c.share_ms.into());
+                    t.push(cells);
+                }
+            }
+        }
+    }
+    t
+}
+
+/// Slots held at the peak read rate by work lasting `mean_ms` (Little's law).
+fn slots(model: &Model, mean_ms: f64) -> Option<f64> {
+    model.slo.peak_read_rps.map(|rps| rps * mean_ms / 1000.0)
+}
+
+fn outcomes(results: &mut Results) -> Table {
+    let base = results.scenario.base();
+    let failed: Vec<String> = base
+        .dependencies
+        .iter()
+        .map(|d| format!("failed_{}", d.name))
+        .collect();
+    let mut headers = vec!["requests", "answered", "dropped"];
+    headers.extend(failed.iter().map(String::as_str));
+    headers.extend([
+        "median_ms",
+        "worst_ms",
+        "mean_ms",
+        "held_slots",
+        "wasted_ms",
+        "abandoned_slots",
+        "total_slots",
+    ]);
+    let mut t = Table::new(
+        "outcomes",
+        "Outcomes per row: answered = every call in time and the response within the threshold",
+        results.headers(&headers),
+    );
+    for i in 0..results.runs.len() {
+        let model = &results.scenario.rows[i].model;
+        let mut cells = results.axis_cells(i);
+        let r = &mut results.runs[i];
+        let n = r.requests.max(1) as f64;
+        let mean = r.response.mean_ms();
+        let held = slots(model, mean);
+        let abandoned = slots(model, r.wasted_ms / n);
+        cells.extend([r.requests.into(), r.answered.into(), r.dropped.into()]);
+        cells.extend(r.dependencies.iter().map(|d| Cell::from(d.failed)));
+        cells.extend([
+            r.response.median_ms().into(),
+            r.response.max_ms().into(),
+            mean.into(),
+            held.into(),
+            r.wasted_ms.into(),
+            abandoned.into(),
+            held.zip(abandoned).map(|(h, a)| h + a).into(),
+        ]);
+        t.push(cells);
+    }
+    t.notes.push(
+        "held_slots = peak_read_rps x mean_ms / 1000 (Little's law); abandoned_slots = peak_read_rps x wasted_ms per request / 1000"
+            .into(),
+    );
+    t
+}
+
+fn deadline_cost(model: &Model) -> Option<Table> {
+    let slo = &model.slo;
+    let field = slo.deadline_field_bytes?;
+    let subcalls: usize = plans(model).iter().map(|(_, p)| p.subcalls()).sum();
+    let bytes = subcalls as f64 * field;
+    let mut t = Table::new(
+        "deadline_cost",
+        "Healthy-day cost of propagating the deadline on every hop",
+        [
+            "subcalls",
+            "bytes_per_request",
+            "share_of_response_pct",
+            "bytes_per_s",
+            "kib_per_s",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let per_s = slo.peak_edge_rps.map(|rps| rps * bytes);
+    t.push(vec![
+        subcalls.into(),
+        bytes.into(),
+        slo.response_bytes.map(|rb| bytes / rb * 100.0).into(),
+        per_s.into(),
+        per_s.map(|b| b / 1024.0).into(),
+    ]);
+    Some(t)
+}
+
+/// Each policy's drops beyond greedy's, every other axis at its first value.
+fn false_drops(results: &Results) -> Option<Table> {
+    let scenario = results.scenario;
+    let axis = scenario.axes.iter().position(|a| a.column == "policy")?;
+    let row_with = |label: &str| {
+        scenario.rows.iter().position(|r| {
+            r.labels.iter().enumerate().all(|(k, l)| {
+                if k == axis {
+                    l == label
+                } else {
+                    *l == crate::scenario::label(&scenario.axes[k].values[0])
+                }
+            })
+        })
+    };
+    let greedy = row_with("greedy")?;
+    let mut t = Table::new(
+        "false_drops",
+        "Requests a tight split drops on top of greedy's (false positives on a healthy day)",
+        [
+            "policy",
+            "extra_drops",
+            "requests",
+            "extra_drop_pct",
+            "extra_drop_rps",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let g = &results.runs[greedy];
+    for v in &scenario.axes[axis].values {
+        let label = crate::scenario::label(v);
+        if label == "greedy" {
+            continue;
+        }
+        let Some(i) = row_with(&label) else { continue };
+        let r = &results.runs[i];
+        let extra = r.dropped as i64 - g.dropped as i64;
+        let n = r.requests.max(1) as f64;
+        let rps = scenario.rows[i]
+            .model
+            .slo
+            .peak_read_rps
+            .map(|rps| rps * extra as f64 / n);
+        t.push(vec![
+            label.into(),
+            extra.into(),
+            r.requests.into(),
+            (extra as f64 / n * 100.0).into(),
+            rps.into(),
+        ]);
+    }
+    Some(t)
+}
+
+fn error_budget(model: &Model) -> Option<Table> {
+    let eb = model.analysis.error_budget.as_ref()?;
+    let mut t = Table::new(
+        "error_budget",
+        &format!(
+            "Share of the monthly error budget ({} min) an incident uses",
+            crate::report::format_number(eb.budget_minutes)
+        ),
+        [
+            "minutes",
+            "per_month",
+            "monthly_minutes",
+            "share_of_budget_pct",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    for &(minutes, per_month) in &eb.incidents {
+        let monthly = minutes * per_month;
+        t.push(vec![
+            minutes.into(),
+            per_month.into(),
+            monthly.into(),
+            (monthly / eb.budget_minutes * 100.0).into(),
+        ]);
+    }
+    Some(t)
+}

@@ -1,0 +1,51 @@
+//! Open-workload run figures: measured time-average concurrency next to what
+//! Little's law predicts from the arrival rate and the mean times.
+
+use super::Results;
+use crate::model::Workload;
+use crate::report::Table;
+
+pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
+    if !matches!(results.scenario.base().workload, Workload::Open { .. }) {
+        return;
+    }
+    let mut t = Table::new(
+        "run",
+        "Open arrivals: measured time-average concurrency vs Little's law (L = lambda x W)",
+        results.headers(&[
+            "requests",
+            "sim_time_ms",
+            "events",
+            "mean_in_flight",
+            "littles_law_in_flight",
+            "mean_dependency_work",
+            "littles_law_dependency_work",
+        ]),
+    );
+    for i in 0..results.runs.len() {
+        let Workload::Open { rate_rps, .. } = results.scenario.rows[i].model.workload else {
+            continue;
+        };
+        let mut cells = results.axis_cells(i);
+        let r = &results.runs[i];
+        let per_ms = rate_rps / 1000.0;
+        let n = r.requests.max(1) as f64;
+        let work_ms: f64 = r.dependencies.iter().map(|d| d.work_ms).sum();
+        cells.extend([
+            r.requests.into(),
+            r.sim_time_ms.into(),
+            r.events.into(),
+            r.mean_in_flight.into(),
+            (per_ms * r.response.mean_ms()).into(),
+            r.mean_dependency_work.into(),
+            (per_ms * work_ms / n).into(),
+        ]);
+        t.push(cells);
+    }
+    t.notes.push(
+        "mean_dependency_work counts calls a dependency is working on, abandoned ones included; \
+         littles_law_dependency_work = rate x dependency work per request"
+            .into(),
+    );
+    out.push(t);
+}

@@ -1,0 +1,168 @@
+//! The command line. Only this module knows clap: arguments are turned into plain
+//! option structs and handed to the library.
+
+use crate::error::{Error, ScenarioError};
+use crate::scenario::{self, LoadOptions, Override};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "resim",
+    version,
+    about = "Discrete-event simulator for deadline budgets, cancellation, rate limiters, bounded queues and load ladders",
+    long_about = None
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run scenario files (or every *.toml in a folder): print the report and write
+    /// one CSV per table to out/<file stem>/
+    Run {
+        /// Scenario files or folders of scenarios
+        #[arg(required = true, value_name = "FILE|DIR")]
+        paths: Vec<PathBuf>,
+        /// Write the CSV files into DIR (for several scenarios, DIR/<file stem>/)
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Override a value: key.path=VALUE (VALUE in TOML syntax; a bare word is a string)
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Master seed for every random stream (overrides scenario.seed)
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print nothing on stdout (the CSV files are still written)
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Validate scenario files without running them
+    Check {
+        #[arg(required = true, value_name = "FILE|DIR")]
+        paths: Vec<PathBuf>,
+        /// Override a value before checking: key.path=VALUE
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+}
+
+/// Parses the process arguments, runs, prints errors; returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => 2,
+            };
+        }
+    };
+    match dispatch(cli.command) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn overrides(set: &[String]) -> Result<Vec<Override>, Error> {
+    Ok(set
+        .iter()
+        .map(|s| Override::parse(s))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Expands folders into their *.toml files (sorted), keeping files as given.
+pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let entries = std::fs::read_dir(p).map_err(|e| Error::Io {
+                context: format!("cannot read the folder {}", p.display()),
+                source: e,
+                user_path: true,
+            })?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            if found.is_empty() {
+                return Err(
+                    ScenarioError::new("", "the folder holds no scenario files (*.toml)")
+                        .in_file(p)
+                        .into(),
+                );
+            }
+            found.sort();
+            files.extend(found);
+        } else if p.exists() {
+            files.push(p.clone());
+        } else {
+            return Err(ScenarioError::new("", "no such file or folder")
+                .in_file(p)
+                .into());
+        }
+    }
+    Ok(files)
+}
+
+fn dispatch(command: Command) -> Result<(), Error> {
+    match command {
+        Command::Run {
+            paths,
+            out,
+            set,
+            seed,
+            quiet,
+        } => {
+            let files = scenario_files(&paths)?;
+            let opts = LoadOptions {
+                overrides: overrides(&set)?,
+                seed,
+                ..LoadOptions::default()
+            };
+            // Load everything first: a bad file stops the run before any output.
+            let scenarios = files
+                .iter()
+                .map(|f| scenario::load(f, &opts))
+                .collect::<Result<Vec<_>, _>>()?;
+            let several = scenarios.len() > 1;
+            for s in &scenarios {
+                let tables = crate::run_scenario(s)?;
+                let dir = output_dir(out.as_deref(), &s.stem(), several);
+                crate::report::write_tables(&dir, &tables)?;
+                if !quiet {
+                    println!("{}", crate::render_report(s, &tables));
+                    println!("CSV: {}", dir.display());
+                }
+            }
+            Ok(())
+        }
+        Command::Check { paths, set } => {
+            let files = scenario_files(&paths)?;
+            let opts = LoadOptions {
+                overrides: overrides(&set)?,
+                ..LoadOptions::default()
+            };
+            for f in &files {
+                let s = scenario::load(f, &opts)?;
+                println!("ok: {} ({} compare rows)", f.display(), s.rows.len());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `out/<stem>` by default; `--out DIR` itself for one scenario, `DIR/<stem>` for several.
+fn output_dir(out: Option<&Path>, stem: &str, several: bool) -> PathBuf {
+    match out {
+        None => Path::new("out").join(stem),
+        Some(d) if several => d.join(stem),
+        Some(d) => d.to_path_buf(),
+    }
+}

@@ -1,0 +1,141 @@
+//! Errors. A scenario error names the file, the line and column where known, the
+//! key path and what is wrong, like a compiler does:
+//! `scenarios/x.toml:14:9: dependencies.tariff.latency.p99_ms: must be >= p50_ms`.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Something wrong with a scenario or the way it was asked to run (exit code 2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub file: Option<PathBuf>,
+    /// 1-based line and column.
+    pub position: Option<(usize, usize)>,
+    /// Dotted key path of the value concerned ("" for the whole file).
+    pub path: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError {
+            file: None,
+            position: None,
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn in_file(mut self, file: &std::path::Path) -> Self {
+        if self.file.is_none() {
+            self.file = Some(file.to_path_buf());
+        }
+        self
+    }
+
+    pub fn at(mut self, position: Option<(usize, usize)>) -> Self {
+        if self.position.is_none() {
+            self.position = position;
+        }
+        self
+    }
+
+    /// Prefixes the message with where an override came from.
+    pub fn context(mut self, context: &str) -> Self {
+        if !context.is_empty() {
+            self.message = format!("{} ({context})", self.message);
+        }
+        self
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}:", file.display())?;
+            if let Some((line, col)) = self.position {
+                write!(f, "{line}:{col}:")?;
+            }
+            write!(f, " ")?;
+        }
+        if !self.path.is_empty() {
+            write!(f, "{}: ", self.path)?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Every failure resim reports.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A bad scenario, argument or path the user gave (exit code 2).
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    /// A run passed one of its runaway limits (exit code 2: the scenario asks for it).
+    #[error("{0}")]
+    Limit(String),
+    /// Reading or writing files failed (exit code 1 unless the user named the path).
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+        user_path: bool,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    /// The process exit code: 2 for anything the user can fix in the input, 1 else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Scenario(_) | Error::Limit(_) => 2,
+            Error::Io { user_path, .. } if *user_path => 2,
+            _ => 1,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The closest of `candidates` to `word`, if it is close enough to be a likely typo.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::normalized_damerau_levenshtein(word, c), c))
+        .filter(|(score, _)| *score >= 0.5)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// " (did you mean `x`?)" or "" when nothing is close.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(word, candidates)
+        .map(|c| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_file_position_and_path() {
+        let e = ScenarioError::new("dependencies.tariff.latency.p99_ms", "must be >= p50_ms")
+            .in_file(std::path::Path::new("scenarios/x.toml"))
+            .at(Some((14, 9)));
+        assert_eq!(
+            e.to_string(),
+            "scenarios/x.toml:14:9: dependencies.tariff.latency.p99_ms: must be >= p50_ms"
+        );
+    }
+
+    #[test]
+    fn suggestions_pick_the_closest_name() {
+        assert_eq!(closest("polcy", ["policy", "budget"]), Some("policy"));
+        assert_eq!(closest("zzzzzz", ["policy", "budget"]), None);
+    }
+}

@@ -1,0 +1,52 @@
+//! resim: a discrete-event simulator for the resilience patterns that protect
+//! service chains: deadline budgets, cancellation, rate limiters, service slots with
+//! bounded queues, and load ladders.
+//!
+//! Data flows one way, one module per arrow:
+//!
+//! ```text
+//! scenario file -> scenario::raw -> scenario::validate -> model
+//!              -> sim (on engine) -> metrics -> analysis -> report (text + CSV)
+//! ```
+
+pub mod analysis;
+pub mod cli;
+pub mod engine;
+pub mod error;
+pub mod metrics;
+pub mod model;
+pub mod report;
+pub mod scenario;
+pub mod sim;
+
+use error::Error;
+use rayon::prelude::*;
+use report::Table;
+use scenario::Scenario;
+
+/// Runs every compare row of `scenario` (in parallel; results keep row order) and
+/// returns its report tables.
+pub fn run_scenario(scenario: &Scenario) -> Result<Vec<Table>, Error> {
+    let runs = scenario
+        .rows
+        .par_iter()
+        .map(|row| sim::run(&row.model, 0))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut results = analysis::Results { scenario, runs };
+    Ok(analysis::analyse(&mut results))
+}
+
+/// The report header and every table as text.
+pub fn render_report(scenario: &Scenario, tables: &[Table]) -> String {
+    let base = scenario.base();
+    let mut out = format!("== {} ({})\n", base.name, scenario.file.display());
+    if let Some(about) = &base.about {
+        out.push_str(about.trim());
+        out.push('\n');
+    }
+    for t in tables {
+        out.push('\n');
+        out.push_str(&t.render_text());
+    }
+    out
+}

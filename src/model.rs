@@ -1,0 +1,360 @@
+//! The validated model: names resolved to indices, times in ticks, every value
+//! checked. The engine and the analyses read only this.
+
+use crate::engine::Ticks;
+
+pub type ServiceId = usize;
+pub type DependencyId = usize;
+pub type LimiterId = usize;
+pub type RouteId = usize;
+
+#[derive(Debug, Clone)]
+pub struct Model {
+    pub name: String,
+    pub about: Option<String>,
+    pub seed: u64,
+    pub limits: RunLimits,
+    pub slo: Slo,
+    pub gateway: Option<Gateway>,
+    pub services: Vec<Service>,
+    /// Every route in declaration order, with the service that owns it.
+    pub routes: Vec<Route>,
+    pub dependencies: Vec<Dependency>,
+    pub limiters: Vec<Limiter>,
+    pub workload: Workload,
+    pub analysis: Analysis,
+}
+
+/// Runaway protection: a run stops with an error when it passes either bound.
+#[derive(Debug, Clone, Copy)]
+pub struct RunLimits {
+    pub max_events: u64,
+    pub max_sim_time: Ticks,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Slo {
+    pub threshold_ms: Option<f64>,
+    pub peak_read_rps: Option<f64>,
+    pub peak_edge_rps: Option<f64>,
+    pub response_bytes: Option<f64>,
+    pub deadline_field_bytes: Option<f64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Gateway {
+    pub share: Ticks,
+    pub share_ms: f64,
+    pub rules: Vec<GatewayRule>,
+}
+
+#[derive(Debug, Clone)]
+pub struct GatewayRule {
+    pub prefix: String,
+    pub limiters: Vec<LimiterId>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub path: String,
+    pub service: ServiceId,
+}
+
+#[derive(Debug, Clone)]
+pub struct Service {
+    pub name: String,
+    pub routes: Vec<RouteId>,
+    pub middleware: Vec<LimiterId>,
+    pub handler: Handler,
+}
+
+#[derive(Debug, Clone)]
+pub enum Handler {
+    /// Answers at once.
+    Respond,
+    Server(Server),
+    Plan(Plan),
+}
+
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub slots: u32,
+    pub queue: u32,
+    pub service: Latency,
+    pub abandon: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    Greedy,
+    Equal,
+    Weighted,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Greedy => "greedy",
+            Policy::Equal => "equal",
+            Policy::Weighted => "weighted",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFailure {
+    Continue,
+    Abort,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub budget: Ticks,
+    pub budget_ms: f64,
+    pub policy: Policy,
+    pub cancellation: bool,
+    pub on_failure: OnFailure,
+    pub branches: Vec<Branch>,
+}
+
+impl Plan {
+    /// Hops a propagated deadline travels on: one per branch plus one per call.
+    pub fn subcalls(&self) -> usize {
+        self.branches.len() + self.branches.iter().map(|b| b.calls.len()).sum::<usize>()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Branch {
+    pub name: String,
+    pub calls: Vec<Call>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub dependency: DependencyId,
+    /// The most this call may take, from the split policy (before the
+    /// `R - time spent` cap applied at run time).
+    pub share: Ticks,
+    pub share_ms: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Dependency {
+    pub name: String,
+    pub median_ms: Option<f64>,
+    pub latency: Latency,
+    /// Concurrent calls it works on; 0 = unlimited. Beyond it calls wait FIFO.
+    pub slots: u32,
+}
+
+/// A latency model; values in ticks, distributions in milliseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Latency {
+    Constant(Ticks),
+    Cycle {
+        values: Vec<Ticks>,
+        random_start: bool,
+    },
+    Empirical(Vec<Ticks>),
+    Exponential {
+        mean_ms: f64,
+    },
+    Uniform {
+        min_ms: f64,
+        max_ms: f64,
+    },
+    /// exp(mu + sigma Z), in milliseconds.
+    LogNormal {
+        mu: f64,
+        sigma: f64,
+    },
+    /// Parts with cumulative weights normalised to end at 1.
+    Mixture(Vec<(f64, Latency)>),
+}
+
+impl Latency {
+    /// The mean in milliseconds (used to express waits in rounds of service).
+    pub fn mean_ms(&self) -> f64 {
+        fn avg(v: &[Ticks]) -> f64 {
+            v.iter().map(|t| t.as_ms()).sum::<f64>() / v.len() as f64
+        }
+        match self {
+            Latency::Constant(t) => t.as_ms(),
+            Latency::Cycle { values, .. } | Latency::Empirical(values) => avg(values),
+            Latency::Exponential { mean_ms } => *mean_ms,
+            Latency::Uniform { min_ms, max_ms } => (min_ms + max_ms) / 2.0,
+            Latency::LogNormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
+            Latency::Mixture(parts) => {
+                let mut prev = 0.0;
+                parts
+                    .iter()
+                    .map(|(cum, m)| {
+                        let w = cum - prev;
+                        prev = *cum;
+                        w * m.mean_ms()
+                    })
+                    .sum()
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algorithm {
+    FixedWindow,
+    SlidingLog,
+    SlidingCounter,
+    TokenBucket,
+    Gcra,
+}
+
+impl Algorithm {
+    pub const NAMES: [&'static str; 5] = [
+        "fixed-window",
+        "sliding-log",
+        "sliding-counter",
+        "token-bucket",
+        "gcra",
+    ];
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimiterMode {
+    Reject,
+    Throttle,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refill {
+    Continuous,
+    Discrete,
+}
+
+/// A request field a limiter key can be made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Client,
+    Member,
+    Route,
+    Access,
+}
+
+impl Field {
+    pub const NAMES: [&'static str; 4] = ["client", "member", "route", "access"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Limiter {
+    pub name: String,
+    pub algorithm: Algorithm,
+    pub key: Vec<Field>,
+    pub limit: u64,
+    pub window: Ticks,
+    pub mode: LimiterMode,
+    pub max_delay: Ticks,
+    pub refill: Refill,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Gateway,
+    Direct,
+}
+
+impl Access {
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::Gateway => "gateway",
+            Access::Direct => "direct",
+        }
+    }
+}
+
+/// The fields one request carries (limiter keys are made of them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestTemplate {
+    pub route: RouteId,
+    pub access: Access,
+    pub client: String,
+    pub member: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrivals {
+    Poisson,
+    Uniform,
+}
+
+#[derive(Debug, Clone)]
+pub enum Workload {
+    /// One request at a time; the next when the previous has its answer.
+    Sequence {
+        requests: u64,
+        template: RequestTemplate,
+    },
+    /// Open-loop arrivals at a rate.
+    Open {
+        rate_rps: f64,
+        requests: Option<u64>,
+        duration: Option<Ticks>,
+        arrivals: Arrivals,
+        timeout: Option<Ticks>,
+        template: RequestTemplate,
+    },
+    Ladder(Ladder),
+    Script {
+        groups: Vec<ScriptGroup>,
+        access: Access,
+    },
+    /// One request for every (route, access) pair.
+    Probe {
+        access: Vec<Access>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Ladder {
+    pub steps: Vec<u64>,
+    pub waves: u64,
+    pub timeout: Ticks,
+    pub timeout_ms: f64,
+    /// `None`: closed waves. `Some`: open arrivals at step x rate for hold.
+    pub open: Option<OpenLadder>,
+    pub template: RequestTemplate,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct OpenLadder {
+    pub rate_per_step_rps: f64,
+    pub hold: Ticks,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScriptGroup {
+    pub client: String,
+    pub member: String,
+    pub count: u64,
+    pub routes: Vec<RouteId>,
+    pub gap: Ticks,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    pub error_budget: Option<ErrorBudget>,
+    pub active_members: Option<u64>,
+    pub acceptance: Option<f64>,
+    pub p95_rules_rounds: Vec<f64>,
+    pub throughput_rule: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ErrorBudget {
+    pub budget_minutes: f64,
+    /// (minutes, times per month)
+    pub incidents: Vec<(f64, f64)>,
+}

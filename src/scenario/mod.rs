@@ -1,0 +1,444 @@
+//! Scenario files: read, override, expand into compare rows, validate.
+//!
+//! ```text
+//! file text --toml--> document --(--set, variant, compare row)--> raw structs --validate--> Model
+//! ```
+//!
+//! Every value can be addressed by its dotted key path (`services.tracking.handler.policy`,
+//! `branches.1.calls`), which is how `--set`, `[variants.*]` and `[compare]` change it.
+
+pub mod paths;
+pub mod raw;
+pub mod validate;
+
+use crate::error::{ScenarioError, did_you_mean};
+use crate::model::Model;
+use raw::RawScenario;
+use std::path::{Path, PathBuf};
+use toml::Value;
+
+/// A `--set key.path=VALUE` override, VALUE in TOML syntax (a bare word is a string).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Override {
+    pub path: String,
+    pub value: Value,
+    /// As the user wrote it, for messages and the manifest.
+    pub text: String,
+}
+
+impl Override {
+    pub fn parse(s: &str) -> Result<Override, ScenarioError> {
+        let Some((path, value)) = s.split_once('=') else {
+            return Err(ScenarioError::new(
+                "",
+                format!("`--set {s}`: expected key.path=VALUE"),
+            ));
+        };
+        let path = path.trim();
+        if path.is_empty() {
+            return Err(ScenarioError::new(
+                "",
+                format!("`--set {s}`: the key path is empty"),
+            ));
+        }
+        Ok(Override {
+            path: path.to_string(),
+            value: parse_value(value.trim()),
+            text: s.to_string(),
+        })
+    }
+}
+
+/// Parses a TOML value; anything that is not valid TOML is taken as a plain string.
+pub fn parse_value(text: &str) -> Value {
+    toml::from_str::<toml::Table>(&format!("v = {text}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(text.to_string()))
+}
+
+/// One comparison axis: a column of the output tables.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// `variant`, or the key path it varies.
+    pub path: String,
+    /// The column name: `variant` or the last segment of the path.
+    pub column: String,
+    pub values: Vec<Value>,
+}
+
+/// One compare row: a label per axis and the model it runs.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub labels: Vec<String>,
+    pub model: Model,
+}
+
+/// A loaded scenario: its compare rows, ready to run.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub file: PathBuf,
+    pub axes: Vec<Axis>,
+    pub rows: Vec<Row>,
+}
+
+impl Scenario {
+    /// The file name without extension: the output folder's name.
+    pub fn stem(&self) -> String {
+        self.file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".into())
+    }
+
+    pub fn columns(&self) -> Vec<String> {
+        self.axes.iter().map(|a| a.column.clone()).collect()
+    }
+
+    /// The first row's model: what every row shares apart from the axes.
+    pub fn base(&self) -> &Model {
+        &self.rows[0].model
+    }
+}
+
+/// Options that change how a file is read.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    pub overrides: Vec<Override>,
+    pub seed: Option<u64>,
+    /// Extra axes (sweep `--vary`), after the file's `[compare]` axes.
+    pub extra_axes: Vec<(String, Vec<Value>)>,
+    /// Refuse grids with more rows than this.
+    pub max_rows: usize,
+}
+
+pub const DEFAULT_MAX_ROWS: usize = 10_000;
+
+/// Reads and expands a scenario file.
+pub fn load(file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        ScenarioError::new("", format!("cannot read the scenario file: {e}")).in_file(file)
+    })?;
+    load_str(&text, file, opts)
+}
+
+/// Expands scenario `text` (named `file` in messages).
+pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
+    let located = |e: ScenarioError| {
+        let pos = paths::locate(text, &e.path);
+        e.at(pos).in_file(file)
+    };
+    let mut doc: toml::Table =
+        toml::from_str(text).map_err(|e| toml_error(text, &e).in_file(file))?;
+    // Check the file as written first, so its own mistakes get exact positions.
+    deserialize_str(text).map_err(|e| e.in_file(file))?;
+
+    for o in &opts.overrides {
+        paths::set(&mut doc, &o.path, o.value.clone())
+            .map_err(|e| e.context(&format!("in --set {}", o.text)).in_file(file))?;
+    }
+    let base = deserialize(doc.clone()).map_err(|e| {
+        let ctx = opts
+            .overrides
+            .iter()
+            .map(|o| format!("--set {}", o.text))
+            .collect::<Vec<_>>()
+            .join(", ");
+        e.context(&format!("after {ctx}")).in_file(file)
+    })?;
+
+    let mut axes = compare_axes(&base).map_err(located)?;
+    for (path, values) in &opts.extra_axes {
+        if values.is_empty() {
+            return Err(
+                ScenarioError::new(path.as_str(), "--vary needs at least one value").in_file(file),
+            );
+        }
+        axes.push(Axis {
+            column: column_name(path),
+            path: path.clone(),
+            values: values.clone(),
+        });
+    }
+    let total: usize = axes
+        .iter()
+        .map(|a| a.values.len())
+        .try_fold(1usize, |acc, n| acc.checked_mul(n))
+        .unwrap_or(usize::MAX);
+    let max_rows = if opts.max_rows == 0 {
+        DEFAULT_MAX_ROWS
+    } else {
+        opts.max_rows
+    };
+    if total > max_rows {
+        return Err(ScenarioError::new(
+            "compare",
+            format!("the grid has {total} rows, more than the limit of {max_rows}: drop an axis or some values"),
+        )
+        .in_file(file));
+    }
+
+    let mut rows = Vec::with_capacity(total);
+    for index in 0..total {
+        let picks = pick(&axes, index);
+        let mut row_doc = doc.clone();
+        let mut labels = Vec::new();
+        let mut context = Vec::new();
+        for (axis, value) in axes.iter().zip(&picks) {
+            labels.push(label(value));
+            context.push(format!("{} = {}", axis.column, label(value)));
+            if axis.path == "variant" {
+                let name = value.as_str().unwrap_or_default();
+                if name != "baseline" {
+                    for (p, v) in &base.variants[name] {
+                        paths::set(&mut row_doc, p, v.clone()).map_err(|e| {
+                            e.context(&format!("in variant `{name}`")).in_file(file)
+                        })?;
+                    }
+                }
+            } else {
+                paths::set(&mut row_doc, &axis.path, (*value).clone()).map_err(|e| {
+                    e.context(&format!("compare row {}", context.join(", ")))
+                        .in_file(file)
+                })?;
+            }
+        }
+        let ctx = if context.is_empty() {
+            String::new()
+        } else {
+            format!("compare row {}", context.join(", "))
+        };
+        let raw = deserialize(row_doc).map_err(|e| e.context(&ctx).in_file(file))?;
+        let mut model = validate::validate(&raw).map_err(|e| located(e.context(&ctx)))?;
+        if let Some(seed) = opts.seed {
+            model.seed = seed;
+        }
+        rows.push(Row { labels, model });
+    }
+    Ok(Scenario {
+        file: file.to_path_buf(),
+        axes,
+        rows,
+    })
+}
+
+/// The values of each axis for grid row `index` (first axis outermost).
+fn pick(axes: &[Axis], mut index: usize) -> Vec<&Value> {
+    let mut out = vec![None; axes.len()];
+    for (i, axis) in axes.iter().enumerate().rev() {
+        let n = axis.values.len();
+        out[i] = Some(&axis.values[index % n]);
+        index /= n;
+    }
+    out.into_iter().flatten().collect()
+}
+
+fn column_name(path: &str) -> String {
+    path.rsplit('.').next().unwrap_or(path).to_string()
+}
+
+fn compare_axes(raw: &RawScenario) -> Result<Vec<Axis>, ScenarioError> {
+    let mut axes = Vec::new();
+    for (path, values) in &raw.compare {
+        let p = format!("compare.{path}");
+        let Value::Array(values) = values else {
+            return Err(ScenarioError::new(p, "a compare axis is a list of values"));
+        };
+        if values.is_empty() {
+            return Err(ScenarioError::new(
+                p,
+                "a compare axis needs at least one value",
+            ));
+        }
+        if path == "variant" {
+            let known: Vec<&str> = std::iter::once("baseline")
+                .chain(raw.variants.keys().map(String::as_str))
+                .collect();
+            for (i, v) in values.iter().enumerate() {
+                let name = v.as_str().unwrap_or_default();
+                if !known.contains(&name) {
+                    return Err(ScenarioError::new(
+                        format!("{p}.{i}"),
+                        format!(
+                            "no variant named `{}`{}",
+                            label(v),
+                            did_you_mean(name, known.iter().copied())
+                        ),
+                    ));
+                }
+            }
+        }
+        axes.push(Axis {
+            path: path.clone(),
+            column: column_name(path),
+            values: values.clone(),
+        });
+    }
+    Ok(axes)
+}
+
+/// How an axis value is shown in tables: strings bare, key lists joined by `+`
+/// (the empty list is `constant`).
+pub fn label(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) if a.is_empty() => "constant".into(),
+        Value::Array(a) if a.iter().all(|x| x.is_str()) => a
+            .iter()
+            .filter_map(|x| x.as_str())
+            .collect::<Vec<_>>()
+            .join("+"),
+        Value::Float(f) => crate::report::format_number(*f),
+        other => other.to_string(),
+    }
+}
+
+fn toml_error(text: &str, e: &toml::de::Error) -> ScenarioError {
+    let pos = e.span().map(|s| paths::line_col(text, s.start));
+    ScenarioError::new("", e.message().trim().to_string()).at(pos)
+}
+
+/// Deserializes the file text itself: errors carry exact positions.
+fn deserialize_str(text: &str) -> Result<RawScenario, ScenarioError> {
+    let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, &e))?;
+    let mut track = serde_path_to_error::Track::new();
+    let result = RawScenario::deserialize_tracked(de, &mut track);
+    result.map_err(|e| {
+        let pos = e.span().map(|s| paths::line_col(text, s.start));
+        explain(&track.path().to_string(), e.message()).at(pos)
+    })
+}
+
+/// Deserializes an (overridden) document: errors carry key paths.
+fn deserialize(doc: toml::Table) -> Result<RawScenario, ScenarioError> {
+    let mut track = serde_path_to_error::Track::new();
+    RawScenario::deserialize_tracked(Value::Table(doc), &mut track)
+        .map_err(|e| explain(&track.path().to_string(), &e.to_string()))
+}
+
+trait DeserializeTracked: Sized {
+    fn deserialize_tracked<'de, D: serde::Deserializer<'de>>(
+        de: D,
+        track: &mut serde_path_to_error::Track,
+    ) -> Result<Self, D::Error>;
+}
+
+impl DeserializeTracked for RawScenario {
+    fn deserialize_tracked<'de, D: serde::Deserializer<'de>>(
+        de: D,
+        track: &mut serde_path_to_error::Track,
+    ) -> Result<Self, D::Error> {
+        serde::Deserialize::deserialize(serde_path_to_error::Deserializer::new(de, track))
+    }
+}
+
+/// Turns a serde message into a scenario error: the unknown key joins the path and
+/// the closest valid key is suggested.
+fn explain(path: &str, message: &str) -> ScenarioError {
+    let path = if path == "." || path == "?" { "" } else { path };
+    let message = message.trim();
+    let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let field = rest.split('`').next().unwrap_or_default();
+        let full = if path.is_empty() {
+            field.to_string()
+        } else {
+            format!("{path}.{field}")
+        };
+        let expected: Vec<&str> = ticked.iter().skip(1).copied().collect();
+        let hint = did_you_mean(field, expected.iter().copied());
+        let listing = if expected.is_empty() {
+            "this table takes no keys".to_string()
+        } else {
+            format!(
+                "valid keys here: {}",
+                expected
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        return ScenarioError::new(full, format!("unknown key{hint}; {listing}"));
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant `") {
+        let word = rest.split('`').next().unwrap_or_default();
+        let expected: Vec<&str> = ticked.iter().skip(1).copied().collect();
+        let hint = did_you_mean(word, expected.iter().copied());
+        return ScenarioError::new(path, format!("{message}{hint}"));
+    }
+    ScenarioError::new(path, message.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn override_values_are_toml_or_bare_strings() {
+        let o = Override::parse("a.b=[1, 2]").unwrap();
+        assert_eq!(o.path, "a.b");
+        assert_eq!(
+            o.value,
+            Value::Array(vec![Value::Integer(1), Value::Integer(2)])
+        );
+        assert_eq!(
+            Override::parse("x=equal").unwrap().value,
+            Value::String("equal".into())
+        );
+        assert_eq!(
+            Override::parse("x=true").unwrap().value,
+            Value::Boolean(true)
+        );
+        assert!(Override::parse("novalue").is_err());
+    }
+
+    #[test]
+    fn grid_rows_put_the_first_axis_outermost() {
+        let axes = vec![
+            Axis {
+                path: "a".into(),
+                column: "a".into(),
+                values: vec![Value::Integer(1), Value::Integer(2)],
+            },
+            Axis {
+                path: "b".into(),
+                column: "b".into(),
+                values: vec![Value::Boolean(false), Value::Boolean(true)],
+            },
+        ];
+        let rows: Vec<String> = (0..4)
+            .map(|i| {
+                pick(&axes, i)
+                    .iter()
+                    .map(|v| label(v))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .collect();
+        assert_eq!(rows, ["1,false", "1,true", "2,false", "2,true"]);
+    }
+
+    #[test]
+    fn key_lists_are_labelled_with_plus_and_constant() {
+        assert_eq!(label(&parse_value("[]")), "constant");
+        assert_eq!(
+            label(&parse_value(r#"["client", "route"]"#)),
+            "client+route"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_name_the_path_and_suggest() {
+        let e = explain(
+            "services.tracking.handler",
+            "unknown field `polcy`, expected one of `budget`, `policy`",
+        );
+        assert_eq!(e.path, "services.tracking.handler.polcy");
+        assert!(
+            e.message.contains("did you mean `policy`?"),
+            "{}",
+            e.message
+        );
+    }
+}

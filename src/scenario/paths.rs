@@ -1,0 +1,198 @@
+//! Dotted key paths into a TOML document: setting values (for `--set`, variants and
+//! compare rows) and finding where a path is written (for error positions).
+
+use crate::error::ScenarioError;
+use toml::Value;
+
+/// Splits `a.b.0.c` into its segments.
+pub fn segments(path: &str) -> Vec<&str> {
+    path.split('.').collect()
+}
+
+/// Sets `path` to `value` inside `root`, creating missing tables on the way. Array
+/// items are addressed by index and must exist.
+pub fn set(root: &mut toml::Table, path: &str, value: Value) -> Result<(), ScenarioError> {
+    let segs = segments(path);
+    if segs.iter().any(|s| s.is_empty()) {
+        return Err(ScenarioError::new(path, "empty segment in key path"));
+    }
+    let mut wrapped = Value::Table(std::mem::take(root));
+    let result = set_in(&mut wrapped, &segs, path, value);
+    if let Value::Table(t) = wrapped {
+        *root = t;
+    }
+    result
+}
+
+fn set_in(root: &mut Value, segs: &[&str], path: &str, value: Value) -> Result<(), ScenarioError> {
+    let Some((last, parents)) = segs.split_last() else {
+        return Err(ScenarioError::new(path, "empty key path"));
+    };
+    let mut here = root;
+    for (i, seg) in parents.iter().enumerate() {
+        here = step(here, seg, &segs[..=i].join("."), true)?;
+    }
+    match here {
+        Value::Table(t) => {
+            t.insert((*last).to_string(), value);
+            Ok(())
+        }
+        Value::Array(a) => {
+            let idx = index(last, a.len(), path)?;
+            a[idx] = value;
+            Ok(())
+        }
+        _ => Err(ScenarioError::new(
+            parents.join("."),
+            "is a single value, not a table: it has no keys to set",
+        )),
+    }
+}
+
+/// Reads `path` from `root`, if present.
+pub fn get<'a>(root: &'a toml::Table, path: &str) -> Option<&'a Value> {
+    let mut segs = segments(path).into_iter();
+    let mut here = root.get(segs.next()?)?;
+    for seg in segs {
+        here = match here {
+            Value::Table(t) => t.get(seg)?,
+            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(here)
+}
+
+fn step<'a>(
+    here: &'a mut Value,
+    seg: &str,
+    so_far: &str,
+    create: bool,
+) -> Result<&'a mut Value, ScenarioError> {
+    match here {
+        Value::Table(t) => {
+            if !t.contains_key(seg) && create {
+                t.insert(seg.to_string(), Value::Table(toml::Table::new()));
+            }
+            t.get_mut(seg)
+                .ok_or_else(|| ScenarioError::new(so_far, "no such key"))
+        }
+        Value::Array(a) => {
+            let len = a.len();
+            let idx = index(seg, len, so_far)?;
+            Ok(&mut a[idx])
+        }
+        _ => Err(ScenarioError::new(
+            so_far,
+            "is a single value, not a table: it has no keys below it",
+        )),
+    }
+}
+
+fn index(seg: &str, len: usize, path: &str) -> Result<usize, ScenarioError> {
+    let idx: usize = seg
+        .parse()
+        .map_err(|_| ScenarioError::new(path, format!("`{seg}` is not a list index (0..{len})")))?;
+    if idx >= len {
+        return Err(ScenarioError::new(
+            path,
+            format!("index {idx} is out of range: the list has {len} items"),
+        ));
+    }
+    Ok(idx)
+}
+
+/// 1-based (line, column) of a byte offset in `text`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len(), |nl| before.len() - nl - 1)
+        + 1;
+    (line, col)
+}
+
+/// A place in a parsed document, for finding spans.
+enum Node<'a> {
+    Item(&'a toml_edit::Item),
+    Table(&'a toml_edit::Table),
+    Value(&'a toml_edit::Value),
+}
+
+impl<'a> Node<'a> {
+    fn span(&self) -> Option<std::ops::Range<usize>> {
+        match self {
+            Node::Item(i) => i.span(),
+            Node::Table(t) => t.span(),
+            Node::Value(v) => v.span(),
+        }
+    }
+
+    fn child(&self, seg: &str) -> Option<Node<'a>> {
+        let idx = seg.parse::<usize>().ok();
+        match *self {
+            Node::Item(toml_edit::Item::Table(t)) | Node::Table(t) => t.get(seg).map(Node::Item),
+            Node::Item(toml_edit::Item::ArrayOfTables(a)) => a.get(idx?).map(Node::Table),
+            Node::Item(toml_edit::Item::Value(v)) | Node::Value(v) => match v {
+                toml_edit::Value::InlineTable(t) => t.get(seg).map(Node::Value),
+                toml_edit::Value::Array(a) => a.get(idx?).map(Node::Value),
+                _ => None,
+            },
+            Node::Item(_) => None,
+        }
+    }
+}
+
+/// Where the value at `path` is written in `text`, or else the nearest enclosing
+/// key that is written there.
+pub fn locate(text: &str, path: &str) -> Option<(usize, usize)> {
+    let doc = toml_edit::Document::parse(text).ok()?;
+    let mut node = Node::Table(doc.as_table());
+    let mut best = None;
+    for seg in segments(path) {
+        let Some(next) = node.child(seg) else { break };
+        if let Some(span) = next.span() {
+            best = Some(span.start);
+        }
+        node = next;
+    }
+    best.map(|o| line_col(text, o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "[a]\nx = 1\nlist = [{ y = 2 }, { y = 3 }]\n\n[b.c]\nz = { w = 5 }\n";
+
+    #[test]
+    fn set_creates_tables_and_replaces_list_items() {
+        let mut t: toml::Table = toml::from_str(DOC).unwrap();
+        set(&mut t, "a.x", Value::Integer(7)).unwrap();
+        set(&mut t, "a.list.1.y", Value::Integer(9)).unwrap();
+        set(&mut t, "new.deep.key", Value::Boolean(true)).unwrap();
+        assert_eq!(get(&t, "a.x"), Some(&Value::Integer(7)));
+        assert_eq!(get(&t, "a.list.1.y"), Some(&Value::Integer(9)));
+        assert_eq!(get(&t, "new.deep.key"), Some(&Value::Boolean(true)));
+        let err = set(&mut t, "a.list.5.y", Value::Integer(1)).unwrap_err();
+        assert!(err.message.contains("out of range"), "{err}");
+        let err = set(&mut t, "a.x.y", Value::Integer(1)).unwrap_err();
+        assert_eq!(err.path, "a.x");
+    }
+
+    #[test]
+    fn locate_finds_values_in_tables_inline_tables_and_lists() {
+        assert_eq!(locate(DOC, "a.x"), Some((2, 5)));
+        assert_eq!(locate(DOC, "a.list.1.y"), Some((3, 26)));
+        assert_eq!(locate(DOC, "b.c.z.w"), Some((6, 11)));
+        // a key that is not written: the nearest written parent (table `a`)
+        assert_eq!(locate(DOC, "a.nope").map(|p| p.0), Some(1));
+    }
+
+    #[test]
+    fn line_col_is_one_based() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+}

@@ -1,0 +1,262 @@
+//! The scenario file exactly as written: serde structs, every table closed to
+//! unknown keys. Nothing is checked here beyond types; `validate` turns these into
+//! the model.
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub scenario: RawMeta,
+    #[serde(default)]
+    pub slo: RawSlo,
+    pub gateway: Option<RawGateway>,
+    #[serde(default)]
+    pub services: IndexMap<String, RawService>,
+    #[serde(default)]
+    pub dependencies: IndexMap<String, RawDependency>,
+    #[serde(default)]
+    pub limiters: IndexMap<String, RawLimiter>,
+    pub workload: RawWorkload,
+    #[serde(default)]
+    pub variants: IndexMap<String, toml::Table>,
+    #[serde(default)]
+    pub compare: IndexMap<String, toml::Value>,
+    #[serde(default)]
+    pub analysis: RawAnalysis,
+    pub montecarlo: Option<RawMonteCarlo>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMeta {
+    pub name: String,
+    pub about: Option<String>,
+    pub seed: Option<u64>,
+    /// Runaway protection: the most events one run may process.
+    pub max_events: Option<u64>,
+    /// Runaway protection: the latest virtual time one run may reach.
+    pub max_sim_time_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSlo {
+    pub threshold_ms: Option<f64>,
+    pub peak_read_rps: Option<f64>,
+    pub peak_edge_rps: Option<f64>,
+    pub response_bytes: Option<f64>,
+    pub deadline_field_bytes: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGateway {
+    pub share_ms: Option<f64>,
+    #[serde(default)]
+    pub rules: Vec<RawRule>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    pub prefix: String,
+    #[serde(default)]
+    pub limiters: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawService {
+    #[serde(default)]
+    pub routes: Vec<String>,
+    #[serde(default)]
+    pub middleware: Vec<String>,
+    pub handler: Option<RawHandler>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum RawHandler {
+    Respond {},
+    Server {
+        slots: i64,
+        queue: i64,
+        service: RawLatency,
+        #[serde(default)]
+        abandon: bool,
+    },
+    Plan {
+        budget: Option<RawBudget>,
+        policy: Option<String>,
+        #[serde(default)]
+        cancellation: bool,
+        on_failure: Option<String>,
+        branches: Vec<RawBranch>,
+    },
+}
+
+/// `budget = "slo"` or a number of milliseconds.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawBudget {
+    Ms(f64),
+    Named(String),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBranch {
+    pub name: String,
+    pub calls: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDependency {
+    pub median_ms: Option<f64>,
+    pub latency: RawLatency,
+    pub slots: Option<i64>,
+}
+
+/// A latency model: exactly one of the model keys is set (checked in validation).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLatency {
+    pub constant: Option<f64>,
+    pub cycle: Option<Vec<f64>>,
+    /// For `cycle`: "first" (default) or "random".
+    pub start: Option<String>,
+    pub empirical: Option<Vec<f64>>,
+    pub exponential: Option<RawExponential>,
+    pub uniform: Option<RawUniform>,
+    pub lognormal: Option<RawLogNormal>,
+    pub mixture: Option<Vec<RawMixturePart>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExponential {
+    pub mean_ms: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUniform {
+    pub min_ms: f64,
+    pub max_ms: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLogNormal {
+    pub p50_ms: f64,
+    pub p99_ms: Option<f64>,
+    pub sigma: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMixturePart {
+    pub weight: f64,
+    pub model: RawLatency,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimiter {
+    pub algorithm: Option<String>,
+    #[serde(default)]
+    pub key: Vec<String>,
+    pub limit: i64,
+    pub window_ms: f64,
+    pub mode: Option<String>,
+    pub max_delay_ms: Option<f64>,
+    /// token-bucket only: "continuous" (default) or "discrete".
+    pub refill: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum RawWorkload {
+    Sequence {
+        requests: i64,
+        route: Option<String>,
+        access: Option<String>,
+        client: Option<String>,
+        member: Option<String>,
+    },
+    Open {
+        rate_rps: f64,
+        requests: Option<i64>,
+        duration_ms: Option<f64>,
+        arrivals: Option<String>,
+        timeout_ms: Option<f64>,
+        route: Option<String>,
+        access: Option<String>,
+        client: Option<String>,
+        member: Option<String>,
+    },
+    Ladder {
+        steps: Vec<i64>,
+        waves: Option<i64>,
+        timeout_ms: f64,
+        /// "closed" (default: waves) or "open" (a rate per step).
+        arrivals: Option<String>,
+        /// Open ladder: requests per second at each step is `step x rate_per_step_rps`.
+        rate_per_step_rps: Option<f64>,
+        /// Open ladder: how long each step holds its rate.
+        hold_ms: Option<f64>,
+        route: Option<String>,
+        access: Option<String>,
+        client: Option<String>,
+        member: Option<String>,
+    },
+    Script {
+        groups: Vec<RawGroup>,
+        route: Option<String>,
+        access: Option<String>,
+        client: Option<String>,
+        member: Option<String>,
+    },
+    Probe {
+        access: Option<Vec<String>>,
+    },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGroup {
+    pub client: Option<String>,
+    pub member: Option<String>,
+    pub count: i64,
+    pub routes: Vec<String>,
+    /// Milliseconds between two requests of the group (default 0: back to back).
+    pub gap_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAnalysis {
+    pub error_budget: Option<RawErrorBudget>,
+    pub active_members: Option<i64>,
+    pub acceptance: Option<f64>,
+    pub p95_rules_rounds: Option<Vec<f64>>,
+    pub throughput_rule: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawErrorBudget {
+    pub budget_minutes: f64,
+    pub incidents: Vec<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMonteCarlo {
+    pub replications: Option<i64>,
+    pub seed: Option<u64>,
+    pub confidence: Option<f64>,
+}

@@ -1,0 +1,876 @@
+//! Raw scenario -> model: names resolved, units converted to ticks, every value
+//! checked, with errors that name the key path and suggest the closest valid name.
+
+use super::raw::*;
+use crate::engine::Ticks;
+use crate::error::{ScenarioError, did_you_mean};
+use crate::model::*;
+
+type R<T> = Result<T, ScenarioError>;
+
+/// The 0.99 quantile of the standard normal distribution.
+const Z99: f64 = 2.326_347_874_040_840_8;
+
+const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
+const DEFAULT_MAX_SIM_TIME_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
+
+fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> R<T> {
+    Err(ScenarioError::new(path, msg))
+}
+
+fn finite(path: &str, v: f64) -> R<f64> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        err(path, format!("must be a finite number (got {v})"))
+    }
+}
+
+fn positive(path: &str, v: f64) -> R<f64> {
+    if finite(path, v)? > 0.0 {
+        Ok(v)
+    } else {
+        err(path, format!("must be > 0 (got {v})"))
+    }
+}
+
+fn non_negative(path: &str, v: f64) -> R<f64> {
+    if finite(path, v)? >= 0.0 {
+        Ok(v)
+    } else {
+        err(path, format!("must be >= 0 (got {v})"))
+    }
+}
+
+fn count(path: &str, v: i64, min: i64) -> R<u64> {
+    if v >= min {
+        Ok(v as u64)
+    } else {
+        err(path, format!("must be >= {min} (got {v})"))
+    }
+}
+
+/// Milliseconds to ticks, refusing values that do not fit the clock.
+fn ticks(path: &str, ms: f64) -> R<Ticks> {
+    non_negative(path, ms)?;
+    if ms * crate::engine::Ticks::from_ms(1.0).0 as f64 >= u64::MAX as f64 / 2.0 {
+        return err(path, format!("{ms} ms is beyond the virtual clock's range"));
+    }
+    Ok(Ticks::from_ms(ms))
+}
+
+/// One of `allowed`, or an error suggesting the closest.
+fn choice<'a>(path: &str, value: &str, allowed: &[&'a str]) -> R<&'a str> {
+    allowed
+        .iter()
+        .find(|a| **a == value)
+        .copied()
+        .ok_or_else(|| {
+            ScenarioError::new(
+                path,
+                format!(
+                    "unknown value `{value}`, expected one of {}{}",
+                    list(allowed.iter().copied()),
+                    did_you_mean(value, allowed.iter().copied())
+                ),
+            )
+        })
+}
+
+fn list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Resolves a name among `names`, or an error naming the kind and the closest.
+fn resolve(path: &str, kind: &str, name: &str, names: &[&str]) -> R<usize> {
+    names.iter().position(|n| *n == name).ok_or_else(|| {
+        let known = if names.is_empty() {
+            format!("no {kind} is defined")
+        } else {
+            format!("defined: {}", list(names.iter().copied()))
+        };
+        ScenarioError::new(
+            path,
+            format!(
+                "no {kind} named `{name}` ({known}){}",
+                did_you_mean(name, names.iter().copied())
+            ),
+        )
+    })
+}
+
+pub fn validate(raw: &RawScenario) -> R<Model> {
+    let limiter_names: Vec<&str> = raw.limiters.keys().map(String::as_str).collect();
+    let dependency_names: Vec<&str> = raw.dependencies.keys().map(String::as_str).collect();
+
+    let limits = RunLimits {
+        max_events: match raw.scenario.max_events {
+            Some(0) => return err("scenario.max_events", "must be >= 1 (got 0)"),
+            Some(n) => n,
+            None => DEFAULT_MAX_EVENTS,
+        },
+        max_sim_time: ticks(
+            "scenario.max_sim_time_ms",
+            positive(
+                "scenario.max_sim_time_ms",
+                raw.scenario
+                    .max_sim_time_ms
+                    .unwrap_or(DEFAULT_MAX_SIM_TIME_MS),
+            )?,
+        )?,
+    };
+
+    let slo = slo(&raw.slo)?;
+    let limiters = raw
+        .limiters
+        .iter()
+        .map(|(name, l)| limiter(&format!("limiters.{name}"), name, l))
+        .collect::<R<Vec<_>>>()?;
+    let resolve_limiters = |path: &str, names: &[String]| -> R<Vec<LimiterId>> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| resolve(&format!("{path}.{i}"), "limiter", n, &limiter_names))
+            .collect()
+    };
+
+    let gateway = match &raw.gateway {
+        None => None,
+        Some(g) => {
+            let share_ms = non_negative("gateway.share_ms", g.share_ms.unwrap_or(0.0))?;
+            let rules = g
+                .rules
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    Ok(GatewayRule {
+                        prefix: r.prefix.clone(),
+                        limiters: resolve_limiters(
+                            &format!("gateway.rules.{i}.limiters"),
+                            &r.limiters,
+                        )?,
+                    })
+                })
+                .collect::<R<Vec<_>>>()?;
+            Some(Gateway {
+                share: ticks("gateway.share_ms", share_ms)?,
+                share_ms,
+                rules,
+            })
+        }
+    };
+
+    let dependencies = raw
+        .dependencies
+        .iter()
+        .map(|(name, d)| {
+            let path = format!("dependencies.{name}");
+            let median_ms = match d.median_ms {
+                Some(m) => Some(positive(&format!("{path}.median_ms"), m)?),
+                None => None,
+            };
+            Ok(Dependency {
+                name: name.clone(),
+                median_ms,
+                latency: latency(&format!("{path}.latency"), &d.latency)?,
+                slots: count(&format!("{path}.slots"), d.slots.unwrap_or(0), 0)? as u32,
+            })
+        })
+        .collect::<R<Vec<_>>>()?;
+
+    // Routes: each belongs to exactly one service.
+    let mut routes: Vec<Route> = Vec::new();
+    for (s, (sname, svc)) in raw.services.iter().enumerate() {
+        for (i, r) in svc.routes.iter().enumerate() {
+            let path = format!("services.{sname}.routes.{i}");
+            if !r.starts_with('/') {
+                return err(path, format!("a route starts with `/` (got `{r}`)"));
+            }
+            if let Some(prev) = routes.iter().find(|x| x.path == *r) {
+                let owner = raw.services.get_index(prev.service).map(|x| x.0.as_str());
+                return err(
+                    path,
+                    format!(
+                        "route `{r}` is already owned by service `{}`",
+                        owner.unwrap_or("?")
+                    ),
+                );
+            }
+            routes.push(Route {
+                path: r.clone(),
+                service: s,
+            });
+        }
+    }
+
+    let mut services = Vec::new();
+    for (s, (sname, svc)) in raw.services.iter().enumerate() {
+        let path = format!("services.{sname}");
+        let handler = match &svc.handler {
+            None | Some(RawHandler::Respond {}) => Handler::Respond,
+            Some(RawHandler::Server {
+                slots,
+                queue,
+                service,
+                abandon,
+            }) => Handler::Server(Server {
+                slots: count(&format!("{path}.handler.slots"), *slots, 1)? as u32,
+                queue: count(&format!("{path}.handler.queue"), *queue, 0)? as u32,
+                service: latency(&format!("{path}.handler.service"), service)?,
+                abandon: *abandon,
+            }),
+            Some(RawHandler::Plan {
+                budget,
+                policy,
+                cancellation,
+                on_failure,
+                branches,
+            }) => {
+                let p = format!("{path}.handler");
+                Handler::Plan(plan(
+                    &p,
+                    budget.as_ref(),
+                    policy.as_deref(),
+                    *cancellation,
+                    on_failure.as_deref(),
+                    branches,
+                    &slo,
+                    gateway.as_ref(),
+                    &dependencies,
+                    &dependency_names,
+                )?)
+            }
+        };
+        services.push(Service {
+            name: sname.clone(),
+            routes: routes
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.service == s)
+                .map(|(i, _)| i)
+                .collect(),
+            middleware: resolve_limiters(&format!("{path}.middleware"), &svc.middleware)?,
+            handler,
+        });
+    }
+
+    let workload = workload(&raw.workload, &routes, gateway.is_some())?;
+    let analysis = analysis(&raw.analysis)?;
+
+    Ok(Model {
+        name: raw.scenario.name.clone(),
+        about: raw.scenario.about.clone(),
+        seed: raw.scenario.seed.unwrap_or(1),
+        limits,
+        slo,
+        gateway,
+        services,
+        routes,
+        dependencies,
+        limiters,
+        workload,
+        analysis,
+    })
+}
+
+fn slo(s: &RawSlo) -> R<Slo> {
+    let opt = |name: &str, v: Option<f64>| -> R<Option<f64>> {
+        v.map(|x| positive(&format!("slo.{name}"), x)).transpose()
+    };
+    Ok(Slo {
+        threshold_ms: opt("threshold_ms", s.threshold_ms)?,
+        peak_read_rps: opt("peak_read_rps", s.peak_read_rps)?,
+        peak_edge_rps: opt("peak_edge_rps", s.peak_edge_rps)?,
+        response_bytes: opt("response_bytes", s.response_bytes)?,
+        deadline_field_bytes: opt("deadline_field_bytes", s.deadline_field_bytes)?,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan(
+    path: &str,
+    budget: Option<&RawBudget>,
+    policy: Option<&str>,
+    cancellation: bool,
+    on_failure: Option<&str>,
+    branches: &[RawBranch],
+    slo: &Slo,
+    gateway: Option<&Gateway>,
+    deps: &[Dependency],
+    dep_names: &[&str],
+) -> R<Plan> {
+    let share_ms = gateway.map_or(0.0, |g| g.share_ms);
+    let budget_ms = match budget.unwrap_or(&RawBudget::Named("slo".into())) {
+        RawBudget::Ms(ms) => positive(&format!("{path}.budget"), *ms)?,
+        RawBudget::Named(n) => {
+            choice(&format!("{path}.budget"), n, &["slo"])?;
+            let Some(th) = slo.threshold_ms else {
+                return err(
+                    format!("{path}.budget"),
+                    "`slo` needs `slo.threshold_ms` (or give the budget in ms)",
+                );
+            };
+            let r = th - share_ms;
+            if r <= 0.0 {
+                return err(
+                    format!("{path}.budget"),
+                    format!(
+                        "slo.threshold_ms ({th}) minus gateway.share_ms ({share_ms}) leaves no budget"
+                    ),
+                );
+            }
+            r
+        }
+    };
+    let policy = match choice(
+        &format!("{path}.policy"),
+        policy.unwrap_or("greedy"),
+        &["greedy", "equal", "weighted"],
+    )? {
+        "equal" => Policy::Equal,
+        "weighted" => Policy::Weighted,
+        _ => Policy::Greedy,
+    };
+    let on_failure = match choice(
+        &format!("{path}.on_failure"),
+        on_failure.unwrap_or("continue"),
+        &["continue", "abort"],
+    )? {
+        "abort" => OnFailure::Abort,
+        _ => OnFailure::Continue,
+    };
+    if branches.is_empty() {
+        return err(
+            format!("{path}.branches"),
+            "a plan needs at least one branch",
+        );
+    }
+    let mut out = Vec::new();
+    for (b, br) in branches.iter().enumerate() {
+        let bpath = format!("{path}.branches.{b}");
+        if br.calls.is_empty() {
+            return err(format!("{bpath}.calls"), "a branch needs at least one call");
+        }
+        let ids = br
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| resolve(&format!("{bpath}.calls.{i}"), "dependency", c, dep_names))
+            .collect::<R<Vec<_>>>()?;
+        let k = ids.len() as f64;
+        let weights: Vec<f64> = match policy {
+            Policy::Weighted => ids
+                .iter()
+                .enumerate()
+                .map(|(i, &d)| {
+                    deps[d].median_ms.ok_or_else(|| {
+                        ScenarioError::new(
+                            format!("{bpath}.calls.{i}"),
+                            format!(
+                                "the weighted policy needs `dependencies.{}.median_ms`",
+                                deps[d].name
+                            ),
+                        )
+                    })
+                })
+                .collect::<R<_>>()?,
+            _ => vec![1.0; ids.len()],
+        };
+        let total: f64 = weights.iter().sum();
+        let calls = ids
+            .iter()
+            .zip(&weights)
+            .map(|(&d, w)| {
+                let share_ms = match policy {
+                    Policy::Greedy => budget_ms,
+                    Policy::Equal => budget_ms / k,
+                    Policy::Weighted => budget_ms * w / total,
+                };
+                Call {
+                    dependency: d,
+                    share: Ticks::from_ms(share_ms),
+                    share_ms,
+                }
+            })
+            .collect();
+        out.push(Branch {
+            name: br.name.clone(),
+            calls,
+        });
+    }
+    Ok(Plan {
+        budget: ticks(&format!("{path}.budget"), budget_ms)?,
+        budget_ms,
+        policy,
+        cancellation,
+        on_failure,
+        branches: out,
+    })
+}
+
+/// The keys a latency model may be given by, for "exactly one of" errors.
+const LATENCY_KEYS: [&str; 7] = [
+    "constant",
+    "cycle",
+    "empirical",
+    "exponential",
+    "uniform",
+    "lognormal",
+    "mixture",
+];
+
+fn values_ms(path: &str, v: &[f64]) -> R<Vec<Ticks>> {
+    if v.is_empty() {
+        return err(path, "needs at least one value");
+    }
+    v.iter()
+        .enumerate()
+        .map(|(i, x)| ticks(&format!("{path}.{i}"), *x))
+        .collect()
+}
+
+pub fn latency(path: &str, l: &RawLatency) -> R<Latency> {
+    let set: Vec<&str> = [
+        l.constant.is_some(),
+        l.cycle.is_some(),
+        l.empirical.is_some(),
+        l.exponential.is_some(),
+        l.uniform.is_some(),
+        l.lognormal.is_some(),
+        l.mixture.is_some(),
+    ]
+    .iter()
+    .zip(LATENCY_KEYS)
+    .filter(|(on, _)| **on)
+    .map(|(_, k)| k)
+    .collect();
+    if set.len() != 1 {
+        return err(
+            path,
+            format!(
+                "a latency model takes exactly one of {} (got {})",
+                list(LATENCY_KEYS),
+                if set.is_empty() {
+                    "none".to_string()
+                } else {
+                    list(set)
+                }
+            ),
+        );
+    }
+    if l.start.is_some() && l.cycle.is_none() {
+        return err(format!("{path}.start"), "`start` applies only to a `cycle`");
+    }
+    if let Some(c) = l.constant {
+        return Ok(Latency::Constant(ticks(&format!("{path}.constant"), c)?));
+    }
+    if let Some(c) = &l.cycle {
+        let start = choice(
+            &format!("{path}.start"),
+            l.start.as_deref().unwrap_or("first"),
+            &["first", "random"],
+        )?;
+        return Ok(Latency::Cycle {
+            values: values_ms(&format!("{path}.cycle"), c)?,
+            random_start: start == "random",
+        });
+    }
+    if let Some(e) = &l.empirical {
+        return Ok(Latency::Empirical(values_ms(
+            &format!("{path}.empirical"),
+            e,
+        )?));
+    }
+    if let Some(e) = &l.exponential {
+        return Ok(Latency::Exponential {
+            mean_ms: positive(&format!("{path}.exponential.mean_ms"), e.mean_ms)?,
+        });
+    }
+    if let Some(u) = &l.uniform {
+        let min_ms = non_negative(&format!("{path}.uniform.min_ms"), u.min_ms)?;
+        let max_ms = non_negative(&format!("{path}.uniform.max_ms"), u.max_ms)?;
+        if max_ms < min_ms {
+            return err(
+                format!("{path}.uniform.max_ms"),
+                format!("must be >= min_ms (got {max_ms} < {min_ms})"),
+            );
+        }
+        return Ok(Latency::Uniform { min_ms, max_ms });
+    }
+    if let Some(ln) = &l.lognormal {
+        let p = format!("{path}.lognormal");
+        let p50 = positive(&format!("{p}.p50_ms"), ln.p50_ms)?;
+        let sigma = match (ln.p99_ms, ln.sigma) {
+            (Some(p99), None) => {
+                let p99 = positive(&format!("{p}.p99_ms"), p99)?;
+                if p99 < p50 {
+                    return err(
+                        format!("{p}.p99_ms"),
+                        format!("must be >= p50_ms (got {p99} < {p50})"),
+                    );
+                }
+                (p99 / p50).ln() / Z99
+            }
+            (None, Some(s)) => non_negative(&format!("{p}.sigma"), s)?,
+            _ => return err(p, "give exactly one of `p99_ms` and `sigma`"),
+        };
+        return Ok(Latency::LogNormal {
+            mu: p50.ln(),
+            sigma,
+        });
+    }
+    let parts = l.mixture.as_deref().unwrap_or_default();
+    let p = format!("{path}.mixture");
+    if parts.is_empty() {
+        return err(p, "needs at least one part");
+    }
+    let mut total = 0.0;
+    let mut models = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        total += non_negative(&format!("{p}.{i}.weight"), part.weight)?;
+        models.push((total, latency(&format!("{p}.{i}.model"), &part.model)?));
+    }
+    if total <= 0.0 {
+        return err(p, "the weights must add up to a positive number");
+    }
+    for m in &mut models {
+        m.0 /= total;
+    }
+    Ok(Latency::Mixture(models))
+}
+
+fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
+    let algorithm = match choice(
+        &format!("{path}.algorithm"),
+        l.algorithm.as_deref().unwrap_or("fixed-window"),
+        &Algorithm::NAMES,
+    )? {
+        "sliding-log" => Algorithm::SlidingLog,
+        "sliding-counter" => Algorithm::SlidingCounter,
+        "token-bucket" => Algorithm::TokenBucket,
+        "gcra" => Algorithm::Gcra,
+        _ => Algorithm::FixedWindow,
+    };
+    let key = l
+        .key
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let fp = format!("{path}.key.{i}");
+            Ok(match choice(&fp, f, &Field::NAMES)? {
+                "client" => Field::Client,
+                "member" => Field::Member,
+                "route" => Field::Route,
+                _ => Field::Access,
+            })
+        })
+        .collect::<R<Vec<_>>>()?;
+    let mode = match choice(
+        &format!("{path}.mode"),
+        l.mode.as_deref().unwrap_or("reject"),
+        &["reject", "throttle"],
+    )? {
+        "throttle" => LimiterMode::Throttle,
+        _ => LimiterMode::Reject,
+    };
+    let refill = match choice(
+        &format!("{path}.refill"),
+        l.refill.as_deref().unwrap_or("continuous"),
+        &["continuous", "discrete"],
+    )? {
+        "discrete" => Refill::Discrete,
+        _ => Refill::Continuous,
+    };
+    Ok(Limiter {
+        name: name.to_string(),
+        algorithm,
+        key,
+        limit: count(&format!("{path}.limit"), l.limit, 1)?,
+        window: ticks(
+            &format!("{path}.window_ms"),
+            positive(&format!("{path}.window_ms"), l.window_ms)?,
+        )?,
+        mode,
+        max_delay: ticks(
+            &format!("{path}.max_delay_ms"),
+            l.max_delay_ms.unwrap_or(0.0),
+        )?,
+        refill,
+    })
+}
+
+fn access(path: &str, a: Option<&str>, has_gateway: bool) -> R<Access> {
+    let default = if has_gateway { "gateway" } else { "direct" };
+    match choice(path, a.unwrap_or(default), &["gateway", "direct"])? {
+        "gateway" if !has_gateway => err(path, "`gateway` access needs a [gateway] section"),
+        "gateway" => Ok(Access::Gateway),
+        _ => Ok(Access::Direct),
+    }
+}
+
+fn route(path: &str, r: Option<&str>, routes: &[Route]) -> R<RouteId> {
+    let names: Vec<&str> = routes.iter().map(|r| r.path.as_str()).collect();
+    match r {
+        Some(r) => resolve(path, "route", r, &names),
+        None if routes.len() == 1 => Ok(0),
+        None => err(
+            path,
+            format!(
+                "give the route: the scenario has {} routes ({})",
+                routes.len(),
+                list(names)
+            ),
+        ),
+    }
+}
+
+fn template(
+    path: &str,
+    r: Option<&str>,
+    a: Option<&str>,
+    client: Option<&str>,
+    member: Option<&str>,
+    routes: &[Route],
+    has_gateway: bool,
+) -> R<RequestTemplate> {
+    Ok(RequestTemplate {
+        route: route(&format!("{path}.route"), r, routes)?,
+        access: access(&format!("{path}.access"), a, has_gateway)?,
+        client: client.unwrap_or("-").to_string(),
+        member: member.unwrap_or("-").to_string(),
+    })
+}
+
+fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload> {
+    let p = "workload";
+    Ok(match w {
+        RawWorkload::Sequence {
+            requests,
+            route,
+            access,
+            client,
+            member,
+        } => Workload::Sequence {
+            requests: count("workload.requests", *requests, 1)?,
+            template: template(
+                p,
+                route.as_deref(),
+                access.as_deref(),
+                client.as_deref(),
+                member.as_deref(),
+                routes,
+                has_gateway,
+            )?,
+        },
+        RawWorkload::Open {
+            rate_rps,
+            requests,
+            duration_ms,
+            arrivals,
+            timeout_ms,
+            route,
+            access,
+            client,
+            member,
+        } => {
+            if requests.is_none() && duration_ms.is_none() {
+                return err(p, "an open workload needs `requests` or `duration_ms`");
+            }
+            Workload::Open {
+                rate_rps: positive("workload.rate_rps", *rate_rps)?,
+                requests: requests
+                    .map(|n| count("workload.requests", n, 1))
+                    .transpose()?,
+                duration: duration_ms
+                    .map(|d| ticks("workload.duration_ms", positive("workload.duration_ms", d)?))
+                    .transpose()?,
+                arrivals: match choice(
+                    "workload.arrivals",
+                    arrivals.as_deref().unwrap_or("poisson"),
+                    &["poisson", "uniform"],
+                )? {
+                    "uniform" => Arrivals::Uniform,
+                    _ => Arrivals::Poisson,
+                },
+                timeout: timeout_ms
+                    .map(|t| ticks("workload.timeout_ms", positive("workload.timeout_ms", t)?))
+                    .transpose()?,
+                template: template(
+                    p,
+                    route.as_deref(),
+                    access.as_deref(),
+                    client.as_deref(),
+                    member.as_deref(),
+                    routes,
+                    has_gateway,
+                )?,
+            }
+        }
+        RawWorkload::Ladder {
+            steps,
+            waves,
+            timeout_ms,
+            arrivals,
+            rate_per_step_rps,
+            hold_ms,
+            route,
+            access,
+            client,
+            member,
+        } => {
+            if steps.is_empty() {
+                return err("workload.steps", "needs at least one step");
+            }
+            let steps = steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| count(&format!("workload.steps.{i}"), *s, 1))
+                .collect::<R<Vec<_>>>()?;
+            let open = match choice(
+                "workload.arrivals",
+                arrivals.as_deref().unwrap_or("closed"),
+                &["closed", "open"],
+            )? {
+                "open" => {
+                    let (Some(rate), Some(hold)) = (rate_per_step_rps, hold_ms) else {
+                        return err(p, "an open ladder needs `rate_per_step_rps` and `hold_ms`");
+                    };
+                    Some(OpenLadder {
+                        rate_per_step_rps: positive("workload.rate_per_step_rps", *rate)?,
+                        hold: ticks("workload.hold_ms", positive("workload.hold_ms", *hold)?)?,
+                    })
+                }
+                _ => None,
+            };
+            let timeout_ms = positive("workload.timeout_ms", *timeout_ms)?;
+            Workload::Ladder(Ladder {
+                steps,
+                waves: count("workload.waves", waves.unwrap_or(1), 1)?,
+                timeout: ticks("workload.timeout_ms", timeout_ms)?,
+                timeout_ms,
+                open,
+                template: template(
+                    p,
+                    route.as_deref(),
+                    access.as_deref(),
+                    client.as_deref(),
+                    member.as_deref(),
+                    routes,
+                    has_gateway,
+                )?,
+            })
+        }
+        RawWorkload::Script {
+            groups,
+            route,
+            access: a,
+            client,
+            member,
+        } => {
+            if groups.is_empty() {
+                return err("workload.groups", "needs at least one group");
+            }
+            let names: Vec<&str> = routes.iter().map(|r| r.path.as_str()).collect();
+            let groups = groups
+                .iter()
+                .enumerate()
+                .map(|(g, gr)| {
+                    let gp = format!("workload.groups.{g}");
+                    let routes_of = if gr.routes.is_empty() {
+                        vec![super::validate::route(
+                            &format!("{gp}.routes"),
+                            route.as_deref(),
+                            routes,
+                        )?]
+                    } else {
+                        gr.routes
+                            .iter()
+                            .enumerate()
+                            .map(|(i, r)| resolve(&format!("{gp}.routes.{i}"), "route", r, &names))
+                            .collect::<R<Vec<_>>>()?
+                    };
+                    Ok(ScriptGroup {
+                        client: gr
+                            .client
+                            .clone()
+                            .or_else(|| client.clone())
+                            .unwrap_or_else(|| "-".into()),
+                        member: gr
+                            .member
+                            .clone()
+                            .or_else(|| member.clone())
+                            .unwrap_or_else(|| "-".into()),
+                        count: count(&format!("{gp}.count"), gr.count, 0)?,
+                        routes: routes_of,
+                        gap: ticks(&format!("{gp}.gap_ms"), gr.gap_ms.unwrap_or(0.0))?,
+                    })
+                })
+                .collect::<R<Vec<_>>>()?;
+            Workload::Script {
+                groups,
+                access: access("workload.access", a.as_deref(), has_gateway)?,
+            }
+        }
+        RawWorkload::Probe { access: a } => {
+            let list: Vec<String> = match a {
+                Some(v) => v.clone(),
+                None if has_gateway => vec!["gateway".into(), "direct".into()],
+                None => vec!["direct".into()],
+            };
+            if list.is_empty() {
+                return err("workload.access", "needs at least one access path");
+            }
+            Workload::Probe {
+                access: list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| access(&format!("workload.access.{i}"), Some(x), has_gateway))
+                    .collect::<R<Vec<_>>>()?,
+            }
+        }
+    })
+}
+
+fn analysis(a: &RawAnalysis) -> R<Analysis> {
+    let error_budget = match &a.error_budget {
+        None => None,
+        Some(e) => {
+            let p = "analysis.error_budget";
+            let budget_minutes = positive(&format!("{p}.budget_minutes"), e.budget_minutes)?;
+            for (i, (m, n)) in e.incidents.iter().enumerate() {
+                non_negative(&format!("{p}.incidents.{i}.0"), *m)?;
+                non_negative(&format!("{p}.incidents.{i}.1"), *n)?;
+            }
+            Some(ErrorBudget {
+                budget_minutes,
+                incidents: e.incidents.clone(),
+            })
+        }
+    };
+    let acceptance = match a.acceptance {
+        Some(x) if !(x > 0.0 && x <= 1.0) => {
+            return err(
+                "analysis.acceptance",
+                format!("must be in (0, 1] (got {x})"),
+            );
+        }
+        x => x,
+    };
+    for (i, r) in a.p95_rules_rounds.iter().flatten().enumerate() {
+        non_negative(&format!("analysis.p95_rules_rounds.{i}"), *r)?;
+    }
+    Ok(Analysis {
+        error_budget,
+        active_members: a
+            .active_members
+            .map(|n| count("analysis.active_members", n, 1))
+            .transpose()?,
+        acceptance,
+        p95_rules_rounds: a.p95_rules_rounds.clone().unwrap_or_default(),
+        throughput_rule: a.throughput_rule.unwrap_or(false),
+    })
+}

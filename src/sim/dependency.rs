@@ -1,0 +1,92 @@
+//! Dependency actor: a store or backend that plan calls wait on. It works on up to
+//! `slots` calls at once (0 = unlimited) and queues the rest FIFO. Its work goes on
+//! after the caller gives up unless the caller cancels it.
+
+use super::latency::Sampler;
+use super::{CallId, Event, World};
+use crate::engine::{Lane, Stream, Ticks};
+use crate::metrics::TimeAverage;
+use crate::model::Dependency;
+use std::collections::VecDeque;
+
+pub(crate) struct DependencyState {
+    sampler: Sampler,
+    rng: Stream,
+    slots: u32,
+    busy: u32,
+    waiting: VecDeque<CallId>,
+    /// Calls being worked on, over time (abandoned work included).
+    pub busy_average: TimeAverage,
+}
+
+impl DependencyState {
+    pub fn new(model: &Dependency, mut rng: Stream) -> DependencyState {
+        DependencyState {
+            sampler: Sampler::new(&model.latency, &mut rng),
+            rng,
+            slots: model.slots,
+            busy: 0,
+            waiting: VecDeque::new(),
+            busy_average: TimeAverage::default(),
+        }
+    }
+
+    fn has_free_slot(&self) -> bool {
+        self.slots == 0 || self.busy < self.slots
+    }
+}
+
+impl World<'_> {
+    /// A call asks dependency `dep` for work.
+    pub(super) fn dependency_request(&mut self, dep: usize, call: CallId) {
+        if self.dependencies[dep].has_free_slot() {
+            self.dependency_begin(dep, call);
+        } else {
+            self.dependencies[dep].waiting.push_back(call);
+        }
+    }
+
+    fn dependency_begin(&mut self, dep: usize, call: CallId) {
+        let now = self.now;
+        let d = &mut self.dependencies[dep];
+        d.busy += 1;
+        d.busy_average.add(now, 1);
+        let latency = d.sampler.sample(&mut d.rng);
+        self.result.dependencies[dep].work_started += 1;
+        let key = self.schedule(now + latency, Lane::Normal, Event::DependencyDone(call));
+        let c = &mut self.calls[call as usize];
+        c.work_start = Some(now);
+        c.done_key = Some(key);
+    }
+
+    /// The dependency stops working on a call (finished or cancelled) and takes the
+    /// next waiting one. Returns the work time spent.
+    pub(super) fn dependency_end(&mut self, dep: usize, call: CallId) -> Ticks {
+        let now = self.now;
+        let c = &mut self.calls[call as usize];
+        c.done_key = None;
+        let start = c.work_start.take().unwrap_or(now);
+        let d = &mut self.dependencies[dep];
+        d.busy -= 1;
+        d.busy_average.add(now, -1);
+        let worked = now - start;
+        self.result.dependencies[dep].work_ms += worked.as_ms();
+        if let Some(next) = self.dependencies[dep].waiting.pop_front() {
+            self.dependency_begin(dep, next);
+        }
+        worked
+    }
+
+    /// The caller cancels a call: pending work is removed from the queue, running
+    /// work stops now.
+    pub(super) fn dependency_cancel(&mut self, dep: usize, call: CallId) {
+        let c = &self.calls[call as usize];
+        match c.done_key {
+            Some(key) => {
+                self.queue.cancel(key);
+                self.dependency_end(dep, call);
+            }
+            None => self.dependencies[dep].waiting.retain(|&w| w != call),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Latency samplers: a model from the scenario plus the state it needs (a cycle's
+//! position). Each dependency or server owns one and draws from its own stream.
+
+use crate::engine::{Stream, Ticks};
+use crate::model::Latency;
+use rand::RngExt;
+use rand_distr::{Distribution, Exp, LogNormal, StandardNormal};
+
+#[derive(Debug, Clone)]
+pub enum Sampler {
+    Constant(Ticks),
+    Cycle { values: Vec<Ticks>, pos: usize },
+    Empirical(Vec<Ticks>),
+    Exponential(Exp<f64>),
+    Uniform { min_ms: f64, max_ms: f64 },
+    LogNormal(LogNormal<f64>),
+    Mixture(Vec<(f64, Sampler)>),
+}
+
+impl Sampler {
+    pub fn new(model: &Latency, rng: &mut Stream) -> Sampler {
+        match model {
+            Latency::Constant(t) => Sampler::Constant(*t),
+            Latency::Cycle {
+                values,
+                random_start,
+            } => Sampler::Cycle {
+                values: values.clone(),
+                pos: if *random_start {
+                    rng.random_range(0..values.len())
+                } else {
+                    0
+                },
+            },
+            Latency::Empirical(v) => Sampler::Empirical(v.clone()),
+            Latency::Exponential { mean_ms } => Sampler::Exponential(
+                Exp::new(1.0 / mean_ms).unwrap_or_else(|_| Exp::new(1.0).expect("rate 1 is valid")),
+            ),
+            Latency::Uniform { min_ms, max_ms } => Sampler::Uniform {
+                min_ms: *min_ms,
+                max_ms: *max_ms,
+            },
+            Latency::LogNormal { mu, sigma } => Sampler::LogNormal(
+                LogNormal::new(*mu, *sigma)
+                    .unwrap_or_else(|_| LogNormal::new(*mu, 0.0).expect("sigma 0 is valid")),
+            ),
+            Latency::Mixture(parts) => Sampler::Mixture(
+                parts
+                    .iter()
+                    .map(|(w, m)| (*w, Sampler::new(m, rng)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The next latency.
+    pub fn sample(&mut self, rng: &mut Stream) -> Ticks {
+        match self {
+            Sampler::Constant(t) => *t,
+            Sampler::Cycle { values, pos } => {
+                let v = values[*pos];
+                *pos = (*pos + 1) % values.len();
+                v
+            }
+            Sampler::Empirical(v) => v[rng.random_range(0..v.len())],
+            Sampler::Exponential(d) => Ticks::from_ms(d.sample(rng)),
+            Sampler::Uniform { min_ms, max_ms } => {
+                let u: f64 = rng.random();
+                Ticks::from_ms(*min_ms + u * (*max_ms - *min_ms))
+            }
+            Sampler::LogNormal(d) => Ticks::from_ms(d.sample(rng)),
+            Sampler::Mixture(parts) => {
+                let u: f64 = rng.random();
+                let last = parts.len() - 1;
+                let i = parts.iter().position(|(cum, _)| u < *cum).unwrap_or(last);
+                parts[i].1.sample(rng)
+            }
+        }
+    }
+}
+
+/// A standard normal draw (for jitter in workloads).
+pub fn standard_normal(rng: &mut Stream) -> f64 {
+    StandardNormal.sample(rng)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stream;
+
+    #[test]
+    fn cycles_wrap_and_can_start_anywhere() {
+        let mut rng = stream(1, 0, "t");
+        let values = vec![Ticks(1), Ticks(2), Ticks(3)];
+        let mut s = Sampler::new(
+            &Latency::Cycle {
+                values: values.clone(),
+                random_start: false,
+            },
+            &mut rng,
+        );
+        let got: Vec<u64> = (0..5).map(|_| s.sample(&mut rng).0).collect();
+        assert_eq!(got, [1, 2, 3, 1, 2]);
+        let starts: std::collections::BTreeSet<u64> = (0..50)
+            .map(|r| {
+                let mut rng = stream(1, r, "t");
+                let mut s = Sampler::new(
+                    &Latency::Cycle {
+                        values: values.clone(),
+                        random_start: true,
+                    },
+                    &mut rng,
+                );
+                s.sample(&mut rng).0
+            })
+            .collect();
+        assert_eq!(starts.len(), 3, "random starts reach every position");
+    }
+
+    #[test]
+    fn lognormal_by_percentiles_hits_its_median() {
+        let mut rng = stream(7, 0, "d");
+        let m = Latency::LogNormal {
+            mu: 6f64.ln(),
+            sigma: (80f64 / 6.0).ln() / 2.326_347_874,
+        };
+        let mut s = Sampler::new(&m, &mut rng);
+        let mut v: Vec<u64> = (0..20001).map(|_| s.sample(&mut rng).0).collect();
+        v.sort_unstable();
+        let median = Ticks(v[10000]).as_ms();
+        assert!((median - 6.0).abs() < 0.3, "median {median}");
+        let p99 = Ticks(v[19800]).as_ms();
+        assert!((p99 - 80.0).abs() < 12.0, "p99 {p99}");
+    }
+
+    #[test]
+    fn mixture_picks_parts_by_weight() {
+        let mut rng = stream(3, 0, "m");
+        let m = Latency::Mixture(vec![
+            (0.9, Latency::Constant(Ticks(1))),
+            (1.0, Latency::Constant(Ticks(2))),
+        ]);
+        let mut s = Sampler::new(&m, &mut rng);
+        let twos = (0..10000).filter(|_| s.sample(&mut rng).0 == 2).count();
+        assert!((800..1200).contains(&twos), "{twos}");
+    }
+}

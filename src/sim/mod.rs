@@ -1,0 +1,335 @@
+//! The simulation: the scenario's actors on the engine's clock.
+//!
+//! One [`World`] per run holds every actor's state and the event queue. Each actor
+//! kind lives in its own module (`workload`, `gateway`, `plan`, `dependency`, ...) as
+//! an `impl World` block that owns the reactions to that actor's events. A request
+//! flows workload -> gateway -> service (middleware, then its handler) -> back to the
+//! workload; a plan handler calls dependencies. Hand-offs at the same instant are
+//! direct calls; anything later is an event on the queue.
+
+mod dependency;
+mod gateway;
+pub mod latency;
+mod plan;
+mod workload;
+
+use crate::engine::{EventKey, EventQueue, Lane, Stream, Ticks, stream};
+use crate::error::Error;
+use crate::metrics::{Samples, TimeAverage};
+use crate::model::{Access, Handler, Model, RouteId, ServiceId};
+use dependency::DependencyState;
+use workload::WorkloadState;
+
+/// Requests and calls are addressed by slot in their slabs.
+pub(crate) type ReqId = u32;
+pub(crate) type CallId = u32;
+
+/// Everything that can happen at a point in virtual time.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Event {
+    /// The workload sends its next request(s).
+    WorkloadNext,
+    /// A request reaches its service (after the gateway's share).
+    AtService(ReqId),
+    /// A dependency finishes the work of a call.
+    DependencyDone(CallId),
+    /// A plan call's timeout: the caller gives up.
+    CallTimeout(CallId),
+    /// The client's own timeout.
+    ClientTimeout(ReqId),
+}
+
+/// How a request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Handled and (for plans) every call succeeded in time.
+    Answered,
+    /// A plan call failed, or the response came after the threshold.
+    Dropped,
+    /// The client stopped waiting first.
+    TimedOut,
+}
+
+/// One request in flight.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Request {
+    pub sent: Ticks,
+    pub route: RouteId,
+    pub service: ServiceId,
+    pub access: Option<Access>,
+    pub client: u32,
+    pub member: u32,
+    /// The client has its answer (or gave up); further outcomes are ignored.
+    pub closed: bool,
+    /// The handler still holds work for it.
+    pub in_handler: bool,
+    pub client_timeout: Option<EventKey>,
+    /// Plan progress: one entry per branch.
+    pub branches: Vec<plan::BranchRun>,
+    pub branches_left: u32,
+}
+
+/// Per-dependency results.
+#[derive(Debug, Clone, Default)]
+pub struct DependencyStats {
+    pub calls: u64,
+    pub failed: u64,
+    /// Work started (calls that reached the dependency).
+    pub work_started: u64,
+    pub work_ms: f64,
+    pub wasted_ms: f64,
+    pub mean_busy: f64,
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Default)]
+pub struct RunResult {
+    pub requests: u64,
+    pub answered: u64,
+    pub dropped: u64,
+    pub timed_out: u64,
+    /// Response times of every request that got a response.
+    pub response: Samples,
+    pub dependencies: Vec<DependencyStats>,
+    pub wasted_ms: f64,
+    pub events: u64,
+    pub sim_time_ms: f64,
+    /// Time-average number of requests in flight.
+    pub mean_in_flight: f64,
+    /// Time-average number of dependency calls being worked on (abandoned included).
+    pub mean_dependency_work: f64,
+}
+
+/// All actor state of one run.
+pub(crate) struct World<'m> {
+    pub model: &'m Model,
+    pub queue: EventQueue<Event>,
+    pub now: Ticks,
+    pub requests: Vec<Request>,
+    pub free_requests: Vec<ReqId>,
+    pub calls: Vec<plan::CallRun>,
+    pub free_calls: Vec<CallId>,
+    pub dependencies: Vec<DependencyState>,
+    pub workload: WorkloadState,
+    pub workload_rng: Stream,
+    /// Interned client and member names.
+    pub symbols: Vec<String>,
+    pub in_flight: TimeAverage,
+    pub result: RunResult,
+}
+
+/// Runs `model`'s replication `replication` with the model's seed.
+pub fn run(model: &Model, replication: u64) -> Result<RunResult, Error> {
+    let mut world = World::new(model, replication);
+    world.start();
+    world.run_loop()?;
+    Ok(world.finish_run())
+}
+
+impl<'m> World<'m> {
+    fn new(model: &'m Model, replication: u64) -> World<'m> {
+        let seed = model.seed;
+        let dependencies = model
+            .dependencies
+            .iter()
+            .map(|d| {
+                DependencyState::new(
+                    d,
+                    stream(seed, replication, &format!("dependency:{}", d.name)),
+                )
+            })
+            .collect();
+        let mut world = World {
+            model,
+            queue: EventQueue::new(),
+            now: Ticks::ZERO,
+            requests: Vec::new(),
+            free_requests: Vec::new(),
+            calls: Vec::new(),
+            free_calls: Vec::new(),
+            dependencies,
+            workload: WorkloadState::Idle,
+            workload_rng: stream(seed, replication, "workload"),
+            symbols: Vec::new(),
+            in_flight: TimeAverage::default(),
+            result: RunResult {
+                dependencies: vec![DependencyStats::default(); model.dependencies.len()],
+                ..RunResult::default()
+            },
+        };
+        world.workload = WorkloadState::new(&model.workload, &mut world.symbols);
+        world
+    }
+
+    fn run_loop(&mut self) -> Result<(), Error> {
+        let limits = self.model.limits;
+        while let Some((at, event)) = self.queue.pop() {
+            if at > limits.max_sim_time {
+                return Err(Error::Limit(format!(
+                    "scenario `{}`: the run passed scenario.max_sim_time_ms = {} (raise it in [scenario] if the run is meant to be this long)",
+                    self.model.name,
+                    limits.max_sim_time.as_ms()
+                )));
+            }
+            if self.queue.popped() > limits.max_events {
+                return Err(Error::Limit(format!(
+                    "scenario `{}`: the run passed scenario.max_events = {} (raise it in [scenario] if the run is meant to be this long)",
+                    self.model.name, limits.max_events
+                )));
+            }
+            debug_assert!(at >= self.now, "time went backwards");
+            self.now = at;
+            self.dispatch(event);
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::WorkloadNext => self.workload_next(),
+            Event::AtService(req) => self.at_service(req),
+            Event::DependencyDone(call) => self.dependency_done(call),
+            Event::CallTimeout(call) => self.call_timeout(call),
+            Event::ClientTimeout(req) => self.client_timeout(req),
+        }
+    }
+
+    fn finish_run(mut self) -> RunResult {
+        let end = self.now;
+        self.result.events = self.queue.popped();
+        self.result.sim_time_ms = end.as_ms();
+        self.result.mean_in_flight = self.in_flight.mean(end);
+        let mut work = 0.0;
+        for (stats, dep) in self.result.dependencies.iter_mut().zip(&self.dependencies) {
+            stats.mean_busy = dep.busy_average.mean(end);
+            work += stats.mean_busy;
+        }
+        self.result.mean_dependency_work = work;
+        self.result.wasted_ms = self.result.dependencies.iter().map(|d| d.wasted_ms).sum();
+        self.result
+    }
+
+    pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {
+        self.queue.schedule(at, lane, event)
+    }
+
+    /// Schedules an event that will never be cancelled.
+    pub fn post(&mut self, at: Ticks, lane: Lane, event: Event) {
+        let _ = self.queue.schedule(at, lane, event);
+    }
+
+    pub fn intern(symbols: &mut Vec<String>, name: &str) -> u32 {
+        match symbols.iter().position(|s| s == name) {
+            Some(i) => i as u32,
+            None => {
+                symbols.push(name.to_string());
+                (symbols.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A new request enters the system now.
+    pub fn send(
+        &mut self,
+        route: RouteId,
+        access: Access,
+        client: u32,
+        member: u32,
+        timeout: Option<Ticks>,
+    ) -> ReqId {
+        let id = match self.free_requests.pop() {
+            Some(id) => id,
+            None => {
+                self.requests.push(Request::default());
+                (self.requests.len() - 1) as ReqId
+            }
+        };
+        let now = self.now;
+        let service = self.model.routes[route].service;
+        let r = &mut self.requests[id as usize];
+        r.sent = now;
+        r.route = route;
+        r.service = service;
+        r.access = Some(access);
+        r.client = client;
+        r.member = member;
+        r.closed = false;
+        r.in_handler = true;
+        r.client_timeout = None;
+        self.result.requests += 1;
+        self.in_flight.add(now, 1);
+        if let Some(t) = timeout {
+            let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
+            self.requests[id as usize].client_timeout = Some(key);
+        }
+        match access {
+            Access::Gateway => self.gateway_receive(id),
+            Access::Direct => self.at_service(id),
+        }
+        id
+    }
+
+    /// The request reaches the service that owns its route.
+    fn at_service(&mut self, req: ReqId) {
+        if self.requests[req as usize].closed {
+            // the client gave up on the way: nothing reaches the handler
+            self.respond(req, Outcome::TimedOut);
+            return;
+        }
+        let service = &self.model.services[self.requests[req as usize].service];
+        match &service.handler {
+            Handler::Respond => self.respond(req, Outcome::Answered),
+            Handler::Plan(_) => self.plan_start(req),
+            Handler::Server(_) => self.respond(req, Outcome::Answered),
+        }
+    }
+
+    /// The handler is done with `req`: the client gets `outcome` unless it already
+    /// gave up.
+    pub fn respond(&mut self, req: ReqId, outcome: Outcome) {
+        let now = self.now;
+        let r = &mut self.requests[req as usize];
+        r.in_handler = false;
+        if r.closed {
+            self.release(req);
+            return;
+        }
+        r.closed = true;
+        let response = now - r.sent;
+        if let Some(key) = r.client_timeout.take() {
+            self.queue.cancel(key);
+        }
+        self.result.response.push(response);
+        match outcome {
+            Outcome::Answered => self.result.answered += 1,
+            Outcome::Dropped => self.result.dropped += 1,
+            Outcome::TimedOut => self.result.timed_out += 1,
+        }
+        self.in_flight.add(now, -1);
+        self.release(req);
+        self.workload_done(req);
+    }
+
+    fn client_timeout(&mut self, req: ReqId) {
+        let now = self.now;
+        let r = &mut self.requests[req as usize];
+        r.client_timeout = None;
+        if r.closed {
+            return;
+        }
+        r.closed = true;
+        self.result.timed_out += 1;
+        self.in_flight.add(now, -1);
+        self.plan_abandon(req);
+        self.workload_done(req);
+        self.release(req);
+    }
+
+    /// Frees the request's slot once neither the client nor a handler needs it.
+    fn release(&mut self, req: ReqId) {
+        let r = &self.requests[req as usize];
+        if r.closed && !r.in_handler {
+            self.free_requests.push(req);
+        }
+    }
+}
