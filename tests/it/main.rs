@@ -1,0 +1,4 @@
+//! The integration test binary: one module per behaviour.
+
+mod common;
+mod golden_ay10;
