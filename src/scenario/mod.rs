@@ -240,7 +240,11 @@ fn column_name(path: &str) -> String {
 fn compare_axes(raw: &RawScenario) -> Result<Vec<Axis>, ScenarioError> {
     let mut axes = Vec::new();
     for (path, values) in &raw.compare {
-        let p = format!("compare.{path}");
+        let p = if path.contains('.') {
+            format!("compare.\"{path}\"")
+        } else {
+            format!("compare.{path}")
+        };
         let Value::Array(values) = values else {
             return Err(ScenarioError::new(p, "a compare axis is a list of values"));
         };
@@ -340,8 +344,12 @@ fn explain(path: &str, message: &str) -> ScenarioError {
     let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let field = rest.split('`').next().unwrap_or_default();
+        // The tracked path ends at the unknown key itself, except inside tagged
+        // tables (handler, workload), where it stops at the table.
         let full = if path.is_empty() {
             field.to_string()
+        } else if path.rsplit('.').next() == Some(field) {
+            path.to_string()
         } else {
             format!("{path}.{field}")
         };
