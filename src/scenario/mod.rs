@@ -124,9 +124,20 @@ pub fn load(file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> 
 
 /// Expands scenario `text` (named `file` in messages).
 pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
+    // A position in the file is only given for values the file itself holds: a
+    // value that came from --set is named by its override instead.
     let located = |e: ScenarioError| {
-        let pos = paths::locate(text, &e.path);
-        e.at(pos).in_file(file)
+        let from_set = opts.overrides.iter().find(|o| {
+            let (a, b) = (paths::segments(&o.path), paths::segments(&e.path));
+            a.iter().zip(&b).all(|(x, y)| x == y)
+        });
+        match from_set {
+            Some(o) => e.context(&format!("set by --set {}", o.text)).in_file(file),
+            None => {
+                let pos = paths::locate(text, &e.path);
+                e.at(pos).in_file(file)
+            }
+        }
     };
     let mut doc: toml::Table =
         toml::from_str(text).map_err(|e| toml_error(text, &e).in_file(file))?;

@@ -8,7 +8,19 @@ const FILE: &str = "scenarios/ay10-tariff-slowdown.toml";
 /// One line of the seed's outcome tables: (regime, policy, answered, dropped,
 /// fail tariff, fail measure, median, worst, mean (1 decimal), held slots
 /// (1 decimal), wasted ms).
-type SeedLine = (&'static str, &'static str, f64, f64, f64, f64, f64, f64, f64, f64, f64);
+type SeedLine = (
+    &'static str,
+    &'static str,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+);
 
 const OUTCOMES: [SeedLine; 6] = [
     (
