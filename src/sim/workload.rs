@@ -82,10 +82,12 @@ pub(crate) enum WorkloadState {
     /// Open ladder: evenly spaced arrivals, step after step.
     LadderOpen {
         send: Send,
-        /// Gap between two arrivals of each step.
-        gaps: Vec<Ticks>,
+        /// Milliseconds between two arrivals, per step.
+        gaps_ms: Vec<f64>,
         hold: Ticks,
+        /// The next arrival: step index and its index within the step.
         step: usize,
+        index: u64,
         timeout: Ticks,
         give_up: bool,
     },
@@ -163,15 +165,14 @@ fn ladder_state(l: &Ladder, send: Send) -> WorkloadState {
         },
         Some(open) => WorkloadState::LadderOpen {
             send,
-            gaps: l
+            gaps_ms: l
                 .steps
                 .iter()
-                .map(|&c| {
-                    Ticks::from_ms(1000.0 / (c as f64 * open.rate_per_step_rps)).max(Ticks(1))
-                })
+                .map(|&c| 1000.0 / (c as f64 * open.rate_per_step_rps))
                 .collect(),
             hold: open.hold,
             step: 0,
+            index: 0,
             timeout: l.timeout,
             give_up: false,
         },
@@ -339,26 +340,32 @@ impl World<'_> {
         let now = self.now;
         let WorkloadState::LadderOpen {
             send,
-            gaps,
+            gaps_ms,
             hold,
             step,
+            index,
             timeout,
             give_up,
         } = &mut self.workload
         else {
             return;
         };
-        let Some(&gap) = gaps.get(*step) else {
+        let Some(&gap_ms) = gaps_ms.get(*step) else {
             return;
         };
         let this_step = *step;
-        let step_end = Ticks(hold.0.saturating_mul(this_step as u64 + 1));
-        let mut next = now + gap;
+        let step_start = Ticks(hold.0.saturating_mul(this_step as u64));
+        let step_end = step_start + *hold;
+        // each arrival timed from the step's start (rounded gaps do not drift),
+        // never two at the same tick
+        *index += 1;
+        let mut next = (step_start + Ticks::from_ms(*index as f64 * gap_ms)).max(now + Ticks(1));
         if next >= step_end {
             *step += 1;
+            *index = 0;
             next = step_end;
         }
-        let more = *step < gaps.len();
+        let more = *step < gaps_ms.len();
         let (s, timeout, give_up) = (*send, *timeout, *give_up);
         self.ladder_send(s, this_step, timeout, give_up);
         if more {
