@@ -2,3 +2,4 @@
 
 mod common;
 mod golden_ay10;
+mod golden_io22;
