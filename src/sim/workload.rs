@@ -433,3 +433,54 @@ impl World<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{LoadOptions, load_str};
+    use std::path::Path;
+
+    fn run(workload: &str) -> crate::sim::RunResult {
+        let text = format!(
+            "[scenario]\nname = \"t\"\n[services.loan]\nroutes = [\"/loan\"]\n\
+             [services.loan.handler]\ntype = \"server\"\nslots = 1\nqueue = 0\n\
+             service = {{ constant = 1 }}\n[workload]\ntype = \"ladder\"\n{workload}\n"
+        );
+        let s = load_str(&text, Path::new("t.toml"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        crate::sim::run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn open_ladder_steps_send_rate_times_hold_evenly_spaced() {
+        // c = 1: 7 per second, every 142.86 ms from 0: 0..428.6 fit in 500 ms;
+        // c = 3: every 47.62 ms: 11 fit
+        let r = run(
+            "arrivals = \"open\"\nsteps = [1, 3]\nrate_per_step_rps = 7\n\
+                     hold_ms = 500\ntimeout_ms = 10",
+        );
+        let sent: Vec<u64> = r.steps.iter().map(|s| s.sent).collect();
+        assert_eq!(sent, [4, 11]);
+        // 1 ms of service, arrivals far apart: nothing waits or is shed
+        assert!(
+            r.steps
+                .iter()
+                .all(|s| s.rejected == 0 && s.successful == s.sent)
+        );
+        // the last arrival of the last step: 500 + 10 x 47.619 ms, served in 1 ms
+        assert!((r.sim_time_ms - (500.0 + 10.0 * 1000.0 / 21.0 + 1.0)).abs() < 1e-5);
+    }
+
+    #[test]
+    fn closed_ladder_waves_wait_for_every_answer() {
+        // one slot, no queue, 1 ms: each wave of c has one answer and c - 1 shed,
+        // and the next wave leaves when that answer is in
+        let r = run("steps = [1, 3]\nwaves = 2\ntimeout_ms = 10");
+        let rows: Vec<(u64, u64, u64)> = r
+            .steps
+            .iter()
+            .map(|s| (s.sent, s.processed, s.rejected))
+            .collect();
+        assert_eq!(rows, [(2, 2, 0), (6, 2, 4)]);
+        assert_eq!(r.sim_time_ms, 4.0);
+    }
+}

@@ -369,3 +369,57 @@ fn abandon_drops_queued_requests_nobody_waits_for() {
         "600"
     );
 }
+
+#[test]
+fn the_open_ladder_meets_the_queueing_the_closed_one_backs_off_from() {
+    let dir = run_into(&scenario("scenarios/io22-open-ladder.toml"), &["--quiet"]);
+    let ladder = Csv::read(&dir.path().join("ladder.csv"));
+    // c x 25 requests per second for 1 s, evenly spaced: up to c = 4 (100 per
+    // second, the capacity of 4 slots x 40 ms) nobody waits
+    let calm = ladder.rows[..3].iter().cloned().collect::<Vec<_>>();
+    let calm = Csv {
+        headers: ladder.headers.clone(),
+        rows: calm,
+    };
+    assert_steps(
+        &calm,
+        &[],
+        &[
+            (1, 25, 25, 0, 0, 25, 0),
+            (2, 50, 50, 0, 0, 50, 0),
+            (4, 100, 100, 0, 0, 100, 0),
+        ],
+    );
+    // past capacity the step still sends c x 25 and the queue stays full: a
+    // second of arrivals gets 100 processed, the rest is shed
+    for c in [12u32, 16, 20, 24, 32] {
+        let r = ladder.row(&[("concurrency", &c.to_string())]);
+        let sent = f64::from(c * 25);
+        assert_eq!(num(r, "sent"), sent, "c = {c}");
+        assert_eq!(num(r, "processed"), 100.0, "c = {c}");
+        assert_eq!(num(r, "rejected"), sent - 100.0, "c = {c}");
+    }
+    // the closed ladder sheds nothing and answers everything at c = 8; at
+    // 200 requests per second the open one sheds and misses the acceptance share
+    let c8 = ladder.row(&[("concurrency", "8")]);
+    assert_eq!(num(c8, "sent"), 200.0);
+    assert!(num(c8, "rejected") > 0.0);
+    assert!(num(c8, "successful") < 200.0 * 0.99);
+    let f = Csv::read(&dir.path().join("findings.csv"));
+    assert_eq!(cell(f.row(&[]), "true_limit"), "4");
+}
+
+#[test]
+fn a_runaway_ladder_stops_with_an_error_naming_the_limit() {
+    let out = resim()
+        .arg("run")
+        .arg(scenario(LADDER))
+        .args(["--quiet", "--set", "workload.steps=[1000000000000]"])
+        .arg("--out")
+        .arg(tempfile::tempdir().expect("temp dir").path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("scenario.max_events"), "{err}");
+}
