@@ -376,7 +376,7 @@ fn the_open_ladder_meets_the_queueing_the_closed_one_backs_off_from() {
     let ladder = Csv::read(&dir.path().join("ladder.csv"));
     // c x 25 requests per second for 1 s, evenly spaced: up to c = 4 (100 per
     // second, the capacity of 4 slots x 40 ms) nobody waits
-    let calm = ladder.rows[..3].iter().cloned().collect::<Vec<_>>();
+    let calm = ladder.rows[..3].to_vec();
     let calm = Csv {
         headers: ladder.headers.clone(),
         rows: calm,
