@@ -3,7 +3,9 @@
 //! has what it describes.
 
 mod budget;
+mod ladder;
 mod run;
+mod services;
 
 use crate::report::{Cell, Table};
 use crate::scenario::Scenario;
@@ -40,5 +42,7 @@ pub fn analyse(results: &mut Results) -> Vec<Table> {
     let mut tables = Vec::new();
     budget::tables(results, &mut tables);
     run::tables(results, &mut tables);
+    services::tables(results, &mut tables);
+    ladder::tables(results, &mut tables);
     tables
 }

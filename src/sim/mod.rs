@@ -11,6 +11,7 @@ mod dependency;
 mod gateway;
 pub mod latency;
 mod plan;
+mod server;
 mod workload;
 
 use crate::engine::{EventKey, EventQueue, Lane, Stream, Ticks, stream};
@@ -18,11 +19,23 @@ use crate::error::Error;
 use crate::metrics::{Samples, TimeAverage};
 use crate::model::{Access, Handler, Model, RouteId, ServiceId};
 use dependency::DependencyState;
+pub use server::ServerStats;
+pub use workload::StepStats;
 use workload::WorkloadState;
 
 /// Requests and calls are addressed by slot in their slabs.
 pub(crate) type ReqId = u32;
 pub(crate) type CallId = u32;
+
+/// Labels a workload puts on a request before it leaves.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Tag {
+    /// The workload step (ladder step index) the request belongs to.
+    pub step: Option<u32>,
+    /// How long the client's answer is of use when the client does not give up at
+    /// a timeout (a ladder's success criterion).
+    pub patience: Option<Ticks>,
+}
 
 /// Everything that can happen at a point in virtual time.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +50,13 @@ pub(crate) enum Event {
     CallTimeout(CallId),
     /// The client's own timeout.
     ClientTimeout(ReqId),
+    /// A server slot finishes a request that reached the server at `arrived` and
+    /// started service at `started`.
+    ServerDone {
+        req: ReqId,
+        arrived: Ticks,
+        started: Ticks,
+    },
 }
 
 /// How a request ended.
@@ -48,6 +68,8 @@ pub enum Outcome {
     Dropped,
     /// The client stopped waiting first.
     TimedOut,
+    /// A server's slots and queue were full: refused at once (503, load shedding).
+    Shed,
 }
 
 /// One request in flight.
@@ -64,6 +86,11 @@ pub(crate) struct Request {
     /// The handler still holds work for it.
     pub in_handler: bool,
     pub client_timeout: Option<EventKey>,
+    /// The workload step it belongs to (a ladder's step index).
+    pub step: Option<u32>,
+    /// The latest moment an answer is of use to the client (sent + its timeout),
+    /// whether or not the client gives up then.
+    pub deadline: Option<Ticks>,
     /// Plan progress: one entry per branch.
     pub branches: Vec<plan::BranchRun>,
     pub branches_left: u32,
@@ -88,9 +115,14 @@ pub struct RunResult {
     pub answered: u64,
     pub dropped: u64,
     pub timed_out: u64,
+    pub shed: u64,
     /// Response times of every request that got a response.
     pub response: Samples,
     pub dependencies: Vec<DependencyStats>,
+    /// One per service with a server handler, in declaration order.
+    pub servers: Vec<ServerStats>,
+    /// One per workload step (ladders); empty for other workloads.
+    pub steps: Vec<StepStats>,
     pub wasted_ms: f64,
     pub events: u64,
     pub sim_time_ms: f64,
@@ -110,6 +142,7 @@ pub(crate) struct World<'m> {
     pub calls: Vec<plan::CallRun>,
     pub free_calls: Vec<CallId>,
     pub dependencies: Vec<DependencyState>,
+    pub servers: server::Servers,
     pub workload: WorkloadState,
     pub workload_rng: Stream,
     /// Interned client and member names.
@@ -121,7 +154,7 @@ pub(crate) struct World<'m> {
 /// Runs `model`'s replication `replication` with the model's seed.
 pub fn run(model: &Model, replication: u64) -> Result<RunResult, Error> {
     let mut world = World::new(model, replication);
-    world.start();
+    world.start()?;
     world.run_loop()?;
     Ok(world.finish_run())
 }
@@ -148,6 +181,7 @@ impl<'m> World<'m> {
             calls: Vec::new(),
             free_calls: Vec::new(),
             dependencies,
+            servers: server::Servers::new(model, replication),
             workload: WorkloadState::Idle,
             workload_rng: stream(seed, replication, "workload"),
             symbols: Vec::new(),
@@ -191,6 +225,11 @@ impl<'m> World<'m> {
             Event::DependencyDone(call) => self.dependency_done(call),
             Event::CallTimeout(call) => self.call_timeout(call),
             Event::ClientTimeout(req) => self.client_timeout(req),
+            Event::ServerDone {
+                req,
+                arrived,
+                started,
+            } => self.server_done(req, arrived, started),
         }
     }
 
@@ -206,6 +245,7 @@ impl<'m> World<'m> {
         }
         self.result.mean_dependency_work = work;
         self.result.wasted_ms = self.result.dependencies.iter().map(|d| d.wasted_ms).sum();
+        self.server_finish(end);
         self.result
     }
 
@@ -237,6 +277,19 @@ impl<'m> World<'m> {
         member: u32,
         timeout: Option<Ticks>,
     ) -> ReqId {
+        self.send_tagged(route, access, client, member, timeout, Tag::default())
+    }
+
+    /// [`World::send`] for a request that carries workload labels.
+    pub fn send_tagged(
+        &mut self,
+        route: RouteId,
+        access: Access,
+        client: u32,
+        member: u32,
+        timeout: Option<Ticks>,
+        tag: Tag,
+    ) -> ReqId {
         let id = match self.free_requests.pop() {
             Some(id) => id,
             None => {
@@ -256,6 +309,8 @@ impl<'m> World<'m> {
         r.closed = false;
         r.in_handler = true;
         r.client_timeout = None;
+        r.step = tag.step;
+        r.deadline = timeout.or(tag.patience).map(|t| now + t);
         self.result.requests += 1;
         self.in_flight.add(now, 1);
         if let Some(t) = timeout {
@@ -280,13 +335,14 @@ impl<'m> World<'m> {
         match &service.handler {
             Handler::Respond => self.respond(req, Outcome::Answered),
             Handler::Plan(_) => self.plan_start(req),
-            Handler::Server(_) => self.respond(req, Outcome::Answered),
+            Handler::Server(_) => self.server_arrive(req),
         }
     }
 
     /// The handler is done with `req`: the client gets `outcome` unless it already
     /// gave up.
     pub fn respond(&mut self, req: ReqId, outcome: Outcome) {
+        self.workload_handled(req, outcome);
         let now = self.now;
         let r = &mut self.requests[req as usize];
         r.in_handler = false;
@@ -304,10 +360,11 @@ impl<'m> World<'m> {
             Outcome::Answered => self.result.answered += 1,
             Outcome::Dropped => self.result.dropped += 1,
             Outcome::TimedOut => self.result.timed_out += 1,
+            Outcome::Shed => self.result.shed += 1,
         }
         self.in_flight.add(now, -1);
         self.release(req);
-        self.workload_done(req);
+        self.workload_done(req, outcome);
     }
 
     fn client_timeout(&mut self, req: ReqId) {
@@ -321,7 +378,8 @@ impl<'m> World<'m> {
         self.result.timed_out += 1;
         self.in_flight.add(now, -1);
         self.plan_abandon(req);
-        self.workload_done(req);
+        self.server_abandon(req);
+        self.workload_done(req, Outcome::TimedOut);
         self.release(req);
     }
 

@@ -1,11 +1,42 @@
 //! Workload actor: sends requests. Closed workloads (`sequence`, `script`, `probe`)
 //! send the next request when the previous one has its answer; `open` sends on its
 //! own clock, whatever the system does.
+//!
+//! A `ladder` (IO22-IO25) raises the load step by step and tags every request with
+//! its step. Closed (the seed's breaking-point test): each step sends `waves` waves,
+//! a wave is c requests at the same instant, and the next wave leaves when every
+//! request of the wave has its answer. Open (like k6's ramping-arrival-rate): step c
+//! sends c x `rate_per_step_rps` requests per second, evenly spaced, for `hold_ms`,
+//! whatever the server does, so it shows the waits a closed ladder hides
+//! (coordinated omission). A ladder request succeeds when it is answered within
+//! `timeout_ms` (a reply at the deadline is in time). Its client keeps waiting past
+//! the timeout unless the target server has `abandon = true`: then the client gives
+//! up at the timeout, which is the cancellation signal the server acts on.
 
-use super::{Event, ReqId, World};
+use super::{Event, Outcome, ReqId, Tag, World};
 use crate::engine::{Lane, Ticks};
-use crate::model::{Access, Arrivals, RequestTemplate, RouteId, Workload};
+use crate::error::Error;
+use crate::metrics::Samples;
+use crate::model::{Access, Arrivals, Handler, Ladder, RequestTemplate, RouteId, Workload};
 use rand::RngExt;
+
+/// What one ladder step measured.
+#[derive(Debug, Clone, Default)]
+pub struct StepStats {
+    /// The step's value: requests per wave (closed) or the rate multiplier (open).
+    pub concurrency: u64,
+    pub sent: u64,
+    /// Refused at once (shed by a full server).
+    pub rejected: u64,
+    /// Completed by the handler (answered in time or not).
+    pub processed: u64,
+    /// Dropped from a server queue because the client gave up.
+    pub abandoned: u64,
+    /// Answered within the timeout.
+    pub successful: u64,
+    /// Queue wait of every request that started service.
+    pub waits: Samples,
+}
 
 /// One request to send: route, access, client, member (interned).
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +66,30 @@ pub(crate) enum WorkloadState {
         mean_gap_ms: f64,
         arrivals: Arrivals,
         timeout: Option<Ticks>,
+    },
+    /// Closed ladder: `outstanding` requests of the current wave still wait.
+    LadderWaves {
+        send: Send,
+        steps: Vec<u64>,
+        waves: u64,
+        /// The next wave to send: step index and wave within the step.
+        step: usize,
+        wave: u64,
+        outstanding: u64,
+        timeout: Ticks,
+        give_up: bool,
+    },
+    /// Open ladder: evenly spaced arrivals, step after step.
+    LadderOpen {
+        send: Send,
+        /// Milliseconds between two arrivals, per step.
+        gaps_ms: Vec<f64>,
+        hold: Ticks,
+        /// The next arrival: step index and its index within the step.
+        step: usize,
+        index: u64,
+        timeout: Ticks,
+        give_up: bool,
     },
 }
 
@@ -90,21 +145,100 @@ impl WorkloadState {
                 }
                 WorkloadState::Closed { items, next: 0 }
             }
-            Workload::Probe { .. } | Workload::Ladder(_) => WorkloadState::Idle,
+            Workload::Ladder(l) => ladder_state(l, send_of(&l.template, symbols)),
+            Workload::Probe { .. } => WorkloadState::Idle,
         }
     }
 }
 
+fn ladder_state(l: &Ladder, send: Send) -> WorkloadState {
+    match &l.open {
+        None => WorkloadState::LadderWaves {
+            send,
+            steps: l.steps.clone(),
+            waves: l.waves,
+            step: 0,
+            wave: 0,
+            outstanding: 0,
+            timeout: l.timeout,
+            give_up: false,
+        },
+        Some(open) => WorkloadState::LadderOpen {
+            send,
+            gaps_ms: l
+                .steps
+                .iter()
+                .map(|&c| 1000.0 / (c as f64 * open.rate_per_step_rps))
+                .collect(),
+            hold: open.hold,
+            step: 0,
+            index: 0,
+            timeout: l.timeout,
+            give_up: false,
+        },
+    }
+}
+
+/// Ladder clients give up at the timeout only when the server they call drops
+/// abandoned work (`abandon = true`); otherwise they wait for every answer, as the
+/// seed's `Promise.all` does, and the timeout only judges success.
+fn ladder_gives_up(model: &crate::model::Model, l: &Ladder) -> bool {
+    let service = model.routes[l.template.route].service;
+    matches!(&model.services[service].handler, Handler::Server(s) if s.abandon)
+}
+
+/// How many requests a ladder sends (saturating), to refuse runaway ladders before
+/// they allocate.
+fn ladder_requests(l: &Ladder) -> u64 {
+    l.steps
+        .iter()
+        .map(|&c| match &l.open {
+            None => c.saturating_mul(l.waves),
+            Some(open) => {
+                let per_ms = c as f64 * open.rate_per_step_rps / 1000.0;
+                (open.hold.as_ms() * per_ms).ceil().min(u64::MAX as f64) as u64
+            }
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
 impl World<'_> {
-    pub(super) fn start(&mut self) {
+    pub(super) fn start(&mut self) -> Result<(), Error> {
+        if let Workload::Ladder(l) = &self.model.workload {
+            let max = self.model.limits.max_events;
+            let n = ladder_requests(l);
+            if n > max {
+                return Err(Error::Limit(format!(
+                    "scenario `{}`: the ladder sends {n} requests, more than scenario.max_events = {max} (raise it in [scenario] if the run is meant to be this long)",
+                    self.model.name
+                )));
+            }
+            if let WorkloadState::LadderWaves { give_up, .. }
+            | WorkloadState::LadderOpen { give_up, .. } = &mut self.workload
+            {
+                *give_up = ladder_gives_up(self.model, l);
+            }
+            self.result.steps = l
+                .steps
+                .iter()
+                .map(|&c| StepStats {
+                    concurrency: c,
+                    ..StepStats::default()
+                })
+                .collect();
+        }
         let first = match &self.workload {
             WorkloadState::Closed { items, .. } => items.first().map(|(_, gap)| *gap),
-            WorkloadState::Open { .. } | WorkloadState::Sequence { .. } => Some(Ticks::ZERO),
+            WorkloadState::Open { .. }
+            | WorkloadState::Sequence { .. }
+            | WorkloadState::LadderWaves { .. }
+            | WorkloadState::LadderOpen { .. } => Some(Ticks::ZERO),
             WorkloadState::Idle => None,
         };
         if let Some(at) = first {
             self.post(at, Lane::Normal, Event::WorkloadNext);
         }
+        Ok(())
     }
 
     pub(super) fn workload_next(&mut self) {
@@ -153,21 +287,200 @@ impl World<'_> {
                     self.post(next_at, Lane::Normal, Event::WorkloadNext);
                 }
             }
+            WorkloadState::LadderWaves { .. } => self.ladder_wave(),
+            WorkloadState::LadderOpen { .. } => self.ladder_arrival(),
+        }
+    }
+
+    /// Sends one ladder request tagged with its step.
+    fn ladder_send(&mut self, s: Send, step: usize, timeout: Ticks, give_up: bool) {
+        self.result.steps[step].sent += 1;
+        let tag = Tag {
+            step: Some(step as u32),
+            patience: Some(timeout),
+        };
+        let client_timeout = give_up.then_some(timeout);
+        self.send_tagged(s.route, s.access, s.client, s.member, client_timeout, tag);
+    }
+
+    /// Closed ladder: the next wave, c requests at this instant.
+    fn ladder_wave(&mut self) {
+        let WorkloadState::LadderWaves {
+            send,
+            steps,
+            waves,
+            step,
+            wave,
+            outstanding,
+            timeout,
+            give_up,
+        } = &mut self.workload
+        else {
+            return;
+        };
+        let Some(&c) = steps.get(*step) else {
+            return;
+        };
+        let this_step = *step;
+        // Advance first: a request refused at once may end the wave inside the loop.
+        *wave += 1;
+        if *wave == *waves {
+            *wave = 0;
+            *step += 1;
+        }
+        *outstanding = c;
+        let (s, timeout, give_up) = (*send, *timeout, *give_up);
+        for _ in 0..c {
+            self.ladder_send(s, this_step, timeout, give_up);
+        }
+    }
+
+    /// Open ladder: one arrival, then the next one of this step or the next step.
+    fn ladder_arrival(&mut self) {
+        let now = self.now;
+        let WorkloadState::LadderOpen {
+            send,
+            gaps_ms,
+            hold,
+            step,
+            index,
+            timeout,
+            give_up,
+        } = &mut self.workload
+        else {
+            return;
+        };
+        let Some(&gap_ms) = gaps_ms.get(*step) else {
+            return;
+        };
+        let this_step = *step;
+        let step_start = Ticks(hold.0.saturating_mul(this_step as u64));
+        let step_end = step_start + *hold;
+        // each arrival timed from the step's start (rounded gaps do not drift),
+        // never two at the same tick
+        *index += 1;
+        let mut next = (step_start + Ticks::from_ms(*index as f64 * gap_ms)).max(now + Ticks(1));
+        if next >= step_end {
+            *step += 1;
+            *index = 0;
+            next = step_end;
+        }
+        let more = *step < gaps_ms.len();
+        let (s, timeout, give_up) = (*send, *timeout, *give_up);
+        self.ladder_send(s, this_step, timeout, give_up);
+        if more {
+            self.post(next, Lane::Normal, Event::WorkloadNext);
+        }
+    }
+
+    fn step_of(&mut self, req: ReqId) -> Option<&mut StepStats> {
+        let step = self.requests[req as usize].step?;
+        self.result.steps.get_mut(step as usize)
+    }
+
+    /// The handler finished with `req` (its client may have gone already).
+    pub(super) fn workload_handled(&mut self, req: ReqId, outcome: Outcome) {
+        if matches!(outcome, Outcome::Answered | Outcome::Dropped)
+            && let Some(st) = self.step_of(req)
+        {
+            st.processed += 1;
+        }
+    }
+
+    /// `req` started service after waiting `wait` in a server queue.
+    pub(super) fn workload_waited(&mut self, req: ReqId, wait: Ticks) {
+        if let Some(st) = self.step_of(req) {
+            st.waits.push(wait);
+        }
+    }
+
+    /// `req` was dropped from a server queue after its client gave up.
+    pub(super) fn workload_abandoned(&mut self, req: ReqId) {
+        if let Some(st) = self.step_of(req) {
+            st.abandoned += 1;
         }
     }
 
     /// A request has its answer (or its client gave up).
-    pub(super) fn workload_done(&mut self, _req: ReqId) {
-        match &self.workload {
-            WorkloadState::Closed { items, next } => {
-                if let Some(&(_, gap)) = items.get(*next) {
-                    self.post(self.now + gap, Lane::Normal, Event::WorkloadNext);
-                }
+    pub(super) fn workload_done(&mut self, req: ReqId, outcome: Outcome) {
+        let r = &self.requests[req as usize];
+        let in_time = r.deadline.is_none_or(|d| self.now <= d);
+        if let Some(st) = self.step_of(req) {
+            match outcome {
+                Outcome::Answered if in_time => st.successful += 1,
+                Outcome::Shed => st.rejected += 1,
+                _ => {}
             }
-            WorkloadState::Sequence { left, .. } if *left > 0 => {
-                self.post(self.now, Lane::Normal, Event::WorkloadNext);
-            }
-            _ => {}
         }
+        let next_at = match &mut self.workload {
+            WorkloadState::LadderWaves {
+                steps,
+                step,
+                outstanding,
+                ..
+            } => {
+                *outstanding = outstanding.saturating_sub(1);
+                (*outstanding == 0 && *step < steps.len()).then_some(self.now)
+            }
+            WorkloadState::Closed { items, next } => {
+                items.get(*next).map(|&(_, gap)| self.now + gap)
+            }
+            WorkloadState::Sequence { left, .. } if *left > 0 => Some(self.now),
+            _ => None,
+        };
+        if let Some(at) = next_at {
+            self.post(at, Lane::Normal, Event::WorkloadNext);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{LoadOptions, load_str};
+    use std::path::Path;
+
+    fn run(workload: &str) -> crate::sim::RunResult {
+        let text = format!(
+            "[scenario]\nname = \"t\"\n[services.loan]\nroutes = [\"/loan\"]\n\
+             [services.loan.handler]\ntype = \"server\"\nslots = 1\nqueue = 0\n\
+             service = {{ constant = 1 }}\n[workload]\ntype = \"ladder\"\n{workload}\n"
+        );
+        let s = load_str(&text, Path::new("t.toml"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        crate::sim::run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn open_ladder_steps_send_rate_times_hold_evenly_spaced() {
+        // c = 1: 7 per second, every 142.86 ms from 0: 0..428.6 fit in 500 ms;
+        // c = 3: every 47.62 ms: 11 fit
+        let r = run(
+            "arrivals = \"open\"\nsteps = [1, 3]\nrate_per_step_rps = 7\n\
+                     hold_ms = 500\ntimeout_ms = 10",
+        );
+        let sent: Vec<u64> = r.steps.iter().map(|s| s.sent).collect();
+        assert_eq!(sent, [4, 11]);
+        // 1 ms of service, arrivals far apart: nothing waits or is shed
+        assert!(
+            r.steps
+                .iter()
+                .all(|s| s.rejected == 0 && s.successful == s.sent)
+        );
+        // the last arrival of the last step: 500 + 10 x 47.619 ms, served in 1 ms
+        assert!((r.sim_time_ms - (500.0 + 10.0 * 1000.0 / 21.0 + 1.0)).abs() < 1e-5);
+    }
+
+    #[test]
+    fn closed_ladder_waves_wait_for_every_answer() {
+        // one slot, no queue, 1 ms: each wave of c has one answer and c - 1 shed,
+        // and the next wave leaves when that answer is in
+        let r = run("steps = [1, 3]\nwaves = 2\ntimeout_ms = 10");
+        let rows: Vec<(u64, u64, u64)> = r
+            .steps
+            .iter()
+            .map(|s| (s.sent, s.processed, s.rejected))
+            .collect();
+        assert_eq!(rows, [(2, 2, 0), (6, 2, 4)]);
+        assert_eq!(r.sim_time_ms, 4.0);
     }
 }

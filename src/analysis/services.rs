@@ -1,0 +1,116 @@
+//! Server analyses (IO22, IO23): per server, what arrived and what became of it,
+//! how long requests waited in the queue and stayed at the server, how busy the
+//! slots and how long the queue were on average; and how much of the server's work
+//! went to requests nobody waited for (late or given up) against the work that
+//! `abandon = true` never did.
+
+use super::Results;
+use crate::model::Handler;
+use crate::report::{Cell, Table};
+
+fn has_servers(results: &Results) -> bool {
+    results
+        .scenario
+        .base()
+        .services
+        .iter()
+        .any(|s| matches!(s.handler, Handler::Server(_)))
+}
+
+pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
+    if !has_servers(results) {
+        return;
+    }
+    out.push(services(results));
+    out.push(server_work(results));
+}
+
+/// A figure of the processed requests, empty when none was processed.
+fn when_any(n: u64, v: f64) -> Cell {
+    if n == 0 { Cell::Empty } else { v.into() }
+}
+
+fn services(results: &mut Results) -> Table {
+    let mut t = Table::new(
+        "services",
+        "Servers: arrivals, what became of them, queue waits and time at the server",
+        results.headers(&[
+            "service",
+            "arrived",
+            "processed",
+            "shed",
+            "abandoned",
+            "mean_wait_ms",
+            "p95_wait_ms",
+            "p99_wait_ms",
+            "mean_response_ms",
+            "p95_response_ms",
+            "mean_busy_slots",
+            "mean_queue",
+        ]),
+    );
+    for i in 0..results.runs.len() {
+        let axis = results.axis_cells(i);
+        let model = &results.scenario.rows[i].model;
+        for st in &mut results.runs[i].servers {
+            let (nw, nr) = (st.waits.count(), st.response.count());
+            let mut cells = axis.clone();
+            cells.extend([
+                model.services[st.service].name.as_str().into(),
+                st.arrived.into(),
+                st.processed.into(),
+                st.shed.into(),
+                st.abandoned.into(),
+                when_any(nw, st.waits.mean_ms()),
+                when_any(nw, st.waits.quantile_ms(0.95)),
+                when_any(nw, st.waits.quantile_ms(0.99)),
+                when_any(nr, st.response.mean_ms()),
+                when_any(nr, st.response.quantile_ms(0.95)),
+                st.mean_busy_slots.into(),
+                st.mean_queue.into(),
+            ]);
+            t.push(cells);
+        }
+    }
+    t.notes.push(
+        "wait = time in the queue before a slot; response = wait + service time at the server; \
+         busy slots and queue length are time averages over the whole run"
+            .into(),
+    );
+    t
+}
+
+fn server_work(results: &Results) -> Table {
+    let mut t = Table::new(
+        "server_work",
+        "Server work nobody waited for: service time spent on requests answered after their client's timeout, and the work dropping abandoned requests saved",
+        results.headers(&[
+            "service",
+            "work_ms",
+            "late_work_ms",
+            "late_work_pct",
+            "saved_ms",
+        ]),
+    );
+    for (i, run) in results.runs.iter().enumerate() {
+        let model = &results.scenario.rows[i].model;
+        for st in &run.servers {
+            let mut cells = results.axis_cells(i);
+            let pct = (st.work_ms > 0.0).then(|| st.late_work_ms / st.work_ms * 100.0);
+            cells.extend([
+                model.services[st.service].name.as_str().into(),
+                st.work_ms.into(),
+                st.late_work_ms.into(),
+                pct.into(),
+                st.saved_ms.into(),
+            ]);
+            t.push(cells);
+        }
+    }
+    t.notes.push(
+        "late work: the request's answer came after its client's timeout (or the client had \
+         given up); saved: the service demand of queued requests dropped by abandon = true"
+            .into(),
+    );
+    t
+}

@@ -1,0 +1,379 @@
+//! Server actor (IO22, IO23): a service that works on at most `slots` requests at
+//! once and keeps up to `queue` more waiting in arrival order (FIFO). A request that
+//! finds every slot and every queue place taken is shed at once (503, load
+//! shedding). With `abandon = true` a queued request is dropped when its client
+//! gives up: the cancellation signal for queued work.
+//!
+//! Each admitted request carries its service demand, drawn from the service model
+//! when it is admitted (from the server's own stream, `server:<service>`), so a
+//! request dropped from the queue saves exactly the work it would have cost.
+//!
+//! The grant rule, as the seed's `kapasite.mjs`: occupancy = busy slots + queued
+//! requests; occupancy >= slots + queue sheds, busy < slots starts at once, anything
+//! else waits. A request admitted at occupancy k under a constant service time waits
+//! floor(k / slots) rounds.
+
+use super::latency::Sampler;
+use super::{Event, Outcome, ReqId, World};
+use crate::engine::{Lane, Stream, Ticks, stream};
+use crate::metrics::{Samples, TimeAverage};
+use crate::model::{Handler, Model, ServiceId};
+use std::collections::VecDeque;
+
+/// What one server measured in a run.
+#[derive(Debug, Clone, Default)]
+pub struct ServerStats {
+    pub service: ServiceId,
+    /// Requests that reached the server.
+    pub arrived: u64,
+    /// Requests whose service was completed.
+    pub processed: u64,
+    /// Requests refused because slots and queue were full.
+    pub shed: u64,
+    /// Queued requests dropped because their client gave up (`abandon = true`).
+    pub abandoned: u64,
+    /// Queue wait of every request that started service.
+    pub waits: Samples,
+    /// Time at the server (wait + service) of every processed request.
+    pub response: Samples,
+    /// Busy slots over time.
+    pub busy: TimeAverage,
+    /// Queued requests over time.
+    pub queued: TimeAverage,
+    /// Filled in at the end of the run from `busy` and `queued`.
+    pub mean_busy_slots: f64,
+    pub mean_queue: f64,
+    /// Service time spent on processed requests.
+    pub work_ms: f64,
+    /// The part of `work_ms` spent on requests whose answer came after the client's
+    /// deadline or after the client gave up: work nobody waited for.
+    pub late_work_ms: f64,
+    /// Service demand of the queued requests dropped by `abandon`: work never done.
+    pub saved_ms: f64,
+}
+
+/// One queued request.
+#[derive(Debug, Clone, Copy)]
+struct Waiting {
+    req: ReqId,
+    arrived: Ticks,
+    demand: Ticks,
+}
+
+pub(crate) struct ServerState {
+    slots: u32,
+    queue_places: u32,
+    abandon: bool,
+    sampler: Sampler,
+    rng: Stream,
+    busy: u32,
+    waiting: VecDeque<Waiting>,
+    /// Index into `RunResult::servers`.
+    stats: usize,
+}
+
+/// Every server of a run, indexed by service.
+pub(crate) struct Servers {
+    by_service: Vec<Option<ServerState>>,
+}
+
+impl Servers {
+    pub fn new(model: &Model, replication: u64) -> Servers {
+        let mut n = 0;
+        let by_service = model
+            .services
+            .iter()
+            .map(|s| match &s.handler {
+                Handler::Server(server) => {
+                    let mut rng = stream(model.seed, replication, &format!("server:{}", s.name));
+                    let state = ServerState {
+                        slots: server.slots,
+                        queue_places: server.queue,
+                        abandon: server.abandon,
+                        sampler: Sampler::new(&server.service, &mut rng),
+                        rng,
+                        busy: 0,
+                        waiting: VecDeque::new(),
+                        stats: n,
+                    };
+                    n += 1;
+                    Some(state)
+                }
+                _ => None,
+            })
+            .collect();
+        Servers { by_service }
+    }
+
+    /// Empty stats, one per server, in service order.
+    fn initial_stats(&self) -> Vec<ServerStats> {
+        self.by_service
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_some())
+            .map(|(service, _)| ServerStats {
+                service,
+                ..ServerStats::default()
+            })
+            .collect()
+    }
+}
+
+impl World<'_> {
+    fn server_stats(&mut self, stats: usize) -> &mut ServerStats {
+        if self.result.servers.is_empty() {
+            self.result.servers = self.servers.initial_stats();
+        }
+        &mut self.result.servers[stats]
+    }
+
+    /// A request reaches its server: start it, queue it, or shed it.
+    pub(super) fn server_arrive(&mut self, req: ReqId) {
+        let now = self.now;
+        let service = self.requests[req as usize].service;
+        let Some(s) = self.servers.by_service[service].as_mut() else {
+            self.respond(req, Outcome::Answered);
+            return;
+        };
+        let occupancy = s.busy + s.waiting.len() as u32;
+        let full = occupancy >= s.slots.saturating_add(s.queue_places);
+        let start_now = s.busy < s.slots;
+        let demand = if full {
+            Ticks::ZERO
+        } else {
+            s.sampler.sample(&mut s.rng)
+        };
+        let stats = s.stats;
+        if !full && !start_now {
+            s.waiting.push_back(Waiting {
+                req,
+                arrived: now,
+                demand,
+            });
+        }
+        let st = self.server_stats(stats);
+        st.arrived += 1;
+        if full {
+            st.shed += 1;
+            self.respond(req, Outcome::Shed);
+        } else if start_now {
+            self.server_start(service, req, now, demand);
+        } else {
+            st.queued.add(now, 1);
+        }
+    }
+
+    fn server_start(&mut self, service: ServiceId, req: ReqId, arrived: Ticks, demand: Ticks) {
+        let now = self.now;
+        let Some(s) = self.servers.by_service[service].as_mut() else {
+            return;
+        };
+        s.busy += 1;
+        let stats = s.stats;
+        let st = self.server_stats(stats);
+        st.busy.add(now, 1);
+        st.waits.push(now - arrived);
+        self.workload_waited(req, now - arrived);
+        self.post(
+            now + demand,
+            Lane::Normal,
+            Event::ServerDone {
+                req,
+                arrived,
+                started: now,
+            },
+        );
+    }
+
+    /// A slot finishes `req`: the slot takes the next queued request, then the
+    /// answer goes back (so a new arrival it triggers sees the freed slot taken).
+    pub(super) fn server_done(&mut self, req: ReqId, arrived: Ticks, started: Ticks) {
+        let now = self.now;
+        let service = self.requests[req as usize].service;
+        let Some(s) = self.servers.by_service[service].as_mut() else {
+            return;
+        };
+        s.busy -= 1;
+        let next = s.waiting.pop_front();
+        let stats = s.stats;
+        let r = &self.requests[req as usize];
+        let late = r.closed || r.deadline.is_some_and(|d| now > d);
+        let worked = (now - started).as_ms();
+        let st = self.server_stats(stats);
+        st.busy.add(now, -1);
+        st.processed += 1;
+        st.response.push(now - arrived);
+        st.work_ms += worked;
+        if late {
+            st.late_work_ms += worked;
+        }
+        if let Some(w) = next {
+            self.server_stats(stats).queued.add(now, -1);
+            self.server_start(service, w.req, w.arrived, w.demand);
+        }
+        self.respond(req, Outcome::Answered);
+    }
+
+    /// The client of `req` gave up: with `abandon = true` a queued request leaves
+    /// the queue and its work is saved; a request in service runs to its end.
+    pub(super) fn server_abandon(&mut self, req: ReqId) {
+        let now = self.now;
+        let r = &self.requests[req as usize];
+        if !r.in_handler {
+            return;
+        }
+        let Some(s) = self.servers.by_service[r.service].as_mut() else {
+            return;
+        };
+        if !s.abandon {
+            return;
+        }
+        let Some(pos) = s.waiting.iter().position(|w| w.req == req) else {
+            return;
+        };
+        let w = s.waiting.remove(pos);
+        let stats = s.stats;
+        let saved = w.map_or(0.0, |w| w.demand.as_ms());
+        let st = self.server_stats(stats);
+        st.queued.add(now, -1);
+        st.abandoned += 1;
+        st.saved_ms += saved;
+        self.requests[req as usize].in_handler = false;
+        self.workload_abandoned(req);
+    }
+
+    /// End of run: time averages over the whole run.
+    pub(super) fn server_finish(&mut self, end: Ticks) {
+        if self.result.servers.is_empty() {
+            self.result.servers = self.servers.initial_stats();
+        }
+        for st in &mut self.result.servers {
+            st.mean_busy_slots = st.busy.mean(end);
+            st.mean_queue = st.queued.mean(end);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{RunResult, StepStats, Tag, World};
+    use crate::engine::Ticks;
+    use crate::model::{Access, Model};
+    use crate::scenario::{LoadOptions, load_str};
+    use std::path::Path;
+
+    /// A model with one server `loan` (the given handler keys).
+    fn model(handler: &str) -> Model {
+        let text = format!(
+            "[scenario]\nname = \"t\"\n[services.loan]\nroutes = [\"/loan\"]\n\
+             [services.loan.handler]\ntype = \"server\"\n{handler}\n\
+             [workload]\ntype = \"probe\"\n"
+        );
+        let s = load_str(&text, Path::new("t.toml"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.rows[0].model.clone()
+    }
+
+    /// Sends `n` requests at t = 0, request i tagged as step i, with an optional
+    /// client timeout; runs to the end.
+    fn burst(model: &Model, n: u32, timeout_ms: Option<f64>) -> RunResult {
+        let mut w = World::new(model, 0);
+        w.result.steps = vec![StepStats::default(); n as usize];
+        let timeout = timeout_ms.map(Ticks::from_ms);
+        for i in 0..n {
+            let tag = Tag {
+                step: Some(i),
+                patience: timeout,
+            };
+            w.send_tagged(0, Access::Direct, 0, 0, timeout, tag);
+        }
+        w.run_loop().unwrap_or_else(|e| panic!("{e}"));
+        w.finish_run()
+    }
+
+    /// Each request's queue wait in ms (None: never started).
+    fn waits(r: &RunResult) -> Vec<Option<f64>> {
+        r.steps
+            .iter()
+            .map(|s| {
+                let mut w = s.waits.clone();
+                (w.count() > 0).then(|| w.quantile_ms(1.0))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn queue_position_sets_the_wait_in_rounds() {
+        let m = model("slots = 2\nqueue = 3\nservice = { constant = 40 }");
+        let r = burst(&m, 6, None);
+        // occupancy at admission 0..4 -> floor(k / 2) rounds; the sixth is shed
+        assert_eq!(
+            waits(&r),
+            [Some(0.), Some(0.), Some(40.), Some(40.), Some(80.), None]
+        );
+        let rejected: Vec<u64> = r.steps.iter().map(|s| s.rejected).collect();
+        assert_eq!(rejected, [0, 0, 0, 0, 0, 1]);
+        let s = &r.servers[0];
+        assert_eq!((s.arrived, s.processed, s.shed), (6, 5, 1));
+        assert_eq!(r.shed, 1);
+        assert_eq!(r.sim_time_ms, 120.0);
+        // busy slots: 2 for 80 ms, 1 for 40 ms over 120 ms
+        assert!((s.mean_busy_slots - 200.0 / 120.0).abs() < 1e-9);
+        // queued: 3 for 40 ms, 1 for 40 ms
+        assert!((s.mean_queue - 160.0 / 120.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn full_slots_and_queue_shed_at_once_and_a_zero_queue_only_has_slots() {
+        let m = model("slots = 1\nqueue = 0\nservice = { constant = 10 }");
+        let r = burst(&m, 3, None);
+        assert_eq!((r.servers[0].processed, r.servers[0].shed), (1, 2));
+        assert_eq!((r.answered, r.shed), (1, 2));
+        let m = model("slots = 3\nqueue = 2\nservice = { constant = 10 }");
+        let r = burst(&m, 9, None);
+        assert_eq!((r.servers[0].processed, r.servers[0].shed), (5, 4));
+    }
+
+    #[test]
+    fn the_queue_is_first_in_first_out() {
+        // demands 30, 10, 20 in arrival order: FIFO serves them in that order
+        let m = model("slots = 1\nqueue = 3\nservice = { cycle = [30, 10, 20] }");
+        let r = burst(&m, 3, None);
+        assert_eq!(waits(&r), [Some(0.), Some(30.), Some(40.)]);
+        let mut resp = r.servers[0].response.clone();
+        assert_eq!(resp.quantile_ms(1.0), 60.0);
+        assert_eq!(r.servers[0].work_ms, 60.0);
+    }
+
+    #[test]
+    fn abandon_drops_queued_work_when_the_client_gives_up() {
+        // r0 0-40 in time; r1 40-80 in service when its client gives up at 50;
+        // r2 still queued at 50
+        let on = model("slots = 1\nqueue = 2\nservice = { constant = 40 }\nabandon = true");
+        let r = burst(&on, 3, Some(50.0));
+        let s = &r.servers[0];
+        assert_eq!((s.processed, s.abandoned), (2, 1));
+        assert_eq!((s.work_ms, s.late_work_ms, s.saved_ms), (80.0, 40.0, 40.0));
+        assert_eq!(waits(&r), [Some(0.), Some(40.), None]);
+        assert_eq!(r.steps[2].abandoned, 1);
+        assert_eq!((r.answered, r.timed_out), (1, 2));
+        assert_eq!(r.sim_time_ms, 80.0);
+
+        let off = model("slots = 1\nqueue = 2\nservice = { constant = 40 }");
+        let r = burst(&off, 3, Some(50.0));
+        let s = &r.servers[0];
+        assert_eq!((s.processed, s.abandoned), (3, 0));
+        assert_eq!((s.work_ms, s.late_work_ms, s.saved_ms), (120.0, 80.0, 0.0));
+    }
+
+    #[test]
+    fn a_reply_at_the_client_deadline_is_in_time() {
+        let on = model("slots = 1\nqueue = 2\nservice = { constant = 40 }\nabandon = true");
+        // r1 answers at 80 = its deadline; r2 starts at 80, before its timeout runs
+        let r = burst(&on, 3, Some(80.0));
+        let successful: Vec<u64> = r.steps.iter().map(|s| s.successful).collect();
+        assert_eq!(successful, [1, 1, 0]);
+        assert_eq!(r.servers[0].abandoned, 0);
+        assert_eq!(r.servers[0].late_work_ms, 40.0);
+    }
+}
