@@ -4,3 +4,4 @@ mod cli;
 mod common;
 mod golden_ay10;
 mod golden_io22;
+mod peers;
