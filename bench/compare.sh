@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# resim side by side with its peers (SimPy, Ciw, nexosim, a hand-written Rust loop)
+# on the peer models M1 (ladder server, N = 1,000,000) and M2 (budget chain,
+# N = 200,000). See BENCHMARKS.md for the results and shared/peers/README.md for
+# the peers.
+#
+#   bench/compare.sh                 # every comparison
+#   bench/compare.sh baseline        # only comparisons whose name contains 'baseline'
+#   PAIRS=11 PY_PAIRS=3 bench/compare.sh
+#
+# Each comparison runs resim and one peer alternately, A B A B ..., PAIRS times
+# (default 5) so both see the same machine load; the Python peers (20-50 s a run)
+# use PY_PAIRS pairs instead (default: PAIRS; set it lower to save time, the table
+# says how many pairs each row had). Every run is timed under /usr/bin/time -v
+# (peak RSS) with the wall time taken from bash's $EPOCHREALTIME around it
+# (microseconds; /usr/bin/time itself rounds to 10 ms). resim runs exactly one model
+# row per run (the compare grid pinned with --set) and does everything a user run
+# does: parse, validate, simulate, analyse, print the report, write the CSV files.
+#
+# Printed: per row the median wall time, model events per second (the peers'
+# common definition: M1 arrivals + service completions; M2 arrivals + call outcomes
+# + completions of abandoned work; resim's own count adds the gateway hop of M2,
+# one event per request, which the peers add arithmetically, so it is subtracted),
+# median peak RSS, and the median over pairs of (peer wall / resim wall).
+# Then the statistics each engine printed in its first run, and the memory check
+# (M1 at N = 1e7 under 64 MiB). Raw outputs: bench/results/raw/.
+#
+# Environment: PEERS_SRC (the peers' folder, default ../shared/peers), PEERS (a
+# writable copy, default /tmp/peers), M2_ROWS (default "normal:false normal:true
+# slow:false slow:true"), MEMORY=0 skips the 1e7 run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PAIRS=${PAIRS:-5}
+PY_PAIRS=${PY_PAIRS:-$PAIRS}
+PEERS_SRC=${PEERS_SRC:-$ROOT/../shared/peers}
+PEERS=${PEERS:-/tmp/peers}
+M2_ROWS=${M2_ROWS:-normal:false normal:true slow:false slow:true}
+MEMORY=${MEMORY:-1}
+FILTER=${1:-}
+RESULTS=$ROOT/bench/results
+RAW=$RESULTS/raw
+
+# --- tools -------------------------------------------------------------------
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+apt_install() {
+  echo "installing $* (apt-get)" >&2
+  $SUDO apt-get install -y -q "$@" >&2 || { $SUDO apt-get update -q >&2 && $SUDO apt-get install -y -q "$@" >&2; }
+}
+[ -x /usr/bin/time ] || apt_install time
+command -v python3 >/dev/null || apt_install python3 python3-venv
+python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
+
+# --- builds ------------------------------------------------------------------
+if [ ! -d "$PEERS" ]; then
+  [ -d "$PEERS_SRC" ] || { echo "no peers folder at $PEERS_SRC (set PEERS_SRC)" >&2; exit 2; }
+  cp -r "$PEERS_SRC" "$PEERS"
+fi
+echo "== building the peers ($PEERS/setup.sh)" >&2
+(cd "$PEERS" && ./setup.sh >&2)
+echo "== building resim (release)" >&2
+cargo build --release --locked -q
+RESIM=$ROOT/target/release/resim
+PY=$PEERS/.venv/bin/python
+RB=$PEERS/rust-baseline/target/release/rust-baseline
+NX=$PEERS/nexosim-m1/target/release/nexosim-m1
+
+rm -rf "$RAW"; mkdir -p "$RAW"
+RUNS=$RESULTS/runs.tsv
+printf 'comparison\tengine\tpair\twall_s\trss_kib\tmodel_events\n' > "$RUNS"
+
+# --- one timed run -----------------------------------------------------------
+# run_timed NAME CMD...: runs CMD with stdout to $RAW/NAME.out; sets WALL, RSS.
+run_timed() {
+  local name=$1; shift
+  local t0=$EPOCHREALTIME
+  /usr/bin/time -v -o "$RAW/$name.time" "$@" > "$RAW/$name.out" 2> "$RAW/$name.err"
+  local t1=$EPOCHREALTIME
+  WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+  RSS=$(awk -F': ' '/Maximum resident/ { print $2 }' "$RAW/$name.time")
+}
+
+# A value from a peer's key=value output.
+peer_value() { tr ' ' '\n' < "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
+
+# A column of the single data row of a CSV file.
+csv_value() {
+  awk -F, -v k="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == k) c = i } NR == 2 { print $c }' "$1"
+}
+
+# compare NAME PAIRS MODEL RESIM_ARGS PEER_ENGINE PEER_CMD
+# RESIM_ARGS is one string (word-split); M2 rows subtract the gateway hop.
+compare() {
+  local name=$1 pairs=$2 model=$3 resim_args=$4 peer=$5 peer_cmd=$6
+  [[ -n "$FILTER" && "$name" != *"$FILTER"* ]] && return 0
+  echo "== $name: $pairs pairs (resim, $peer alternately)" >&2
+  local i events
+  for i in $(seq 1 "$pairs"); do
+    local out=$RAW/$name.resim.$i.d
+    # shellcheck disable=SC2086
+    run_timed "$name.resim.$i" "$RESIM" run $resim_args --out "$out"
+    events=$(csv_value "$out/run.csv" events)
+    if [ "$model" = M2 ]; then
+      events=$((events - $(csv_value "$out/run.csv" requests)))
+    fi
+    printf '%s\tresim\t%s\t%s\t%s\t%s\n' "$name" "$i" "$WALL" "$RSS" "$events" >> "$RUNS"
+    local r_wall=$WALL
+    # shellcheck disable=SC2086
+    run_timed "$name.$peer.$i" $peer_cmd
+    events=$(peer_value "$RAW/$name.$peer.$i.out" model_events)
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$peer" "$i" "$WALL" "$RSS" "$events" >> "$RUNS"
+    printf '   pair %s: resim %.3f s, %s %.3f s\n' "$i" "$r_wall" "$peer" "$WALL" >&2
+  done
+}
+
+M1_FILE=scenarios/bench/m1-ladder-server.toml
+M2_FILE=scenarios/bench/m2-budget-chain.toml
+M1_RESIM="$M1_FILE"
+M1_ARGS="--n 1000000 --lam 0.09 --seed 1"
+
+compare m1-baseline "$PAIRS" M1 "$M1_RESIM" rust-baseline "$RB m1 $M1_ARGS"
+compare m1-nexosim "$PAIRS" M1 "$M1_RESIM" nexosim "$NX $M1_ARGS --threads 1"
+compare m1-simpy "$PY_PAIRS" M1 "$M1_RESIM" simpy "$PY $PEERS/py/simpy_m1_ladder.py $M1_ARGS"
+compare m1-ciw "$PY_PAIRS" M1 "$M1_RESIM" ciw "$PY $PEERS/py/ciw_m1_ladder.py $M1_ARGS"
+for row in $M2_ROWS; do
+  variant=${row%:*}; cancel=${row#*:}
+  label=$variant; [ "$variant" = normal ] && label=baseline   # the scenario's name for it
+  # --set values are TOML; the quotes inside are for TOML, not for the shell
+  m2_resim="$M2_FILE --set compare.variant=[\"$label\"] --set compare.\"services.tracking.handler.cancellation\"=[$cancel]"
+  m2_args="--n 200000 --lam 0.4167 --variant $variant --cancel $cancel --seed 1"
+  compare "m2-$variant-cancel_$cancel-baseline" "$PAIRS" M2 "$m2_resim" rust-baseline "$RB m2 $m2_args"
+  compare "m2-$variant-cancel_$cancel-simpy" "$PY_PAIRS" M2 "$m2_resim" simpy "$PY $PEERS/py/simpy_m2_budget.py $m2_args"
+done
+
+# --- summary -----------------------------------------------------------------
+TABLE=$RESULTS/table.md
+awk -F'\t' -v pairs_note="PAIRS=$PAIRS PY_PAIRS=$PY_PAIRS" '
+function median(list,   n, a, i, j, t) {
+  n = split(list, a, " ")
+  for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+  return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function rate(x) { return x >= 1e6 ? sprintf("%.2f M", x / 1e6) : sprintf("%.1f k", x / 1e3) }
+NR == 1 { next }
+{
+  key = $1 SUBSEP $2
+  if (!(key in wall)) { order[++n] = key; comp[key] = $1; eng[key] = $2 }
+  wall[key] = wall[key] " " $4; rss[key] = rss[key] " " $5; ev[key] = $6; cnt[key]++
+  if ($2 == "resim") rw[$1 SUBSEP $3] = $4; else pw[$1 SUBSEP $3] = $4
+}
+END {
+  for (k in pw) { split(k, p, SUBSEP); ratios[p[1]] = ratios[p[1]] " " pw[k] / rw[k] }
+  print "| comparison | engine | pairs | median wall s | model events | model events/s (wall) | peak RSS MiB | peer wall / resim wall (median of pairs) |"
+  print "|---|---|---:|---:|---:|---:|---:|---:|"
+  for (i = 1; i <= n; i++) {
+    k = order[i]; w = median(wall[k])
+    r = eng[k] == "resim" ? "" : sprintf("%.1fx", median(ratios[comp[k]]))
+    printf "| %s | %s | %d | %.3f | %d | %s | %.1f | %s |\n", comp[k], eng[k], cnt[k], w, ev[k], rate(ev[k] / w), median(rss[k]) / 1024, r
+  }
+  print ""
+  print "(" pairs_note "; ratio > 1: resim is faster)"
+}' "$RUNS" > "$TABLE"
+echo
+cat "$TABLE"
+
+# --- statistics of the first pair ----------------------------------------------
+# resim's CSV columns printed as the peers' keys, so the lines can be compared.
+resim_stats() {
+  local dir=$1 c k
+  if [ -f "$dir/services.csv" ]; then
+    local arrived shed
+    arrived=$(csv_value "$dir/services.csv" arrived); shed=$(csv_value "$dir/services.csv" shed)
+    echo "admitted=$((arrived - shed)) rejected=$shed mean_wait_ms=$(csv_value "$dir/services.csv" mean_wait_ms) p95_wait_ms=$(csv_value "$dir/services.csv" p95_wait_ms) sim_end_ms=$(csv_value "$dir/run.csv" sim_time_ms)"
+  else
+    for c in answered:answered dropped:dropped median_ms:median_e2e_ms worst_ms:worst_e2e_ms mean_ms:mean_e2e_ms wasted_ms:wasted_ms; do
+      k=${c#*:}; printf '%s=%s ' "$k" "$(csv_value "$dir/outcomes.csv" "${c%:*}")"
+    done
+    echo
+  fi
+}
+echo
+echo "Statistics (first run of each comparison; seed 1, both RNG families: compare within the"
+echo "peers' 30-seed bands, as tests/it/peers.rs does):"
+for f in "$RAW"/*.1.out; do
+  name=$(basename "$f" .1.out)
+  case "$name" in
+    *.resim) echo "  $name: $(resim_stats "${f%.out}.d")" ;;
+    *) echo "  $name: $(sed -n 2p "$f")" ;;
+  esac
+done
+
+# --- memory: M1 at 1e7 -------------------------------------------------------
+if [ "$MEMORY" = 1 ] && [[ -z "$FILTER" || "memory" == *"$FILTER"* ]]; then
+  echo
+  echo "== memory: M1 at N = 10,000,000" >&2
+  run_timed memory-m1-1e7 "$RESIM" run "$M1_FILE" --set workload.requests=10000000 --out "$RAW/memory-m1-1e7.d"
+  mib=$(awk -v k="$RSS" 'BEGIN { printf "%.1f", k / 1024 }')
+  verdict=$(awk -v k="$RSS" 'BEGIN { print (k < 64 * 1024 ? "under" : "OVER") }')
+  echo "resim M1 N=1e7: wall $(printf %.2f "$WALL") s, peak RSS $mib MiB ($verdict the 64 MiB target)"
+  echo "  services.csv: $(sed -n 2p "$RAW/memory-m1-1e7.d/services.csv")"
+fi
