@@ -10,6 +10,11 @@
 //! * [`EventQueue`] (the one the simulator uses): a binary heap of small entries with
 //!   lazy cancellation. A cancelled event's payload is dropped at once and its heap
 //!   entry is skipped when it comes up. Measured faster (see BENCHMARKS.md).
+//!   Events scheduled a fixed delay after "now" (a constant service time, a
+//!   timeout, the gateway's share) arrive in time order on their own, so a delay
+//!   registered with [`EventQueue::add_fifo`] gets a FIFO lane that bypasses the
+//!   heap: O(1) to schedule and to pop. The order of delivery is the same as with the
+//!   heap alone.
 //! * [`RemovalQueue`]: the `priority-queue` crate, which removes a cancelled entry
 //!   from the heap at once, at the cost of a hash index on every operation.
 //!
@@ -19,7 +24,7 @@
 use super::Ticks;
 use priority_queue::PriorityQueue;
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Which part of a tick an event runs in.
@@ -110,6 +115,14 @@ struct Entry {
     slot: u32,
 }
 
+impl Entry {
+    /// The delivery order as one integer: time, then lane and sequence.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.at) << 64) | u128::from(self.order)
+    }
+}
+
 impl Ord for Entry {
     fn cmp(&self, other: &Self) -> Ordering {
         // BinaryHeap is a max-heap: the earliest (time, order) must compare greatest.
@@ -123,9 +136,18 @@ impl PartialOrd for Entry {
     }
 }
 
-/// The simulator's event queue: a binary heap with lazy cancellation.
+/// At most this many FIFO lanes: each one adds a comparison to every pop.
+pub const MAX_FIFOS: usize = 8;
+
+/// The simulator's event queue: a binary heap with lazy cancellation, plus FIFO
+/// lanes for registered delays.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry>,
+    /// `fifo_delays[i]` is the delay (ticks after `now`) of the events in `fifos[i]`.
+    fifo_delays: Vec<u64>,
+    fifos: Vec<VecDeque<Entry>>,
+    /// The time of the last event delivered.
+    now: u64,
     slab: Slab<E>,
     next_seq: u64,
     live: usize,
@@ -142,11 +164,33 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
+            fifo_delays: Vec::new(),
+            fifos: Vec::new(),
+            now: 0,
             slab: Slab::new(),
             next_seq: 0,
             live: 0,
             popped: 0,
         }
+    }
+
+    /// Gives events scheduled `delay` after the current time a FIFO lane of their
+    /// own instead of the heap. Returns false (and changes nothing) when
+    /// [`MAX_FIFOS`] lanes exist already; registering a delay twice is harmless.
+    ///
+    /// Any delay is correct: an event that would break its lane's time order (a
+    /// different lane bit at the same tick, or a clock that did not advance through
+    /// this queue) goes to the heap instead. Only the speed depends on the choice.
+    pub fn add_fifo(&mut self, delay: Ticks) -> bool {
+        if self.fifo_delays.contains(&delay.0) {
+            return true;
+        }
+        if self.fifo_delays.len() >= MAX_FIFOS {
+            return false;
+        }
+        self.fifo_delays.push(delay.0);
+        self.fifos.push(VecDeque::new());
+        true
     }
 
     /// Schedules `event` at absolute time `at` in `lane`.
@@ -155,7 +199,7 @@ impl<E> EventQueue<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         let slot = self.slab.insert(seq, event);
-        self.heap.push(Entry {
+        self.push(Entry {
             at: at.0,
             order: order(lane, seq),
             slot,
@@ -164,10 +208,27 @@ impl<E> EventQueue<E> {
         EventKey { slot, seq }
     }
 
+    /// Into the FIFO lane of the entry's delay if it keeps that lane in order,
+    /// else into the heap.
+    #[inline]
+    fn push(&mut self, entry: Entry) {
+        if entry.at >= self.now {
+            let delay = entry.at - self.now;
+            if let Some(i) = self.fifo_delays.iter().position(|&d| d == delay) {
+                let fifo = &mut self.fifos[i];
+                if fifo.back().is_none_or(|b| b.key() <= entry.key()) {
+                    fifo.push_back(entry);
+                    return;
+                }
+            }
+        }
+        self.heap.push(entry);
+    }
+
     /// Takes a pending event back. Returns false if it already ran or was cancelled.
     #[inline]
     pub fn cancel(&mut self, key: EventKey) -> bool {
-        // The heap entry stays until it comes up; its slot is released then.
+        // The entry stays until it comes up; its slot is released then.
         let cancelled = self.slab.take(key).is_some();
         if cancelled {
             self.live -= 1;
@@ -175,15 +236,39 @@ impl<E> EventQueue<E> {
         cancelled
     }
 
+    /// Removes the earliest entry, live or cancelled: the smallest of the heap's
+    /// top and the FIFO fronts.
+    #[inline]
+    fn pop_entry(&mut self) -> Option<Entry> {
+        // usize::MAX: the heap; otherwise a FIFO index.
+        let mut from = usize::MAX;
+        let mut best = self.heap.peek().map(Entry::key);
+        for (i, fifo) in self.fifos.iter().enumerate() {
+            if let Some(front) = fifo.front() {
+                let k = front.key();
+                if best.is_none_or(|b| k < b) {
+                    best = Some(k);
+                    from = i;
+                }
+            }
+        }
+        if from == usize::MAX {
+            self.heap.pop()
+        } else {
+            self.fifos[from].pop_front()
+        }
+    }
+
     /// Takes the earliest event with its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ticks, E)> {
-        while let Some(entry) = self.heap.pop() {
+        while let Some(entry) = self.pop_entry() {
             let event = self.slab.slots[entry.slot as usize].1.take();
             self.slab.release(entry.slot);
             if let Some(event) = event {
                 self.live -= 1;
                 self.popped += 1;
+                self.now = entry.at;
                 return Some((Ticks(entry.at), event));
             }
         }
@@ -358,19 +443,56 @@ mod tests {
         cancel_removes_a_pending_event_and_ignores_stale_keys
     );
 
-    /// Both queues deliver the same sequence under a random mix of operations.
+    /// FIFO lanes deliver in the heap's order: time, then lane, then FIFO, also
+    /// when a lane's delay would put a deadline before a normal event of its tick.
+    #[test]
+    fn fifo_lanes_keep_the_heap_order() {
+        let mut q = EventQueue::new();
+        assert!(q.add_fifo(Ticks(10)));
+        assert!(q.add_fifo(Ticks(10)), "registering twice is harmless");
+        let _ = q.schedule(Ticks(10), Lane::Deadline, "deadline at 10");
+        let _ = q.schedule(Ticks(10), Lane::Normal, "normal at 10"); // not after the deadline: heap
+        let _ = q.schedule(Ticks(4), Lane::Normal, "heap at 4");
+        let _ = q.schedule(Ticks(10), Lane::Normal, "second normal at 10");
+        let got: Vec<&str> = drain(&mut q).into_iter().map(|(_, e)| e).collect();
+        assert_eq!(
+            got,
+            [
+                "heap at 4",
+                "normal at 10",
+                "second normal at 10",
+                "deadline at 10"
+            ]
+        );
+        for d in 1..MAX_FIFOS as u64 {
+            assert!(q.add_fifo(Ticks(d)));
+        }
+        assert!(!q.add_fifo(Ticks(99)), "no more than MAX_FIFOS lanes");
+    }
+
+    /// Both queues deliver the same sequence under a random mix of operations; the
+    /// lazy queue has FIFO lanes for some of the delays drawn.
     #[test]
     fn lazy_and_removal_queues_agree() {
         use rand::RngExt;
         let mut rng = crate::engine::stream(9, 0, "queue-test");
         let mut lazy = EventQueue::new();
+        for d in [0, 7, 25, 49] {
+            assert!(lazy.add_fifo(Ticks(d)));
+        }
         let mut removal = RemovalQueue::default();
         let mut keys = Vec::new();
         let mut now = 0u64;
+        let mut in_fifos = 0;
         for i in 0..20_000u32 {
             match rng.random_range(0..10) {
                 0..=4 => {
-                    let at = Ticks(now + rng.random_range(0..50));
+                    let delay = if rng.random_bool(0.5) {
+                        [0, 7, 25, 49][rng.random_range(0..4)]
+                    } else {
+                        rng.random_range(0..50)
+                    };
+                    let at = Ticks(now + delay);
                     let lane = if rng.random_bool(0.3) {
                         Lane::Deadline
                     } else {
@@ -393,7 +515,9 @@ mod tests {
                 }
             }
             assert_eq!(lazy.len(), removal.len());
+            in_fifos = in_fifos.max(lazy.fifos.iter().map(VecDeque::len).sum());
         }
+        assert!(in_fifos > 10, "the FIFO lanes were used ({in_fifos})");
         assert_eq!(drain(&mut lazy), drain(&mut removal));
     }
 }

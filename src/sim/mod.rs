@@ -12,6 +12,7 @@ mod gateway;
 pub mod latency;
 mod plan;
 mod server;
+mod timers;
 mod workload;
 
 use crate::engine::{EventKey, EventQueue, Lane, Stream, Ticks, stream};
@@ -192,6 +193,7 @@ impl<'m> World<'m> {
             },
         };
         world.workload = WorkloadState::new(&model.workload, &mut world.symbols);
+        timers::register(&mut world.queue, model);
         world
     }
 

@@ -1,0 +1,80 @@
+//! Which delays get a FIFO lane in the event queue: the constant ones the model
+//! names (a constant service time or latency, the gateway's share, a plan call's
+//! share, which is its timeout unless the branch's budget runs short, a client
+//! timeout). Events scheduled that far ahead arrive in time order, so their lane
+//! skips the heap; see `engine::EventQueue::add_fifo`. Only speed depends on this
+//! list: the order of events is the same with any choice.
+
+use crate::engine::{EventQueue, Ticks};
+use crate::model::{Handler, Latency, Model, Workload};
+
+/// The model's constant delays, most frequent kinds first, without repeats.
+pub(super) fn constant_delays(model: &Model) -> Vec<Ticks> {
+    let mut delays = Vec::new();
+    let mut add = |t: Ticks| {
+        if t > Ticks::ZERO && !delays.contains(&t) {
+            delays.push(t);
+        }
+    };
+    for s in &model.services {
+        match &s.handler {
+            Handler::Server(server) => {
+                if let Latency::Constant(t) = server.service {
+                    add(t);
+                }
+            }
+            Handler::Plan(plan) => {
+                for call in plan.branches.iter().flat_map(|b| &b.calls) {
+                    add(call.share);
+                }
+            }
+            Handler::Respond => {}
+        }
+    }
+    for d in &model.dependencies {
+        if let Latency::Constant(t) = d.latency {
+            add(t);
+        }
+    }
+    if let Some(g) = &model.gateway {
+        add(g.share);
+    }
+    match &model.workload {
+        Workload::Open {
+            timeout: Some(t), ..
+        } => add(*t),
+        Workload::Ladder(l) => add(l.timeout),
+        _ => {}
+    }
+    delays
+}
+
+/// Gives each constant delay of `model` a FIFO lane (as many as the queue takes).
+pub(super) fn register<E>(queue: &mut EventQueue<E>, model: &Model) {
+    for d in constant_delays(model) {
+        if !queue.add_fifo(d) {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{LoadOptions, load_str};
+    use std::path::Path;
+
+    #[test]
+    fn the_budget_chain_has_lanes_for_its_shares_and_the_gateway() {
+        let text = std::fs::read_to_string("scenarios/bench/m2-budget-chain.toml")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let s = load_str(&text, Path::new("m2.toml"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let got: Vec<f64> = constant_delays(&s.rows[0].model)
+            .iter()
+            .map(|t| t.as_ms())
+            .collect();
+        // delivery 180, tariff and measure 90 (equal split), gateway 20
+        assert_eq!(got, [180.0, 90.0, 20.0]);
+    }
+}
