@@ -37,26 +37,31 @@ impl DependencyState {
 }
 
 impl World<'_> {
-    /// A call asks dependency `dep` for work.
-    pub(super) fn dependency_request(&mut self, dep: usize, call: CallId) {
+    /// A call asks dependency `dep` for work. Returns when the work will be done if
+    /// it started at once (None: it waits for a slot).
+    pub(super) fn dependency_request(&mut self, dep: usize, call: CallId) -> Option<Ticks> {
         if self.dependencies[dep].has_free_slot() {
-            self.dependency_begin(dep, call);
+            Some(self.dependency_begin(dep, call))
         } else {
             self.dependencies[dep].waiting.push_back(call);
+            None
         }
     }
 
-    fn dependency_begin(&mut self, dep: usize, call: CallId) {
+    /// Starts the work of a call; returns when it will be done.
+    fn dependency_begin(&mut self, dep: usize, call: CallId) -> Ticks {
         let now = self.now;
         let d = &mut self.dependencies[dep];
         d.busy += 1;
         d.busy_average.add(now, 1);
         let latency = d.sampler.sample(&mut d.rng);
         self.result.dependencies[dep].work_started += 1;
-        let key = self.schedule(now + latency, Lane::Normal, Event::DependencyDone(call));
+        let done = now + latency;
+        let key = self.schedule(done, Lane::Normal, Event::DependencyDone(call));
         let c = &mut self.calls[call as usize];
         c.work_start = Some(now);
         c.done_key = Some(key);
+        done
     }
 
     /// The dependency stops working on a call (finished or cancelled) and takes the

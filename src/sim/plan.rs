@@ -91,10 +91,16 @@ impl<'m> World<'m> {
                 caller_waiting: true,
                 ..CallRun::default()
             });
-            let key = self.schedule(now + timeout, Lane::Deadline, Event::CallTimeout(id));
-            self.calls[id as usize].timeout_key = Some(key);
             self.requests[req as usize].branches[b].call = Some(id);
-            self.dependency_request(call.dependency, id);
+            let deadline = now + timeout;
+            // A timer that cannot fire is not scheduled: a completion at or before
+            // the deadline runs first (deadlines run last in their tick) and would
+            // cancel it. Skipping it changes no event's order, only the cost.
+            let done = self.dependency_request(call.dependency, id);
+            if done.is_none_or(|t| t > deadline) {
+                let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
+                self.calls[id as usize].timeout_key = Some(key);
+            }
             return;
         }
     }
