@@ -3,6 +3,7 @@
 //! the extra drops of tight splits, and the error-budget sensitivity.
 
 use super::Results;
+use crate::metrics::approximate_note;
 use crate::model::{Handler, Model, Plan};
 use crate::report::{Cell, Table};
 
@@ -110,6 +111,9 @@ fn outcomes(results: &mut Results) -> Table {
         "held_slots = peak_read_rps x mean_ms / 1000 (Little's law); abandoned_slots = peak_read_rps x wasted_ms per request / 1000"
             .into(),
     );
+    if let Some(note) = approximate_note(results.runs.iter().map(|r| &r.response)) {
+        t.notes.push(note);
+    }
     t
 }
 

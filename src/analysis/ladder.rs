@@ -281,6 +281,13 @@ fn ladder_table(results: &Results, reads: &[Option<Read>]) -> Table {
          timeout_ms (a reply at the deadline is in time); timed_out = accepted - successful"
             .into(),
     );
+    let waits = results
+        .runs
+        .iter()
+        .flat_map(|r| r.steps.iter().map(|s| &s.waits));
+    if let Some(note) = crate::metrics::approximate_note(waits) {
+        t.notes.push(note);
+    }
     t
 }
 

@@ -5,6 +5,7 @@
 //! `abandon = true` never did.
 
 use super::Results;
+use crate::metrics::approximate_note;
 use crate::model::Handler;
 use crate::report::{Cell, Table};
 
@@ -77,6 +78,10 @@ fn services(results: &mut Results) -> Table {
          busy slots and queue length are time averages over the whole run"
             .into(),
     );
+    let samples = results.runs.iter().flat_map(|r| &r.servers);
+    if let Some(note) = approximate_note(samples.flat_map(|st| [&st.waits, &st.response])) {
+        t.notes.push(note);
+    }
     t
 }
 
