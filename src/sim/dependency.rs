@@ -38,18 +38,26 @@ impl DependencyState {
 
 impl World<'_> {
     /// A call asks dependency `dep` for work. Returns when the work will be done if
-    /// it started at once (None: it waits for a slot).
-    pub(super) fn dependency_request(&mut self, dep: usize, call: CallId) -> Option<Ticks> {
+    /// it started at once (None: it waits for a slot). `cancelled_at`: the caller
+    /// will cancel the work then if it is not done (see `dependency_begin`).
+    pub(super) fn dependency_request(
+        &mut self,
+        dep: usize,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Option<Ticks> {
         if self.dependencies[dep].has_free_slot() {
-            Some(self.dependency_begin(dep, call))
+            Some(self.dependency_begin(dep, call, cancelled_at))
         } else {
             self.dependencies[dep].waiting.push_back(call);
             None
         }
     }
 
-    /// Starts the work of a call; returns when it will be done.
-    fn dependency_begin(&mut self, dep: usize, call: CallId) -> Ticks {
+    /// Starts the work of a call; returns when it will be done. A completion that
+    /// comes after `cancelled_at` would be cancelled before it runs, so it is not
+    /// scheduled (the cancel ends the work).
+    fn dependency_begin(&mut self, dep: usize, call: CallId, cancelled_at: Option<Ticks>) -> Ticks {
         let now = self.now;
         let d = &mut self.dependencies[dep];
         d.busy += 1;
@@ -57,10 +65,14 @@ impl World<'_> {
         let latency = d.sampler.sample(&mut d.rng);
         self.result.dependencies[dep].work_started += 1;
         let done = now + latency;
-        let key = self.schedule(done, Lane::Normal, Event::DependencyDone(call));
+        let key = if cancelled_at.is_some_and(|c| done > c) {
+            None
+        } else {
+            Some(self.schedule(done, Lane::Normal, Event::DependencyDone(call)))
+        };
         let c = &mut self.calls[call as usize];
         c.work_start = Some(now);
-        c.done_key = Some(key);
+        c.done_key = key;
         done
     }
 
@@ -77,7 +89,7 @@ impl World<'_> {
         let worked = now - start;
         self.result.dependencies[dep].work_ms += worked.as_ms();
         if let Some(next) = self.dependencies[dep].waiting.pop_front() {
-            self.dependency_begin(dep, next);
+            self.dependency_begin(dep, next, None);
         }
         worked
     }
@@ -86,12 +98,13 @@ impl World<'_> {
     /// work stops now.
     pub(super) fn dependency_cancel(&mut self, dep: usize, call: CallId) {
         let c = &self.calls[call as usize];
-        match c.done_key {
-            Some(key) => {
+        if c.work_start.is_some() {
+            if let Some(key) = c.done_key {
                 self.queue.cancel(key);
-                self.dependency_end(dep, call);
             }
-            None => self.dependencies[dep].waiting.retain(|&w| w != call),
+            self.dependency_end(dep, call);
+        } else {
+            self.dependencies[dep].waiting.retain(|&w| w != call);
         }
     }
 }

@@ -96,7 +96,8 @@ impl<'m> World<'m> {
             // A timer that cannot fire is not scheduled: a completion at or before
             // the deadline runs first (deadlines run last in their tick) and would
             // cancel it. Skipping it changes no event's order, only the cost.
-            let done = self.dependency_request(call.dependency, id);
+            let cancelled_at = plan.cancellation.then_some(deadline);
+            let done = self.dependency_request(call.dependency, id, cancelled_at);
             if done.is_none_or(|t| t > deadline) {
                 let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
                 self.calls[id as usize].timeout_key = Some(key);
