@@ -155,7 +155,7 @@ END {
   print "|---|---|---:|---:|---:|---:|---:|---:|"
   for (i = 1; i <= n; i++) {
     k = order[i]; w = median(wall[k])
-    r = eng[k] == "resim" ? "" : sprintf("%.1fx", median(ratios[comp[k]]))
+    r = eng[k] == "resim" ? "" : sprintf("%.2fx", median(ratios[comp[k]]))
     printf "| %s | %s | %d | %.3f | %d | %s | %.1f | %s |\n", comp[k], eng[k], cnt[k], w, ev[k], rate(ev[k] / w), median(rss[k]) / 1024, r
   }
   print ""

@@ -53,8 +53,17 @@ impl Sampler {
         }
     }
 
-    /// The next latency.
+    /// The next latency. A constant is answered inline (the common service time);
+    /// the other models draw in `draw`.
+    #[inline]
     pub fn sample(&mut self, rng: &mut Stream) -> Ticks {
+        match self {
+            Sampler::Constant(t) => *t,
+            _ => self.draw(rng),
+        }
+    }
+
+    fn draw(&mut self, rng: &mut Stream) -> Ticks {
         match self {
             Sampler::Constant(t) => *t,
             Sampler::Cycle { values, pos } => {
