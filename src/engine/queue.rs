@@ -112,7 +112,10 @@ impl<E> Slab<E> {
 struct Entry {
     at: u64,
     order: u64,
-    slot: u32,
+    /// A u32 slot number, stored as u64: with a u32 and 4 bytes of padding, the
+    /// heap writes 4 bytes and reads the word back as 8, which stalls store
+    /// forwarding on every sift (measured: a quarter of M1's scheduling time).
+    slot: u64,
 }
 
 impl Entry {
@@ -202,7 +205,7 @@ impl<E> EventQueue<E> {
         self.push(Entry {
             at: at.0,
             order: order(lane, seq),
-            slot,
+            slot: u64::from(slot),
         });
         self.live += 1;
         EventKey { slot, seq }
@@ -266,7 +269,7 @@ impl<E> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(Ticks, E)> {
         while let Some(entry) = self.pop_entry() {
             let event = self.slab.slots[entry.slot as usize].1.take();
-            self.slab.release(entry.slot);
+            self.slab.release(entry.slot as u32);
             if let Some(event) = event {
                 self.live -= 1;
                 self.popped += 1;
