@@ -34,12 +34,37 @@ fn queue(c: &mut Criterion) {
                 let _ = q.schedule(Ticks(t), Lane::Normal, e);
             })
         });
-        // Schedule a timeout then cancel it (a call that answered in time).
-        g.bench_with_input(BenchmarkId::new("schedule_cancel", n), &n, |b, &n| {
+        // The hold step plus a timeout scheduled and cancelled (a call answered in
+        // time): the cancelled entry stays until it comes up (lazy cancellation),
+        // so the steady state also pops the dead entries.
+        g.bench_with_input(BenchmarkId::new("hold_schedule_cancel", n), &n, |b, &n| {
             let mut q = filled(n);
             b.iter(|| {
-                let k = q.schedule(Ticks(n * 5), Lane::Deadline, 0);
+                let (at, e) = q.pop().expect("non-empty");
+                let k = q.schedule(Ticks(at.0 + n * 5), Lane::Deadline, u64::MAX);
+                let _ = q.schedule(Ticks(at.0 + 1 + (e % 97)), Lane::Normal, e);
                 black_box(q.cancel(k))
+            })
+        });
+    }
+    // A constant delay (a service time, a timeout): through the heap, and through
+    // a FIFO lane registered for it (EventQueue::add_fifo).
+    for (name, lane) in [
+        ("constant_delay_heap", false),
+        ("constant_delay_fifo", true),
+    ] {
+        g.bench_function(name, |b| {
+            let mut q = EventQueue::new();
+            if lane {
+                let _ = q.add_fifo(Ticks(1_000));
+            }
+            // one pending event per tick of the delay: the steady state
+            for i in 0..1_000u64 {
+                let _ = q.schedule(Ticks(i), Lane::Normal, i);
+            }
+            b.iter(|| {
+                let (at, e) = q.pop().expect("non-empty");
+                let _ = q.schedule(Ticks(at.0 + 1_000), Lane::Normal, e);
             })
         });
     }
