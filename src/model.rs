@@ -57,7 +57,9 @@ pub struct GatewayRule {
 #[derive(Debug, Clone)]
 pub struct Route {
     pub path: String,
-    pub service: ServiceId,
+    /// The service that owns the route; `None` for a route a workload names on
+    /// purpose that no service owns (answered 404, counted by no limiter).
+    pub service: Option<ServiceId>,
 }
 
 #[derive(Debug, Clone)]
@@ -217,12 +219,25 @@ impl Algorithm {
         "token-bucket",
         "gcra",
     ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LimiterMode {
     Reject,
     Throttle,
+}
+
+impl LimiterMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            LimiterMode::Reject => "reject",
+            LimiterMode::Throttle => "throttle",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,6 +273,21 @@ pub struct Limiter {
     pub mode: LimiterMode,
     pub max_delay: Ticks,
     pub refill: Refill,
+}
+
+impl Limiter {
+    /// The key as written in tables: fields joined by `+`, `constant` for `[]`.
+    pub fn key_label(&self) -> String {
+        if self.key.is_empty() {
+            "constant".into()
+        } else {
+            self.key
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join("+")
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,9 +341,13 @@ pub enum Workload {
         groups: Vec<ScriptGroup>,
         access: Access,
     },
-    /// One request for every (route, access) pair.
+    /// One request for every (route, access) pair, routes in declaration order.
     Probe {
         access: Vec<Access>,
+        client: String,
+        member: String,
+        /// Routes probed: ids 0..routes (every route of the model, owned first).
+        routes: usize,
     },
 }
 
@@ -341,6 +375,8 @@ pub struct ScriptGroup {
     pub count: u64,
     pub routes: Vec<RouteId>,
     pub gap: Ticks,
+    /// Not before this time (the group's first request).
+    pub at: Option<Ticks>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -219,9 +219,15 @@ pub enum RawWorkload {
         access: Option<String>,
         client: Option<String>,
         member: Option<String>,
+        /// Routes no service owns that the groups may name (answered 404).
+        unowned_routes: Option<Vec<String>>,
     },
     Probe {
         access: Option<Vec<String>>,
+        client: Option<String>,
+        member: Option<String>,
+        /// Routes no service owns, probed after the owned ones (answered 404).
+        unowned_routes: Option<Vec<String>>,
     },
 }
 
@@ -231,9 +237,14 @@ pub struct RawGroup {
     pub client: Option<String>,
     pub member: Option<String>,
     pub count: i64,
+    /// Default: the workload's `route` (or the only route).
+    #[serde(default)]
     pub routes: Vec<String>,
     /// Milliseconds between two requests of the group (default 0: back to back).
     pub gap_ms: Option<f64>,
+    /// The group's first request is sent at this virtual time, or when the previous
+    /// group is done if that is later (default: at once).
+    pub at_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

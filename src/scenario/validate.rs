@@ -191,7 +191,10 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
                 return err(path, format!("a route starts with `/` (got `{r}`)"));
             }
             if let Some(prev) = routes.iter().find(|x| x.path == *r) {
-                let owner = raw.services.get_index(prev.service).map(|x| x.0.as_str());
+                let owner = prev
+                    .service
+                    .and_then(|s| raw.services.get_index(s))
+                    .map(|x| x.0.as_str());
                 return err(
                     path,
                     format!(
@@ -202,7 +205,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
             }
             routes.push(Route {
                 path: r.clone(),
-                service: s,
+                service: Some(s),
             });
         }
     }
@@ -250,7 +253,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
             routes: routes
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| r.service == s)
+                .filter(|(_, r)| r.service == Some(s))
                 .map(|(i, _)| i)
                 .collect(),
             middleware: resolve_limiters(&format!("{path}.middleware"), &svc.middleware)?,
@@ -258,6 +261,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
         });
     }
 
+    unowned_routes(&raw.workload, &mut routes)?;
     let workload = workload(&raw.workload, &routes, gateway.is_some())?;
     let analysis = analysis(&raw.analysis)?;
 
@@ -569,6 +573,12 @@ fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
             })
         })
         .collect::<R<Vec<_>>>()?;
+    if let Some(i) = (1..key.len()).find(|&i| key[..i].contains(&key[i])) {
+        return err(
+            format!("{path}.key.{i}"),
+            format!("`{}` is already in the key", key[i].name()),
+        );
+    }
     let mode = match choice(
         &format!("{path}.mode"),
         l.mode.as_deref().unwrap_or("reject"),
@@ -612,10 +622,49 @@ fn access(path: &str, a: Option<&str>, has_gateway: bool) -> R<Access> {
     }
 }
 
+/// Appends the routes a `script` or `probe` workload names on purpose although no
+/// service owns them (`unowned_routes`): requests to them are answered 404 and no
+/// limiter counts them. Any other unknown route stays an error, so typos are caught.
+fn unowned_routes(w: &RawWorkload, routes: &mut Vec<Route>) -> R<()> {
+    let list = match w {
+        RawWorkload::Script { unowned_routes, .. } | RawWorkload::Probe { unowned_routes, .. } => {
+            unowned_routes.as_deref().unwrap_or_default()
+        }
+        _ => return Ok(()),
+    };
+    for (i, r) in list.iter().enumerate() {
+        let path = format!("workload.unowned_routes.{i}");
+        if !r.starts_with('/') {
+            return err(path, format!("a route starts with `/` (got `{r}`)"));
+        }
+        if let Some(prev) = routes.iter().find(|x| x.path == *r) {
+            let why = if prev.service.is_some() {
+                "is owned by a service: list it in that service's `routes` only"
+            } else {
+                "is listed twice"
+            };
+            return err(path, format!("route `{r}` {why}"));
+        }
+        routes.push(Route {
+            path: r.clone(),
+            service: None,
+        });
+    }
+    Ok(())
+}
+
 fn route(path: &str, r: Option<&str>, routes: &[Route]) -> R<RouteId> {
     let names: Vec<&str> = routes.iter().map(|r| r.path.as_str()).collect();
     match r {
-        Some(r) => resolve(path, "route", r, &names),
+        Some(r) => resolve(path, "route", r, &names).map_err(|e| {
+            ScenarioError::new(
+                e.path,
+                format!(
+                    "{} (a route no service owns must be listed in `workload.unowned_routes`)",
+                    e.message
+                ),
+            )
+        }),
         None if routes.len() == 1 => Ok(0),
         None => err(
             path,
@@ -770,11 +819,11 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
             access: a,
             client,
             member,
+            unowned_routes: _,
         } => {
             if groups.is_empty() {
                 return err("workload.groups", "needs at least one group");
             }
-            let names: Vec<&str> = routes.iter().map(|r| r.path.as_str()).collect();
             let groups = groups
                 .iter()
                 .enumerate()
@@ -790,7 +839,9 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                         gr.routes
                             .iter()
                             .enumerate()
-                            .map(|(i, r)| resolve(&format!("{gp}.routes.{i}"), "route", r, &names))
+                            .map(|(i, r)| {
+                                super::validate::route(&format!("{gp}.routes.{i}"), Some(r), routes)
+                            })
                             .collect::<R<Vec<_>>>()?
                     };
                     Ok(ScriptGroup {
@@ -807,6 +858,10 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                         count: count(&format!("{gp}.count"), gr.count, 0)?,
                         routes: routes_of,
                         gap: ticks(&format!("{gp}.gap_ms"), gr.gap_ms.unwrap_or(0.0))?,
+                        at: gr
+                            .at_ms
+                            .map(|a| ticks(&format!("{gp}.at_ms"), a))
+                            .transpose()?,
                     })
                 })
                 .collect::<R<Vec<_>>>()?;
@@ -815,7 +870,12 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                 access: access("workload.access", a.as_deref(), has_gateway)?,
             }
         }
-        RawWorkload::Probe { access: a } => {
+        RawWorkload::Probe {
+            access: a,
+            client,
+            member,
+            unowned_routes: _,
+        } => {
             let list: Vec<String> = match a {
                 Some(v) => v.clone(),
                 None if has_gateway => vec!["gateway".into(), "direct".into()],
@@ -830,6 +890,9 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                     .enumerate()
                     .map(|(i, x)| access(&format!("workload.access.{i}"), Some(x), has_gateway))
                     .collect::<R<Vec<_>>>()?,
+                client: client.clone().unwrap_or_else(|| "-".into()),
+                member: member.clone().unwrap_or_else(|| "-".into()),
+                routes: routes.len(),
             }
         }
     })

@@ -10,6 +10,7 @@
 mod dependency;
 mod gateway;
 pub mod latency;
+pub mod limiter;
 mod plan;
 mod server;
 mod workload;
@@ -17,8 +18,9 @@ mod workload;
 use crate::engine::{EventKey, EventQueue, Lane, Stream, Ticks, stream};
 use crate::error::Error;
 use crate::metrics::{Samples, TimeAverage};
-use crate::model::{Access, Handler, Model, RouteId, ServiceId};
+use crate::model::{Access, Handler, LimiterId, Model, RouteId, ServiceId};
 use dependency::DependencyState;
+pub use limiter::LimiterResults;
 pub use server::ServerStats;
 pub use workload::StepStats;
 use workload::WorkloadState;
@@ -57,6 +59,8 @@ pub(crate) enum Event {
         arrived: Ticks,
         started: Ticks,
     },
+    /// A throttled request's hold at a limiter is over.
+    LimiterResume(ReqId),
 }
 
 /// How a request ended.
@@ -70,6 +74,10 @@ pub enum Outcome {
     TimedOut,
     /// A server's slots and queue were full: refused at once (503, load shedding).
     Shed,
+    /// 429: this limiter was the first to reject it.
+    Rejected(LimiterId),
+    /// 404: no service owns the route.
+    NotFound,
 }
 
 /// One request in flight.
@@ -91,6 +99,8 @@ pub(crate) struct Request {
     /// The latest moment an answer is of use to the client (sent + its timeout),
     /// whether or not the client gives up then.
     pub deadline: Option<Ticks>,
+    /// Progress past the limiters.
+    pub limiting: limiter::Progress,
     /// Plan progress: one entry per branch.
     pub branches: Vec<plan::BranchRun>,
     pub branches_left: u32,
@@ -116,6 +126,10 @@ pub struct RunResult {
     pub dropped: u64,
     pub timed_out: u64,
     pub shed: u64,
+    /// 429: rejected by a limiter.
+    pub rejected: u64,
+    /// 404: no service owns the route.
+    pub not_found: u64,
     /// Response times of every request that got a response.
     pub response: Samples,
     pub dependencies: Vec<DependencyStats>,
@@ -130,6 +144,8 @@ pub struct RunResult {
     pub mean_in_flight: f64,
     /// Time-average number of dependency calls being worked on (abandoned included).
     pub mean_dependency_work: f64,
+    /// Per limiter, per (route, access) pair and per member (empty without limiters).
+    pub limiters: LimiterResults,
 }
 
 /// All actor state of one run.
@@ -147,6 +163,7 @@ pub(crate) struct World<'m> {
     pub workload_rng: Stream,
     /// Interned client and member names.
     pub symbols: Vec<String>,
+    pub limiting: limiter::Limiting,
     pub in_flight: TimeAverage,
     pub result: RunResult,
 }
@@ -185,6 +202,7 @@ impl<'m> World<'m> {
             workload: WorkloadState::Idle,
             workload_rng: stream(seed, replication, "workload"),
             symbols: Vec::new(),
+            limiting: limiter::Limiting::new(model),
             in_flight: TimeAverage::default(),
             result: RunResult {
                 dependencies: vec![DependencyStats::default(); model.dependencies.len()],
@@ -230,6 +248,7 @@ impl<'m> World<'m> {
                 arrived,
                 started,
             } => self.server_done(req, arrived, started),
+            Event::LimiterResume(req) => self.limiter_resume(req),
         }
     }
 
@@ -246,6 +265,7 @@ impl<'m> World<'m> {
         self.result.mean_dependency_work = work;
         self.result.wasted_ms = self.result.dependencies.iter().map(|d| d.wasted_ms).sum();
         self.server_finish(end);
+        self.result.limiters = self.limiting_results();
         self.result
     }
 
@@ -298,11 +318,11 @@ impl<'m> World<'m> {
             }
         };
         let now = self.now;
-        let service = self.model.routes[route].service;
+        let owner = self.model.routes[route].service;
         let r = &mut self.requests[id as usize];
         r.sent = now;
         r.route = route;
-        r.service = service;
+        r.service = owner.unwrap_or_default();
         r.access = Some(access);
         r.client = client;
         r.member = member;
@@ -317,6 +337,12 @@ impl<'m> World<'m> {
             let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
             self.requests[id as usize].client_timeout = Some(key);
         }
+        self.limiting_sent(id);
+        if owner.is_none() {
+            // answered before any limiter sees it
+            self.respond(id, Outcome::NotFound);
+            return id;
+        }
         match access {
             Access::Gateway => self.gateway_receive(id),
             Access::Direct => self.at_service(id),
@@ -324,13 +350,19 @@ impl<'m> World<'m> {
         id
     }
 
-    /// The request reaches the service that owns its route.
+    /// The request reaches the service that owns its route: its middleware
+    /// limiters first, then the handler.
     fn at_service(&mut self, req: ReqId) {
         if self.requests[req as usize].closed {
             // the client gave up on the way: nothing reaches the handler
             self.respond(req, Outcome::TimedOut);
             return;
         }
+        self.limit_at_service(req);
+    }
+
+    /// The request passed every limiter: its service's handler takes it.
+    fn handle(&mut self, req: ReqId) {
         let service = &self.model.services[self.requests[req as usize].service];
         match &service.handler {
             Handler::Respond => self.respond(req, Outcome::Answered),
@@ -361,7 +393,10 @@ impl<'m> World<'m> {
             Outcome::Dropped => self.result.dropped += 1,
             Outcome::TimedOut => self.result.timed_out += 1,
             Outcome::Shed => self.result.shed += 1,
+            Outcome::Rejected(_) => self.result.rejected += 1,
+            Outcome::NotFound => self.result.not_found += 1,
         }
+        self.limiting_outcome(req, outcome);
         self.in_flight.add(now, -1);
         self.release(req);
         self.workload_done(req, outcome);
