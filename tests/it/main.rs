@@ -3,4 +3,5 @@
 mod cli;
 mod common;
 mod golden_ay10;
+mod golden_dy13;
 mod golden_io22;
