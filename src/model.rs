@@ -240,6 +240,15 @@ impl LimiterMode {
     }
 }
 
+/// Throttle mode: what happens to a request whose wait would pass max_delay_ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// Held max_delay_ms, then rejected (Resilience4j's RateLimiter).
+    Hold,
+    /// Rejected at once (nginx `limit_req`, Guava `tryAcquire(timeout)`).
+    RejectNow,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refill {
     Continuous,
@@ -273,6 +282,7 @@ pub struct Limiter {
     pub mode: LimiterMode,
     pub max_delay: Ticks,
     pub refill: Refill,
+    pub overflow: Overflow,
 }
 
 impl Limiter {

@@ -175,6 +175,8 @@ pub struct RawLimiter {
     pub max_delay_ms: Option<f64>,
     /// token-bucket only: "continuous" (default) or "discrete".
     pub refill: Option<String>,
+    /// throttle only: "hold" (default: held max_delay_ms, then 429) or "reject-now".
+    pub overflow: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

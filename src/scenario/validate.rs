@@ -595,6 +595,14 @@ fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
         "discrete" => Refill::Discrete,
         _ => Refill::Continuous,
     };
+    let overflow = match choice(
+        &format!("{path}.overflow"),
+        l.overflow.as_deref().unwrap_or("hold"),
+        &["hold", "reject-now"],
+    )? {
+        "reject-now" => Overflow::RejectNow,
+        _ => Overflow::Hold,
+    };
     Ok(Limiter {
         name: name.to_string(),
         algorithm,
@@ -610,6 +618,7 @@ fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
             l.max_delay_ms.unwrap_or(0.0),
         )?,
         refill,
+        overflow,
     })
 }
 

@@ -13,14 +13,17 @@
 //! algorithm answers one question, [`Bucket::earliest`]: the first instant at or after
 //! `t` when one more request may pass. Reject mode passes a request when that instant
 //! is now; throttle mode holds it until then if the wait is at most `max_delay_ms`
-//! (held requests of a bucket leave in FIFO order), and rejects it at once otherwise,
-//! as real throttles do (the outcome is known on arrival: the limiter is
-//! deterministic). Only requests let through change an algorithm's state.
+//! (held requests of a bucket leave in FIFO order) and rejects it otherwise. The
+//! limiter is deterministic, so that outcome is known on arrival; `overflow` only
+//! says when the 429 goes out: after holding the request `max_delay_ms` (`hold`, the
+//! default) or at once (`reject-now`). A request that will be rejected reserves
+//! nothing, so no later request overtakes it. Only requests let through change an
+//! algorithm's state.
 
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{Lane, Ticks};
 use crate::model::{
-    Access, Algorithm, Field, Limiter, LimiterId, LimiterMode, Model, Refill, RouteId,
+    Access, Algorithm, Field, Limiter, LimiterId, LimiterMode, Model, Overflow, Refill, RouteId,
 };
 use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
@@ -258,6 +261,8 @@ pub(crate) enum Stage {
 pub(crate) struct Progress {
     stage: Stage,
     pos: u32,
+    /// Held only to be rejected when the hold ends (`overflow = "hold"`).
+    rejecting: bool,
 }
 
 /// The limiters one (route, access) pair meets, in order.
@@ -482,16 +487,21 @@ impl World<'_> {
     pub(super) fn limit_at_service(&mut self, req: ReqId) {
         self.requests[req as usize].limiting = Progress {
             stage: Stage::Middleware,
-            pos: 0,
+            ..Progress::default()
         };
         self.limit_chain(req);
     }
 
-    /// A throttled request's hold is over: it passes the limiter that held it.
+    /// A throttled request's hold is over: it passes the limiter that held it, or
+    /// gets the 429 it was held for.
     pub(super) fn limiter_resume(&mut self, req: ReqId) {
         let Some(l) = self.chain_step(req) else {
             return;
         };
+        if self.requests[req as usize].limiting.rejecting {
+            self.respond(req, Outcome::Rejected(l));
+            return;
+        }
         self.record_pass(l);
         self.requests[req as usize].limiting.pos += 1;
         if self.requests[req as usize].closed {
@@ -526,7 +536,17 @@ impl World<'_> {
                     return;
                 }
                 Decision::Reject => {
-                    self.respond(req, Outcome::Rejected(l));
+                    let limiter = &self.model.limiters[l];
+                    let hold = limiter.mode == LimiterMode::Throttle
+                        && limiter.overflow == Overflow::Hold
+                        && limiter.max_delay > Ticks::ZERO;
+                    if hold {
+                        let at = self.now + limiter.max_delay;
+                        self.requests[req as usize].limiting.rejecting = true;
+                        self.post(at, Lane::Normal, Event::LimiterResume(req));
+                    } else {
+                        self.respond(req, Outcome::Rejected(l));
+                    }
                     return;
                 }
             }
@@ -704,6 +724,7 @@ mod tests {
             mode: LimiterMode::Reject,
             max_delay: Ticks::ZERO,
             refill: Refill::Continuous,
+            overflow: Overflow::Hold,
         }
     }
 
@@ -1002,17 +1023,32 @@ rate_rps = 1000
 requests = 4
 arrivals = "uniform"
 "#;
-        let m = load(text);
-        let r = crate::sim::run(&m, 0).unwrap();
         // arrivals at 0, 1, 2, 3 ms; passes at 0, 100, 200; the 4th would wait 297 ms
-        assert_eq!((r.answered, r.rejected), (3, 1));
-        let t = &r.limiters.limiters[0];
-        assert_eq!((t.passed, t.delayed, t.rejected), (3, 2, 1));
-        assert_eq!(t.delay_max_ms, 198.0);
-        assert_eq!(t.delay_total_ms, 99.0 + 198.0);
-        assert_eq!(r.response.max_ms(), 198.0);
-        assert_eq!(r.sim_time_ms, 200.0);
-        assert_eq!(t.peak_passed_in_window, 1);
+        let check = |text: &str, reject_ms: f64| {
+            let m = load(text);
+            let r = crate::sim::run(&m, 0).unwrap();
+            assert_eq!((r.answered, r.rejected), (3, 1));
+            let t = &r.limiters.limiters[0];
+            assert_eq!((t.passed, t.delayed, t.rejected), (3, 2, 1));
+            assert_eq!(t.delay_max_ms, 198.0);
+            assert_eq!(t.delay_total_ms, 99.0 + 198.0);
+            assert_eq!(t.peak_passed_in_window, 1);
+            // the 429's response time, and the run ends with the last event
+            let mut response = r.response.clone();
+            assert_eq!(response.max_ms(), reject_ms.max(198.0));
+            assert_eq!(response.quantile_ms(0.0), 0.0);
+            assert_eq!(r.sim_time_ms, (3.0 + reject_ms).max(200.0));
+        };
+        // hold (default): held the full 250 ms, then rejected
+        check(text, 250.0);
+        // reject-now: the same decision, sent at once
+        check(
+            &text.replace(
+                "max_delay_ms = 250",
+                "max_delay_ms = 250\noverflow = \"reject-now\"",
+            ),
+            0.0,
+        );
     }
 
     #[test]

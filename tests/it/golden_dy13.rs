@@ -289,11 +289,22 @@ fn fixed_window_passes_twice_its_limit_at_the_boundary_and_the_others_do_not() {
             "{variant}"
         );
     }
-    // throttle: sliding log still rejects the second group (it would wait until
-    // 1950 ms, beyond the 200 ms hold); the token bucket paces it out, 50 ms for
-    // the first held request and 95 ms for each later one
+    // throttle (hold 200 ms, then reject): the sliding log would make the second
+    // group wait until 1950 ms, so its first four are each held 200 ms and rejected
+    // (the closed script sends the next 5 ms after each 429: 1000, 1205, 1410,
+    // 1615); the fifth, sent at 1820, is held 130 ms; the rest pass at once
     let log = bursts.row(&[("variant", "sliding-log"), ("mode", "throttle")]);
-    assert_eq!((num(log, "passed"), num(log, "rejected")), (10., 10.));
+    assert_eq!(
+        [
+            num(log, "passed"),
+            num(log, "rejected"),
+            num(log, "delayed"),
+            num(log, "max_delay_ms")
+        ],
+        [16., 4., 1., 130.]
+    );
+    // the token bucket paces the second group out, 50 ms for the first held
+    // request and 95 ms for each later one
     let tb = bursts.row(&[("variant", "token-bucket"), ("mode", "throttle")]);
     assert_eq!(
         [
