@@ -287,7 +287,7 @@ fn rejects(results: &Results) -> Table {
         push(&mut t, ALL_MEMBERS, total.0, total.1, &total.2, total.3);
     }
     t.notes.push(format!(
-        "admitted = passed every limiter; requests - admitted - rejected - not_found gave up while held. Row {ALL_MEMBERS} sums the members."
+        "admitted = passed every limiter; requests - admitted - rejected - not_found gave up before the handler. Row {ALL_MEMBERS} sums the members."
     ));
     t
 }
