@@ -526,3 +526,38 @@ fn an_unknown_route_is_an_error_that_names_the_way_to_send_404s() {
         .stderr(predicate::str::contains("workload.unowned_routes"))
         .stderr(predicate::str::contains("panicked").not());
 }
+
+#[test]
+fn limiter_mistakes_are_errors_that_name_the_key() {
+    let check = |set: &str, path: &str, says: &str| {
+        resim()
+            .args(["check"])
+            .arg(scenario(PLACEMENT))
+            .args(["--set", set])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(path))
+            .stderr(predicate::str::contains(says))
+            .stderr(predicate::str::contains("panicked").not());
+    };
+    check(
+        r#"limiters.gateway-limiter.key=["member", "member"]"#,
+        "limiters.gateway-limiter.key.1",
+        "already in the key",
+    );
+    check(
+        r#"services.loan.middleware=["midleware-limiter"]"#,
+        "services.loan.middleware.0",
+        "did you mean `middleware-limiter`",
+    );
+    check(
+        "limiters.gateway-limiter.overflow=later",
+        "limiters.gateway-limiter.overflow",
+        "`hold`, `reject-now`",
+    );
+    check(
+        r#"workload.unowned_routes=["/odunc/al"]"#,
+        "workload.unowned_routes.0",
+        "is owned by a service",
+    );
+}
