@@ -464,7 +464,7 @@ impl World<'_> {
         if let Some(st) = self.step_of(req) {
             match outcome {
                 Outcome::Answered if in_time => st.successful += 1,
-                Outcome::Shed => st.rejected += 1,
+                Outcome::Shed | Outcome::Rejected(_) => st.rejected += 1,
                 _ => {}
             }
         }
