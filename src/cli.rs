@@ -137,8 +137,8 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
                 crate::report::write_tables(&dir, &tables)?;
                 if !quiet {
-                    println!("{}", crate::render_report(s, &tables));
-                    println!("CSV: {}", dir.display());
+                    out_line(&crate::render_report(s, &tables))?;
+                    out_line(&format!("CSV: {}", dir.display()))?;
                 }
             }
             Ok(())
@@ -151,10 +151,28 @@ fn dispatch(command: Command) -> Result<(), Error> {
             };
             for f in &files {
                 let s = scenario::load(f, &opts)?;
-                println!("ok: {} ({} compare rows)", f.display(), s.rows.len());
+                out_line(&format!(
+                    "ok: {} ({} compare rows)",
+                    f.display(),
+                    s.rows.len()
+                ))?;
             }
             Ok(())
         }
+    }
+}
+
+/// Prints a line on stdout. A reader that went away (`resim run ... | head`) is
+/// not an error: the rest of the report is simply not printed.
+fn out_line(text: &str) -> Result<(), Error> {
+    use std::io::Write;
+    match writeln!(std::io::stdout().lock(), "{text}") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
+            context: "cannot write the report to stdout".into(),
+            source: e,
+            user_path: false,
+        }),
+        _ => Ok(()),
     }
 }
 
