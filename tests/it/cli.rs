@@ -2,20 +2,8 @@
 
 use crate::common::*;
 use predicates::prelude::*;
-use std::io::Write;
 
 const AY10: &str = "scenarios/ay10-tariff-slowdown.toml";
-
-/// A scenario file with `text` in a temp dir (kept alive by the returned guard).
-fn file_with(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("case.toml");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    (dir, path)
-}
 
 /// The AY10 file with `from` replaced by `to`.
 fn ay10_with(from: &str, to: &str) -> (tempfile::TempDir, std::path::PathBuf) {

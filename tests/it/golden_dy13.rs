@@ -5,7 +5,6 @@
 
 use crate::common::*;
 use predicates::prelude::*;
-use std::io::Write;
 use std::path::Path;
 
 const PLACEMENT: &str = "scenarios/dy13-limiter-placement.toml";
@@ -429,17 +428,6 @@ fn a_route_key_makes_one_bucket_per_route() {
         .map(|(m, p, r)| (m.to_string(), *p, *r))
         .collect();
     assert_eq!(got, want);
-}
-
-/// A scenario file with `text` in a temp dir.
-fn file_with(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("case.toml");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    (dir, path)
 }
 
 #[test]
