@@ -368,7 +368,14 @@ pub fn label(v: &Value) -> String {
 
 fn toml_error(text: &str, e: &toml::de::Error) -> ScenarioError {
     let pos = e.span().map(|s| paths::line_col(text, s.start));
-    ScenarioError::new("", e.message().trim().to_string()).at(pos)
+    let mut message = e.message().trim().to_string();
+    // "duplicate key" alone does not say which one.
+    if message == "duplicate key"
+        && let Some(key) = e.span().and_then(|s| text.get(s))
+    {
+        message = format!("duplicate key `{}`", key.trim());
+    }
+    ScenarioError::new("", message).at(pos)
 }
 
 /// Deserializes the file text itself: errors carry exact positions. `doc` is the
@@ -456,7 +463,15 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
         let hint = did_you_mean(word, expected.iter().copied());
         return ScenarioError::new(path, format!("{message}{hint}"));
     }
-    ScenarioError::new(path, message.to_string())
+    ScenarioError::new(path, plain_types(message))
+}
+
+/// Serde names Rust types ("expected i64"); say what a scenario writer knows.
+fn plain_types(message: &str) -> String {
+    message
+        .replace("expected i64", "expected a whole number")
+        .replace("expected u64", "expected a whole number >= 0")
+        .replace("expected f64", "expected a number")
 }
 
 #[cfg(test)]
