@@ -1,4 +1,5 @@
 //! The integration test binary: one module per behaviour.
 
+mod bad_input;
 mod common;
 mod golden_ay10;
