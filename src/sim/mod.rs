@@ -256,6 +256,9 @@ impl<'m> World<'m> {
         r.closed = false;
         r.in_handler = true;
         r.client_timeout = None;
+        // a reused slot must not carry the previous request's plan progress
+        r.branches.clear();
+        r.branches_left = 0;
         self.result.requests += 1;
         self.in_flight.add(now, 1);
         if let Some(t) = timeout {
