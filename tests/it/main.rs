@@ -3,3 +3,4 @@
 mod bad_input;
 mod common;
 mod golden_ay10;
+mod properties;
