@@ -3,4 +3,5 @@
 mod bad_input;
 mod common;
 mod golden_ay10;
+mod output_safety;
 mod properties;
