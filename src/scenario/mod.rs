@@ -166,6 +166,27 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             values: values.clone(),
         });
     }
+    // A --set inside a compare axis would be overwritten in every row: say so
+    // rather than ignore it.
+    for o in &opts.overrides {
+        let inside = |axis: &&Axis| {
+            let (a, p) = (paths::segments(&axis.path), paths::segments(&o.path));
+            axis.path != "variant" && p.len() >= a.len() && p[..a.len()] == a[..]
+        };
+        if let Some(axis) = axes.iter().find(inside) {
+            return Err(ScenarioError::new(
+                o.path.as_str(),
+                format!(
+                    "every compare row sets `{}`, so this override would be ignored: change the values of {} instead",
+                    axis.path,
+                    compare_path(&axis.path, None)
+                ),
+            )
+            .context(&format!("from --set {}", o.text))
+            .at(compare_position(text, &axis.path, None))
+            .in_file(file));
+        }
+    }
     let total: usize = axes
         .iter()
         .map(|a| a.values.len())

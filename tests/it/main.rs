@@ -5,3 +5,4 @@ mod common;
 mod golden_ay10;
 mod output_safety;
 mod properties;
+mod runaway;
