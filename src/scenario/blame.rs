@@ -34,8 +34,15 @@ fn overlaps(a: &str, b: &str) -> bool {
     a[..n] == b[..n]
 }
 
-/// Gives `e` its file, its position and the origin of the value it is about.
-pub fn blame(text: &str, file: &Path, e: ScenarioError, sources: &[Source]) -> ScenarioError {
+/// Gives `e` its file, its position and the origin of the value it is about; when
+/// nothing overrode that value, `fallback` (the compare row, if any) is said.
+pub fn blame(
+    text: &str,
+    file: &Path,
+    e: ScenarioError,
+    sources: &[Source],
+    fallback: &str,
+) -> ScenarioError {
     let culprit = if e.path.is_empty() {
         None
     } else {
@@ -48,7 +55,7 @@ pub fn blame(text: &str, file: &Path, e: ScenarioError, sources: &[Source]) -> S
         }
         None => {
             let position = paths::locate(text, &e.path);
-            e.at(position).in_file(file)
+            e.context(fallback).at(position).in_file(file)
         }
     }
 }
@@ -222,6 +229,7 @@ mod tests {
             Path::new("f.toml"),
             ScenarioError::new("a.b.c", "bad"),
             &sources,
+            "row",
         );
         assert_eq!(e.to_string(), "f.toml:9:3: a.b.c: bad (compare row)");
         let e = blame(
@@ -229,7 +237,8 @@ mod tests {
             Path::new("f.toml"),
             ScenarioError::new("x", "bad"),
             &sources,
+            "row",
         );
-        assert_eq!(e.to_string(), "f.toml:1:5: x: bad");
+        assert_eq!(e.to_string(), "f.toml:1:5: x: bad (row)");
     }
 }

@@ -147,7 +147,7 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
     let base = if opts.overrides.is_empty() {
         written
     } else {
-        deserialize(&doc).map_err(|e| blame::blame(text, file, e, &sources))?
+        deserialize(&doc).map_err(|e| blame::blame(text, file, e, &sources, ""))?
     };
 
     let mut axes = compare_axes(&base, &doc, text).map_err(|e| e.in_file(file))?;
@@ -216,12 +216,18 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
         let picks = pick(&axes, index);
         let mut row_doc = doc.clone();
         let mut row_sources = sources.clone();
-        let mut labels = Vec::new();
-        let mut context = Vec::new();
+        let labels: Vec<String> = picks.iter().map(|(v, _)| label(v)).collect();
+        let row = if axes.is_empty() {
+            String::new()
+        } else {
+            let cells: Vec<String> = axes
+                .iter()
+                .zip(&labels)
+                .map(|(a, l)| format!("{} = {l}", a.column))
+                .collect();
+            format!("compare row {}", cells.join(", "))
+        };
         for (axis, (value, i)) in axes.iter().zip(&picks) {
-            labels.push(label(value));
-            context.push(format!("{} = {}", axis.column, label(value)));
-            let row = format!("compare row {}", context.join(", "));
             if axis.path == "variant" {
                 let name = value.as_str().unwrap_or_default();
                 for (p, v) in base.variants.get(name).into_iter().flatten() {
@@ -246,13 +252,13 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
                 row_sources.push(Source {
                     path: axis.path.clone(),
                     position,
-                    origin: row,
+                    origin: row.clone(),
                 });
             }
         }
-        let raw = deserialize(&row_doc).map_err(|e| blame::blame(text, file, e, &row_sources))?;
-        let mut model =
-            validate::validate(&raw).map_err(|e| blame::blame(text, file, e, &row_sources))?;
+        let blame = |e| blame::blame(text, file, e, &row_sources, &row);
+        let raw = deserialize(&row_doc).map_err(blame)?;
+        let mut model = validate::validate(&raw).map_err(blame)?;
         if let Some(seed) = opts.seed {
             model.seed = seed;
         }
