@@ -134,7 +134,7 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
     // Everything written on top of the file, in order, to blame the right line.
     let mut sources: Vec<Source> = Vec::new();
     for o in &opts.overrides {
-        let origin = format!("from --set {}", o.text);
+        let origin = format!("from --set {}", shorten(&o.text));
         blame::check_target(&doc, &o.path)
             .and_then(|()| paths::set(&mut doc, &o.path, o.value.clone()))
             .map_err(|e| e.context(&origin).in_file(file))?;
@@ -182,7 +182,7 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
                     compare_path(&axis.path, None)
                 ),
             )
-            .context(&format!("from --set {}", o.text))
+            .context(&format!("from --set {}", shorten(&o.text)))
             .at(compare_position(text, &axis.path, None))
             .in_file(file));
         }
@@ -269,6 +269,15 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
         axes,
         rows,
     })
+}
+
+/// Command-line text as quoted in messages: long pastes are cut.
+fn shorten(text: &str) -> String {
+    const MAX: usize = 120;
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
 }
 
 /// The values of each axis for grid row `index` (first axis outermost), with the

@@ -9,10 +9,25 @@ pub fn segments(path: &str) -> Vec<&str> {
     path.split('.').collect()
 }
 
+/// The most segments a key path may have: far more than any key of the format
+/// needs, and few enough that the nested tables a path creates cannot exhaust the
+/// stack when they are read back (50,000 segments did).
+pub const MAX_SEGMENTS: usize = 64;
+
 /// Sets `path` to `value` inside `root`, creating missing tables on the way. Array
 /// items are addressed by index and must exist.
 pub fn set(root: &mut toml::Table, path: &str, value: Value) -> Result<(), ScenarioError> {
     let segs = segments(path);
+    if segs.len() > MAX_SEGMENTS {
+        let head: Vec<&str> = segs.iter().take(4).copied().collect();
+        return Err(ScenarioError::new(
+            format!("{}...", head.join(".")),
+            format!(
+                "a key path has at most {MAX_SEGMENTS} parts (this one has {})",
+                segs.len()
+            ),
+        ));
+    }
     if segs.iter().any(|s| s.is_empty()) {
         return Err(ScenarioError::new(path, "empty segment in key path"));
     }
@@ -225,6 +240,17 @@ mod tests {
         assert_eq!(locate(DOC, "b.c.z.w"), Some((6, 11)));
         // a key that is not written: the nearest written parent (table `a`)
         assert_eq!(locate(DOC, "a.nope").map(|p| p.0), Some(1));
+    }
+
+    #[test]
+    fn very_long_paths_are_refused() {
+        let mut t = toml::Table::new();
+        let deep = vec!["a"; MAX_SEGMENTS + 1].join(".");
+        let err = set(&mut t, &deep, Value::Integer(1)).unwrap_err();
+        assert_eq!(err.path, "a.a.a.a...");
+        assert!(t.is_empty());
+        let ok = vec!["a"; MAX_SEGMENTS].join(".");
+        assert!(set(&mut t, &ok, Value::Integer(1)).is_ok());
     }
 
     #[test]
