@@ -13,6 +13,8 @@ const Z99: f64 = 2.326_347_874_040_840_8;
 
 const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
 const DEFAULT_MAX_SIM_TIME_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
+/// About half a gigabyte of request, call and event state.
+const DEFAULT_MAX_IN_FLIGHT: u64 = 1_000_000;
 
 fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> R<T> {
     Err(ScenarioError::new(path, msg))
@@ -112,6 +114,11 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
             Some(0) => return err("scenario.max_events", "must be >= 1 (got 0)"),
             Some(n) => n,
             None => DEFAULT_MAX_EVENTS,
+        },
+        max_in_flight: match raw.scenario.max_in_flight {
+            Some(0) => return err("scenario.max_in_flight", "must be >= 1 (got 0)"),
+            Some(n) => n,
+            None => DEFAULT_MAX_IN_FLIGHT,
         },
         max_sim_time: ticks(
             "scenario.max_sim_time_ms",

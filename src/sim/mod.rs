@@ -180,6 +180,12 @@ impl<'m> World<'m> {
             debug_assert!(at >= self.now, "time went backwards");
             self.now = at;
             self.dispatch(event);
+            if self.in_flight.level() > limits.max_in_flight {
+                return Err(Error::Limit(format!(
+                    "scenario `{}`: more than scenario.max_in_flight = {} requests in flight at once (raise it in [scenario] if the system is meant to hold this many)",
+                    self.model.name, limits.max_in_flight
+                )));
+            }
         }
         Ok(())
     }

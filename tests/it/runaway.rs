@@ -1,8 +1,8 @@
 //! Runaway protection: scenarios that would never end or would explode stop with
 //! an error naming the limit they hit, and quickly: 10^15 requests and 10^12
 //! arrivals a second are refused before the run (each request costs at least one
-//! event, so they cannot fit scenario.max_events); zero-time work and far-future
-//! events stop on the run's own caps.
+//! event, so they cannot fit scenario.max_events); zero-time work, floods of
+//! simultaneous requests and far-future events stop on the run's own caps.
 
 use crate::common::{resim, root};
 use std::time::{Duration, Instant};
@@ -59,6 +59,17 @@ fn zero_time_loops_stop_on_max_events() {
         "runaway-zero-time-loop",
         "run",
         "the run passed scenario.max_events = 50000",
+    );
+}
+
+#[test]
+fn a_flood_of_simultaneous_requests_stops_on_max_in_flight() {
+    // Fits max_events, but at 10^12 a second every request is in flight at once:
+    // without the cap its memory grows past the machine's (2 GB in 4 s measured).
+    stops(
+        "runaway-flood",
+        "run",
+        "more than scenario.max_in_flight = 20000 requests in flight",
     );
 }
 
