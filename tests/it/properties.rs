@@ -25,7 +25,8 @@ const CASES: u32 = 64;
 /// Every way a request can end, with its count in a run result. Every request ends
 /// in exactly one of these. Add new outcome kinds here (limiters' `rejected`,
 /// servers' `shed`, ...) and the invariants below cover them.
-const OUTCOMES: &[(&str, fn(&RunResult) -> u64)] = &[
+type Count = fn(&RunResult) -> u64;
+const OUTCOMES: &[(&str, Count)] = &[
     ("answered", |r| r.answered),
     ("dropped", |r| r.dropped),
     ("timed_out", |r| r.timed_out),
