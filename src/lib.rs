@@ -30,10 +30,31 @@ pub fn run_scenario(scenario: &Scenario) -> Result<Vec<Table>, Error> {
     let runs = scenario
         .rows
         .par_iter()
-        .map(|row| sim::run(&row.model, 0))
+        .map(|row| sim::run(&row.model, 0).map_err(|e| in_row(e, scenario, row)))
         .collect::<Result<Vec<_>, Error>>()?;
     let mut results = analysis::Results { scenario, runs };
     Ok(analysis::analyse(&mut results))
+}
+
+/// Names the file (and the compare row) in a runaway-limit error.
+fn in_row(e: Error, scenario: &Scenario, row: &scenario::Row) -> Error {
+    match e {
+        Error::Limit(message) => {
+            let columns = scenario.columns();
+            let row = if columns.is_empty() {
+                String::new()
+            } else {
+                let cells: Vec<String> = columns
+                    .iter()
+                    .zip(&row.labels)
+                    .map(|(c, l)| format!("{c} = {l}"))
+                    .collect();
+                format!(" (compare row {})", cells.join(", "))
+            };
+            Error::Limit(format!("{}: {message}{row}", scenario.file.display()))
+        }
+        e => e,
+    }
 }
 
 /// The report header and every table as text.

@@ -30,6 +30,8 @@ pub struct Model {
 pub struct RunLimits {
     pub max_events: u64,
     pub max_sim_time: Ticks,
+    /// Requests in flight at once: bounds the memory of a flood.
+    pub max_in_flight: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]

@@ -38,6 +38,8 @@ pub struct RawMeta {
     pub max_events: Option<u64>,
     /// Runaway protection: the latest virtual time one run may reach.
     pub max_sim_time_ms: Option<f64>,
+    /// Runaway protection: the most requests in flight at once (memory).
+    pub max_in_flight: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -13,6 +13,8 @@ const Z99: f64 = 2.326_347_874_040_840_8;
 
 const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
 const DEFAULT_MAX_SIM_TIME_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
+/// About half a gigabyte of request, call and event state.
+const DEFAULT_MAX_IN_FLIGHT: u64 = 1_000_000;
 
 fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> R<T> {
     Err(ScenarioError::new(path, msg))
@@ -112,6 +114,11 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
             Some(0) => return err("scenario.max_events", "must be >= 1 (got 0)"),
             Some(n) => n,
             None => DEFAULT_MAX_EVENTS,
+        },
+        max_in_flight: match raw.scenario.max_in_flight {
+            Some(0) => return err("scenario.max_in_flight", "must be >= 1 (got 0)"),
+            Some(n) => n,
+            None => DEFAULT_MAX_IN_FLIGHT,
         },
         max_sim_time: ticks(
             "scenario.max_sim_time_ms",
@@ -263,6 +270,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
 
     unowned_routes(&raw.workload, &mut routes)?;
     let workload = workload(&raw.workload, &routes, gateway.is_some())?;
+    check_event_budget(&workload, &limits)?;
     let analysis = analysis(&raw.analysis)?;
 
     Ok(Model {
@@ -945,6 +953,64 @@ fn analysis(a: &RawAnalysis) -> R<Analysis> {
         p95_rules_rounds: a.p95_rules_rounds.clone().unwrap_or_default(),
         throughput_rule: a.throughput_rule.unwrap_or(false),
     })
+}
+
+/// Runaway protection before the run: every request the workload sends costs at
+/// least one event (its arrival), so a workload that sends more requests than
+/// `scenario.max_events` can never finish. Refusing it here answers at once instead
+/// of after a billion events.
+fn check_event_budget(w: &Workload, limits: &RunLimits) -> R<()> {
+    let ms = |t: Ticks| t.as_ms();
+    let (path, what, arrivals) = match w {
+        Workload::Sequence { requests, .. } => ("workload.requests", "requests", *requests as f64),
+        Workload::Open {
+            rate_rps,
+            requests,
+            duration,
+            ..
+        } => {
+            let by_time = duration.map(|d| rate_rps * ms(d) / 1000.0);
+            match (requests, by_time) {
+                (Some(n), Some(t)) if (*n as f64) <= t => {
+                    ("workload.requests", "requests", *n as f64)
+                }
+                (Some(n), None) => ("workload.requests", "requests", *n as f64),
+                (_, Some(t)) => ("workload.rate_rps", "arrivals (rate_rps x duration_ms)", t),
+                (None, None) => return Ok(()),
+            }
+        }
+        Workload::Ladder(l) => match l.open {
+            Some(o) => (
+                "workload.rate_per_step_rps",
+                "arrivals (steps x rate_per_step_rps x hold_ms)",
+                l.steps
+                    .iter()
+                    .map(|&s| s as f64 * o.rate_per_step_rps * ms(o.hold) / 1000.0)
+                    .sum(),
+            ),
+            None => (
+                "workload.waves",
+                "waves (steps x waves)",
+                l.steps.len() as f64 * l.waves as f64,
+            ),
+        },
+        Workload::Script { groups, .. } => (
+            "workload.groups",
+            "requests",
+            groups.iter().map(|g| g.count as f64).sum(),
+        ),
+        Workload::Probe { .. } => return Ok(()),
+    };
+    if arrivals > limits.max_events as f64 {
+        return err(
+            path,
+            format!(
+                "the workload sends {arrivals:.0} {what}, each at least one event: more than scenario.max_events = {} (raise max_events in [scenario] if the run is meant to be this long)",
+                limits.max_events
+            ),
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -232,6 +232,12 @@ impl<'m> World<'m> {
             debug_assert!(at >= self.now, "time went backwards");
             self.now = at;
             self.dispatch(event);
+            if self.in_flight.level() > limits.max_in_flight {
+                return Err(Error::Limit(format!(
+                    "scenario `{}`: more than scenario.max_in_flight = {} requests in flight at once (raise it in [scenario] if the system is meant to hold this many)",
+                    self.model.name, limits.max_in_flight
+                )));
+            }
         }
         Ok(())
     }
@@ -331,6 +337,9 @@ impl<'m> World<'m> {
         r.client_timeout = None;
         r.step = tag.step;
         r.deadline = timeout.or(tag.patience).map(|t| now + t);
+        // a reused slot must not carry the previous request's plan progress
+        r.branches.clear();
+        r.branches_left = 0;
         self.result.requests += 1;
         self.in_flight.add(now, 1);
         if let Some(t) = timeout {
