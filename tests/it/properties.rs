@@ -4,6 +4,9 @@
 //!
 //! * every request ends exactly once: the outcome counts add up to the requests sent,
 //!   and the workload sent exactly what it was asked to;
+//! * a limiter's passed + rejected = seen, per limiter and summed over members; a
+//!   server's processed + shed + abandoned = arrived (servers behind random stacked
+//!   limiters, under open or ladder load);
 //! * time never goes backwards (the engine's queue, and the run's debug assertion);
 //! * with cancellation no work is wasted;
 //! * the same seed gives the same bytes (report text and every CSV);
@@ -531,4 +534,164 @@ timeout_ms = 9
         r.dependencies[0].calls, 0,
         "no request reached the plan in time"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Servers and limiters: a server behind random stacked limiters, under open or
+// ladder load.
+
+/// A random limiter table (name `l{i}`).
+fn limiter_toml() -> impl Strategy<Value = String> {
+    (
+        0usize..5,
+        prop::sample::subsequence(vec!["client", "member", "route"], 0..=2),
+        1u32..8,
+        1u32..200,
+        any::<bool>(),
+        0u32..100,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(alg, key, limit, window, throttle, delay, discrete, now)| {
+            let algorithm = ["fixed-window", "sliding-log", "sliding-counter", "token-bucket", "gcra"][alg];
+            let mode = if throttle { "throttle" } else { "reject" };
+            let refill = if discrete { "discrete" } else { "continuous" };
+            let overflow = if now { "reject-now" } else { "hold" };
+            format!(
+                "{{ algorithm = \"{algorithm}\", key = {key:?}, limit = {limit}, window_ms = {window}, \
+                 mode = \"{mode}\", max_delay_ms = {delay}, refill = \"{refill}\", overflow = \"{overflow}\" }}"
+            )
+        })
+}
+
+#[derive(Debug, Clone)]
+struct ServerSpec {
+    seed: u64,
+    slots: u32,
+    queue: u32,
+    service: String,
+    abandon: bool,
+    limiters: Vec<String>,
+    /// Open (rate, requests, timeout) or a closed ladder (steps, waves, timeout).
+    open: Option<(u32, u32, Option<u32>)>,
+    ladder: (Vec<u32>, u32, u32),
+}
+
+impl ServerSpec {
+    fn toml(&self) -> String {
+        let mut t = format!(
+            "[scenario]\nname = \"server property\"\nseed = {}\n",
+            self.seed
+        );
+        for (i, l) in self.limiters.iter().enumerate() {
+            let _ = writeln!(t, "[limiters.l{i}]");
+            // inline table -> dotted keys of the section
+            let body = l.trim_start_matches("{ ").trim_end_matches(" }");
+            for kv in split_top_level(body) {
+                let _ = writeln!(t, "{}", kv.trim());
+            }
+        }
+        let names: Vec<String> = (0..self.limiters.len()).map(|i| format!("l{i}")).collect();
+        let _ = write!(
+            t,
+            "[services.s]\nroutes = [\"/a\", \"/b\"]\nmiddleware = {names:?}\n\
+             handler = {{ type = \"server\", slots = {}, queue = {}, service = {}, abandon = {} }}\n",
+            self.slots, self.queue, self.service, self.abandon
+        );
+        match self.open {
+            Some((rate, requests, timeout)) => {
+                let _ = write!(
+                    t,
+                    "[workload]\ntype = \"open\"\nroute = \"/a\"\nrate_rps = {rate}\nrequests = {requests}\n"
+                );
+                if let Some(to) = timeout {
+                    let _ = writeln!(t, "timeout_ms = {to}");
+                }
+            }
+            None => {
+                let (steps, waves, timeout) = &self.ladder;
+                let _ = write!(
+                    t,
+                    "[workload]\ntype = \"ladder\"\nroute = \"/b\"\nsteps = {steps:?}\nwaves = {waves}\ntimeout_ms = {timeout}\n"
+                );
+            }
+        }
+        t
+    }
+}
+
+/// Splits `a = 1, b = [x, y], c = "z"` at the commas outside brackets.
+fn split_top_level(s: &str) -> Vec<String> {
+    let (mut out, mut cur, mut depth) = (Vec::new(), String::new(), 0i32);
+    for ch in s.chars() {
+        match ch {
+            '[' | '{' => depth += 1,
+            ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    out.push(cur);
+    out
+}
+
+fn server_spec() -> impl Strategy<Value = ServerSpec> {
+    (
+        0..i64::MAX as u64,
+        1u32..5,
+        0u32..12,
+        latency(),
+        any::<bool>(),
+        prop::collection::vec(limiter_toml(), 0..3),
+        prop::option::of((1u32..400, 1u32..200, prop::option::of(1u32..200))),
+        (prop::collection::vec(1u32..12, 1..4), 1u32..4, 1u32..200),
+    )
+        .prop_map(
+            |(seed, slots, queue, service, abandon, limiters, open, ladder)| ServerSpec {
+                seed,
+                slots,
+                queue,
+                service,
+                abandon,
+                limiters,
+                open,
+                ladder,
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(CASES))]
+
+    #[test]
+    fn servers_and_limiters_keep_their_invariants(spec in server_spec()) {
+        let text = spec.toml();
+        let s = load(&text);
+        let r = resim::sim::run(&s.rows[0].model, 0)
+            .unwrap_or_else(|e| panic!("run failed: {e}\n{text}"));
+        prop_assert_eq!(ended(&r), r.requests, "every request ends exactly once ({})", outcome_list(&r));
+        for l in &r.limiters.limiters {
+            prop_assert_eq!(l.passed + l.rejected, l.seen, "a limiter's passed + rejected = seen\n{}", text);
+            let by_member: u64 = l.members.iter().map(|m| m.passed + m.rejected).sum();
+            prop_assert_eq!(by_member, l.seen, "per-member counts add up\n{}", text);
+        }
+        let server = &r.servers[0];
+        prop_assert_eq!(
+            server.processed + server.shed + server.abandoned,
+            server.arrived,
+            "every request that reached the server was processed, shed or abandoned\n{}",
+            text
+        );
+        prop_assert!(server.mean_busy_slots <= f64::from(spec.slots) + 1e-9);
+        prop_assert!(server.mean_queue <= f64::from(spec.queue) + 1e-9);
+        if !spec.abandon {
+            prop_assert_eq!(server.abandoned, 0);
+        }
+        // Same seed, same bytes.
+        prop_assert_eq!(output_bytes(&s), output_bytes(&load(&text)));
+    }
 }
