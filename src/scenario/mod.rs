@@ -154,6 +154,16 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
                 ScenarioError::new(path.as_str(), "--vary needs at least one value").in_file(file),
             );
         }
+        if axes.iter().any(|a| a.path == *path) {
+            return Err(ScenarioError::new(
+                path.as_str(),
+                "is already a comparison axis ([compare] or an earlier --vary): give its values once",
+            )
+            .in_file(file));
+        }
+        if path == "variant" {
+            check_variant_names(&base, path, values).map_err(|e| e.in_file(file))?;
+        }
         axes.push(Axis {
             column: column_name(path),
             path: path.clone(),
@@ -251,22 +261,7 @@ fn compare_axes(raw: &RawScenario) -> Result<Vec<Axis>, ScenarioError> {
             ));
         }
         if path == "variant" {
-            let known: Vec<&str> = std::iter::once("baseline")
-                .chain(raw.variants.keys().map(String::as_str))
-                .collect();
-            for (i, v) in values.iter().enumerate() {
-                let name = v.as_str().unwrap_or_default();
-                if !known.contains(&name) {
-                    return Err(ScenarioError::new(
-                        format!("{p}.{i}"),
-                        format!(
-                            "no variant named `{}`{}",
-                            label(v),
-                            did_you_mean(name, known.iter().copied())
-                        ),
-                    ));
-                }
-            }
+            check_variant_names(raw, &p, values)?;
         }
         axes.push(Axis {
             path: path.clone(),
@@ -275,6 +270,27 @@ fn compare_axes(raw: &RawScenario) -> Result<Vec<Axis>, ScenarioError> {
         });
     }
     Ok(axes)
+}
+
+/// Every value of a `variant` axis (at key path `at`) names a variant or `baseline`.
+fn check_variant_names(raw: &RawScenario, at: &str, values: &[Value]) -> Result<(), ScenarioError> {
+    let known: Vec<&str> = std::iter::once("baseline")
+        .chain(raw.variants.keys().map(String::as_str))
+        .collect();
+    for (i, v) in values.iter().enumerate() {
+        let name = v.as_str().unwrap_or_default();
+        if !known.contains(&name) {
+            return Err(ScenarioError::new(
+                format!("{at}.{i}"),
+                format!(
+                    "no variant named `{}`{}",
+                    label(v),
+                    did_you_mean(name, known.iter().copied())
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How an axis value is shown in tables: strings bare, key lists joined by `+`
