@@ -124,9 +124,20 @@ pub fn load(file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> 
 
 /// Expands scenario `text` (named `file` in messages).
 pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
+    // A position in the file is only given for values the file itself holds: a
+    // value that came from --set is named by its override instead.
     let located = |e: ScenarioError| {
-        let pos = paths::locate(text, &e.path);
-        e.at(pos).in_file(file)
+        let from_set = opts.overrides.iter().find(|o| {
+            let (a, b) = (paths::segments(&o.path), paths::segments(&e.path));
+            a.iter().zip(&b).all(|(x, y)| x == y)
+        });
+        match from_set {
+            Some(o) => e.context(&format!("set by --set {}", o.text)).in_file(file),
+            None => {
+                let pos = paths::locate(text, &e.path);
+                e.at(pos).in_file(file)
+            }
+        }
     };
     let mut doc: toml::Table =
         toml::from_str(text).map_err(|e| toml_error(text, &e).in_file(file))?;
@@ -250,7 +261,11 @@ fn column_name(path: &str) -> String {
 fn compare_axes(raw: &RawScenario) -> Result<Vec<Axis>, ScenarioError> {
     let mut axes = Vec::new();
     for (path, values) in &raw.compare {
-        let p = format!("compare.{path}");
+        let p = if path.contains('.') {
+            format!("compare.\"{path}\"")
+        } else {
+            format!("compare.{path}")
+        };
         let Value::Array(values) = values else {
             return Err(ScenarioError::new(p, "a compare axis is a list of values"));
         };
@@ -356,8 +371,12 @@ fn explain(path: &str, message: &str) -> ScenarioError {
     let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let field = rest.split('`').next().unwrap_or_default();
+        // The tracked path ends at the unknown key itself, except inside tagged
+        // tables (handler, workload), where it stops at the table.
         let full = if path.is_empty() {
             field.to_string()
+        } else if path.rsplit('.').next() == Some(field) {
+            path.to_string()
         } else {
             format!("{path}.{field}")
         };

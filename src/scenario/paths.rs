@@ -4,9 +4,21 @@
 use crate::error::ScenarioError;
 use toml::Value;
 
-/// Splits `a.b.0.c` into its segments.
-pub fn segments(path: &str) -> Vec<&str> {
-    path.split('.').collect()
+/// Splits `a.b.0.c` into its segments. A segment in double quotes may hold dots:
+/// `compare."services.s.handler.policy"` has two segments.
+pub fn segments(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    for ch in path.chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            '.' if !quoted => out.push(std::mem::take(&mut current)),
+            _ => current.push(ch),
+        }
+    }
+    out.push(current);
+    out
 }
 
 /// Sets `path` to `value` inside `root`, creating missing tables on the way. Array
@@ -24,7 +36,12 @@ pub fn set(root: &mut toml::Table, path: &str, value: Value) -> Result<(), Scena
     result
 }
 
-fn set_in(root: &mut Value, segs: &[&str], path: &str, value: Value) -> Result<(), ScenarioError> {
+fn set_in(
+    root: &mut Value,
+    segs: &[String],
+    path: &str,
+    value: Value,
+) -> Result<(), ScenarioError> {
     let Some((last, parents)) = segs.split_last() else {
         return Err(ScenarioError::new(path, "empty key path"));
     };
@@ -52,10 +69,10 @@ fn set_in(root: &mut Value, segs: &[&str], path: &str, value: Value) -> Result<(
 /// Reads `path` from `root`, if present.
 pub fn get<'a>(root: &'a toml::Table, path: &str) -> Option<&'a Value> {
     let mut segs = segments(path).into_iter();
-    let mut here = root.get(segs.next()?)?;
+    let mut here = root.get(&segs.next()?)?;
     for seg in segs {
         here = match here {
-            Value::Table(t) => t.get(seg)?,
+            Value::Table(t) => t.get(&seg)?,
             Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
             _ => return None,
         };
@@ -151,7 +168,7 @@ pub fn locate(text: &str, path: &str) -> Option<(usize, usize)> {
     let mut node = Node::Table(doc.as_table());
     let mut best = None;
     for seg in segments(path) {
-        let Some(next) = node.child(seg) else { break };
+        let Some(next) = node.child(&seg) else { break };
         if let Some(span) = next.span() {
             best = Some(span.start);
         }

@@ -904,3 +904,94 @@ fn analysis(a: &RawAnalysis) -> R<Analysis> {
         throughput_rule: a.throughput_rule.unwrap_or(false),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{Handler, Model};
+    use crate::scenario::{LoadOptions, load_str};
+    use std::path::Path;
+
+    fn model(
+        policy: &str,
+        calls: &str,
+        medians: [f64; 3],
+    ) -> Result<Model, crate::error::ScenarioError> {
+        let text = format!(
+            r#"
+[scenario]
+name = "split"
+[slo]
+threshold_ms = 200
+[gateway]
+share_ms = 20
+[services.s]
+routes = ["/x"]
+handler = {{ type = "plan", policy = "{policy}", branches = [{{ name = "p", calls = {calls} }}] }}
+[dependencies.a]
+median_ms = {}
+latency = {{ constant = 1 }}
+[dependencies.b]
+median_ms = {}
+latency = {{ constant = 1 }}
+[dependencies.c]
+median_ms = {}
+latency = {{ constant = 1 }}
+[workload]
+type = "sequence"
+requests = 1
+"#,
+            medians[0], medians[1], medians[2]
+        );
+        load_str(&text, Path::new("t.toml"), &LoadOptions::default())
+            .map(|s| s.rows[0].model.clone())
+    }
+
+    fn shares(m: &Model) -> Vec<f64> {
+        match &m.services[0].handler {
+            Handler::Plan(p) => p.branches[0].calls.iter().map(|c| c.share_ms).collect(),
+            _ => panic!("plan expected"),
+        }
+    }
+
+    #[test]
+    fn greedy_gives_every_call_the_whole_budget() {
+        assert_eq!(
+            shares(&model("greedy", r#"["a", "b"]"#, [6., 12., 1.]).unwrap()),
+            [180.0, 180.0]
+        );
+    }
+
+    #[test]
+    fn equal_splits_the_budget_by_call_count() {
+        assert_eq!(
+            shares(&model("equal", r#"["a", "b", "c"]"#, [6., 12., 1.]).unwrap()),
+            [60.0, 60.0, 60.0]
+        );
+    }
+
+    #[test]
+    fn weighted_splits_by_medians() {
+        assert_eq!(
+            shares(&model("weighted", r#"["a", "b"]"#, [6., 12., 1.]).unwrap()),
+            [60.0, 120.0]
+        );
+        let s = shares(&model("weighted", r#"["a", "b"]"#, [8., 13., 1.]).unwrap());
+        assert!(
+            (s[0] - 68.571_428_571).abs() < 1e-6 && (s[1] - 111.428_571_428).abs() < 1e-6,
+            "{s:?}"
+        );
+    }
+
+    #[test]
+    fn unknown_dependency_is_named_with_a_suggestion() {
+        let e = model("greedy", r#"["a", "bb"]"#, [1., 1., 1.]).unwrap_err();
+        assert_eq!(e.path, "services.s.handler.branches.0.calls.1");
+        assert!(
+            e.message.contains("no dependency named `bb`"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("did you mean `b`?"), "{}", e.message);
+        assert!(e.position.is_some());
+    }
+}

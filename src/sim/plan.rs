@@ -210,3 +210,119 @@ impl<'m> World<'m> {
         r.in_handler = false;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{LoadOptions, load_str};
+    use crate::sim::{RunResult, run};
+    use std::path::Path;
+
+    /// One service with a plan over `deps`, `branches` as TOML, run `requests` times.
+    fn run_plan(deps: &str, handler: &str, requests: u64) -> RunResult {
+        let text = format!(
+            r#"
+[scenario]
+name = "plan test"
+[slo]
+threshold_ms = 100
+[services.s]
+routes = ["/x"]
+handler = {{ type = "plan", budget = 100, {handler} }}
+{deps}
+[workload]
+type = "sequence"
+requests = {requests}
+"#
+        );
+        let s = load_str(&text, Path::new("test.toml"), &LoadOptions::default())
+            .expect("valid scenario");
+        run(&s.rows[0].model, 0).expect("run")
+    }
+
+    #[test]
+    fn a_reply_exactly_at_the_deadline_is_in_time() {
+        let r = run_plan(
+            "[dependencies.a]\nlatency = { constant = 100 }",
+            r#"branches = [{ name = "b", calls = ["a"] }]"#,
+            1,
+        );
+        assert_eq!((r.answered, r.dropped), (1, 0));
+        assert_eq!(r.dependencies[0].failed, 0);
+        // one nanosecond later it is not
+        let r = run_plan(
+            "[dependencies.a]\nlatency = { constant = 100.000001 }",
+            r#"branches = [{ name = "b", calls = ["a"] }]"#,
+            1,
+        );
+        assert_eq!((r.answered, r.dropped), (0, 1));
+        assert_eq!(r.dependencies[0].failed, 1);
+    }
+
+    #[test]
+    fn a_call_with_no_time_left_fails_at_once_and_draws_no_latency() {
+        // `a` eats the whole budget; `b` gets timeout min(100, 100 - 100) = 0.
+        let r = run_plan(
+            "[dependencies.a]\nlatency = { constant = 100 }\n[dependencies.b]\nlatency = { cycle = [1, 50] }",
+            r#"branches = [{ name = "p", calls = ["a", "b"] }]"#,
+            2,
+        );
+        assert_eq!(r.dependencies[1].calls, 2);
+        assert_eq!(r.dependencies[1].failed, 2);
+        assert_eq!(r.dependencies[1].work_started, 0, "no call reached b");
+        assert_eq!(r.response.max_ms(), 100.0, "no latency consumed");
+    }
+
+    #[test]
+    fn cancellation_removes_the_pending_completion() {
+        let deps = "[dependencies.a]\nlatency = { constant = 300 }";
+        let branches = r#"branches = [{ name = "b", calls = ["a"] }]"#;
+        let kept = run_plan(deps, &format!("cancellation = false, {branches}"), 3);
+        let cancelled = run_plan(deps, &format!("cancellation = true, {branches}"), 3);
+        // Without cancellation the store works to the end: 200 ms wasted per call,
+        // and its completion events still run.
+        assert_eq!(kept.wasted_ms, 600.0);
+        assert_eq!(kept.dependencies[0].work_ms, 900.0);
+        // With it, the completion is removed from the queue: no waste, fewer events.
+        assert_eq!(cancelled.wasted_ms, 0.0);
+        assert_eq!(cancelled.dependencies[0].work_ms, 300.0);
+        assert_eq!(
+            kept.events - cancelled.events,
+            3,
+            "one completion per call never ran"
+        );
+        assert_eq!(cancelled.response.max_ms(), 100.0);
+    }
+
+    #[test]
+    fn abort_skips_the_rest_of_the_branch_and_continue_does_not() {
+        let deps = "[dependencies.a]\nlatency = { constant = 60 }\n[dependencies.b]\nlatency = { constant = 10 }";
+        let branches = r#"branches = [{ name = "p", calls = ["a", "b"] }]"#;
+        let cont = run_plan(
+            deps,
+            &format!(r#"policy = "equal", on_failure = "continue", {branches}"#),
+            1,
+        );
+        let abort = run_plan(
+            deps,
+            &format!(r#"policy = "equal", on_failure = "abort", {branches}"#),
+            1,
+        );
+        // equal split: 50 ms each; `a` times out at 50, then `b` has 50 left.
+        assert_eq!(cont.dependencies[1].calls, 1);
+        assert_eq!(cont.response.max_ms(), 60.0);
+        assert_eq!(abort.dependencies[1].calls, 0);
+        assert_eq!(abort.response.max_ms(), 50.0);
+    }
+
+    #[test]
+    fn dependency_slots_queue_calls_fifo() {
+        // Two parallel branches call a one-slot store: the second waits 30 ms.
+        let r = run_plan(
+            "[dependencies.a]\nslots = 1\nlatency = { constant = 30 }",
+            r#"branches = [{ name = "x", calls = ["a"] }, { name = "y", calls = ["a"] }]"#,
+            1,
+        );
+        assert_eq!(r.answered, 1);
+        assert_eq!(r.response.max_ms(), 60.0);
+    }
+}

@@ -5,9 +5,24 @@ use crate::common::*;
 
 const FILE: &str = "scenarios/ay10-tariff-slowdown.toml";
 
-/// (regime, policy, answered, dropped, fail tariff, fail measure, median, worst,
-///  mean (1 decimal), held slots (1 decimal), wasted ms)
-const OUTCOMES: [(&str, &str, f64, f64, f64, f64, f64, f64, f64, f64, f64); 6] = [
+/// One line of the seed's outcome tables: (regime, policy, answered, dropped,
+/// fail tariff, fail measure, median, worst, mean (1 decimal), held slots
+/// (1 decimal), wasted ms).
+type SeedLine = (
+    &'static str,
+    &'static str,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+);
+
+const OUTCOMES: [SeedLine; 6] = [
     (
         "baseline", "greedy", 48., 0., 0., 0., 40., 200., 46.2, 19.2, 0.,
     ),

@@ -1,4 +1,5 @@
 //! The integration test binary: one module per behaviour.
 
+mod cli;
 mod common;
 mod golden_ay10;

@@ -1,0 +1,187 @@
+//! The command line on real files: exit codes, messages, overrides.
+
+use crate::common::*;
+use predicates::prelude::*;
+use std::io::Write;
+
+const AY10: &str = "scenarios/ay10-tariff-slowdown.toml";
+
+/// A scenario file with `text` in a temp dir (kept alive by the returned guard).
+fn file_with(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("case.toml");
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    (dir, path)
+}
+
+/// The AY10 file with `from` replaced by `to`.
+fn ay10_with(from: &str, to: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let text = std::fs::read_to_string(scenario(AY10)).unwrap();
+    assert!(
+        text.contains(from),
+        "the AY10 file no longer contains {from:?}"
+    );
+    file_with(&text.replacen(from, to, 1))
+}
+
+#[test]
+fn malformed_toml_names_file_and_position() {
+    let (_d, path) = file_with("[scenario]\nname = \"x\n");
+    resim()
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("case.toml:2:"))
+        .stderr(predicate::str::contains("panicked").not());
+}
+
+#[test]
+fn unknown_key_is_an_error_with_a_suggestion() {
+    let (_d, path) = ay10_with("policy = \"greedy\"", "polcy = \"greedy\"");
+    resim()
+        .arg("run")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("case.toml:"))
+        .stderr(predicate::str::contains("services.tracking.handler.polcy"))
+        .stderr(predicate::str::contains("did you mean `policy`?"));
+}
+
+#[test]
+fn unknown_top_level_key_has_exact_position() {
+    let (_d, path) = ay10_with("[slo]\n", "[sol]\n");
+    resim().arg("check").arg(&path).assert().code(2).stderr(
+        predicate::str::is_match(r"case\.toml:\d+:\d+: sol: unknown key \(did you mean `slo`\?\)")
+            .unwrap(),
+    );
+}
+
+#[test]
+fn wrong_type_names_the_key_path() {
+    let (_d, path) = ay10_with("requests = 48", "requests = \"many\"");
+    resim()
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("case.toml:"))
+        .stderr(predicate::str::contains("workload"))
+        .stderr(predicate::str::contains("invalid type"));
+}
+
+#[test]
+fn impossible_value_names_key_and_position() {
+    let (_d, path) = ay10_with("median_ms = 6", "median_ms = -6");
+    resim().arg("check").arg(&path).assert().code(2).stderr(
+        predicate::str::is_match(
+            r"case\.toml:\d+:\d+: dependencies\.tariff\.median_ms: must be > 0",
+        )
+        .unwrap(),
+    );
+}
+
+#[test]
+fn missing_file_exits_2_and_writes_nothing() {
+    let out = tempfile::tempdir().unwrap();
+    resim()
+        .args(["run", "no/such/file.toml", "--out"])
+        .arg(out.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no/such/file.toml"));
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn set_override_changes_a_result() {
+    // Pin the compare grid to greedy/no cancellation, then slow the tariff store.
+    let dir = run_into(
+        &scenario(AY10),
+        &[
+            "--quiet",
+            "--set",
+            "compare.variant=[\"baseline\"]",
+            "--set",
+            "compare.\"services.tracking.handler.policy\"=[\"greedy\"]",
+            "--set",
+            "compare.\"services.tracking.handler.cancellation\"=[false]",
+        ],
+    );
+    let base = Csv::read(&dir.path().join("outcomes.csv"));
+    assert_eq!(num(&base.rows[0], "answered"), 48.0);
+    let dir = run_into(
+        &scenario(AY10),
+        &[
+            "--quiet",
+            "--set",
+            "compare.variant=[\"baseline\"]",
+            "--set",
+            "compare.\"services.tracking.handler.policy\"=[\"greedy\"]",
+            "--set",
+            "compare.\"services.tracking.handler.cancellation\"=[false]",
+            "--set",
+            "dependencies.tariff.latency={ constant = 190 }",
+        ],
+    );
+    let slow = Csv::read(&dir.path().join("outcomes.csv"));
+    assert_eq!(slow.rows.len(), 1);
+    assert_eq!(num(&slow.rows[0], "answered"), 0.0);
+    assert_eq!(num(&slow.rows[0], "failed_tariff"), 48.0);
+}
+
+#[test]
+fn set_on_an_unknown_path_suggests_the_closest_key() {
+    resim()
+        .arg("check")
+        .arg(scenario(AY10))
+        .args(["--set", "dependencies.tariff.medianms=7"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("dependencies.tariff.medianms"))
+        .stderr(predicate::str::contains("did you mean `median_ms`?"));
+}
+
+#[test]
+fn help_is_available_on_every_command() {
+    for cmd in [
+        vec!["--help"],
+        vec!["run", "--help"],
+        vec!["check", "--help"],
+    ] {
+        resim()
+            .args(&cmd)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("Usage"));
+    }
+}
+
+#[test]
+fn run_prints_the_report_and_names_the_csv_folder() {
+    let out = tempfile::tempdir().unwrap();
+    resim()
+        .arg("run")
+        .arg(scenario(AY10))
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "AY10: the tariff store slows down",
+        ))
+        .stdout(predicate::str::contains("failed_measure"));
+    for f in [
+        "shares",
+        "outcomes",
+        "deadline_cost",
+        "false_drops",
+        "error_budget",
+    ] {
+        assert!(out.path().join(format!("{f}.csv")).is_file(), "{f}.csv");
+    }
+}
