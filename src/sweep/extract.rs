@@ -16,7 +16,7 @@
 
 use crate::analysis::{self, Results};
 use crate::error::Error;
-use crate::report::{Cell, format_number};
+use crate::report::{Cell, Table, format_number};
 use crate::scenario::{Axis, Row, Scenario};
 use std::collections::HashMap;
 
@@ -66,45 +66,210 @@ impl RowRunner {
         self.rows.len()
     }
 
-    /// Runs replication `replication` of compare row `row` and names its metrics.
-    pub fn run(&self, row: usize, replication: u64) -> Result<Named, Error> {
+    /// Runs replication `replication` of compare row `row`: its report tables.
+    pub fn tables(&self, row: usize, replication: u64) -> Result<Vec<Table>, Error> {
         let scenario = &self.rows[row];
         let run = crate::sim::run(&scenario.rows[0].model, replication)?;
         let mut results = Results {
             scenario,
             runs: vec![run],
         };
-        let tables = analysis::analyse(&mut results);
-        let axes = scenario.axes.len();
-        let mut out = Vec::new();
-        for t in tables
+        Ok(analysis::analyse(&mut results))
+    }
+
+    /// The metrics of a run's tables, by name.
+    pub fn named(&self, tables: &[Table]) -> Named {
+        named(tables, self.axes())
+    }
+
+    /// Where row `row`'s metrics sit in tables shaped like `tables` (its replication 0).
+    pub fn layout(&self, tables: &[Table], schema: &Schema) -> Layout {
+        Layout::new(tables, self.axes(), schema)
+    }
+
+    /// Runs one unit and returns its values in schema order.
+    pub fn measure(
+        &self,
+        row: usize,
+        replication: u64,
+        layout: &Layout,
+        schema: &Schema,
+    ) -> Result<Measured, Error> {
+        let tables = self.tables(row, replication)?;
+        let (cells, unknown) = cells_of(&tables, self.axes(), layout, schema);
+        let text: Vec<String> = cells
             .iter()
-            .filter(|t| t.headers.first().map(String::as_str) == Some(ROW_MARK))
-        {
-            let key_len = if t.rows.len() <= 1 {
-                0
+            .map(|c| c.map(render_value).unwrap_or_default())
+            .collect();
+        let values = text.iter().map(|t| parse_value(t).ok().flatten()).collect();
+        Ok(Measured {
+            text,
+            values,
+            unknown,
+        })
+    }
+
+    fn axes(&self) -> usize {
+        self.rows.first().map_or(1, |s| s.axes.len())
+    }
+}
+
+/// One unit's metrics in schema order: as written in `replications.csv`, and
+/// parsed back from that text (what the summary uses, as a merge would).
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub text: Vec<String>,
+    pub values: Vec<Option<f64>>,
+    /// Metric values the schema has no column for.
+    pub unknown: usize,
+}
+
+/// A metric cell's text as a number: empty is missing (`Ok(None)`).
+pub fn parse_value(text: &str) -> Result<Option<f64>, std::num::ParseFloatError> {
+    if text.is_empty() {
+        Ok(None)
+    } else {
+        text.parse().map(Some)
+    }
+}
+
+/// One metric cell of a run's tables.
+struct Entry {
+    position: usize,
+    row: usize,
+    col: usize,
+    name: String,
+}
+
+/// The shape of one per-row table: what must stay the same for a [`Layout`] to
+/// apply to another run's tables.
+struct Shape {
+    position: usize,
+    name: String,
+    key_len: usize,
+    /// The key cells of each of its rows.
+    keys: Vec<Vec<Cell>>,
+}
+
+/// Where each metric of a compare row sits in its tables, learnt from replication 0,
+/// so later runs fill their values without building names. A run whose tables have
+/// another shape (a different key, more rows) falls back to names.
+pub struct Layout {
+    shapes: Vec<Shape>,
+    /// (table position, table row, column, metric index)
+    slots: Vec<(usize, usize, usize, usize)>,
+}
+
+impl Layout {
+    fn new(tables: &[Table], axes: usize, schema: &Schema) -> Layout {
+        let (entries, shapes) = walk(tables, axes);
+        Layout {
+            shapes,
+            slots: entries
+                .into_iter()
+                .filter_map(|e| {
+                    let metric = *schema.index.get(&e.name)?;
+                    Some((e.position, e.row, e.col, metric))
+                })
+                .collect(),
+        }
+    }
+
+    fn fits(&self, tables: &[Table], axes: usize) -> bool {
+        let mut per_row = tables.iter().enumerate().filter(|(_, t)| is_per_row(t));
+        let same = self.shapes.iter().all(|shape| {
+            per_row.next().is_some_and(|(position, t)| {
+                position == shape.position
+                    && t.name == shape.name
+                    && t.rows.len() == shape.keys.len()
+                    && t.rows
+                        .iter()
+                        .zip(&shape.keys)
+                        .all(|(r, k)| r[axes..axes + shape.key_len] == k[..])
+            })
+        });
+        same && per_row.next().is_none()
+    }
+}
+
+/// The metric cells of `tables` in schema order, and how many the schema lacks.
+fn cells_of<'t>(
+    tables: &'t [Table],
+    axes: usize,
+    layout: &Layout,
+    schema: &Schema,
+) -> (Vec<Option<&'t Cell>>, usize) {
+    let mut cells = vec![None; schema.names.len()];
+    let mut unknown = 0;
+    if layout.fits(tables, axes) {
+        for &(t, r, c, metric) in &layout.slots {
+            cells[metric] = Some(&tables[t].rows[r][c]);
+        }
+    } else {
+        for e in walk(tables, axes).0 {
+            match schema.index.get(&e.name) {
+                Some(&metric) => cells[metric] = Some(&tables[e.position].rows[e.row][e.col]),
+                None => unknown += 1,
+            }
+        }
+    }
+    (cells, unknown)
+}
+
+fn named(tables: &[Table], axes: usize) -> Named {
+    walk(tables, axes)
+        .0
+        .into_iter()
+        .map(|e| (e.name, tables[e.position].rows[e.row][e.col].clone()))
+        .collect()
+}
+
+fn is_per_row(t: &Table) -> bool {
+    t.headers.first().map(String::as_str) == Some(ROW_MARK)
+}
+
+/// Every metric cell of the per-row tables, named, and the tables' shapes.
+fn walk(tables: &[Table], axes: usize) -> (Vec<Entry>, Vec<Shape>) {
+    let mut entries = Vec::new();
+    let mut shapes = Vec::new();
+    for (position, t) in tables.iter().enumerate().filter(|(_, t)| is_per_row(t)) {
+        let key_len = if t.rows.len() <= 1 {
+            0
+        } else {
+            key_length(&t.rows, axes)
+        };
+        for (r, row) in t.rows.iter().enumerate() {
+            let key: Vec<String> = (axes..axes + key_len)
+                .map(|c| key_part(&t.headers[c], &row[c]))
+                .collect();
+            let prefix = if key.is_empty() {
+                t.name.clone()
             } else {
-                key_length(&t.rows, axes)
+                format!("{}.{}", t.name, key.join("."))
             };
-            for row in &t.rows {
-                let key: Vec<String> = (axes..axes + key_len)
-                    .map(|c| key_part(&t.headers[c], &row[c]))
-                    .collect();
-                let prefix = if key.is_empty() {
-                    t.name.clone()
-                } else {
-                    format!("{}.{}", t.name, key.join("."))
-                };
-                let skip = axes + key_len;
-                for (header, cell) in t.headers.iter().zip(row).skip(skip) {
-                    if !matches!(cell, Cell::Text(_)) {
-                        out.push((format!("{prefix}.{header}"), cell.clone()));
-                    }
+            for (c, (header, cell)) in t.headers.iter().zip(row).enumerate().skip(axes + key_len) {
+                if !matches!(cell, Cell::Text(_)) {
+                    entries.push(Entry {
+                        position,
+                        row: r,
+                        col: c,
+                        name: format!("{prefix}.{header}"),
+                    });
                 }
             }
         }
-        Ok(out)
+        shapes.push(Shape {
+            position,
+            name: t.name.clone(),
+            key_len,
+            keys: t
+                .rows
+                .iter()
+                .map(|row| row[axes..axes + key_len].to_vec())
+                .collect(),
+        });
     }
+    (entries, shapes)
 }
 
 /// The fewest leading columns after `axes` whose cells tell `rows` apart (all
@@ -161,20 +326,6 @@ impl Schema {
         }
         Schema { names, index }
     }
-
-    /// The run's values in schema order (missing ones empty), and how many of its
-    /// metrics the schema does not know (a table row that replication 0 did not have).
-    pub fn place(&self, metrics: &Named) -> (Vec<String>, usize) {
-        let mut values = vec![String::new(); self.names.len()];
-        let mut unknown = 0;
-        for (name, cell) in metrics {
-            match self.index.get(name) {
-                Some(&i) => values[i] = render_value(cell),
-                None => unknown += 1,
-            }
-        }
-        (values, unknown)
-    }
 }
 
 #[cfg(test)]
@@ -200,17 +351,100 @@ mod tests {
         assert_eq!(render_value(&Cell::Empty), "");
     }
 
+    /// A per-row table as the sweep's analyses build it (mark column, one axis).
+    fn table(name: &str, headers: &[&str], rows: Vec<Vec<Cell>>) -> Table {
+        let mut t = Table::new(
+            name,
+            name,
+            [ROW_MARK, "policy"]
+                .iter()
+                .chain(headers)
+                .map(|h| h.to_string())
+                .collect(),
+        );
+        for r in rows {
+            t.push(
+                [Cell::from(""), Cell::from("greedy")]
+                    .into_iter()
+                    .chain(r)
+                    .collect(),
+            );
+        }
+        t
+    }
+
+    fn run_tables(passed: i64, members: &[&str]) -> Vec<Table> {
+        let outcomes = table(
+            "outcomes",
+            &["answered", "mean_ms", "note", "ok"],
+            vec![vec![46i64.into(), 45.8.into(), "x".into(), true.into()]],
+        );
+        let members = table(
+            "members",
+            &["limiter", "member", "passed"],
+            members
+                .iter()
+                .map(|m| vec!["edge".into(), (*m).into(), passed.into()])
+                .collect(),
+        );
+        // a table across rows (no mark column) is not a metric source
+        let across = Table::new("false_drops", "x", vec!["policy".into(), "extra".into()]);
+        vec![outcomes, across, members]
+    }
+
+    #[test]
+    fn metrics_are_named_by_table_key_and_column() {
+        let names: Vec<String> = named(&run_tables(3, &["u1", "u2"]), 2)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "outcomes.answered",
+                "outcomes.mean_ms",
+                "outcomes.ok",
+                "members.edge.u1.passed",
+                "members.edge.u2.passed"
+            ]
+        );
+    }
+
+    #[test]
+    fn layouts_fill_values_and_fall_back_to_names_when_tables_change_shape() {
+        let probe = run_tables(3, &["u1", "u2"]);
+        let schema = Schema::new(&[named(&probe, 2)]);
+        let layout = Layout::new(&probe, 2, &schema);
+        let render = |(cells, unknown): (Vec<Option<&Cell>>, usize)| {
+            let text: Vec<String> = cells
+                .iter()
+                .map(|c| c.map(render_value).unwrap_or_default())
+                .collect();
+            (text.join(","), unknown)
+        };
+        let later = run_tables(5, &["u1", "u2"]);
+        assert!(layout.fits(&later, 2));
+        assert_eq!(
+            render(cells_of(&later, 2, &layout, &schema)),
+            ("46,45.80,1,5,5".into(), 0)
+        );
+        // u2 missing, u3 new: names decide, u3 has no column
+        let other = run_tables(7, &["u1", "u3"]);
+        assert!(!layout.fits(&other, 2));
+        assert_eq!(
+            render(cells_of(&other, 2, &layout, &schema)),
+            ("46,45.80,1,7,".into(), 1)
+        );
+    }
+
     #[test]
     fn the_schema_is_the_union_in_first_seen_order() {
         let a: Named = vec![("t.x".into(), Cell::Int(1)), ("t.y".into(), Cell::Int(2))];
         let b: Named = vec![("t.z".into(), Cell::Int(3)), ("t.x".into(), Cell::Int(4))];
-        let s = Schema::new(&[a, b.clone()]);
+        let s = Schema::new(&[a, b]);
         assert_eq!(s.names, ["t.x", "t.y", "t.z"]);
-        let extra: Named = vec![("t.w".into(), Cell::Int(5))];
-        assert_eq!(
-            s.place(&b),
-            (vec!["4".into(), String::new(), "3".into()], 0)
-        );
-        assert_eq!(s.place(&extra).1, 1);
+        assert_eq!(parse_value(""), Ok(None));
+        assert_eq!(parse_value("45.80"), Ok(Some(45.8)));
+        assert!(parse_value("x").is_err());
     }
 }

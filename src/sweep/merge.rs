@@ -6,6 +6,7 @@
 //! shard order and summarized exactly as `resim sweep` summarizes its own, so
 //! `replications.csv`, `summary.csv` and `paired.csv` come out byte for byte the same.
 
+use super::extract::parse_value;
 use super::manifest::{Invocation, Manifest, Shard};
 use super::output::{self, REPLICATIONS, Replications};
 use super::{SweepReport, report};
@@ -213,7 +214,23 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
                     ),
                 ));
             }
-            out.write(&fields[..axes], rep, &fields[axes + 1..])?;
+            let text = &fields[axes + 1..];
+            let values = text
+                .iter()
+                .zip(&first.metrics)
+                .map(|(t, m)| {
+                    parse_value(t).map_err(|_| {
+                        refuse(
+                            &path,
+                            format!(
+                                "line {}: {m}: `{t}` is not a number",
+                                unit - part.units.0 + 2
+                            ),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            out.write(&fields[..axes], rep, text, &values)?;
             unit += 1;
         }
         if unit != part.units.1 {

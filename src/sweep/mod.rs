@@ -147,7 +147,10 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     let runner = RowRunner::new(&scenario, &seeds);
     let pool = runner::pool(jobs)?;
     let probes = runner::probe(&pool, &runner)?;
-    let schema = Schema::new(&probes);
+    let named: Vec<_> = probes.iter().map(|t| runner.named(t)).collect();
+    let schema = Schema::new(&named);
+    let layouts: Vec<_> = probes.iter().map(|t| runner.layout(t, &schema)).collect();
+    drop(probes);
     check_report_metrics(&mc.report, &schema).map_err(|e| {
         let pos = scenario::paths::locate(&String::from_utf8_lossy(&bytes), &e.path);
         in_file(e.at(pos))
@@ -196,11 +199,17 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         &pool,
         &runner,
         &schema,
+        &layouts,
         units,
         opts.progress,
-        |unit, values| {
+        |unit, measured| {
             let (rep, row) = (unit / rows_n, (unit % rows_n) as usize);
-            out.write(&scenario.rows[row].labels, &rep.to_string(), values)?;
+            out.write(
+                &scenario.rows[row].labels,
+                &rep.to_string(),
+                &measured.text,
+                &measured.values,
+            )?;
             if row as u64 == rows_n - 1 {
                 out.flush()?;
             }

@@ -6,6 +6,7 @@ use super::manifest::{self, Manifest};
 use super::summary::{Summarizer, Summary};
 use crate::error::Error;
 use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const REPLICATIONS: &str = "replications.csv";
@@ -40,7 +41,10 @@ pub fn prepare(dir: &Path, manifest: &Manifest) -> Result<(), Error> {
 
 /// The rows of `replications.csv`, in unit order, and the summary they feed.
 pub struct Replications {
-    csv: csv::Writer<File>,
+    /// Rows not yet handed to the file: written there whole by [`Self::flush`], so
+    /// the file only ever grows by complete rows.
+    csv: csv::Writer<Vec<u8>>,
+    file: File,
     path: PathBuf,
     summarizer: Option<Summarizer>,
     rows_written: u64,
@@ -58,7 +62,7 @@ impl Replications {
     ) -> Result<Replications, Error> {
         let path = dir.join(REPLICATIONS);
         let file = File::create(&path).map_err(io(format!("cannot write {}", path.display())))?;
-        let mut csv = csv::Writer::from_writer(file);
+        let mut csv = csv::Writer::from_writer(Vec::new());
         let header = axis_columns
             .iter()
             .map(String::as_str)
@@ -77,6 +81,7 @@ impl Replications {
                 csv.write_record(header).map_err(|e| csv_error(&path, e))?;
                 csv
             },
+            file,
             path,
             rows_written: 0,
         };
@@ -84,17 +89,20 @@ impl Replications {
         Ok(out)
     }
 
+    /// One row: the metric cells as text, and the numbers that text parses to
+    /// (`extract::parse_value`), which the summary takes.
     pub fn write(
         &mut self,
         labels: &[String],
         replication: &str,
-        values: &[String],
+        text: &[String],
+        values: &[Option<f64>],
     ) -> Result<(), Error> {
         let record = labels
             .iter()
             .map(String::as_str)
             .chain([replication])
-            .chain(values.iter().map(String::as_str));
+            .chain(text.iter().map(String::as_str));
         self.csv
             .write_record(record)
             .map_err(|e| csv_error(&self.path, e))?;
@@ -105,11 +113,13 @@ impl Replications {
         Ok(())
     }
 
-    /// Hands the rows written so far to the operating system.
+    /// Hands the rows written so far to the operating system, in one write.
     pub fn flush(&mut self) -> Result<(), Error> {
-        self.csv
-            .flush()
-            .map_err(io(format!("cannot write {}", self.path.display())))
+        let fail = || io(format!("cannot write {}", self.path.display()));
+        let pending = std::mem::replace(&mut self.csv, csv::Writer::from_writer(Vec::new()))
+            .into_inner()
+            .map_err(|e| fail()(e.into_error()))?;
+        self.file.write_all(&pending).map_err(fail())
     }
 
     pub fn rows_written(&self) -> u64 {

@@ -1,11 +1,12 @@
-//! The worker pool. Workers take units in order from a shared counter, so they
-//! finish roughly in order; the calling thread puts finished units back in order
+//! The worker pool. Workers take batches of units in order from a shared counter,
+//! so they finish roughly in order; the calling thread puts finished units back in order
 //! (buffering the few that finish early) and hands each to the sink. A worker waits
 //! when it runs too far ahead of the sink, which keeps the buffer, and the memory,
 //! bounded whatever the number of replications.
 
-use super::extract::{Named, RowRunner, Schema};
+use super::extract::{Layout, Measured, RowRunner, Schema};
 use crate::error::Error;
+use crate::report::Table;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
@@ -14,7 +15,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 
 /// How far (in units) a worker may run ahead of the last unit written.
-const WINDOW: u64 = 4096;
+const WINDOW: u64 = 8192;
+
+/// Units per message from a worker: enough to make the hand-over cheap (one
+/// wake-up of the writer per batch), few enough to share the work evenly.
+fn batch_size(units: u64, jobs: u64) -> u64 {
+    (units / (jobs.max(1) * 32)).clamp(1, 64)
+}
 
 pub fn pool(jobs: usize) -> Result<ThreadPool, Error> {
     ThreadPoolBuilder::new()
@@ -24,47 +31,55 @@ pub fn pool(jobs: usize) -> Result<ThreadPool, Error> {
         .map_err(|e| Error::Other(format!("cannot start {jobs} worker threads: {e}")))
 }
 
-/// Replication 0 of every row: what fixes the metric columns.
-pub fn probe(pool: &ThreadPool, runner: &RowRunner) -> Result<Vec<Named>, Error> {
+/// The report tables of replication 0 of every row: what fixes the metric columns.
+pub fn probe(pool: &ThreadPool, runner: &RowRunner) -> Result<Vec<Vec<Table>>, Error> {
     pool.install(|| {
         (0..runner.row_count())
             .into_par_iter()
-            .map(|row| runner.run(row, 0))
+            .map(|row| runner.tables(row, 0))
             .collect()
     })
 }
 
-/// Runs units `[start, end)` and calls `sink(unit, values)` for each, in unit order.
-/// Returns how many metric values had no column in the schema.
+type Batch = (u64, Result<Vec<Measured>, Error>);
+
+/// Runs units `[start, end)` and calls `sink(unit, measured)` for each, in unit
+/// order. `layouts[row]` places row `row`'s metrics. Returns how many metric values
+/// had no column in the schema.
 pub fn run(
     pool: &ThreadPool,
     runner: &RowRunner,
     schema: &Schema,
+    layouts: &[Layout],
     (start, end): (u64, u64),
     progress: bool,
-    mut sink: impl FnMut(u64, &[String]) -> Result<(), Error>,
+    mut sink: impl FnMut(u64, &Measured) -> Result<(), Error>,
 ) -> Result<u64, Error> {
     let rows = runner.row_count() as u64;
+    let batch = batch_size(end - start, pool.current_num_threads() as u64);
     let next = AtomicU64::new(start);
     let written = AtomicU64::new(start);
     let stop = AtomicBool::new(false);
     let bar = progress_bar(end - start, progress);
-    let (tx, rx) = mpsc::channel::<(u64, Result<(Vec<String>, usize), Error>)>();
+    let (tx, rx) = mpsc::channel::<Batch>();
 
-    let work = |tx: mpsc::Sender<_>| {
+    let work = |tx: mpsc::Sender<Batch>| {
         loop {
-            let unit = next.fetch_add(1, Ordering::Relaxed);
-            if unit >= end || stop.load(Ordering::Relaxed) {
+            let first = next.fetch_add(batch, Ordering::Relaxed);
+            if first >= end || stop.load(Ordering::Relaxed) {
                 break;
             }
-            while unit >= written.load(Ordering::Acquire) + WINDOW && !stop.load(Ordering::Relaxed)
+            while first >= written.load(Ordering::Acquire) + WINDOW && !stop.load(Ordering::Relaxed)
             {
                 std::thread::sleep(std::time::Duration::from_micros(200));
             }
-            let result = runner
-                .run((unit % rows) as usize, unit / rows)
-                .map(|metrics| schema.place(&metrics));
-            if tx.send((unit, result)).is_err() {
+            let result = (first..end.min(first + batch))
+                .map(|unit| {
+                    let row = (unit % rows) as usize;
+                    runner.measure(row, unit / rows, &layouts[row], schema)
+                })
+                .collect();
+            if tx.send((first, result)).is_err() {
                 break;
             }
         }
@@ -78,25 +93,30 @@ pub fn run(
         let mut at = start;
         let mut unknown = 0u64;
         let mut failure = None;
-        for (unit, result) in rx {
-            pending.insert(unit, result);
+        'receive: for (first, result) in rx {
+            pending.insert(first, result);
             while let Some(result) = pending.remove(&at) {
-                let done = result.and_then(|(values, missing)| {
-                    unknown += missing as u64;
-                    sink(at, &values)
-                });
-                if let Err(e) = done {
-                    failure = Some(e);
-                    break;
+                let measured = match result {
+                    Ok(m) => m,
+                    Err(e) => {
+                        failure = Some(e);
+                        break 'receive;
+                    }
+                };
+                for m in &measured {
+                    unknown += m.unknown as u64;
+                    if let Err(e) = sink(at, m) {
+                        failure = Some(e);
+                        break 'receive;
+                    }
+                    at += 1;
                 }
-                at += 1;
                 written.store(at, Ordering::Release);
-                bar.inc(1);
+                bar.inc(measured.len() as u64);
             }
-            if failure.is_some() {
-                stop.store(true, Ordering::Relaxed);
-                break;
-            }
+        }
+        if failure.is_some() {
+            stop.store(true, Ordering::Relaxed);
         }
         bar.finish_and_clear();
         match failure {

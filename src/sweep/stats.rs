@@ -56,8 +56,14 @@ impl Running {
 
     /// The Student t interval of the mean at two-sided level `confidence`.
     pub fn interval(&self, confidence: f64) -> Option<(f64, f64)> {
+        let n = self.n.max(2) as f64;
+        self.interval_with(t_quantile(0.5 + confidence / 2.0, n - 1.0))
+    }
+
+    /// The interval mean +/- t sd / sqrt(n), `t` the quantile for n - 1 degrees of
+    /// freedom (computed once per n by callers with many series).
+    pub fn interval_with(&self, t: f64) -> Option<(f64, f64)> {
         let sd = self.sd()?;
-        let t = t_quantile(0.5 + confidence / 2.0, (self.n - 1) as f64);
         let half = t * sd / (self.n as f64).sqrt();
         Some((self.mean - half, self.mean + half))
     }

@@ -14,7 +14,7 @@
 //! only in that axis being at its first value ("weighted drops 2.1 +/- 0.3 more
 //! than greedy"), with its own Student t interval.
 
-use super::stats::{Median, Running};
+use super::stats::{Median, Running, t_quantile};
 use crate::error::Error;
 use crate::report::{Cell, Table};
 use std::collections::HashMap;
@@ -38,7 +38,9 @@ pub struct Summarizer {
     rows: Vec<Vec<String>>,
     /// The replication being collected and its rows' parsed values.
     current: Option<String>,
-    group: Vec<(Vec<String>, Vec<Option<f64>>)>,
+    group: Vec<Vec<Option<f64>>>,
+    /// The labels of the first replication's rows, until they are learnt.
+    first_labels: Vec<Vec<String>>,
     /// Per row x metric.
     stats: Vec<Running>,
     medians: Vec<Median>,
@@ -71,6 +73,7 @@ impl Summarizer {
             rows: Vec::new(),
             current: None,
             group: Vec::new(),
+            first_labels: Vec::new(),
             stats: Vec::new(),
             medians: Vec::new(),
             pairs: Vec::new(),
@@ -87,35 +90,31 @@ impl Summarizer {
         ))
     }
 
-    /// One row of `replications.csv`: its axis labels, replication and metric cells.
+    /// One row of `replications.csv`: its axis labels, replication and metric values
+    /// (as parsed from the row's text; `None` for an empty cell).
     pub fn push(
         &mut self,
         labels: &[String],
         replication: &str,
-        values: &[String],
+        values: &[Option<f64>],
     ) -> Result<(), Error> {
         self.line += 1;
         if labels.len() != self.axis_columns.len() || values.len() != self.metrics.len() {
             return Err(self.bad("wrong number of columns".into()));
         }
-        let parsed = values
-            .iter()
-            .zip(&self.metrics)
-            .map(|(v, m)| {
-                if v.is_empty() {
-                    Ok(None)
-                } else {
-                    v.parse::<f64>()
-                        .map(Some)
-                        .map_err(|_| self.bad(format!("{m}: `{v}` is not a number")))
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
         if self.current.as_deref() != Some(replication) {
             self.close_group()?;
             self.current = Some(replication.to_string());
         }
-        self.group.push((labels.to_vec(), parsed));
+        if self.rows.is_empty() {
+            self.first_labels.push(labels.to_vec());
+        } else if self.rows.get(self.group.len()).map(Vec::as_slice) != Some(labels) {
+            return Err(self.bad(format!(
+                "replication {replication} does not hold every compare row once, in order \
+                 (a truncated or reordered file?)"
+            )));
+        }
+        self.group.push(values.to_vec());
         Ok(())
     }
 
@@ -124,20 +123,21 @@ impl Summarizer {
         if self.group.is_empty() {
             return Ok(());
         }
-        let group = std::mem::take(&mut self.group);
         if self.rows.is_empty() {
-            self.learn_rows(&group)?;
+            let labels = std::mem::take(&mut self.first_labels);
+            self.learn_rows(labels)?;
         }
-        let rep = self.current.clone().unwrap_or_default();
-        if group.len() != self.rows.len() || group.iter().zip(&self.rows).any(|((l, _), r)| l != r)
-        {
+        let group = std::mem::take(&mut self.group);
+        if group.len() != self.rows.len() {
+            let rep = self.current.clone().unwrap_or_default();
             return Err(self.bad(format!(
-                "replication {rep} does not hold every compare row once, in order \
-                 (a truncated or reordered file?)"
+                "replication {rep} has {} of the {} compare rows (a truncated file?)",
+                group.len(),
+                self.rows.len()
             )));
         }
         let m = self.metrics.len();
-        for (i, (_, values)) in group.iter().enumerate() {
+        for (i, values) in group.iter().enumerate() {
             for (k, v) in values.iter().enumerate() {
                 if let Some(x) = v {
                     self.stats[i * m + k].push(*x);
@@ -146,18 +146,20 @@ impl Summarizer {
             }
         }
         for (p, pair) in self.pairs.iter().enumerate() {
-            let (a, b) = (&group[pair.row].1, &group[pair.reference].1);
+            let (a, b) = (&group[pair.row], &group[pair.reference]);
             for k in 0..m {
                 if let (Some(x), Some(y)) = (a[k], b[k]) {
                     self.paired[p * m + k].push(x - y);
                 }
             }
         }
+        self.group = group;
+        self.group.clear();
         Ok(())
     }
 
-    fn learn_rows(&mut self, group: &[(Vec<String>, Vec<Option<f64>>)]) -> Result<(), Error> {
-        self.rows = group.iter().map(|(l, _)| l.clone()).collect();
+    fn learn_rows(&mut self, labels: Vec<Vec<String>>) -> Result<(), Error> {
+        self.rows = labels;
         let index: HashMap<&[String], usize> = self
             .rows
             .iter()
@@ -213,8 +215,13 @@ impl Summarizer {
                 "metric", "mean", "sd", "ci_low", "ci_high", "min", "p50", "max", "n",
             ]),
         );
-        let interval_cells = |r: &Running| -> [Cell; 2] {
-            let ci = r.interval(self.confidence);
+        let mut t_of_n: HashMap<u64, f64> = HashMap::new();
+        let confidence = self.confidence;
+        let mut interval_cells = |r: &Running| -> [Cell; 2] {
+            let t = *t_of_n
+                .entry(r.n())
+                .or_insert_with(|| t_quantile(0.5 + confidence / 2.0, r.n().max(2) as f64 - 1.0));
+            let ci = r.interval_with(t);
             [ci.map(|c| c.0).into(), ci.map(|c| c.1).into()]
         };
         for (i, labels) in self.rows.iter().enumerate() {
@@ -283,8 +290,9 @@ mod tests {
         // replication r: greedy drops r, equal drops r + 2 (same noise, shifted)
         for r in 0..4 {
             let rep = r.to_string();
-            z.push(&s(&["greedy"]), &rep, &[r.to_string()]).unwrap();
-            z.push(&s(&["equal"]), &rep, &[(r + 2).to_string()])
+            z.push(&s(&["greedy"]), &rep, &[Some(f64::from(r))])
+                .unwrap();
+            z.push(&s(&["equal"]), &rep, &[Some(f64::from(r + 2))])
                 .unwrap();
         }
         let out = z.finish().unwrap();
@@ -304,30 +312,32 @@ mod tests {
     }
 
     #[test]
-    fn missing_values_are_left_out_and_bad_ones_refused() {
+    fn missing_values_are_left_out() {
         let mut z = Summarizer::new(vec![], s(&["a", "b"]), 0.9, "f.csv");
-        z.push(&[], "0", &s(&["1", ""])).unwrap();
-        z.push(&[], "1", &s(&["3", ""])).unwrap();
+        z.push(&[], "0", &[Some(1.0), None]).unwrap();
+        z.push(&[], "1", &[Some(3.0), None]).unwrap();
         let out = z.finish().unwrap();
         assert_eq!(out.summary.rows[1].last(), Some(&Cell::Int(0)));
         assert_eq!(out.summary.rows[1][1], Cell::Empty);
         assert_eq!(out.paired.rows.len(), 0);
-
-        let mut z = Summarizer::new(vec![], s(&["a"]), 0.9, "f.csv");
-        let e = z.push(&[], "0", &s(&["x"])).unwrap_err().to_string();
-        assert!(
-            e.contains("f.csv: data row 1: a: `x` is not a number"),
-            "{e}"
-        );
     }
 
     #[test]
-    fn out_of_order_rows_are_refused() {
+    fn out_of_order_and_truncated_replications_are_refused() {
+        let one = [Some(1.0)];
         let mut z = Summarizer::new(s(&["p"]), s(&["a"]), 0.95, "f.csv");
-        z.push(&s(&["x"]), "0", &s(&["1"])).unwrap();
-        z.push(&s(&["y"]), "0", &s(&["1"])).unwrap();
-        z.push(&s(&["y"]), "1", &s(&["1"])).unwrap();
-        z.push(&s(&["x"]), "1", &s(&["1"])).unwrap();
-        assert!(z.finish().is_err());
+        z.push(&s(&["x"]), "0", &one).unwrap();
+        z.push(&s(&["y"]), "0", &one).unwrap();
+        z.push(&s(&["y"]), "1", &one).unwrap_err();
+
+        let mut z = Summarizer::new(s(&["p"]), s(&["a"]), 0.95, "f.csv");
+        z.push(&s(&["x"]), "0", &one).unwrap();
+        z.push(&s(&["y"]), "0", &one).unwrap();
+        z.push(&s(&["x"]), "1", &one).unwrap();
+        let e = z.finish().err().unwrap().to_string();
+        assert!(
+            e.contains("replication 1 has 1 of the 2 compare rows"),
+            "{e}"
+        );
     }
 }
