@@ -3,3 +3,4 @@
 mod cli;
 mod common;
 mod golden_ay10;
+mod sweep;
