@@ -222,9 +222,10 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
             let kept = out.rows_written();
             let path = out.path().display().to_string();
             let _ = out.flush();
-            return Err(Error::Other(format!(
-                "{e}\n(the sweep stopped; the {kept} rows finished before it are kept in {path})"
-            )));
+            let note = format!(
+                "\n(the sweep stopped; the {kept} rows finished before it are kept in {path})"
+            );
+            return Err(with_note(e, &note));
         }
     };
     if unknown > 0 {
@@ -252,6 +253,27 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     }
     text.push_str(&report::footer(&dir));
     Ok(SweepReport { dir, text })
+}
+
+/// `e` with `note` added to its message, keeping its kind (and exit code).
+fn with_note(e: Error, note: &str) -> Error {
+    match e {
+        Error::Scenario(mut se) => {
+            se.message.push_str(note);
+            Error::Scenario(se)
+        }
+        Error::Limit(m) => Error::Limit(m + note),
+        Error::Io {
+            context,
+            source,
+            user_path,
+        } => Error::Io {
+            context: context + note,
+            source,
+            user_path,
+        },
+        Error::Other(m) => Error::Other(m + note),
+    }
 }
 
 /// Every name in `[montecarlo] report` is a metric of the run.

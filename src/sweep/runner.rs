@@ -41,7 +41,9 @@ pub fn probe(pool: &ThreadPool, runner: &RowRunner) -> Result<Vec<Vec<Table>>, E
     })
 }
 
-type Batch = (u64, Result<Vec<Measured>, Error>);
+/// A batch's first unit and its units' results, up to and including the first
+/// failure (the units before it still count).
+type Batch = (u64, Vec<Result<Measured, Error>>);
 
 /// Runs units `[start, end)` and calls `sink(unit, measured)` for each, in unit
 /// order. `layouts[row]` places row `row`'s metrics. Returns how many metric values
@@ -73,13 +75,17 @@ pub fn run(
             {
                 std::thread::sleep(std::time::Duration::from_micros(200));
             }
-            let result = (first..end.min(first + batch))
-                .map(|unit| {
-                    let row = (unit % rows) as usize;
-                    runner.measure(row, unit / rows, &layouts[row], schema)
-                })
-                .collect();
-            if tx.send((first, result)).is_err() {
+            let mut results = Vec::new();
+            for unit in first..end.min(first + batch) {
+                let row = (unit % rows) as usize;
+                let result = runner.measure(row, unit / rows, &layouts[row], schema);
+                let failed = result.is_err();
+                results.push(result);
+                if failed {
+                    break;
+                }
+            }
+            if tx.send((first, results)).is_err() {
                 break;
             }
         }
@@ -95,24 +101,20 @@ pub fn run(
         let mut failure = None;
         'receive: for (first, result) in rx {
             pending.insert(first, result);
-            while let Some(result) = pending.remove(&at) {
-                let measured = match result {
-                    Ok(m) => m,
-                    Err(e) => {
-                        failure = Some(e);
-                        break 'receive;
-                    }
-                };
-                for m in &measured {
-                    unknown += m.unknown as u64;
-                    if let Err(e) = sink(at, m) {
+            while let Some(results) = pending.remove(&at) {
+                for result in results {
+                    let done = result.and_then(|m| {
+                        unknown += m.unknown as u64;
+                        sink(at, &m)
+                    });
+                    if let Err(e) = done {
                         failure = Some(e);
                         break 'receive;
                     }
                     at += 1;
+                    bar.inc(1);
                 }
                 written.store(at, Ordering::Release);
-                bar.inc(measured.len() as u64);
             }
         }
         if failure.is_some() {

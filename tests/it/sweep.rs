@@ -293,6 +293,41 @@ fn an_interrupted_sweep_keeps_its_finished_replications() {
 }
 
 #[test]
+fn a_run_that_fails_mid_sweep_keeps_the_rows_before_it() {
+    // 48 requests of about 200 ms under the slow tariff store: a 9.6 s cap passes
+    // replication 0 of every row (checked before anything is written) but not every
+    // later replication.
+    let dir = tempfile::tempdir().unwrap();
+    let out = resim()
+        .arg("sweep")
+        .arg(scenario(MC))
+        .arg("--out")
+        .arg(dir.path())
+        .args(["-n", "50", "--jobs", "2", "--quiet"])
+        .args(["--set", "scenario.max_sim_time_ms=9600"])
+        .args(["--set", r#"compare.variant=["tariff-slow"]"#])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("scenario.max_sim_time_ms = 9600"),
+        "{stderr}"
+    );
+    let kept: usize = stderr
+        .split("the sweep stopped; the ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of kept rows in: {stderr}"));
+    let reps = Csv::read(&dir.path().join("replications.csv"));
+    assert_eq!(reps.rows.len(), kept);
+    assert!((3..3 * 50).contains(&kept), "{kept}");
+    assert!(!dir.path().join("summary.csv").exists());
+}
+
+#[test]
 fn merge_refuses_shards_that_do_not_belong_together() {
     let work = tempfile::tempdir().unwrap();
     let shard = |k: u32, extra: &[&str]| {
