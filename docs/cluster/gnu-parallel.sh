@@ -8,7 +8,7 @@
 # Over ssh (-S), every host needs resim on its PATH and the same scenario file, and
 # the output folder must be on a filesystem all hosts share.
 # Without GNU parallel, xargs does the same on one machine:
-#   seq 1 8 | xargs -P 8 -I K resim sweep FILE -n 100000 -j 1 --quiet --shard K/8 --out out/x-sweep/shard-K-of-8
+#   seq 1 8 | xargs -P 8 -I {} resim sweep FILE -n 100000 -j 1 --quiet --shard {}/8 --out out/x-sweep/shard-{}-of-8
 set -euo pipefail
 
 SCENARIO=${1:?usage: $0 SCENARIO.toml}

@@ -65,7 +65,7 @@ fn four_shards_merged_equal_the_whole_run() {
     let file = scenario(MC);
     // The shards run as separate processes, four at a time, as a cluster would.
     let script = format!(
-        "printf '1\\n2\\n3\\n4\\n' | xargs -P 4 -I K '{}' sweep '{}' -n 3 --jobs 1 --quiet --shard K/4 --out '{}/shard-K'",
+        "printf '1\\n2\\n3\\n4\\n' | xargs -P 4 -I {{}} '{}' sweep '{}' -n 3 --jobs 1 --quiet --shard {{}}/4 --out '{}/shard-{{}}'",
         bin.display(),
         file.display(),
         work.path().display()
