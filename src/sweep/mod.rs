@@ -26,7 +26,7 @@ pub use manifest::{Manifest, Shard};
 pub use merge::{MergeOptions, merge};
 
 use crate::error::{Error, ScenarioError, did_you_mean};
-use crate::scenario::{self, LoadOptions, Override};
+use crate::scenario::{self, LoadOptions, Override, Scenario};
 use extract::{RowRunner, Schema};
 use manifest::{Invocation, ShardInfo};
 use output::Replications;
@@ -105,7 +105,14 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
             format!("cannot read the scenario file: {e}"),
         ))
     })?;
-    let scenario = scenario::load(
+    let text = String::from_utf8(bytes.clone()).map_err(|_| {
+        in_file(ScenarioError::new(
+            "",
+            "the scenario file is not UTF-8 text",
+        ))
+    })?;
+    let scenario = scenario::load_str(
+        &text,
         &opts.file,
         &LoadOptions {
             overrides: opts.overrides.clone(),
@@ -116,28 +123,11 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     )?;
     let base = scenario.base();
     let mc = &base.montecarlo;
-    let replications = match opts.replications.or(mc.replications) {
-        Some(0) => {
-            return Err(ScenarioError::new("", "--replications must be >= 1").into());
-        }
-        Some(n) => n,
-        None => DEFAULT_REPLICATIONS,
-    };
-    if opts.jobs == Some(0) {
-        return Err(ScenarioError::new("", "--jobs must be >= 1").into());
-    }
-    let jobs = opts.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
-    // --seed (already in every model) > [montecarlo] seed > scenario.seed
-    let seeds: Vec<u64> = scenario
-        .rows
-        .iter()
-        .map(|r| match opts.seed {
-            Some(s) => s,
-            None => r.model.montecarlo.seed.unwrap_or(r.model.seed),
-        })
-        .collect();
+    let Settings {
+        replications,
+        jobs,
+        seeds,
+    } = settings(opts, &scenario)?;
     let rows = scenario.rows.len() as u64;
     let total = rows
         .checked_mul(replications)
@@ -152,7 +142,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     let layouts: Vec<_> = probes.iter().map(|t| runner.layout(t, &schema)).collect();
     drop(probes);
     check_report_metrics(&mc.report, &schema).map_err(|e| {
-        let pos = scenario::paths::locate(&String::from_utf8_lossy(&bytes), &e.path);
+        let pos = scenario::paths::locate(&text, &e.path);
         in_file(e.at(pos))
     })?;
 
@@ -239,7 +229,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
 
     let mut text = format!("== {} ({})\n", base.name, opts.file.display());
     text.push_str(&format!(
-        "Monte-Carlo sweep: {replications} replications x {rows} compare rows, seed {}, {} threads\n",
+        "Monte-Carlo sweep: {replications} replication(s) x {rows} compare row(s), seed {}, {} thread(s)\n",
         seeds[0], jobs
     ));
     match (&summary, opts.shard) {
@@ -253,6 +243,46 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     }
     text.push_str(&report::footer(&dir));
     Ok(SweepReport { dir, text })
+}
+
+/// How many replications, on how many threads, with which seed per row.
+struct Settings {
+    replications: u64,
+    jobs: usize,
+    seeds: Vec<u64>,
+}
+
+fn settings(opts: &SweepOptions, scenario: &Scenario) -> Result<Settings, Error> {
+    let replications = match opts
+        .replications
+        .or(scenario.base().montecarlo.replications)
+    {
+        Some(0) => {
+            return Err(ScenarioError::new("", "--replications must be >= 1").into());
+        }
+        Some(n) => n,
+        None => DEFAULT_REPLICATIONS,
+    };
+    if opts.jobs == Some(0) {
+        return Err(ScenarioError::new("", "--jobs must be >= 1").into());
+    }
+    let jobs = opts.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    // --seed (already in every model) > [montecarlo] seed > scenario.seed
+    let seeds = scenario
+        .rows
+        .iter()
+        .map(|r| match opts.seed {
+            Some(s) => s,
+            None => r.model.montecarlo.seed.unwrap_or(r.model.seed),
+        })
+        .collect();
+    Ok(Settings {
+        replications,
+        jobs,
+        seeds,
+    })
 }
 
 /// `e` with `note` added to its message, keeping its kind (and exit code).
