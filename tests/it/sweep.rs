@@ -182,6 +182,50 @@ fn fixed_cycles_give_the_seed_numbers_in_every_replication() {
 }
 
 #[test]
+fn the_report_shows_means_with_intervals_and_paired_differences() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = resim()
+        .arg("sweep")
+        .arg(scenario(AY10))
+        .arg("--out")
+        .arg(dir.path())
+        .args(["-n", "2", "--set"])
+        .arg(r#"montecarlo.report=["outcomes.answered", "outcomes.wasted_ms"]"#)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = |start: &str| {
+        text.lines()
+            .find(|l| {
+                l.split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .starts_with(start)
+            })
+            .unwrap_or_else(|| panic!("no line starting {start:?} in\n{text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        line("variant policy cancellation outcomes"),
+        "variant policy cancellation outcomes.answered outcomes.wasted_ms"
+    );
+    assert_eq!(
+        line("tariff-slow greedy false 6.00"),
+        "tariff-slow greedy false 6.00 +/- 0.00 5540.00 +/- 0.00"
+    );
+    // weighted vs greedy under the slow tariff: 6 fewer answered, 5580 ms more waste
+    assert_eq!(
+        line("tariff-slow weighted false policy=greedy"),
+        "tariff-slow weighted false policy=greedy -6.00 +/- 0.00 5580.00 +/- 0.00"
+    );
+    assert!(text.contains("an interrupted sweep keeps every finished replication"));
+}
+
+#[test]
 fn rows_share_random_numbers_and_replication_0_is_the_run() {
     let dir = sweep(
         MC,
