@@ -39,6 +39,48 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Monte-Carlo sweep: run every compare row over many seeded replications and
+    /// write replications.csv, summary.csv, paired.csv and manifest.toml
+    Sweep {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Replications per compare row (overrides [montecarlo] replications; default 100)
+        #[arg(long, short = 'n', value_name = "N")]
+        replications: Option<u64>,
+        /// Master seed (overrides [montecarlo] seed and scenario.seed)
+        #[arg(long, value_name = "S")]
+        seed: Option<u64>,
+        /// Worker threads (default: one per core); the output does not depend on it
+        #[arg(long, short = 'j', value_name = "J")]
+        jobs: Option<usize>,
+        /// Add a grid axis: key.path=[v1, v2, ...] (after the [compare] axes)
+        #[arg(long, value_name = "KEY=[..]")]
+        vary: Vec<String>,
+        /// Run only the K-th of N disjoint slices (1 <= K <= N); combine with `resim merge`
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+        /// Output folder (default out/<file stem>-sweep, shards in shard-K-of-N below it)
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Override a value: key.path=VALUE (VALUE in TOML syntax; a bare word is a string)
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// No report on stdout and no progress bar (the files are still written)
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Combine the folders of `resim sweep --shard K/N` runs into the whole run's
+    /// replications.csv, summary.csv and paired.csv (byte for byte)
+    Merge {
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// Output folder (default out/<file stem>-sweep)
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Print nothing on stdout
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Validate scenario files without running them
     Check {
         #[arg(required = true, value_name = "FILE|DIR")]
@@ -143,6 +185,50 @@ fn dispatch(command: Command) -> Result<(), Error> {
             }
             Ok(())
         }
+        Command::Sweep {
+            file,
+            replications,
+            seed,
+            jobs,
+            vary,
+            shard,
+            out,
+            set,
+            quiet,
+        } => {
+            use std::io::IsTerminal;
+            let opts = crate::sweep::SweepOptions {
+                file,
+                overrides: overrides(&set)?,
+                seed,
+                replications,
+                jobs,
+                vary,
+                shard: shard
+                    .as_deref()
+                    .map(crate::sweep::Shard::parse)
+                    .transpose()?,
+                out,
+                progress: !quiet && std::io::stderr().is_terminal(),
+                command: command_line(),
+            };
+            let report = crate::sweep::sweep(&opts)?;
+            if !quiet {
+                print!("{}", report.text);
+            }
+            Ok(())
+        }
+        Command::Merge { dirs, out, quiet } => {
+            let report = crate::sweep::merge(&crate::sweep::MergeOptions {
+                dirs,
+                out,
+                command: command_line(),
+            })?;
+            if !quiet {
+                print!("{}", report.text);
+            }
+            Ok(())
+        }
         Command::Check { paths, set } => {
             let files = scenario_files(&paths)?;
             let opts = LoadOptions {
@@ -183,4 +269,21 @@ fn output_dir(out: Option<&Path>, stem: &str, several: bool) -> PathBuf {
         Some(d) if several => d.join(stem),
         Some(d) => d.to_path_buf(),
     }
+}
+
+/// The process's command line, each argument quoted for a POSIX shell when needed.
+fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            let plain = !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            if plain {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

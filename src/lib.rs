@@ -8,6 +8,9 @@
 //! scenario file -> scenario::raw -> scenario::validate -> model
 //!              -> sim (on engine) -> metrics -> analysis -> report (text + CSV)
 //! ```
+//!
+//! `sweep` runs every compare row over many seeded replications (in parallel, or
+//! sharded across machines) and summarizes the report tables' figures.
 
 pub mod analysis;
 pub mod cli;
@@ -18,6 +21,7 @@ pub mod model;
 pub mod report;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;
 
 use error::Error;
 use rayon::prelude::*;

@@ -23,6 +23,19 @@ pub struct Model {
     pub limiters: Vec<Limiter>,
     pub workload: Workload,
     pub analysis: Analysis,
+    pub montecarlo: MonteCarlo,
+}
+
+/// `[montecarlo]`: the defaults `resim sweep` runs with (its flags override them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonteCarlo {
+    pub replications: Option<u64>,
+    /// Master seed of the sweep's streams; `None`: `scenario.seed`.
+    pub seed: Option<u64>,
+    /// Two-sided confidence level of the intervals, in (0, 1).
+    pub confidence: f64,
+    /// Metrics shown in the printed sweep report (every metric is in the CSV files).
+    pub report: Vec<String>,
 }
 
 /// Runaway protection: a run stops with an error when it passes either bound.

@@ -160,6 +160,18 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
         }
         blame::check_target(&doc, path)
             .map_err(|e| e.context(&format!("in --vary {path}")).in_file(file))?;
+        if axes.iter().any(|a| a.path == *path) {
+            return Err(ScenarioError::new(
+                path.as_str(),
+                "is already a comparison axis ([compare] or an earlier --vary): give its values once",
+            )
+            .in_file(file));
+        }
+        if path == "variant" {
+            check_variant_names(&base, values).map_err(|(i, message)| {
+                ScenarioError::new(format!("{path}.{i}"), message).in_file(file)
+            })?;
+        }
         axes.push(Axis {
             column: column_name(path),
             path: path.clone(),
@@ -336,22 +348,7 @@ fn compare_axes(
             return Err(fail(None, "a compare axis needs at least one value".into()));
         }
         if path == "variant" {
-            let known: Vec<&str> = std::iter::once("baseline")
-                .chain(raw.variants.keys().map(String::as_str))
-                .collect();
-            for (i, v) in values.iter().enumerate() {
-                let name = v.as_str().unwrap_or_default();
-                if !known.contains(&name) {
-                    return Err(fail(
-                        Some(i),
-                        format!(
-                            "no variant named `{}`{}",
-                            label(v),
-                            did_you_mean(name, known.iter().copied())
-                        ),
-                    ));
-                }
-            }
+            check_variant_names(raw, values).map_err(|(i, message)| fail(Some(i), message))?;
         } else {
             blame::check_target(doc, path).map_err(|e| {
                 let message = format!("{}: {}", e.path, e.message);
@@ -381,6 +378,28 @@ fn check_variants(raw: &RawScenario, doc: &toml::Table, text: &str) -> Result<()
                 ScenarioError::new(key, format!("{}: {}", e.path, e.message))
                     .at(at.key.or(at.value).map(|o| paths::line_col(text, o)))
             })?;
+        }
+    }
+    Ok(())
+}
+
+/// Every value of a `variant` axis names a variant or `baseline`; else the index of
+/// the first that does not, with the message.
+fn check_variant_names(raw: &RawScenario, values: &[Value]) -> Result<(), (usize, String)> {
+    let known: Vec<&str> = std::iter::once("baseline")
+        .chain(raw.variants.keys().map(String::as_str))
+        .collect();
+    for (i, v) in values.iter().enumerate() {
+        let name = v.as_str().unwrap_or_default();
+        if !known.contains(&name) {
+            return Err((
+                i,
+                format!(
+                    "no variant named `{}`{}",
+                    label(v),
+                    did_you_mean(name, known.iter().copied())
+                ),
+            ));
         }
     }
     Ok(())

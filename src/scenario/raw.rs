@@ -274,4 +274,6 @@ pub struct RawMonteCarlo {
     pub replications: Option<i64>,
     pub seed: Option<u64>,
     pub confidence: Option<f64>,
+    /// Metric names (`outcomes.answered`) the printed sweep report shows.
+    pub report: Option<Vec<String>>,
 }

@@ -272,6 +272,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
     let workload = workload(&raw.workload, &routes, gateway.is_some())?;
     check_event_budget(&workload, &limits)?;
     let analysis = analysis(&raw.analysis)?;
+    let montecarlo = montecarlo(raw.montecarlo.as_ref())?;
 
     Ok(Model {
         name: raw.scenario.name.clone(),
@@ -286,6 +287,35 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
         limiters,
         workload,
         analysis,
+        montecarlo,
+    })
+}
+
+/// `[montecarlo]`; metric names in `report` are checked by the sweep, which knows them.
+fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
+    let Some(m) = m else {
+        return Ok(MonteCarlo {
+            replications: None,
+            seed: None,
+            confidence: 0.95,
+            report: Vec::new(),
+        });
+    };
+    let confidence = m.confidence.unwrap_or(0.95);
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return err(
+            "montecarlo.confidence",
+            format!("must be in (0, 1), e.g. 0.95 (got {confidence})"),
+        );
+    }
+    Ok(MonteCarlo {
+        replications: m
+            .replications
+            .map(|n| count("montecarlo.replications", n, 1))
+            .transpose()?,
+        seed: m.seed,
+        confidence,
+        report: m.report.clone().unwrap_or_default(),
     })
 }
 

@@ -9,3 +9,4 @@ mod golden_io22;
 mod output_safety;
 mod properties;
 mod runaway;
+mod sweep;
