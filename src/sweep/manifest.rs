@@ -18,7 +18,7 @@ pub struct Manifest {
     pub scenario_name: String,
     /// FNV-1a 64-bit hash of the scenario file's bytes, as 16 hex digits.
     pub scenario_fnv1a64: String,
-    /// The master seed of the first compare row (see docs/scenarios-sweep.md).
+    /// The master seed of the first compare row (see docs/scenarios.md (Sweeps)).
     pub seed: u64,
     pub replications: u64,
     pub confidence: f64,
@@ -70,7 +70,7 @@ impl Manifest {
             toml::to_string(self).map_err(|e| Error::Other(format!("cannot write {FILE}: {e}")))?;
         Ok(format!(
             "# Written by resim. `resim merge` compares every key except [shard] and\n\
-             # [invocation]; see docs/scenarios-sweep.md.\n{body}"
+             # [invocation]; see docs/scenarios.md (Sweeps).\n{body}"
         ))
     }
 
