@@ -79,6 +79,18 @@ fn choice<'a>(path: &str, value: &str, allowed: &[&'a str]) -> R<&'a str> {
         })
 }
 
+/// The value named by `value` among `options` (name, value); no value means the
+/// first option, the default. Any other name is an error suggesting the closest.
+fn one_of<T: Copy>(path: &str, value: Option<&str>, options: &[(&str, T)]) -> R<T> {
+    let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+    let name = choice(path, value.unwrap_or(names[0]), &names)?;
+    Ok(options
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .expect("choice returns a listed name"))
+}
+
 fn list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     names
         .into_iter()
@@ -368,23 +380,23 @@ fn plan(
             r
         }
     };
-    let policy = match choice(
+    let policy = one_of(
         &format!("{path}.policy"),
-        policy.unwrap_or("greedy"),
-        &["greedy", "equal", "weighted"],
-    )? {
-        "equal" => Policy::Equal,
-        "weighted" => Policy::Weighted,
-        _ => Policy::Greedy,
-    };
-    let on_failure = match choice(
+        policy,
+        &[
+            ("greedy", Policy::Greedy),
+            ("equal", Policy::Equal),
+            ("weighted", Policy::Weighted),
+        ],
+    )?;
+    let on_failure = one_of(
         &format!("{path}.on_failure"),
-        on_failure.unwrap_or("continue"),
-        &["continue", "abort"],
-    )? {
-        "abort" => OnFailure::Abort,
-        _ => OnFailure::Continue,
-    };
+        on_failure,
+        &[
+            ("continue", OnFailure::Continue),
+            ("abort", OnFailure::Abort),
+        ],
+    )?;
     if branches.is_empty() {
         return err(
             format!("{path}.branches"),
@@ -586,29 +598,33 @@ pub fn latency(path: &str, l: &RawLatency) -> R<Latency> {
 }
 
 fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
-    let algorithm = match choice(
+    let algorithm = one_of(
         &format!("{path}.algorithm"),
-        l.algorithm.as_deref().unwrap_or("fixed-window"),
-        &Algorithm::NAMES,
-    )? {
-        "sliding-log" => Algorithm::SlidingLog,
-        "sliding-counter" => Algorithm::SlidingCounter,
-        "token-bucket" => Algorithm::TokenBucket,
-        "gcra" => Algorithm::Gcra,
-        _ => Algorithm::FixedWindow,
-    };
+        l.algorithm.as_deref(),
+        &[
+            ("fixed-window", Algorithm::FixedWindow),
+            ("sliding-log", Algorithm::SlidingLog),
+            ("sliding-counter", Algorithm::SlidingCounter),
+            ("token-bucket", Algorithm::TokenBucket),
+            ("gcra", Algorithm::Gcra),
+        ],
+    )?;
     let key = l
         .key
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let fp = format!("{path}.key.{i}");
-            Ok(match choice(&fp, f, &Field::NAMES)? {
-                "client" => Field::Client,
-                "member" => Field::Member,
-                "route" => Field::Route,
-                _ => Field::Access,
-            })
+            one_of(
+                &fp,
+                Some(f),
+                &[
+                    ("client", Field::Client),
+                    ("member", Field::Member),
+                    ("route", Field::Route),
+                    ("access", Field::Access),
+                ],
+            )
         })
         .collect::<R<Vec<_>>>()?;
     if let Some(i) = (1..key.len()).find(|&i| key[..i].contains(&key[i])) {
@@ -617,30 +633,30 @@ fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
             format!("`{}` is already in the key", key[i].name()),
         );
     }
-    let mode = match choice(
+    let mode = one_of(
         &format!("{path}.mode"),
-        l.mode.as_deref().unwrap_or("reject"),
-        &["reject", "throttle"],
-    )? {
-        "throttle" => LimiterMode::Throttle,
-        _ => LimiterMode::Reject,
-    };
-    let refill = match choice(
+        l.mode.as_deref(),
+        &[
+            ("reject", LimiterMode::Reject),
+            ("throttle", LimiterMode::Throttle),
+        ],
+    )?;
+    let refill = one_of(
         &format!("{path}.refill"),
-        l.refill.as_deref().unwrap_or("continuous"),
-        &["continuous", "discrete"],
-    )? {
-        "discrete" => Refill::Discrete,
-        _ => Refill::Continuous,
-    };
-    let overflow = match choice(
+        l.refill.as_deref(),
+        &[
+            ("continuous", Refill::Continuous),
+            ("discrete", Refill::Discrete),
+        ],
+    )?;
+    let overflow = one_of(
         &format!("{path}.overflow"),
-        l.overflow.as_deref().unwrap_or("hold"),
-        &["hold", "reject-now"],
-    )? {
-        "reject-now" => Overflow::RejectNow,
-        _ => Overflow::Hold,
-    };
+        l.overflow.as_deref(),
+        &[
+            ("hold", Overflow::Hold),
+            ("reject-now", Overflow::RejectNow),
+        ],
+    )?;
     Ok(Limiter {
         name: name.to_string(),
         algorithm,
@@ -784,14 +800,14 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                 duration: duration_ms
                     .map(|d| ticks("workload.duration_ms", positive("workload.duration_ms", d)?))
                     .transpose()?,
-                arrivals: match choice(
+                arrivals: one_of(
                     "workload.arrivals",
-                    arrivals.as_deref().unwrap_or("poisson"),
-                    &["poisson", "uniform"],
-                )? {
-                    "uniform" => Arrivals::Uniform,
-                    _ => Arrivals::Poisson,
-                },
+                    arrivals.as_deref(),
+                    &[
+                        ("poisson", Arrivals::Poisson),
+                        ("uniform", Arrivals::Uniform),
+                    ],
+                )?,
                 timeout: timeout_ms
                     .map(|t| ticks("workload.timeout_ms", positive("workload.timeout_ms", t)?))
                     .transpose()?,
