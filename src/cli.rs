@@ -42,6 +42,7 @@ enum Command {
     /// Monte-Carlo sweep: run every compare row over many seeded replications and
     /// write replications.csv, summary.csv, paired.csv and manifest.toml
     Sweep {
+        /// The scenario file
         #[arg(value_name = "FILE")]
         file: PathBuf,
         /// Replications per compare row (overrides [montecarlo] replications; default 100)
@@ -72,6 +73,7 @@ enum Command {
     /// Combine the folders of `resim sweep --shard K/N` runs into the whole run's
     /// replications.csv, summary.csv and paired.csv (byte for byte)
     Merge {
+        /// The shard folders (of `resim sweep --shard K/N`), in any order
         #[arg(required = true, value_name = "DIR")]
         dirs: Vec<PathBuf>,
         /// Output folder (default out/<file stem>-sweep)
