@@ -39,6 +39,50 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Monte-Carlo sweep: run every compare row over many seeded replications and
+    /// write replications.csv, summary.csv, paired.csv and manifest.toml
+    Sweep {
+        /// The scenario file
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Replications per compare row (overrides [montecarlo] replications; default 100)
+        #[arg(long, short = 'n', value_name = "N")]
+        replications: Option<u64>,
+        /// Master seed (overrides [montecarlo] seed and scenario.seed)
+        #[arg(long, value_name = "S")]
+        seed: Option<u64>,
+        /// Worker threads (default: one per core); the output does not depend on it
+        #[arg(long, short = 'j', value_name = "J")]
+        jobs: Option<usize>,
+        /// Add a grid axis: key.path=[v1, v2, ...] (after the [compare] axes)
+        #[arg(long, value_name = "KEY=[..]")]
+        vary: Vec<String>,
+        /// Run only the K-th of N disjoint slices (1 <= K <= N); combine with `resim merge`
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+        /// Output folder (default out/<file stem>-sweep, shards in shard-K-of-N below it)
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Override a value: key.path=VALUE (VALUE in TOML syntax; a bare word is a string)
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// No report on stdout and no progress bar (the files are still written)
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Combine the folders of `resim sweep --shard K/N` runs into the whole run's
+    /// replications.csv, summary.csv and paired.csv (byte for byte)
+    Merge {
+        /// The shard folders (of `resim sweep --shard K/N`), in any order
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// Output folder (default out/<file stem>-sweep)
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Print nothing on stdout
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Validate scenario files without running them
     Check {
         #[arg(required = true, value_name = "FILE|DIR")]
@@ -137,9 +181,53 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
                 crate::report::write_tables(&dir, &tables)?;
                 if !quiet {
-                    println!("{}", crate::render_report(s, &tables));
-                    println!("CSV: {}", dir.display());
+                    out_line(&crate::render_report(s, &tables))?;
+                    out_line(&format!("CSV: {}", dir.display()))?;
                 }
+            }
+            Ok(())
+        }
+        Command::Sweep {
+            file,
+            replications,
+            seed,
+            jobs,
+            vary,
+            shard,
+            out,
+            set,
+            quiet,
+        } => {
+            use std::io::IsTerminal;
+            let opts = crate::sweep::SweepOptions {
+                file,
+                overrides: overrides(&set)?,
+                seed,
+                replications,
+                jobs,
+                vary,
+                shard: shard
+                    .as_deref()
+                    .map(crate::sweep::Shard::parse)
+                    .transpose()?,
+                out,
+                progress: !quiet && std::io::stderr().is_terminal(),
+                command: command_line(),
+            };
+            let report = crate::sweep::sweep(&opts)?;
+            if !quiet {
+                print!("{}", report.text);
+            }
+            Ok(())
+        }
+        Command::Merge { dirs, out, quiet } => {
+            let report = crate::sweep::merge(&crate::sweep::MergeOptions {
+                dirs,
+                out,
+                command: command_line(),
+            })?;
+            if !quiet {
+                print!("{}", report.text);
             }
             Ok(())
         }
@@ -151,10 +239,28 @@ fn dispatch(command: Command) -> Result<(), Error> {
             };
             for f in &files {
                 let s = scenario::load(f, &opts)?;
-                println!("ok: {} ({} compare rows)", f.display(), s.rows.len());
+                out_line(&format!(
+                    "ok: {} ({} compare rows)",
+                    f.display(),
+                    s.rows.len()
+                ))?;
             }
             Ok(())
         }
+    }
+}
+
+/// Prints a line on stdout. A reader that went away (`resim run ... | head`) is
+/// not an error: the rest of the report is simply not printed.
+fn out_line(text: &str) -> Result<(), Error> {
+    use std::io::Write;
+    match writeln!(std::io::stdout().lock(), "{text}") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
+            context: "cannot write the report to stdout".into(),
+            source: e,
+            user_path: false,
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -165,4 +271,21 @@ fn output_dir(out: Option<&Path>, stem: &str, several: bool) -> PathBuf {
         Some(d) if several => d.join(stem),
         Some(d) => d.to_path_buf(),
     }
+}
+
+/// The process's command line, each argument quoted for a POSIX shell when needed.
+fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            let plain = !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            if plain {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

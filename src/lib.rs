@@ -8,6 +8,9 @@
 //! scenario file -> scenario::raw -> scenario::validate -> model
 //!              -> sim (on engine) -> metrics -> analysis -> report (text + CSV)
 //! ```
+//!
+//! `sweep` runs every compare row over many seeded replications (in parallel, or
+//! sharded across machines) and summarizes the report tables' figures.
 
 pub mod analysis;
 pub mod cli;
@@ -18,6 +21,7 @@ pub mod model;
 pub mod report;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;
 
 use error::Error;
 use rayon::prelude::*;
@@ -30,10 +34,31 @@ pub fn run_scenario(scenario: &Scenario) -> Result<Vec<Table>, Error> {
     let runs = scenario
         .rows
         .par_iter()
-        .map(|row| sim::run(&row.model, 0))
+        .map(|row| sim::run(&row.model, 0).map_err(|e| in_row(e, scenario, row)))
         .collect::<Result<Vec<_>, Error>>()?;
     let mut results = analysis::Results { scenario, runs };
     Ok(analysis::analyse(&mut results))
+}
+
+/// Names the file (and the compare row) in a runaway-limit error.
+fn in_row(e: Error, scenario: &Scenario, row: &scenario::Row) -> Error {
+    match e {
+        Error::Limit(message) => {
+            let columns = scenario.columns();
+            let row = if columns.is_empty() {
+                String::new()
+            } else {
+                let cells: Vec<String> = columns
+                    .iter()
+                    .zip(&row.labels)
+                    .map(|(c, l)| format!("{c} = {l}"))
+                    .collect();
+                format!(" (compare row {})", cells.join(", "))
+            };
+            Error::Limit(format!("{}: {message}{row}", scenario.file.display()))
+        }
+        e => e,
+    }
 }
 
 /// The report header and every table as text.

@@ -23,6 +23,19 @@ pub struct Model {
     pub limiters: Vec<Limiter>,
     pub workload: Workload,
     pub analysis: Analysis,
+    pub montecarlo: MonteCarlo,
+}
+
+/// `[montecarlo]`: the defaults `resim sweep` runs with (its flags override them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonteCarlo {
+    pub replications: Option<u64>,
+    /// Master seed of the sweep's streams; `None`: `scenario.seed`.
+    pub seed: Option<u64>,
+    /// Two-sided confidence level of the intervals, in (0, 1).
+    pub confidence: f64,
+    /// Metrics shown in the printed sweep report (every metric is in the CSV files).
+    pub report: Vec<String>,
 }
 
 /// Runaway protection: a run stops with an error when it passes either bound.
@@ -30,6 +43,8 @@ pub struct Model {
 pub struct RunLimits {
     pub max_events: u64,
     pub max_sim_time: Ticks,
+    /// Requests in flight at once: bounds the memory of a flood.
+    pub max_in_flight: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,7 +72,9 @@ pub struct GatewayRule {
 #[derive(Debug, Clone)]
 pub struct Route {
     pub path: String,
-    pub service: ServiceId,
+    /// The service that owns the route; `None` for a route a workload names on
+    /// purpose that no service owns (answered 404, counted by no limiter).
+    pub service: Option<ServiceId>,
 }
 
 #[derive(Debug, Clone)]
@@ -217,12 +234,34 @@ impl Algorithm {
         "token-bucket",
         "gcra",
     ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LimiterMode {
     Reject,
     Throttle,
+}
+
+impl LimiterMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            LimiterMode::Reject => "reject",
+            LimiterMode::Throttle => "throttle",
+        }
+    }
+}
+
+/// Throttle mode: what happens to a request whose wait would pass max_delay_ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// Held max_delay_ms, then rejected (Resilience4j's RateLimiter).
+    Hold,
+    /// Rejected at once (nginx `limit_req`, Guava `tryAcquire(timeout)`).
+    RejectNow,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,6 +297,22 @@ pub struct Limiter {
     pub mode: LimiterMode,
     pub max_delay: Ticks,
     pub refill: Refill,
+    pub overflow: Overflow,
+}
+
+impl Limiter {
+    /// The key as written in tables: fields joined by `+`, `constant` for `[]`.
+    pub fn key_label(&self) -> String {
+        if self.key.is_empty() {
+            "constant".into()
+        } else {
+            self.key
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join("+")
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,9 +366,13 @@ pub enum Workload {
         groups: Vec<ScriptGroup>,
         access: Access,
     },
-    /// One request for every (route, access) pair.
+    /// One request for every (route, access) pair, routes in declaration order.
     Probe {
         access: Vec<Access>,
+        client: String,
+        member: String,
+        /// Routes probed: ids 0..routes (every route of the model, owned first).
+        routes: usize,
     },
 }
 
@@ -341,6 +400,8 @@ pub struct ScriptGroup {
     pub count: u64,
     pub routes: Vec<RouteId>,
     pub gap: Ticks,
+    /// Not before this time (the group's first request).
+    pub at: Option<Ticks>,
 }
 
 #[derive(Debug, Clone, Default)]

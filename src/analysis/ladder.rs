@@ -54,7 +54,7 @@ fn ladder_of(model: &Model) -> Option<&Ladder> {
 
 /// The mean service time (ms) of the server the ladder calls: one round.
 fn round_ms(model: &Model, ladder: &Ladder) -> Option<f64> {
-    let service = model.routes[ladder.template.route].service;
+    let service = model.routes[ladder.template.route].service?;
     match &model.services[service].handler {
         Handler::Server(s) => Some(s.service.mean_ms()).filter(|r| *r > 0.0),
         _ => None,

@@ -4,6 +4,7 @@
 
 mod budget;
 mod ladder;
+mod limiters;
 mod run;
 mod services;
 
@@ -41,6 +42,7 @@ impl Results<'_> {
 pub fn analyse(results: &mut Results) -> Vec<Table> {
     let mut tables = Vec::new();
     budget::tables(results, &mut tables);
+    limiters::tables(results, &mut tables);
     run::tables(results, &mut tables);
     services::tables(results, &mut tables);
     ladder::tables(results, &mut tables);

@@ -27,6 +27,13 @@ pub fn to_csv(table: &Table) -> Result<Vec<u8>, Error> {
 }
 
 /// Writes `tables` as `<dir>/<name>.csv`, each whole or not at all.
+///
+/// Two phases, so a failure leaves complete files only: first every table goes to a
+/// temporary file beside its target (`.<name>.csv.<pid>.tmp`); if any of those
+/// writes fails, the temporaries are removed and every previous file is untouched.
+/// Then each temporary is renamed over its target (atomic on one file system); if
+/// a rename fails, the rest are removed: each file is then the old or the new
+/// version, never a truncated one, and no temporary is left behind.
 pub fn write_tables(dir: &Path, tables: &[Table]) -> Result<(), Error> {
     let rendered = tables
         .iter()
@@ -36,14 +43,102 @@ pub fn write_tables(dir: &Path, tables: &[Table]) -> Result<(), Error> {
         format!("cannot create the output folder {}", dir.display()),
         true,
     ))?;
-    for (name, bytes) in rendered {
+    let pid = std::process::id();
+    let mut staged = Vec::with_capacity(rendered.len());
+    for (name, bytes) in &rendered {
         let target = dir.join(format!("{name}.csv"));
-        let tmp = dir.join(format!(".{name}.csv.tmp"));
-        let write = std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, &target));
-        if let Err(e) = write {
-            let _ = std::fs::remove_file(&tmp);
+        let tmp = dir.join(format!(".{name}.csv.{pid}.tmp"));
+        staged.push((tmp.clone(), target.clone()));
+        if let Err(e) = std::fs::write(&tmp, bytes) {
+            remove_all(&staged);
+            return Err(io(format!("cannot write {}", target.display()), true)(e));
+        }
+    }
+    for (i, (tmp, target)) in staged.iter().enumerate() {
+        if let Err(e) = std::fs::rename(tmp, target) {
+            remove_all(&staged[i..]);
             return Err(io(format!("cannot write {}", target.display()), true)(e));
         }
     }
     Ok(())
+}
+
+fn remove_all(staged: &[(std::path::PathBuf, std::path::PathBuf)]) {
+    for (tmp, _) in staged {
+        let _ = std::fs::remove_file(tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Cell;
+
+    fn table(name: &str, value: i64) -> Table {
+        let mut t = Table::new(name, "t", vec!["a".into(), "b".into()]);
+        t.push(vec![Cell::Int(value), Cell::Text("x,y".into())]);
+        t
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_failed_write_midway_keeps_every_previous_file() {
+        let dir = tempfile::tempdir().unwrap();
+        write_tables(dir.path(), &[table("one", 1), table("two", 2)]).unwrap();
+        let before: Vec<Vec<u8>> = ["one.csv", "two.csv"]
+            .iter()
+            .map(|f| std::fs::read(dir.path().join(f)).unwrap())
+            .collect();
+        // The third table cannot be written (its folder does not exist): the first
+        // two were already staged when it fails.
+        let err = write_tables(
+            dir.path(),
+            &[
+                table("one", 10),
+                table("two", 20),
+                table("missing/three", 30),
+            ],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("three.csv"), "{err}");
+        assert_eq!(
+            files(dir.path()),
+            ["one.csv", "two.csv"],
+            "no temporaries left"
+        );
+        for (f, old) in ["one.csv", "two.csv"].iter().zip(&before) {
+            assert_eq!(
+                &std::fs::read(dir.path().join(f)).unwrap(),
+                old,
+                "{f} changed"
+            );
+        }
+    }
+
+    #[test]
+    fn a_failed_rename_leaves_whole_files_and_no_temporaries() {
+        let dir = tempfile::tempdir().unwrap();
+        write_tables(dir.path(), &[table("one", 1), table("three", 3)]).unwrap();
+        let old_three = std::fs::read(dir.path().join("three.csv")).unwrap();
+        // A folder where two.csv should go: its rename fails.
+        std::fs::create_dir(dir.path().join("two.csv")).unwrap();
+        let new = [table("one", 10), table("two", 20), table("three", 30)];
+        assert!(write_tables(dir.path(), &new).is_err());
+        assert_eq!(files(dir.path()), ["one.csv", "three.csv", "two.csv"]);
+        // one.csv was renamed before the failure (new), three.csv after (old).
+        let one = std::fs::read(dir.path().join("one.csv")).unwrap();
+        assert_eq!(one, to_csv(&new[0]).unwrap());
+        assert_eq!(
+            std::fs::read(dir.path().join("three.csv")).unwrap(),
+            old_three
+        );
+    }
 }

@@ -3,7 +3,7 @@
 
 mod csv_out;
 
-pub use csv_out::write_tables;
+pub use csv_out::{to_csv, write_tables};
 
 /// One cell of a table.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +82,12 @@ pub fn format_number(x: f64) -> String {
     let rounded = format!("{x:.6}");
     let trimmed = rounded.trim_end_matches('0');
     let (int, frac) = trimmed.split_once('.').unwrap_or((trimmed, ""));
-    let int = if int == "-0" { "0" } else { int };
+    // "-0" only when nothing is left of the number (-0.0000001); -0.5 keeps its sign
+    let int = if int == "-0" && frac.is_empty() {
+        "0"
+    } else {
+        int
+    };
     match frac.len() {
         0 => int.to_string(),
         1 => format!("{int}.{frac}0"),
@@ -191,6 +196,9 @@ mod tests {
         assert_eq!(format_number(45.8), "45.80");
         assert_eq!(format_number(68.571_428_571), "68.571429");
         assert_eq!(format_number(-0.000_000_1), "0");
+        assert_eq!(format_number(-0.554_26), "-0.55426");
+        assert_eq!(format_number(-0.5), "-0.50");
+        assert_eq!(format_number(-2.0), "-2");
         assert_eq!(format_number(20555.6), "20555.60");
     }
 

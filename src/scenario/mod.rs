@@ -7,12 +7,14 @@
 //! Every value can be addressed by its dotted key path (`services.tracking.handler.policy`,
 //! `branches.1.calls`), which is how `--set`, `[variants.*]` and `[compare]` change it.
 
+pub mod blame;
 pub mod paths;
 pub mod raw;
 pub mod validate;
 
 use crate::error::{ScenarioError, did_you_mean};
 use crate::model::Model;
+use blame::Source;
 use raw::RawScenario;
 use std::path::{Path, PathBuf};
 use toml::Value;
@@ -124,52 +126,78 @@ pub fn load(file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> 
 
 /// Expands scenario `text` (named `file` in messages).
 pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
-    // A position in the file is only given for values the file itself holds: a
-    // value that came from --set is named by its override instead.
-    let located = |e: ScenarioError| {
-        let from_set = opts.overrides.iter().find(|o| {
-            let (a, b) = (paths::segments(&o.path), paths::segments(&e.path));
-            a.iter().zip(&b).all(|(x, y)| x == y)
-        });
-        match from_set {
-            Some(o) => e.context(&format!("set by --set {}", o.text)).in_file(file),
-            None => {
-                let pos = paths::locate(text, &e.path);
-                e.at(pos).in_file(file)
-            }
-        }
-    };
     let mut doc: toml::Table =
         toml::from_str(text).map_err(|e| toml_error(text, &e).in_file(file))?;
     // Check the file as written first, so its own mistakes get exact positions.
-    deserialize_str(text).map_err(|e| e.in_file(file))?;
+    let written = deserialize_str(text, &doc).map_err(|e| e.in_file(file))?;
 
+    // Everything written on top of the file, in order, to blame the right line.
+    let mut sources: Vec<Source> = Vec::new();
     for o in &opts.overrides {
-        paths::set(&mut doc, &o.path, o.value.clone())
-            .map_err(|e| e.context(&format!("in --set {}", o.text)).in_file(file))?;
+        let origin = format!("from --set {}", shorten(&o.text));
+        blame::check_target(&doc, &o.path)
+            .and_then(|()| paths::set(&mut doc, &o.path, o.value.clone()))
+            .map_err(|e| e.context(&origin).in_file(file))?;
+        sources.push(Source {
+            path: o.path.clone(),
+            position: None,
+            origin,
+        });
     }
-    let base = deserialize(doc.clone()).map_err(|e| {
-        let ctx = opts
-            .overrides
-            .iter()
-            .map(|o| format!("--set {}", o.text))
-            .collect::<Vec<_>>()
-            .join(", ");
-        e.context(&format!("after {ctx}")).in_file(file)
-    })?;
+    let base = if opts.overrides.is_empty() {
+        written
+    } else {
+        deserialize(&doc).map_err(|e| blame::blame(text, file, e, &sources, ""))?
+    };
 
-    let mut axes = compare_axes(&base).map_err(located)?;
+    let mut axes = compare_axes(&base, &doc, text).map_err(|e| e.in_file(file))?;
+    check_variants(&base, &doc, text).map_err(|e| e.in_file(file))?;
     for (path, values) in &opts.extra_axes {
         if values.is_empty() {
             return Err(
                 ScenarioError::new(path.as_str(), "--vary needs at least one value").in_file(file),
             );
         }
+        blame::check_target(&doc, path)
+            .map_err(|e| e.context(&format!("in --vary {path}")).in_file(file))?;
+        if axes.iter().any(|a| a.path == *path) {
+            return Err(ScenarioError::new(
+                path.as_str(),
+                "is already a comparison axis ([compare] or an earlier --vary): give its values once",
+            )
+            .in_file(file));
+        }
+        if path == "variant" {
+            check_variant_names(&base, values).map_err(|(i, message)| {
+                ScenarioError::new(format!("{path}.{i}"), message).in_file(file)
+            })?;
+        }
         axes.push(Axis {
             column: column_name(path),
             path: path.clone(),
             values: values.clone(),
         });
+    }
+    // A --set inside a compare axis would be overwritten in every row: say so
+    // rather than ignore it.
+    for o in &opts.overrides {
+        let inside = |axis: &&Axis| {
+            let (a, p) = (paths::segments(&axis.path), paths::segments(&o.path));
+            axis.path != "variant" && p.len() >= a.len() && p[..a.len()] == a[..]
+        };
+        if let Some(axis) = axes.iter().find(inside) {
+            return Err(ScenarioError::new(
+                o.path.as_str(),
+                format!(
+                    "every compare row sets `{}`, so this override would be ignored: change the values of {} instead",
+                    axis.path,
+                    compare_path(&axis.path, None)
+                ),
+            )
+            .context(&format!("from --set {}", shorten(&o.text)))
+            .at(compare_position(text, &axis.path, None))
+            .in_file(file));
+        }
     }
     let total: usize = axes
         .iter()
@@ -182,10 +210,16 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
         opts.max_rows
     };
     if total > max_rows {
+        let sizes = axes
+            .iter()
+            .map(|a| a.values.len().to_string())
+            .collect::<Vec<_>>()
+            .join(" x ");
         return Err(ScenarioError::new(
             "compare",
-            format!("the grid has {total} rows, more than the limit of {max_rows}: drop an axis or some values"),
+            format!("the grid has {sizes} = {total} rows, more than the limit of {max_rows}: drop an axis or some values"),
         )
+        .at(paths::locate(text, "compare"))
         .in_file(file));
     }
 
@@ -193,34 +227,50 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
     for index in 0..total {
         let picks = pick(&axes, index);
         let mut row_doc = doc.clone();
-        let mut labels = Vec::new();
-        let mut context = Vec::new();
-        for (axis, value) in axes.iter().zip(&picks) {
-            labels.push(label(value));
-            context.push(format!("{} = {}", axis.column, label(value)));
-            if axis.path == "variant" {
-                let name = value.as_str().unwrap_or_default();
-                if name != "baseline" {
-                    for (p, v) in &base.variants[name] {
-                        paths::set(&mut row_doc, p, v.clone()).map_err(|e| {
-                            e.context(&format!("in variant `{name}`")).in_file(file)
-                        })?;
-                    }
-                }
-            } else {
-                paths::set(&mut row_doc, &axis.path, (*value).clone()).map_err(|e| {
-                    e.context(&format!("compare row {}", context.join(", ")))
-                        .in_file(file)
-                })?;
-            }
-        }
-        let ctx = if context.is_empty() {
+        let mut row_sources = sources.clone();
+        let labels: Vec<String> = picks.iter().map(|(v, _)| label(v)).collect();
+        let row = if axes.is_empty() {
             String::new()
         } else {
-            format!("compare row {}", context.join(", "))
+            let cells: Vec<String> = axes
+                .iter()
+                .zip(&labels)
+                .map(|(a, l)| format!("{} = {l}", a.column))
+                .collect();
+            format!("compare row {}", cells.join(", "))
         };
-        let raw = deserialize(row_doc).map_err(|e| e.context(&ctx).in_file(file))?;
-        let mut model = validate::validate(&raw).map_err(|e| located(e.context(&ctx)))?;
+        for (axis, (value, i)) in axes.iter().zip(&picks) {
+            if axis.path == "variant" {
+                let name = value.as_str().unwrap_or_default();
+                for (p, v) in base.variants.get(name).into_iter().flatten() {
+                    let origin = format!("in variant `{name}`, {row}");
+                    paths::set(&mut row_doc, p, v.clone())
+                        .map_err(|e| e.context(&origin).in_file(file))?;
+                    let at = paths::find(text, &["variants", name, p]);
+                    row_sources.push(Source {
+                        path: p.clone(),
+                        position: at.key.or(at.value).map(|o| paths::line_col(text, o)),
+                        origin,
+                    });
+                }
+            } else {
+                let at = paths::find(text, &["compare", &axis.path, &i.to_string()]);
+                let position = at
+                    .value
+                    .filter(|_| at.exact)
+                    .map(|o| paths::line_col(text, o));
+                paths::set(&mut row_doc, &axis.path, (*value).clone())
+                    .map_err(|e| e.context(&row).at(position).in_file(file))?;
+                row_sources.push(Source {
+                    path: axis.path.clone(),
+                    position,
+                    origin: row.clone(),
+                });
+            }
+        }
+        let blame = |e| blame::blame(text, file, e, &row_sources, &row);
+        let raw = deserialize(&row_doc).map_err(blame)?;
+        let mut model = validate::validate(&raw).map_err(blame)?;
         if let Some(seed) = opts.seed {
             model.seed = seed;
         }
@@ -233,12 +283,22 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
     })
 }
 
-/// The values of each axis for grid row `index` (first axis outermost).
-fn pick(axes: &[Axis], mut index: usize) -> Vec<&Value> {
+/// Command-line text as quoted in messages: long pastes are cut.
+fn shorten(text: &str) -> String {
+    const MAX: usize = 120;
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// The values of each axis for grid row `index` (first axis outermost), with the
+/// index of each value in its axis.
+fn pick(axes: &[Axis], mut index: usize) -> Vec<(&Value, usize)> {
     let mut out = vec![None; axes.len()];
     for (i, axis) in axes.iter().enumerate().rev() {
         let n = axis.values.len();
-        out[i] = Some(&axis.values[index % n]);
+        out[i] = Some((&axis.values[index % n], index % n));
         index /= n;
     }
     out.into_iter().flatten().collect()
@@ -248,40 +308,52 @@ fn column_name(path: &str) -> String {
     path.rsplit('.').next().unwrap_or(path).to_string()
 }
 
-fn compare_axes(raw: &RawScenario) -> Result<Vec<Axis>, ScenarioError> {
+/// A `[compare]` key as a path: `compare."a.b"` (quoted: the key holds dots).
+fn compare_path(key: &str, index: Option<usize>) -> String {
+    let key = if key.contains('.') {
+        format!("compare.\"{key}\"")
+    } else {
+        format!("compare.{key}")
+    };
+    match index {
+        Some(i) => format!("{key}.{i}"),
+        None => key,
+    }
+}
+
+/// Where `[compare]`'s `key` (or its value `index`) is written.
+fn compare_position(text: &str, key: &str, index: Option<usize>) -> Option<(usize, usize)> {
+    let i = index.map(|i| i.to_string());
+    let mut segs = vec!["compare", key];
+    segs.extend(i.as_deref());
+    let at = paths::find(text, &segs);
+    at.key.or(at.value).map(|o| paths::line_col(text, o))
+}
+
+fn compare_axes(
+    raw: &RawScenario,
+    doc: &toml::Table,
+    text: &str,
+) -> Result<Vec<Axis>, ScenarioError> {
     let mut axes = Vec::new();
     for (path, values) in &raw.compare {
-        let p = if path.contains('.') {
-            format!("compare.\"{path}\"")
-        } else {
-            format!("compare.{path}")
+        let fail = |index: Option<usize>, message: String| {
+            ScenarioError::new(compare_path(path, index), message)
+                .at(compare_position(text, path, index))
         };
         let Value::Array(values) = values else {
-            return Err(ScenarioError::new(p, "a compare axis is a list of values"));
+            return Err(fail(None, "a compare axis is a list of values".into()));
         };
         if values.is_empty() {
-            return Err(ScenarioError::new(
-                p,
-                "a compare axis needs at least one value",
-            ));
+            return Err(fail(None, "a compare axis needs at least one value".into()));
         }
         if path == "variant" {
-            let known: Vec<&str> = std::iter::once("baseline")
-                .chain(raw.variants.keys().map(String::as_str))
-                .collect();
-            for (i, v) in values.iter().enumerate() {
-                let name = v.as_str().unwrap_or_default();
-                if !known.contains(&name) {
-                    return Err(ScenarioError::new(
-                        format!("{p}.{i}"),
-                        format!(
-                            "no variant named `{}`{}",
-                            label(v),
-                            did_you_mean(name, known.iter().copied())
-                        ),
-                    ));
-                }
-            }
+            check_variant_names(raw, values).map_err(|(i, message)| fail(Some(i), message))?;
+        } else {
+            blame::check_target(doc, path).map_err(|e| {
+                let message = format!("{}: {}", e.path, e.message);
+                fail(None, message)
+            })?;
         }
         axes.push(Axis {
             path: path.clone(),
@@ -290,6 +362,47 @@ fn compare_axes(raw: &RawScenario) -> Result<Vec<Axis>, ScenarioError> {
         });
     }
     Ok(axes)
+}
+
+/// Every path a variant patches must name entries the file defines.
+fn check_variants(raw: &RawScenario, doc: &toml::Table, text: &str) -> Result<(), ScenarioError> {
+    for (name, patch) in &raw.variants {
+        for p in patch.keys() {
+            blame::check_target(doc, p).map_err(|e| {
+                let at = paths::find(text, &["variants", name, p]);
+                let key = if p.contains('.') {
+                    format!("variants.{name}.\"{p}\"")
+                } else {
+                    format!("variants.{name}.{p}")
+                };
+                ScenarioError::new(key, format!("{}: {}", e.path, e.message))
+                    .at(at.key.or(at.value).map(|o| paths::line_col(text, o)))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Every value of a `variant` axis names a variant or `baseline`; else the index of
+/// the first that does not, with the message.
+fn check_variant_names(raw: &RawScenario, values: &[Value]) -> Result<(), (usize, String)> {
+    let known: Vec<&str> = std::iter::once("baseline")
+        .chain(raw.variants.keys().map(String::as_str))
+        .collect();
+    for (i, v) in values.iter().enumerate() {
+        let name = v.as_str().unwrap_or_default();
+        if !known.contains(&name) {
+            return Err((
+                i,
+                format!(
+                    "no variant named `{}`{}",
+                    label(v),
+                    did_you_mean(name, known.iter().copied())
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How an axis value is shown in tables: strings bare, key lists joined by `+`
@@ -310,25 +423,42 @@ pub fn label(v: &Value) -> String {
 
 fn toml_error(text: &str, e: &toml::de::Error) -> ScenarioError {
     let pos = e.span().map(|s| paths::line_col(text, s.start));
-    ScenarioError::new("", e.message().trim().to_string()).at(pos)
+    let mut message = e.message().trim().to_string();
+    // "duplicate key" alone does not say which one.
+    if message == "duplicate key"
+        && let Some(key) = e.span().and_then(|s| text.get(s))
+    {
+        message = format!("duplicate key `{}`", key.trim());
+    }
+    ScenarioError::new("", message).at(pos)
 }
 
-/// Deserializes the file text itself: errors carry exact positions.
-fn deserialize_str(text: &str) -> Result<RawScenario, ScenarioError> {
+/// Deserializes the file text itself: errors carry exact positions. `doc` is the
+/// same text parsed, to recover paths serde loses in tagged tables.
+fn deserialize_str(text: &str, doc: &toml::Table) -> Result<RawScenario, ScenarioError> {
     let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, &e))?;
     let mut track = serde_path_to_error::Track::new();
     let result = RawScenario::deserialize_tracked(de, &mut track);
     result.map_err(|e| {
-        let pos = e.span().map(|s| paths::line_col(text, s.start));
-        explain(&track.path().to_string(), e.message()).at(pos)
+        let span = e.span().map(|s| s.start);
+        let err = explain(doc, &track.path().to_string(), e.message());
+        // Prefer the exact key or value the error is about when it is written.
+        let at = paths::find(text, &paths::segments(&err.path));
+        let unknown_key = e.message().trim().starts_with("unknown field");
+        let offset = match (at.exact, unknown_key) {
+            (true, true) => at.key.or(span),
+            (true, false) => at.value.or(span),
+            (false, _) => span.or(at.value),
+        };
+        err.at(offset.map(|o| paths::line_col(text, o)))
     })
 }
 
 /// Deserializes an (overridden) document: errors carry key paths.
-fn deserialize(doc: toml::Table) -> Result<RawScenario, ScenarioError> {
+fn deserialize(doc: &toml::Table) -> Result<RawScenario, ScenarioError> {
     let mut track = serde_path_to_error::Track::new();
-    RawScenario::deserialize_tracked(Value::Table(doc), &mut track)
-        .map_err(|e| explain(&track.path().to_string(), &e.to_string()))
+    RawScenario::deserialize_tracked(Value::Table(doc.clone()), &mut track)
+        .map_err(|e| explain(doc, &track.path().to_string(), e.message()))
 }
 
 trait DeserializeTracked: Sized {
@@ -349,14 +479,16 @@ impl DeserializeTracked for RawScenario {
 
 /// Turns a serde message into a scenario error: the unknown key joins the path and
 /// the closest valid key is suggested.
-fn explain(path: &str, message: &str) -> ScenarioError {
+fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
     let path = if path == "." || path == "?" { "" } else { path };
     let message = message.trim();
+    let refined = blame::refine(doc, path, message);
+    let path = refined.as_str();
     let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let field = rest.split('`').next().unwrap_or_default();
-        // The tracked path ends at the unknown key itself, except inside tagged
-        // tables (handler, workload), where it stops at the table.
+        // serde_path_to_error includes the field in the path, except inside
+        // tagged tables.
         let full = if path.is_empty() {
             field.to_string()
         } else if path.rsplit('.').next() == Some(field) {
@@ -386,7 +518,15 @@ fn explain(path: &str, message: &str) -> ScenarioError {
         let hint = did_you_mean(word, expected.iter().copied());
         return ScenarioError::new(path, format!("{message}{hint}"));
     }
-    ScenarioError::new(path, message.to_string())
+    ScenarioError::new(path, plain_types(message))
+}
+
+/// Serde names Rust types ("expected i64"); say what a scenario writer knows.
+fn plain_types(message: &str) -> String {
+    message
+        .replace("expected i64", "expected a whole number")
+        .replace("expected u64", "expected a whole number >= 0")
+        .replace("expected f64", "expected a number")
 }
 
 #[cfg(test)]
@@ -430,7 +570,7 @@ mod tests {
             .map(|i| {
                 pick(&axes, i)
                     .iter()
-                    .map(|v| label(v))
+                    .map(|(v, _)| label(v))
                     .collect::<Vec<_>>()
                     .join(",")
             })
@@ -450,6 +590,7 @@ mod tests {
     #[test]
     fn unknown_keys_name_the_path_and_suggest() {
         let e = explain(
+            &toml::Table::new(),
             "services.tracking.handler",
             "unknown field `polcy`, expected one of `budget`, `policy`",
         );

@@ -21,10 +21,25 @@ pub fn segments(path: &str) -> Vec<String> {
     out
 }
 
+/// The most segments a key path may have: far more than any key of the format
+/// needs, and few enough that the nested tables a path creates cannot exhaust the
+/// stack when they are read back (50,000 segments did).
+pub const MAX_SEGMENTS: usize = 64;
+
 /// Sets `path` to `value` inside `root`, creating missing tables on the way. Array
 /// items are addressed by index and must exist.
 pub fn set(root: &mut toml::Table, path: &str, value: Value) -> Result<(), ScenarioError> {
     let segs = segments(path);
+    if segs.len() > MAX_SEGMENTS {
+        let head: Vec<&str> = segs.iter().take(4).map(String::as_str).collect();
+        return Err(ScenarioError::new(
+            format!("{}...", head.join(".")),
+            format!(
+                "a key path has at most {MAX_SEGMENTS} parts (this one has {})",
+                segs.len()
+            ),
+        ));
+    }
     if segs.iter().any(|s| s.is_empty()) {
         return Err(ScenarioError::new(path, "empty segment in key path"));
     }
@@ -146,14 +161,22 @@ impl<'a> Node<'a> {
         }
     }
 
-    fn child(&self, seg: &str) -> Option<Node<'a>> {
+    /// The child at `seg`, with the span of its key when it is a table entry.
+    fn child(&self, seg: &str) -> Option<(Node<'a>, Option<std::ops::Range<usize>>)> {
         let idx = seg.parse::<usize>().ok();
         match *self {
-            Node::Item(toml_edit::Item::Table(t)) | Node::Table(t) => t.get(seg).map(Node::Item),
-            Node::Item(toml_edit::Item::ArrayOfTables(a)) => a.get(idx?).map(Node::Table),
+            Node::Item(toml_edit::Item::Table(t)) | Node::Table(t) => {
+                t.get_key_value(seg).map(|(k, v)| (Node::Item(v), k.span()))
+            }
+            Node::Item(toml_edit::Item::ArrayOfTables(a)) => {
+                a.get(idx?).map(|t| (Node::Table(t), None))
+            }
             Node::Item(toml_edit::Item::Value(v)) | Node::Value(v) => match v {
-                toml_edit::Value::InlineTable(t) => t.get(seg).map(Node::Value),
-                toml_edit::Value::Array(a) => a.get(idx?).map(Node::Value),
+                toml_edit::Value::InlineTable(t) => {
+                    let key = t.key(seg).and_then(|k| k.span());
+                    t.get(seg).map(|v| (Node::Value(v), key))
+                }
+                toml_edit::Value::Array(a) => a.get(idx?).map(|v| (Node::Value(v), None)),
                 _ => None,
             },
             Node::Item(_) => None,
@@ -161,20 +184,49 @@ impl<'a> Node<'a> {
     }
 }
 
+/// Where a key path is written in a document.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Found {
+    /// Byte offset of the value at the path, or of the nearest enclosing value
+    /// that is written.
+    pub value: Option<usize>,
+    /// Every segment of the path is written in the text.
+    pub exact: bool,
+    /// Byte offset of the last segment's key, when the path is written exactly and
+    /// ends in a table key.
+    pub key: Option<usize>,
+}
+
+/// Finds the key path given as segments (which may themselves hold dots, like the
+/// keys of `[compare]`) in `text`.
+pub fn find<S: AsRef<str>>(text: &str, segs: &[S]) -> Found {
+    let Ok(doc) = toml_edit::Document::parse(text) else {
+        return Found::default();
+    };
+    let mut node = Node::Table(doc.as_table());
+    let mut found = Found {
+        exact: true,
+        ..Found::default()
+    };
+    for seg in segs {
+        let Some((next, key)) = node.child(seg.as_ref()) else {
+            found.exact = false;
+            found.key = None;
+            break;
+        };
+        if let Some(span) = next.span() {
+            found.value = Some(span.start);
+        }
+        found.key = key.map(|k| k.start);
+        node = next;
+    }
+    found
+}
+
 /// Where the value at `path` is written in `text`, or else the nearest enclosing
 /// key that is written there.
 pub fn locate(text: &str, path: &str) -> Option<(usize, usize)> {
-    let doc = toml_edit::Document::parse(text).ok()?;
-    let mut node = Node::Table(doc.as_table());
-    let mut best = None;
-    for seg in segments(path) {
-        let Some(next) = node.child(&seg) else { break };
-        if let Some(span) = next.span() {
-            best = Some(span.start);
-        }
-        node = next;
-    }
-    best.map(|o| line_col(text, o))
+    find(text, &segments(path)).value.map(|o| line_col(text, o))
 }
 
 #[cfg(test)]
@@ -205,6 +257,17 @@ mod tests {
         assert_eq!(locate(DOC, "b.c.z.w"), Some((6, 11)));
         // a key that is not written: the nearest written parent (table `a`)
         assert_eq!(locate(DOC, "a.nope").map(|p| p.0), Some(1));
+    }
+
+    #[test]
+    fn very_long_paths_are_refused() {
+        let mut t = toml::Table::new();
+        let deep = vec!["a"; MAX_SEGMENTS + 1].join(".");
+        let err = set(&mut t, &deep, Value::Integer(1)).unwrap_err();
+        assert_eq!(err.path, "a.a.a.a...");
+        assert!(t.is_empty());
+        let ok = vec!["a"; MAX_SEGMENTS].join(".");
+        assert!(set(&mut t, &ok, Value::Integer(1)).is_ok());
     }
 
     #[test]

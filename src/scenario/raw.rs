@@ -38,6 +38,8 @@ pub struct RawMeta {
     pub max_events: Option<u64>,
     /// Runaway protection: the latest virtual time one run may reach.
     pub max_sim_time_ms: Option<f64>,
+    /// Runaway protection: the most requests in flight at once (memory).
+    pub max_in_flight: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -175,6 +177,8 @@ pub struct RawLimiter {
     pub max_delay_ms: Option<f64>,
     /// token-bucket only: "continuous" (default) or "discrete".
     pub refill: Option<String>,
+    /// throttle only: "hold" (default: held max_delay_ms, then 429) or "reject-now".
+    pub overflow: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -219,9 +223,15 @@ pub enum RawWorkload {
         access: Option<String>,
         client: Option<String>,
         member: Option<String>,
+        /// Routes no service owns that the groups may name (answered 404).
+        unowned_routes: Option<Vec<String>>,
     },
     Probe {
         access: Option<Vec<String>>,
+        client: Option<String>,
+        member: Option<String>,
+        /// Routes no service owns, probed after the owned ones (answered 404).
+        unowned_routes: Option<Vec<String>>,
     },
 }
 
@@ -231,9 +241,14 @@ pub struct RawGroup {
     pub client: Option<String>,
     pub member: Option<String>,
     pub count: i64,
+    /// Default: the workload's `route` (or the only route).
+    #[serde(default)]
     pub routes: Vec<String>,
     /// Milliseconds between two requests of the group (default 0: back to back).
     pub gap_ms: Option<f64>,
+    /// The group's first request is sent at this virtual time, or when the previous
+    /// group is done if that is later (default: at once).
+    pub at_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -259,4 +274,6 @@ pub struct RawMonteCarlo {
     pub replications: Option<i64>,
     pub seed: Option<u64>,
     pub confidence: Option<f64>,
+    /// Metric names (`outcomes.answered`) the printed sweep report shows.
+    pub report: Option<Vec<String>>,
 }

@@ -13,6 +13,8 @@ const Z99: f64 = 2.326_347_874_040_840_8;
 
 const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
 const DEFAULT_MAX_SIM_TIME_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
+/// About half a gigabyte of request, call and event state.
+const DEFAULT_MAX_IN_FLIGHT: u64 = 1_000_000;
 
 fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> R<T> {
     Err(ScenarioError::new(path, msg))
@@ -77,6 +79,18 @@ fn choice<'a>(path: &str, value: &str, allowed: &[&'a str]) -> R<&'a str> {
         })
 }
 
+/// The value named by `value` among `options` (name, value); no value means the
+/// first option, the default. Any other name is an error suggesting the closest.
+fn one_of<T: Copy>(path: &str, value: Option<&str>, options: &[(&str, T)]) -> R<T> {
+    let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+    let name = choice(path, value.unwrap_or(names[0]), &names)?;
+    Ok(options
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .expect("choice returns a listed name"))
+}
+
 fn list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     names
         .into_iter()
@@ -112,6 +126,11 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
             Some(0) => return err("scenario.max_events", "must be >= 1 (got 0)"),
             Some(n) => n,
             None => DEFAULT_MAX_EVENTS,
+        },
+        max_in_flight: match raw.scenario.max_in_flight {
+            Some(0) => return err("scenario.max_in_flight", "must be >= 1 (got 0)"),
+            Some(n) => n,
+            None => DEFAULT_MAX_IN_FLIGHT,
         },
         max_sim_time: ticks(
             "scenario.max_sim_time_ms",
@@ -191,7 +210,10 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
                 return err(path, format!("a route starts with `/` (got `{r}`)"));
             }
             if let Some(prev) = routes.iter().find(|x| x.path == *r) {
-                let owner = raw.services.get_index(prev.service).map(|x| x.0.as_str());
+                let owner = prev
+                    .service
+                    .and_then(|s| raw.services.get_index(s))
+                    .map(|x| x.0.as_str());
                 return err(
                     path,
                     format!(
@@ -202,7 +224,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
             }
             routes.push(Route {
                 path: r.clone(),
-                service: s,
+                service: Some(s),
             });
         }
     }
@@ -250,7 +272,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
             routes: routes
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| r.service == s)
+                .filter(|(_, r)| r.service == Some(s))
                 .map(|(i, _)| i)
                 .collect(),
             middleware: resolve_limiters(&format!("{path}.middleware"), &svc.middleware)?,
@@ -258,8 +280,11 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
         });
     }
 
+    unowned_routes(&raw.workload, &mut routes)?;
     let workload = workload(&raw.workload, &routes, gateway.is_some())?;
+    check_event_budget(&workload, &limits)?;
     let analysis = analysis(&raw.analysis)?;
+    let montecarlo = montecarlo(raw.montecarlo.as_ref())?;
 
     Ok(Model {
         name: raw.scenario.name.clone(),
@@ -274,6 +299,35 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
         limiters,
         workload,
         analysis,
+        montecarlo,
+    })
+}
+
+/// `[montecarlo]`; metric names in `report` are checked by the sweep, which knows them.
+fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
+    let Some(m) = m else {
+        return Ok(MonteCarlo {
+            replications: None,
+            seed: None,
+            confidence: 0.95,
+            report: Vec::new(),
+        });
+    };
+    let confidence = m.confidence.unwrap_or(0.95);
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return err(
+            "montecarlo.confidence",
+            format!("must be in (0, 1), e.g. 0.95 (got {confidence})"),
+        );
+    }
+    Ok(MonteCarlo {
+        replications: m
+            .replications
+            .map(|n| count("montecarlo.replications", n, 1))
+            .transpose()?,
+        seed: m.seed,
+        confidence,
+        report: m.report.clone().unwrap_or_default(),
     })
 }
 
@@ -326,23 +380,23 @@ fn plan(
             r
         }
     };
-    let policy = match choice(
+    let policy = one_of(
         &format!("{path}.policy"),
-        policy.unwrap_or("greedy"),
-        &["greedy", "equal", "weighted"],
-    )? {
-        "equal" => Policy::Equal,
-        "weighted" => Policy::Weighted,
-        _ => Policy::Greedy,
-    };
-    let on_failure = match choice(
+        policy,
+        &[
+            ("greedy", Policy::Greedy),
+            ("equal", Policy::Equal),
+            ("weighted", Policy::Weighted),
+        ],
+    )?;
+    let on_failure = one_of(
         &format!("{path}.on_failure"),
-        on_failure.unwrap_or("continue"),
-        &["continue", "abort"],
-    )? {
-        "abort" => OnFailure::Abort,
-        _ => OnFailure::Continue,
-    };
+        on_failure,
+        &[
+            ("continue", OnFailure::Continue),
+            ("abort", OnFailure::Abort),
+        ],
+    )?;
     if branches.is_empty() {
         return err(
             format!("{path}.branches"),
@@ -544,47 +598,65 @@ pub fn latency(path: &str, l: &RawLatency) -> R<Latency> {
 }
 
 fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
-    let algorithm = match choice(
+    let algorithm = one_of(
         &format!("{path}.algorithm"),
-        l.algorithm.as_deref().unwrap_or("fixed-window"),
-        &Algorithm::NAMES,
-    )? {
-        "sliding-log" => Algorithm::SlidingLog,
-        "sliding-counter" => Algorithm::SlidingCounter,
-        "token-bucket" => Algorithm::TokenBucket,
-        "gcra" => Algorithm::Gcra,
-        _ => Algorithm::FixedWindow,
-    };
+        l.algorithm.as_deref(),
+        &[
+            ("fixed-window", Algorithm::FixedWindow),
+            ("sliding-log", Algorithm::SlidingLog),
+            ("sliding-counter", Algorithm::SlidingCounter),
+            ("token-bucket", Algorithm::TokenBucket),
+            ("gcra", Algorithm::Gcra),
+        ],
+    )?;
     let key = l
         .key
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let fp = format!("{path}.key.{i}");
-            Ok(match choice(&fp, f, &Field::NAMES)? {
-                "client" => Field::Client,
-                "member" => Field::Member,
-                "route" => Field::Route,
-                _ => Field::Access,
-            })
+            one_of(
+                &fp,
+                Some(f),
+                &[
+                    ("client", Field::Client),
+                    ("member", Field::Member),
+                    ("route", Field::Route),
+                    ("access", Field::Access),
+                ],
+            )
         })
         .collect::<R<Vec<_>>>()?;
-    let mode = match choice(
+    if let Some(i) = (1..key.len()).find(|&i| key[..i].contains(&key[i])) {
+        return err(
+            format!("{path}.key.{i}"),
+            format!("`{}` is already in the key", key[i].name()),
+        );
+    }
+    let mode = one_of(
         &format!("{path}.mode"),
-        l.mode.as_deref().unwrap_or("reject"),
-        &["reject", "throttle"],
-    )? {
-        "throttle" => LimiterMode::Throttle,
-        _ => LimiterMode::Reject,
-    };
-    let refill = match choice(
+        l.mode.as_deref(),
+        &[
+            ("reject", LimiterMode::Reject),
+            ("throttle", LimiterMode::Throttle),
+        ],
+    )?;
+    let refill = one_of(
         &format!("{path}.refill"),
-        l.refill.as_deref().unwrap_or("continuous"),
-        &["continuous", "discrete"],
-    )? {
-        "discrete" => Refill::Discrete,
-        _ => Refill::Continuous,
-    };
+        l.refill.as_deref(),
+        &[
+            ("continuous", Refill::Continuous),
+            ("discrete", Refill::Discrete),
+        ],
+    )?;
+    let overflow = one_of(
+        &format!("{path}.overflow"),
+        l.overflow.as_deref(),
+        &[
+            ("hold", Overflow::Hold),
+            ("reject-now", Overflow::RejectNow),
+        ],
+    )?;
     Ok(Limiter {
         name: name.to_string(),
         algorithm,
@@ -600,6 +672,7 @@ fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
             l.max_delay_ms.unwrap_or(0.0),
         )?,
         refill,
+        overflow,
     })
 }
 
@@ -612,10 +685,49 @@ fn access(path: &str, a: Option<&str>, has_gateway: bool) -> R<Access> {
     }
 }
 
+/// Appends the routes a `script` or `probe` workload names on purpose although no
+/// service owns them (`unowned_routes`): requests to them are answered 404 and no
+/// limiter counts them. Any other unknown route stays an error, so typos are caught.
+fn unowned_routes(w: &RawWorkload, routes: &mut Vec<Route>) -> R<()> {
+    let list = match w {
+        RawWorkload::Script { unowned_routes, .. } | RawWorkload::Probe { unowned_routes, .. } => {
+            unowned_routes.as_deref().unwrap_or_default()
+        }
+        _ => return Ok(()),
+    };
+    for (i, r) in list.iter().enumerate() {
+        let path = format!("workload.unowned_routes.{i}");
+        if !r.starts_with('/') {
+            return err(path, format!("a route starts with `/` (got `{r}`)"));
+        }
+        if let Some(prev) = routes.iter().find(|x| x.path == *r) {
+            let why = if prev.service.is_some() {
+                "is owned by a service: list it in that service's `routes` only"
+            } else {
+                "is listed twice"
+            };
+            return err(path, format!("route `{r}` {why}"));
+        }
+        routes.push(Route {
+            path: r.clone(),
+            service: None,
+        });
+    }
+    Ok(())
+}
+
 fn route(path: &str, r: Option<&str>, routes: &[Route]) -> R<RouteId> {
     let names: Vec<&str> = routes.iter().map(|r| r.path.as_str()).collect();
     match r {
-        Some(r) => resolve(path, "route", r, &names),
+        Some(r) => resolve(path, "route", r, &names).map_err(|e| {
+            ScenarioError::new(
+                e.path,
+                format!(
+                    "{} (a route no service owns must be listed in `workload.unowned_routes`)",
+                    e.message
+                ),
+            )
+        }),
         None if routes.len() == 1 => Ok(0),
         None => err(
             path,
@@ -688,14 +800,14 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                 duration: duration_ms
                     .map(|d| ticks("workload.duration_ms", positive("workload.duration_ms", d)?))
                     .transpose()?,
-                arrivals: match choice(
+                arrivals: one_of(
                     "workload.arrivals",
-                    arrivals.as_deref().unwrap_or("poisson"),
-                    &["poisson", "uniform"],
-                )? {
-                    "uniform" => Arrivals::Uniform,
-                    _ => Arrivals::Poisson,
-                },
+                    arrivals.as_deref(),
+                    &[
+                        ("poisson", Arrivals::Poisson),
+                        ("uniform", Arrivals::Uniform),
+                    ],
+                )?,
                 timeout: timeout_ms
                     .map(|t| ticks("workload.timeout_ms", positive("workload.timeout_ms", t)?))
                     .transpose()?,
@@ -770,11 +882,11 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
             access: a,
             client,
             member,
+            unowned_routes: _,
         } => {
             if groups.is_empty() {
                 return err("workload.groups", "needs at least one group");
             }
-            let names: Vec<&str> = routes.iter().map(|r| r.path.as_str()).collect();
             let groups = groups
                 .iter()
                 .enumerate()
@@ -790,7 +902,9 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                         gr.routes
                             .iter()
                             .enumerate()
-                            .map(|(i, r)| resolve(&format!("{gp}.routes.{i}"), "route", r, &names))
+                            .map(|(i, r)| {
+                                super::validate::route(&format!("{gp}.routes.{i}"), Some(r), routes)
+                            })
                             .collect::<R<Vec<_>>>()?
                     };
                     Ok(ScriptGroup {
@@ -807,6 +921,10 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                         count: count(&format!("{gp}.count"), gr.count, 0)?,
                         routes: routes_of,
                         gap: ticks(&format!("{gp}.gap_ms"), gr.gap_ms.unwrap_or(0.0))?,
+                        at: gr
+                            .at_ms
+                            .map(|a| ticks(&format!("{gp}.at_ms"), a))
+                            .transpose()?,
                     })
                 })
                 .collect::<R<Vec<_>>>()?;
@@ -815,7 +933,12 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                 access: access("workload.access", a.as_deref(), has_gateway)?,
             }
         }
-        RawWorkload::Probe { access: a } => {
+        RawWorkload::Probe {
+            access: a,
+            client,
+            member,
+            unowned_routes: _,
+        } => {
             let list: Vec<String> = match a {
                 Some(v) => v.clone(),
                 None if has_gateway => vec!["gateway".into(), "direct".into()],
@@ -830,6 +953,9 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                     .enumerate()
                     .map(|(i, x)| access(&format!("workload.access.{i}"), Some(x), has_gateway))
                     .collect::<R<Vec<_>>>()?,
+                client: client.clone().unwrap_or_else(|| "-".into()),
+                member: member.clone().unwrap_or_else(|| "-".into()),
+                routes: routes.len(),
             }
         }
     })
@@ -873,6 +999,64 @@ fn analysis(a: &RawAnalysis) -> R<Analysis> {
         p95_rules_rounds: a.p95_rules_rounds.clone().unwrap_or_default(),
         throughput_rule: a.throughput_rule.unwrap_or(false),
     })
+}
+
+/// Runaway protection before the run: every request the workload sends costs at
+/// least one event (its arrival), so a workload that sends more requests than
+/// `scenario.max_events` can never finish. Refusing it here answers at once instead
+/// of after a billion events.
+fn check_event_budget(w: &Workload, limits: &RunLimits) -> R<()> {
+    let ms = |t: Ticks| t.as_ms();
+    let (path, what, arrivals) = match w {
+        Workload::Sequence { requests, .. } => ("workload.requests", "requests", *requests as f64),
+        Workload::Open {
+            rate_rps,
+            requests,
+            duration,
+            ..
+        } => {
+            let by_time = duration.map(|d| rate_rps * ms(d) / 1000.0);
+            match (requests, by_time) {
+                (Some(n), Some(t)) if (*n as f64) <= t => {
+                    ("workload.requests", "requests", *n as f64)
+                }
+                (Some(n), None) => ("workload.requests", "requests", *n as f64),
+                (_, Some(t)) => ("workload.rate_rps", "arrivals (rate_rps x duration_ms)", t),
+                (None, None) => return Ok(()),
+            }
+        }
+        Workload::Ladder(l) => match l.open {
+            Some(o) => (
+                "workload.rate_per_step_rps",
+                "arrivals (steps x rate_per_step_rps x hold_ms)",
+                l.steps
+                    .iter()
+                    .map(|&s| s as f64 * o.rate_per_step_rps * ms(o.hold) / 1000.0)
+                    .sum(),
+            ),
+            None => (
+                "workload.waves",
+                "waves (steps x waves)",
+                l.steps.len() as f64 * l.waves as f64,
+            ),
+        },
+        Workload::Script { groups, .. } => (
+            "workload.groups",
+            "requests",
+            groups.iter().map(|g| g.count as f64).sum(),
+        ),
+        Workload::Probe { .. } => return Ok(()),
+    };
+    if arrivals > limits.max_events as f64 {
+        return err(
+            path,
+            format!(
+                "the workload sends {arrivals:.0} {what}, each at least one event: more than scenario.max_events = {} (raise max_events in [scenario] if the run is meant to be this long)",
+                limits.max_events
+            ),
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

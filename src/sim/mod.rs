@@ -10,6 +10,7 @@
 mod dependency;
 mod gateway;
 pub mod latency;
+pub mod limiter;
 mod plan;
 mod server;
 mod timers;
@@ -18,8 +19,9 @@ mod workload;
 use crate::engine::{EventKey, EventQueue, Lane, Stream, Ticks, stream};
 use crate::error::Error;
 use crate::metrics::{Samples, TimeAverage};
-use crate::model::{Access, Handler, Model, RouteId, ServiceId};
+use crate::model::{Access, Handler, LimiterId, Model, RouteId, ServiceId};
 use dependency::DependencyState;
+pub use limiter::LimiterResults;
 pub use server::ServerStats;
 pub use workload::StepStats;
 use workload::WorkloadState;
@@ -54,6 +56,8 @@ pub(crate) enum Event {
     /// A server slot finishes a request (its arrival and start times wait in the
     /// server, so that every event is 8 bytes).
     ServerDone(ReqId),
+    /// A throttled request's hold at a limiter is over.
+    LimiterResume(ReqId),
 }
 
 /// How a request ended.
@@ -67,6 +71,10 @@ pub enum Outcome {
     TimedOut,
     /// A server's slots and queue were full: refused at once (503, load shedding).
     Shed,
+    /// 429: this limiter was the first to reject it.
+    Rejected(LimiterId),
+    /// 404: no service owns the route.
+    NotFound,
 }
 
 /// One request in flight.
@@ -88,6 +96,8 @@ pub(crate) struct Request {
     /// The latest moment an answer is of use to the client (sent + its timeout),
     /// whether or not the client gives up then.
     pub deadline: Option<Ticks>,
+    /// Progress past the limiters.
+    pub limiting: limiter::Progress,
     /// Plan progress: one entry per branch.
     pub branches: Vec<plan::BranchRun>,
     pub branches_left: u32,
@@ -113,6 +123,10 @@ pub struct RunResult {
     pub dropped: u64,
     pub timed_out: u64,
     pub shed: u64,
+    /// 429: rejected by a limiter.
+    pub rejected: u64,
+    /// 404: no service owns the route.
+    pub not_found: u64,
     /// Response times of every request that got a response.
     pub response: Samples,
     pub dependencies: Vec<DependencyStats>,
@@ -127,6 +141,8 @@ pub struct RunResult {
     pub mean_in_flight: f64,
     /// Time-average number of dependency calls being worked on (abandoned included).
     pub mean_dependency_work: f64,
+    /// Per limiter, per (route, access) pair and per member (empty without limiters).
+    pub limiters: LimiterResults,
 }
 
 /// All actor state of one run.
@@ -144,6 +160,7 @@ pub(crate) struct World<'m> {
     pub workload_rng: Stream,
     /// Interned client and member names.
     pub symbols: Vec<String>,
+    pub limiting: limiter::Limiting,
     pub in_flight: TimeAverage,
     pub result: RunResult,
 }
@@ -182,6 +199,7 @@ impl<'m> World<'m> {
             workload: WorkloadState::Idle,
             workload_rng: stream(seed, replication, "workload"),
             symbols: Vec::new(),
+            limiting: limiter::Limiting::new(model),
             in_flight: TimeAverage::default(),
             result: RunResult {
                 dependencies: vec![DependencyStats::default(); model.dependencies.len()],
@@ -212,6 +230,12 @@ impl<'m> World<'m> {
             debug_assert!(at >= self.now, "time went backwards");
             self.now = at;
             self.dispatch(event);
+            if self.in_flight.level() > limits.max_in_flight {
+                return Err(Error::Limit(format!(
+                    "scenario `{}`: more than scenario.max_in_flight = {} requests in flight at once (raise it in [scenario] if the system is meant to hold this many)",
+                    self.model.name, limits.max_in_flight
+                )));
+            }
         }
         Ok(())
     }
@@ -224,6 +248,7 @@ impl<'m> World<'m> {
             Event::CallTimeout(call) => self.call_timeout(call),
             Event::ClientTimeout(req) => self.client_timeout(req),
             Event::ServerDone(req) => self.server_done(req),
+            Event::LimiterResume(req) => self.limiter_resume(req),
         }
     }
 
@@ -240,6 +265,7 @@ impl<'m> World<'m> {
         self.result.mean_dependency_work = work;
         self.result.wasted_ms = self.result.dependencies.iter().map(|d| d.wasted_ms).sum();
         self.server_finish(end);
+        self.result.limiters = self.limiting_results();
         self.result
     }
 
@@ -292,11 +318,11 @@ impl<'m> World<'m> {
             }
         };
         let now = self.now;
-        let service = self.model.routes[route].service;
+        let owner = self.model.routes[route].service;
         let r = &mut self.requests[id as usize];
         r.sent = now;
         r.route = route;
-        r.service = service;
+        r.service = owner.unwrap_or_default();
         r.access = Some(access);
         r.client = client;
         r.member = member;
@@ -305,11 +331,20 @@ impl<'m> World<'m> {
         r.client_timeout = None;
         r.step = tag.step;
         r.deadline = timeout.or(tag.patience).map(|t| now + t);
+        // a reused slot must not carry the previous request's plan progress
+        r.branches.clear();
+        r.branches_left = 0;
         self.result.requests += 1;
         self.in_flight.add(now, 1);
         if let Some(t) = timeout {
             let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
             self.requests[id as usize].client_timeout = Some(key);
+        }
+        self.limiting_sent(id);
+        if owner.is_none() {
+            // answered before any limiter sees it
+            self.respond(id, Outcome::NotFound);
+            return id;
         }
         match access {
             Access::Gateway => self.gateway_receive(id),
@@ -318,13 +353,19 @@ impl<'m> World<'m> {
         id
     }
 
-    /// The request reaches the service that owns its route.
+    /// The request reaches the service that owns its route: its middleware
+    /// limiters first, then the handler.
     fn at_service(&mut self, req: ReqId) {
         if self.requests[req as usize].closed {
             // the client gave up on the way: nothing reaches the handler
             self.respond(req, Outcome::TimedOut);
             return;
         }
+        self.limit_at_service(req);
+    }
+
+    /// The request passed every limiter: its service's handler takes it.
+    fn handle(&mut self, req: ReqId) {
         let service = &self.model.services[self.requests[req as usize].service];
         match &service.handler {
             Handler::Respond => self.respond(req, Outcome::Answered),
@@ -355,7 +396,10 @@ impl<'m> World<'m> {
             Outcome::Dropped => self.result.dropped += 1,
             Outcome::TimedOut => self.result.timed_out += 1,
             Outcome::Shed => self.result.shed += 1,
+            Outcome::Rejected(_) => self.result.rejected += 1,
+            Outcome::NotFound => self.result.not_found += 1,
         }
+        self.limiting_outcome(req, outcome);
         self.in_flight.add(now, -1);
         self.release(req);
         self.workload_done(req, outcome);

@@ -196,6 +196,11 @@ impl<'m> World<'m> {
         if !r.in_handler || !matches!(self.model.services[r.service].handler, Handler::Plan(_)) {
             return;
         }
+        if r.branches.is_empty() {
+            // Still on its way (in the gateway): the plan has not started, and the
+            // request stays held until it arrives and finds its client gone.
+            return;
+        }
         let plan = self.plan_of(req);
         let open: Vec<CallId> = r.branches.iter().filter_map(|b| b.call).collect();
         for call in open {

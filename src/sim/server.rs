@@ -266,12 +266,13 @@ mod tests {
     use crate::scenario::{LoadOptions, load_str};
     use std::path::Path;
 
-    /// A model with one server `loan` (the given handler keys).
+    /// A model with one server `loan` (the given handler keys) and a workload that
+    /// sends nothing: the tests send their own requests.
     fn model(handler: &str) -> Model {
         let text = format!(
             "[scenario]\nname = \"t\"\n[services.loan]\nroutes = [\"/loan\"]\n\
              [services.loan.handler]\ntype = \"server\"\n{handler}\n\
-             [workload]\ntype = \"probe\"\n"
+             [workload]\ntype = \"script\"\ngroups = [ {{ count = 0 }} ]\n"
         );
         let s = load_str(&text, Path::new("t.toml"), &LoadOptions::default())
             .unwrap_or_else(|e| panic!("{e}"));

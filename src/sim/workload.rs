@@ -12,6 +12,12 @@
 //! `timeout_ms` (a reply at the deadline is in time). Its client keeps waiting past
 //! the timeout unless the target server has `abandon = true`: then the client gives
 //! up at the timeout, which is the cancellation signal the server acts on.
+//!
+//! `script` sends its groups one after another, request i of a group on
+//! `routes[i % len]`, `gap_ms` after the previous answer and never before the
+//! group's `at_ms`. `probe` sends one request per (route, access) pair: every route
+//! in declaration order (owned routes, then the workload's unowned ones), each
+//! through every listed access path in order.
 
 use super::{Event, Outcome, ReqId, Tag, World};
 use crate::engine::{Lane, Ticks};
@@ -54,9 +60,9 @@ pub(crate) enum WorkloadState {
         send: Send,
         left: u64,
     },
-    /// Closed loop over a fixed list of requests, with a pause before each.
+    /// Closed loop over a fixed list of requests, each with its pacing.
     Closed {
-        items: Vec<(Send, Ticks)>,
+        items: Vec<(Send, Pace)>,
         next: usize,
     },
     Open {
@@ -91,6 +97,20 @@ pub(crate) enum WorkloadState {
         timeout: Ticks,
         give_up: bool,
     },
+}
+
+/// When a closed-list request goes: `gap` after the previous answer (or the start),
+/// and not before `at`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Pace {
+    gap: Ticks,
+    at: Ticks,
+}
+
+impl Pace {
+    fn after(self, answered: Ticks) -> Ticks {
+        (answered + self.gap).max(self.at)
+    }
 }
 
 fn send_of(t: &RequestTemplate, symbols: &mut Vec<String>) -> Send {
@@ -131,7 +151,17 @@ impl WorkloadState {
                     let member = World::intern(symbols, &g.member);
                     for i in 0..g.count as usize {
                         let route = g.routes[i % g.routes.len()];
-                        let gap = if i == 0 { Ticks::ZERO } else { g.gap };
+                        let pace = if i == 0 {
+                            Pace {
+                                gap: Ticks::ZERO,
+                                at: g.at.unwrap_or_default(),
+                            }
+                        } else {
+                            Pace {
+                                gap: g.gap,
+                                at: Ticks::ZERO,
+                            }
+                        };
                         items.push((
                             Send {
                                 route,
@@ -139,14 +169,36 @@ impl WorkloadState {
                                 client,
                                 member,
                             },
-                            gap,
+                            pace,
                         ));
                     }
                 }
                 WorkloadState::Closed { items, next: 0 }
             }
+            Workload::Probe {
+                access,
+                client,
+                member,
+                routes,
+            } => {
+                let client = World::intern(symbols, client);
+                let member = World::intern(symbols, member);
+                let items = (0..*routes)
+                    .flat_map(|route| {
+                        access.iter().map(move |&access| {
+                            let send = Send {
+                                route,
+                                access,
+                                client,
+                                member,
+                            };
+                            (send, Pace::default())
+                        })
+                    })
+                    .collect();
+                WorkloadState::Closed { items, next: 0 }
+            }
             Workload::Ladder(l) => ladder_state(l, send_of(&l.template, symbols)),
-            Workload::Probe { .. } => WorkloadState::Idle,
         }
     }
 }
@@ -183,7 +235,9 @@ fn ladder_state(l: &Ladder, send: Send) -> WorkloadState {
 /// abandoned work (`abandon = true`); otherwise they wait for every answer, as the
 /// seed's `Promise.all` does, and the timeout only judges success.
 fn ladder_gives_up(model: &crate::model::Model, l: &Ladder) -> bool {
-    let service = model.routes[l.template.route].service;
+    let Some(service) = model.routes[l.template.route].service else {
+        return false;
+    };
     matches!(&model.services[service].handler, Handler::Server(s) if s.abandon)
 }
 
@@ -228,7 +282,9 @@ impl World<'_> {
                 .collect();
         }
         let first = match &self.workload {
-            WorkloadState::Closed { items, .. } => items.first().map(|(_, gap)| *gap),
+            WorkloadState::Closed { items, .. } => {
+                items.first().map(|(_, pace)| pace.after(Ticks::ZERO))
+            }
             WorkloadState::Open { .. }
             | WorkloadState::Sequence { .. }
             | WorkloadState::LadderWaves { .. }
@@ -408,7 +464,7 @@ impl World<'_> {
         if let Some(st) = self.step_of(req) {
             match outcome {
                 Outcome::Answered if in_time => st.successful += 1,
-                Outcome::Shed => st.rejected += 1,
+                Outcome::Shed | Outcome::Rejected(_) => st.rejected += 1,
                 _ => {}
             }
         }
@@ -423,7 +479,7 @@ impl World<'_> {
                 (*outstanding == 0 && *step < steps.len()).then_some(self.now)
             }
             WorkloadState::Closed { items, next } => {
-                items.get(*next).map(|&(_, gap)| self.now + gap)
+                items.get(*next).map(|&(_, pace)| pace.after(self.now))
             }
             WorkloadState::Sequence { left, .. } if *left > 0 => Some(self.now),
             _ => None,

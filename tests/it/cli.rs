@@ -2,20 +2,8 @@
 
 use crate::common::*;
 use predicates::prelude::*;
-use std::io::Write;
 
 const AY10: &str = "scenarios/ay10-tariff-slowdown.toml";
-
-/// A scenario file with `text` in a temp dir (kept alive by the returned guard).
-fn file_with(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("case.toml");
-    std::fs::File::create(&path)
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    (dir, path)
-}
 
 /// The AY10 file with `from` replaced by `to`.
 fn ay10_with(from: &str, to: &str) -> (tempfile::TempDir, std::path::PathBuf) {
@@ -184,4 +172,29 @@ fn run_prints_the_report_and_names_the_csv_folder() {
     ] {
         assert!(out.path().join(format!("{f}.csv")).is_file(), "{f}.csv");
     }
+}
+
+#[test]
+fn a_closed_stdout_is_not_a_panic_and_the_csv_is_still_written() {
+    use std::process::{Command, Stdio};
+    let out = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_resim"))
+        .arg("run")
+        .arg(scenario(AY10))
+        .arg("--out")
+        .arg(out.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // like `resim run ... | head -0`
+    let result = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        result.status.success(),
+        "exit {:?}: {stderr}",
+        result.status
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.path().join("outcomes.csv").is_file());
 }

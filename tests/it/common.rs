@@ -117,3 +117,15 @@ pub fn run_csv(rel: &str, table: &str) -> Csv {
     let dir = run_into(&scenario(rel), &["--quiet"]);
     Csv::read(&dir.path().join(format!("{table}.csv")))
 }
+
+/// A scenario file with `text` in a temp dir (kept alive by the returned guard).
+pub fn file_with(text: &str) -> (tempfile::TempDir, PathBuf) {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("case.toml");
+    std::fs::File::create(&path)
+        .expect("create the scenario file")
+        .write_all(text.as_bytes())
+        .expect("write the scenario file");
+    (dir, path)
+}

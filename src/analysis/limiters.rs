@@ -1,0 +1,342 @@
+//! Rate-limiter analyses (DY13): which limiter sees which (route, access) pair
+//! (coverage), what each limiter's key makes of its one limit (buckets, the real
+//! ceiling, the projection to more members), who passed and who was rejected, why,
+//! and how much each limiter lets through within one window.
+
+use super::Results;
+use crate::model::{LimiterMode, Model, Workload};
+use crate::report::{Cell, Table};
+use crate::sim::limiter::LimiterRun;
+
+/// A per-member line is printed under the limiters table up to this many members.
+const MEMBER_NOTE_MAX: usize = 12;
+
+pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
+    let base = results.scenario.base();
+    if base.limiters.is_empty() {
+        return;
+    }
+    if matches!(base.workload, Workload::Probe { .. }) {
+        out.push(coverage(results));
+        out.push(coverage_totals(results));
+    }
+    out.push(limiters(results));
+    out.push(members(results));
+    out.push(rejects(results));
+    out.push(bursts(results));
+}
+
+fn limiter_names(model: &Model) -> Vec<&str> {
+    model.limiters.iter().map(|l| l.name.as_str()).collect()
+}
+
+/// Whether `counted` requests of a pair were seen by the limiter.
+fn seen(counted: u64) -> Cell {
+    if counted > 0 { "counted" } else { "skipped" }.into()
+}
+
+fn coverage(results: &Results) -> Table {
+    let base = results.scenario.base();
+    let mut head = vec!["route", "access"];
+    head.extend(limiter_names(base));
+    let mut t = Table::new(
+        "coverage",
+        "Coverage: which limiter counts a request of each route and access path",
+        results.headers(&head),
+    );
+    for (i, row) in results.scenario.rows.iter().enumerate() {
+        for pair in &results.runs[i].limiters.traffic {
+            let mut cells = results.axis_cells(i);
+            cells.push(row.model.routes[pair.route].path.as_str().into());
+            cells.push(pair.access.map_or("", |a| a.name()).into());
+            cells.extend(pair.counted.iter().map(|c| seen(*c)));
+            t.push(cells);
+        }
+    }
+    t
+}
+
+fn coverage_totals(results: &Results) -> Table {
+    let base = results.scenario.base();
+    let mut head = vec!["pairs"];
+    head.extend(limiter_names(base));
+    head.push("unlimited");
+    let mut t = Table::new(
+        "coverage_totals",
+        "Coverage totals: (route, access) pairs each limiter counts, and pairs no limiter counts",
+        results.headers(&head),
+    );
+    for (i, row) in results.scenario.rows.iter().enumerate() {
+        let traffic = &results.runs[i].limiters.traffic;
+        let mut cells = results.axis_cells(i);
+        cells.push(traffic.len().into());
+        for l in 0..row.model.limiters.len() {
+            cells.push(traffic.iter().filter(|p| p.counted[l] > 0).count().into());
+        }
+        let none = traffic
+            .iter()
+            .filter(|p| p.counted.iter().all(|c| *c == 0))
+            .count();
+        cells.push(none.into());
+        t.push(cells);
+        let names = limiter_names(&row.model);
+        let seen: Vec<String> = (0..names.len())
+            .map(|l| {
+                let n = traffic.iter().filter(|p| p.counted[l] > 0).count();
+                format!("{} {n}", names[l])
+            })
+            .collect();
+        let label = row_label(results, i);
+        t.notes.push(format!(
+            "{label}{} route-access pairs: {}; {none} pairs outside every limiter",
+            traffic.len(),
+            seen.join(", ")
+        ));
+    }
+    t
+}
+
+/// `key = client: ` for a compare row, empty without axes.
+fn row_label(results: &Results, i: usize) -> String {
+    let cols = results.scenario.columns();
+    if cols.is_empty() {
+        return String::new();
+    }
+    let labels = &results.scenario.rows[i].labels;
+    let parts: Vec<String> = cols
+        .iter()
+        .zip(labels)
+        .map(|(c, l)| format!("{c} = {l}"))
+        .collect();
+    format!("{}: ", parts.join(", "))
+}
+
+/// limit x buckets x active_members / members seen, when the key holds `member`.
+fn projected(model: &Model, l: usize, run: &LimiterRun) -> Cell {
+    let limiter = &model.limiters[l];
+    match model.analysis.active_members {
+        Some(active)
+            if limiter.key.contains(&crate::model::Field::Member) && !run.members.is_empty() =>
+        {
+            let seen = run.members.len() as f64;
+            (limiter.limit as f64 * run.buckets as f64 * active as f64 / seen).into()
+        }
+        _ => Cell::Empty,
+    }
+}
+
+/// limit x buckets, exact while it fits a whole-number cell.
+fn ceiling(limit: u64, buckets: u64) -> Cell {
+    let c = u128::from(limit) * u128::from(buckets);
+    match i64::try_from(c) {
+        Ok(v) => Cell::Int(v),
+        Err(_) => Cell::Num(c as f64),
+    }
+}
+
+fn limiters(results: &Results) -> Table {
+    let base = results.scenario.base();
+    let active = base.analysis.active_members;
+    let mut head = vec![
+        "limiter",
+        "bucket_key",
+        "buckets",
+        "ceiling",
+        "passed",
+        "rejected",
+    ];
+    if active.is_some() {
+        head.push("projected_ceiling");
+    }
+    let mut t = Table::new(
+        "limiters",
+        "Limiters: buckets the key made, the real ceiling (limit x buckets), passed and rejected",
+        results.headers(&head),
+    );
+    for (i, row) in results.scenario.rows.iter().enumerate() {
+        let m = &row.model;
+        for (l, (limiter, run)) in m
+            .limiters
+            .iter()
+            .zip(&results.runs[i].limiters.limiters)
+            .enumerate()
+        {
+            let mut cells = results.axis_cells(i);
+            cells.extend([
+                limiter.name.as_str().into(),
+                limiter.key_label().into(),
+                run.buckets.into(),
+                ceiling(limiter.limit, run.buckets),
+                run.passed.into(),
+                run.rejected.into(),
+            ]);
+            if active.is_some() {
+                cells.push(projected(m, l, run));
+            }
+            t.push(cells);
+            if run.members.len() <= MEMBER_NOTE_MAX && !run.members.is_empty() {
+                let per: Vec<String> = run
+                    .members
+                    .iter()
+                    .map(|c| format!("{} {}/{}", c.member, c.passed, c.rejected))
+                    .collect();
+                t.notes.push(format!(
+                    "{}{} passed/rejected per member: {}",
+                    row_label(results, i),
+                    limiter.name,
+                    per.join(", ")
+                ));
+            }
+        }
+    }
+    let limits: Vec<String> = base
+        .limiters
+        .iter()
+        .map(|l| format!("{} {}", l.name, l.limit))
+        .collect();
+    t.notes.push(format!(
+        "The limit written is one number per limiter ({}); the ceiling is that limit times the buckets, and the buckets come from the traffic, not the configuration.",
+        limits.join(", ")
+    ));
+    if let Some(n) = active {
+        t.notes.push(format!(
+            "projected_ceiling: with {n} active members, a key holding `member` makes limit x buckets x {n} / members seen per window."
+        ));
+    }
+    t
+}
+
+fn members(results: &Results) -> Table {
+    let mut t = Table::new(
+        "members",
+        "Members: what each limiter passed and rejected per member",
+        results.headers(&["limiter", "member", "passed", "rejected"]),
+    );
+    for (i, row) in results.scenario.rows.iter().enumerate() {
+        for (limiter, run) in row
+            .model
+            .limiters
+            .iter()
+            .zip(&results.runs[i].limiters.limiters)
+        {
+            for c in &run.members {
+                let mut cells = results.axis_cells(i);
+                cells.extend([
+                    limiter.name.as_str().into(),
+                    c.member.as_str().into(),
+                    c.passed.into(),
+                    c.rejected.into(),
+                ]);
+                t.push(cells);
+            }
+        }
+    }
+    t
+}
+
+/// The row name of the all-members total in `rejects.csv`.
+pub const ALL_MEMBERS: &str = "(all)";
+
+fn rejects(results: &Results) -> Table {
+    let base = results.scenario.base();
+    let reasons: Vec<String> = base
+        .limiters
+        .iter()
+        .map(|l| format!("rejected_by_{}", l.name))
+        .collect();
+    let mut head = vec!["member", "requests", "admitted", "rejected"];
+    head.extend(reasons.iter().map(String::as_str));
+    head.push("not_found");
+    let mut t = Table::new(
+        "rejects",
+        "Rejects: each member's requests end to end, rejected (429) by the first limiter that refused them, or not found (404)",
+        results.headers(&head),
+    );
+    for i in 0..results.runs.len() {
+        let outcomes = &results.runs[i].limiters.members;
+        let n = reasons.len();
+        let mut total = (0u64, 0u64, vec![0u64; n], 0u64);
+        let push = |t: &mut Table, name: &str, req: u64, adm: u64, by: &[u64], nf: u64| {
+            let mut cells = results.axis_cells(i);
+            cells.extend([
+                name.into(),
+                req.into(),
+                adm.into(),
+                by.iter().sum::<u64>().into(),
+            ]);
+            cells.extend(by.iter().map(|x| Cell::from(*x)));
+            cells.push(nf.into());
+            t.push(cells);
+        };
+        for o in outcomes {
+            push(
+                &mut t,
+                &o.member,
+                o.requests,
+                o.admitted,
+                &o.rejected_by,
+                o.not_found,
+            );
+            total.0 += o.requests;
+            total.1 += o.admitted;
+            for (s, x) in total.2.iter_mut().zip(&o.rejected_by) {
+                *s += x;
+            }
+            total.3 += o.not_found;
+        }
+        push(&mut t, ALL_MEMBERS, total.0, total.1, &total.2, total.3);
+    }
+    t.notes.push(format!(
+        "admitted = passed every limiter; requests - admitted - rejected - not_found gave up before the handler. Row {ALL_MEMBERS} sums the members."
+    ));
+    t
+}
+
+fn bursts(results: &Results) -> Table {
+    // Only measured figures: the limiter's settings are often compare axes, whose
+    // columns come first anyway.
+    let mut t = Table::new(
+        "bursts",
+        "Bursts and holds: the most requests each limiter let through within any window_ms, and its throttle delays",
+        results.headers(&[
+            "limiter",
+            "passed",
+            "rejected",
+            "delayed",
+            "mean_delay_ms",
+            "max_delay_ms",
+            "peak_passed_in_window",
+            "peak_to_limit",
+        ]),
+    );
+    for (i, row) in results.scenario.rows.iter().enumerate() {
+        for (limiter, run) in row
+            .model
+            .limiters
+            .iter()
+            .zip(&results.runs[i].limiters.limiters)
+        {
+            let mut cells = results.axis_cells(i);
+            let mean_delay = (run.delayed > 0).then(|| run.delay_total_ms / run.delayed as f64);
+            let max_delay = (limiter.mode == LimiterMode::Throttle).then_some(run.delay_max_ms);
+            cells.extend([
+                limiter.name.as_str().into(),
+                run.passed.into(),
+                run.rejected.into(),
+                run.delayed.into(),
+                mean_delay.into(),
+                max_delay.into(),
+                run.peak_passed_in_window.into(),
+                (run.peak_passed_in_window as f64 / limiter.limit as f64).into(),
+            ]);
+            t.push(cells);
+        }
+    }
+    t.notes.push(
+        "peak_passed_in_window: the most requests let through within any (t - window_ms, t]; peak_to_limit = that / limit. \
+         A fixed window reaches 2 across a window boundary; a token bucket (or GCRA) can too over a whole window, \
+         its full burst plus one window of refill."
+            .into(),
+    );
+    t
+}

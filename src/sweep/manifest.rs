@@ -1,0 +1,219 @@
+//! `manifest.toml`: what a sweep folder holds and how to make it again.
+//!
+//! Every key except `[shard]` and `[invocation]` decides the bytes of
+//! `replications.csv`; `resim merge` refuses shards that differ in any of them.
+//! `[invocation]` records how this folder was made (the command line, the scenario
+//! path, the thread count), which naturally differs between shards.
+
+use crate::error::{Error, ScenarioError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+pub const FILE: &str = "manifest.toml";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub resim_version: String,
+    pub scenario_name: String,
+    /// FNV-1a 64-bit hash of the scenario file's bytes, as 16 hex digits.
+    pub scenario_fnv1a64: String,
+    /// The master seed of the first compare row (see docs/scenarios.md (Sweeps)).
+    pub seed: u64,
+    pub replications: u64,
+    pub confidence: f64,
+    /// Compare rows (grid rows); the run has rows x replications units.
+    pub rows: u64,
+    /// `--set` overrides, as given.
+    pub overrides: Vec<String>,
+    /// `--vary` axes, as given.
+    pub vary: Vec<String>,
+    /// The metric columns of `replications.csv`.
+    pub metrics: Vec<String>,
+    /// The metrics the printed report shows (`[montecarlo] report`).
+    pub report: Vec<String>,
+    pub shard: Option<ShardInfo>,
+    pub invocation: Invocation,
+}
+
+/// Which slice of the (row x replication) units a shard folder holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardInfo {
+    /// 1-based.
+    pub index: u64,
+    pub count: u64,
+    /// Units [first_unit, end_unit) in replication-major order.
+    pub first_unit: u64,
+    pub end_unit: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Invocation {
+    pub command: String,
+    pub scenario_file: String,
+    pub jobs: u64,
+}
+
+/// FNV-1a, 64 bits.
+pub fn fnv1a64(bytes: &[u8]) -> String {
+    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01B3)
+    });
+    format!("{h:016x}")
+}
+
+impl Manifest {
+    pub fn to_toml(&self) -> Result<String, Error> {
+        let body =
+            toml::to_string(self).map_err(|e| Error::Other(format!("cannot write {FILE}: {e}")))?;
+        Ok(format!(
+            "# Written by resim. `resim merge` compares every key except [shard] and\n\
+             # [invocation]; see docs/scenarios.md (Sweeps).\n{body}"
+        ))
+    }
+
+    pub fn read(dir: &Path) -> Result<Manifest, Error> {
+        let path = dir.join(FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            ScenarioError::new(
+                "",
+                format!("cannot read {FILE} ({e}): is this a `resim sweep` output folder?"),
+            )
+            .in_file(&path)
+        })?;
+        toml::from_str(&text).map_err(|e| {
+            ScenarioError::new("", format!("not a sweep manifest: {}", e.message().trim()))
+                .in_file(&path)
+                .into()
+        })
+    }
+
+    /// The key where `self` and `other` differ in what decides the output, with
+    /// both values, or `None` when they describe the same sweep.
+    pub fn difference(&self, other: &Manifest) -> Option<(String, String, String)> {
+        let table = |m: &Manifest| -> toml::Table {
+            let mut m = m.clone();
+            m.shard = None;
+            m.invocation = Invocation::default();
+            toml::Table::try_from(m).unwrap_or_default()
+        };
+        let (a, b) = (table(self), table(other));
+        a.keys()
+            .chain(b.keys())
+            .find(|k| a.get(*k) != b.get(*k))
+            .map(|k| {
+                let show =
+                    |v: Option<&toml::Value>| v.map_or("(missing)".into(), |v| v.to_string());
+                (k.clone(), show(a.get(k)), show(b.get(k)))
+            })
+    }
+}
+
+/// `--shard K/N`: the K-th (1-based) of N slices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    pub fn parse(s: &str) -> Result<Shard, ScenarioError> {
+        let bad = || {
+            ScenarioError::new(
+                "",
+                format!("--shard {s}: expected K/N with 1 <= K <= N, e.g. --shard 2/4"),
+            )
+        };
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u64 = k.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// This shard's units of `total`: contiguous, disjoint, together all of them.
+    pub fn units(self, total: u64) -> (u64, u64) {
+        let at = |k: u64| (u128::from(total) * u128::from(k) / u128::from(self.count)) as u64;
+        (at(self.index - 1), at(self.index))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_cover_every_unit_once() {
+        for total in [0, 1, 7, 12, 100] {
+            for n in 1..6 {
+                let mut next = 0;
+                for k in 1..=n {
+                    let (a, b) = Shard { index: k, count: n }.units(total);
+                    assert_eq!(a, next);
+                    assert!(b >= a);
+                    next = b;
+                }
+                assert_eq!(next, total);
+            }
+        }
+        assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 2, count: 4 });
+        for bad in ["0/4", "5/4", "2", "a/b", "1/0"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fnv_matches_the_reference_vectors() {
+        assert_eq!(fnv1a64(b""), "cbf29ce484222325");
+        assert_eq!(fnv1a64(b"a"), "af63dc4c8601ec8c");
+        assert_eq!(fnv1a64(b"foobar"), "85944171f73967e8");
+    }
+
+    fn manifest() -> Manifest {
+        Manifest {
+            resim_version: "0.1.0".into(),
+            scenario_name: "x".into(),
+            scenario_fnv1a64: fnv1a64(b"x"),
+            seed: 1,
+            replications: 10,
+            confidence: 0.95,
+            rows: 2,
+            overrides: vec![],
+            vary: vec![],
+            metrics: vec!["outcomes.answered".into()],
+            report: vec![],
+            shard: Some(ShardInfo {
+                index: 1,
+                count: 2,
+                first_unit: 0,
+                end_unit: 10,
+            }),
+            invocation: Invocation {
+                command: "resim sweep x.toml --shard 1/2".into(),
+                scenario_file: "x.toml".into(),
+                jobs: 2,
+            },
+        }
+    }
+
+    #[test]
+    fn manifests_round_trip_and_compare_without_shard_and_invocation() {
+        let a = manifest();
+        let text = a.to_toml().unwrap();
+        let back: Manifest = toml::from_str(&text).unwrap();
+        assert_eq!(back, a);
+        let mut b = a.clone();
+        b.shard = None;
+        b.invocation.command = "other".into();
+        assert_eq!(a.difference(&b), None);
+        b.seed = 2;
+        assert_eq!(
+            a.difference(&b),
+            Some(("seed".into(), "1".into(), "2".into()))
+        );
+    }
+}

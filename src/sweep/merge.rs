@@ -1,0 +1,263 @@
+//! `resim merge DIR...`: shard folders -> the folder the whole run would have made.
+//!
+//! Refuses shards of different sweeps (manifests that differ in anything but
+//! `[shard]` and `[invocation]`), missing or duplicate shards, and shards whose
+//! `replications.csv` is incomplete or not in unit order. The rows are copied in
+//! shard order and summarized exactly as `resim sweep` summarizes its own, so
+//! `replications.csv`, `summary.csv` and `paired.csv` come out byte for byte the same.
+
+use super::extract::parse_value;
+use super::manifest::{Invocation, Manifest, Shard};
+use super::output::{self, REPLICATIONS, Replications};
+use super::{SweepReport, report};
+use crate::error::{Error, ScenarioError};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default)]
+pub struct MergeOptions {
+    pub dirs: Vec<PathBuf>,
+    pub out: Option<PathBuf>,
+    /// The command line, for the manifest.
+    pub command: String,
+}
+
+fn refuse(dir: &Path, message: String) -> Error {
+    ScenarioError::new("", message).in_file(dir).into()
+}
+
+/// A shard folder, its manifest and which slice it is.
+struct Part {
+    dir: PathBuf,
+    manifest: Manifest,
+    shard: Shard,
+    units: (u64, u64),
+}
+
+fn parts(dirs: &[PathBuf]) -> Result<Vec<Part>, Error> {
+    let mut parts = Vec::new();
+    for dir in dirs {
+        let manifest = Manifest::read(dir)?;
+        let total = manifest.rows * manifest.replications;
+        let (shard, units) = match &manifest.shard {
+            Some(s) => (
+                Shard {
+                    index: s.index,
+                    count: s.count,
+                },
+                (s.first_unit, s.end_unit),
+            ),
+            None => (Shard { index: 1, count: 1 }, (0, total)),
+        };
+        if shard.index == 0 || shard.index > shard.count || shard.units(total) != units {
+            return Err(refuse(
+                dir,
+                format!(
+                    "the manifest's [shard] is inconsistent (shard {}/{} of {total} units cannot hold units {}..{})",
+                    shard.index, shard.count, units.0, units.1
+                ),
+            ));
+        }
+        parts.push(Part {
+            dir: dir.clone(),
+            manifest,
+            shard,
+            units,
+        });
+    }
+    if parts.is_empty() {
+        return Err(ScenarioError::new("", "merge needs at least one shard folder").into());
+    }
+    let first = &parts[0];
+    for p in &parts[1..] {
+        if let Some((key, a, b)) = first.manifest.difference(&p.manifest) {
+            return Err(refuse(
+                &p.dir,
+                format!(
+                    "not a shard of the same sweep as {}: `{key}` is {b} here and {a} there",
+                    first.dir.display()
+                ),
+            ));
+        }
+        if p.shard.count != first.shard.count {
+            return Err(refuse(
+                &p.dir,
+                format!(
+                    "is shard {}/{} but {} is shard {}/{}: all shards must split the run the same way",
+                    p.shard.index,
+                    p.shard.count,
+                    first.dir.display(),
+                    first.shard.index,
+                    first.shard.count
+                ),
+            ));
+        }
+    }
+    parts.sort_by_key(|p| p.shard.index);
+    for w in parts.windows(2) {
+        if w[0].shard.index == w[1].shard.index {
+            return Err(refuse(
+                &w[1].dir,
+                format!(
+                    "shard {}/{} is given twice (also {})",
+                    w[1].shard.index,
+                    w[1].shard.count,
+                    w[0].dir.display()
+                ),
+            ));
+        }
+    }
+    let count = parts[0].shard.count;
+    let missing: Vec<String> = (1..=count)
+        .filter(|k| !parts.iter().any(|p| p.shard.index == *k))
+        .map(|k| format!("{k}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(ScenarioError::new(
+            "",
+            format!(
+                "missing shard(s) {}: merge needs all {count}",
+                missing.join(", ")
+            ),
+        )
+        .into());
+    }
+    Ok(parts)
+}
+
+/// Runs `resim merge`.
+pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
+    let parts = parts(&opts.dirs)?;
+    let first = &parts[0].manifest;
+    let stem = Path::new(&first.invocation.scenario_file)
+        .file_stem()
+        .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
+    let dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(format!("{stem}-sweep")));
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if let Some(p) = parts.iter().find(|p| same(&p.dir, &dir)) {
+        return Err(refuse(
+            &p.dir,
+            "is both a shard and the merge's output folder: pass --out DIR".into(),
+        ));
+    }
+
+    let manifest = Manifest {
+        shard: None,
+        invocation: Invocation {
+            command: opts.command.clone(),
+            scenario_file: first.invocation.scenario_file.clone(),
+            jobs: 0,
+        },
+        ..first.clone()
+    };
+    // Read every shard's header before writing anything.
+    let mut readers = Vec::new();
+    let mut header: Option<csv::StringRecord> = None;
+    for p in &parts {
+        let path = p.dir.join(REPLICATIONS);
+        let mut r = csv::Reader::from_path(&path)
+            .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
+        let h = r
+            .headers()
+            .map_err(|e| refuse(&path, format!("cannot read the header: {e}")))?
+            .clone();
+        let metrics_at = h.len().checked_sub(first.metrics.len() + 1);
+        let fits = metrics_at.is_some_and(|at| {
+            h.get(at) == Some("replication")
+                && h.iter()
+                    .skip(at + 1)
+                    .eq(first.metrics.iter().map(String::as_str))
+        });
+        if !fits || header.as_ref().is_some_and(|x| *x != h) {
+            return Err(refuse(
+                &path,
+                "its header does not match the manifest's metrics or the other shards".into(),
+            ));
+        }
+        header = Some(h);
+        readers.push((path, r));
+    }
+    let header = header.unwrap_or_default();
+    let axes = header.len() - first.metrics.len() - 1;
+    let axis_columns: Vec<String> = header.iter().take(axes).map(String::from).collect();
+
+    output::prepare(&dir, &manifest)?;
+    let mut out =
+        Replications::create(&dir, &axis_columns, &first.metrics, first.confidence, true)?;
+    for (part, (path, mut reader)) in parts.iter().zip(readers) {
+        let mut unit = part.units.0;
+        for record in reader.records() {
+            let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
+            if unit >= part.units.1 {
+                return Err(refuse(
+                    &path,
+                    format!(
+                        "holds more rows than its units {}..{}",
+                        part.units.0, part.units.1
+                    ),
+                ));
+            }
+            let fields: Vec<String> = record.iter().map(String::from).collect();
+            let rep = &fields[axes];
+            if *rep != (unit / first.rows).to_string() {
+                return Err(refuse(
+                    &path,
+                    format!(
+                        "line {}: replication {rep} where unit {unit} needs {}: the file is not in sweep order",
+                        unit - part.units.0 + 2,
+                        unit / first.rows
+                    ),
+                ));
+            }
+            let text = &fields[axes + 1..];
+            let values = text
+                .iter()
+                .zip(&first.metrics)
+                .map(|(t, m)| {
+                    parse_value(t).map_err(|_| {
+                        refuse(
+                            &path,
+                            format!(
+                                "line {}: {m}: `{t}` is not a number",
+                                unit - part.units.0 + 2
+                            ),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            out.write(&fields[..axes], rep, text, &values)?;
+            unit += 1;
+        }
+        if unit != part.units.1 {
+            return Err(refuse(
+                &path,
+                format!(
+                    "shard {}/{} is incomplete: {} of its {} rows (was it interrupted? run it again)",
+                    part.shard.index,
+                    part.shard.count,
+                    unit - part.units.0,
+                    part.units.1 - part.units.0
+                ),
+            ));
+        }
+    }
+    let summary = out.finish(&dir)?;
+    let mut text = format!(
+        "== {} (merged {} shard(s) of {} replications x {} compare rows, seed {})\n",
+        first.scenario_name,
+        parts.len(),
+        first.replications,
+        first.rows,
+        first.seed
+    );
+    if let Some(s) = &summary {
+        text.push_str(&report::render(s, &first.report, first.confidence));
+    }
+    text.push_str(&report::footer(&dir));
+    Ok(SweepReport { dir, text })
+}

@@ -1,0 +1,324 @@
+//! Monte-Carlo sweeps: every compare row x replication, in parallel, with streams
+//! derived from (seed, replication, actor), so rows share random numbers and the
+//! output depends neither on the thread count nor on sharding.
+//!
+//! ```text
+//! scenario + --vary axes -> rows --(row, replication) units on a rayon pool-->
+//!   metrics (extract) -> replications.csv in unit order (output) -> summary.csv,
+//!   paired.csv (summary, stats); manifest.toml (manifest); resim merge (merge)
+//! ```
+//!
+//! Units are numbered replication-major: unit `u` is replication `u / rows` of row
+//! `u % rows`. A shard is a contiguous range of units, so concatenating the shards'
+//! `replications.csv` rows in shard order gives the whole run's file, and the summary
+//! (computed from the file's text alone) comes out byte for byte the same.
+
+mod extract;
+mod manifest;
+mod merge;
+mod output;
+mod report;
+mod runner;
+pub mod stats;
+mod summary;
+
+pub use manifest::{Manifest, Shard};
+pub use merge::{MergeOptions, merge};
+
+use crate::error::{Error, ScenarioError, did_you_mean};
+use crate::scenario::{self, LoadOptions, Override, Scenario};
+use extract::{RowRunner, Schema};
+use manifest::{Invocation, ShardInfo};
+use output::Replications;
+use std::path::{Path, PathBuf};
+
+/// Replications when neither `--replications` nor `[montecarlo] replications` says.
+pub const DEFAULT_REPLICATIONS: u64 = 100;
+
+/// Everything `resim sweep` was asked for (the command line, parsed).
+#[derive(Debug, Clone, Default)]
+pub struct SweepOptions {
+    pub file: PathBuf,
+    pub overrides: Vec<Override>,
+    pub seed: Option<u64>,
+    pub replications: Option<u64>,
+    /// Worker threads; `None`: one per core.
+    pub jobs: Option<usize>,
+    /// `--vary key.path=[v1, v2]`, as written.
+    pub vary: Vec<String>,
+    pub shard: Option<Shard>,
+    pub out: Option<PathBuf>,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+    /// The command line, for the manifest.
+    pub command: String,
+}
+
+/// What a sweep or merge leaves for the user: its folder and the printed report.
+#[derive(Debug, Clone)]
+pub struct SweepReport {
+    pub dir: PathBuf,
+    pub text: String,
+}
+
+/// Parses `--vary key.path=[v1, v2, ...]` into an axis.
+pub fn parse_vary(text: &str) -> Result<(String, Vec<toml::Value>), ScenarioError> {
+    let o = Override::parse(text).map_err(|_| {
+        ScenarioError::new(
+            "",
+            format!("`--vary {text}`: expected key.path=[v1, v2, ...]"),
+        )
+    })?;
+    match o.value {
+        toml::Value::Array(values) => Ok((o.path, values)),
+        _ => Err(ScenarioError::new(
+            o.path,
+            format!(
+                "`--vary {text}`: the values are a TOML list, e.g. [1, 2, 3] or [\"greedy\", \"equal\"]"
+            ),
+        )),
+    }
+}
+
+/// The default output folder: `out/<stem>-sweep`, a shard in `shard-K-of-N` below it
+/// (so `resim merge out/<stem>-sweep/shard-*` lands in `out/<stem>-sweep`).
+fn default_dir(stem: &str, shard: Option<Shard>) -> PathBuf {
+    let dir = Path::new("out").join(format!("{stem}-sweep"));
+    match shard {
+        Some(s) if s.count > 1 => dir.join(format!("shard-{}-of-{}", s.index, s.count)),
+        _ => dir,
+    }
+}
+
+/// Runs `resim sweep`.
+pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
+    let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
+    let extra_axes = opts
+        .vary
+        .iter()
+        .map(|v| parse_vary(v))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(in_file)?;
+    let bytes = std::fs::read(&opts.file).map_err(|e| {
+        in_file(ScenarioError::new(
+            "",
+            format!("cannot read the scenario file: {e}"),
+        ))
+    })?;
+    let text = String::from_utf8(bytes.clone()).map_err(|_| {
+        in_file(ScenarioError::new(
+            "",
+            "the scenario file is not UTF-8 text",
+        ))
+    })?;
+    let scenario = scenario::load_str(
+        &text,
+        &opts.file,
+        &LoadOptions {
+            overrides: opts.overrides.clone(),
+            seed: opts.seed,
+            extra_axes,
+            max_rows: 0,
+        },
+    )?;
+    let base = scenario.base();
+    let mc = &base.montecarlo;
+    let Settings {
+        replications,
+        jobs,
+        seeds,
+    } = settings(opts, &scenario)?;
+    let rows = scenario.rows.len() as u64;
+    let total = rows
+        .checked_mul(replications)
+        .ok_or_else(|| ScenarioError::new("", "rows x replications does not fit in 64 bits"))?;
+    let units = opts.shard.map_or((0, total), |s| s.units(total));
+
+    let runner = RowRunner::new(&scenario, &seeds);
+    let pool = runner::pool(jobs)?;
+    let probes = runner::probe(&pool, &runner)?;
+    let named: Vec<_> = probes.iter().map(|t| runner.named(t)).collect();
+    let schema = Schema::new(&named);
+    let layouts: Vec<_> = probes.iter().map(|t| runner.layout(t, &schema)).collect();
+    drop(probes);
+    check_report_metrics(&mc.report, &schema).map_err(|e| {
+        let pos = scenario::paths::locate(&text, &e.path);
+        in_file(e.at(pos))
+    })?;
+
+    let dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| default_dir(&scenario.stem(), opts.shard));
+    let manifest = Manifest {
+        resim_version: env!("CARGO_PKG_VERSION").into(),
+        scenario_name: base.name.clone(),
+        scenario_fnv1a64: manifest::fnv1a64(&bytes),
+        seed: seeds[0],
+        replications,
+        confidence: mc.confidence,
+        rows,
+        overrides: opts.overrides.iter().map(|o| o.text.clone()).collect(),
+        vary: opts.vary.clone(),
+        metrics: schema.names.clone(),
+        report: mc.report.clone(),
+        shard: opts.shard.map(|s| ShardInfo {
+            index: s.index,
+            count: s.count,
+            first_unit: units.0,
+            end_unit: units.1,
+        }),
+        invocation: Invocation {
+            command: opts.command.clone(),
+            scenario_file: opts.file.display().to_string(),
+            jobs: jobs as u64,
+        },
+    };
+    output::prepare(&dir, &manifest)?;
+    let whole = units == (0, total);
+    let mut out = Replications::create(
+        &dir,
+        &scenario.columns(),
+        &schema.names,
+        mc.confidence,
+        whole,
+    )?;
+
+    let rows_n = rows;
+    let result = runner::run(
+        &pool,
+        &runner,
+        &schema,
+        &layouts,
+        units,
+        opts.progress,
+        |unit, measured| {
+            let (rep, row) = (unit / rows_n, (unit % rows_n) as usize);
+            out.write(
+                &scenario.rows[row].labels,
+                &rep.to_string(),
+                &measured.text,
+                &measured.values,
+            )?;
+            if row as u64 == rows_n - 1 {
+                out.flush()?;
+            }
+            Ok(())
+        },
+    );
+    let unknown = match result {
+        Ok(unknown) => unknown,
+        Err(e) => {
+            let kept = out.rows_written();
+            let path = out.path().display().to_string();
+            let _ = out.flush();
+            let note = format!(
+                "\n(the sweep stopped; the {kept} rows finished before it are kept in {path})"
+            );
+            return Err(with_note(e, &note));
+        }
+    };
+    if unknown > 0 {
+        eprintln!(
+            "warning: {unknown} metric values had no column in replications.csv: a table \
+             had rows that replication 0 of its compare row did not have (the columns \
+             are fixed by replication 0)"
+        );
+    }
+    let summary = out.finish(&dir)?;
+
+    let mut text = format!("== {} ({})\n", base.name, opts.file.display());
+    text.push_str(&format!(
+        "Monte-Carlo sweep: {replications} replication(s) x {rows} compare row(s), seed {}, {} thread(s)\n",
+        seeds[0], jobs
+    ));
+    match (&summary, opts.shard) {
+        (Some(s), _) => text.push_str(&report::render(s, &mc.report, mc.confidence)),
+        (None, Some(s)) => text.push_str(&format!(
+            "Shard {}/{}: units {}..{} of {total} (unit u = replication u / {rows}, row u % {rows}).\n\
+             Combine the shards with `resim merge DIR...` for summary.csv and paired.csv.\n",
+            s.index, s.count, units.0, units.1
+        )),
+        (None, None) => {}
+    }
+    text.push_str(&report::footer(&dir));
+    Ok(SweepReport { dir, text })
+}
+
+/// How many replications, on how many threads, with which seed per row.
+struct Settings {
+    replications: u64,
+    jobs: usize,
+    seeds: Vec<u64>,
+}
+
+fn settings(opts: &SweepOptions, scenario: &Scenario) -> Result<Settings, Error> {
+    let replications = match opts
+        .replications
+        .or(scenario.base().montecarlo.replications)
+    {
+        Some(0) => {
+            return Err(ScenarioError::new("", "--replications must be >= 1").into());
+        }
+        Some(n) => n,
+        None => DEFAULT_REPLICATIONS,
+    };
+    if opts.jobs == Some(0) {
+        return Err(ScenarioError::new("", "--jobs must be >= 1").into());
+    }
+    let jobs = opts.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    // --seed (already in every model) > [montecarlo] seed > scenario.seed
+    let seeds = scenario
+        .rows
+        .iter()
+        .map(|r| match opts.seed {
+            Some(s) => s,
+            None => r.model.montecarlo.seed.unwrap_or(r.model.seed),
+        })
+        .collect();
+    Ok(Settings {
+        replications,
+        jobs,
+        seeds,
+    })
+}
+
+/// `e` with `note` added to its message, keeping its kind (and exit code).
+fn with_note(e: Error, note: &str) -> Error {
+    match e {
+        Error::Scenario(mut se) => {
+            se.message.push_str(note);
+            Error::Scenario(se)
+        }
+        Error::Limit(m) => Error::Limit(m + note),
+        Error::Io {
+            context,
+            source,
+            user_path,
+        } => Error::Io {
+            context: context + note,
+            source,
+            user_path,
+        },
+        Error::Other(m) => Error::Other(m + note),
+    }
+}
+
+/// Every name in `[montecarlo] report` is a metric of the run.
+fn check_report_metrics(report: &[String], schema: &Schema) -> Result<(), ScenarioError> {
+    for (i, name) in report.iter().enumerate() {
+        if !schema.names.contains(name) {
+            return Err(ScenarioError::new(
+                format!("montecarlo.report.{i}"),
+                format!(
+                    "no metric named `{name}`{}; the metrics of this scenario: {}",
+                    did_you_mean(name, schema.names.iter().map(String::as_str)),
+                    schema.names.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

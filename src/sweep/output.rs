@@ -1,0 +1,147 @@
+//! A sweep output folder: `manifest.toml`, `replications.csv` written row by row as
+//! units finish (flushed at every finished replication, so an interrupted run keeps
+//! them), and `summary.csv` / `paired.csv` written whole at the end.
+
+use super::manifest::{self, Manifest};
+use super::summary::{Summarizer, Summary};
+use crate::error::Error;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const REPLICATIONS: &str = "replications.csv";
+
+fn io(context: String) -> impl FnOnce(std::io::Error) -> Error {
+    move |source| Error::Io {
+        context,
+        source,
+        user_path: true,
+    }
+}
+
+/// Creates `dir`, removes results of an earlier sweep that the new
+/// `replications.csv` would contradict, and writes the manifest (temp + rename).
+pub fn prepare(dir: &Path, manifest: &Manifest) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(io(format!(
+        "cannot create the output folder {}",
+        dir.display()
+    )))?;
+    for stale in ["summary.csv", "paired.csv"] {
+        let p = dir.join(stale);
+        if p.exists() {
+            std::fs::remove_file(&p).map_err(io(format!("cannot remove {}", p.display())))?;
+        }
+    }
+    let target = dir.join(manifest::FILE);
+    let tmp = dir.join(format!(".{}.tmp", manifest::FILE));
+    std::fs::write(&tmp, manifest.to_toml()?)
+        .and_then(|_| std::fs::rename(&tmp, &target))
+        .map_err(io(format!("cannot write {}", target.display())))
+}
+
+/// The rows of `replications.csv`, in unit order, and the summary they feed.
+pub struct Replications {
+    /// Rows not yet handed to the file: written there whole by [`Self::flush`], so
+    /// the file only ever grows by complete rows.
+    csv: csv::Writer<Vec<u8>>,
+    file: File,
+    path: PathBuf,
+    summarizer: Option<Summarizer>,
+    rows_written: u64,
+}
+
+impl Replications {
+    /// Starts `dir/replications.csv` with its header. With `summarize`, every row
+    /// also feeds the summary (only a whole run or a merge has every row).
+    pub fn create(
+        dir: &Path,
+        axis_columns: &[String],
+        metrics: &[String],
+        confidence: f64,
+        summarize: bool,
+    ) -> Result<Replications, Error> {
+        let path = dir.join(REPLICATIONS);
+        let file = File::create(&path).map_err(io(format!("cannot write {}", path.display())))?;
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        let header = axis_columns
+            .iter()
+            .map(String::as_str)
+            .chain(["replication"])
+            .chain(metrics.iter().map(String::as_str));
+        let mut out = Replications {
+            summarizer: summarize.then(|| {
+                Summarizer::new(
+                    axis_columns.to_vec(),
+                    metrics.to_vec(),
+                    confidence,
+                    &path.display().to_string(),
+                )
+            }),
+            csv: {
+                csv.write_record(header).map_err(|e| csv_error(&path, e))?;
+                csv
+            },
+            file,
+            path,
+            rows_written: 0,
+        };
+        out.flush()?;
+        Ok(out)
+    }
+
+    /// One row: the metric cells as text, and the numbers that text parses to
+    /// (`extract::parse_value`), which the summary takes.
+    pub fn write(
+        &mut self,
+        labels: &[String],
+        replication: &str,
+        text: &[String],
+        values: &[Option<f64>],
+    ) -> Result<(), Error> {
+        let record = labels
+            .iter()
+            .map(String::as_str)
+            .chain([replication])
+            .chain(text.iter().map(String::as_str));
+        self.csv
+            .write_record(record)
+            .map_err(|e| csv_error(&self.path, e))?;
+        self.rows_written += 1;
+        if let Some(s) = &mut self.summarizer {
+            s.push(labels, replication, values)?;
+        }
+        Ok(())
+    }
+
+    /// Hands the rows written so far to the operating system, in one write.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        let fail = || io(format!("cannot write {}", self.path.display()));
+        let pending = std::mem::replace(&mut self.csv, csv::Writer::from_writer(Vec::new()))
+            .into_inner()
+            .map_err(|e| fail()(e.into_error()))?;
+        self.file.write_all(&pending).map_err(fail())
+    }
+
+    pub fn rows_written(&self) -> u64 {
+        self.rows_written
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes and, when summarizing, writes `summary.csv` and `paired.csv`.
+    pub fn finish(mut self, dir: &Path) -> Result<Option<Summary>, Error> {
+        self.flush()?;
+        let Some(s) = self.summarizer else {
+            return Ok(None);
+        };
+        let summary = s.finish()?;
+        crate::report::write_tables(dir, &[summary.summary.clone(), summary.paired.clone()])?;
+        Ok(Some(summary))
+    }
+}
+
+fn csv_error(path: &Path, e: csv::Error) -> Error {
+    Error::Other(format!("{}: {e}", path.display()))
+}

@@ -1,0 +1,127 @@
+//! The printed sweep report: means with their intervals, per row and per paired
+//! comparison. With `[montecarlo] report = [metrics]` one column per metric
+//! ("mean +/- half-width"); without it, every metric one per line.
+
+use super::summary::{Summary, percent};
+use crate::report::{Cell, Table};
+use std::path::Path;
+
+/// Columns of `summary.csv` after the axis columns.
+const SUMMARY_TAIL: usize = 9;
+/// Columns of `paired.csv` after the axis columns.
+const PAIRED_TAIL: usize = 8;
+
+fn num(c: &Cell) -> Option<f64> {
+    match c {
+        Cell::Num(x) => Some(*x),
+        Cell::Int(i) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+/// "46.02 +/- 0.31" from a mean and its interval (just the mean without one).
+fn mean_and_half(mean: &Cell, low: &Cell, high: &Cell) -> Cell {
+    match (num(mean), num(low), num(high)) {
+        (Some(m), Some(lo), Some(hi)) => Cell::Text(format!("{m:.2} +/- {:.2}", (hi - lo) / 2.0)),
+        (Some(m), _, _) => Cell::Text(format!("{m:.2}")),
+        _ => Cell::Empty,
+    }
+}
+
+pub fn render(s: &Summary, report: &[String], confidence: f64) -> String {
+    let level = percent(confidence);
+    let mut out = String::new();
+    if report.is_empty() {
+        out.push('\n');
+        out.push_str(&s.summary.render_text());
+        out.push_str("Paired differences between rows: paired.csv.\n");
+        return out;
+    }
+    let axes = s.summary.headers.len() - SUMMARY_TAIL;
+    let mut means = Table::new(
+        "sweep",
+        &format!("Mean +/- half-width of its {level} interval (Student t), per compare row"),
+        s.summary.headers[..axes]
+            .iter()
+            .cloned()
+            .chain(report.iter().cloned())
+            .collect(),
+    );
+    wide(&s.summary, axes, report, &mut means, |r| {
+        mean_and_half(&r[axes + 1], &r[axes + 3], &r[axes + 4])
+    });
+    out.push('\n');
+    out.push_str(&means.render_text());
+
+    let axes = s.paired.headers.len() - PAIRED_TAIL;
+    let mut paired = Table::new(
+        "paired",
+        &format!(
+            "Paired difference to the row with `versus` (same replications: common random numbers), {level} interval"
+        ),
+        s.paired.headers[..axes]
+            .iter()
+            .cloned()
+            .chain(["versus".to_string()])
+            .chain(report.iter().cloned())
+            .collect(),
+    );
+    // key: the row's labels plus the axis compared
+    wide(&s.paired, axes + 2, report, &mut paired, |r| {
+        mean_and_half(&r[axes + 3], &r[axes + 5], &r[axes + 6])
+    });
+    for row in &mut paired.rows {
+        // `axis` and `versus` (kept as the key) become one `axis=versus` cell
+        let versus = row.remove(axes + 1).render();
+        let axis = row[axes].render();
+        row[axes] = Cell::Text(format!("{axis}={versus}"));
+    }
+    if !paired.rows.is_empty() {
+        out.push('\n');
+        out.push_str(&paired.render_text());
+    }
+    out
+}
+
+/// Turns a long table (one line per key x metric) into `into`'s wide rows: one per
+/// key (its first `key` cells, followed by the `metric` column), one cell per
+/// `report` metric.
+fn wide(
+    long: &Table,
+    key: usize,
+    report: &[String],
+    into: &mut Table,
+    cell: impl Fn(&[Cell]) -> Cell,
+) {
+    let metric_at = key;
+    let mut current: Option<Vec<Cell>> = None;
+    let mut values = vec![Cell::Empty; report.len()];
+    let flush = |k: Option<Vec<Cell>>, values: &mut Vec<Cell>, into: &mut Table| {
+        if let Some(mut k) = k {
+            k.append(values);
+            into.rows.push(k);
+            *values = vec![Cell::Empty; report.len()];
+        }
+    };
+    for r in &long.rows {
+        let k = r[..key].to_vec();
+        if current.as_ref() != Some(&k) {
+            flush(current.take(), &mut values, into);
+            current = Some(k);
+        }
+        let name = r[metric_at].render();
+        if let Some(i) = report.iter().position(|m| *m == name) {
+            values[i] = cell(r);
+        }
+    }
+    flush(current, &mut values, into);
+}
+
+pub fn footer(dir: &Path) -> String {
+    format!(
+        "\nreplications.csv gets each run's row as soon as it and all before it are done (flushed at every finished replication): \
+         an interrupted sweep keeps every finished replication there; summary.csv and paired.csv are written at the end.\n\
+         CSV: {}\n",
+        dir.display()
+    )
+}
