@@ -384,6 +384,8 @@ pub struct Ladder {
     pub timeout_ms: f64,
     /// `None`: closed waves. `Some`: open arrivals at step x rate for hold.
     pub open: Option<OpenLadder>,
+    /// Closed waves: requests leave at uniform random offsets in [0, jitter).
+    pub jitter: Ticks,
     pub template: RequestTemplate,
 }
 

@@ -212,6 +212,9 @@ pub enum RawWorkload {
         rate_per_step_rps: Option<f64>,
         /// Open ladder: how long each step holds its rate.
         hold_ms: Option<f64>,
+        /// Closed ladder: each request of a wave leaves at a uniform random offset
+        /// in [0, jitter_ms) after the wave starts (default 0: all at once).
+        jitter_ms: Option<f64>,
         route: Option<String>,
         access: Option<String>,
         client: Option<String>,

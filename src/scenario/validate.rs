@@ -829,6 +829,7 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
             arrivals,
             rate_per_step_rps,
             hold_ms,
+            jitter_ms,
             route,
             access,
             client,
@@ -859,9 +860,17 @@ fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload>
                 _ => None,
             };
             let timeout_ms = positive("workload.timeout_ms", *timeout_ms)?;
+            let jitter = ticks("workload.jitter_ms", jitter_ms.unwrap_or(0.0))?;
+            if open.is_some() && jitter > Ticks::ZERO {
+                return err(
+                    "workload.jitter_ms",
+                    "jitter applies to closed waves; an open ladder already spreads its arrivals",
+                );
+            }
             Workload::Ladder(Ladder {
                 steps,
                 waves: count("workload.waves", waves.unwrap_or(1), 1)?,
+                jitter,
                 timeout: ticks("workload.timeout_ms", timeout_ms)?,
                 timeout_ms,
                 open,

@@ -49,6 +49,8 @@ pub(crate) enum Event {
     AtService(ReqId),
     /// A dependency finishes the work of a call.
     DependencyDone(CallId),
+    /// A closed ladder's jittered request of step `step` leaves now.
+    LadderSend(u32),
     /// A plan call's timeout: the caller gives up.
     CallTimeout(CallId),
     /// The client's own timeout.
@@ -246,6 +248,7 @@ impl<'m> World<'m> {
             Event::AtService(req) => self.at_service(req),
             Event::DependencyDone(call) => self.dependency_done(call),
             Event::CallTimeout(call) => self.call_timeout(call),
+            Event::LadderSend(step) => self.ladder_jittered_send(step as usize),
             Event::ClientTimeout(req) => self.client_timeout(req),
             Event::ServerDone(req) => self.server_done(req),
             Event::LimiterResume(req) => self.limiter_resume(req),

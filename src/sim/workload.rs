@@ -84,6 +84,7 @@ pub(crate) enum WorkloadState {
         outstanding: u64,
         timeout: Ticks,
         give_up: bool,
+        jitter: Ticks,
     },
     /// Open ladder: evenly spaced arrivals, step after step.
     LadderOpen {
@@ -214,6 +215,7 @@ fn ladder_state(l: &Ladder, send: Send) -> WorkloadState {
             outstanding: 0,
             timeout: l.timeout,
             give_up: false,
+            jitter: l.jitter,
         },
         Some(open) => WorkloadState::LadderOpen {
             send,
@@ -370,6 +372,7 @@ impl World<'_> {
             outstanding,
             timeout,
             give_up,
+            jitter,
         } = &mut self.workload
         else {
             return;
@@ -385,9 +388,36 @@ impl World<'_> {
             *step += 1;
         }
         *outstanding = c;
-        let (s, timeout, give_up) = (*send, *timeout, *give_up);
+        let (s, timeout, give_up, jitter) = (*send, *timeout, *give_up, *jitter);
+        if jitter > Ticks::ZERO {
+            // Every request of the wave is counted as outstanding now and leaves
+            // at its own offset; the wave still ends when all have their answer.
+            for _ in 0..c {
+                let offset = Ticks(self.workload_rng.random_range(0..jitter.0));
+                self.post(
+                    self.now + offset,
+                    Lane::Normal,
+                    Event::LadderSend(this_step as u32),
+                );
+            }
+            return;
+        }
         for _ in 0..c {
             self.ladder_send(s, this_step, timeout, give_up);
+        }
+    }
+
+    /// A jittered closed-ladder request leaves.
+    pub(super) fn ladder_jittered_send(&mut self, step: usize) {
+        if let WorkloadState::LadderWaves {
+            send,
+            timeout,
+            give_up,
+            ..
+        } = &self.workload
+        {
+            let (s, timeout, give_up) = (*send, *timeout, *give_up);
+            self.ladder_send(s, step, timeout, give_up);
         }
     }
 
@@ -524,6 +554,28 @@ mod tests {
         );
         // the last arrival of the last step: 500 + 10 x 47.619 ms, served in 1 ms
         assert!((r.sim_time_ms - (500.0 + 10.0 * 1000.0 / 21.0 + 1.0)).abs() < 1e-5);
+    }
+
+    #[test]
+    fn jittered_waves_spread_their_requests_and_still_wait_for_all() {
+        // one slot, no queue, 1 ms of service: all at once, 2 of every 3 are shed;
+        // spread over 1000 ms, collisions within 1 ms are rare
+        let at_once = run("steps = [3]\nwaves = 20\ntimeout_ms = 10");
+        let spread = run("steps = [3]\nwaves = 20\ntimeout_ms = 10\njitter_ms = 1000");
+        assert_eq!(at_once.steps[0].sent, 60);
+        assert_eq!(
+            spread.steps[0].sent, 60,
+            "every request of every wave leaves"
+        );
+        assert_eq!(at_once.steps[0].rejected, 40);
+        assert!(
+            spread.steps[0].rejected < 10,
+            "{}",
+            spread.steps[0].rejected
+        );
+        // 20 waves, each lasting until its last (jittered) request is answered
+        assert!(spread.sim_time_ms > 20.0 * 500.0, "{}", spread.sim_time_ms);
+        assert_eq!(spread.steps[0].processed + spread.steps[0].rejected, 60);
     }
 
     #[test]

@@ -468,3 +468,44 @@ fn bad_sweep_arguments_are_errors_with_exit_code_2() {
             "the grid has 2 x 3 x 2 x 1000 = 12000 rows, more than the limit of 10000",
         ));
 }
+
+/// The IO22 Monte-Carlo file: its baseline row keeps the seed's constant 40 ms
+/// round, and a jitter of 10 ms stays inside the first round, so every replication
+/// of that row repeats the seed's findings; the random-service rows vary.
+#[test]
+fn io22_montecarlo_baseline_repeats_the_seed_findings_in_every_replication() {
+    let dir = sweep("scenarios/io22-montecarlo.toml", &["-n", "4"]);
+    let reps = Csv::read(&dir.path().join("replications.csv"));
+    for r in ["0", "1", "2", "3"] {
+        let line = reps.row(&[("variant", "baseline"), ("replication", r)]);
+        assert_eq!(num(line, "findings.true_limit"), 8.0);
+        assert_eq!(num(line, "findings.knee_concurrency"), 12.0);
+        assert_eq!(num(line, "findings.saturation_concurrency"), 24.0);
+        assert_eq!(num(line, "totals.sent"), 595.0);
+        assert_eq!(num(line, "totals.rejected"), 80.0);
+        assert_eq!(num(line, "totals.timed_out"), 240.0);
+    }
+    let successful: std::collections::BTreeSet<String> = reps
+        .select(&[("variant", "exponential-service")])
+        .iter()
+        .map(|l| l["totals.successful"].clone())
+        .collect();
+    assert!(
+        successful.len() > 1,
+        "random service times vary: {successful:?}"
+    );
+}
+
+/// The limiter Monte-Carlo file: under random arrivals the sliding log never lets
+/// more than its limit through within a window; the fixed window does.
+#[test]
+fn dy13_montecarlo_sliding_log_never_exceeds_its_limit() {
+    let dir = sweep("scenarios/dy13-montecarlo.toml", &["-n", "5"]);
+    let reps = Csv::read(&dir.path().join("replications.csv"));
+    for line in reps.select(&[("variant", "sliding-log")]) {
+        assert_eq!(num(line, "bursts.peak_to_limit"), 1.0);
+    }
+    let fixed = reps.select(&[("variant", "fixed-window")]);
+    assert_eq!(fixed.len(), 5);
+    assert!(fixed.iter().all(|l| num(l, "bursts.peak_to_limit") > 1.0));
+}
