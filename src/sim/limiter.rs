@@ -479,12 +479,19 @@ impl World<'_> {
 
     /// The request is at the gateway: its matching rules' limiters, then onward.
     pub(super) fn limit_at_gateway(&mut self, req: ReqId) {
+        if !self.limiting.enabled() {
+            // no limiters in the model: straight on (the chain would be empty)
+            return self.gateway_forward(req);
+        }
         self.requests[req as usize].limiting = Progress::default();
         self.limit_chain(req);
     }
 
     /// The request is at its service: the middleware limiters, then the handler.
     pub(super) fn limit_at_service(&mut self, req: ReqId) {
+        if !self.limiting.enabled() {
+            return self.handle(req);
+        }
         self.requests[req as usize].limiting = Progress {
             stage: Stage::Middleware,
             ..Progress::default()
