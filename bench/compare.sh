@@ -6,12 +6,14 @@
 #
 #   bench/compare.sh                 # every comparison
 #   bench/compare.sh baseline        # only comparisons whose name contains 'baseline'
-#   PAIRS=11 PY_PAIRS=3 bench/compare.sh
+#   PAIRS=15 PY_PAIRS=3 bench/compare.sh
 #
 # Each comparison runs resim and one peer alternately, A B A B ..., PAIRS times
-# (default 5) so both see the same machine load; the Python peers (20-50 s a run)
-# use PY_PAIRS pairs instead (default: PAIRS; set it lower to save time, the table
-# says how many pairs each row had). Every run is timed under /usr/bin/time -v
+# (default 11) so both see the same machine load; the Python peers (8-50 s a run)
+# use PY_PAIRS pairs instead (default 5; the table says how many pairs each row
+# had). Before each pair the script waits (at most QUIET_MAX_S, default 60 s) until
+# the machine was at most QUIET_PCT percent busy (default 55: others use at most
+# one of two cores) over half a second, and records what it saw. Every run is timed under /usr/bin/time -v
 # (peak RSS) with the wall time taken from bash's $EPOCHREALTIME around it
 # (microseconds; /usr/bin/time itself rounds to 10 ms). resim runs exactly one model
 # row per run (the compare grid pinned with --set) and does everything a user run
@@ -31,8 +33,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-PAIRS=${PAIRS:-5}
-PY_PAIRS=${PY_PAIRS:-$PAIRS}
+PAIRS=${PAIRS:-11}
+PY_PAIRS=${PY_PAIRS:-5}
+QUIET_PCT=${QUIET_PCT:-55}
+QUIET_MAX_S=${QUIET_MAX_S:-60}
 PEERS_SRC=${PEERS_SRC:-$ROOT/../shared/peers}
 PEERS=${PEERS:-/tmp/peers}
 M2_ROWS=${M2_ROWS:-normal:false normal:true slow:false slow:true}
@@ -81,6 +85,26 @@ run_timed() {
   RSS=$(awk -F': ' '/Maximum resident/ { print $2 }' "$RAW/$name.time")
 }
 
+# Percent of all CPUs busy over half a second, from /proc/stat.
+busy_pct() {
+  local a b c d e f g h t1 i1 t2 i2
+  read -r _ a b c d e f g h _ < /proc/stat; t1=$((a+b+c+d+e+f+g+h)); i1=$((d+e))
+  sleep 0.5
+  read -r _ a b c d e f g h _ < /proc/stat; t2=$((a+b+c+d+e+f+g+h)); i2=$((d+e))
+  echo $(( 100 * ( (t2-t1) - (i2-i1) ) / (t2-t1 > 0 ? t2-t1 : 1) ))
+}
+
+# Waits until the machine is quiet enough (or QUIET_MAX_S passed); sets BUSY.
+wait_quiet() {
+  local start=$SECONDS
+  while :; do
+    BUSY=$(busy_pct)
+    if (( BUSY <= QUIET_PCT )) || (( SECONDS - start >= QUIET_MAX_S )); then
+      return
+    fi
+  done
+}
+
 # A value from a peer's key=value output.
 peer_value() { tr ' ' '\n' < "$1" | awk -F= -v k="$2" '$1 == k { print $2 }'; }
 
@@ -97,6 +121,8 @@ compare() {
   echo "== $name: $pairs pairs (resim, $peer alternately)" >&2
   local i events
   for i in $(seq 1 "$pairs"); do
+    wait_quiet
+    echo "busy_before_pct=$BUSY loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)" > "$RAW/$name.$i.env"
     local out=$RAW/$name.resim.$i.d
     # shellcheck disable=SC2086
     run_timed "$name.resim.$i" "$RESIM" run $resim_args --out "$out"
@@ -110,7 +136,7 @@ compare() {
     run_timed "$name.$peer.$i" $peer_cmd
     events=$(peer_value "$RAW/$name.$peer.$i.out" model_events)
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$peer" "$i" "$WALL" "$RSS" "$events" >> "$RUNS"
-    printf '   pair %s: resim %.3f s, %s %.3f s\n' "$i" "$r_wall" "$peer" "$WALL" >&2
+    printf '   pair %s: resim %.3f s, %s %.3f s (machine %s%% busy before)\n' "$i" "$r_wall" "$peer" "$WALL" "$BUSY" >&2
   done
 }
 
