@@ -36,14 +36,16 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
             r.sim_time_ms.into(),
             r.events.into(),
             r.mean_in_flight.into(),
-            (per_ms * r.response.mean_ms()).into(),
+            (per_ms * r.in_system_ms / n).into(),
             r.mean_dependency_work.into(),
             (per_ms * work_ms / n).into(),
         ]);
         t.push(cells);
     }
     t.notes.push(
-        "mean_dependency_work counts calls a dependency is working on, abandoned ones included; \
+        "mean_in_flight: requests sent and not yet answered or given up, averaged until the last one left; \
+         littles_law_in_flight = rate x mean time in the system (timed-out requests until their timeout). \
+         mean_dependency_work counts calls a dependency is working on, abandoned ones included; \
          littles_law_dependency_work = rate x dependency work per request"
             .into(),
     );

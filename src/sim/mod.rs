@@ -141,6 +141,12 @@ pub struct RunResult {
     pub sim_time_ms: f64,
     /// Time-average number of requests in flight.
     pub mean_in_flight: f64,
+    /// Total time requests spent in the system, from sent to their answer or to
+    /// their client giving up (every request, timed-out ones included).
+    pub in_system_ms: f64,
+    /// When the last request left (answered or given up); abandoned dependency work
+    /// may run on after it.
+    pub last_exit_ms: f64,
     /// Time-average number of dependency calls being worked on (abandoned included).
     pub mean_dependency_work: f64,
     /// Per limiter, per (route, access) pair and per member (empty without limiters).
@@ -259,7 +265,10 @@ impl<'m> World<'m> {
         let end = self.now;
         self.result.events = self.queue.popped();
         self.result.sim_time_ms = end.as_ms();
-        self.result.mean_in_flight = self.in_flight.mean(end);
+        // Requests in flight, averaged while requests were in the system: work left
+        // behind by given-up calls may run on after the last one left.
+        let last_exit = Ticks::from_ms(self.result.last_exit_ms);
+        self.result.mean_in_flight = self.in_flight.mean(last_exit);
         let mut work = 0.0;
         for (stats, dep) in self.result.dependencies.iter_mut().zip(&self.dependencies) {
             stats.mean_busy = dep.busy_average.mean(end);
@@ -403,9 +412,18 @@ impl<'m> World<'m> {
             Outcome::NotFound => self.result.not_found += 1,
         }
         self.limiting_outcome(req, outcome);
-        self.in_flight.add(now, -1);
+        self.request_left(response);
         self.release(req);
         self.workload_done(req, outcome);
+    }
+
+    /// A request leaves the system now (answered, refused or given up) after
+    /// `in_system`.
+    fn request_left(&mut self, in_system: Ticks) {
+        let now = self.now;
+        self.in_flight.add(now, -1);
+        self.result.in_system_ms += in_system.as_ms();
+        self.result.last_exit_ms = now.as_ms();
     }
 
     fn client_timeout(&mut self, req: ReqId) {
@@ -416,8 +434,9 @@ impl<'m> World<'m> {
             return;
         }
         r.closed = true;
+        let in_system = now - r.sent;
         self.result.timed_out += 1;
-        self.in_flight.add(now, -1);
+        self.request_left(in_system);
         self.plan_abandon(req);
         self.server_abandon(req);
         self.workload_done(req, Outcome::TimedOut);

@@ -414,32 +414,34 @@ proptest! {
         let s = load(&text);
         for row in &s.rows {
             let r = resim::sim::run(&row.model, 0).expect("runs");
-            let Workload::Open { rate_rps, .. } = row.model.workload else { continue };
+            let Workload::Open { rate_rps, timeout, .. } = row.model.workload else { continue };
             let n = r.requests as f64;
-            let t = r.sim_time_ms;
-            if t == 0.0 || r.timed_out > 0 {
+            // L is averaged until the last request left (answered or given up).
+            let t = r.last_exit_ms;
+            if t == 0.0 {
                 continue;
             }
-            let w = r.response.mean_ms();
+            let w = r.in_system_ms / n;
             // The sample path: the area under "requests in flight" is the sum of the
-            // response times, so L = (N / T) x mean W exactly.
+            // times in the system (timed-out requests until their timeout), so
+            // L = (N / T) x mean W exactly, whatever runs on after the last exit.
             let identity = n / t * w;
             prop_assert!(
                 (r.mean_in_flight - identity).abs() <= 1e-9 * identity.max(1.0),
                 "L = {} but N/T x W = {identity}", r.mean_in_flight
             );
-            // Work abandoned without cancellation goes on after the last response
-            // and stretches T past the requests' window: the comparison with the
-            // configured rate needs the run to end with its last response.
-            if r.wasted_ms > 0.0 {
-                continue;
-            }
             // Against the configured rate: N / T estimates lambda with relative error
             // about 1/sqrt(N) (Poisson), plus the first arrival at 0 (1/N) and the
             // drain after the last arrival (at most lambda x max W / N).
             let lambda = rate_rps / 1000.0;
             let expected = lambda * w;
-            let tolerance = 4.0 / n.sqrt() + 1.0 / n + lambda * r.response.max_ms() / n;
+            if expected == 0.0 {
+                prop_assert_eq!(r.mean_in_flight, 0.0);
+                continue;
+            }
+            // the longest stay: the slowest answer, or a client's timeout
+            let max_w = r.response.max_ms().max(timeout.map_or(0.0, |t| t.as_ms()));
+            let tolerance = 4.0 / n.sqrt() + 1.0 / n + lambda * max_w / n;
             prop_assert!(
                 (r.mean_in_flight / expected - 1.0).abs() <= tolerance,
                 "L = {} vs lambda x W = {expected} (tolerance {tolerance})\n{}",
