@@ -3,18 +3,17 @@
 //! after the caller gives up unless the caller cancels it.
 
 use super::latency::Sampler;
+use super::slots::{Admit, SlotQueue};
 use super::{CallId, Event, World};
 use crate::engine::{Lane, Stream, Ticks};
 use crate::metrics::TimeAverage;
 use crate::model::Dependency;
-use std::collections::VecDeque;
 
 pub(crate) struct DependencyState {
     sampler: Sampler,
     rng: Stream,
-    slots: u32,
-    busy: u32,
-    waiting: VecDeque<CallId>,
+    /// `slots` calls at once (0 = unlimited), the rest wait without bound.
+    line: SlotQueue<CallId>,
     /// Calls being worked on, over time (abandoned work included).
     pub busy_average: TimeAverage,
 }
@@ -24,15 +23,9 @@ impl DependencyState {
         DependencyState {
             sampler: Sampler::new(&model.latency, &mut rng),
             rng,
-            slots: model.slots,
-            busy: 0,
-            waiting: VecDeque::new(),
+            line: SlotQueue::new(model.slots, None),
             busy_average: TimeAverage::default(),
         }
-    }
-
-    fn has_free_slot(&self) -> bool {
-        self.slots == 0 || self.busy < self.slots
     }
 }
 
@@ -46,21 +39,22 @@ impl World<'_> {
         call: CallId,
         cancelled_at: Option<Ticks>,
     ) -> Option<Ticks> {
-        if self.dependencies[dep].has_free_slot() {
+        let line = &mut self.dependencies[dep].line;
+        if line.admit() == Admit::Start {
+            line.start();
             Some(self.dependency_begin(dep, call, cancelled_at))
         } else {
-            self.dependencies[dep].waiting.push_back(call);
+            line.wait(call);
             None
         }
     }
 
-    /// Starts the work of a call; returns when it will be done. A completion that
+    /// Starts the work of a call that has taken a slot; returns when it will be done. A completion that
     /// comes after `cancelled_at` would be cancelled before it runs, so it is not
     /// scheduled (the cancel ends the work).
     fn dependency_begin(&mut self, dep: usize, call: CallId, cancelled_at: Option<Ticks>) -> Ticks {
         let now = self.now;
         let d = &mut self.dependencies[dep];
-        d.busy += 1;
         d.busy_average.add(now, 1);
         let latency = d.sampler.sample(&mut d.rng);
         self.result.dependencies[dep].work_started += 1;
@@ -84,11 +78,10 @@ impl World<'_> {
         c.done_key = None;
         let start = c.work_start.take().unwrap_or(now);
         let d = &mut self.dependencies[dep];
-        d.busy -= 1;
         d.busy_average.add(now, -1);
         let worked = now - start;
         self.result.dependencies[dep].work_ms += worked.as_ms();
-        if let Some(next) = self.dependencies[dep].waiting.pop_front() {
+        if let Some(next) = self.dependencies[dep].line.release() {
             self.dependency_begin(dep, next, None);
         }
         worked
@@ -104,7 +97,7 @@ impl World<'_> {
             }
             self.dependency_end(dep, call);
         } else {
-            self.dependencies[dep].waiting.retain(|&w| w != call);
+            self.dependencies[dep].line.leave(|&w| w == call);
         }
     }
 }

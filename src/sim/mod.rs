@@ -13,6 +13,7 @@ pub mod latency;
 pub mod limiter;
 mod plan;
 mod server;
+mod slots;
 mod timers;
 mod workload;
 

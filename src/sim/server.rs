@@ -14,11 +14,11 @@
 //! floor(k / slots) rounds.
 
 use super::latency::Sampler;
+use super::slots::{Admit, SlotQueue};
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{Lane, Stream, Ticks, stream};
 use crate::metrics::{Samples, TimeAverage};
 use crate::model::{Handler, Model, ServiceId};
-use std::collections::VecDeque;
 
 /// What one server measured in a run.
 #[derive(Debug, Clone, Default)]
@@ -61,13 +61,11 @@ struct Waiting {
 }
 
 pub(crate) struct ServerState {
-    slots: u32,
-    queue_places: u32,
     abandon: bool,
     sampler: Sampler,
     rng: Stream,
-    busy: u32,
-    waiting: VecDeque<Waiting>,
+    /// `slots` at once, `queue` places in line, the rest shed.
+    line: SlotQueue<Waiting>,
     /// Index into `RunResult::servers`.
     stats: usize,
 }
@@ -90,13 +88,10 @@ impl Servers {
                 Handler::Server(server) => {
                     let mut rng = stream(model.seed, replication, &format!("server:{}", s.name));
                     let state = ServerState {
-                        slots: server.slots,
-                        queue_places: server.queue,
                         abandon: server.abandon,
                         sampler: Sampler::new(&server.service, &mut rng),
                         rng,
-                        busy: 0,
-                        waiting: VecDeque::new(),
+                        line: SlotQueue::new(server.slots, Some(server.queue)),
                         stats: n,
                     };
                     n += 1;
@@ -141,21 +136,23 @@ impl World<'_> {
             self.respond(req, Outcome::Answered);
             return;
         };
-        let occupancy = s.busy + s.waiting.len() as u32;
-        let full = occupancy >= s.slots.saturating_add(s.queue_places);
-        let start_now = s.busy < s.slots;
+        let admit = s.line.admit();
+        let full = admit == Admit::Refuse;
+        let start_now = admit == Admit::Start;
         let demand = if full {
             Ticks::ZERO
         } else {
             s.sampler.sample(&mut s.rng)
         };
         let stats = s.stats;
-        if !full && !start_now {
-            s.waiting.push_back(Waiting {
+        match admit {
+            Admit::Start => s.line.start(),
+            Admit::Wait => s.line.wait(Waiting {
                 req,
                 arrived: now,
                 demand,
-            });
+            }),
+            Admit::Refuse => {}
         }
         let st = self.server_stats(stats);
         st.arrived += 1;
@@ -169,12 +166,12 @@ impl World<'_> {
         }
     }
 
+    /// `req` has taken a slot: its service starts now.
     fn server_start(&mut self, service: ServiceId, req: ReqId, arrived: Ticks, demand: Ticks) {
         let now = self.now;
-        let Some(s) = self.servers.by_service[service].as_mut() else {
+        let Some(s) = self.servers.by_service[service].as_ref() else {
             return;
         };
-        s.busy += 1;
         let stats = s.stats;
         let st = self.server_stats(stats);
         st.busy.add(now, 1);
@@ -197,8 +194,7 @@ impl World<'_> {
         let Some(s) = self.servers.by_service[service].as_mut() else {
             return;
         };
-        s.busy -= 1;
-        let next = s.waiting.pop_front();
+        let next = s.line.release();
         let stats = s.stats;
         let r = &self.requests[req as usize];
         let late = r.closed || r.deadline.is_some_and(|d| now > d);
@@ -232,12 +228,11 @@ impl World<'_> {
         if !s.abandon {
             return;
         }
-        let Some(pos) = s.waiting.iter().position(|w| w.req == req) else {
+        let Some(w) = s.line.leave(|w| w.req == req) else {
             return;
         };
-        let w = s.waiting.remove(pos);
         let stats = s.stats;
-        let saved = w.map_or(0.0, |w| w.demand.as_ms());
+        let saved = w.demand.as_ms();
         let st = self.server_stats(stats);
         st.queued.add(now, -1);
         st.abandoned += 1;
