@@ -12,7 +12,7 @@
 //! service, dependency or limiter by misspelling its name.
 
 use super::paths;
-use crate::error::{ScenarioError, did_you_mean};
+use crate::error::{ScenarioError, did_you_mean, list};
 use std::path::Path;
 use toml::Value;
 
@@ -92,14 +92,7 @@ pub fn check_target(doc: &toml::Table, path: &str) -> Result<(), ScenarioError> 
     let known = if names.is_empty() {
         format!("the file defines no {kind}")
     } else {
-        format!(
-            "defined: {}",
-            names
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        format!("defined: {}", list(names.iter().copied()))
     };
     Err(ScenarioError::new(
         format!("{first}.{name}"),

@@ -12,7 +12,7 @@ pub mod paths;
 pub mod raw;
 pub mod validate;
 
-use crate::error::{ScenarioError, did_you_mean};
+use crate::error::{ScenarioError, did_you_mean, list};
 use crate::model::Model;
 use blame::Source;
 use raw::RawScenario;
@@ -501,14 +501,7 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
         let listing = if expected.is_empty() {
             "this table takes no keys".to_string()
         } else {
-            format!(
-                "valid keys here: {}",
-                expected
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            format!("valid keys here: {}", list(expected.iter().copied()))
         };
         return ScenarioError::new(full, format!("unknown key{hint}; {listing}"));
     }

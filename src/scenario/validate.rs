@@ -3,7 +3,7 @@
 
 use super::raw::*;
 use crate::engine::Ticks;
-use crate::error::{ScenarioError, did_you_mean};
+use crate::error::{ScenarioError, did_you_mean, list};
 use crate::model::*;
 
 type R<T> = Result<T, ScenarioError>;
@@ -89,14 +89,6 @@ fn one_of<T: Copy>(path: &str, value: Option<&str>, options: &[(&str, T)]) -> R<
         .find(|(n, _)| *n == name)
         .map(|(_, v)| *v)
         .expect("choice returns a listed name"))
-}
-
-fn list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
-    names
-        .into_iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Resolves a name among `names`, or an error naming the kind and the closest.
