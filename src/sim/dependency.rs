@@ -1,31 +1,63 @@
-//! Dependency actor: a store or backend that plan calls wait on. It works on up to
+//! Dependency actor: a store or backend that calls wait on. It works on up to
 //! `slots` calls at once (0 = unlimited) and queues the rest FIFO. Its work goes on
-//! after the caller gives up unless the caller cancels it.
+//! after the caller gives up unless the caller cancels it. It answers through
+//! [`call`](super::call): `call_answered` when the work is done.
 
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
 use super::{CallId, Event, World};
-use crate::engine::{Lane, Stream, Ticks};
+use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::TimeAverage;
-use crate::model::Dependency;
+use crate::model::{DependencyId, Model};
 
-pub(crate) struct DependencyState {
+struct DependencyState {
     sampler: Sampler,
     rng: Stream,
     /// `slots` calls at once (0 = unlimited), the rest wait without bound.
     line: SlotQueue<CallId>,
     /// Calls being worked on, over time (abandoned work included).
-    pub busy_average: TimeAverage,
+    busy_average: TimeAverage,
 }
 
-impl DependencyState {
-    pub fn new(model: &Dependency, mut rng: Stream) -> DependencyState {
-        DependencyState {
-            sampler: Sampler::new(&model.latency, &mut rng),
-            rng,
-            line: SlotQueue::new(model.slots, None),
-            busy_average: TimeAverage::default(),
+/// The work of one call at its dependency.
+#[derive(Debug, Clone, Copy, Default)]
+struct Work {
+    dep: DependencyId,
+    /// When the work started (None: still waiting for a slot).
+    start: Option<Ticks>,
+    done_key: Option<EventKey>,
+}
+
+/// Every dependency of a run, and the work of each call, by call id.
+pub(crate) struct Dependencies {
+    deps: Vec<DependencyState>,
+    work: Vec<Work>,
+}
+
+impl Dependencies {
+    pub fn new(model: &Model, replication: u64) -> Dependencies {
+        let deps = model
+            .dependencies
+            .iter()
+            .map(|d| {
+                let mut rng = stream(model.seed, replication, &format!("dependency:{}", d.name));
+                DependencyState {
+                    sampler: Sampler::new(&d.latency, &mut rng),
+                    rng,
+                    line: SlotQueue::new(d.slots, None),
+                    busy_average: TimeAverage::default(),
+                }
+            })
+            .collect();
+        Dependencies {
+            deps,
+            work: Vec::new(),
         }
+    }
+
+    /// Time-average calls worked on, per dependency, until `end`.
+    pub fn finish(&self, end: Ticks) -> Vec<f64> {
+        self.deps.iter().map(|d| d.busy_average.mean(end)).collect()
     }
 }
 
@@ -35,11 +67,20 @@ impl World<'_> {
     /// will cancel the work then if it is not done (see `dependency_begin`).
     pub(super) fn dependency_request(
         &mut self,
-        dep: usize,
+        dep: DependencyId,
         call: CallId,
         cancelled_at: Option<Ticks>,
     ) -> Option<Ticks> {
-        let line = &mut self.dependencies[dep].line;
+        let work = &mut self.dependencies.work;
+        if work.len() <= call as usize {
+            work.resize(call as usize + 1, Work::default());
+        }
+        work[call as usize] = Work {
+            dep,
+            start: None,
+            done_key: None,
+        };
+        let line = &mut self.dependencies.deps[dep].line;
         if line.admit() == Admit::Start {
             line.start();
             Some(self.dependency_begin(dep, call, cancelled_at))
@@ -49,55 +90,67 @@ impl World<'_> {
         }
     }
 
-    /// Starts the work of a call that has taken a slot; returns when it will be done. A completion that
-    /// comes after `cancelled_at` would be cancelled before it runs, so it is not
-    /// scheduled (the cancel ends the work).
-    fn dependency_begin(&mut self, dep: usize, call: CallId, cancelled_at: Option<Ticks>) -> Ticks {
+    /// Starts the work of a call that has taken a slot; returns when it will be
+    /// done. A completion that comes after `cancelled_at` would be cancelled before
+    /// it runs, so it is not scheduled (the cancel ends the work).
+    fn dependency_begin(
+        &mut self,
+        dep: DependencyId,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
         let now = self.now;
-        let d = &mut self.dependencies[dep];
+        let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, 1);
         let latency = d.sampler.sample(&mut d.rng);
-        self.result.dependencies[dep].work_started += 1;
+        self.obs.work_started(dep);
         let done = now + latency;
         let key = if cancelled_at.is_some_and(|c| done > c) {
             None
         } else {
             Some(self.schedule(done, Lane::Normal, Event::DependencyDone(call)))
         };
-        let c = &mut self.calls[call as usize];
-        c.work_start = Some(now);
-        c.done_key = key;
+        let w = &mut self.dependencies.work[call as usize];
+        w.start = Some(now);
+        w.done_key = key;
         done
     }
 
+    /// The work of `call` is done: the dependency takes its next waiting call, then
+    /// the answer goes back.
+    pub(super) fn dependency_done(&mut self, call: CallId) {
+        let w = self.dependencies.work[call as usize];
+        let work_start = w.start.unwrap_or(self.now);
+        self.dependency_end(w.dep, call);
+        self.call_answered(call, work_start);
+    }
+
     /// The dependency stops working on a call (finished or cancelled) and takes the
-    /// next waiting one. Returns the work time spent.
-    pub(super) fn dependency_end(&mut self, dep: usize, call: CallId) -> Ticks {
+    /// next waiting one.
+    fn dependency_end(&mut self, dep: DependencyId, call: CallId) {
         let now = self.now;
-        let c = &mut self.calls[call as usize];
-        c.done_key = None;
-        let start = c.work_start.take().unwrap_or(now);
-        let d = &mut self.dependencies[dep];
+        let w = &mut self.dependencies.work[call as usize];
+        w.done_key = None;
+        let start = w.start.take().unwrap_or(now);
+        let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, -1);
-        let worked = now - start;
-        self.result.dependencies[dep].work_ms += worked.as_ms();
-        if let Some(next) = self.dependencies[dep].line.release() {
+        self.obs.work_ended(dep, now - start);
+        if let Some(next) = self.dependencies.deps[dep].line.release() {
             self.dependency_begin(dep, next, None);
         }
-        worked
     }
 
     /// The caller cancels a call: pending work is removed from the queue, running
     /// work stops now.
-    pub(super) fn dependency_cancel(&mut self, dep: usize, call: CallId) {
-        let c = &self.calls[call as usize];
-        if c.work_start.is_some() {
-            if let Some(key) = c.done_key {
+    pub(super) fn dependency_cancel(&mut self, dep: DependencyId, call: CallId) {
+        let w = self.dependencies.work[call as usize];
+        if w.start.is_some() {
+            if let Some(key) = w.done_key {
                 self.queue.cancel(key);
             }
             self.dependency_end(dep, call);
         } else {
-            self.dependencies[dep].line.leave(|&w| w == call);
+            self.dependencies.deps[dep].line.leave(|&c| c == call);
         }
     }
 }

@@ -250,7 +250,7 @@ pub fn decide(l: &Limiter, b: &mut Bucket, now: Ticks) -> Decision {
 
 /// Where a request is on its way past the limiters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Stage {
+enum Stage {
     #[default]
     Gateway,
     Middleware,
@@ -258,7 +258,7 @@ pub(crate) enum Stage {
 
 /// A request's place in its limiter chain.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Progress {
+struct Progress {
     stage: Stage,
     pos: u32,
     /// Held only to be rejected when the hold ends (`overflow = "hold"`).
@@ -301,6 +301,8 @@ struct MemberTally {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Limiting {
     actors: Vec<LimiterActor>,
+    /// Each request's place in its chain, by request id.
+    progress: Vec<Progress>,
     /// Indexed by `route * 2 + access`.
     chains: Vec<Chain>,
     /// (requests, counted per limiter), indexed like `chains`.
@@ -363,6 +365,7 @@ impl Limiting {
         let n = model.limiters.len();
         Limiting {
             actors: vec![LimiterActor::default(); n],
+            progress: Vec::new(),
             traffic: vec![(0, vec![0; n]); chains.len()],
             chains,
             members: HashMap::new(),
@@ -371,6 +374,18 @@ impl Limiting {
 
     fn enabled(&self) -> bool {
         !self.actors.is_empty()
+    }
+
+    /// `req` starts walking `stage` of its chain.
+    fn enter(&mut self, req: ReqId, stage: Stage) {
+        let p = &mut self.progress;
+        if p.len() <= req as usize {
+            p.resize(req as usize + 1, Progress::default());
+        }
+        p[req as usize] = Progress {
+            stage,
+            ..Progress::default()
+        };
     }
 }
 
@@ -470,7 +485,7 @@ impl World<'_> {
         if !self.limiting.enabled() {
             return;
         }
-        let r = &self.requests[req as usize];
+        let r = &self.requests[req];
         let (route, member) = (r.route, r.member);
         let access = r.access.unwrap_or(Access::Direct);
         self.limiting.traffic[slot(route, access)].0 += 1;
@@ -483,7 +498,7 @@ impl World<'_> {
             // no limiters in the model: straight on (the chain would be empty)
             return self.gateway_forward(req);
         }
-        self.requests[req as usize].limiting = Progress::default();
+        self.limiting.enter(req, Stage::Gateway);
         self.limit_chain(req);
     }
 
@@ -492,10 +507,7 @@ impl World<'_> {
         if !self.limiting.enabled() {
             return self.handle(req);
         }
-        self.requests[req as usize].limiting = Progress {
-            stage: Stage::Middleware,
-            ..Progress::default()
-        };
+        self.limiting.enter(req, Stage::Middleware);
         self.limit_chain(req);
     }
 
@@ -505,13 +517,13 @@ impl World<'_> {
         let Some(l) = self.chain_step(req) else {
             return;
         };
-        if self.requests[req as usize].limiting.rejecting {
+        if self.limiting.progress[req as usize].rejecting {
             self.respond(req, Outcome::Rejected(l));
             return;
         }
         self.record_pass(l);
-        self.requests[req as usize].limiting.pos += 1;
-        if self.requests[req as usize].closed {
+        self.limiting.progress[req as usize].pos += 1;
+        if self.requests[req].closed {
             // the client gave up while it was held: nothing goes further
             self.respond(req, Outcome::TimedOut);
             return;
@@ -521,13 +533,14 @@ impl World<'_> {
 
     /// The limiter the request is at, if its stage has one left.
     fn chain_step(&self, req: ReqId) -> Option<LimiterId> {
-        let r = &self.requests[req as usize];
+        let r = &self.requests[req];
         let chain = &self.limiting.chains.get(slot(r.route, r.access?))?;
-        let list = match r.limiting.stage {
+        let p = &self.limiting.progress[req as usize];
+        let list = match p.stage {
             Stage::Gateway => &chain.gateway,
             Stage::Middleware => &chain.middleware,
         };
-        list.get(r.limiting.pos as usize).copied()
+        list.get(p.pos as usize).copied()
     }
 
     /// Walks the rest of the request's current stage, then hands it on.
@@ -536,7 +549,7 @@ impl World<'_> {
             match self.limiter_decide(l, req) {
                 Decision::Pass => {
                     self.record_pass(l);
-                    self.requests[req as usize].limiting.pos += 1;
+                    self.limiting.progress[req as usize].pos += 1;
                 }
                 Decision::Delay(at) => {
                     self.post(at, Lane::Normal, Event::LimiterResume(req));
@@ -549,7 +562,7 @@ impl World<'_> {
                         && limiter.max_delay > Ticks::ZERO;
                     if hold {
                         let at = self.now + limiter.max_delay;
-                        self.requests[req as usize].limiting.rejecting = true;
+                        self.limiting.progress[req as usize].rejecting = true;
                         self.post(at, Lane::Normal, Event::LimiterResume(req));
                     } else {
                         self.respond(req, Outcome::Rejected(l));
@@ -558,11 +571,11 @@ impl World<'_> {
                 }
             }
         }
-        match self.requests[req as usize].limiting.stage {
+        match self.limiting.progress[req as usize].stage {
             Stage::Gateway => self.gateway_forward(req),
             Stage::Middleware => {
                 if self.limiting.enabled() {
-                    let member = self.requests[req as usize].member;
+                    let member = self.requests[req].member;
                     self.limiting.members.entry(member).or_default().admitted += 1;
                 }
                 self.handle(req);
@@ -573,7 +586,7 @@ impl World<'_> {
     /// Limiter `l` counts `req` in its bucket and for its member, then decides.
     fn limiter_decide(&mut self, l: LimiterId, req: ReqId) -> Decision {
         let limiter = &self.model.limiters[l];
-        let r = &self.requests[req as usize];
+        let r = &self.requests[req];
         let access = r.access.unwrap_or(Access::Direct);
         let mut key = [u32::MAX; 4];
         for (k, f) in key.iter_mut().zip(&limiter.key) {
@@ -626,7 +639,7 @@ impl World<'_> {
             return;
         }
         let n = self.model.limiters.len();
-        let member = self.requests[req as usize].member;
+        let member = self.requests[req].member;
         let tally = self.limiting.members.entry(member).or_default();
         match outcome {
             Outcome::Rejected(l) => {

@@ -1,31 +1,79 @@
 //! The simulation: the scenario's actors on the engine's clock.
 //!
-//! One [`World`] per run holds every actor's state and the event queue. Each actor
-//! kind lives in its own module (`workload`, `gateway`, `plan`, `dependency`, ...) as
-//! an `impl World` block that owns the reactions to that actor's events. A request
-//! flows workload -> gateway -> service (middleware, then its handler) -> back to the
-//! workload; a plan handler calls dependencies. Hand-offs at the same instant are
-//! direct calls; anything later is an event on the queue.
+//! # Shape
+//!
+//! One [`World`](world::World) per run holds the clock, the event queue, the
+//! request and call slabs, and one state value per actor kind. Each actor kind is a
+//! module that owns its state (the fields are private to that module) and the
+//! reactions to its events, written as an `impl World` block:
+//!
+//! | module | actor | reacts to |
+//! |---|---|---|
+//! | [`workload`] | the clients: when the next request leaves | `WorkloadNext`, `LadderSend`, an answer |
+//! | [`request`] | a request's life: sent, arrives, answered, given up | `AtService`, `ClientTimeout` |
+//! | [`gateway`] | the gateway's rules and share of the budget | (direct hand-off) |
+//! | [`limiter`] | rate limiters in front of a service | `LimiterResume` |
+//! | [`handler`] | registration: which module handles a service's requests | (dispatch only) |
+//! | [`plan`] | the deadline-budgeted fan-out handler | a call's answer |
+//! | [`server`] | slots, a bounded queue and load shedding | `ServerDone` |
+//! | [`call`] | one call from a caller to a callee, with its timeout | `CallTimeout` |
+//! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
+//! | [`observe`] | the run's statistics, fed by lifecycle notifications | (no events) |
+//!
+//! Every event has exactly one receiver ([`world::World::dispatch`]), and every
+//! lifecycle step has one entry point: a request *arrives* at its service
+//! ([`request`]: middleware limiters, then [`handler`]), *work starts* and *work
+//! ends* in the actor doing it (server, dependency), a *timer fires* in the actor
+//! that set it, an *answer returns* through [`call`] to whoever called. Actors do
+//! not write each other's counters: they notify [`observe::Observers`], which keeps
+//! the books (per request outcome, per ladder step, per dependency).
+//!
+//! # Adding a handler kind
+//!
+//! 1. Add the variant to `model::Handler` (and its raw keys and validation in
+//!    `scenario`).
+//! 2. Write `src/sim/<kind>.rs`: its state struct (private fields), created in
+//!    `World::new`, and an `impl World` block with an `arrive` reaction (the request
+//!    passed its middleware) and an `abandon` reaction (its client gave up). It ends
+//!    each request with `World::respond`.
+//! 3. Register it: one arm in each `match` of [`handler`] (`handle`, `abandon`).
+//!
+//! A handler that calls others uses [`call`]: `World::call` starts a call from a
+//! `Caller` to a `Target` with a time cap, and the answer comes back through
+//! `World::call_resolved`, which routes it to the caller's module.
+//!
+//! # Adding a client policy
+//!
+//! A policy sits in [`call`], between the caller and the callee: `World::call` is
+//! the one place a call begins, `call_answered` / `call_timeout` the places its
+//! attempts end. A policy (retries, hedging, a breaker) decides there whether to
+//! send another attempt or resolve the call for its caller; the caller and the
+//! callee do not change. Give the policy its own module with its state per
+//! (caller, policy, target), and keep the no-policy path free of extra work.
 
+mod call;
 mod dependency;
 mod gateway;
+mod handler;
 pub mod latency;
 pub mod limiter;
+mod observe;
 mod plan;
+mod request;
 mod server;
 mod slots;
 mod timers;
 mod workload;
+mod world;
 
-use crate::engine::{EventKey, EventQueue, Lane, Stream, Ticks, stream};
+use crate::engine::Ticks;
 use crate::error::Error;
-use crate::metrics::{Samples, TimeAverage};
-use crate::model::{Access, Handler, LimiterId, Model, RouteId, ServiceId};
-use dependency::DependencyState;
+use crate::metrics::Samples;
+use crate::model::{LimiterId, Model};
 pub use limiter::LimiterResults;
+pub use observe::StepStats;
 pub use server::ServerStats;
-pub use workload::StepStats;
-use workload::WorkloadState;
+use world::World;
 
 /// Requests and calls are addressed by slot in their slabs.
 pub(crate) type ReqId = u32;
@@ -41,7 +89,8 @@ pub(crate) struct Tag {
     pub patience: Option<Ticks>,
 }
 
-/// Everything that can happen at a point in virtual time.
+/// Everything that can happen at a point in virtual time. Each variant has one
+/// receiving actor (see [`world::World::dispatch`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Event {
     /// The workload sends its next request(s).
@@ -52,7 +101,7 @@ pub(crate) enum Event {
     DependencyDone(CallId),
     /// A closed ladder's jittered request of step `step` leaves now.
     LadderSend(u32),
-    /// A plan call's timeout: the caller gives up.
+    /// A call's timeout: the caller gives up.
     CallTimeout(CallId),
     /// The client's own timeout.
     ClientTimeout(ReqId),
@@ -80,51 +129,35 @@ pub enum Outcome {
     NotFound,
 }
 
-/// One request in flight.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Request {
-    pub sent: Ticks,
-    pub route: RouteId,
-    pub service: ServiceId,
-    pub access: Option<Access>,
-    pub client: u32,
-    pub member: u32,
-    /// The client has its answer (or gave up); further outcomes are ignored.
-    pub closed: bool,
-    /// The handler still holds work for it.
-    pub in_handler: bool,
-    pub client_timeout: Option<EventKey>,
-    /// The workload step it belongs to (a ladder's step index).
-    pub step: Option<u32>,
-    /// The latest moment an answer is of use to the client (sent + its timeout),
-    /// whether or not the client gives up then.
-    pub deadline: Option<Ticks>,
-    /// Progress past the limiters.
-    pub limiting: limiter::Progress,
-    /// Plan progress: one entry per branch.
-    pub branches: Vec<plan::BranchRun>,
-    pub branches_left: u32,
-}
-
 /// Per-dependency results.
 #[derive(Debug, Clone, Default)]
 pub struct DependencyStats {
+    /// Calls made to the dependency (those failed at once for lack of time too).
     pub calls: u64,
+    /// Calls that timed out or had no time left.
     pub failed: u64,
     /// Work started (calls that reached the dependency).
     pub work_started: u64,
+    /// Time the dependency spent working, abandoned work included.
     pub work_ms: f64,
+    /// Work done after the caller had given up.
     pub wasted_ms: f64,
+    /// Time-average number of calls being worked on.
     pub mean_busy: f64,
 }
 
 /// What one run measured.
 #[derive(Debug, Clone, Default)]
 pub struct RunResult {
+    /// Requests the workload sent.
     pub requests: u64,
+    /// Requests answered (every call in time, within the threshold).
     pub answered: u64,
+    /// Requests whose plan failed or answered after the threshold.
     pub dropped: u64,
+    /// Requests whose client gave up first.
     pub timed_out: u64,
+    /// Requests refused by a full server (503).
     pub shed: u64,
     /// 429: rejected by a limiter.
     pub rejected: u64,
@@ -132,13 +165,17 @@ pub struct RunResult {
     pub not_found: u64,
     /// Response times of every request that got a response.
     pub response: Samples,
+    /// One per dependency, in declaration order.
     pub dependencies: Vec<DependencyStats>,
     /// One per service with a server handler, in declaration order.
     pub servers: Vec<ServerStats>,
     /// One per workload step (ladders); empty for other workloads.
     pub steps: Vec<StepStats>,
+    /// Dependency work done after the caller had given up, all dependencies.
     pub wasted_ms: f64,
+    /// Events the run processed.
     pub events: u64,
+    /// Virtual time of the last event.
     pub sim_time_ms: f64,
     /// Time-average number of requests in flight.
     pub mean_in_flight: f64,
@@ -154,301 +191,10 @@ pub struct RunResult {
     pub limiters: LimiterResults,
 }
 
-/// All actor state of one run.
-pub(crate) struct World<'m> {
-    pub model: &'m Model,
-    pub queue: EventQueue<Event>,
-    pub now: Ticks,
-    pub requests: Vec<Request>,
-    pub free_requests: Vec<ReqId>,
-    pub calls: Vec<plan::CallRun>,
-    pub free_calls: Vec<CallId>,
-    pub dependencies: Vec<DependencyState>,
-    pub servers: server::Servers,
-    pub workload: WorkloadState,
-    pub workload_rng: Stream,
-    /// Interned client and member names.
-    pub symbols: Vec<String>,
-    pub limiting: limiter::Limiting,
-    pub in_flight: TimeAverage,
-    pub result: RunResult,
-}
-
 /// Runs `model`'s replication `replication` with the model's seed.
 pub fn run(model: &Model, replication: u64) -> Result<RunResult, Error> {
-    let mut world = World::new(model, replication);
+    let mut world = world::World::new(model, replication);
     world.start()?;
     world.run_loop()?;
     Ok(world.finish_run())
-}
-
-impl<'m> World<'m> {
-    fn new(model: &'m Model, replication: u64) -> World<'m> {
-        let seed = model.seed;
-        let dependencies = model
-            .dependencies
-            .iter()
-            .map(|d| {
-                DependencyState::new(
-                    d,
-                    stream(seed, replication, &format!("dependency:{}", d.name)),
-                )
-            })
-            .collect();
-        let mut world = World {
-            model,
-            queue: EventQueue::new(),
-            now: Ticks::ZERO,
-            requests: Vec::new(),
-            free_requests: Vec::new(),
-            calls: Vec::new(),
-            free_calls: Vec::new(),
-            dependencies,
-            servers: server::Servers::new(model, replication),
-            workload: WorkloadState::Idle,
-            workload_rng: stream(seed, replication, "workload"),
-            symbols: Vec::new(),
-            limiting: limiter::Limiting::new(model),
-            in_flight: TimeAverage::default(),
-            result: RunResult {
-                dependencies: vec![DependencyStats::default(); model.dependencies.len()],
-                ..RunResult::default()
-            },
-        };
-        world.workload = WorkloadState::new(&model.workload, &mut world.symbols);
-        timers::register(&mut world.queue, model);
-        world
-    }
-
-    fn run_loop(&mut self) -> Result<(), Error> {
-        let limits = self.model.limits;
-        while let Some((at, event)) = self.queue.pop() {
-            if at > limits.max_sim_time {
-                return Err(Error::Limit(format!(
-                    "scenario `{}`: the run passed scenario.max_sim_time_ms = {} (raise it in [scenario] if the run is meant to be this long)",
-                    self.model.name,
-                    limits.max_sim_time.as_ms()
-                )));
-            }
-            if self.queue.popped() > limits.max_events {
-                return Err(Error::Limit(format!(
-                    "scenario `{}`: the run passed scenario.max_events = {} (raise it in [scenario] if the run is meant to be this long)",
-                    self.model.name, limits.max_events
-                )));
-            }
-            debug_assert!(at >= self.now, "time went backwards");
-            self.now = at;
-            self.dispatch(event);
-            if self.in_flight.level() > limits.max_in_flight {
-                return Err(Error::Limit(format!(
-                    "scenario `{}`: more than scenario.max_in_flight = {} requests in flight at once (raise it in [scenario] if the system is meant to hold this many)",
-                    self.model.name, limits.max_in_flight
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    fn dispatch(&mut self, event: Event) {
-        match event {
-            Event::WorkloadNext => self.workload_next(),
-            Event::AtService(req) => self.at_service(req),
-            Event::DependencyDone(call) => self.dependency_done(call),
-            Event::CallTimeout(call) => self.call_timeout(call),
-            Event::LadderSend(step) => self.ladder_jittered_send(step as usize),
-            Event::ClientTimeout(req) => self.client_timeout(req),
-            Event::ServerDone(req) => self.server_done(req),
-            Event::LimiterResume(req) => self.limiter_resume(req),
-        }
-    }
-
-    fn finish_run(mut self) -> RunResult {
-        let end = self.now;
-        self.result.events = self.queue.popped();
-        self.result.sim_time_ms = end.as_ms();
-        // Requests in flight, averaged while requests were in the system: work left
-        // behind by given-up calls may run on after the last one left.
-        let last_exit = Ticks::from_ms(self.result.last_exit_ms);
-        self.result.mean_in_flight = self.in_flight.mean(last_exit);
-        let mut work = 0.0;
-        for (stats, dep) in self.result.dependencies.iter_mut().zip(&self.dependencies) {
-            stats.mean_busy = dep.busy_average.mean(end);
-            work += stats.mean_busy;
-        }
-        self.result.mean_dependency_work = work;
-        self.result.wasted_ms = self.result.dependencies.iter().map(|d| d.wasted_ms).sum();
-        self.server_finish(end);
-        self.result.limiters = self.limiting_results();
-        self.result
-    }
-
-    pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {
-        self.queue.schedule(at, lane, event)
-    }
-
-    /// Schedules an event that will never be cancelled.
-    pub fn post(&mut self, at: Ticks, lane: Lane, event: Event) {
-        let _ = self.queue.schedule(at, lane, event);
-    }
-
-    pub fn intern(symbols: &mut Vec<String>, name: &str) -> u32 {
-        match symbols.iter().position(|s| s == name) {
-            Some(i) => i as u32,
-            None => {
-                symbols.push(name.to_string());
-                (symbols.len() - 1) as u32
-            }
-        }
-    }
-
-    /// A new request enters the system now.
-    pub fn send(
-        &mut self,
-        route: RouteId,
-        access: Access,
-        client: u32,
-        member: u32,
-        timeout: Option<Ticks>,
-    ) -> ReqId {
-        self.send_tagged(route, access, client, member, timeout, Tag::default())
-    }
-
-    /// [`World::send`] for a request that carries workload labels.
-    pub fn send_tagged(
-        &mut self,
-        route: RouteId,
-        access: Access,
-        client: u32,
-        member: u32,
-        timeout: Option<Ticks>,
-        tag: Tag,
-    ) -> ReqId {
-        let id = match self.free_requests.pop() {
-            Some(id) => id,
-            None => {
-                self.requests.push(Request::default());
-                (self.requests.len() - 1) as ReqId
-            }
-        };
-        let now = self.now;
-        let owner = self.model.routes[route].service;
-        let r = &mut self.requests[id as usize];
-        r.sent = now;
-        r.route = route;
-        r.service = owner.unwrap_or_default();
-        r.access = Some(access);
-        r.client = client;
-        r.member = member;
-        r.closed = false;
-        r.in_handler = true;
-        r.client_timeout = None;
-        r.step = tag.step;
-        r.deadline = timeout.or(tag.patience).map(|t| now + t);
-        // a reused slot must not carry the previous request's plan progress
-        r.branches.clear();
-        r.branches_left = 0;
-        self.result.requests += 1;
-        self.in_flight.add(now, 1);
-        if let Some(t) = timeout {
-            let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
-            self.requests[id as usize].client_timeout = Some(key);
-        }
-        self.limiting_sent(id);
-        if owner.is_none() {
-            // answered before any limiter sees it
-            self.respond(id, Outcome::NotFound);
-            return id;
-        }
-        match access {
-            Access::Gateway => self.gateway_receive(id),
-            Access::Direct => self.at_service(id),
-        }
-        id
-    }
-
-    /// The request reaches the service that owns its route: its middleware
-    /// limiters first, then the handler.
-    fn at_service(&mut self, req: ReqId) {
-        if self.requests[req as usize].closed {
-            // the client gave up on the way: nothing reaches the handler
-            self.respond(req, Outcome::TimedOut);
-            return;
-        }
-        self.limit_at_service(req);
-    }
-
-    /// The request passed every limiter: its service's handler takes it.
-    fn handle(&mut self, req: ReqId) {
-        let service = &self.model.services[self.requests[req as usize].service];
-        match &service.handler {
-            Handler::Respond => self.respond(req, Outcome::Answered),
-            Handler::Plan(_) => self.plan_start(req),
-            Handler::Server(_) => self.server_arrive(req),
-        }
-    }
-
-    /// The handler is done with `req`: the client gets `outcome` unless it already
-    /// gave up.
-    pub fn respond(&mut self, req: ReqId, outcome: Outcome) {
-        self.workload_handled(req, outcome);
-        let now = self.now;
-        let r = &mut self.requests[req as usize];
-        r.in_handler = false;
-        if r.closed {
-            self.release(req);
-            return;
-        }
-        r.closed = true;
-        let response = now - r.sent;
-        if let Some(key) = r.client_timeout.take() {
-            self.queue.cancel(key);
-        }
-        self.result.response.push(response);
-        match outcome {
-            Outcome::Answered => self.result.answered += 1,
-            Outcome::Dropped => self.result.dropped += 1,
-            Outcome::TimedOut => self.result.timed_out += 1,
-            Outcome::Shed => self.result.shed += 1,
-            Outcome::Rejected(_) => self.result.rejected += 1,
-            Outcome::NotFound => self.result.not_found += 1,
-        }
-        self.limiting_outcome(req, outcome);
-        self.request_left(response);
-        self.release(req);
-        self.workload_done(req, outcome);
-    }
-
-    /// A request leaves the system now (answered, refused or given up) after
-    /// `in_system`.
-    fn request_left(&mut self, in_system: Ticks) {
-        let now = self.now;
-        self.in_flight.add(now, -1);
-        self.result.in_system_ms += in_system.as_ms();
-        self.result.last_exit_ms = now.as_ms();
-    }
-
-    fn client_timeout(&mut self, req: ReqId) {
-        let now = self.now;
-        let r = &mut self.requests[req as usize];
-        r.client_timeout = None;
-        if r.closed {
-            return;
-        }
-        r.closed = true;
-        let in_system = now - r.sent;
-        self.result.timed_out += 1;
-        self.request_left(in_system);
-        self.plan_abandon(req);
-        self.server_abandon(req);
-        self.workload_done(req, Outcome::TimedOut);
-        self.release(req);
-    }
-
-    /// Frees the request's slot once neither the client nor a handler needs it.
-    fn release(&mut self, req: ReqId) {
-        let r = &self.requests[req as usize];
-        if r.closed && !r.in_handler {
-            self.free_requests.push(req);
-        }
-    }
 }

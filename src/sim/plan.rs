@@ -3,50 +3,56 @@
 //! `min(share_k, R - time already spent in the branch)`; a call with no time left
 //! fails at once without reaching its dependency. A call slower than its timeout
 //! fails at the timeout; the dependency's work is cancelled (`cancellation = true`)
-//! or goes on and is counted as wasted work.
+//! or goes on and is counted as wasted work. The calls themselves go through
+//! [`call`](super::call); the plan only keeps each branch's progress.
 
-use super::{CallId, Event, Outcome, ReqId, World};
-use crate::engine::{EventKey, Lane, Ticks};
+use super::call::{Caller, Target};
+use super::{CallId, Outcome, ReqId, World};
+use crate::engine::Ticks;
 use crate::model::{Handler, OnFailure, Plan};
 
 /// Progress of one branch of one request.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct BranchRun {
+struct BranchRun {
     next: usize,
     start: Ticks,
     ok: bool,
     call: Option<CallId>,
 }
 
-/// One call from a plan to a dependency.
+/// Plan progress of one request: one entry per branch (empty: not started).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CallRun {
-    req: ReqId,
-    branch: usize,
-    dep: usize,
-    /// The caller still waits for the answer.
-    caller_waiting: bool,
-    timeout_key: Option<EventKey>,
-    pub done_key: Option<EventKey>,
-    pub work_start: Option<Ticks>,
-    gave_up: Ticks,
+struct PlanRun {
+    branches: Vec<BranchRun>,
+    left: u32,
+}
+
+/// The plan progress of every request, by request id.
+#[derive(Default)]
+pub(crate) struct Plans {
+    runs: Vec<PlanRun>,
 }
 
 impl<'m> World<'m> {
     fn plan_of(&self, req: ReqId) -> &'m Plan {
         let model: &'m crate::model::Model = self.model;
-        match &model.services[self.requests[req as usize].service].handler {
+        match &model.services[self.requests[req].service].handler {
             Handler::Plan(p) => p,
             _ => unreachable!("plan events only reach plan services"),
         }
     }
 
+    /// A request arrives at a plan service: every branch starts its first call.
     pub(super) fn plan_start(&mut self, req: ReqId) {
         let plan = self.plan_of(req);
         let now = self.now;
-        let r = &mut self.requests[req as usize];
-        r.branches.clear();
-        r.branches.resize(
+        let runs = &mut self.plans.runs;
+        if runs.len() <= req as usize {
+            runs.resize_with(req as usize + 1, PlanRun::default);
+        }
+        let run = &mut runs[req as usize];
+        run.branches.clear();
+        run.branches.resize(
             plan.branches.len(),
             BranchRun {
                 next: 0,
@@ -55,7 +61,7 @@ impl<'m> World<'m> {
                 call: None,
             },
         );
-        r.branches_left = plan.branches.len() as u32;
+        run.left = plan.branches.len() as u32;
         for b in 0..plan.branches.len() {
             self.call_next(req, b);
         }
@@ -67,62 +73,39 @@ impl<'m> World<'m> {
         let calls = &plan.branches[b].calls;
         let now = self.now;
         loop {
-            let br = &mut self.requests[req as usize].branches[b];
+            let br = &mut self.plans.runs[req as usize].branches[b];
             let Some(call) = calls.get(br.next) else {
                 return self.branch_end(req);
             };
             let spent = now - br.start;
             let timeout = call.share.min(plan.budget.saturating_sub(spent));
-            self.result.dependencies[call.dependency].calls += 1;
-            if timeout == Ticks::ZERO {
-                self.result.dependencies[call.dependency].failed += 1;
-                br.ok = false;
-                br.next = if plan.on_failure == OnFailure::Abort {
-                    calls.len()
-                } else {
-                    br.next + 1
-                };
-                continue;
-            }
-            let id = self.new_call(CallRun {
+            let caller = Caller::Branch {
                 req,
-                branch: b,
-                dep: call.dependency,
-                caller_waiting: true,
-                ..CallRun::default()
-            });
-            self.requests[req as usize].branches[b].call = Some(id);
-            let deadline = now + timeout;
-            // A timer that cannot fire is not scheduled: a completion at or before
-            // the deadline runs first (deadlines run last in their tick) and would
-            // cancel it. Skipping it changes no event's order, only the cost.
-            let cancelled_at = plan.cancellation.then_some(deadline);
-            let done = self.dependency_request(call.dependency, id, cancelled_at);
-            if done.is_none_or(|t| t > deadline) {
-                let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
-                self.calls[id as usize].timeout_key = Some(key);
-            }
-            return;
-        }
-    }
-
-    fn new_call(&mut self, call: CallRun) -> CallId {
-        match self.free_calls.pop() {
-            Some(id) => {
-                self.calls[id as usize] = call;
-                id
-            }
-            None => {
-                self.calls.push(call);
-                (self.calls.len() - 1) as CallId
+                branch: b as u32,
+            };
+            let target = Target::Dependency(call.dependency);
+            match self.call(caller, target, timeout, plan.cancellation) {
+                Some(id) => {
+                    self.plans.runs[req as usize].branches[b].call = Some(id);
+                    return;
+                }
+                None => {
+                    let br = &mut self.plans.runs[req as usize].branches[b];
+                    br.ok = false;
+                    br.next = if plan.on_failure == OnFailure::Abort {
+                        calls.len()
+                    } else {
+                        br.next + 1
+                    };
+                }
             }
         }
     }
 
-    /// The call is resolved for its caller: move the branch on.
-    fn call_resolved(&mut self, req: ReqId, b: usize, ok: bool) {
+    /// A call of branch `b` is resolved for its caller: move the branch on.
+    pub(super) fn plan_call_resolved(&mut self, req: ReqId, b: usize, ok: bool) {
         let plan = self.plan_of(req);
-        let br = &mut self.requests[req as usize].branches[b];
+        let br = &mut self.plans.runs[req as usize].branches[b];
         br.call = None;
         br.ok &= ok;
         br.next = if !ok && plan.on_failure == OnFailure::Abort {
@@ -133,47 +116,15 @@ impl<'m> World<'m> {
         self.call_next(req, b);
     }
 
-    pub(super) fn dependency_done(&mut self, call: CallId) {
-        let now = self.now;
-        let c = self.calls[call as usize].clone();
-        let work_start = c.work_start.unwrap_or(now);
-        self.dependency_end(c.dep, call);
-        self.free_calls.push(call);
-        if c.caller_waiting {
-            if let Some(key) = c.timeout_key {
-                self.queue.cancel(key);
-            }
-            self.call_resolved(c.req, c.branch, true);
-        } else {
-            // Work nobody waits for any more.
-            let wasted = now - c.gave_up.max(work_start);
-            self.result.dependencies[c.dep].wasted_ms += wasted.as_ms();
-        }
-    }
-
-    pub(super) fn call_timeout(&mut self, call: CallId) {
-        let plan = self.plan_of(self.calls[call as usize].req);
-        let c = &mut self.calls[call as usize];
-        c.timeout_key = None;
-        c.caller_waiting = false;
-        c.gave_up = self.now;
-        let (req, b, dep) = (c.req, c.branch, c.dep);
-        self.result.dependencies[dep].failed += 1;
-        if plan.cancellation {
-            self.dependency_cancel(dep, call);
-            self.free_calls.push(call);
-        }
-        self.call_resolved(req, b, false);
-    }
-
     fn branch_end(&mut self, req: ReqId) {
-        let r = &mut self.requests[req as usize];
-        r.branches_left -= 1;
-        if r.branches_left > 0 {
+        let run = &mut self.plans.runs[req as usize];
+        run.left -= 1;
+        if run.left > 0 {
             return;
         }
-        let ok = r.branches.iter().all(|b| b.ok);
-        let response = self.now - r.sent;
+        let ok = run.branches.iter().all(|b| b.ok);
+        run.branches.clear();
+        let response = self.now - self.requests[req].sent;
         let in_time = self
             .model
             .slo
@@ -192,34 +143,21 @@ impl<'m> World<'m> {
     /// The client gave up on a request inside a plan: its open calls are given up
     /// too (cancelled with `cancellation = true`, left running otherwise).
     pub(super) fn plan_abandon(&mut self, req: ReqId) {
-        let r = &self.requests[req as usize];
-        if !r.in_handler || !matches!(self.model.services[r.service].handler, Handler::Plan(_)) {
+        let Some(run) = self.plans.runs.get_mut(req as usize) else {
             return;
-        }
-        if r.branches.is_empty() {
+        };
+        if run.branches.is_empty() {
             // Still on its way (in the gateway): the plan has not started, and the
             // request stays held until it arrives and finds its client gone.
             return;
         }
-        let plan = self.plan_of(req);
-        let open: Vec<CallId> = r.branches.iter().filter_map(|b| b.call).collect();
+        let open: Vec<CallId> = run.branches.iter().filter_map(|b| b.call).collect();
+        run.branches.clear();
+        run.left = 0;
         for call in open {
-            let c = &mut self.calls[call as usize];
-            c.caller_waiting = false;
-            c.gave_up = self.now;
-            let dep = c.dep;
-            if let Some(key) = c.timeout_key.take() {
-                self.queue.cancel(key);
-            }
-            if plan.cancellation {
-                self.dependency_cancel(dep, call);
-                self.free_calls.push(call);
-            }
+            self.call_abandon(call);
         }
-        let r = &mut self.requests[req as usize];
-        r.branches.clear();
-        r.branches_left = 0;
-        r.in_handler = false;
+        self.handler_released(req);
     }
 }
 

@@ -60,19 +60,21 @@ struct Waiting {
     demand: Ticks,
 }
 
-pub(crate) struct ServerState {
+struct ServerState {
     abandon: bool,
     sampler: Sampler,
     rng: Stream,
     /// `slots` at once, `queue` places in line, the rest shed.
     line: SlotQueue<Waiting>,
-    /// Index into `RunResult::servers`.
+    /// Index into `Servers::stats`.
     stats: usize,
 }
 
 /// Every server of a run, indexed by service.
 pub(crate) struct Servers {
     by_service: Vec<Option<ServerState>>,
+    /// One per server, in service order.
+    stats: Vec<ServerStats>,
     /// (arrived, started) of each request in service, by request id: kept here
     /// rather than in the completion event so that events stay small.
     in_service: Vec<(Ticks, Ticks)>,
@@ -81,7 +83,7 @@ pub(crate) struct Servers {
 impl Servers {
     pub fn new(model: &Model, replication: u64) -> Servers {
         let mut n = 0;
-        let by_service = model
+        let by_service: Vec<Option<ServerState>> = model
             .services
             .iter()
             .map(|s| match &s.handler {
@@ -100,15 +102,7 @@ impl Servers {
                 _ => None,
             })
             .collect();
-        Servers {
-            by_service,
-            in_service: Vec::new(),
-        }
-    }
-
-    /// Empty stats, one per server, in service order.
-    fn initial_stats(&self) -> Vec<ServerStats> {
-        self.by_service
+        let stats = by_service
             .iter()
             .enumerate()
             .filter(|(_, s)| s.is_some())
@@ -116,22 +110,30 @@ impl Servers {
                 service,
                 ..ServerStats::default()
             })
-            .collect()
+            .collect();
+        Servers {
+            by_service,
+            stats,
+            in_service: Vec::new(),
+        }
+    }
+
+    /// End of run: time averages over the whole run, and every server's figures.
+    pub fn finish(self, end: Ticks) -> Vec<ServerStats> {
+        let mut stats = self.stats;
+        for st in &mut stats {
+            st.mean_busy_slots = st.busy.mean(end);
+            st.mean_queue = st.queued.mean(end);
+        }
+        stats
     }
 }
 
 impl World<'_> {
-    fn server_stats(&mut self, stats: usize) -> &mut ServerStats {
-        if self.result.servers.is_empty() {
-            self.result.servers = self.servers.initial_stats();
-        }
-        &mut self.result.servers[stats]
-    }
-
     /// A request reaches its server: start it, queue it, or shed it.
     pub(super) fn server_arrive(&mut self, req: ReqId) {
         let now = self.now;
-        let service = self.requests[req as usize].service;
+        let service = self.requests[req].service;
         let Some(s) = self.servers.by_service[service].as_mut() else {
             self.respond(req, Outcome::Answered);
             return;
@@ -154,7 +156,7 @@ impl World<'_> {
             }),
             Admit::Refuse => {}
         }
-        let st = self.server_stats(stats);
+        let st = &mut self.servers.stats[stats];
         st.arrived += 1;
         if full {
             st.shed += 1;
@@ -172,11 +174,10 @@ impl World<'_> {
         let Some(s) = self.servers.by_service[service].as_ref() else {
             return;
         };
-        let stats = s.stats;
-        let st = self.server_stats(stats);
+        let st = &mut self.servers.stats[s.stats];
         st.busy.add(now, 1);
         st.waits.push(now - arrived);
-        self.workload_waited(req, now - arrived);
+        self.obs.waited(self.requests[req].step, now - arrived);
         let times = &mut self.servers.in_service;
         if times.len() <= req as usize {
             times.resize(req as usize + 1, (Ticks::ZERO, Ticks::ZERO));
@@ -190,16 +191,16 @@ impl World<'_> {
     pub(super) fn server_done(&mut self, req: ReqId) {
         let now = self.now;
         let (arrived, started) = self.servers.in_service[req as usize];
-        let service = self.requests[req as usize].service;
+        let service = self.requests[req].service;
         let Some(s) = self.servers.by_service[service].as_mut() else {
             return;
         };
         let next = s.line.release();
         let stats = s.stats;
-        let r = &self.requests[req as usize];
+        let r = &self.requests[req];
         let late = r.closed || r.deadline.is_some_and(|d| now > d);
         let worked = (now - started).as_ms();
-        let st = self.server_stats(stats);
+        let st = &mut self.servers.stats[stats];
         st.busy.add(now, -1);
         st.processed += 1;
         st.response.push(now - arrived);
@@ -208,7 +209,7 @@ impl World<'_> {
             st.late_work_ms += worked;
         }
         if let Some(w) = next {
-            self.server_stats(stats).queued.add(now, -1);
+            st.queued.add(now, -1);
             self.server_start(service, w.req, w.arrived, w.demand);
         }
         self.respond(req, Outcome::Answered);
@@ -218,10 +219,7 @@ impl World<'_> {
     /// the queue and its work is saved; a request in service runs to its end.
     pub(super) fn server_abandon(&mut self, req: ReqId) {
         let now = self.now;
-        let r = &self.requests[req as usize];
-        if !r.in_handler {
-            return;
-        }
+        let r = &self.requests[req];
         let Some(s) = self.servers.by_service[r.service].as_mut() else {
             return;
         };
@@ -231,31 +229,19 @@ impl World<'_> {
         let Some(w) = s.line.leave(|w| w.req == req) else {
             return;
         };
-        let stats = s.stats;
-        let saved = w.demand.as_ms();
-        let st = self.server_stats(stats);
+        let st = &mut self.servers.stats[s.stats];
         st.queued.add(now, -1);
         st.abandoned += 1;
-        st.saved_ms += saved;
-        self.requests[req as usize].in_handler = false;
-        self.workload_abandoned(req);
-    }
-
-    /// End of run: time averages over the whole run.
-    pub(super) fn server_finish(&mut self, end: Ticks) {
-        if self.result.servers.is_empty() {
-            self.result.servers = self.servers.initial_stats();
-        }
-        for st in &mut self.result.servers {
-            st.mean_busy_slots = st.busy.mean(end);
-            st.mean_queue = st.queued.mean(end);
-        }
+        st.saved_ms += w.demand.as_ms();
+        self.handler_released(req);
+        self.obs.abandoned(self.requests[req].step);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{RunResult, StepStats, Tag, World};
+    use super::super::world::World;
+    use super::super::{RunResult, Tag};
     use crate::engine::Ticks;
     use crate::model::{Access, Model};
     use crate::scenario::{LoadOptions, load_str};
@@ -278,7 +264,7 @@ mod tests {
     /// client timeout; runs to the end.
     fn burst(model: &Model, n: u32, timeout_ms: Option<f64>) -> RunResult {
         let mut w = World::new(model, 0);
-        w.result.steps = vec![StepStats::default(); n as usize];
+        w.obs.track_steps(n as usize);
         let timeout = timeout_ms.map(Ticks::from_ms);
         for i in 0..n {
             let tag = Tag {

@@ -19,30 +19,11 @@
 //! in declaration order (owned routes, then the workload's unowned ones), each
 //! through every listed access path in order.
 
-use super::{Event, Outcome, ReqId, Tag, World};
+use super::{Event, Tag, World};
 use crate::engine::{Lane, Ticks};
 use crate::error::Error;
-use crate::metrics::Samples;
 use crate::model::{Access, Arrivals, Handler, Ladder, RequestTemplate, RouteId, Workload};
 use rand::RngExt;
-
-/// What one ladder step measured.
-#[derive(Debug, Clone, Default)]
-pub struct StepStats {
-    /// The step's value: requests per wave (closed) or the rate multiplier (open).
-    pub concurrency: u64,
-    pub sent: u64,
-    /// Refused at once (shed by a full server).
-    pub rejected: u64,
-    /// Completed by the handler (answered in time or not).
-    pub processed: u64,
-    /// Dropped from a server queue because the client gave up.
-    pub abandoned: u64,
-    /// Answered within the timeout.
-    pub successful: u64,
-    /// Queue wait of every request that started service.
-    pub waits: Samples,
-}
 
 /// One request to send: route, access, client, member (interned).
 #[derive(Debug, Clone, Copy)]
@@ -54,12 +35,8 @@ pub(crate) struct Send {
 }
 
 pub(crate) enum WorkloadState {
-    Idle,
     /// One request at a time, `left` more to send.
-    Sequence {
-        send: Send,
-        left: u64,
-    },
+    Sequence { send: Send, left: u64 },
     /// Closed loop over a fixed list of requests, each with its pacing.
     Closed {
         items: Vec<(Send, Pace)>,
@@ -274,14 +251,6 @@ impl World<'_> {
             {
                 *give_up = ladder_gives_up(self.model, l);
             }
-            self.result.steps = l
-                .steps
-                .iter()
-                .map(|&c| StepStats {
-                    concurrency: c,
-                    ..StepStats::default()
-                })
-                .collect();
         }
         let first = match &self.workload {
             WorkloadState::Closed { items, .. } => {
@@ -291,7 +260,6 @@ impl World<'_> {
             | WorkloadState::Sequence { .. }
             | WorkloadState::LadderWaves { .. }
             | WorkloadState::LadderOpen { .. } => Some(Ticks::ZERO),
-            WorkloadState::Idle => None,
         };
         if let Some(at) = first {
             self.post(at, Lane::Normal, Event::WorkloadNext);
@@ -301,7 +269,6 @@ impl World<'_> {
 
     pub(super) fn workload_next(&mut self) {
         match &mut self.workload {
-            WorkloadState::Idle => {}
             WorkloadState::Sequence { send, left } => {
                 if *left > 0 {
                     *left -= 1;
@@ -352,7 +319,7 @@ impl World<'_> {
 
     /// Sends one ladder request tagged with its step.
     fn ladder_send(&mut self, s: Send, step: usize, timeout: Ticks, give_up: bool) {
-        self.result.steps[step].sent += 1;
+        self.obs.step_sent(step);
         let tag = Tag {
             step: Some(step as u32),
             patience: Some(timeout),
@@ -459,45 +426,9 @@ impl World<'_> {
         }
     }
 
-    fn step_of(&mut self, req: ReqId) -> Option<&mut StepStats> {
-        let step = self.requests[req as usize].step?;
-        self.result.steps.get_mut(step as usize)
-    }
-
-    /// The handler finished with `req` (its client may have gone already).
-    pub(super) fn workload_handled(&mut self, req: ReqId, outcome: Outcome) {
-        if matches!(outcome, Outcome::Answered | Outcome::Dropped)
-            && let Some(st) = self.step_of(req)
-        {
-            st.processed += 1;
-        }
-    }
-
-    /// `req` started service after waiting `wait` in a server queue.
-    pub(super) fn workload_waited(&mut self, req: ReqId, wait: Ticks) {
-        if let Some(st) = self.step_of(req) {
-            st.waits.push(wait);
-        }
-    }
-
-    /// `req` was dropped from a server queue after its client gave up.
-    pub(super) fn workload_abandoned(&mut self, req: ReqId) {
-        if let Some(st) = self.step_of(req) {
-            st.abandoned += 1;
-        }
-    }
-
-    /// A request has its answer (or its client gave up).
-    pub(super) fn workload_done(&mut self, req: ReqId, outcome: Outcome) {
-        let r = &self.requests[req as usize];
-        let in_time = r.deadline.is_none_or(|d| self.now <= d);
-        if let Some(st) = self.step_of(req) {
-            match outcome {
-                Outcome::Answered if in_time => st.successful += 1,
-                Outcome::Shed | Outcome::Rejected(_) => st.rejected += 1,
-                _ => {}
-            }
-        }
+    /// A request of this workload has its answer (or its client gave up): a
+    /// closed workload sends its next request.
+    pub(super) fn client_answered(&mut self) {
         let next_at = match &mut self.workload {
             WorkloadState::LadderWaves {
                 steps,

@@ -1,0 +1,28 @@
+//! Handler registration: which module takes a service's requests once they passed
+//! the service's middleware, and which is told when a request's client gives up.
+//! A new handler kind is one module plus one arm in each `match` below.
+
+use super::{Outcome, ReqId, World};
+use crate::model::Handler;
+
+impl World<'_> {
+    /// The request passed every limiter: its service's handler takes it.
+    pub(super) fn handle(&mut self, req: ReqId) {
+        let service = &self.model.services[self.requests[req].service];
+        match &service.handler {
+            Handler::Respond => self.respond(req, Outcome::Answered),
+            Handler::Plan(_) => self.plan_start(req),
+            Handler::Server(_) => self.server_arrive(req),
+        }
+    }
+
+    /// The client of `req` gave up while its handler still holds work for it.
+    pub(super) fn abandon(&mut self, req: ReqId) {
+        let service = &self.model.services[self.requests[req].service];
+        match &service.handler {
+            Handler::Respond => {}
+            Handler::Plan(_) => self.plan_abandon(req),
+            Handler::Server(_) => self.server_abandon(req),
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Observers: the run's books. Actors report lifecycle steps here (a request was
+//! sent, waited, was handled, got its answer or was given up on; a call was made,
+//! failed, worked, wasted work) and never update each other's counters. The books
+//! kept here are the whole-run outcome counts, the response-time samples, the time
+//! in flight, per-dependency figures and, for ladders, per-step figures.
+
+use super::{DependencyStats, LimiterResults, Outcome, RunResult, ServerStats};
+use crate::engine::Ticks;
+use crate::metrics::{Samples, TimeAverage};
+use crate::model::{DependencyId, Model, Workload};
+
+/// What one ladder step measured.
+#[derive(Debug, Clone, Default)]
+pub struct StepStats {
+    /// The step's value: requests per wave (closed) or the rate multiplier (open).
+    pub concurrency: u64,
+    /// Requests sent in the step.
+    pub sent: u64,
+    /// Refused at once (shed by a full server).
+    pub rejected: u64,
+    /// Completed by the handler (answered in time or not).
+    pub processed: u64,
+    /// Dropped from a server queue because the client gave up.
+    pub abandoned: u64,
+    /// Answered within the timeout.
+    pub successful: u64,
+    /// Queue wait of every request that started service.
+    pub waits: Samples,
+}
+
+/// The books of one run.
+pub(crate) struct Observers {
+    result: RunResult,
+    in_flight: TimeAverage,
+}
+
+impl Observers {
+    pub fn new(model: &Model) -> Observers {
+        let steps = match &model.workload {
+            Workload::Ladder(l) => l
+                .steps
+                .iter()
+                .map(|&c| StepStats {
+                    concurrency: c,
+                    ..StepStats::default()
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Observers {
+            result: RunResult {
+                dependencies: vec![DependencyStats::default(); model.dependencies.len()],
+                steps,
+                ..RunResult::default()
+            },
+            in_flight: TimeAverage::default(),
+        }
+    }
+
+    /// Requests in flight now.
+    #[inline]
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight.level()
+    }
+
+    fn step(&mut self, step: Option<u32>) -> Option<&mut StepStats> {
+        self.result.steps.get_mut(step? as usize)
+    }
+
+    /// Keeps per-step books for `n` steps (tests that send tagged requests by hand).
+    #[cfg(test)]
+    pub fn track_steps(&mut self, n: usize) {
+        self.result.steps = vec![StepStats::default(); n];
+    }
+
+    /// A ladder request of `step` leaves its client.
+    pub fn step_sent(&mut self, step: usize) {
+        self.result.steps[step].sent += 1;
+    }
+
+    /// A request enters the system now.
+    #[inline]
+    pub fn request_sent(&mut self, now: Ticks) {
+        self.result.requests += 1;
+        self.in_flight.add(now, 1);
+    }
+
+    /// The handler finished with a request (its client may have gone already).
+    #[inline]
+    pub fn handled(&mut self, step: Option<u32>, outcome: Outcome) {
+        if matches!(outcome, Outcome::Answered | Outcome::Dropped)
+            && let Some(st) = self.step(step)
+        {
+            st.processed += 1;
+        }
+    }
+
+    /// A request started service after waiting `wait` in a server queue.
+    #[inline]
+    pub fn waited(&mut self, step: Option<u32>, wait: Ticks) {
+        if let Some(st) = self.step(step) {
+            st.waits.push(wait);
+        }
+    }
+
+    /// A request was dropped from a server queue after its client gave up.
+    pub fn abandoned(&mut self, step: Option<u32>) {
+        if let Some(st) = self.step(step) {
+            st.abandoned += 1;
+        }
+    }
+
+    /// The client got its answer `response` after sending.
+    #[inline]
+    pub fn answered(&mut self, outcome: Outcome, response: Ticks) {
+        self.result.response.push(response);
+        let r = &mut self.result;
+        match outcome {
+            Outcome::Answered => r.answered += 1,
+            Outcome::Dropped => r.dropped += 1,
+            Outcome::TimedOut => r.timed_out += 1,
+            Outcome::Shed => r.shed += 1,
+            Outcome::Rejected(_) => r.rejected += 1,
+            Outcome::NotFound => r.not_found += 1,
+        }
+    }
+
+    /// The client gave up on a request.
+    pub fn gave_up(&mut self) {
+        self.result.timed_out += 1;
+    }
+
+    /// A request leaves the system now (answered, refused or given up) after
+    /// `in_system`.
+    #[inline]
+    pub fn left(&mut self, now: Ticks, in_system: Ticks) {
+        self.in_flight.add(now, -1);
+        self.result.in_system_ms += in_system.as_ms();
+        self.result.last_exit_ms = now.as_ms();
+    }
+
+    /// A request of `step` is over for its client: `outcome`, in time or not.
+    #[inline]
+    pub fn done(&mut self, step: Option<u32>, outcome: Outcome, in_time: bool) {
+        if let Some(st) = self.step(step) {
+            match outcome {
+                Outcome::Answered if in_time => st.successful += 1,
+                Outcome::Shed | Outcome::Rejected(_) => st.rejected += 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// A call to dependency `dep` is made.
+    #[inline]
+    pub fn call_made(&mut self, dep: DependencyId) {
+        self.result.dependencies[dep].calls += 1;
+    }
+
+    /// A call to `dep` failed: no time left, or its caller's timeout.
+    #[inline]
+    pub fn call_failed(&mut self, dep: DependencyId) {
+        self.result.dependencies[dep].failed += 1;
+    }
+
+    /// `dep` started work on a call.
+    #[inline]
+    pub fn work_started(&mut self, dep: DependencyId) {
+        self.result.dependencies[dep].work_started += 1;
+    }
+
+    /// `dep` stopped work on a call (done or cancelled) after `worked`.
+    #[inline]
+    pub fn work_ended(&mut self, dep: DependencyId, worked: Ticks) {
+        self.result.dependencies[dep].work_ms += worked.as_ms();
+    }
+
+    /// `dep` finished work nobody waited for any more: `wasted` of it after the
+    /// caller gave up.
+    pub fn wasted(&mut self, dep: DependencyId, wasted: Ticks) {
+        self.result.dependencies[dep].wasted_ms += wasted.as_ms();
+    }
+
+    /// The result at the end of the run (`end`, after `events` events).
+    pub fn finish(
+        mut self,
+        end: Ticks,
+        events: u64,
+        dependency_busy: Vec<f64>,
+        servers: Vec<ServerStats>,
+        limiters: LimiterResults,
+    ) -> RunResult {
+        let r = &mut self.result;
+        r.events = events;
+        r.sim_time_ms = end.as_ms();
+        // Requests in flight, averaged while requests were in the system: work left
+        // behind by given-up calls may run on after the last one left.
+        let last_exit = Ticks::from_ms(r.last_exit_ms);
+        r.mean_in_flight = self.in_flight.mean(last_exit);
+        let mut work = 0.0;
+        for (stats, busy) in r.dependencies.iter_mut().zip(dependency_busy) {
+            stats.mean_busy = busy;
+            work += stats.mean_busy;
+        }
+        r.mean_dependency_work = work;
+        r.wasted_ms = r.dependencies.iter().map(|d| d.wasted_ms).sum();
+        r.servers = servers;
+        r.limiters = limiters;
+        self.result
+    }
+}

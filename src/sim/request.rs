@@ -1,0 +1,199 @@
+//! A request's life, from the client's send to its answer: the request slab and
+//! the lifecycle steps every request goes through whatever handles it. A request
+//! is sent (through the gateway or directly), *arrives* at the service that owns
+//! its route (its middleware limiters, then its handler), and ends once: answered
+//! by its handler (`respond`) or given up by its client (`client_timeout`). Its
+//! slot is freed when neither the client nor a handler needs it any more.
+
+use super::{Event, Outcome, ReqId, Tag, World};
+use crate::engine::{EventKey, Lane, Ticks};
+use crate::model::{Access, RouteId, ServiceId};
+
+/// One request in flight: what it carries (route, client, member, deadline) and
+/// where it is in its life.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Request {
+    pub sent: Ticks,
+    pub route: RouteId,
+    pub service: ServiceId,
+    pub access: Option<Access>,
+    pub client: u32,
+    pub member: u32,
+    /// The client has its answer (or gave up); further outcomes are ignored.
+    pub closed: bool,
+    /// The handler still holds work for it.
+    pub in_handler: bool,
+    client_timeout: Option<EventKey>,
+    /// The workload step it belongs to (a ladder's step index).
+    pub step: Option<u32>,
+    /// The latest moment an answer is of use to the client (sent + its timeout),
+    /// whether or not the client gives up then.
+    pub deadline: Option<Ticks>,
+}
+
+/// The request slab: ids are reused once a request is released.
+#[derive(Default)]
+pub(crate) struct Requests {
+    slab: Vec<Request>,
+    free: Vec<ReqId>,
+}
+
+impl std::ops::Index<ReqId> for Requests {
+    type Output = Request;
+    #[inline]
+    fn index(&self, id: ReqId) -> &Request {
+        &self.slab[id as usize]
+    }
+}
+
+impl std::ops::IndexMut<ReqId> for Requests {
+    #[inline]
+    fn index_mut(&mut self, id: ReqId) -> &mut Request {
+        &mut self.slab[id as usize]
+    }
+}
+
+impl Requests {
+    fn take(&mut self) -> ReqId {
+        match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.slab.push(Request::default());
+                (self.slab.len() - 1) as ReqId
+            }
+        }
+    }
+}
+
+impl World<'_> {
+    /// A new request enters the system now.
+    pub(super) fn send(
+        &mut self,
+        route: RouteId,
+        access: Access,
+        client: u32,
+        member: u32,
+        timeout: Option<Ticks>,
+    ) -> ReqId {
+        self.send_tagged(route, access, client, member, timeout, Tag::default())
+    }
+
+    /// [`World::send`] for a request that carries workload labels.
+    pub(super) fn send_tagged(
+        &mut self,
+        route: RouteId,
+        access: Access,
+        client: u32,
+        member: u32,
+        timeout: Option<Ticks>,
+        tag: Tag,
+    ) -> ReqId {
+        let id = self.requests.take();
+        let now = self.now;
+        let owner = self.model.routes[route].service;
+        let r = &mut self.requests[id];
+        r.sent = now;
+        r.route = route;
+        r.service = owner.unwrap_or_default();
+        r.access = Some(access);
+        r.client = client;
+        r.member = member;
+        r.closed = false;
+        r.in_handler = true;
+        r.client_timeout = None;
+        r.step = tag.step;
+        r.deadline = timeout.or(tag.patience).map(|t| now + t);
+        self.obs.request_sent(now);
+        if let Some(t) = timeout {
+            let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
+            self.requests[id].client_timeout = Some(key);
+        }
+        self.limiting_sent(id);
+        if owner.is_none() {
+            // answered before any limiter sees it
+            self.respond(id, Outcome::NotFound);
+            return id;
+        }
+        match access {
+            Access::Gateway => self.gateway_receive(id),
+            Access::Direct => self.at_service(id),
+        }
+        id
+    }
+
+    /// The request reaches the service that owns its route: its middleware
+    /// limiters first, then the handler.
+    pub(super) fn at_service(&mut self, req: ReqId) {
+        if self.requests[req].closed {
+            // the client gave up on the way: nothing reaches the handler
+            self.respond(req, Outcome::TimedOut);
+            return;
+        }
+        self.limit_at_service(req);
+    }
+
+    /// The handler is done with `req`: the client gets `outcome` unless it already
+    /// gave up.
+    pub(super) fn respond(&mut self, req: ReqId, outcome: Outcome) {
+        self.obs.handled(self.requests[req].step, outcome);
+        let now = self.now;
+        let r = &mut self.requests[req];
+        r.in_handler = false;
+        if r.closed {
+            self.release(req);
+            return;
+        }
+        r.closed = true;
+        let response = now - r.sent;
+        if let Some(key) = r.client_timeout.take() {
+            self.queue.cancel(key);
+        }
+        self.obs.answered(outcome, response);
+        self.limiting_outcome(req, outcome);
+        self.obs.left(now, response);
+        self.release(req);
+        self.answer_client(req, outcome);
+    }
+
+    /// The client's own timeout: it stops waiting, and the handler is told.
+    pub(super) fn client_timeout(&mut self, req: ReqId) {
+        let now = self.now;
+        let r = &mut self.requests[req];
+        r.client_timeout = None;
+        if r.closed {
+            return;
+        }
+        r.closed = true;
+        let in_system = now - r.sent;
+        self.obs.gave_up();
+        self.obs.left(now, in_system);
+        if self.requests[req].in_handler {
+            self.abandon(req);
+        }
+        self.answer_client(req, Outcome::TimedOut);
+        self.release(req);
+    }
+
+    /// The answer (or the client's own timeout) reaches whoever sent `req`: the
+    /// books of its step, then the workload, which may send the next request.
+    fn answer_client(&mut self, req: ReqId, outcome: Outcome) {
+        let r = &self.requests[req];
+        let in_time = r.deadline.is_none_or(|d| self.now <= d);
+        self.obs.done(r.step, outcome, in_time);
+        self.client_answered();
+    }
+
+    /// The handler no longer holds work for `req` (it left a queue, or its calls
+    /// were given up).
+    pub(super) fn handler_released(&mut self, req: ReqId) {
+        self.requests[req].in_handler = false;
+    }
+
+    /// Frees the request's slot once neither the client nor a handler needs it.
+    fn release(&mut self, req: ReqId) {
+        let r = &self.requests[req];
+        if r.closed && !r.in_handler {
+            self.requests.free.push(req);
+        }
+    }
+}

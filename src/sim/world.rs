@@ -1,0 +1,134 @@
+//! The world of one run: the clock, the event queue, the request and call slabs
+//! and one state value per actor kind, plus the run loop and the one dispatch
+//! point that hands each event to the actor that receives it.
+
+use super::call::Calls;
+use super::dependency::Dependencies;
+use super::limiter::Limiting;
+use super::observe::Observers;
+use super::plan::Plans;
+use super::request::Requests;
+use super::server::Servers;
+use super::workload::WorkloadState;
+use super::{Event, RunResult, timers};
+use crate::engine::{EventKey, EventQueue, Lane, Stream, Ticks, stream};
+use crate::error::Error;
+use crate::model::Model;
+
+/// All actor state of one run. Each field's insides are private to the module
+/// that defines its type: actors reach each other only through `impl World`
+/// methods.
+pub(crate) struct World<'m> {
+    pub model: &'m Model,
+    pub queue: EventQueue<Event>,
+    pub now: Ticks,
+    pub requests: Requests,
+    pub calls: Calls,
+    pub dependencies: Dependencies,
+    pub servers: Servers,
+    pub plans: Plans,
+    pub workload: WorkloadState,
+    pub workload_rng: Stream,
+    /// Interned client and member names.
+    pub symbols: Vec<String>,
+    pub limiting: Limiting,
+    pub obs: Observers,
+}
+
+impl<'m> World<'m> {
+    pub fn new(model: &'m Model, replication: u64) -> World<'m> {
+        let seed = model.seed;
+        let mut symbols = Vec::new();
+        let workload = WorkloadState::new(&model.workload, &mut symbols);
+        let mut world = World {
+            model,
+            queue: EventQueue::new(),
+            now: Ticks::ZERO,
+            requests: Requests::default(),
+            calls: Calls::default(),
+            dependencies: Dependencies::new(model, replication),
+            servers: Servers::new(model, replication),
+            plans: Plans::default(),
+            workload,
+            workload_rng: stream(seed, replication, "workload"),
+            symbols,
+            limiting: Limiting::new(model),
+            obs: Observers::new(model),
+        };
+        timers::register(&mut world.queue, model);
+        world
+    }
+
+    pub fn run_loop(&mut self) -> Result<(), Error> {
+        let limits = self.model.limits;
+        while let Some((at, event)) = self.queue.pop() {
+            if at > limits.max_sim_time {
+                return Err(Error::Limit(format!(
+                    "scenario `{}`: the run passed scenario.max_sim_time_ms = {} (raise it in [scenario] if the run is meant to be this long)",
+                    self.model.name,
+                    limits.max_sim_time.as_ms()
+                )));
+            }
+            if self.queue.popped() > limits.max_events {
+                return Err(Error::Limit(format!(
+                    "scenario `{}`: the run passed scenario.max_events = {} (raise it in [scenario] if the run is meant to be this long)",
+                    self.model.name, limits.max_events
+                )));
+            }
+            debug_assert!(at >= self.now, "time went backwards");
+            self.now = at;
+            self.dispatch(event);
+            if self.obs.in_flight() > limits.max_in_flight {
+                return Err(Error::Limit(format!(
+                    "scenario `{}`: more than scenario.max_in_flight = {} requests in flight at once (raise it in [scenario] if the system is meant to hold this many)",
+                    self.model.name, limits.max_in_flight
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The one place an event meets its receiver.
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::WorkloadNext => self.workload_next(),
+            Event::LadderSend(step) => self.ladder_jittered_send(step as usize),
+            Event::AtService(req) => self.at_service(req),
+            Event::ClientTimeout(req) => self.client_timeout(req),
+            Event::LimiterResume(req) => self.limiter_resume(req),
+            Event::ServerDone(req) => self.server_done(req),
+            Event::CallTimeout(call) => self.call_timeout(call),
+            Event::DependencyDone(call) => self.dependency_done(call),
+        }
+    }
+
+    /// Collects every actor's figures into the run's result.
+    pub fn finish_run(mut self) -> RunResult {
+        let end = self.now;
+        let events = self.queue.popped();
+        let dependency_busy = self.dependencies.finish(end);
+        let limiters = self.limiting_results();
+        let servers = self.servers.finish(end);
+        self.obs
+            .finish(end, events, dependency_busy, servers, limiters)
+    }
+
+    pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {
+        self.queue.schedule(at, lane, event)
+    }
+
+    /// Schedules an event that will never be cancelled.
+    pub fn post(&mut self, at: Ticks, lane: Lane, event: Event) {
+        let _ = self.queue.schedule(at, lane, event);
+    }
+
+    pub fn intern(symbols: &mut Vec<String>, name: &str) -> u32 {
+        match symbols.iter().position(|s| s == name) {
+            Some(i) => i as u32,
+            None => {
+                symbols.push(name.to_string());
+                (symbols.len() - 1) as u32
+            }
+        }
+    }
+}
