@@ -153,6 +153,7 @@ impl World<'_> {
     }
 
     /// The call is over for its caller: `ok` or failed.
+    #[inline(always)]
     fn call_resolved(&mut self, caller: Caller, ok: bool) {
         match caller {
             Caller::Branch { req, branch } => self.plan_call_resolved(req, branch as usize, ok),

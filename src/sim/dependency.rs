@@ -55,6 +55,12 @@ impl Dependencies {
         }
     }
 
+    /// Room for the work of call `call`.
+    #[cold]
+    fn grow(&mut self, call: CallId) {
+        self.work.resize(call as usize + 1, Work::default());
+    }
+
     /// Time-average calls worked on, per dependency, until `end`.
     pub fn finish(&self, end: Ticks) -> Vec<f64> {
         self.deps.iter().map(|d| d.busy_average.mean(end)).collect()
@@ -65,27 +71,24 @@ impl World<'_> {
     /// A call asks dependency `dep` for work. Returns when the work will be done if
     /// it started at once (None: it waits for a slot). `cancelled_at`: the caller
     /// will cancel the work then if it is not done (see `dependency_begin`).
+    #[inline(always)]
     pub(super) fn dependency_request(
         &mut self,
         dep: DependencyId,
         call: CallId,
         cancelled_at: Option<Ticks>,
     ) -> Option<Ticks> {
-        let work = &mut self.dependencies.work;
-        if work.len() <= call as usize {
-            work.resize(call as usize + 1, Work::default());
+        if self.dependencies.work.len() <= call as usize {
+            self.dependencies.grow(call);
         }
-        work[call as usize] = Work {
-            dep,
-            start: None,
-            done_key: None,
-        };
         let line = &mut self.dependencies.deps[dep].line;
         if line.admit() == Admit::Start {
             line.start();
             Some(self.dependency_begin(dep, call, cancelled_at))
         } else {
             line.wait(call);
+            // not started: a cancel takes it out of the line
+            self.dependencies.work[call as usize].start = None;
             None
         }
     }
@@ -110,9 +113,11 @@ impl World<'_> {
         } else {
             Some(self.schedule(done, Lane::Normal, Event::DependencyDone(call)))
         };
-        let w = &mut self.dependencies.work[call as usize];
-        w.start = Some(now);
-        w.done_key = key;
+        self.dependencies.work[call as usize] = Work {
+            dep,
+            start: Some(now),
+            done_key: key,
+        };
         done
     }
 

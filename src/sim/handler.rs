@@ -7,6 +7,7 @@ use crate::model::Handler;
 
 impl World<'_> {
     /// The request passed every limiter: its service's handler takes it.
+    #[inline]
     pub(super) fn handle(&mut self, req: ReqId) {
         let service = &self.model.services[self.requests[req].service];
         match &service.handler {

@@ -123,6 +123,7 @@ impl World<'_> {
 
     /// The request reaches the service that owns its route: its middleware
     /// limiters first, then the handler.
+    #[inline]
     pub(super) fn at_service(&mut self, req: ReqId) {
         if self.requests[req].closed {
             // the client gave up on the way: nothing reaches the handler
@@ -176,6 +177,7 @@ impl World<'_> {
 
     /// The answer (or the client's own timeout) reaches whoever sent `req`: the
     /// books of its step, then the workload, which may send the next request.
+    #[inline]
     fn answer_client(&mut self, req: ReqId, outcome: Outcome) {
         let r = &self.requests[req];
         let in_time = r.deadline.is_none_or(|d| self.now <= d);
