@@ -37,10 +37,11 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
 }
 
 fn shares(results: &Results) -> Table {
-    let mut t = Table::new(
+    let mut t = results.table(
         "shares",
         "Budget shares: the most each call may take (before the time already spent is deducted)",
-        results.headers(&["branch", "dependency", "share_ms"]),
+        &["branch", "dependency"],
+        &["share_ms"],
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         for (_, plan) in plans(&row.model) {
@@ -81,10 +82,11 @@ fn outcomes(results: &mut Results) -> Table {
         "abandoned_slots",
         "total_slots",
     ]);
-    let mut t = Table::new(
+    let mut t = results.table(
         "outcomes",
         "Outcomes per row: answered = every call in time and the response within the threshold",
-        results.headers(&headers),
+        &[],
+        &headers,
     );
     for i in 0..results.runs.len() {
         let model = &results.scenario.rows[i].model;

@@ -37,12 +37,11 @@ fn seen(counted: u64) -> Cell {
 
 fn coverage(results: &Results) -> Table {
     let base = results.scenario.base();
-    let mut head = vec!["route", "access"];
-    head.extend(limiter_names(base));
-    let mut t = Table::new(
+    let mut t = results.table(
         "coverage",
         "Coverage: which limiter counts a request of each route and access path",
-        results.headers(&head),
+        &["route", "access"],
+        &limiter_names(base),
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         for pair in &results.runs[i].limiters.traffic {
@@ -61,10 +60,11 @@ fn coverage_totals(results: &Results) -> Table {
     let mut head = vec!["pairs"];
     head.extend(limiter_names(base));
     head.push("unlimited");
-    let mut t = Table::new(
+    let mut t = results.table(
         "coverage_totals",
         "Coverage totals: (route, access) pairs each limiter counts, and pairs no limiter counts",
-        results.headers(&head),
+        &[],
+        &head,
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         let traffic = &results.runs[i].limiters.traffic;
@@ -137,21 +137,15 @@ fn ceiling(limit: u64, buckets: u64) -> Cell {
 fn limiters(results: &Results) -> Table {
     let base = results.scenario.base();
     let active = base.analysis.active_members;
-    let mut head = vec![
-        "limiter",
-        "bucket_key",
-        "buckets",
-        "ceiling",
-        "passed",
-        "rejected",
-    ];
+    let mut head = vec!["bucket_key", "buckets", "ceiling", "passed", "rejected"];
     if active.is_some() {
         head.push("projected_ceiling");
     }
-    let mut t = Table::new(
+    let mut t = results.table(
         "limiters",
         "Limiters: buckets the key made, the real ceiling (limit x buckets), passed and rejected",
-        results.headers(&head),
+        &["limiter"],
+        &head,
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         let m = &row.model;
@@ -207,10 +201,11 @@ fn limiters(results: &Results) -> Table {
 }
 
 fn members(results: &Results) -> Table {
-    let mut t = Table::new(
+    let mut t = results.table(
         "members",
         "Members: what each limiter passed and rejected per member",
-        results.headers(&["limiter", "member", "passed", "rejected"]),
+        &["limiter", "member"],
+        &["passed", "rejected"],
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         for (limiter, run) in row
@@ -244,13 +239,14 @@ fn rejects(results: &Results) -> Table {
         .iter()
         .map(|l| format!("rejected_by_{}", l.name))
         .collect();
-    let mut head = vec!["member", "requests", "admitted", "rejected"];
+    let mut head = vec!["requests", "admitted", "rejected"];
     head.extend(reasons.iter().map(String::as_str));
     head.push("not_found");
-    let mut t = Table::new(
+    let mut t = results.table(
         "rejects",
         "Rejects: each member's requests end to end, rejected (429) by the first limiter that refused them, or not found (404)",
-        results.headers(&head),
+        &["member"],
+        &head,
     );
     for i in 0..results.runs.len() {
         let outcomes = &results.runs[i].limiters.members;
@@ -295,11 +291,11 @@ fn rejects(results: &Results) -> Table {
 fn bursts(results: &Results) -> Table {
     // Only measured figures: the limiter's settings are often compare axes, whose
     // columns come first anyway.
-    let mut t = Table::new(
+    let mut t = results.table(
         "bursts",
         "Bursts and holds: the most requests each limiter let through within any window_ms, and its throttle delays",
-        results.headers(&[
-            "limiter",
+        &["limiter"],
+        &[
             "passed",
             "rejected",
             "delayed",
@@ -307,7 +303,7 @@ fn bursts(results: &Results) -> Table {
             "max_delay_ms",
             "peak_passed_in_window",
             "peak_to_limit",
-        ]),
+        ],
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         for (limiter, run) in row

@@ -28,6 +28,16 @@ impl Results<'_> {
             .collect()
     }
 
+    /// A table of figures per compare row: the axis columns, then the `key` columns
+    /// that tell the rows of one compare row apart (none when it has one row per
+    /// compare row), then `rest`.
+    pub fn table(&self, name: &str, title: &str, key: &[&str], rest: &[&str]) -> Table {
+        let axes = self.scenario.axes.len();
+        let mut headers = self.headers(key);
+        headers.extend(rest.iter().map(|s| s.to_string()));
+        Table::per_compare_row(name, title, headers, axes, key.len())
+    }
+
     /// Cells of row `i`'s axis labels.
     pub fn axis_cells(&self, i: usize) -> Vec<Cell> {
         self.scenario.rows[i]

@@ -95,6 +95,19 @@ pub fn format_number(x: f64) -> String {
     }
 }
 
+/// What a table's rows stand for: the table says it, so that a reader (the sweep)
+/// never has to guess from the headers or the cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Each row belongs to one compare row and its figures come from that row's run
+    /// alone. A row starts with `axes` axis columns, then `key` columns that tell
+    /// the rows of one compare row apart (0: one row per compare row).
+    PerCompareRow { axes: usize, key: usize },
+    /// Figures across compare rows (one against another) or of the scenario as a
+    /// whole: not the figures of any single run.
+    AcrossRows,
+}
+
 /// A named table: `name` is the CSV file stem, `title` the report heading.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
@@ -104,9 +117,12 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// Lines printed under the table in the report (not in the CSV).
     pub notes: Vec<String>,
+    /// What its rows stand for.
+    pub scope: Scope,
 }
 
 impl Table {
+    /// A table across compare rows (see [`Scope::AcrossRows`]).
     pub fn new(name: &str, title: &str, headers: Vec<String>) -> Table {
         Table {
             name: name.into(),
@@ -114,6 +130,32 @@ impl Table {
             headers,
             rows: Vec::new(),
             notes: Vec::new(),
+            scope: Scope::AcrossRows,
+        }
+    }
+
+    /// A table of figures per compare row: `axes` axis columns, then `key` columns
+    /// naming a row within its compare row, then the figures.
+    pub fn per_compare_row(
+        name: &str,
+        title: &str,
+        headers: Vec<String>,
+        axes: usize,
+        key: usize,
+    ) -> Table {
+        debug_assert!(axes + key <= headers.len(), "key of table {name}");
+        Table {
+            scope: Scope::PerCompareRow { axes, key },
+            ..Table::new(name, title, headers)
+        }
+    }
+
+    /// The columns that identify a row within its compare row (axes, then key),
+    /// when the table is per compare row.
+    pub fn key_columns(&self) -> Option<std::ops::Range<usize>> {
+        match self.scope {
+            Scope::PerCompareRow { axes, key } => Some(axes..axes + key),
+            Scope::AcrossRows => None,
         }
     }
 
