@@ -3,8 +3,9 @@
 //! the extra drops of tight splits, and the error-budget sensitivity.
 
 use super::Results;
+use crate::engine::Ticks;
 use crate::metrics::approximate_note;
-use crate::model::{Handler, Model, Plan};
+use crate::model::{Handler, Model, Plan, Policy};
 use crate::report::{Cell, Table};
 
 /// The plan handlers of a model, with their service names.
@@ -148,59 +149,105 @@ fn deadline_cost(model: &Model) -> Option<Table> {
     Some(t)
 }
 
-/// Each policy's drops beyond greedy's, every other axis at its first value.
-fn false_drops(results: &Results) -> Option<Table> {
-    let scenario = results.scenario;
-    let axis = scenario.axes.iter().position(|a| a.column == "policy")?;
-    let row_with = |label: &str| {
-        scenario.rows.iter().position(|r| {
-            r.labels.iter().enumerate().all(|(k, l)| {
-                if k == axis {
-                    l == label
-                } else {
-                    *l == crate::scenario::label(&scenario.axes[k].values[0])
-                }
-            })
-        })
+/// `model` with plan service `service`'s split policy set aside (greedy, no
+/// shares): two rows whose models are equal after this differ in that policy only.
+/// `None` when the model has no plan service of that name.
+fn without_policy(model: &Model, service: &str) -> Option<Model> {
+    let mut m = model.clone();
+    let s = m.services.iter_mut().find(|s| s.name == service)?;
+    let Handler::Plan(plan) = &mut s.handler else {
+        return None;
     };
-    let greedy = row_with("greedy")?;
+    plan.policy = Policy::Greedy;
+    for call in plan.branches.iter_mut().flat_map(|b| &mut b.calls) {
+        call.share = Ticks::ZERO;
+        call.share_ms = 0.0;
+    }
+    Some(m)
+}
+
+/// The split policy of plan service `service` in `model`.
+fn policy_of(model: &Model, service: &str) -> Option<Policy> {
+    plans(model)
+        .into_iter()
+        .find(|(name, _)| *name == service)
+        .map(|(_, p)| p.policy)
+}
+
+/// Each split policy's drops beyond greedy's, per plan service. The rows compared
+/// are read from the models, whatever set the policy (a compare axis, a variant,
+/// `--set`): for each plan service, the rows whose models differ from the first
+/// row's (that has the service) in that service's policy alone; the first of them
+/// with each policy, greedy as the reference.
+fn false_drops(results: &Results) -> Option<Table> {
+    let rows = &results.scenario.rows;
+    let mut services: Vec<&str> = Vec::new();
+    for row in rows {
+        for (name, _) in plans(&row.model) {
+            if !services.contains(&name) {
+                services.push(name);
+            }
+        }
+    }
+    let several = services.len() > 1;
+    let mut headers = vec![
+        "policy",
+        "extra_drops",
+        "requests",
+        "extra_drop_pct",
+        "extra_drop_rps",
+    ];
+    if several {
+        headers.push("service");
+    }
     let mut t = Table::new(
         "false_drops",
         "Requests a tight split drops on top of greedy's (false positives on a healthy day)",
-        [
-            "policy",
-            "extra_drops",
-            "requests",
-            "extra_drop_pct",
-            "extra_drop_rps",
-        ]
-        .map(String::from)
-        .to_vec(),
+        headers.into_iter().map(String::from).collect(),
     );
-    let g = &results.runs[greedy];
-    for v in &scenario.axes[axis].values {
-        let label = crate::scenario::label(v);
-        if label == "greedy" {
+    for service in services {
+        let reference = rows
+            .iter()
+            .find_map(|r| without_policy(&r.model, service))?;
+        // (row, policy) of each row that differs from the reference in the policy only
+        let twins: Vec<(usize, Policy)> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| without_policy(&r.model, service).as_ref() == Some(&reference))
+            .filter_map(|(i, r)| Some((i, policy_of(&r.model, service)?)))
+            .collect();
+        let Some(&(greedy, _)) = twins.iter().find(|(_, p)| *p == Policy::Greedy) else {
             continue;
+        };
+        let g = &results.runs[greedy];
+        let mut done = vec![Policy::Greedy];
+        for &(i, policy) in &twins {
+            if done.contains(&policy) {
+                continue;
+            }
+            done.push(policy);
+            let r = &results.runs[i];
+            let extra = r.dropped as i64 - g.dropped as i64;
+            let n = r.requests.max(1) as f64;
+            let rps = rows[i]
+                .model
+                .slo
+                .peak_read_rps
+                .map(|rps| rps * extra as f64 / n);
+            let mut cells = vec![
+                policy.name().into(),
+                extra.into(),
+                r.requests.into(),
+                (extra as f64 / n * 100.0).into(),
+                rps.into(),
+            ];
+            if several {
+                cells.push(service.into());
+            }
+            t.push(cells);
         }
-        let Some(i) = row_with(&label) else { continue };
-        let r = &results.runs[i];
-        let extra = r.dropped as i64 - g.dropped as i64;
-        let n = r.requests.max(1) as f64;
-        let rps = scenario.rows[i]
-            .model
-            .slo
-            .peak_read_rps
-            .map(|rps| rps * extra as f64 / n);
-        t.push(vec![
-            label.into(),
-            extra.into(),
-            r.requests.into(),
-            (extra as f64 / n * 100.0).into(),
-            rps.into(),
-        ]);
     }
-    Some(t)
+    (!t.rows.is_empty()).then_some(t)
 }
 
 fn error_budget(model: &Model) -> Option<Table> {
