@@ -21,18 +21,17 @@ fn plans(model: &Model) -> Vec<(&str, &Plan)> {
 }
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
-    let base = results.scenario.base();
-    if !plans(base).is_empty() {
+    if results.any(|m| !plans(m).is_empty()) {
         out.push(shares(results));
         out.push(outcomes(results));
-        if let Some(t) = deadline_cost(base) {
+        if let Some(t) = deadline_cost(results) {
             out.push(t);
         }
         if let Some(t) = false_drops(results) {
             out.push(t);
         }
     }
-    if let Some(t) = error_budget(base) {
+    if let Some(t) = error_budget(results.scenario.base()) {
         out.push(t);
     }
 }
@@ -66,12 +65,14 @@ fn slots(model: &Model, mean_ms: f64) -> Option<f64> {
 }
 
 fn outcomes(results: &mut Results) -> Table {
-    let base = results.scenario.base();
-    let failed: Vec<String> = base
-        .dependencies
-        .iter()
-        .map(|d| format!("failed_{}", d.name))
+    // one column per dependency of any row, filled by name (a row may have others,
+    // or the same in another order)
+    let deps: Vec<String> = results
+        .names(|m| m.dependencies.iter().map(|d| d.name.as_str()).collect())
+        .into_iter()
+        .map(String::from)
         .collect();
+    let failed: Vec<String> = deps.iter().map(|d| format!("failed_{d}")).collect();
     let mut headers = vec!["requests", "answered", "dropped"];
     headers.extend(failed.iter().map(String::as_str));
     headers.extend([
@@ -98,7 +99,10 @@ fn outcomes(results: &mut Results) -> Table {
         let held = slots(model, mean);
         let abandoned = slots(model, r.wasted_ms / n);
         cells.extend([r.requests.into(), r.answered.into(), r.dropped.into()]);
-        cells.extend(r.dependencies.iter().map(|d| Cell::from(d.failed)));
+        cells.extend(deps.iter().map(|name| {
+            let d = model.dependencies.iter().position(|d| d.name == *name);
+            Cell::from(d.map(|d| r.dependencies[d].failed))
+        }));
         cells.extend([
             r.response.median_ms().into(),
             r.response.max_ms().into(),
@@ -120,32 +124,47 @@ fn outcomes(results: &mut Results) -> Table {
     t
 }
 
-fn deadline_cost(model: &Model) -> Option<Table> {
+/// The deadline cost of one model: `None` without `deadline_field_bytes`.
+fn deadline_cost_cells(model: &Model) -> Option<Vec<Cell>> {
     let slo = &model.slo;
     let field = slo.deadline_field_bytes?;
     let subcalls: usize = plans(model).iter().map(|(_, p)| p.subcalls()).sum();
     let bytes = subcalls as f64 * field;
-    let mut t = Table::new(
-        "deadline_cost",
-        "Healthy-day cost of propagating the deadline on every hop",
-        [
-            "subcalls",
-            "bytes_per_request",
-            "share_of_response_pct",
-            "bytes_per_s",
-            "kib_per_s",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
     let per_s = slo.peak_edge_rps.map(|rps| rps * bytes);
-    t.push(vec![
+    Some(vec![
         subcalls.into(),
         bytes.into(),
         slo.response_bytes.map(|rb| bytes / rb * 100.0).into(),
         per_s.into(),
         per_s.map(|b| b / 1024.0).into(),
-    ]);
+    ])
+}
+
+/// The healthy-day cost of the deadline field: one row when every compare row's
+/// model gives the same figures (the usual case: the axes change timings, not the
+/// plan or the SLO), else one row per compare row, after its axis columns.
+fn deadline_cost(results: &Results) -> Option<Table> {
+    const TITLE: &str = "Healthy-day cost of propagating the deadline on every hop";
+    const HEADERS: [&str; 5] = [
+        "subcalls",
+        "bytes_per_request",
+        "share_of_response_pct",
+        "bytes_per_s",
+        "kib_per_s",
+    ];
+    let rows: Vec<Option<Vec<Cell>>> = results.models().map(deadline_cost_cells).collect();
+    if rows.iter().all(|r| *r == rows[0]) {
+        let mut t = Table::new("deadline_cost", TITLE, HEADERS.map(String::from).to_vec());
+        t.push(rows.into_iter().next()??);
+        return Some(t);
+    }
+    let mut t = Table::new("deadline_cost", TITLE, results.headers(&HEADERS));
+    for (i, cells) in rows.into_iter().enumerate() {
+        let Some(cells) = cells else { continue };
+        let mut row = results.axis_cells(i);
+        row.extend(cells);
+        t.push(row);
+    }
     Some(t)
 }
 

@@ -211,7 +211,7 @@ fn verdict_line(v: &Verdict, acceptance: f64) -> String {
 }
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
-    if ladder_of(results.scenario.base()).is_none() {
+    if !results.any(|m| ladder_of(m).is_some()) {
         return;
     }
     let reads: Vec<Option<Read>> = results

@@ -6,7 +6,7 @@ use crate::model::Workload;
 use crate::report::Table;
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
-    if !matches!(results.scenario.base().workload, Workload::Open { .. }) {
+    if !results.any(|m| matches!(m.workload, Workload::Open { .. })) {
         return;
     }
     let mut t = results.table(

@@ -10,12 +10,11 @@ use crate::model::Handler;
 use crate::report::{Cell, Table};
 
 fn has_servers(results: &Results) -> bool {
-    results
-        .scenario
-        .base()
-        .services
-        .iter()
-        .any(|s| matches!(s.handler, Handler::Server(_)))
+    results.any(|m| {
+        m.services
+            .iter()
+            .any(|s| matches!(s.handler, Handler::Server(_)))
+    })
 }
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {

@@ -142,3 +142,116 @@ handler = { type = "plan", budget = "slo", policy = "greedy", branches = [
     let outcomes = Csv::read(&out.path().join("outcomes.csv"));
     assert_eq!(outcomes.rows.len(), 6);
 }
+
+#[test]
+fn a_variant_that_adds_a_dependency_gets_its_own_column() {
+    let (_f, out) = run(&ay10(
+        r#"
+[variants.more]
+"dependencies.discount" = { median_ms = 5, latency = { constant = 500 } }
+"services.tracking.handler.branches" = [
+  { name = "delivery-op", calls = ["delivery"] },
+  { name = "pricing", calls = ["tariff", "measure", "discount"] },
+]
+
+[compare]
+variant = ["baseline", "more"]
+"#,
+    ));
+    let outcomes = Csv::read(&out.path().join("outcomes.csv"));
+    let failed: Vec<&str> = outcomes
+        .headers
+        .iter()
+        .map(String::as_str)
+        .filter(|h| h.starts_with("failed_"))
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "failed_delivery",
+            "failed_tariff",
+            "failed_measure",
+            "failed_discount"
+        ]
+    );
+    // the baseline has no discount store: no figure, not zero
+    let base = outcomes.row(&[("variant", "baseline")]);
+    assert_eq!(base["failed_discount"], "");
+    assert_eq!(base["dropped"], "0");
+    let more = outcomes.row(&[("variant", "more")]);
+    assert_eq!(more["failed_discount"], "48");
+    assert_eq!(more["dropped"], "48");
+    let shares = Csv::read(&out.path().join("shares.csv"));
+    shares.row(&[("variant", "more"), ("dependency", "discount")]);
+    assert!(
+        shares
+            .select(&[("variant", "baseline"), ("dependency", "discount")])
+            .is_empty()
+    );
+}
+
+#[test]
+fn reordered_dependencies_keep_their_failures_in_their_own_column() {
+    let base = ay10("").replace(
+        "[dependencies.delivery]",
+        "[dependencies.slow]\nmedian_ms = 5\nlatency = { constant = 500 }\n\n[dependencies.delivery]",
+    );
+    // the variant writes the dependencies anew, in another order, and makes
+    // delivery the slow one
+    let text = format!(
+        r#"{base}
+[variants.reordered]
+"dependencies" = {{ measure = {{ median_ms = 12, latency = {{ constant = 12 }} }}, slow = {{ median_ms = 5, latency = {{ constant = 5 }} }}, tariff = {{ median_ms = 6, latency = {{ constant = 6 }} }}, delivery = {{ median_ms = 8, latency = {{ constant = 500 }} }} }}
+
+[compare]
+variant = ["baseline", "reordered"]
+"#
+    );
+    let (_f, out) = run(&text);
+    let outcomes = Csv::read(&out.path().join("outcomes.csv"));
+    let row = outcomes.row(&[("variant", "reordered")]);
+    assert_eq!(row["dropped"], "48");
+    assert_eq!(row["failed_delivery"], "48", "{row:?}");
+    for other in ["failed_slow", "failed_tariff", "failed_measure"] {
+        assert_eq!(row[other], "0", "{other}: {row:?}");
+    }
+}
+
+#[test]
+fn a_variant_that_changes_the_handler_type_gets_its_tables() {
+    // the first row has no server: the server tables come from the second row
+    let (_f, out) = run(&ay10(
+        r#"
+[variants.queued]
+"services.tracking.handler" = { type = "server", slots = 1, queue = 4, service = { constant = 5 } }
+
+[compare]
+variant = ["baseline", "queued"]
+"#,
+    ));
+    let services = Csv::read(&out.path().join("services.csv"));
+    assert_eq!(services.rows.len(), 1);
+    let row = services.row(&[("variant", "queued"), ("service", "tracking")]);
+    assert_eq!(row["arrived"], "48");
+    assert_eq!(row["processed"], "48");
+    Csv::read(&out.path().join("server_work.csv")).row(&[("variant", "queued")]);
+    // the plan's tables keep both rows
+    let outcomes = Csv::read(&out.path().join("outcomes.csv"));
+    assert_eq!(outcomes.rows.len(), 2);
+}
+
+#[test]
+fn a_variant_that_changes_the_workload_type_gets_its_tables() {
+    let (_f, out) = run(&ay10(
+        r#"
+[variants.open]
+"workload" = { type = "open", route = "/track", rate_rps = 100, requests = 48 }
+
+[compare]
+variant = ["baseline", "open"]
+"#,
+    ));
+    let run = Csv::read(&out.path().join("run.csv"));
+    assert_eq!(run.rows.len(), 1);
+    assert_eq!(run.row(&[("variant", "open")])["requests"], "48");
+}
