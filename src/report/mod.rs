@@ -3,6 +3,7 @@
 
 mod csv_out;
 
+pub use crate::format::format_number;
 pub use csv_out::{to_csv, write_tables};
 
 /// One cell of a table.
@@ -70,28 +71,6 @@ impl From<bool> for Cell {
 impl<T: Into<Cell>> From<Option<T>> for Cell {
     fn from(v: Option<T>) -> Cell {
         v.map_or(Cell::Empty, Into::into)
-    }
-}
-
-/// Whole numbers without decimals; others with at least two and at most six,
-/// trailing zeros trimmed.
-pub fn format_number(x: f64) -> String {
-    if !x.is_finite() {
-        return String::new();
-    }
-    let rounded = format!("{x:.6}");
-    let trimmed = rounded.trim_end_matches('0');
-    let (int, frac) = trimmed.split_once('.').unwrap_or((trimmed, ""));
-    // "-0" only when nothing is left of the number (-0.0000001); -0.5 keeps its sign
-    let int = if int == "-0" && frac.is_empty() {
-        "0"
-    } else {
-        int
-    };
-    match frac.len() {
-        0 => int.to_string(),
-        1 => format!("{int}.{frac}0"),
-        _ => format!("{int}.{frac}"),
     }
 }
 
@@ -230,19 +209,6 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_are_whole_or_have_at_least_two_decimals() {
-        assert_eq!(format_number(48.0), "48");
-        assert_eq!(format_number(46.1875), "46.1875");
-        assert_eq!(format_number(45.8), "45.80");
-        assert_eq!(format_number(68.571_428_571), "68.571429");
-        assert_eq!(format_number(-0.000_000_1), "0");
-        assert_eq!(format_number(-0.554_26), "-0.55426");
-        assert_eq!(format_number(-0.5), "-0.50");
-        assert_eq!(format_number(-2.0), "-2");
-        assert_eq!(format_number(20555.6), "20555.60");
-    }
 
     #[test]
     fn text_tables_align_columns() {

@@ -416,7 +416,7 @@ pub fn label(v: &Value) -> String {
             .filter_map(|x| x.as_str())
             .collect::<Vec<_>>()
             .join("+"),
-        Value::Float(f) => crate::report::format_number(*f),
+        Value::Float(f) => crate::format::format_number(*f),
         other => other.to_string(),
     }
 }
