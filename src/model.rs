@@ -12,6 +12,8 @@ pub type RouteId = usize;
 pub struct Model {
     pub name: String,
     pub about: Option<String>,
+    /// The master seed of every random stream of a run, as decided by
+    /// [`crate::scenario::seed`]: the only seed anything downstream reads.
     pub seed: u64,
     pub limits: RunLimits,
     pub slo: Slo,
@@ -30,8 +32,6 @@ pub struct Model {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MonteCarlo {
     pub replications: Option<u64>,
-    /// Master seed of the sweep's streams; `None`: `scenario.seed`.
-    pub seed: Option<u64>,
     /// Two-sided confidence level of the intervals, in (0, 1).
     pub confidence: f64,
     /// Metrics shown in the printed sweep report (every metric is in the CSV files).

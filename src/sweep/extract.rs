@@ -18,7 +18,7 @@
 use crate::analysis::{self, Results};
 use crate::error::Error;
 use crate::report::{Cell, Table, format_number};
-use crate::scenario::{Row, Scenario};
+use crate::scenario::Scenario;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -32,23 +32,15 @@ pub struct RowRunner {
 }
 
 impl RowRunner {
-    /// `seeds[i]` is the master seed row `i` runs with.
-    pub fn new(scenario: &Scenario, seeds: &[u64]) -> RowRunner {
+    /// Each row runs with its model's seed.
+    pub fn new(scenario: &Scenario) -> RowRunner {
         let rows = scenario
             .rows
             .iter()
-            .zip(seeds)
-            .map(|(row, seed)| {
-                let mut model = row.model.clone();
-                model.seed = *seed;
-                Scenario {
-                    file: scenario.file.clone(),
-                    axes: scenario.axes.clone(),
-                    rows: vec![Row {
-                        labels: row.labels.clone(),
-                        model,
-                    }],
-                }
+            .map(|row| Scenario {
+                file: scenario.file.clone(),
+                axes: scenario.axes.clone(),
+                rows: vec![row.clone()],
             })
             .collect();
         RowRunner { rows }
