@@ -9,6 +9,9 @@
 //!              -> sim (on engine) -> metrics -> analysis -> report (text + CSV)
 //! ```
 //!
+//! `format` (how numbers are written) sits beside them, used by `scenario` (axis
+//! labels) and `report` alike.
+//!
 //! `sweep` runs every compare row over many seeded replications (in parallel, or
 //! sharded across machines) and summarizes the report tables' figures.
 
@@ -16,6 +19,7 @@ pub mod analysis;
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod format;
 pub mod metrics;
 pub mod model;
 pub mod report;

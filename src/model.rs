@@ -8,10 +8,12 @@ pub type DependencyId = usize;
 pub type LimiterId = usize;
 pub type RouteId = usize;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Model {
     pub name: String,
     pub about: Option<String>,
+    /// The master seed of every random stream of a run, as decided by
+    /// [`crate::scenario::seed`]: the only seed anything downstream reads.
     pub seed: u64,
     pub limits: RunLimits,
     pub slo: Slo,
@@ -30,8 +32,6 @@ pub struct Model {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MonteCarlo {
     pub replications: Option<u64>,
-    /// Master seed of the sweep's streams; `None`: `scenario.seed`.
-    pub seed: Option<u64>,
     /// Two-sided confidence level of the intervals, in (0, 1).
     pub confidence: f64,
     /// Metrics shown in the printed sweep report (every metric is in the CSV files).
@@ -39,7 +39,7 @@ pub struct MonteCarlo {
 }
 
 /// Runaway protection: a run stops with an error when it passes either bound.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunLimits {
     pub max_events: u64,
     pub max_sim_time: Ticks,
@@ -47,7 +47,7 @@ pub struct RunLimits {
     pub max_in_flight: u64,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Slo {
     pub threshold_ms: Option<f64>,
     pub peak_read_rps: Option<f64>,
@@ -56,20 +56,20 @@ pub struct Slo {
     pub deadline_field_bytes: Option<f64>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Gateway {
     pub share: Ticks,
     pub share_ms: f64,
     pub rules: Vec<GatewayRule>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GatewayRule {
     pub prefix: String,
     pub limiters: Vec<LimiterId>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Route {
     pub path: String,
     /// The service that owns the route; `None` for a route a workload names on
@@ -77,7 +77,7 @@ pub struct Route {
     pub service: Option<ServiceId>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Service {
     pub name: String,
     pub routes: Vec<RouteId>,
@@ -85,7 +85,7 @@ pub struct Service {
     pub handler: Handler,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Handler {
     /// Answers at once.
     Respond,
@@ -93,7 +93,7 @@ pub enum Handler {
     Plan(Plan),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Server {
     pub slots: u32,
     pub queue: u32,
@@ -124,7 +124,7 @@ pub enum OnFailure {
     Abort,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub budget: Ticks,
     pub budget_ms: f64,
@@ -141,13 +141,13 @@ impl Plan {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Branch {
     pub name: String,
     pub calls: Vec<Call>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Call {
     pub dependency: DependencyId,
     /// The most this call may take, from the split policy (before the
@@ -156,7 +156,7 @@ pub struct Call {
     pub share_ms: f64,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Dependency {
     pub name: String,
     pub median_ms: Option<f64>,
@@ -287,7 +287,7 @@ impl Field {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Limiter {
     pub name: String,
     pub algorithm: Algorithm,
@@ -345,7 +345,7 @@ pub enum Arrivals {
     Uniform,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
     /// One request at a time; the next when the previous has its answer.
     Sequence {
@@ -376,7 +376,7 @@ pub enum Workload {
     },
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Ladder {
     pub steps: Vec<u64>,
     pub waves: u64,
@@ -389,13 +389,13 @@ pub struct Ladder {
     pub template: RequestTemplate,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OpenLadder {
     pub rate_per_step_rps: f64,
     pub hold: Ticks,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScriptGroup {
     pub client: String,
     pub member: String,
@@ -406,7 +406,7 @@ pub struct ScriptGroup {
     pub at: Option<Ticks>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Analysis {
     pub error_budget: Option<ErrorBudget>,
     pub active_members: Option<u64>,
@@ -415,7 +415,7 @@ pub struct Analysis {
     pub throughput_rule: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ErrorBudget {
     pub budget_minutes: f64,
     /// (minutes, times per month)

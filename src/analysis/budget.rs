@@ -3,8 +3,9 @@
 //! the extra drops of tight splits, and the error-budget sensitivity.
 
 use super::Results;
+use crate::engine::Ticks;
 use crate::metrics::approximate_note;
-use crate::model::{Handler, Model, Plan};
+use crate::model::{Handler, Model, Plan, Policy};
 use crate::report::{Cell, Table};
 
 /// The plan handlers of a model, with their service names.
@@ -20,27 +21,27 @@ fn plans(model: &Model) -> Vec<(&str, &Plan)> {
 }
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
-    let base = results.scenario.base();
-    if !plans(base).is_empty() {
+    if results.any(|m| !plans(m).is_empty()) {
         out.push(shares(results));
         out.push(outcomes(results));
-        if let Some(t) = deadline_cost(base) {
+        if let Some(t) = deadline_cost(results) {
             out.push(t);
         }
         if let Some(t) = false_drops(results) {
             out.push(t);
         }
     }
-    if let Some(t) = error_budget(base) {
+    if let Some(t) = error_budget(results.scenario.base()) {
         out.push(t);
     }
 }
 
 fn shares(results: &Results) -> Table {
-    let mut t = Table::new(
+    let mut t = results.table(
         "shares",
         "Budget shares: the most each call may take (before the time already spent is deducted)",
-        results.headers(&["branch", "dependency", "share_ms"]),
+        &["branch", "dependency"],
+        &["share_ms"],
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         for (_, plan) in plans(&row.model) {
@@ -64,12 +65,14 @@ fn slots(model: &Model, mean_ms: f64) -> Option<f64> {
 }
 
 fn outcomes(results: &mut Results) -> Table {
-    let base = results.scenario.base();
-    let failed: Vec<String> = base
-        .dependencies
-        .iter()
-        .map(|d| format!("failed_{}", d.name))
+    // one column per dependency of any row, filled by name (a row may have others,
+    // or the same in another order)
+    let deps: Vec<String> = results
+        .names(|m| m.dependencies.iter().map(|d| d.name.as_str()).collect())
+        .into_iter()
+        .map(String::from)
         .collect();
+    let failed: Vec<String> = deps.iter().map(|d| format!("failed_{d}")).collect();
     let mut headers = vec!["requests", "answered", "dropped"];
     headers.extend(failed.iter().map(String::as_str));
     headers.extend([
@@ -81,10 +84,11 @@ fn outcomes(results: &mut Results) -> Table {
         "abandoned_slots",
         "total_slots",
     ]);
-    let mut t = Table::new(
+    let mut t = results.table(
         "outcomes",
         "Outcomes per row: answered = every call in time and the response within the threshold",
-        results.headers(&headers),
+        &[],
+        &headers,
     );
     for i in 0..results.runs.len() {
         let model = &results.scenario.rows[i].model;
@@ -95,7 +99,10 @@ fn outcomes(results: &mut Results) -> Table {
         let held = slots(model, mean);
         let abandoned = slots(model, r.wasted_ms / n);
         cells.extend([r.requests.into(), r.answered.into(), r.dropped.into()]);
-        cells.extend(r.dependencies.iter().map(|d| Cell::from(d.failed)));
+        cells.extend(deps.iter().map(|name| {
+            let d = model.dependencies.iter().position(|d| d.name == *name);
+            Cell::from(d.map(|d| r.dependencies[d].failed))
+        }));
         cells.extend([
             r.response.median_ms().into(),
             r.response.max_ms().into(),
@@ -117,88 +124,149 @@ fn outcomes(results: &mut Results) -> Table {
     t
 }
 
-fn deadline_cost(model: &Model) -> Option<Table> {
+/// The deadline cost of one model: `None` without `deadline_field_bytes`.
+fn deadline_cost_cells(model: &Model) -> Option<Vec<Cell>> {
     let slo = &model.slo;
     let field = slo.deadline_field_bytes?;
     let subcalls: usize = plans(model).iter().map(|(_, p)| p.subcalls()).sum();
     let bytes = subcalls as f64 * field;
-    let mut t = Table::new(
-        "deadline_cost",
-        "Healthy-day cost of propagating the deadline on every hop",
-        [
-            "subcalls",
-            "bytes_per_request",
-            "share_of_response_pct",
-            "bytes_per_s",
-            "kib_per_s",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
     let per_s = slo.peak_edge_rps.map(|rps| rps * bytes);
-    t.push(vec![
+    Some(vec![
         subcalls.into(),
         bytes.into(),
         slo.response_bytes.map(|rb| bytes / rb * 100.0).into(),
         per_s.into(),
         per_s.map(|b| b / 1024.0).into(),
-    ]);
+    ])
+}
+
+/// The healthy-day cost of the deadline field: one row when every compare row's
+/// model gives the same figures (the usual case: the axes change timings, not the
+/// plan or the SLO), else one row per compare row, after its axis columns.
+fn deadline_cost(results: &Results) -> Option<Table> {
+    const TITLE: &str = "Healthy-day cost of propagating the deadline on every hop";
+    const HEADERS: [&str; 5] = [
+        "subcalls",
+        "bytes_per_request",
+        "share_of_response_pct",
+        "bytes_per_s",
+        "kib_per_s",
+    ];
+    let rows: Vec<Option<Vec<Cell>>> = results.models().map(deadline_cost_cells).collect();
+    if rows.iter().all(|r| *r == rows[0]) {
+        let mut t = Table::new("deadline_cost", TITLE, HEADERS.map(String::from).to_vec());
+        t.push(rows.into_iter().next()??);
+        return Some(t);
+    }
+    let mut t = Table::new("deadline_cost", TITLE, results.headers(&HEADERS));
+    for (i, cells) in rows.into_iter().enumerate() {
+        let Some(cells) = cells else { continue };
+        let mut row = results.axis_cells(i);
+        row.extend(cells);
+        t.push(row);
+    }
     Some(t)
 }
 
-/// Each policy's drops beyond greedy's, every other axis at its first value.
-fn false_drops(results: &Results) -> Option<Table> {
-    let scenario = results.scenario;
-    let axis = scenario.axes.iter().position(|a| a.column == "policy")?;
-    let row_with = |label: &str| {
-        scenario.rows.iter().position(|r| {
-            r.labels.iter().enumerate().all(|(k, l)| {
-                if k == axis {
-                    l == label
-                } else {
-                    *l == crate::scenario::label(&scenario.axes[k].values[0])
-                }
-            })
-        })
+/// `model` with plan service `service`'s split policy set aside (greedy, no
+/// shares): two rows whose models are equal after this differ in that policy only.
+/// `None` when the model has no plan service of that name.
+fn without_policy(model: &Model, service: &str) -> Option<Model> {
+    let mut m = model.clone();
+    let s = m.services.iter_mut().find(|s| s.name == service)?;
+    let Handler::Plan(plan) = &mut s.handler else {
+        return None;
     };
-    let greedy = row_with("greedy")?;
+    plan.policy = Policy::Greedy;
+    for call in plan.branches.iter_mut().flat_map(|b| &mut b.calls) {
+        call.share = Ticks::ZERO;
+        call.share_ms = 0.0;
+    }
+    Some(m)
+}
+
+/// The split policy of plan service `service` in `model`.
+fn policy_of(model: &Model, service: &str) -> Option<Policy> {
+    plans(model)
+        .into_iter()
+        .find(|(name, _)| *name == service)
+        .map(|(_, p)| p.policy)
+}
+
+/// Each split policy's drops beyond greedy's, per plan service. The rows compared
+/// are read from the models, whatever set the policy (a compare axis, a variant,
+/// `--set`): for each plan service, the rows whose models differ from the first
+/// row's (that has the service) in that service's policy alone; the first of them
+/// with each policy, greedy as the reference.
+fn false_drops(results: &Results) -> Option<Table> {
+    let rows = &results.scenario.rows;
+    let mut services: Vec<&str> = Vec::new();
+    for row in rows {
+        for (name, _) in plans(&row.model) {
+            if !services.contains(&name) {
+                services.push(name);
+            }
+        }
+    }
+    let several = services.len() > 1;
+    let mut headers = vec![
+        "policy",
+        "extra_drops",
+        "requests",
+        "extra_drop_pct",
+        "extra_drop_rps",
+    ];
+    if several {
+        headers.push("service");
+    }
     let mut t = Table::new(
         "false_drops",
         "Requests a tight split drops on top of greedy's (false positives on a healthy day)",
-        [
-            "policy",
-            "extra_drops",
-            "requests",
-            "extra_drop_pct",
-            "extra_drop_rps",
-        ]
-        .map(String::from)
-        .to_vec(),
+        headers.into_iter().map(String::from).collect(),
     );
-    let g = &results.runs[greedy];
-    for v in &scenario.axes[axis].values {
-        let label = crate::scenario::label(v);
-        if label == "greedy" {
+    for service in services {
+        let reference = rows
+            .iter()
+            .find_map(|r| without_policy(&r.model, service))?;
+        // (row, policy) of each row that differs from the reference in the policy only
+        let twins: Vec<(usize, Policy)> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| without_policy(&r.model, service).as_ref() == Some(&reference))
+            .filter_map(|(i, r)| Some((i, policy_of(&r.model, service)?)))
+            .collect();
+        let Some(&(greedy, _)) = twins.iter().find(|(_, p)| *p == Policy::Greedy) else {
             continue;
+        };
+        let g = &results.runs[greedy];
+        let mut done = vec![Policy::Greedy];
+        for &(i, policy) in &twins {
+            if done.contains(&policy) {
+                continue;
+            }
+            done.push(policy);
+            let r = &results.runs[i];
+            let extra = r.dropped as i64 - g.dropped as i64;
+            let n = r.requests.max(1) as f64;
+            let rps = rows[i]
+                .model
+                .slo
+                .peak_read_rps
+                .map(|rps| rps * extra as f64 / n);
+            let mut cells = vec![
+                policy.name().into(),
+                extra.into(),
+                r.requests.into(),
+                (extra as f64 / n * 100.0).into(),
+                rps.into(),
+            ];
+            if several {
+                cells.push(service.into());
+            }
+            t.push(cells);
         }
-        let Some(i) = row_with(&label) else { continue };
-        let r = &results.runs[i];
-        let extra = r.dropped as i64 - g.dropped as i64;
-        let n = r.requests.max(1) as f64;
-        let rps = scenario.rows[i]
-            .model
-            .slo
-            .peak_read_rps
-            .map(|rps| rps * extra as f64 / n);
-        t.push(vec![
-            label.into(),
-            extra.into(),
-            r.requests.into(),
-            (extra as f64 / n * 100.0).into(),
-            rps.into(),
-        ]);
     }
-    Some(t)
+    (!t.rows.is_empty()).then_some(t)
 }
 
 fn error_budget(model: &Model) -> Option<Table> {

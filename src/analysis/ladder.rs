@@ -211,7 +211,7 @@ fn verdict_line(v: &Verdict, acceptance: f64) -> String {
 }
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
-    if ladder_of(results.scenario.base()).is_none() {
+    if !results.any(|m| ladder_of(m).is_some()) {
         return;
     }
     let reads: Vec<Option<Read>> = results
@@ -247,18 +247,18 @@ fn row_prefix(results: &Results, i: usize) -> String {
 }
 
 fn ladder_table(results: &Results, reads: &[Option<Read>]) -> Table {
-    let mut t = Table::new(
+    let mut t = results.table(
         "ladder",
         "Load ladder: per step, what was sent, processed, refused, how long it waited and what succeeded",
-        results.headers(&[
-            "concurrency",
+        &["concurrency"],
+        &[
             "sent",
             "processed",
             "rejected",
             "p95_wait_rounds",
             "successful",
             "timed_out",
-        ]),
+        ],
     );
     for (i, r) in reads.iter().enumerate() {
         let Some(r) = r else { continue };
@@ -292,15 +292,16 @@ fn ladder_table(results: &Results, reads: &[Option<Read>]) -> Table {
 }
 
 fn findings_table(results: &Results, reads: &[Option<Read>]) -> Table {
-    let mut t = Table::new(
+    let mut t = results.table(
         "findings",
         "Where the ladder breaks: saturation (throughput stops growing), knee (p95 wait passes what the timeout allows), true limit (successful share >= acceptance)",
-        results.headers(&[
+        &[],
+        &[
             "saturation_concurrency",
             "knee_concurrency",
             "true_limit",
             "max_wait_rounds",
-        ]),
+        ],
     );
     for (i, r) in reads.iter().enumerate() {
         let Some(r) = r else { continue };
@@ -344,10 +345,11 @@ fn findings_table(results: &Results, reads: &[Option<Read>]) -> Table {
 }
 
 fn rules_table(results: &Results, reads: &[Option<Read>]) -> Option<Table> {
-    let mut t = Table::new(
+    let mut t = results.table(
         "limit_rules",
         "Limit-declaring rules: the highest step each accepts, and the steps it gets wrong against the successful share",
-        results.headers(&["rule", "declared_limit", "false_pass", "false_fail"]),
+        &["rule"],
+        &["declared_limit", "false_pass", "false_fail"],
     );
     for (i, r) in reads.iter().enumerate() {
         let Some(r) = r else { continue };
@@ -375,10 +377,11 @@ fn rules_table(results: &Results, reads: &[Option<Read>]) -> Option<Table> {
 }
 
 fn totals_table(results: &Results, reads: &[Option<Read>]) -> Table {
-    let mut t = Table::new(
+    let mut t = results.table(
         "totals",
         "What the ladder cost: requests sent, accepted, refused and timed out over every step",
-        results.headers(&[
+        &[],
+        &[
             "steps",
             "sent",
             "accepted",
@@ -387,7 +390,7 @@ fn totals_table(results: &Results, reads: &[Option<Read>]) -> Table {
             "successful",
             "duration_ms",
             "successful_per_s",
-        ]),
+        ],
     );
     for (i, r) in reads.iter().enumerate() {
         let Some(r) = r else { continue };
@@ -414,7 +417,8 @@ fn totals_table(results: &Results, reads: &[Option<Read>]) -> Table {
     t
 }
 
-/// Each row's processed and successful totals against the first row's.
+/// Each row's processed and successful totals against the first row's: figures
+/// across rows (a row's ratios depend on the first row's run).
 fn ratios_table(results: &Results, reads: &[Option<Read>]) -> Option<Table> {
     if results.scenario.rows.len() < 2 {
         return None;

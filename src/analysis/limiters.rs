@@ -12,11 +12,10 @@ use crate::sim::limiter::LimiterRun;
 const MEMBER_NOTE_MAX: usize = 12;
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
-    let base = results.scenario.base();
-    if base.limiters.is_empty() {
+    if !results.any(|m| !m.limiters.is_empty()) {
         return;
     }
-    if matches!(base.workload, Workload::Probe { .. }) {
+    if results.any(|m| matches!(m.workload, Workload::Probe { .. })) {
         out.push(coverage(results));
         out.push(coverage_totals(results));
     }
@@ -30,26 +29,38 @@ fn limiter_names(model: &Model) -> Vec<&str> {
     model.limiters.iter().map(|l| l.name.as_str()).collect()
 }
 
+/// The limiters of every row, by name in first-seen order: one column each.
+fn all_limiters<'m>(results: &'m Results) -> Vec<&'m str> {
+    results.names(limiter_names)
+}
+
+/// Index `l` of `names` in `model`'s limiters (a row may lack a limiter or hold
+/// them in another order).
+fn limiter_index(model: &Model, name: &str) -> Option<usize> {
+    model.limiters.iter().position(|l| l.name == name)
+}
+
 /// Whether `counted` requests of a pair were seen by the limiter.
 fn seen(counted: u64) -> Cell {
     if counted > 0 { "counted" } else { "skipped" }.into()
 }
 
 fn coverage(results: &Results) -> Table {
-    let base = results.scenario.base();
-    let mut head = vec!["route", "access"];
-    head.extend(limiter_names(base));
-    let mut t = Table::new(
+    let names = all_limiters(results);
+    let mut t = results.table(
         "coverage",
         "Coverage: which limiter counts a request of each route and access path",
-        results.headers(&head),
+        &["route", "access"],
+        &names,
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         for pair in &results.runs[i].limiters.traffic {
             let mut cells = results.axis_cells(i);
             cells.push(row.model.routes[pair.route].path.as_str().into());
             cells.push(pair.access.map_or("", |a| a.name()).into());
-            cells.extend(pair.counted.iter().map(|c| seen(*c)));
+            cells.extend(names.iter().map(|name| {
+                limiter_index(&row.model, name).map_or(Cell::Empty, |l| seen(pair.counted[l]))
+            }));
             t.push(cells);
         }
     }
@@ -57,21 +68,25 @@ fn coverage(results: &Results) -> Table {
 }
 
 fn coverage_totals(results: &Results) -> Table {
-    let base = results.scenario.base();
+    let all = all_limiters(results);
     let mut head = vec!["pairs"];
-    head.extend(limiter_names(base));
+    head.extend(all.iter().copied());
     head.push("unlimited");
-    let mut t = Table::new(
+    let mut t = results.table(
         "coverage_totals",
         "Coverage totals: (route, access) pairs each limiter counts, and pairs no limiter counts",
-        results.headers(&head),
+        &[],
+        &head,
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         let traffic = &results.runs[i].limiters.traffic;
         let mut cells = results.axis_cells(i);
         cells.push(traffic.len().into());
-        for l in 0..row.model.limiters.len() {
-            cells.push(traffic.iter().filter(|p| p.counted[l] > 0).count().into());
+        for name in &all {
+            cells.push(Cell::from(
+                limiter_index(&row.model, name)
+                    .map(|l| traffic.iter().filter(|p| p.counted[l] > 0).count()),
+            ));
         }
         let none = traffic
             .iter()
@@ -136,22 +151,16 @@ fn ceiling(limit: u64, buckets: u64) -> Cell {
 
 fn limiters(results: &Results) -> Table {
     let base = results.scenario.base();
-    let active = base.analysis.active_members;
-    let mut head = vec![
-        "limiter",
-        "bucket_key",
-        "buckets",
-        "ceiling",
-        "passed",
-        "rejected",
-    ];
+    let active = results.models().find_map(|m| m.analysis.active_members);
+    let mut head = vec!["bucket_key", "buckets", "ceiling", "passed", "rejected"];
     if active.is_some() {
         head.push("projected_ceiling");
     }
-    let mut t = Table::new(
+    let mut t = results.table(
         "limiters",
         "Limiters: buckets the key made, the real ceiling (limit x buckets), passed and rejected",
-        results.headers(&head),
+        &["limiter"],
+        &head,
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         let m = &row.model;
@@ -207,10 +216,11 @@ fn limiters(results: &Results) -> Table {
 }
 
 fn members(results: &Results) -> Table {
-    let mut t = Table::new(
+    let mut t = results.table(
         "members",
         "Members: what each limiter passed and rejected per member",
-        results.headers(&["limiter", "member", "passed", "rejected"]),
+        &["limiter", "member"],
+        &["passed", "rejected"],
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         for (limiter, run) in row
@@ -238,21 +248,27 @@ fn members(results: &Results) -> Table {
 pub const ALL_MEMBERS: &str = "(all)";
 
 fn rejects(results: &Results) -> Table {
-    let base = results.scenario.base();
-    let reasons: Vec<String> = base
-        .limiters
-        .iter()
-        .map(|l| format!("rejected_by_{}", l.name))
-        .collect();
-    let mut head = vec!["member", "requests", "admitted", "rejected"];
+    let names = all_limiters(results);
+    let reasons: Vec<String> = names.iter().map(|l| format!("rejected_by_{l}")).collect();
+    let mut head = vec!["requests", "admitted", "rejected"];
     head.extend(reasons.iter().map(String::as_str));
     head.push("not_found");
-    let mut t = Table::new(
+    let mut t = results.table(
         "rejects",
         "Rejects: each member's requests end to end, rejected (429) by the first limiter that refused them, or not found (404)",
-        results.headers(&head),
+        &["member"],
+        &head,
     );
     for i in 0..results.runs.len() {
+        let model = &results.scenario.rows[i].model;
+        // the row's limiters in column order
+        let columns: Vec<Option<usize>> = names.iter().map(|n| limiter_index(model, n)).collect();
+        let by_column = |rejected_by: &[u64]| -> Vec<u64> {
+            columns
+                .iter()
+                .map(|l| l.map_or(0, |l| rejected_by[l]))
+                .collect()
+        };
         let outcomes = &results.runs[i].limiters.members;
         let n = reasons.len();
         let mut total = (0u64, 0u64, vec![0u64; n], 0u64);
@@ -269,17 +285,18 @@ fn rejects(results: &Results) -> Table {
             t.push(cells);
         };
         for o in outcomes {
+            let rejected_by = by_column(&o.rejected_by);
             push(
                 &mut t,
                 &o.member,
                 o.requests,
                 o.admitted,
-                &o.rejected_by,
+                &rejected_by,
                 o.not_found,
             );
             total.0 += o.requests;
             total.1 += o.admitted;
-            for (s, x) in total.2.iter_mut().zip(&o.rejected_by) {
+            for (s, x) in total.2.iter_mut().zip(&rejected_by) {
                 *s += x;
             }
             total.3 += o.not_found;
@@ -295,11 +312,11 @@ fn rejects(results: &Results) -> Table {
 fn bursts(results: &Results) -> Table {
     // Only measured figures: the limiter's settings are often compare axes, whose
     // columns come first anyway.
-    let mut t = Table::new(
+    let mut t = results.table(
         "bursts",
         "Bursts and holds: the most requests each limiter let through within any window_ms, and its throttle delays",
-        results.headers(&[
-            "limiter",
+        &["limiter"],
+        &[
             "passed",
             "rejected",
             "delayed",
@@ -307,7 +324,7 @@ fn bursts(results: &Results) -> Table {
             "max_delay_ms",
             "peak_passed_in_window",
             "peak_to_limit",
-        ]),
+        ],
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
         for (limiter, run) in row

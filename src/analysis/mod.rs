@@ -8,6 +8,7 @@ mod limiters;
 mod run;
 mod services;
 
+use crate::model::Model;
 use crate::report::{Cell, Table};
 use crate::scenario::Scenario;
 use crate::sim::RunResult;
@@ -19,6 +20,29 @@ pub struct Results<'a> {
 }
 
 impl Results<'_> {
+    /// Every compare row's model, in row order. Tables are built from these, never
+    /// from the first row's alone: a variant may add, drop or reorder what a row has.
+    pub fn models(&self) -> impl Iterator<Item = &Model> {
+        self.scenario.rows.iter().map(|r| &r.model)
+    }
+
+    /// Whether some compare row's model has what `f` looks for.
+    pub fn any(&self, f: impl Fn(&Model) -> bool) -> bool {
+        self.models().any(f)
+    }
+
+    /// The names `f` gives for each row's model, in first-seen order, once each:
+    /// the columns of a table with one column per named thing.
+    pub fn names<'m>(&'m self, f: impl Fn(&'m Model) -> Vec<&'m str>) -> Vec<&'m str> {
+        let mut out: Vec<&str> = Vec::new();
+        for name in self.models().flat_map(f) {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        out
+    }
+
     /// Headers: the axis columns, then `rest`.
     pub fn headers(&self, rest: &[&str]) -> Vec<String> {
         self.scenario
@@ -26,6 +50,16 @@ impl Results<'_> {
             .into_iter()
             .chain(rest.iter().map(|s| s.to_string()))
             .collect()
+    }
+
+    /// A table of figures per compare row: the axis columns, then the `key` columns
+    /// that tell the rows of one compare row apart (none when it has one row per
+    /// compare row), then `rest`.
+    pub fn table(&self, name: &str, title: &str, key: &[&str], rest: &[&str]) -> Table {
+        let axes = self.scenario.axes.len();
+        let mut headers = self.headers(key);
+        headers.extend(rest.iter().map(|s| s.to_string()));
+        Table::per_compare_row(name, title, headers, axes, key.len())
     }
 
     /// Cells of row `i`'s axis labels.

@@ -6,13 +6,14 @@ use crate::model::Workload;
 use crate::report::Table;
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
-    if !matches!(results.scenario.base().workload, Workload::Open { .. }) {
+    if !results.any(|m| matches!(m.workload, Workload::Open { .. })) {
         return;
     }
-    let mut t = Table::new(
+    let mut t = results.table(
         "run",
         "Open arrivals: measured time-average concurrency vs Little's law (L = lambda x W)",
-        results.headers(&[
+        &[],
+        &[
             "requests",
             "sim_time_ms",
             "events",
@@ -20,7 +21,7 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
             "littles_law_in_flight",
             "mean_dependency_work",
             "littles_law_dependency_work",
-        ]),
+        ],
     );
     for i in 0..results.runs.len() {
         let Workload::Open { rate_rps, .. } = results.scenario.rows[i].model.workload else {

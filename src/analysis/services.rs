@@ -10,12 +10,11 @@ use crate::model::Handler;
 use crate::report::{Cell, Table};
 
 fn has_servers(results: &Results) -> bool {
-    results
-        .scenario
-        .base()
-        .services
-        .iter()
-        .any(|s| matches!(s.handler, Handler::Server(_)))
+    results.any(|m| {
+        m.services
+            .iter()
+            .any(|s| matches!(s.handler, Handler::Server(_)))
+    })
 }
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
@@ -32,11 +31,11 @@ fn when_any(n: u64, v: f64) -> Cell {
 }
 
 fn services(results: &mut Results) -> Table {
-    let mut t = Table::new(
+    let mut t = results.table(
         "services",
         "Servers: arrivals, what became of them, queue waits and time at the server",
-        results.headers(&[
-            "service",
+        &["service"],
+        &[
             "arrived",
             "processed",
             "shed",
@@ -48,7 +47,7 @@ fn services(results: &mut Results) -> Table {
             "p95_response_ms",
             "mean_busy_slots",
             "mean_queue",
-        ]),
+        ],
     );
     for i in 0..results.runs.len() {
         let axis = results.axis_cells(i);
@@ -86,16 +85,11 @@ fn services(results: &mut Results) -> Table {
 }
 
 fn server_work(results: &Results) -> Table {
-    let mut t = Table::new(
+    let mut t = results.table(
         "server_work",
         "Server work nobody waited for: service time spent on requests answered after their client's timeout, and the work dropping abandoned requests saved",
-        results.headers(&[
-            "service",
-            "work_ms",
-            "late_work_ms",
-            "late_work_pct",
-            "saved_ms",
-        ]),
+        &["service"],
+        &["work_ms", "late_work_ms", "late_work_pct", "saved_ms"],
     );
     for (i, run) in results.runs.iter().enumerate() {
         let model = &results.scenario.rows[i].model;

@@ -3,6 +3,7 @@
 
 mod csv_out;
 
+pub use crate::format::format_number;
 pub use csv_out::{to_csv, write_tables};
 
 /// One cell of a table.
@@ -73,26 +74,17 @@ impl<T: Into<Cell>> From<Option<T>> for Cell {
     }
 }
 
-/// Whole numbers without decimals; others with at least two and at most six,
-/// trailing zeros trimmed.
-pub fn format_number(x: f64) -> String {
-    if !x.is_finite() {
-        return String::new();
-    }
-    let rounded = format!("{x:.6}");
-    let trimmed = rounded.trim_end_matches('0');
-    let (int, frac) = trimmed.split_once('.').unwrap_or((trimmed, ""));
-    // "-0" only when nothing is left of the number (-0.0000001); -0.5 keeps its sign
-    let int = if int == "-0" && frac.is_empty() {
-        "0"
-    } else {
-        int
-    };
-    match frac.len() {
-        0 => int.to_string(),
-        1 => format!("{int}.{frac}0"),
-        _ => format!("{int}.{frac}"),
-    }
+/// What a table's rows stand for: the table says it, so that a reader (the sweep)
+/// never has to guess from the headers or the cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Each row belongs to one compare row and its figures come from that row's run
+    /// alone. A row starts with `axes` axis columns, then `key` columns that tell
+    /// the rows of one compare row apart (0: one row per compare row).
+    PerCompareRow { axes: usize, key: usize },
+    /// Figures across compare rows (one against another) or of the scenario as a
+    /// whole: not the figures of any single run.
+    AcrossRows,
 }
 
 /// A named table: `name` is the CSV file stem, `title` the report heading.
@@ -104,9 +96,12 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// Lines printed under the table in the report (not in the CSV).
     pub notes: Vec<String>,
+    /// What its rows stand for.
+    pub scope: Scope,
 }
 
 impl Table {
+    /// A table across compare rows (see [`Scope::AcrossRows`]).
     pub fn new(name: &str, title: &str, headers: Vec<String>) -> Table {
         Table {
             name: name.into(),
@@ -114,6 +109,32 @@ impl Table {
             headers,
             rows: Vec::new(),
             notes: Vec::new(),
+            scope: Scope::AcrossRows,
+        }
+    }
+
+    /// A table of figures per compare row: `axes` axis columns, then `key` columns
+    /// naming a row within its compare row, then the figures.
+    pub fn per_compare_row(
+        name: &str,
+        title: &str,
+        headers: Vec<String>,
+        axes: usize,
+        key: usize,
+    ) -> Table {
+        debug_assert!(axes + key <= headers.len(), "key of table {name}");
+        Table {
+            scope: Scope::PerCompareRow { axes, key },
+            ..Table::new(name, title, headers)
+        }
+    }
+
+    /// The columns that identify a row within its compare row (axes, then key),
+    /// when the table is per compare row.
+    pub fn key_columns(&self) -> Option<std::ops::Range<usize>> {
+        match self.scope {
+            Scope::PerCompareRow { axes, key } => Some(axes..axes + key),
+            Scope::AcrossRows => None,
         }
     }
 
@@ -188,19 +209,6 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_are_whole_or_have_at_least_two_decimals() {
-        assert_eq!(format_number(48.0), "48");
-        assert_eq!(format_number(46.1875), "46.1875");
-        assert_eq!(format_number(45.8), "45.80");
-        assert_eq!(format_number(68.571_428_571), "68.571429");
-        assert_eq!(format_number(-0.000_000_1), "0");
-        assert_eq!(format_number(-0.554_26), "-0.55426");
-        assert_eq!(format_number(-0.5), "-0.50");
-        assert_eq!(format_number(-2.0), "-2");
-        assert_eq!(format_number(20555.6), "20555.60");
-    }
 
     #[test]
     fn text_tables_align_columns() {

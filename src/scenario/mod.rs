@@ -103,11 +103,32 @@ impl Scenario {
     }
 }
 
+/// What a scenario is loaded for: a sweep's rows take `[montecarlo] seed`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Purpose {
+    #[default]
+    Run,
+    Sweep,
+}
+
+/// The master seed a compare row runs with, decided here and nowhere else:
+/// `--seed`, then (for a sweep) `[montecarlo] seed`, then `scenario.seed`, then 1.
+pub fn seed(raw: &RawScenario, cli: Option<u64>, purpose: Purpose) -> u64 {
+    let montecarlo = match purpose {
+        Purpose::Sweep => raw.montecarlo.as_ref().and_then(|m| m.seed),
+        Purpose::Run => None,
+    };
+    cli.or(montecarlo).or(raw.scenario.seed).unwrap_or(1)
+}
+
 /// Options that change how a file is read.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub overrides: Vec<Override>,
+    /// `--seed`: beats every seed the file gives (see [`seed`]).
     pub seed: Option<u64>,
+    /// Which seed of the file the rows take (see [`seed`]).
+    pub purpose: Purpose,
     /// Extra axes (sweep `--vary`), after the file's `[compare]` axes.
     pub extra_axes: Vec<(String, Vec<Value>)>,
     /// Refuse grids with more rows than this.
@@ -271,9 +292,7 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
         let blame = |e| blame::blame(text, file, e, &row_sources, &row);
         let raw = deserialize(&row_doc).map_err(blame)?;
         let mut model = validate::validate(&raw).map_err(blame)?;
-        if let Some(seed) = opts.seed {
-            model.seed = seed;
-        }
+        model.seed = seed(&raw, opts.seed, opts.purpose);
         rows.push(Row { labels, model });
     }
     Ok(Scenario {
@@ -416,7 +435,7 @@ pub fn label(v: &Value) -> String {
             .filter_map(|x| x.as_str())
             .collect::<Vec<_>>()
             .join("+"),
-        Value::Float(f) => crate::report::format_number(*f),
+        Value::Float(f) => crate::format::format_number(*f),
         other => other.to_string(),
     }
 }
@@ -569,6 +588,32 @@ mod tests {
             })
             .collect();
         assert_eq!(rows, ["1,false", "1,true", "2,false", "2,true"]);
+    }
+
+    #[test]
+    fn one_rule_decides_the_seed() {
+        let seeds = |file: &str, cli: Option<u64>, purpose: Purpose| -> u64 {
+            let text = format!(
+                "{file}\n[services.s]\nroutes = [\"/x\"]\nhandler = {{ type = \"respond\" }}\n\
+                 [workload]\ntype = \"sequence\"\nroute = \"/x\"\nrequests = 1\n"
+            );
+            let opts = LoadOptions {
+                seed: cli,
+                purpose,
+                ..LoadOptions::default()
+            };
+            let s = load_str(&text, Path::new("t.toml"), &opts).unwrap();
+            s.base().seed
+        };
+        let both = "[scenario]\nname = \"t\"\nseed = 5\n[montecarlo]\nseed = 42";
+        assert_eq!(seeds(both, None, Purpose::Run), 5);
+        assert_eq!(seeds(both, None, Purpose::Sweep), 42);
+        assert_eq!(seeds(both, Some(7), Purpose::Run), 7);
+        assert_eq!(seeds(both, Some(7), Purpose::Sweep), 7);
+        let file_only = "[scenario]\nname = \"t\"\nseed = 5";
+        assert_eq!(seeds(file_only, None, Purpose::Sweep), 5);
+        let none = "[scenario]\nname = \"t\"";
+        assert_eq!(seeds(none, None, Purpose::Run), 1);
     }
 
     #[test]

@@ -281,7 +281,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
     Ok(Model {
         name: raw.scenario.name.clone(),
         about: raw.scenario.about.clone(),
-        seed: raw.scenario.seed.unwrap_or(1),
+        seed: super::seed(raw, None, super::Purpose::Run),
         limits,
         slo,
         gateway,
@@ -300,7 +300,6 @@ fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
     let Some(m) = m else {
         return Ok(MonteCarlo {
             replications: None,
-            seed: None,
             confidence: 0.95,
             report: Vec::new(),
         });
@@ -317,7 +316,6 @@ fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
             .replications
             .map(|n| count("montecarlo.replications", n, 1))
             .transpose()?,
-        seed: m.seed,
         confidence,
         report: m.report.clone().unwrap_or_default(),
     })

@@ -1,62 +1,46 @@
 //! The metrics of one run, derived from the report tables `resim run` writes.
 //!
 //! A sweep knows no table by name: it runs one compare row, asks the analyses for
-//! their tables and keeps every numeric cell of the tables computed per compare row
-//! (the ones that start with the axis columns, built with `Results::headers`).
-//! Tables that summarise across rows (`deadline_cost`, `false_drops`, ...) are left
-//! out. Names:
+//! their tables and keeps every numeric cell of the tables whose scope is
+//! [`Scope::PerCompareRow`]: each such table says how many axis columns it starts
+//! with and which key columns tell its rows apart. Tables across rows
+//! (`deadline_cost`, `false_drops`, ...) are left out. Names:
 //!
-//! - a table with one row per compare row: `<table>.<column>` (`outcomes.answered`);
-//! - a table with several rows per compare row: `<table>.<key>.<column>`, where the
-//!   key is the shortest run of leading columns that tells its rows apart, text
-//!   written as is and numbers as `<column>_<value>` (`limiters.edge.passed`,
-//!   `ladder.concurrency_8.successful`); key columns are not metrics themselves.
+//! - a table with one row (for the run): `<table>.<column>` (`outcomes.answered`,
+//!   and `limiters.passed` when there is one limiter);
+//! - a table with several rows: `<table>.<key>.<column>`, the key being the table's
+//!   key columns, text written as is and numbers as `<column>_<value>`
+//!   (`members.edge.u1.passed`, `ladder.concurrency_8.successful`); key columns are
+//!   not metrics themselves.
 //!
 //! Booleans become 1 / 0 (their mean is a share); an empty cell is a missing value.
 
 use crate::analysis::{self, Results};
 use crate::error::Error;
 use crate::report::{Cell, Table, format_number};
-use crate::scenario::{Axis, Row, Scenario};
+use crate::scenario::Scenario;
 use std::collections::HashMap;
-
-/// The column that marks a table as computed per compare row: the sweep gives each
-/// row's analysis an extra first axis with this (unwritable) name.
-const ROW_MARK: &str = "\u{0}row";
+use std::ops::Range;
 
 /// One run's metrics by name, in table order.
 pub type Named = Vec<(String, Cell)>;
 
 /// Runs single compare rows of a scenario and names their metrics.
 pub struct RowRunner {
-    /// One scenario per compare row, holding only that row (plus the row mark axis).
+    /// One scenario per compare row, holding only that row.
     rows: Vec<Scenario>,
 }
 
 impl RowRunner {
-    /// `seeds[i]` is the master seed row `i` runs with.
-    pub fn new(scenario: &Scenario, seeds: &[u64]) -> RowRunner {
-        let mark = Axis {
-            path: ROW_MARK.into(),
-            column: ROW_MARK.into(),
-            values: vec![toml::Value::String(String::new())],
-        };
-        let axes: Vec<Axis> = std::iter::once(mark).chain(scenario.axes.clone()).collect();
+    /// Each row runs with its model's seed.
+    pub fn new(scenario: &Scenario) -> RowRunner {
         let rows = scenario
             .rows
             .iter()
-            .zip(seeds)
-            .map(|(row, seed)| {
-                let mut model = row.model.clone();
-                model.seed = *seed;
-                let labels = std::iter::once(String::new())
-                    .chain(row.labels.iter().cloned())
-                    .collect();
-                Scenario {
-                    file: scenario.file.clone(),
-                    axes: axes.clone(),
-                    rows: vec![Row { labels, model }],
-                }
+            .map(|row| Scenario {
+                file: scenario.file.clone(),
+                axes: scenario.axes.clone(),
+                rows: vec![row.clone()],
             })
             .collect();
         RowRunner { rows }
@@ -79,12 +63,12 @@ impl RowRunner {
 
     /// The metrics of a run's tables, by name.
     pub fn named(&self, tables: &[Table]) -> Named {
-        named(tables, self.axes())
+        named(tables)
     }
 
     /// Where row `row`'s metrics sit in tables shaped like `tables` (its replication 0).
     pub fn layout(&self, tables: &[Table], schema: &Schema) -> Layout {
-        Layout::new(tables, self.axes(), schema)
+        Layout::new(tables, schema)
     }
 
     /// Runs one unit and returns its values in schema order.
@@ -96,7 +80,7 @@ impl RowRunner {
         schema: &Schema,
     ) -> Result<Measured, Error> {
         let tables = self.tables(row, replication)?;
-        let (cells, unknown) = cells_of(&tables, self.axes(), layout, schema);
+        let (cells, unknown) = cells_of(&tables, layout, schema);
         let text: Vec<String> = cells
             .iter()
             .map(|c| c.map(render_value).unwrap_or_default())
@@ -107,10 +91,6 @@ impl RowRunner {
             values,
             unknown,
         })
-    }
-
-    fn axes(&self) -> usize {
-        self.rows.first().map_or(1, |s| s.axes.len())
     }
 }
 
@@ -146,7 +126,8 @@ struct Entry {
 struct Shape {
     position: usize,
     name: String,
-    key_len: usize,
+    /// The columns naming its rows (see `per_row`).
+    key: Range<usize>,
     /// The key cells of each of its rows.
     keys: Vec<Vec<Cell>>,
 }
@@ -161,8 +142,8 @@ pub struct Layout {
 }
 
 impl Layout {
-    fn new(tables: &[Table], axes: usize, schema: &Schema) -> Layout {
-        let (entries, shapes) = walk(tables, axes);
+    fn new(tables: &[Table], schema: &Schema) -> Layout {
+        let (entries, shapes) = walk(tables);
         Layout {
             shapes,
             slots: entries
@@ -175,17 +156,18 @@ impl Layout {
         }
     }
 
-    fn fits(&self, tables: &[Table], axes: usize) -> bool {
-        let mut per_row = tables.iter().enumerate().filter(|(_, t)| is_per_row(t));
+    fn fits(&self, tables: &[Table]) -> bool {
+        let mut per_row = per_row(tables);
         let same = self.shapes.iter().all(|shape| {
-            per_row.next().is_some_and(|(position, t)| {
+            per_row.next().is_some_and(|(position, t, key)| {
                 position == shape.position
                     && t.name == shape.name
+                    && key == shape.key
                     && t.rows.len() == shape.keys.len()
                     && t.rows
                         .iter()
                         .zip(&shape.keys)
-                        .all(|(r, k)| r[axes..axes + shape.key_len] == k[..])
+                        .all(|(r, k)| r[key.clone()] == k[..])
             })
         });
         same && per_row.next().is_none()
@@ -195,18 +177,17 @@ impl Layout {
 /// The metric cells of `tables` in schema order, and how many the schema lacks.
 fn cells_of<'t>(
     tables: &'t [Table],
-    axes: usize,
     layout: &Layout,
     schema: &Schema,
 ) -> (Vec<Option<&'t Cell>>, usize) {
     let mut cells = vec![None; schema.names.len()];
     let mut unknown = 0;
-    if layout.fits(tables, axes) {
+    if layout.fits(tables) {
         for &(t, r, c, metric) in &layout.slots {
             cells[metric] = Some(&tables[t].rows[r][c]);
         }
     } else {
-        for e in walk(tables, axes).0 {
+        for e in walk(tables).0 {
             match schema.index.get(&e.name) {
                 Some(&metric) => cells[metric] = Some(&tables[e.position].rows[e.row][e.col]),
                 None => unknown += 1,
@@ -216,30 +197,37 @@ fn cells_of<'t>(
     (cells, unknown)
 }
 
-fn named(tables: &[Table], axes: usize) -> Named {
-    walk(tables, axes)
+fn named(tables: &[Table]) -> Named {
+    walk(tables)
         .0
         .into_iter()
         .map(|e| (e.name, tables[e.position].rows[e.row][e.col].clone()))
         .collect()
 }
 
-fn is_per_row(t: &Table) -> bool {
-    t.headers.first().map(String::as_str) == Some(ROW_MARK)
+/// The tables computed per compare row, with their positions and the columns that
+/// name their rows in a run: the table's key columns when the run gave it several
+/// rows, none for a single row (named by the table alone).
+fn per_row(tables: &[Table]) -> impl Iterator<Item = (usize, &Table, Range<usize>)> {
+    tables.iter().enumerate().filter_map(|(position, t)| {
+        let key = t.key_columns()?;
+        let key = if t.rows.len() <= 1 {
+            key.start..key.start
+        } else {
+            key
+        };
+        Some((position, t, key))
+    })
 }
 
 /// Every metric cell of the per-row tables, named, and the tables' shapes.
-fn walk(tables: &[Table], axes: usize) -> (Vec<Entry>, Vec<Shape>) {
+fn walk(tables: &[Table]) -> (Vec<Entry>, Vec<Shape>) {
     let mut entries = Vec::new();
     let mut shapes = Vec::new();
-    for (position, t) in tables.iter().enumerate().filter(|(_, t)| is_per_row(t)) {
-        let key_len = if t.rows.len() <= 1 {
-            0
-        } else {
-            key_length(&t.rows, axes)
-        };
+    for (position, t, key_range) in per_row(tables) {
         for (r, row) in t.rows.iter().enumerate() {
-            let key: Vec<String> = (axes..axes + key_len)
+            let key: Vec<String> = key_range
+                .clone()
                 .map(|c| key_part(&t.headers[c], &row[c]))
                 .collect();
             let prefix = if key.is_empty() {
@@ -247,7 +235,8 @@ fn walk(tables: &[Table], axes: usize) -> (Vec<Entry>, Vec<Shape>) {
             } else {
                 format!("{}.{}", t.name, key.join("."))
             };
-            for (c, (header, cell)) in t.headers.iter().zip(row).enumerate().skip(axes + key_len) {
+            let skip = t.key_columns().map_or(0, |k| k.end);
+            for (c, (header, cell)) in t.headers.iter().zip(row).enumerate().skip(skip) {
                 if !matches!(cell, Cell::Text(_)) {
                     entries.push(Entry {
                         position,
@@ -261,31 +250,15 @@ fn walk(tables: &[Table], axes: usize) -> (Vec<Entry>, Vec<Shape>) {
         shapes.push(Shape {
             position,
             name: t.name.clone(),
-            key_len,
             keys: t
                 .rows
                 .iter()
-                .map(|row| row[axes..axes + key_len].to_vec())
+                .map(|row| row[key_range.clone()].to_vec())
                 .collect(),
+            key: key_range,
         });
     }
     (entries, shapes)
-}
-
-/// The fewest leading columns after `axes` whose cells tell `rows` apart (all
-/// columns when nothing does).
-fn key_length(rows: &[Vec<Cell>], axes: usize) -> usize {
-    let width = rows.first().map_or(axes, Vec::len);
-    for len in 1..width - axes {
-        let mut seen: Vec<&[Cell]> = rows.iter().map(|r| &r[axes..axes + len]).collect();
-        seen.sort_by_key(|cells| cells.iter().map(Cell::render).collect::<Vec<_>>());
-        let before = seen.len();
-        seen.dedup();
-        if seen.len() == before {
-            return len;
-        }
-    }
-    width - axes
 }
 
 fn key_part(header: &str, cell: &Cell) -> String {
@@ -333,12 +306,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_use_the_fewest_leading_columns_that_tell_rows_apart() {
-        let t = |a: &str, b: &str, n: i64| vec![Cell::from(""), a.into(), b.into(), n.into()];
-        let rows = vec![t("edge", "u1", 1), t("edge", "u2", 2), t("core", "u1", 3)];
-        assert_eq!(key_length(&rows, 1), 2);
-        let rows = vec![t("edge", "member", 1), t("core", "member", 2)];
-        assert_eq!(key_length(&rows, 1), 1);
+    fn key_parts_are_text_or_column_and_number() {
         assert_eq!(key_part("concurrency", &Cell::Int(8)), "concurrency_8");
         assert_eq!(key_part("limiter", &"edge".into()), "edge");
     }
@@ -351,24 +319,12 @@ mod tests {
         assert_eq!(render_value(&Cell::Empty), "");
     }
 
-    /// A per-row table as the sweep's analyses build it (mark column, one axis).
-    fn table(name: &str, headers: &[&str], rows: Vec<Vec<Cell>>) -> Table {
-        let mut t = Table::new(
-            name,
-            name,
-            [ROW_MARK, "policy"]
-                .iter()
-                .chain(headers)
-                .map(|h| h.to_string())
-                .collect(),
-        );
+    /// A per-row table as the sweep's analyses build it (one axis, `key` key columns).
+    fn table(name: &str, key: usize, headers: &[&str], rows: Vec<Vec<Cell>>) -> Table {
+        let headers = ["policy"].iter().chain(headers).map(|h| h.to_string());
+        let mut t = Table::per_compare_row(name, name, headers.collect(), 1, key);
         for r in rows {
-            t.push(
-                [Cell::from(""), Cell::from("greedy")]
-                    .into_iter()
-                    .chain(r)
-                    .collect(),
-            );
+            t.push(std::iter::once(Cell::from("greedy")).chain(r).collect());
         }
         t
     }
@@ -376,25 +332,27 @@ mod tests {
     fn run_tables(passed: i64, members: &[&str]) -> Vec<Table> {
         let outcomes = table(
             "outcomes",
+            0,
             &["answered", "mean_ms", "note", "ok"],
             vec![vec![46i64.into(), 45.8.into(), "x".into(), true.into()]],
         );
         let members = table(
             "members",
+            2,
             &["limiter", "member", "passed"],
             members
                 .iter()
                 .map(|m| vec!["edge".into(), (*m).into(), passed.into()])
                 .collect(),
         );
-        // a table across rows (no mark column) is not a metric source
+        // a table across rows is not a metric source
         let across = Table::new("false_drops", "x", vec!["policy".into(), "extra".into()]);
         vec![outcomes, across, members]
     }
 
     #[test]
     fn metrics_are_named_by_table_key_and_column() {
-        let names: Vec<String> = named(&run_tables(3, &["u1", "u2"]), 2)
+        let names: Vec<String> = named(&run_tables(3, &["u1", "u2"]))
             .into_iter()
             .map(|(n, _)| n)
             .collect();
@@ -411,10 +369,27 @@ mod tests {
     }
 
     #[test]
+    fn rows_are_named_by_the_declared_key_columns() {
+        // the limiter alone tells these rows apart, but the table's key is
+        // (limiter, member): names do not depend on which rows a run happens to have
+        let members = table(
+            "members",
+            2,
+            &["limiter", "member", "passed"],
+            vec![
+                vec!["edge".into(), "u1".into(), 1i64.into()],
+                vec!["core".into(), "u1".into(), 2i64.into()],
+            ],
+        );
+        let names: Vec<String> = named(&[members]).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["members.edge.u1.passed", "members.core.u1.passed"]);
+    }
+
+    #[test]
     fn layouts_fill_values_and_fall_back_to_names_when_tables_change_shape() {
         let probe = run_tables(3, &["u1", "u2"]);
-        let schema = Schema::new(&[named(&probe, 2)]);
-        let layout = Layout::new(&probe, 2, &schema);
+        let schema = Schema::new(&[named(&probe)]);
+        let layout = Layout::new(&probe, &schema);
         let render = |(cells, unknown): (Vec<Option<&Cell>>, usize)| {
             let text: Vec<String> = cells
                 .iter()
@@ -423,16 +398,16 @@ mod tests {
             (text.join(","), unknown)
         };
         let later = run_tables(5, &["u1", "u2"]);
-        assert!(layout.fits(&later, 2));
+        assert!(layout.fits(&later));
         assert_eq!(
-            render(cells_of(&later, 2, &layout, &schema)),
+            render(cells_of(&later, &layout, &schema)),
             ("46,45.80,1,5,5".into(), 0)
         );
         // u2 missing, u3 new: names decide, u3 has no column
         let other = run_tables(7, &["u1", "u3"]);
-        assert!(!layout.fits(&other, 2));
+        assert!(!layout.fits(&other));
         assert_eq!(
-            render(cells_of(&other, 2, &layout, &schema)),
+            render(cells_of(&other, &layout, &schema)),
             ("46,45.80,1,7,".into(), 1)
         );
     }

@@ -117,24 +117,23 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         &LoadOptions {
             overrides: opts.overrides.clone(),
             seed: opts.seed,
+            purpose: scenario::Purpose::Sweep,
             extra_axes,
             max_rows: 0,
         },
     )?;
     let base = scenario.base();
     let mc = &base.montecarlo;
-    let Settings {
-        replications,
-        jobs,
-        seeds,
-    } = settings(opts, &scenario)?;
+    let Settings { replications, jobs } = settings(opts, &scenario)?;
+    // every row's model holds its seed (scenario::seed decided it)
+    let seed = base.seed;
     let rows = scenario.rows.len() as u64;
     let total = rows
         .checked_mul(replications)
         .ok_or_else(|| ScenarioError::new("", "rows x replications does not fit in 64 bits"))?;
     let units = opts.shard.map_or((0, total), |s| s.units(total));
 
-    let runner = RowRunner::new(&scenario, &seeds);
+    let runner = RowRunner::new(&scenario);
     let pool = runner::pool(jobs)?;
     let probes = runner::probe(&pool, &runner)?;
     let named: Vec<_> = probes.iter().map(|t| runner.named(t)).collect();
@@ -154,7 +153,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         resim_version: env!("CARGO_PKG_VERSION").into(),
         scenario_name: base.name.clone(),
         scenario_fnv1a64: manifest::fnv1a64(&bytes),
-        seed: seeds[0],
+        seed,
         replications,
         confidence: mc.confidence,
         rows,
@@ -230,7 +229,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     let mut text = format!("== {} ({})\n", base.name, opts.file.display());
     text.push_str(&format!(
         "Monte-Carlo sweep: {replications} replication(s) x {rows} compare row(s), seed {}, {} thread(s)\n",
-        seeds[0], jobs
+        seed, jobs
     ));
     match (&summary, opts.shard) {
         (Some(s), _) => text.push_str(&report::render(s, &mc.report, mc.confidence)),
@@ -245,11 +244,10 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     Ok(SweepReport { dir, text })
 }
 
-/// How many replications, on how many threads, with which seed per row.
+/// How many replications, on how many threads.
 struct Settings {
     replications: u64,
     jobs: usize,
-    seeds: Vec<u64>,
 }
 
 fn settings(opts: &SweepOptions, scenario: &Scenario) -> Result<Settings, Error> {
@@ -269,20 +267,7 @@ fn settings(opts: &SweepOptions, scenario: &Scenario) -> Result<Settings, Error>
     let jobs = opts.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    // --seed (already in every model) > [montecarlo] seed > scenario.seed
-    let seeds = scenario
-        .rows
-        .iter()
-        .map(|r| match opts.seed {
-            Some(s) => s,
-            None => r.model.montecarlo.seed.unwrap_or(r.model.seed),
-        })
-        .collect();
-    Ok(Settings {
-        replications,
-        jobs,
-        seeds,
-    })
+    Ok(Settings { replications, jobs })
 }
 
 /// `e` with `note` added to its message, keeping its kind (and exit code).

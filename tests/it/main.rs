@@ -11,3 +11,4 @@ mod peers;
 mod properties;
 mod runaway;
 mod sweep;
+mod tables;
