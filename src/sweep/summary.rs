@@ -56,6 +56,9 @@ pub struct Summarizer {
 pub struct Summary {
     pub summary: Table,
     pub paired: Table,
+    /// `summary` pivoted for spreadsheets: one row per compare row, one column
+    /// per metric (its mean).
+    pub wide: Table,
 }
 
 impl Summarizer {
@@ -208,11 +211,20 @@ impl Summarizer {
         let mut summary = Table::new(
             "summary",
             &format!(
-                "Per row and metric over the replications: mean, sd, {} Student t interval of the mean, min, p50 (sorted[n/2]), max, n",
+                "Per row and metric over the replications: mean, sd, {} Student t interval of the mean, min, p50 (sorted[n/2]), max, n, the interval's confidence level",
                 percent(self.confidence)
             ),
             headers(&[
-                "metric", "mean", "sd", "ci_low", "ci_high", "min", "p50", "max", "n",
+                "metric",
+                "mean",
+                "sd",
+                "ci_low",
+                "ci_high",
+                "min",
+                "p50",
+                "max",
+                "n",
+                "confidence",
             ]),
         );
         let mut t_of_n: HashMap<u64, f64> = HashMap::new();
@@ -236,6 +248,7 @@ impl Summarizer {
                 cells.push(self.medians[i * m + k].median().into());
                 cells.push(s.max().into());
                 cells.push(s.n().into());
+                cells.push(confidence.into());
                 summary.push(cells);
             }
         }
@@ -263,8 +276,35 @@ impl Summarizer {
                 paired.push(cells);
             }
         }
-        Ok(Summary { summary, paired })
+        let wide = wide_means(&self.axis_columns, &self.metrics, &self.rows, &self.stats);
+        Ok(Summary {
+            summary,
+            paired,
+            wide,
+        })
     }
+}
+
+/// One row per compare row, one column per metric holding its mean over the
+/// replications (empty when no replication had a value).
+fn wide_means(
+    axis_columns: &[String],
+    metrics: &[String],
+    rows: &[Vec<String>],
+    stats: &[Running],
+) -> Table {
+    let mut wide = Table::new(
+        "summary_wide",
+        "Mean of each metric per compare row (summary.csv, one column per metric)",
+        axis_columns.iter().chain(metrics).cloned().collect(),
+    );
+    let m = metrics.len();
+    for (i, labels) in rows.iter().enumerate() {
+        let mut cells = text_cells(labels);
+        cells.extend((0..m).map(|k| stats[i * m + k].mean().into()));
+        wide.push(cells);
+    }
+    wide
 }
 
 fn text_cells(labels: &[String]) -> Vec<Cell> {
@@ -299,10 +339,12 @@ mod tests {
         let csv = String::from_utf8(crate::report::to_csv(&out.summary).unwrap()).unwrap();
         assert_eq!(
             csv,
-            "policy,metric,mean,sd,ci_low,ci_high,min,p50,max,n\n\
-             greedy,t.dropped,1.50,1.290994,-0.55426,3.55426,0,2,3,4\n\
-             equal,t.dropped,3.50,1.290994,1.44574,5.55426,2,4,5,4\n"
+            "policy,metric,mean,sd,ci_low,ci_high,min,p50,max,n,confidence\n\
+             greedy,t.dropped,1.50,1.290994,-0.55426,3.55426,0,2,3,4,0.95\n\
+             equal,t.dropped,3.50,1.290994,1.44574,5.55426,2,4,5,4,0.95\n"
         );
+        let csv = String::from_utf8(crate::report::to_csv(&out.wide).unwrap()).unwrap();
+        assert_eq!(csv, "policy,t.dropped\ngreedy,1.50\nequal,3.50\n");
         let csv = String::from_utf8(crate::report::to_csv(&out.paired).unwrap()).unwrap();
         assert_eq!(
             csv,
@@ -317,7 +359,8 @@ mod tests {
         z.push(&[], "0", &[Some(1.0), None]).unwrap();
         z.push(&[], "1", &[Some(3.0), None]).unwrap();
         let out = z.finish().unwrap();
-        assert_eq!(out.summary.rows[1].last(), Some(&Cell::Int(0)));
+        let n = out.summary.column("n").unwrap();
+        assert_eq!(out.summary.rows[1][n], Cell::Int(0));
         assert_eq!(out.summary.rows[1][1], Cell::Empty);
         assert_eq!(out.paired.rows.len(), 0);
     }
