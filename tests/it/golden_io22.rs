@@ -141,7 +141,13 @@ fn the_ladder_matches_the_seed_table_step_by_step() {
             "mean_response_ms",
             "p95_response_ms",
             "mean_busy_slots",
-            "mean_queue"
+            "mean_queue",
+            "waited_pct",
+            "p50_wait_ms",
+            "p90_wait_ms",
+            "p50_response_ms",
+            "p90_response_ms",
+            "p99_response_ms"
         ]
     );
     let s = services.row(&[("service", "loan")]);
