@@ -22,7 +22,7 @@ mod runner;
 pub mod stats;
 mod summary;
 
-pub use manifest::{Manifest, Shard};
+pub use manifest::{HashedFile, Manifest, Shard};
 pub use merge::{MergeOptions, merge};
 
 use crate::error::{Error, ScenarioError, did_you_mean};
@@ -162,6 +162,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         vary: opts.vary.clone(),
         metrics: schema.names.clone(),
         report: mc.report.clone(),
+        latency_files: latency_files(&scenario)?,
         shard: opts.shard.map(|s| ShardInfo {
             index: s.index,
             count: s.count,
@@ -243,6 +244,28 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     }
     text.push_str(&report::footer(&dir));
     Ok(SweepReport { dir, text })
+}
+
+/// Every file a compare row's latency models read, once each, with its hash.
+fn latency_files(scenario: &Scenario) -> Result<Vec<manifest::HashedFile>, Error> {
+    let mut out: Vec<manifest::HashedFile> = Vec::new();
+    let mut seen = Vec::new();
+    for f in scenario.rows.iter().flat_map(|r| &r.model.latency_files) {
+        if seen.contains(&f.path) {
+            continue;
+        }
+        seen.push(f.path.clone());
+        let bytes = std::fs::read(&f.path).map_err(|source| Error::Io {
+            context: format!("cannot read the latency file {}", f.path.display()),
+            source,
+            user_path: true,
+        })?;
+        out.push(manifest::HashedFile {
+            file: f.written.clone(),
+            fnv1a64: manifest::fnv1a64(&bytes),
+        });
+    }
+    Ok(out)
 }
 
 /// How many replications, on how many threads, with which seed per row.
