@@ -176,8 +176,12 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 .map(|f| scenario::load(f, &opts))
                 .collect::<Result<Vec<_>, _>>()?;
             let several = scenarios.len() > 1;
+            let progress = {
+                use std::io::IsTerminal;
+                !quiet && std::io::stderr().is_terminal()
+            };
             for s in &scenarios {
-                let tables = crate::run_scenario(s)?;
+                let tables = crate::run_scenario_with_progress(s, progress)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
                 crate::report::write_tables(&dir, &tables)?;
                 if !quiet {
