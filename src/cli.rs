@@ -57,6 +57,10 @@ enum Command {
         /// Add a grid axis: key.path=[v1, v2, ...] (after the [compare] axes)
         #[arg(long, value_name = "KEY=[..]")]
         vary: Vec<String>,
+        /// Paired differences against this row: column=value (default: each axis's
+        /// first value; overrides [montecarlo] baseline)
+        #[arg(long, value_name = "AXIS=VALUE")]
+        baseline: Vec<String>,
         /// Run only the K-th of N disjoint slices (1 <= K <= N); combine with `resim merge`
         #[arg(long, value_name = "K/N")]
         shard: Option<String>,
@@ -197,6 +201,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             seed,
             jobs,
             vary,
+            baseline,
             shard,
             out,
             set,
@@ -210,6 +215,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 replications,
                 jobs,
                 vary,
+                baseline,
                 shard: shard
                     .as_deref()
                     .map(crate::sweep::Shard::parse)

@@ -48,6 +48,8 @@ pub struct MonteCarlo {
     pub confidence: f64,
     /// Metrics shown in the printed sweep report (every metric is in the CSV files).
     pub report: Vec<String>,
+    /// `axis=value` entries naming the row paired differences are taken against.
+    pub baseline: Vec<String>,
 }
 
 /// Runaway protection: a run stops with an error when it passes either bound.

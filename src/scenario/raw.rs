@@ -341,4 +341,6 @@ pub struct RawMonteCarlo {
     pub confidence: Option<f64>,
     /// Metric names (`outcomes.answered`) the printed sweep report shows.
     pub report: Option<Vec<String>>,
+    /// `["policy=equal"]`: paired differences against these axis values.
+    pub baseline: Option<Vec<String>>,
 }

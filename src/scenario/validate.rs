@@ -317,6 +317,7 @@ fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
             seed: None,
             confidence: 0.95,
             report: Vec::new(),
+            baseline: Vec::new(),
         });
     };
     let confidence = m.confidence.unwrap_or(0.95);
@@ -334,6 +335,7 @@ fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
         seed: m.seed,
         confidence,
         report: m.report.clone().unwrap_or_default(),
+        baseline: m.baseline.clone().unwrap_or_default(),
     })
 }
 

@@ -34,6 +34,10 @@ pub struct Manifest {
     pub report: Vec<String>,
     /// The files latency models read (`empirical = { file = .. }`), with the hash
     /// of their bytes: a changed file is a different sweep. Absent when none.
+    /// `axis=value` rows the paired differences are taken against (`--baseline`,
+    /// `[montecarlo] baseline`); absent: each axis's first value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_files: Vec<HashedFile>,
     pub shard: Option<ShardInfo>,
@@ -198,6 +202,7 @@ mod tests {
             vary: vec![],
             metrics: vec!["outcomes.answered".into()],
             report: vec![],
+            baseline: vec![],
             latency_files: vec![HashedFile {
                 file: "latencies.csv".into(),
                 fnv1a64: fnv1a64(b"ms\n6\n"),

@@ -46,6 +46,8 @@ pub struct SweepOptions {
     pub jobs: Option<usize>,
     /// `--vary key.path=[v1, v2]`, as written.
     pub vary: Vec<String>,
+    /// `--baseline axis=value`, as written (empty: `[montecarlo] baseline`).
+    pub baseline: Vec<String>,
     pub shard: Option<Shard>,
     pub out: Option<PathBuf>,
     /// Draw a progress bar on stderr.
@@ -146,6 +148,45 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         in_file(e.at(pos))
     })?;
 
+    let baseline = if opts.baseline.is_empty() {
+        mc.baseline.clone()
+    } else {
+        opts.baseline.clone()
+    };
+    let reference =
+        summary::reference_labels(&scenario.columns(), &scenario.rows[0].labels, &baseline)
+            .map_err(|message| {
+                let key = if opts.baseline.is_empty() {
+                    "montecarlo.baseline"
+                } else {
+                    ""
+                };
+                let pos = scenario::paths::locate(&text, key);
+                in_file(ScenarioError::new(key, message).at(pos))
+            })?;
+    for (i, label) in reference.iter().enumerate() {
+        if !scenario.rows.iter().any(|r| r.labels[i] == *label) {
+            let axis = &scenario.axes[i];
+            let known: Vec<String> = axis.values.iter().map(scenario::label).collect();
+            let key = if opts.baseline.is_empty() {
+                "montecarlo.baseline"
+            } else {
+                ""
+            };
+            return Err(in_file(
+                ScenarioError::new(
+                    key,
+                    format!(
+                        "baseline: the axis `{}` has no value `{label}` (its values: {}){}",
+                        axis.column,
+                        crate::error::list(known.iter().map(String::as_str)),
+                        crate::error::did_you_mean(label, known.iter().map(String::as_str))
+                    ),
+                )
+                .at(scenario::paths::locate(&text, key)),
+            ));
+        }
+    }
     let dir = opts
         .out
         .clone()
@@ -162,6 +203,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         vary: opts.vary.clone(),
         metrics: schema.names.clone(),
         report: mc.report.clone(),
+        baseline: baseline.clone(),
         latency_files: latency_files(&scenario)?,
         shard: opts.shard.map(|s| ShardInfo {
             index: s.index,
@@ -182,6 +224,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         &scenario.columns(),
         &schema.names,
         mc.confidence,
+        &baseline,
         whole,
     )?;
 

@@ -58,6 +58,7 @@ impl Replications {
         axis_columns: &[String],
         metrics: &[String],
         confidence: f64,
+        baseline: &[String],
         summarize: bool,
     ) -> Result<Replications, Error> {
         let path = dir.join(REPLICATIONS);
@@ -76,6 +77,7 @@ impl Replications {
                     confidence,
                     &path.display().to_string(),
                 )
+                .with_baseline(baseline.to_vec())
             }),
             csv: {
                 csv.write_record(header).map_err(|e| csv_error(&path, e))?;

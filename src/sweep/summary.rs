@@ -45,6 +45,10 @@ pub struct Summarizer {
     stats: Vec<Running>,
     medians: Vec<Median>,
     pairs: Vec<Pair>,
+    /// `axis=value`: the reference row of the paired differences per axis.
+    baseline: Vec<String>,
+    /// Per axis, the label the paired differences are taken against.
+    reference: Vec<String>,
     /// Per pair x metric.
     paired: Vec<Running>,
     /// Data rows consumed (for messages).
@@ -80,10 +84,18 @@ impl Summarizer {
             stats: Vec::new(),
             medians: Vec::new(),
             pairs: Vec::new(),
+            baseline: Vec::new(),
+            reference: Vec::new(),
             paired: Vec::new(),
             line: 0,
             source: source.to_string(),
         }
+    }
+
+    /// Paired differences against `axis=value` rows instead of each axis's first.
+    pub fn with_baseline(mut self, baseline: Vec<String>) -> Summarizer {
+        self.baseline = baseline;
+        self
     }
 
     fn bad(&self, message: String) -> Error {
@@ -172,7 +184,8 @@ impl Summarizer {
         if index.len() != self.rows.len() {
             return Err(self.bad("the first replication repeats a compare row".into()));
         }
-        let first = self.rows[0].clone();
+        let first = reference_labels(&self.axis_columns, &self.rows[0], &self.baseline)
+            .map_err(|m| self.bad(m))?;
         for (i, labels) in self.rows.iter().enumerate() {
             for (axis, first_label) in first.iter().enumerate() {
                 if labels[axis] == *first_label {
@@ -189,6 +202,7 @@ impl Summarizer {
                 }
             }
         }
+        self.reference = first;
         let m = self.metrics.len();
         let series = (self.rows.len() * m).max(1);
         let cap = (MEDIAN_BUDGET / series).clamp(64, 1 << 20);
@@ -267,7 +281,7 @@ impl Summarizer {
                 let s = &self.paired[p * m + k];
                 let mut cells = text_cells(&self.rows[pair.row]);
                 cells.push(self.axis_columns[pair.axis].as_str().into());
-                cells.push(self.rows[0][pair.axis].as_str().into());
+                cells.push(self.reference[pair.axis].as_str().into());
                 cells.push(name.as_str().into());
                 cells.push(s.mean().into());
                 cells.push(s.sd().into());
@@ -305,6 +319,33 @@ fn wide_means(
         wide.push(cells);
     }
     wide
+}
+
+/// Per axis, the label paired differences are taken against: the `value` of a
+/// `baseline` entry `column=value` for that axis, else the first row's label.
+pub fn reference_labels(
+    columns: &[String],
+    first: &[String],
+    baseline: &[String],
+) -> Result<Vec<String>, String> {
+    let mut out = first.to_vec();
+    for b in baseline {
+        let Some((axis, value)) = b.split_once('=') else {
+            return Err(format!(
+                "baseline `{b}`: expected axis=value, e.g. policy=equal"
+            ));
+        };
+        let (axis, value) = (axis.trim(), value.trim());
+        let Some(i) = columns.iter().position(|c| c == axis) else {
+            return Err(format!(
+                "baseline `{b}`: no compare axis `{axis}` (the axes: {}){}",
+                crate::error::list(columns.iter().map(String::as_str)),
+                crate::error::did_you_mean(axis, columns.iter().map(String::as_str))
+            ));
+        };
+        out[i] = value.to_string();
+    }
+    Ok(out)
 }
 
 fn text_cells(labels: &[String]) -> Vec<Cell> {

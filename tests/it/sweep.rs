@@ -553,3 +553,44 @@ fn dy13_montecarlo_sliding_log_never_exceeds_its_limit() {
     assert_eq!(fixed.len(), 5);
     assert!(fixed.iter().all(|l| num(l, "bursts.peak_to_limit") > 1.0));
 }
+
+#[test]
+fn paired_differences_can_be_taken_against_a_named_baseline_row() {
+    let dir = sweep(MC, &["-n", "4", "--baseline", "policy=equal"]);
+    let summary = Csv::read(&dir.path().join("summary.csv"));
+    let paired = Csv::read(&dir.path().join("paired.csv"));
+    let mean = |policy: &str| {
+        num(
+            summary.row(&[
+                ("variant", "tariff-slow"),
+                ("policy", policy),
+                ("metric", "outcomes.answered"),
+            ]),
+            "mean",
+        )
+    };
+    let p = paired.row(&[
+        ("variant", "tariff-slow"),
+        ("policy", "greedy"),
+        ("axis", "policy"),
+        ("metric", "outcomes.answered"),
+    ]);
+    assert_eq!(p["versus"], "equal");
+    assert!((num(p, "mean") - (mean("greedy") - mean("equal"))).abs() < 1e-9);
+    // the baseline row itself has no pair on that axis; the default one does
+    assert!(
+        paired
+            .select(&[("policy", "equal"), ("axis", "policy")])
+            .is_empty()
+    );
+    assert!(
+        !paired
+            .select(&[("policy", "greedy"), ("axis", "policy")])
+            .is_empty()
+    );
+    let manifest = std::fs::read_to_string(dir.path().join("manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("baseline = [\"policy=equal\"]"),
+        "{manifest}"
+    );
+}
