@@ -57,6 +57,10 @@ enum Command {
         /// Add a grid axis: key.path=[v1, v2, ...] (after the [compare] axes)
         #[arg(long, value_name = "KEY=[..]")]
         vary: Vec<String>,
+        /// Paired differences against this row: column=value (default: each axis's
+        /// first value; overrides [montecarlo] baseline)
+        #[arg(long, value_name = "AXIS=VALUE")]
+        baseline: Vec<String>,
         /// Run only the K-th of N disjoint slices (1 <= K <= N); combine with `resim merge`
         #[arg(long, value_name = "K/N")]
         shard: Option<String>,
@@ -176,8 +180,12 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 .map(|f| scenario::load(f, &opts))
                 .collect::<Result<Vec<_>, _>>()?;
             let several = scenarios.len() > 1;
+            let progress = {
+                use std::io::IsTerminal;
+                !quiet && std::io::stderr().is_terminal()
+            };
             for s in &scenarios {
-                let tables = crate::run_scenario(s)?;
+                let tables = crate::run_scenario_with_progress(s, progress)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
                 crate::report::write_tables(&dir, &tables)?;
                 if !quiet {
@@ -193,6 +201,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             seed,
             jobs,
             vary,
+            baseline,
             shard,
             out,
             set,
@@ -206,6 +215,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 replications,
                 jobs,
                 vary,
+                baseline,
                 shard: shard
                     .as_deref()
                     .map(crate::sweep::Shard::parse)

@@ -22,6 +22,7 @@ pub mod error;
 pub mod format;
 pub mod metrics;
 pub mod model;
+pub mod progress;
 pub mod report;
 pub mod scenario;
 pub mod sim;
@@ -35,11 +36,34 @@ use scenario::Scenario;
 /// Runs every compare row of `scenario` (in parallel; results keep row order) and
 /// returns its report tables.
 pub fn run_scenario(scenario: &Scenario) -> Result<Vec<Table>, Error> {
+    run_scenario_with_progress(scenario, false)
+}
+
+/// [`run_scenario`], with a bar on stderr (compare rows done) when `progress` and
+/// the run takes more than a second.
+pub fn run_scenario_with_progress(
+    scenario: &Scenario,
+    progress: bool,
+) -> Result<Vec<Table>, Error> {
+    let bar = progress::Delayed::new(
+        scenario.rows.len() as u64,
+        progress,
+        &format!(
+            "{{spinner}} {} {{elapsed_precise}} [{{wide_bar}}] {{pos}}/{{len}} compare rows ({{steady_eta}})",
+            scenario.stem()
+        ),
+    );
     let runs = scenario
         .rows
         .par_iter()
-        .map(|row| sim::run(&row.model, 0).map_err(|e| in_row(e, scenario, row)))
-        .collect::<Result<Vec<_>, Error>>()?;
+        .map(|row| {
+            let run = sim::run(&row.model, 0).map_err(|e| in_row(e, scenario, row));
+            bar.inc(1);
+            run
+        })
+        .collect::<Result<Vec<_>, Error>>();
+    bar.finish();
+    let runs = runs?;
     let mut results = analysis::Results { scenario, runs };
     Ok(analysis::analyse(&mut results))
 }

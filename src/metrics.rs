@@ -189,6 +189,15 @@ impl Samples {
         Ticks(self.at_rank(rank)).as_ms()
     }
 
+    /// How many observations are above zero (exact: zero has a bucket of its own).
+    pub fn count_positive(&self) -> u64 {
+        if self.buckets.is_empty() {
+            self.exact.iter().filter(|v| **v > 0).count() as u64
+        } else {
+            self.count - self.buckets[0]
+        }
+    }
+
     /// The upper median sorted[n / 2] (the seed's median).
     pub fn median_ms(&mut self) -> f64 {
         if self.count == 0 {
@@ -213,6 +222,20 @@ pub fn approximate_note<'a>(samples: impl IntoIterator<Item = &'a Samples>) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn positive_values_are_counted_exactly_before_and_after_the_cap() {
+        let mut s = Samples::default();
+        for v in [0, 3, 0, 7] {
+            s.push(Ticks(v));
+        }
+        assert_eq!(s.count_positive(), 2);
+        for i in 0..EXACT_CAP as u64 {
+            s.push(Ticks(i % 2));
+        }
+        assert!(!s.is_exact());
+        assert_eq!(s.count_positive(), 2 + EXACT_CAP as u64 / 2);
+    }
 
     #[test]
     fn exact_order_statistics_follow_the_seed_definitions() {

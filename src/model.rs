@@ -26,6 +26,18 @@ pub struct Model {
     pub workload: Workload,
     pub analysis: Analysis,
     pub montecarlo: MonteCarlo,
+    /// Files the latency models were read from (`empirical = { file = .. }`), as
+    /// written (relative to the scenario file), each once, in the order read.
+    pub latency_files: Vec<LatencyFile>,
+}
+
+/// A file a latency model was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyFile {
+    /// As written in the scenario.
+    pub written: String,
+    /// Resolved against the scenario file's folder.
+    pub path: std::path::PathBuf,
 }
 
 /// `[montecarlo]`: the defaults `resim sweep` runs with (its flags override them).
@@ -36,6 +48,8 @@ pub struct MonteCarlo {
     pub confidence: f64,
     /// Metrics shown in the printed sweep report (every metric is in the CSV files).
     pub report: Vec<String>,
+    /// `axis=value` entries naming the row paired differences are taken against.
+    pub baseline: Vec<String>,
 }
 
 /// Runaway protection: a run stops with an error when it passes either bound.
@@ -188,6 +202,22 @@ pub enum Latency {
     },
     /// Parts with cumulative weights normalised to end at 1.
     Mixture(Vec<(f64, Latency)>),
+    /// Gamma with shape k and scale theta (ms): mean k theta. Erlang-k is an
+    /// integer shape.
+    Gamma {
+        shape: f64,
+        scale_ms: f64,
+    },
+    /// Weibull with shape k and scale lambda (ms).
+    Weibull {
+        shape: f64,
+        scale_ms: f64,
+    },
+    /// Pareto type I with shape alpha > 1 and minimum x_m (ms).
+    Pareto {
+        shape: f64,
+        min_ms: f64,
+    },
 }
 
 impl Latency {
@@ -202,6 +232,9 @@ impl Latency {
             Latency::Exponential { mean_ms } => *mean_ms,
             Latency::Uniform { min_ms, max_ms } => (min_ms + max_ms) / 2.0,
             Latency::LogNormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
+            Latency::Gamma { shape, scale_ms } => shape * scale_ms,
+            Latency::Weibull { shape, scale_ms } => scale_ms * libm::tgamma(1.0 + 1.0 / shape),
+            Latency::Pareto { shape, min_ms } => shape * min_ms / (shape - 1.0),
             Latency::Mixture(parts) => {
                 let mut prev = 0.0;
                 parts

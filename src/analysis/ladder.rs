@@ -23,6 +23,8 @@ struct Step {
     p95_wait_rounds: Option<f64>,
     successful: u64,
     timed_out: u64,
+    /// Requests that waited in the queue for a slot at all.
+    waited: u64,
 }
 
 /// One compare row's ladder read.
@@ -32,6 +34,10 @@ struct Read {
     /// Indices into `steps`.
     saturation: Option<usize>,
     knee: Option<usize>,
+    /// The first step where a request waited for a slot (every slot was busy).
+    slots_full: Option<usize>,
+    /// The first step where the queue was full too (a request was refused).
+    queue_full: Option<usize>,
     true_limit: Option<u64>,
     /// Per step: successful share >= acceptance (None without `acceptance`).
     acceptable: Option<Vec<bool>>,
@@ -77,6 +83,7 @@ fn step_row(st: &StepStats, round: Option<f64>) -> Step {
         // queue when the client gave up (the spec's processed - successful when
         // nothing is abandoned)
         timed_out: (st.processed + st.abandoned).saturating_sub(st.successful),
+        waited: st.waits.count_positive(),
     }
 }
 
@@ -106,11 +113,15 @@ fn read(model: &Model, run: &RunResult) -> Option<Read> {
             .map(|(s, _)| s.concurrency)
             .max()
     });
+    let slots_full = steps.iter().position(|s| s.waited > 0);
+    let queue_full = steps.iter().position(|s| s.rejected > 0);
     Some(Read {
         steps,
         max_wait_rounds,
         saturation,
         knee,
+        slots_full,
+        queue_full,
         true_limit,
         acceptable,
     })
@@ -281,6 +292,9 @@ fn ladder_table(results: &Results, reads: &[Option<Read>]) -> Table {
          timeout_ms (a reply at the deadline is in time); timed_out = accepted - successful"
             .into(),
     );
+    if let Some(o) = open_ladder(results) {
+        t.notes.push(o);
+    }
     let waits = results
         .runs
         .iter()
@@ -301,6 +315,8 @@ fn findings_table(results: &Results, reads: &[Option<Read>]) -> Table {
             "knee_concurrency",
             "true_limit",
             "max_wait_rounds",
+            "slots_full_concurrency",
+            "queue_full_concurrency",
         ],
     );
     for (i, r) in reads.iter().enumerate() {
@@ -312,6 +328,8 @@ fn findings_table(results: &Results, reads: &[Option<Read>]) -> Table {
             at(r.knee),
             r.true_limit.into(),
             r.max_wait_rounds.into(),
+            at(r.slots_full),
+            at(r.queue_full),
         ]);
         t.push(cells);
         let mut note = row_prefix(results, i);
@@ -339,9 +357,41 @@ fn findings_table(results: &Results, reads: &[Option<Read>]) -> Table {
         if let Some(l) = r.true_limit {
             note.push_str(&format!("; the true limit is c = {l}"));
         }
+        let first = |k: Option<usize>, what: &str| match k {
+            Some(k) => format!("{what} at c = {}", r.steps[k].concurrency),
+            None => format!("{what} at no step"),
+        };
+        note.push_str(&format!(
+            "; {}, {}",
+            first(r.slots_full, "the slots fill (a request waits)"),
+            first(r.queue_full, "the queue overflows (a request is refused)")
+        ));
         t.notes.push(note);
     }
+    t.notes.push(
+        "saturation_concurrency keeps the course's definition (IO25: the first step whose \
+         processed count does not grow); behind a queue it is where the queue overflows and \
+         throughput stops, often far above where the slots fill: slots_full_concurrency = the \
+         first step at which a request waited for a slot, queue_full_concurrency = the first \
+         step at which one was refused (slots and queue full)"
+            .into(),
+    );
+    if let Some(o) = open_ladder(results) {
+        t.notes.push(o);
+    }
     t
+}
+
+/// For an open ladder, the caption that says its steps are rates.
+fn open_ladder(results: &Results) -> Option<String> {
+    let ladder = ladder_of(results.scenario.base())?;
+    let open = ladder.open?;
+    Some(format!(
+        "open ladder: `concurrency` (and c in these lines) is the step number s, which sends \
+         s x {} req/s for {} ms; it is a rate, not requests in flight",
+        crate::report::format_number(open.rate_per_step_rps),
+        crate::report::format_number(open.hold.as_ms())
+    ))
 }
 
 fn rules_table(results: &Results, reads: &[Option<Read>]) -> Option<Table> {

@@ -47,6 +47,12 @@ fn services(results: &mut Results) -> Table {
             "p95_response_ms",
             "mean_busy_slots",
             "mean_queue",
+            "waited_pct",
+            "p50_wait_ms",
+            "p90_wait_ms",
+            "p50_response_ms",
+            "p90_response_ms",
+            "p99_response_ms",
         ],
     );
     for i in 0..results.runs.len() {
@@ -68,13 +74,24 @@ fn services(results: &mut Results) -> Table {
                 when_any(nr, st.response.quantile_ms(0.95)),
                 st.mean_busy_slots.into(),
                 st.mean_queue.into(),
+                when_any(
+                    nw,
+                    st.waits.count_positive() as f64 / nw.max(1) as f64 * 100.0,
+                ),
+                when_any(nw, st.waits.median_ms()),
+                when_any(nw, st.waits.quantile_ms(0.90)),
+                when_any(nr, st.response.median_ms()),
+                when_any(nr, st.response.quantile_ms(0.90)),
+                when_any(nr, st.response.quantile_ms(0.99)),
             ]);
             t.push(cells);
         }
     }
     t.notes.push(
         "wait = time in the queue before a slot; response = wait + service time at the server; \
-         busy slots and queue length are time averages over the whole run"
+         busy slots and queue length are time averages over the whole run; waited_pct = share of \
+         the requests given a slot that waited for it at all (P(wait > 0), Erlang C's C(c, a)); \
+         p50 = the upper median sorted[n/2], p90/p95/p99 nearest rank"
             .into(),
     );
     let samples = results.runs.iter().flat_map(|r| &r.servers);

@@ -87,6 +87,33 @@ pub enum Scope {
     AcrossRows,
 }
 
+/// The widest a line of the text report should be.
+pub const WIDTH: usize = 120;
+
+/// `text` broken at spaces into lines of at most `width` characters (a word
+/// longer than that gets a line of its own), each ending in a newline; later lines
+/// indented by two spaces.
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = "  ".into();
+        }
+        if !line.is_empty() && line != "  " {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.trim().is_empty() {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
 /// A named table: `name` is the CSV file stem, `title` the report heading.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
@@ -153,62 +180,167 @@ impl Table {
         self.headers.iter().position(|h| h == header)
     }
 
-    /// Aligned text: numbers right-aligned, text left-aligned.
+    /// Aligned text: numbers right-aligned, text left-aligned, the fractional
+    /// numbers of a column with one number of decimals (at most
+    /// [`TEXT_DECIMALS`]; the CSV keeps every digit). A table wider than
+    /// [`WIDTH`] is cut into blocks of columns, each repeating the leading text
+    /// columns (the row's key); the title and notes are wrapped at [`WIDTH`].
     pub fn render_text(&self) -> String {
+        let decimals: Vec<Option<usize>> = (0..self.headers.len())
+            .map(|c| column_decimals(self.rows.iter().map(|r| &r[c])))
+            .collect();
         let cells: Vec<Vec<String>> = self
             .rows
             .iter()
-            .map(|r| r.iter().map(Cell::render).collect())
+            .map(|r| {
+                r.iter()
+                    .zip(&decimals)
+                    .map(|(cell, d)| match (cell, d) {
+                        (Cell::Num(x), Some(d)) if x.is_finite() => format!("{x:.d$}"),
+                        _ => cell.render(),
+                    })
+                    .collect()
+            })
             .collect();
         let widths: Vec<usize> = (0..self.headers.len())
             .map(|c| {
                 cells
                     .iter()
-                    .map(|r| r[c].len())
-                    .chain([self.headers[c].len()])
+                    .map(|r| r[c].chars().count())
+                    .chain([self.headers[c].chars().count()])
                     .max()
                     .unwrap_or(0)
             })
             .collect();
-        let mut out = format!("{}\n", self.title);
-        let header: Vec<String> = self
-            .headers
-            .iter()
-            .zip(&widths)
-            .map(|(h, w)| format!("{h:<w$}"))
-            .collect();
-        out.push_str(header.join("  ").trim_end());
-        out.push('\n');
-        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-        out.push_str(&rule.join("  "));
-        out.push('\n');
-        for (row, rendered) in self.rows.iter().zip(&cells) {
-            let line: Vec<String> = rendered
+        let mut out = wrap(&self.title, WIDTH);
+        for (i, block) in self.blocks(&widths).iter().enumerate() {
+            if i > 0 {
+                out.push_str("(continued)\n");
+            }
+            let header: Vec<String> = block
                 .iter()
-                .zip(&widths)
-                .zip(row)
-                .map(|((s, w), cell)| {
-                    if cell.is_numeric() {
-                        format!("{s:>w$}")
-                    } else {
-                        format!("{s:<w$}")
-                    }
-                })
+                .map(|&c| format!("{:<w$}", self.headers[c], w = widths[c]))
                 .collect();
-            out.push_str(line.join("  ").trim_end());
+            out.push_str(header.join("  ").trim_end());
             out.push('\n');
+            let rule: Vec<String> = block.iter().map(|&c| "-".repeat(widths[c])).collect();
+            out.push_str(&rule.join("  "));
+            out.push('\n');
+            for (row, rendered) in self.rows.iter().zip(&cells) {
+                let line: Vec<String> = block
+                    .iter()
+                    .map(|&c| {
+                        let (s, w) = (&rendered[c], widths[c]);
+                        if row[c].is_numeric() {
+                            format!("{s:>w$}")
+                        } else {
+                            format!("{s:<w$}")
+                        }
+                    })
+                    .collect();
+                out.push_str(line.join("  ").trim_end());
+                out.push('\n');
+            }
         }
         for n in &self.notes {
-            out.push_str(n);
-            out.push('\n');
+            out.push_str(&wrap(n, WIDTH));
         }
         out
     }
+
+    /// The columns of each block of the text table: all of them when they fit in
+    /// [`WIDTH`]; else the key (the leading columns without numbers, while they
+    /// take at most half the width) followed by as many others as fit.
+    fn blocks(&self, widths: &[usize]) -> Vec<Vec<usize>> {
+        let all: Vec<usize> = (0..widths.len()).collect();
+        let span = |cols: &[usize]| -> usize {
+            cols.iter().map(|&c| widths[c]).sum::<usize>() + 2 * cols.len().saturating_sub(1)
+        };
+        if span(&all) <= WIDTH {
+            return vec![all];
+        }
+        let mut key = Vec::new();
+        for c in 0..widths.len() {
+            let textual = self.rows.iter().all(|r| !r[c].is_numeric());
+            key.push(c);
+            if !textual || span(&key) > WIDTH / 2 {
+                key.pop();
+                break;
+            }
+        }
+        let mut blocks = Vec::new();
+        let mut block = key.clone();
+        for c in key.len()..widths.len() {
+            block.push(c);
+            if block.len() > key.len() + 1 && span(&block) > WIDTH {
+                block.pop();
+                blocks.push(std::mem::replace(&mut block, key.clone()));
+                block.push(c);
+            }
+        }
+        if block.len() > key.len() {
+            blocks.push(block);
+        }
+        blocks
+    }
 }
+
+/// Decimals shown in the text report for the numbers of a column: `None` when
+/// none has a fraction (whole numbers stay bare); else the most any of them
+/// needs (as [`format_number`] writes it), capped at [`TEXT_DECIMALS`].
+fn column_decimals<'a>(cells: impl Iterator<Item = &'a Cell>) -> Option<usize> {
+    cells
+        .filter_map(|c| match c {
+            Cell::Num(x) if x.is_finite() => {
+                let s = format_number(*x);
+                s.split_once('.').map(|(_, f)| f.len())
+            }
+            _ => None,
+        })
+        .max()
+        .map(|d| d.min(TEXT_DECIMALS))
+}
+
+/// The most decimals a number gets in the text report.
+pub const TEXT_DECIMALS: usize = 3;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_columns_share_their_decimals_and_wide_tables_are_cut_into_blocks() {
+        let mut t = Table::new("x", "T", vec!["k".into(), "a".into(), "b".into()]);
+        t.push(vec!["r1".into(), 1.5.into(), 2u64.into()]);
+        t.push(vec!["r2".into(), 2.0.into(), 3u64.into()]);
+        t.push(vec!["r3".into(), 0.123_456.into(), 4u64.into()]);
+        assert_eq!(
+            t.render_text(),
+            "T\nk   a      b\n--  -----  -\nr1  1.500  2\nr2  2.000  3\nr3  0.123  4\n"
+        );
+        let headers = std::iter::once("key".to_string())
+            .chain((0..30).map(|i| format!("column_{i:02}")))
+            .collect();
+        let mut t = Table::new("x", "T", headers);
+        let mut row: Vec<Cell> = vec!["row".into()];
+        row.extend((0..30).map(|i| Cell::from(i as u64)));
+        t.push(row);
+        let text = t.render_text();
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+        assert_eq!(text.matches("(continued)").count(), 2, "{text}");
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with("row ")).count(),
+            3,
+            "the key repeats in every block: {text}"
+        );
+        assert!(text.contains("column_29"));
+    }
+
+    #[test]
+    fn long_lines_wrap_at_spaces() {
+        assert_eq!(wrap("aa bb cc", 5), "aa bb\n  cc\n");
+        assert_eq!(wrap("short", 120), "short\n");
+    }
 
     #[test]
     fn text_tables_align_columns() {

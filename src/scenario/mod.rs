@@ -8,6 +8,7 @@
 //! `branches.1.calls`), which is how `--set`, `[variants.*]` and `[compare]` change it.
 
 pub mod blame;
+mod latency_file;
 pub mod paths;
 pub mod raw;
 pub mod validate;
@@ -291,7 +292,8 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
         }
         let blame = |e| blame::blame(text, file, e, &row_sources, &row);
         let raw = deserialize(&row_doc).map_err(blame)?;
-        let mut model = validate::validate(&raw).map_err(blame)?;
+        let dir = file.parent().unwrap_or(Path::new(""));
+        let mut model = validate::validate(&raw, dir).map_err(blame)?;
         model.seed = seed(&raw, opts.seed, opts.purpose);
         rows.push(Row { labels, model });
     }

@@ -130,11 +130,73 @@ pub struct RawLatency {
     pub cycle: Option<Vec<f64>>,
     /// For `cycle`: "first" (default) or "random".
     pub start: Option<String>,
-    pub empirical: Option<Vec<f64>>,
+    pub empirical: Option<RawEmpirical>,
     pub exponential: Option<RawExponential>,
     pub uniform: Option<RawUniform>,
     pub lognormal: Option<RawLogNormal>,
     pub mixture: Option<Vec<RawMixturePart>>,
+    // boxed: rarely set, and they would double the size of every latency
+    pub gamma: Option<Box<RawGamma>>,
+    pub erlang: Option<Box<RawErlang>>,
+    pub weibull: Option<Box<RawWeibull>>,
+    pub pareto: Option<Box<RawPareto>>,
+}
+
+/// `empirical = [6, 7, 80]` or `empirical = { file = "x.csv", column = "ms" }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "expected a list of milliseconds, e.g. [6, 7, 80], or a file: { file = \"latencies.csv\", column = \"ms\" } (keys `file`, `column`)"
+)]
+pub enum RawEmpirical {
+    Values(Vec<f64>),
+    File(RawEmpiricalFile),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEmpiricalFile {
+    /// A CSV file with a header line, relative to the scenario file.
+    pub file: String,
+    /// The column of milliseconds (default: the file's only column).
+    pub column: Option<String>,
+}
+
+/// Gamma by its shape and either its mean or its scale.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGamma {
+    pub shape: f64,
+    pub mean_ms: Option<f64>,
+    pub scale_ms: Option<f64>,
+}
+
+/// Erlang-k: the sum of k exponential phases, by the mean of the sum.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawErlang {
+    pub k: i64,
+    pub mean_ms: f64,
+}
+
+/// Weibull by shape and scale, or by two percentiles.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWeibull {
+    pub shape: Option<f64>,
+    pub scale_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+/// Pareto (type I) by shape and minimum, or by two percentiles.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPareto {
+    pub shape: Option<f64>,
+    pub min_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -279,4 +341,6 @@ pub struct RawMonteCarlo {
     pub confidence: Option<f64>,
     /// Metric names (`outcomes.answered`) the printed sweep report shows.
     pub report: Option<Vec<String>>,
+    /// `["policy=equal"]`: paired differences against these axis values.
+    pub baseline: Option<Vec<String>>,
 }

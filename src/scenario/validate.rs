@@ -109,7 +109,20 @@ fn resolve(path: &str, kind: &str, name: &str, names: &[&str]) -> R<usize> {
     })
 }
 
-pub fn validate(raw: &RawScenario) -> R<Model> {
+/// What latency models read from files: the folder their paths are relative to
+/// (the scenario file's) and the files read so far.
+pub struct Files<'a> {
+    pub dir: &'a std::path::Path,
+    pub read: Vec<LatencyFile>,
+}
+
+/// Validates a scenario whose latency files (if any) are relative to `dir`.
+pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
+    let mut files = Files {
+        dir,
+        read: Vec::new(),
+    };
+    let files = &mut files;
     let limiter_names: Vec<&str> = raw.limiters.keys().map(String::as_str).collect();
     let dependency_names: Vec<&str> = raw.dependencies.keys().map(String::as_str).collect();
 
@@ -187,7 +200,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
             Ok(Dependency {
                 name: name.clone(),
                 median_ms,
-                latency: latency(&format!("{path}.latency"), &d.latency)?,
+                latency: latency(&format!("{path}.latency"), &d.latency, files)?,
                 slots: count(&format!("{path}.slots"), d.slots.unwrap_or(0), 0)? as u32,
             })
         })
@@ -234,7 +247,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
             }) => Handler::Server(Server {
                 slots: count(&format!("{path}.handler.slots"), *slots, 1)? as u32,
                 queue: count(&format!("{path}.handler.queue"), *queue, 0)? as u32,
-                service: latency(&format!("{path}.handler.service"), service)?,
+                service: latency(&format!("{path}.handler.service"), service, files)?,
                 abandon: *abandon,
             }),
             Some(RawHandler::Plan {
@@ -292,6 +305,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
         workload,
         analysis,
         montecarlo,
+        latency_files: std::mem::take(&mut files.read),
     })
 }
 
@@ -302,6 +316,7 @@ fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
             replications: None,
             confidence: 0.95,
             report: Vec::new(),
+            baseline: Vec::new(),
         });
     };
     let confidence = m.confidence.unwrap_or(0.95);
@@ -318,6 +333,7 @@ fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
             .transpose()?,
         confidence,
         report: m.report.clone().unwrap_or_default(),
+        baseline: m.baseline.clone().unwrap_or_default(),
     })
 }
 
@@ -457,7 +473,7 @@ fn plan(
 }
 
 /// The keys a latency model may be given by, for "exactly one of" errors.
-const LATENCY_KEYS: [&str; 7] = [
+const LATENCY_KEYS: [&str; 11] = [
     "constant",
     "cycle",
     "empirical",
@@ -465,7 +481,22 @@ const LATENCY_KEYS: [&str; 7] = [
     "uniform",
     "lognormal",
     "mixture",
+    "gamma",
+    "erlang",
+    "weibull",
+    "pareto",
 ];
+
+/// ln(ln 100 / ln 2): Weibull's shape from p99 / p50.
+fn weibull_shape(p: &str, p50: f64, p99: f64) -> R<f64> {
+    if p99 <= p50 {
+        return err(
+            format!("{p}.p99_ms"),
+            format!("must be > p50_ms (got {p99} <= {p50})"),
+        );
+    }
+    Ok((100f64.ln() / 2f64.ln()).ln() / (p99 / p50).ln())
+}
 
 fn values_ms(path: &str, v: &[f64]) -> R<Vec<Ticks>> {
     if v.is_empty() {
@@ -477,7 +508,7 @@ fn values_ms(path: &str, v: &[f64]) -> R<Vec<Ticks>> {
         .collect()
 }
 
-pub fn latency(path: &str, l: &RawLatency) -> R<Latency> {
+pub fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latency> {
     let set: Vec<&str> = [
         l.constant.is_some(),
         l.cycle.is_some(),
@@ -486,6 +517,10 @@ pub fn latency(path: &str, l: &RawLatency) -> R<Latency> {
         l.uniform.is_some(),
         l.lognormal.is_some(),
         l.mixture.is_some(),
+        l.gamma.is_some(),
+        l.erlang.is_some(),
+        l.weibull.is_some(),
+        l.pareto.is_some(),
     ]
     .iter()
     .zip(LATENCY_KEYS)
@@ -524,10 +559,105 @@ pub fn latency(path: &str, l: &RawLatency) -> R<Latency> {
         });
     }
     if let Some(e) = &l.empirical {
-        return Ok(Latency::Empirical(values_ms(
-            &format!("{path}.empirical"),
-            e,
-        )?));
+        let p = format!("{path}.empirical");
+        return match e {
+            RawEmpirical::Values(v) => Ok(Latency::Empirical(values_ms(&p, v)?)),
+            RawEmpirical::File(f) => {
+                let (resolved, v) =
+                    super::latency_file::read(&p, files.dir, &f.file, f.column.as_deref())?;
+                let values = v
+                    .iter()
+                    .map(|x| ticks(&format!("{p}.file"), *x))
+                    .collect::<R<Vec<_>>>()?;
+                let file = LatencyFile {
+                    written: f.file.clone(),
+                    path: resolved,
+                };
+                if !files.read.contains(&file) {
+                    files.read.push(file);
+                }
+                Ok(Latency::Empirical(values))
+            }
+        };
+    }
+    if let Some(g) = &l.gamma {
+        let p = format!("{path}.gamma");
+        let shape = positive(&format!("{p}.shape"), g.shape)?;
+        let scale_ms = match (g.mean_ms, g.scale_ms) {
+            (Some(m), None) => positive(&format!("{p}.mean_ms"), m)? / shape,
+            (None, Some(s)) => positive(&format!("{p}.scale_ms"), s)?,
+            _ => return err(p, "give exactly one of `mean_ms` and `scale_ms`"),
+        };
+        return Ok(Latency::Gamma { shape, scale_ms });
+    }
+    if let Some(e) = &l.erlang {
+        let p = format!("{path}.erlang");
+        let k = count(&format!("{p}.k"), e.k, 1)? as f64;
+        let mean = positive(&format!("{p}.mean_ms"), e.mean_ms)?;
+        return Ok(Latency::Gamma {
+            shape: k,
+            scale_ms: mean / k,
+        });
+    }
+    if let Some(w) = &l.weibull {
+        let p = format!("{path}.weibull");
+        let (shape, scale_ms) = match (w.shape, w.scale_ms, w.p50_ms, w.p99_ms) {
+            (Some(k), Some(s), None, None) => (
+                positive(&format!("{p}.shape"), k)?,
+                positive(&format!("{p}.scale_ms"), s)?,
+            ),
+            (None, None, Some(p50), Some(p99)) => {
+                let p50 = positive(&format!("{p}.p50_ms"), p50)?;
+                let p99 = positive(&format!("{p}.p99_ms"), p99)?;
+                let k = weibull_shape(&p, p50, p99)?;
+                (k, p50 / 2f64.ln().powf(1.0 / k))
+            }
+            _ => {
+                return err(
+                    p,
+                    "give either `shape` and `scale_ms`, or `p50_ms` and `p99_ms`",
+                );
+            }
+        };
+        return Ok(Latency::Weibull { shape, scale_ms });
+    }
+    if let Some(pa) = &l.pareto {
+        let p = format!("{path}.pareto");
+        let (shape, min_ms) = match (pa.shape, pa.min_ms, pa.p50_ms, pa.p99_ms) {
+            (Some(a), Some(m), None, None) => (
+                positive(&format!("{p}.shape"), a)?,
+                positive(&format!("{p}.min_ms"), m)?,
+            ),
+            (None, None, Some(p50), Some(p99)) => {
+                let p50 = positive(&format!("{p}.p50_ms"), p50)?;
+                let p99 = positive(&format!("{p}.p99_ms"), p99)?;
+                if p99 <= p50 {
+                    return err(
+                        format!("{p}.p99_ms"),
+                        format!("must be > p50_ms (got {p99} <= {p50})"),
+                    );
+                }
+                // p = x_m (1 - q)^(-1/alpha): p99 / p50 = 50^(1/alpha)
+                let a = 50f64.ln() / (p99 / p50).ln();
+                (a, p50 / 2f64.powf(1.0 / a))
+            }
+            _ => {
+                return err(
+                    p,
+                    "give either `shape` and `min_ms`, or `p50_ms` and `p99_ms`",
+                );
+            }
+        };
+        if shape <= 1.0 {
+            return err(
+                format!("{p}.shape"),
+                format!(
+                    "must be > 1 for a finite mean (got {}); the mean is what waits are measured in",
+                    crate::report::format_number(shape)
+                ),
+            );
+        }
+        return Ok(Latency::Pareto { shape, min_ms });
     }
     if let Some(e) = &l.exponential {
         return Ok(Latency::Exponential {
@@ -576,7 +706,10 @@ pub fn latency(path: &str, l: &RawLatency) -> R<Latency> {
     let mut models = Vec::new();
     for (i, part) in parts.iter().enumerate() {
         total += non_negative(&format!("{p}.{i}.weight"), part.weight)?;
-        models.push((total, latency(&format!("{p}.{i}.model"), &part.model)?));
+        models.push((
+            total,
+            latency(&format!("{p}.{i}.model"), &part.model, files)?,
+        ));
     }
     if total <= 0.0 {
         return err(p, "the weights must add up to a positive number");
@@ -1146,5 +1279,45 @@ requests = 1
         );
         assert!(e.message.contains("did you mean `b`?"), "{}", e.message);
         assert!(e.position.is_some());
+    }
+
+    fn latency_of(text: &str) -> crate::model::Latency {
+        use super::{Files, latency};
+        use crate::scenario::raw::RawLatency;
+        let raw: RawLatency = toml::from_str(text).unwrap();
+        let mut files = Files {
+            dir: std::path::Path::new("."),
+            read: Vec::new(),
+        };
+        latency("l", &raw, &mut files).unwrap()
+    }
+
+    #[test]
+    fn weibull_and_pareto_by_percentiles_have_those_percentiles() {
+        let crate::model::Latency::Weibull { shape, scale_ms } =
+            latency_of("weibull = { p50_ms = 6.5, p99_ms = 120 }")
+        else {
+            panic!("a weibull")
+        };
+        let q = |p: f64| scale_ms * (-(1.0 - p).ln()).powf(1.0 / shape);
+        assert!((q(0.5) - 6.5).abs() < 1e-9 && (q(0.99) - 120.0).abs() < 1e-9);
+        let crate::model::Latency::Pareto { shape, min_ms } =
+            latency_of("pareto = { p50_ms = 6.5, p99_ms = 120 }")
+        else {
+            panic!("a pareto")
+        };
+        let q = |p: f64| min_ms * (1.0 - p).powf(-1.0 / shape);
+        assert!((q(0.5) - 6.5).abs() < 1e-9 && (q(0.99) - 120.0).abs() < 1e-9);
+        assert_eq!(
+            latency_of("erlang = { k = 3, mean_ms = 30 }"),
+            crate::model::Latency::Gamma {
+                shape: 3.0,
+                scale_ms: 10.0
+            }
+        );
+        assert_eq!(
+            latency_of("gamma = { shape = 2, mean_ms = 10 }").mean_ms(),
+            10.0
+        );
     }
 }

@@ -4,7 +4,7 @@
 use crate::engine::{Stream, Ticks};
 use crate::model::Latency;
 use rand::RngExt;
-use rand_distr::{Distribution, Exp, LogNormal, StandardNormal};
+use rand_distr::{Distribution, Exp, Gamma, LogNormal, Pareto, StandardNormal, Weibull};
 
 #[derive(Debug, Clone)]
 pub enum Sampler {
@@ -15,6 +15,9 @@ pub enum Sampler {
     Uniform { min_ms: f64, max_ms: f64 },
     LogNormal(LogNormal<f64>),
     Mixture(Vec<(f64, Sampler)>),
+    Gamma(Gamma<f64>),
+    Weibull(Weibull<f64>),
+    Pareto(Pareto<f64>),
 }
 
 impl Sampler {
@@ -44,6 +47,19 @@ impl Sampler {
                 LogNormal::new(*mu, *sigma)
                     .unwrap_or_else(|_| LogNormal::new(*mu, 0.0).expect("sigma 0 is valid")),
             ),
+            // validation keeps the parameters in range; a fallback never runs
+            Latency::Gamma { shape, scale_ms } => match Gamma::new(*shape, *scale_ms) {
+                Ok(d) => Sampler::Gamma(d),
+                Err(_) => Sampler::Constant(Ticks::from_ms(shape * scale_ms)),
+            },
+            Latency::Weibull { shape, scale_ms } => match Weibull::new(*scale_ms, *shape) {
+                Ok(d) => Sampler::Weibull(d),
+                Err(_) => Sampler::Constant(Ticks::from_ms(*scale_ms)),
+            },
+            Latency::Pareto { shape, min_ms } => match Pareto::new(*min_ms, *shape) {
+                Ok(d) => Sampler::Pareto(d),
+                Err(_) => Sampler::Constant(Ticks::from_ms(*min_ms)),
+            },
             Latency::Mixture(parts) => Sampler::Mixture(
                 parts
                     .iter()
@@ -78,6 +94,9 @@ impl Sampler {
                 Ticks::from_ms(*min_ms + u * (*max_ms - *min_ms))
             }
             Sampler::LogNormal(d) => Ticks::from_ms(d.sample(rng)),
+            Sampler::Gamma(d) => Ticks::from_ms(d.sample(rng)),
+            Sampler::Weibull(d) => Ticks::from_ms(d.sample(rng)),
+            Sampler::Pareto(d) => Ticks::from_ms(d.sample(rng)),
             Sampler::Mixture(parts) => {
                 let u: f64 = rng.random();
                 let last = parts.len() - 1;
@@ -141,6 +160,55 @@ mod tests {
         assert!((median - 6.0).abs() < 0.3, "median {median}");
         let p99 = Ticks(v[19800]).as_ms();
         assert!((p99 - 80.0).abs() < 12.0, "p99 {p99}");
+    }
+
+    /// The mean of 200,000 draws, in ms.
+    fn sample_mean(m: &Latency, seed: u64) -> f64 {
+        let mut rng = stream(seed, 0, "mean");
+        let mut s = Sampler::new(m, &mut rng);
+        let n = 200_000;
+        (0..n).map(|_| s.sample(&mut rng).as_ms()).sum::<f64>() / f64::from(n)
+    }
+
+    #[test]
+    fn gamma_weibull_and_pareto_draw_around_their_means() {
+        let cases = [
+            // Erlang-3 with mean 30: sd 17.3, standard error 0.04
+            Latency::Gamma {
+                shape: 3.0,
+                scale_ms: 10.0,
+            },
+            // gamma with shape 0.5: mean 20, sd 28
+            Latency::Gamma {
+                shape: 0.5,
+                scale_ms: 40.0,
+            },
+            // Weibull k = 1.5, lambda = 20: mean 20 Gamma(5/3) = 18.05
+            Latency::Weibull {
+                shape: 1.5,
+                scale_ms: 20.0,
+            },
+            // Weibull k = 0.7 (heavier tail): mean 10 Gamma(1 + 1/0.7) = 12.66
+            Latency::Weibull {
+                shape: 0.7,
+                scale_ms: 10.0,
+            },
+            // Pareto alpha = 3, x_m = 10: mean 15, finite variance
+            Latency::Pareto {
+                shape: 3.0,
+                min_ms: 10.0,
+            },
+        ];
+        for (i, m) in cases.iter().enumerate() {
+            let want = m.mean_ms();
+            let got = sample_mean(m, i as u64);
+            assert!(
+                (got - want).abs() < 0.02 * want,
+                "{m:?}: sample mean {got}, mean_ms {want}"
+            );
+        }
+        assert!((cases[2].mean_ms() - 18.054).abs() < 0.01);
+        assert!((cases[4].mean_ms() - 15.0).abs() < 1e-12);
     }
 
     #[test]

@@ -32,8 +32,24 @@ pub struct Manifest {
     pub metrics: Vec<String>,
     /// The metrics the printed report shows (`[montecarlo] report`).
     pub report: Vec<String>,
+    /// The files latency models read (`empirical = { file = .. }`), with the hash
+    /// of their bytes: a changed file is a different sweep. Absent when none.
+    /// `axis=value` rows the paired differences are taken against (`--baseline`,
+    /// `[montecarlo] baseline`); absent: each axis's first value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_files: Vec<HashedFile>,
     pub shard: Option<ShardInfo>,
     pub invocation: Invocation,
+}
+
+/// A file the sweep read, as written in the scenario, and its FNV-1a 64 hash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HashedFile {
+    pub file: String,
+    pub fnv1a64: String,
 }
 
 /// Which slice of the (row x replication) units a shard folder holds.
@@ -186,6 +202,11 @@ mod tests {
             vary: vec![],
             metrics: vec!["outcomes.answered".into()],
             report: vec![],
+            baseline: vec![],
+            latency_files: vec![HashedFile {
+                file: "latencies.csv".into(),
+                fnv1a64: fnv1a64(b"ms\n6\n"),
+            }],
             shard: Some(ShardInfo {
                 index: 1,
                 count: 2,
@@ -214,6 +235,12 @@ mod tests {
         assert_eq!(
             a.difference(&b),
             Some(("seed".into(), "1".into(), "2".into()))
+        );
+        let mut c = a.clone();
+        c.latency_files[0].fnv1a64 = fnv1a64(b"ms\n7\n");
+        assert_eq!(
+            a.difference(&c).map(|d| d.0),
+            Some("latency_files".to_string())
         );
     }
 }

@@ -187,8 +187,14 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     let axis_columns: Vec<String> = header.iter().take(axes).map(String::from).collect();
 
     output::prepare(&dir, &manifest)?;
-    let mut out =
-        Replications::create(&dir, &axis_columns, &first.metrics, first.confidence, true)?;
+    let mut out = Replications::create(
+        &dir,
+        &axis_columns,
+        &first.metrics,
+        first.confidence,
+        &first.baseline,
+        true,
+    )?;
     for (part, (path, mut reader)) in parts.iter().zip(readers) {
         let mut unit = part.units.0;
         for record in reader.records() {

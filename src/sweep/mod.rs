@@ -22,7 +22,7 @@ mod runner;
 pub mod stats;
 mod summary;
 
-pub use manifest::{Manifest, Shard};
+pub use manifest::{HashedFile, Manifest, Shard};
 pub use merge::{MergeOptions, merge};
 
 use crate::error::{Error, ScenarioError, did_you_mean};
@@ -46,6 +46,8 @@ pub struct SweepOptions {
     pub jobs: Option<usize>,
     /// `--vary key.path=[v1, v2]`, as written.
     pub vary: Vec<String>,
+    /// `--baseline axis=value`, as written (empty: `[montecarlo] baseline`).
+    pub baseline: Vec<String>,
     pub shard: Option<Shard>,
     pub out: Option<PathBuf>,
     /// Draw a progress bar on stderr.
@@ -145,6 +147,45 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         in_file(e.at(pos))
     })?;
 
+    let baseline = if opts.baseline.is_empty() {
+        mc.baseline.clone()
+    } else {
+        opts.baseline.clone()
+    };
+    let reference =
+        summary::reference_labels(&scenario.columns(), &scenario.rows[0].labels, &baseline)
+            .map_err(|message| {
+                let key = if opts.baseline.is_empty() {
+                    "montecarlo.baseline"
+                } else {
+                    ""
+                };
+                let pos = scenario::paths::locate(&text, key);
+                in_file(ScenarioError::new(key, message).at(pos))
+            })?;
+    for (i, label) in reference.iter().enumerate() {
+        if !scenario.rows.iter().any(|r| r.labels[i] == *label) {
+            let axis = &scenario.axes[i];
+            let known: Vec<String> = axis.values.iter().map(scenario::label).collect();
+            let key = if opts.baseline.is_empty() {
+                "montecarlo.baseline"
+            } else {
+                ""
+            };
+            return Err(in_file(
+                ScenarioError::new(
+                    key,
+                    format!(
+                        "baseline: the axis `{}` has no value `{label}` (its values: {}){}",
+                        axis.column,
+                        crate::error::list(known.iter().map(String::as_str)),
+                        crate::error::did_you_mean(label, known.iter().map(String::as_str))
+                    ),
+                )
+                .at(scenario::paths::locate(&text, key)),
+            ));
+        }
+    }
     let dir = opts
         .out
         .clone()
@@ -161,6 +202,8 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         vary: opts.vary.clone(),
         metrics: schema.names.clone(),
         report: mc.report.clone(),
+        baseline: baseline.clone(),
+        latency_files: latency_files(&scenario)?,
         shard: opts.shard.map(|s| ShardInfo {
             index: s.index,
             count: s.count,
@@ -180,6 +223,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         &scenario.columns(),
         &schema.names,
         mc.confidence,
+        &baseline,
         whole,
     )?;
 
@@ -242,6 +286,28 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     }
     text.push_str(&report::footer(&dir));
     Ok(SweepReport { dir, text })
+}
+
+/// Every file a compare row's latency models read, once each, with its hash.
+fn latency_files(scenario: &Scenario) -> Result<Vec<manifest::HashedFile>, Error> {
+    let mut out: Vec<manifest::HashedFile> = Vec::new();
+    let mut seen = Vec::new();
+    for f in scenario.rows.iter().flat_map(|r| &r.model.latency_files) {
+        if seen.contains(&f.path) {
+            continue;
+        }
+        seen.push(f.path.clone());
+        let bytes = std::fs::read(&f.path).map_err(|source| Error::Io {
+            context: format!("cannot read the latency file {}", f.path.display()),
+            source,
+            user_path: true,
+        })?;
+        out.push(manifest::HashedFile {
+            file: f.written.clone(),
+            fnv1a64: manifest::fnv1a64(&bytes),
+        });
+    }
+    Ok(out)
 }
 
 /// How many replications, on how many threads.

@@ -1,6 +1,6 @@
 //! A sweep output folder: `manifest.toml`, `replications.csv` written row by row as
 //! units finish (flushed at every finished replication, so an interrupted run keeps
-//! them), and `summary.csv` / `paired.csv` written whole at the end.
+//! them), and `summary.csv`, `paired.csv` and `summary_wide.csv` written whole at the end.
 
 use super::manifest::{self, Manifest};
 use super::summary::{Summarizer, Summary};
@@ -26,7 +26,7 @@ pub fn prepare(dir: &Path, manifest: &Manifest) -> Result<(), Error> {
         "cannot create the output folder {}",
         dir.display()
     )))?;
-    for stale in ["summary.csv", "paired.csv"] {
+    for stale in ["summary.csv", "paired.csv", "summary_wide.csv"] {
         let p = dir.join(stale);
         if p.exists() {
             std::fs::remove_file(&p).map_err(io(format!("cannot remove {}", p.display())))?;
@@ -58,6 +58,7 @@ impl Replications {
         axis_columns: &[String],
         metrics: &[String],
         confidence: f64,
+        baseline: &[String],
         summarize: bool,
     ) -> Result<Replications, Error> {
         let path = dir.join(REPLICATIONS);
@@ -76,6 +77,7 @@ impl Replications {
                     confidence,
                     &path.display().to_string(),
                 )
+                .with_baseline(baseline.to_vec())
             }),
             csv: {
                 csv.write_record(header).map_err(|e| csv_error(&path, e))?;
@@ -137,7 +139,14 @@ impl Replications {
             return Ok(None);
         };
         let summary = s.finish()?;
-        crate::report::write_tables(dir, &[summary.summary.clone(), summary.paired.clone()])?;
+        crate::report::write_tables(
+            dir,
+            &[
+                summary.summary.clone(),
+                summary.paired.clone(),
+                summary.wide.clone(),
+            ],
+        )?;
         Ok(Some(summary))
     }
 }

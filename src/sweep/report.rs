@@ -4,10 +4,11 @@
 
 use super::summary::{Summary, percent};
 use crate::report::{Cell, Table};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// Columns of `summary.csv` after the axis columns.
-const SUMMARY_TAIL: usize = 9;
+const SUMMARY_TAIL: usize = 10;
 /// Columns of `paired.csv` after the axis columns.
 const PAIRED_TAIL: usize = 8;
 
@@ -33,8 +34,12 @@ pub fn render(s: &Summary, report: &[String], confidence: f64) -> String {
     let mut out = String::new();
     if report.is_empty() {
         out.push('\n');
-        out.push_str(&s.summary.render_text());
-        out.push_str("Paired differences between rows: paired.csv.\n");
+        out.push_str(&varying(&s.summary, &level));
+        out.push_str(&crate::report::wrap(
+            "Every metric per row: summary.csv (one column per metric: summary_wide.csv); \
+             paired differences between rows: paired.csv.",
+            crate::report::WIDTH,
+        ));
         return out;
     }
     let axes = s.summary.headers.len() - SUMMARY_TAIL;
@@ -83,6 +88,81 @@ pub fn render(s: &Summary, report: &[String], confidence: f64) -> String {
     out
 }
 
+/// The default report: the metrics whose "mean +/- half-width" differs between
+/// compare rows, one line per metric and one column per compare row, and the
+/// others (the same in every row) on one line. With a single compare row every
+/// metric is shown.
+fn varying(summary: &Table, level: &str) -> String {
+    let axes = summary.headers.len() - SUMMARY_TAIL;
+    let at = |name: &str| summary.column(name).unwrap_or(axes);
+    let (metric, mean, low, high) = (axes, at("mean"), at("ci_low"), at("ci_high"));
+    // compare rows and metrics in first-seen order; the rendered cell of each pair
+    let mut rows: Vec<String> = Vec::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut cells: HashMap<String, Vec<Cell>> = HashMap::new();
+    for r in &summary.rows {
+        let label = r[..axes]
+            .iter()
+            .map(Cell::render)
+            .collect::<Vec<_>>()
+            .join(" / ");
+        if rows.last() != Some(&label) {
+            rows.push(label);
+        }
+        let name = r[metric].render();
+        cells
+            .entry(name.clone())
+            .or_insert_with(|| {
+                order.push(name.clone());
+                Vec::new()
+            })
+            .push(mean_and_half(&r[mean], &r[low], &r[high]));
+    }
+    let constant =
+        |name: &String| rows.len() > 1 && cells[name].iter().all(|c| *c == cells[name][0]);
+    let axis_names = summary.headers[..axes].join(" / ");
+    let mut t = Table::new(
+        "summary",
+        &format!(
+            "Metrics that differ between compare rows: mean +/- half-width of its {level} interval (Student t){}",
+            if axes == 0 {
+                String::new()
+            } else {
+                format!("; one column per row ({axis_names})")
+            }
+        ),
+        std::iter::once("metric".to_string())
+            .chain(rows.iter().cloned())
+            .collect(),
+    );
+    for name in order.iter().filter(|n| !constant(n)) {
+        let mut row = vec![Cell::Text(name.clone())];
+        row.extend(cells[name].iter().cloned());
+        row.resize(rows.len() + 1, Cell::Empty);
+        t.push(row);
+    }
+    let mut out = String::new();
+    if !t.rows.is_empty() {
+        out.push_str(&t.render_text());
+    }
+    let same: Vec<String> = order
+        .iter()
+        .filter(|n| constant(n))
+        .map(|n| format!("{n} {}", cells[n][0].render()))
+        .collect();
+    if !same.is_empty() {
+        out.push_str(&crate::report::wrap(
+            &format!(
+                "The same in every compare row ({}): {}",
+                same.len(),
+                same.join("; ")
+            ),
+            crate::report::WIDTH,
+        ));
+    }
+    out
+}
+
 /// Turns a long table (one line per key x metric) into `into`'s wide rows: one per
 /// key (its first `key` cells, followed by the `metric` column), one cell per
 /// `report` metric.
@@ -118,10 +198,12 @@ fn wide(
 }
 
 pub fn footer(dir: &Path) -> String {
+    let note = "replications.csv gets each run's row as soon as it and all before it are done \
+         (flushed at every finished replication): an interrupted sweep keeps every finished \
+         replication there; summary.csv, summary_wide.csv and paired.csv are written at the end.";
     format!(
-        "\nreplications.csv gets each run's row as soon as it and all before it are done (flushed at every finished replication): \
-         an interrupted sweep keeps every finished replication there; summary.csv and paired.csv are written at the end.\n\
-         CSV: {}\n",
+        "\n{}CSV: {}\n",
+        crate::report::wrap(note, crate::report::WIDTH),
         dir.display()
     )
 }

@@ -133,10 +133,12 @@ fn progress_bar(len: u64, visible: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    // the ETA from the average rate since the start, once 2 % is done (indicatif's
+    // own {eta} extrapolates the first, slow units: "hours" for a 21-second sweep)
     if let Ok(style) = ProgressStyle::with_template(
-        "{elapsed_precise} [{wide_bar}] {human_pos}/{human_len} runs ({per_sec}, eta {eta})",
+        "{elapsed_precise} [{wide_bar}] {human_pos}/{human_len} runs ({per_sec}, {steady_eta})",
     ) {
-        bar.set_style(style);
+        bar.set_style(style.with_key("steady_eta", crate::progress::steady_eta));
     }
     bar
 }

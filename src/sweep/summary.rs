@@ -45,6 +45,10 @@ pub struct Summarizer {
     stats: Vec<Running>,
     medians: Vec<Median>,
     pairs: Vec<Pair>,
+    /// `axis=value`: the reference row of the paired differences per axis.
+    baseline: Vec<String>,
+    /// Per axis, the label the paired differences are taken against.
+    reference: Vec<String>,
     /// Per pair x metric.
     paired: Vec<Running>,
     /// Data rows consumed (for messages).
@@ -56,6 +60,9 @@ pub struct Summarizer {
 pub struct Summary {
     pub summary: Table,
     pub paired: Table,
+    /// `summary` pivoted for spreadsheets: one row per compare row, one column
+    /// per metric (its mean).
+    pub wide: Table,
 }
 
 impl Summarizer {
@@ -77,10 +84,18 @@ impl Summarizer {
             stats: Vec::new(),
             medians: Vec::new(),
             pairs: Vec::new(),
+            baseline: Vec::new(),
+            reference: Vec::new(),
             paired: Vec::new(),
             line: 0,
             source: source.to_string(),
         }
+    }
+
+    /// Paired differences against `axis=value` rows instead of each axis's first.
+    pub fn with_baseline(mut self, baseline: Vec<String>) -> Summarizer {
+        self.baseline = baseline;
+        self
     }
 
     fn bad(&self, message: String) -> Error {
@@ -169,7 +184,8 @@ impl Summarizer {
         if index.len() != self.rows.len() {
             return Err(self.bad("the first replication repeats a compare row".into()));
         }
-        let first = self.rows[0].clone();
+        let first = reference_labels(&self.axis_columns, &self.rows[0], &self.baseline)
+            .map_err(|m| self.bad(m))?;
         for (i, labels) in self.rows.iter().enumerate() {
             for (axis, first_label) in first.iter().enumerate() {
                 if labels[axis] == *first_label {
@@ -186,6 +202,7 @@ impl Summarizer {
                 }
             }
         }
+        self.reference = first;
         let m = self.metrics.len();
         let series = (self.rows.len() * m).max(1);
         let cap = (MEDIAN_BUDGET / series).clamp(64, 1 << 20);
@@ -208,11 +225,20 @@ impl Summarizer {
         let mut summary = Table::new(
             "summary",
             &format!(
-                "Per row and metric over the replications: mean, sd, {} Student t interval of the mean, min, p50 (sorted[n/2]), max, n",
+                "Per row and metric over the replications: mean, sd, {} Student t interval of the mean, min, p50 (sorted[n/2]), max, n, the interval's confidence level",
                 percent(self.confidence)
             ),
             headers(&[
-                "metric", "mean", "sd", "ci_low", "ci_high", "min", "p50", "max", "n",
+                "metric",
+                "mean",
+                "sd",
+                "ci_low",
+                "ci_high",
+                "min",
+                "p50",
+                "max",
+                "n",
+                "confidence",
             ]),
         );
         let mut t_of_n: HashMap<u64, f64> = HashMap::new();
@@ -236,6 +262,7 @@ impl Summarizer {
                 cells.push(self.medians[i * m + k].median().into());
                 cells.push(s.max().into());
                 cells.push(s.n().into());
+                cells.push(confidence.into());
                 summary.push(cells);
             }
         }
@@ -254,7 +281,7 @@ impl Summarizer {
                 let s = &self.paired[p * m + k];
                 let mut cells = text_cells(&self.rows[pair.row]);
                 cells.push(self.axis_columns[pair.axis].as_str().into());
-                cells.push(self.rows[0][pair.axis].as_str().into());
+                cells.push(self.reference[pair.axis].as_str().into());
                 cells.push(name.as_str().into());
                 cells.push(s.mean().into());
                 cells.push(s.sd().into());
@@ -263,8 +290,62 @@ impl Summarizer {
                 paired.push(cells);
             }
         }
-        Ok(Summary { summary, paired })
+        let wide = wide_means(&self.axis_columns, &self.metrics, &self.rows, &self.stats);
+        Ok(Summary {
+            summary,
+            paired,
+            wide,
+        })
     }
+}
+
+/// One row per compare row, one column per metric holding its mean over the
+/// replications (empty when no replication had a value).
+fn wide_means(
+    axis_columns: &[String],
+    metrics: &[String],
+    rows: &[Vec<String>],
+    stats: &[Running],
+) -> Table {
+    let mut wide = Table::new(
+        "summary_wide",
+        "Mean of each metric per compare row (summary.csv, one column per metric)",
+        axis_columns.iter().chain(metrics).cloned().collect(),
+    );
+    let m = metrics.len();
+    for (i, labels) in rows.iter().enumerate() {
+        let mut cells = text_cells(labels);
+        cells.extend((0..m).map(|k| stats[i * m + k].mean().into()));
+        wide.push(cells);
+    }
+    wide
+}
+
+/// Per axis, the label paired differences are taken against: the `value` of a
+/// `baseline` entry `column=value` for that axis, else the first row's label.
+pub fn reference_labels(
+    columns: &[String],
+    first: &[String],
+    baseline: &[String],
+) -> Result<Vec<String>, String> {
+    let mut out = first.to_vec();
+    for b in baseline {
+        let Some((axis, value)) = b.split_once('=') else {
+            return Err(format!(
+                "baseline `{b}`: expected axis=value, e.g. policy=equal"
+            ));
+        };
+        let (axis, value) = (axis.trim(), value.trim());
+        let Some(i) = columns.iter().position(|c| c == axis) else {
+            return Err(format!(
+                "baseline `{b}`: no compare axis `{axis}` (the axes: {}){}",
+                crate::error::list(columns.iter().map(String::as_str)),
+                crate::error::did_you_mean(axis, columns.iter().map(String::as_str))
+            ));
+        };
+        out[i] = value.to_string();
+    }
+    Ok(out)
 }
 
 fn text_cells(labels: &[String]) -> Vec<Cell> {
@@ -299,10 +380,12 @@ mod tests {
         let csv = String::from_utf8(crate::report::to_csv(&out.summary).unwrap()).unwrap();
         assert_eq!(
             csv,
-            "policy,metric,mean,sd,ci_low,ci_high,min,p50,max,n\n\
-             greedy,t.dropped,1.50,1.290994,-0.55426,3.55426,0,2,3,4\n\
-             equal,t.dropped,3.50,1.290994,1.44574,5.55426,2,4,5,4\n"
+            "policy,metric,mean,sd,ci_low,ci_high,min,p50,max,n,confidence\n\
+             greedy,t.dropped,1.50,1.290994,-0.55426,3.55426,0,2,3,4,0.95\n\
+             equal,t.dropped,3.50,1.290994,1.44574,5.55426,2,4,5,4,0.95\n"
         );
+        let csv = String::from_utf8(crate::report::to_csv(&out.wide).unwrap()).unwrap();
+        assert_eq!(csv, "policy,t.dropped\ngreedy,1.50\nequal,3.50\n");
         let csv = String::from_utf8(crate::report::to_csv(&out.paired).unwrap()).unwrap();
         assert_eq!(
             csv,
@@ -317,7 +400,8 @@ mod tests {
         z.push(&[], "0", &[Some(1.0), None]).unwrap();
         z.push(&[], "1", &[Some(3.0), None]).unwrap();
         let out = z.finish().unwrap();
-        assert_eq!(out.summary.rows[1].last(), Some(&Cell::Int(0)));
+        let n = out.summary.column("n").unwrap();
+        assert_eq!(out.summary.rows[1][n], Cell::Int(0));
         assert_eq!(out.summary.rows[1][1], Cell::Empty);
         assert_eq!(out.paired.rows.len(), 0);
     }

@@ -102,7 +102,9 @@ fn the_ladder_matches_the_seed_table_step_by_step() {
             "saturation_concurrency",
             "knee_concurrency",
             "true_limit",
-            "max_wait_rounds"
+            "max_wait_rounds",
+            "slots_full_concurrency",
+            "queue_full_concurrency"
         ]
     );
     let f = findings.row(&[]);
@@ -110,6 +112,10 @@ fn the_ladder_matches_the_seed_table_step_by_step() {
     assert_eq!(cell(f, "knee_concurrency"), "12");
     assert_eq!(cell(f, "true_limit"), "8");
     assert_eq!(cell(f, "max_wait_rounds"), "1", "IO24: at most one round");
+    // 4 slots fill at c = 8 (c = 4 exactly fits them), a queue of 16 overflows
+    // at c = 24 (4 + 16 = 20 < 24): where saturation_concurrency = 24 comes from
+    assert_eq!(cell(f, "slots_full_concurrency"), "8");
+    assert_eq!(cell(f, "queue_full_concurrency"), "24");
 
     let rules = Csv::read(&dir.path().join("limit_rules.csv"));
     assert_eq!(
@@ -141,7 +147,13 @@ fn the_ladder_matches_the_seed_table_step_by_step() {
             "mean_response_ms",
             "p95_response_ms",
             "mean_busy_slots",
-            "mean_queue"
+            "mean_queue",
+            "waited_pct",
+            "p50_wait_ms",
+            "p90_wait_ms",
+            "p50_response_ms",
+            "p90_response_ms",
+            "p99_response_ms"
         ]
     );
     let s = services.row(&[("service", "loan")]);

@@ -9,7 +9,12 @@ use std::process::Command as Process;
 
 const MC: &str = "scenarios/ay10-montecarlo.toml";
 const AY10: &str = "scenarios/ay10-tariff-slowdown.toml";
-const FILES: [&str; 3] = ["replications.csv", "summary.csv", "paired.csv"];
+const FILES: [&str; 4] = [
+    "replications.csv",
+    "summary.csv",
+    "paired.csv",
+    "summary_wide.csv",
+];
 
 /// Runs `resim sweep FILE --out DIR --quiet ARGS` and returns DIR.
 fn sweep(rel: &str, args: &[&str]) -> tempfile::TempDir {
@@ -177,8 +182,47 @@ fn fixed_cycles_give_the_seed_numbers_in_every_replication() {
             assert_eq!(num(s, "sd"), 0.0);
             assert_eq!((num(s, "ci_low"), num(s, "ci_high")), (seed[0], seed[0]));
             assert_eq!(num(s, "n"), 3.0);
+            assert_eq!(num(s, "confidence"), 0.95);
+            // the wide summary holds the same mean, one column per metric
+            let wide = Csv::read(&dir.path().join("summary_wide.csv"));
+            assert_eq!(num(wide.row(&row), "outcomes.answered"), seed[0]);
+            assert_eq!(wide.rows.len(), 12, "one line per compare row");
         }
     }
+}
+
+#[test]
+fn the_default_report_shows_what_varies_and_lists_the_rest_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = resim()
+        .arg("sweep")
+        .arg(scenario("scenarios/io22-queue-length.toml"))
+        .arg("--out")
+        .arg(dir.path())
+        .args(["-n", "2"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let squeeze = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    let lines: Vec<String> = text.lines().map(squeeze).collect();
+    assert!(lines.contains(&"metric 16 64".to_string()), "{text}");
+    assert!(
+        lines.contains(&"services.shed 60.00 +/- 0.00 0.00 +/- 0.00".to_string()),
+        "{text}"
+    );
+    // arrivals are the same in both rows: named once, not tabled
+    assert!(
+        !lines.iter().any(|l| l.starts_with("services.arrived ")),
+        "{text}"
+    );
+    assert!(
+        text.contains("The same in every compare row (")
+            && text.contains("services.arrived 160.00 +/- 0.00;"),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
 }
 
 #[test]
@@ -508,4 +552,45 @@ fn dy13_montecarlo_sliding_log_never_exceeds_its_limit() {
     let fixed = reps.select(&[("variant", "fixed-window")]);
     assert_eq!(fixed.len(), 5);
     assert!(fixed.iter().all(|l| num(l, "bursts.peak_to_limit") > 1.0));
+}
+
+#[test]
+fn paired_differences_can_be_taken_against_a_named_baseline_row() {
+    let dir = sweep(MC, &["-n", "4", "--baseline", "policy=equal"]);
+    let summary = Csv::read(&dir.path().join("summary.csv"));
+    let paired = Csv::read(&dir.path().join("paired.csv"));
+    let mean = |policy: &str| {
+        num(
+            summary.row(&[
+                ("variant", "tariff-slow"),
+                ("policy", policy),
+                ("metric", "outcomes.answered"),
+            ]),
+            "mean",
+        )
+    };
+    let p = paired.row(&[
+        ("variant", "tariff-slow"),
+        ("policy", "greedy"),
+        ("axis", "policy"),
+        ("metric", "outcomes.answered"),
+    ]);
+    assert_eq!(p["versus"], "equal");
+    assert!((num(p, "mean") - (mean("greedy") - mean("equal"))).abs() < 1e-9);
+    // the baseline row itself has no pair on that axis; the default one does
+    assert!(
+        paired
+            .select(&[("policy", "equal"), ("axis", "policy")])
+            .is_empty()
+    );
+    assert!(
+        !paired
+            .select(&[("policy", "greedy"), ("axis", "policy")])
+            .is_empty()
+    );
+    let manifest = std::fs::read_to_string(dir.path().join("manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("baseline = [\"policy=equal\"]"),
+        "{manifest}"
+    );
 }
