@@ -60,11 +60,15 @@ if [ ${#missing[@]} -gt 0 ]; then
     printf '#!/bin/sh\nexit 101\n' >"$policy"
     chmod 755 "$policy"
     own_policy=1
+    trap 'rm -f "$policy"' EXIT
   fi
   rc=0
   { apt-get update -qq && apt-get install -y -qq slurm-wlm munge parallel; } \
     >"$STATE/apt.log" 2>&1 || rc=$?
-  [ -z "$own_policy" ] || rm -f "$policy"
+  [ -z "$own_policy" ] || {
+    rm -f "$policy"
+    trap - EXIT
+  }
   if [ $rc -ne 0 ]; then
     tail -5 "$STATE/apt.log" >&2
     skip "apt-get could not install slurm-wlm, munge and parallel (log: $STATE/apt.log)"
