@@ -1,0 +1,138 @@
+//! The engine does not allocate per request: a run of 10N requests makes about as
+//! many heap allocations as a run of N. A counting `#[global_allocator]` applies to
+//! a whole binary, so this is a test binary of its own, with one test (the harness
+//! runs tests on parallel threads, which would mix their counts).
+//!
+//! What may still grow with a run is logarithmic: an order statistic's exact values
+//! double their buffer up to 2^20 values and then turn into a histogram. A run that
+//! allocated anything per request (a boxed event, a per-attempt `Vec`, a cloned
+//! name) would add at least 9N allocations between the two sizes; the bound below
+//! allows 0.01 per extra request.
+//!
+//! `cargo test --locked --test alloc -- --nocapture` prints the counts.
+
+use resim::report::{Cell, Table};
+use resim::scenario::{self, LoadOptions, Override};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The system allocator, counting every allocation and reallocation.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is passed unchanged to the system allocator, whose contract
+// is the same; the counter is an atomic that never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: as for `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The most allocations one extra request may add, on average.
+const PER_EXTRA_REQUEST: f64 = 0.01;
+
+fn bench(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios/bench")
+        .join(file)
+}
+
+/// The requests the run table says were sent, over all compare rows.
+fn requests_sent(tables: &[Table]) -> f64 {
+    let run = tables
+        .iter()
+        .find(|t| t.name == "run")
+        .expect("a run table");
+    let col = run
+        .headers
+        .iter()
+        .position(|h| h == "requests")
+        .expect("a requests column");
+    run.rows
+        .iter()
+        .map(|r| match &r[col] {
+            Cell::Int(n) => *n as f64,
+            Cell::Num(x) => *x,
+            other => panic!("requests = {other:?}"),
+        })
+        .sum()
+}
+
+/// Loads `file` with `workload.requests = requests` and counts the allocations of
+/// running it (every compare row, analyses and tables included; loading is not
+/// counted). Returns (allocations, requests sent).
+fn count(file: &Path, requests: u64) -> (u64, f64) {
+    let opts = LoadOptions {
+        overrides: vec![Override::parse(&format!("workload.requests={requests}")).unwrap()],
+        max_rows: scenario::DEFAULT_MAX_ROWS,
+        ..LoadOptions::default()
+    };
+    let s = scenario::load(file, &opts).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let tables = resim::run_scenario(&s).unwrap();
+    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    let sent = requests_sent(&tables);
+    drop(tables);
+    (after - before, sent)
+}
+
+/// (allocations at n, at 10n, extra allocations per extra request), after asserting
+/// that the runs sent what they were asked to.
+fn growth(file: &str, n: u64, rows: f64) -> (u64, u64, f64) {
+    let file = bench(file);
+    // Warm up: the thread pool and any lazily built statics are not the run's.
+    count(&file, 10);
+    let (small, sent_small) = count(&file, n);
+    let (large, sent_large) = count(&file, 10 * n);
+    assert_eq!(sent_small, rows * n as f64, "{}", file.display());
+    assert_eq!(sent_large, rows * 10.0 * n as f64, "{}", file.display());
+    // The counter sees the run's allocations at all (a run builds its tables).
+    assert!(small > 50, "{}: only {small} allocations", file.display());
+    let per_extra = (large as f64 - small as f64) / (sent_large - sent_small);
+    println!(
+        "{}: {small} allocations at {n} requests a row, {large} at {}: {per_extra:.6} per extra request",
+        file.display(),
+        10 * n
+    );
+    (small, large, per_extra)
+}
+
+#[test]
+fn allocations_per_request_stay_bounded_as_runs_grow() {
+    // M1: one server, Poisson arrivals (one compare row).
+    let (_, _, m1) = growth("m1-ladder-server.toml", 10_000, 1.0);
+    // M2: a plan calling three dependencies, with and without cancellation, four rows.
+    let (_, _, m2) = growth("m2-budget-chain.toml", 2_000, 4.0);
+    assert!(
+        m1 < PER_EXTRA_REQUEST,
+        "M1 allocates {m1:.4} times per extra request"
+    );
+    assert!(
+        m2 < PER_EXTRA_REQUEST,
+        "M2 allocates {m2:.4} times per extra request"
+    );
+}
