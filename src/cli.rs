@@ -38,6 +38,9 @@ enum Command {
         /// Print nothing on stdout (the CSV files are still written)
         #[arg(long, short)]
         quiet: bool,
+        /// Do not write report.html (the CSV files are still written)
+        #[arg(long)]
+        no_report: bool,
     },
     /// Monte-Carlo sweep: run every compare row over many seeded replications and
     /// write replications.csv, summary.csv, paired.csv and manifest.toml
@@ -69,6 +72,9 @@ enum Command {
         /// No report on stdout and no progress bar (the files are still written)
         #[arg(long, short)]
         quiet: bool,
+        /// Do not write report.html (the CSV files are still written)
+        #[arg(long)]
+        no_report: bool,
     },
     /// Combine the folders of `resim sweep --shard K/N` runs into the whole run's
     /// replications.csv, summary.csv and paired.csv (byte for byte)
@@ -82,6 +88,9 @@ enum Command {
         /// Print nothing on stdout
         #[arg(long, short)]
         quiet: bool,
+        /// Do not write report.html
+        #[arg(long)]
+        no_report: bool,
     },
     /// Validate scenario files without running them
     Check {
@@ -163,6 +172,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             set,
             seed,
             quiet,
+            no_report,
         } => {
             let files = scenario_files(&paths)?;
             let opts = LoadOptions {
@@ -177,11 +187,15 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 .collect::<Result<Vec<_>, _>>()?;
             let several = scenarios.len() > 1;
             for s in &scenarios {
-                let tables = crate::run_scenario(s)?;
+                let output = crate::run_scenario_output(s)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
-                crate::report::write_tables(&dir, &tables)?;
+                let written = crate::run_files(s, &output, None, !no_report)?;
+                crate::report::write_files(&dir, &written)?;
+                if no_report {
+                    crate::report::html::remove_stale(&dir)?;
+                }
                 if !quiet {
-                    out_line(&crate::render_report(s, &tables))?;
+                    out_line(&crate::render_report(s, &output.tables))?;
                     out_line(&format!("CSV: {}", dir.display()))?;
                 }
             }
@@ -197,6 +211,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             out,
             set,
             quiet,
+            no_report,
         } => {
             use std::io::IsTerminal;
             let opts = crate::sweep::SweepOptions {
@@ -213,6 +228,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 out,
                 progress: !quiet && std::io::stderr().is_terminal(),
                 command: command_line(),
+                report: !no_report,
             };
             let report = crate::sweep::sweep(&opts)?;
             if !quiet {
@@ -220,11 +236,17 @@ fn dispatch(command: Command) -> Result<(), Error> {
             }
             Ok(())
         }
-        Command::Merge { dirs, out, quiet } => {
+        Command::Merge {
+            dirs,
+            out,
+            quiet,
+            no_report,
+        } => {
             let report = crate::sweep::merge(&crate::sweep::MergeOptions {
                 dirs,
                 out,
                 command: command_line(),
+                report: !no_report,
             })?;
             if !quiet {
                 print!("{}", report.text);

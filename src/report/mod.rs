@@ -2,8 +2,9 @@
 //! as a CSV file, so the two always show the same figures.
 
 mod csv_out;
+pub mod html;
 
-pub use csv_out::{to_csv, write_tables};
+pub use csv_out::{to_csv, write_files, write_tables};
 
 /// One cell of a table.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +28,7 @@ impl Cell {
         }
     }
 
-    fn is_numeric(&self) -> bool {
+    pub fn is_numeric(&self) -> bool {
         matches!(self, Cell::Int(_) | Cell::Num(_))
     }
 }

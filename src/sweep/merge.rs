@@ -19,6 +19,8 @@ pub struct MergeOptions {
     pub out: Option<PathBuf>,
     /// The command line, for the manifest.
     pub command: String,
+    /// Write `report.html` (the same bytes the unsharded sweep writes).
+    pub report: bool,
 }
 
 fn refuse(dir: &Path, message: String) -> Error {
@@ -247,6 +249,9 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         }
     }
     let summary = out.finish(&dir)?;
+    if let (Some(s), true) = (&summary, opts.report) {
+        report::write_html(&dir, &manifest, s, None)?;
+    }
     let mut text = format!(
         "== {} (merged {} shard(s) of {} replications x {} compare rows, seed {})\n",
         first.scenario_name,

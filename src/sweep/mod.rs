@@ -52,6 +52,8 @@ pub struct SweepOptions {
     pub progress: bool,
     /// The command line, for the manifest.
     pub command: String,
+    /// Write `report.html` (with the summary: a whole run, not a shard).
+    pub report: bool,
 }
 
 /// What a sweep or merge leaves for the user: its folder and the printed report.
@@ -226,6 +228,9 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         );
     }
     let summary = out.finish(&dir)?;
+    if let (Some(s), true) = (&summary, opts.report) {
+        report::write_html(&dir, &manifest, s, None)?;
+    }
 
     let mut text = format!("== {} ({})\n", base.name, opts.file.display());
     text.push_str(&format!(

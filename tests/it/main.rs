@@ -9,5 +9,6 @@ mod golden_io22;
 mod output_safety;
 mod peers;
 mod properties;
+mod report_html;
 mod runaway;
 mod sweep;

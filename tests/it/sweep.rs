@@ -9,7 +9,12 @@ use std::process::Command as Process;
 
 const MC: &str = "scenarios/ay10-montecarlo.toml";
 const AY10: &str = "scenarios/ay10-tariff-slowdown.toml";
-const FILES: [&str; 3] = ["replications.csv", "summary.csv", "paired.csv"];
+const FILES: [&str; 4] = [
+    "replications.csv",
+    "summary.csv",
+    "paired.csv",
+    "report.html",
+];
 
 /// Runs `resim sweep FILE --out DIR --quiet ARGS` and returns DIR.
 fn sweep(rel: &str, args: &[&str]) -> tempfile::TempDir {
