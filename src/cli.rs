@@ -41,6 +41,9 @@ enum Command {
         /// Do not write report.html (the CSV files are still written)
         #[arg(long)]
         no_report: bool,
+        /// Print the tables as one JSON document on stdout instead of text
+        #[arg(long)]
+        json: bool,
     },
     /// Monte-Carlo sweep: run every compare row over many seeded replications and
     /// write replications.csv, summary.csv, paired.csv and manifest.toml
@@ -173,6 +176,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             seed,
             quiet,
             no_report,
+            json,
         } => {
             let files = scenario_files(&paths)?;
             let opts = LoadOptions {
@@ -186,20 +190,53 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 .map(|f| scenario::load(f, &opts))
                 .collect::<Result<Vec<_>, _>>()?;
             let several = scenarios.len() > 1;
+            let mut failed = Vec::new();
+            let mut documents = Vec::new();
             for s in &scenarios {
                 let output = crate::run_scenario_output(s)?;
+                let verdict = crate::thresholds::check_run(s, &output.runs)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
-                let written = crate::run_files(s, &output, None, !no_report)?;
+                let mut written = crate::run_files(
+                    s,
+                    &output,
+                    verdict.as_ref().map(crate::thresholds::html_view),
+                    !no_report,
+                )?;
+                if let Some(v) = &verdict {
+                    written.push(("thresholds.csv".into(), crate::report::to_csv(&v.table)?));
+                }
                 crate::report::write_files(&dir, &written)?;
                 if no_report {
                     crate::report::html::remove_stale(&dir)?;
                 }
-                if !quiet {
+                if json {
+                    documents.push(crate::report::json::scenario(
+                        s,
+                        output.all_tables(),
+                        verdict.as_ref(),
+                    ));
+                } else if !quiet {
                     out_line(&crate::render_report(s, &output.tables))?;
+                    if let Some(v) = &verdict {
+                        out_line(&format!(
+                            "\n{}Thresholds: {}",
+                            v.table.render_text(),
+                            v.summary()
+                        ))?;
+                    }
                     out_line(&format!("CSV: {}", dir.display()))?;
                 }
+                if let Some(e) = verdict.and_then(|v| v.error(&s.file.display().to_string())) {
+                    failed.push(e.to_string());
+                }
             }
-            Ok(())
+            if json {
+                out_line(&crate::report::json::document(documents)?)?;
+            }
+            match failed.is_empty() {
+                true => Ok(()),
+                false => Err(Error::Thresholds(failed.join("\n"))),
+            }
         }
         Command::Sweep {
             file,
@@ -234,7 +271,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             if !quiet {
                 print!("{}", report.text);
             }
-            Ok(())
+            report.thresholds_result()
         }
         Command::Merge {
             dirs,
@@ -251,7 +288,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             if !quiet {
                 print!("{}", report.text);
             }
-            Ok(())
+            report.thresholds_result()
         }
         Command::Check { paths, set } => {
             let files = scenario_files(&paths)?;

@@ -22,6 +22,7 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;
+pub mod thresholds;
 
 use error::Error;
 use rayon::prelude::*;

@@ -3,6 +3,7 @@
 
 mod csv_out;
 pub mod html;
+pub mod json;
 
 pub use csv_out::{to_csv, write_files, write_tables};
 

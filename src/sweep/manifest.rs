@@ -32,6 +32,9 @@ pub struct Manifest {
     pub metrics: Vec<String>,
     /// The metrics the printed report shows (`[montecarlo] report`).
     pub report: Vec<String>,
+    /// `[thresholds]` as (metric, condition): a merge checks them as the sweep does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<(String, String)>,
     pub shard: Option<ShardInfo>,
     pub invocation: Invocation,
 }
@@ -186,6 +189,7 @@ mod tests {
             vary: vec![],
             metrics: vec!["outcomes.answered".into()],
             report: vec![],
+            thresholds: vec![],
             shard: Some(ShardInfo {
                 index: 1,
                 count: 2,

@@ -249,9 +249,18 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         }
     }
     let summary = out.finish(&dir)?;
-    if let (Some(s), true) = (&summary, opts.report) {
-        report::write_html(&dir, &manifest, s, None)?;
-    }
+    let thresholds = first
+        .thresholds
+        .iter()
+        .map(|(metric, condition)| {
+            crate::model::Threshold::parse(metric, condition).map_err(|m| {
+                refuse(
+                    &parts[0].dir.join(super::manifest::FILE),
+                    format!("thresholds: {m}"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut text = format!(
         "== {} (merged {} shard(s) of {} replications x {} compare rows, seed {})\n",
         first.scenario_name,
@@ -260,9 +269,16 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         first.rows,
         first.seed
     );
+    let mut thresholds_failed = None;
     if let Some(s) = &summary {
         text.push_str(&report::render(s, &first.report, first.confidence));
+        thresholds_failed =
+            super::finish_report(&dir, &manifest, s, &thresholds, opts.report, &mut text)?;
     }
     text.push_str(&report::footer(&dir));
-    Ok(SweepReport { dir, text })
+    Ok(SweepReport {
+        dir,
+        text,
+        thresholds_failed,
+    })
 }

@@ -22,12 +22,13 @@ mod runner;
 pub mod stats;
 mod summary;
 
+pub use extract::{Named, RowRunner};
 pub use manifest::{Manifest, Shard};
 pub use merge::{MergeOptions, merge};
 
 use crate::error::{Error, ScenarioError, did_you_mean};
 use crate::scenario::{self, LoadOptions, Override, Scenario};
-use extract::{RowRunner, Schema};
+use extract::Schema;
 use manifest::{Invocation, ShardInfo};
 use output::Replications;
 use std::path::{Path, PathBuf};
@@ -61,6 +62,59 @@ pub struct SweepOptions {
 pub struct SweepReport {
     pub dir: PathBuf,
     pub text: String,
+    /// Why `[thresholds]` failed (exit status 3), when one did.
+    pub thresholds_failed: Option<String>,
+}
+
+impl SweepReport {
+    /// `Err` (exit status 3) when a threshold failed.
+    pub fn thresholds_result(&self) -> Result<(), Error> {
+        match &self.thresholds_failed {
+            Some(m) => Err(Error::Thresholds(m.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The thresholds as the manifest keeps them (a merge checks them again).
+fn manifest_thresholds(t: &[crate::model::Threshold]) -> Vec<(String, String)> {
+    t.iter()
+        .map(|t| (t.metric.clone(), t.condition()))
+        .collect()
+}
+
+/// Checks `thresholds` against the summary, adds the table to `text` and writes
+/// `report.html` when asked; returns why a threshold failed.
+fn finish_report(
+    dir: &Path,
+    manifest: &Manifest,
+    summary: &summary::Summary,
+    thresholds: &[crate::model::Threshold],
+    html: bool,
+    text: &mut String,
+) -> Result<Option<String>, Error> {
+    let verdict = crate::thresholds::check_sweep(
+        thresholds,
+        &summary.summary,
+        &summary::percent(manifest.confidence),
+    );
+    if let Some(v) = &verdict {
+        text.push('\n');
+        text.push_str(&v.table.render_text());
+        text.push_str(&format!("Thresholds: {}\n", v.summary()));
+        crate::report::write_tables(dir, std::slice::from_ref(&v.table))?;
+    }
+    if html {
+        report::write_html(
+            dir,
+            manifest,
+            summary,
+            verdict.as_ref().map(crate::thresholds::html_view),
+        )?;
+    }
+    Ok(verdict
+        .and_then(|v| v.error(&dir.display().to_string()))
+        .map(|e| e.to_string()))
 }
 
 /// Parses `--vary key.path=[v1, v2, ...]` into an axis.
@@ -147,6 +201,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         let pos = scenario::paths::locate(&text, &e.path);
         in_file(e.at(pos))
     })?;
+    crate::thresholds::check_names(&opts.file, &base.thresholds, &schema.names)?;
 
     let dir = opts
         .out
@@ -164,6 +219,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         vary: opts.vary.clone(),
         metrics: schema.names.clone(),
         report: mc.report.clone(),
+        thresholds: manifest_thresholds(&base.thresholds),
         shard: opts.shard.map(|s| ShardInfo {
             index: s.index,
             count: s.count,
@@ -228,9 +284,6 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         );
     }
     let summary = out.finish(&dir)?;
-    if let (Some(s), true) = (&summary, opts.report) {
-        report::write_html(&dir, &manifest, s, None)?;
-    }
 
     let mut text = format!("== {} ({})\n", base.name, opts.file.display());
     text.push_str(&format!(
@@ -246,8 +299,16 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         )),
         (None, None) => {}
     }
+    let thresholds_failed = match &summary {
+        Some(s) => finish_report(&dir, &manifest, s, &base.thresholds, opts.report, &mut text)?,
+        None => None,
+    };
     text.push_str(&report::footer(&dir));
-    Ok(SweepReport { dir, text })
+    Ok(SweepReport {
+        dir,
+        text,
+        thresholds_failed,
+    })
 }
 
 /// How many replications, on how many threads, with which seed per row.
@@ -308,6 +369,7 @@ fn with_note(e: Error, note: &str) -> Error {
             user_path,
         },
         Error::Other(m) => Error::Other(m + note),
+        Error::Thresholds(m) => Error::Thresholds(m + note),
     }
 }
 

@@ -12,3 +12,4 @@ mod properties;
 mod report_html;
 mod runaway;
 mod sweep;
+mod thresholds_json;
