@@ -38,6 +38,12 @@ enum Command {
         /// Print nothing on stdout (the CSV files are still written)
         #[arg(long, short)]
         quiet: bool,
+        /// Do not write report.html (the CSV files are still written)
+        #[arg(long)]
+        no_report: bool,
+        /// Print the tables as one JSON document on stdout instead of text
+        #[arg(long)]
+        json: bool,
     },
     /// Monte-Carlo sweep: run every compare row over many seeded replications and
     /// write replications.csv, summary.csv, paired.csv and manifest.toml
@@ -73,6 +79,9 @@ enum Command {
         /// No report on stdout and no progress bar (the files are still written)
         #[arg(long, short)]
         quiet: bool,
+        /// Do not write report.html (the CSV files are still written)
+        #[arg(long)]
+        no_report: bool,
     },
     /// Combine the folders of `resim sweep --shard K/N` runs into the whole run's
     /// replications.csv, summary.csv and paired.csv (byte for byte)
@@ -86,6 +95,9 @@ enum Command {
         /// Print nothing on stdout
         #[arg(long, short)]
         quiet: bool,
+        /// Do not write report.html
+        #[arg(long)]
+        no_report: bool,
     },
     /// Validate scenario files without running them
     Check {
@@ -167,6 +179,8 @@ fn dispatch(command: Command) -> Result<(), Error> {
             set,
             seed,
             quiet,
+            no_report,
+            json,
         } => {
             let files = scenario_files(&paths)?;
             let opts = LoadOptions {
@@ -182,18 +196,55 @@ fn dispatch(command: Command) -> Result<(), Error> {
             let several = scenarios.len() > 1;
             let progress = {
                 use std::io::IsTerminal;
-                !quiet && std::io::stderr().is_terminal()
+                !quiet && !json && std::io::stderr().is_terminal()
             };
+            let mut failed = Vec::new();
+            let mut documents = Vec::new();
             for s in &scenarios {
-                let tables = crate::run_scenario_with_progress(s, progress)?;
+                let output = crate::run_scenario_output(s, progress)?;
+                let verdict = crate::thresholds::check_run(s, &output.runs)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
-                crate::report::write_tables(&dir, &tables)?;
-                if !quiet {
-                    out_line(&crate::render_report(s, &tables))?;
+                let mut written = crate::run_files(
+                    s,
+                    &output,
+                    verdict.as_ref().map(crate::thresholds::html_view),
+                    !no_report,
+                )?;
+                if let Some(v) = &verdict {
+                    written.push(("thresholds.csv".into(), crate::report::to_csv(&v.table)?));
+                }
+                crate::report::write_files(&dir, &written)?;
+                if no_report {
+                    crate::report::html::remove_stale(&dir)?;
+                }
+                if json {
+                    documents.push(crate::report::json::scenario(
+                        s,
+                        output.all_tables(),
+                        verdict.as_ref(),
+                    ));
+                } else if !quiet {
+                    out_line(&crate::render_report(s, &output.tables))?;
+                    if let Some(v) = &verdict {
+                        out_line(&format!(
+                            "\n{}Thresholds: {}",
+                            v.table.render_text(),
+                            v.summary()
+                        ))?;
+                    }
                     out_line(&format!("CSV: {}", dir.display()))?;
                 }
+                if let Some(e) = verdict.and_then(|v| v.error(&s.file.display().to_string())) {
+                    failed.push(e.to_string());
+                }
             }
-            Ok(())
+            if json {
+                out_line(&crate::report::json::document(documents)?)?;
+            }
+            match failed.is_empty() {
+                true => Ok(()),
+                false => Err(Error::Thresholds(failed.join("\n"))),
+            }
         }
         Command::Sweep {
             file,
@@ -206,6 +257,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             out,
             set,
             quiet,
+            no_report,
         } => {
             use std::io::IsTerminal;
             let opts = crate::sweep::SweepOptions {
@@ -223,23 +275,30 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 out,
                 progress: !quiet && std::io::stderr().is_terminal(),
                 command: command_line(),
+                report: !no_report,
             };
             let report = crate::sweep::sweep(&opts)?;
             if !quiet {
                 print!("{}", report.text);
             }
-            Ok(())
+            report.thresholds_result()
         }
-        Command::Merge { dirs, out, quiet } => {
+        Command::Merge {
+            dirs,
+            out,
+            quiet,
+            no_report,
+        } => {
             let report = crate::sweep::merge(&crate::sweep::MergeOptions {
                 dirs,
                 out,
                 command: command_line(),
+                report: !no_report,
             })?;
             if !quiet {
                 print!("{}", report.text);
             }
-            Ok(())
+            report.thresholds_result()
         }
         Command::Check { paths, set } => {
             let files = scenario_files(&paths)?;

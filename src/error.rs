@@ -84,14 +84,19 @@ pub enum Error {
         source: std::io::Error,
         user_path: bool,
     },
+    /// A `[thresholds]` condition failed (exit code 3); every file was written.
+    #[error("{0}")]
+    Thresholds(String),
     #[error("{0}")]
     Other(String),
 }
 
 impl Error {
-    /// The process exit code: 2 for anything the user can fix in the input, 1 else.
+    /// The process exit code: 2 for anything the user can fix in the input, 3 for
+    /// a failed threshold, 1 else.
     pub fn exit_code(&self) -> i32 {
         match self {
+            Error::Thresholds(_) => 3,
             Error::Scenario(_) | Error::Limit(_) => 2,
             Error::Io { user_path, .. } if *user_path => 2,
             _ => 1,

@@ -27,6 +27,7 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;
+pub mod thresholds;
 
 use error::Error;
 use rayon::prelude::*;
@@ -36,15 +37,30 @@ use scenario::Scenario;
 /// Runs every compare row of `scenario` (in parallel; results keep row order) and
 /// returns its report tables.
 pub fn run_scenario(scenario: &Scenario) -> Result<Vec<Table>, Error> {
-    run_scenario_with_progress(scenario, false)
+    Ok(run_scenario_output(scenario, false)?.tables)
 }
 
-/// [`run_scenario`], with a bar on stderr (compare rows done) when `progress` and
-/// the run takes more than a second.
-pub fn run_scenario_with_progress(
-    scenario: &Scenario,
-    progress: bool,
-) -> Result<Vec<Table>, Error> {
+/// What `resim run` makes of one scenario.
+pub struct RunOutput {
+    /// The report tables, printed and written as CSV.
+    pub tables: Vec<Table>,
+    /// Tables behind charts, written as CSV and drawn, not printed (`latency_cdf`).
+    pub chart_tables: Vec<Table>,
+    /// The run of each compare row, in row order.
+    pub runs: Vec<sim::RunResult>,
+}
+
+impl RunOutput {
+    /// Every table, in the order the files and the JSON document list them.
+    pub fn all_tables(&self) -> impl Iterator<Item = &Table> {
+        self.tables.iter().chain(&self.chart_tables)
+    }
+}
+
+/// Runs every compare row of `scenario` and returns its tables and runs, with a
+/// bar on stderr (compare rows done) when `progress` and the run takes more than a
+/// second.
+pub fn run_scenario_output(scenario: &Scenario, progress: bool) -> Result<RunOutput, Error> {
     let bar = progress::Delayed::new(
         scenario.rows.len() as u64,
         progress,
@@ -65,7 +81,13 @@ pub fn run_scenario_with_progress(
     bar.finish();
     let runs = runs?;
     let mut results = analysis::Results { scenario, runs };
-    Ok(analysis::analyse(&mut results))
+    let tables = analysis::analyse(&mut results);
+    let chart_tables = analysis::chart_tables(&mut results);
+    Ok(RunOutput {
+        tables,
+        chart_tables,
+        runs: results.runs,
+    })
 }
 
 /// Names the file (and the compare row) in a runaway-limit error.
@@ -102,4 +124,43 @@ pub fn render_report(scenario: &Scenario, tables: &[Table]) -> String {
         out.push_str(&t.render_text());
     }
     out
+}
+
+/// The files `resim run` writes for one scenario: one CSV per table and, with
+/// `report`, `report.html`.
+pub fn run_files(
+    scenario: &Scenario,
+    output: &RunOutput,
+    thresholds: Option<report::html::Thresholds>,
+    report: bool,
+) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let mut files = output
+        .all_tables()
+        .map(|t| Ok((format!("{}.csv", t.name), report::to_csv(t)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    if report {
+        let all: Vec<Table> = output.all_tables().cloned().collect();
+        let page = report::html::run_page(
+            run_heading(scenario),
+            &all,
+            scenario.columns().len(),
+            thresholds,
+        )?;
+        files.push((report::html::FILE.to_string(), page.into_bytes()));
+    }
+    Ok(files)
+}
+
+fn run_heading(scenario: &Scenario) -> report::html::Heading {
+    let base = scenario.base();
+    report::html::Heading {
+        title: base.name.clone(),
+        // not the file's path: the page depends on the scenario, not where it lies
+        subtitle: format!(
+            "resim run: {} compare row(s), seed {}",
+            scenario.rows.len(),
+            base.seed
+        ),
+        about: base.about.clone(),
+    }
 }

@@ -29,6 +29,9 @@ pub struct Model {
     /// Files the latency models were read from (`empirical = { file = .. }`), as
     /// written (relative to the scenario file), each once, in the order read.
     pub latency_files: Vec<LatencyFile>,
+    /// `[thresholds]`, in file order; metric names are checked by whoever knows
+    /// the metrics (the run or the sweep).
+    pub thresholds: Vec<Threshold>,
 }
 
 /// A file a latency model was read from.
@@ -38,6 +41,83 @@ pub struct LatencyFile {
     pub written: String,
     /// Resolved against the scenario file's folder.
     pub path: std::path::PathBuf,
+}
+
+/// One `[thresholds]` entry: `metric` must satisfy `op value`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    pub metric: String,
+    pub op: Comparison,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Comparison {
+    Less,
+    LessOrEqual,
+    Greater,
+    GreaterOrEqual,
+}
+
+impl Comparison {
+    pub const ALL: [(&'static str, Comparison); 4] = [
+        ("<=", Comparison::LessOrEqual),
+        (">=", Comparison::GreaterOrEqual),
+        ("<", Comparison::Less),
+        (">", Comparison::Greater),
+    ];
+
+    pub fn symbol(self) -> &'static str {
+        Comparison::ALL
+            .iter()
+            .find(|(_, c)| *c == self)
+            .map_or("?", |(s, _)| s)
+    }
+
+    pub fn holds(self, x: f64, limit: f64) -> bool {
+        match self {
+            Comparison::Less => x < limit,
+            Comparison::LessOrEqual => x <= limit,
+            Comparison::Greater => x > limit,
+            Comparison::GreaterOrEqual => x >= limit,
+        }
+    }
+}
+
+impl Threshold {
+    /// Parses a condition such as `< 300` or `>=99.5`.
+    pub fn parse(metric: &str, condition: &str) -> Result<Threshold, String> {
+        let c = condition.trim();
+        let (op, rest) = Comparison::ALL
+            .iter()
+            .find_map(|(sym, op)| c.strip_prefix(sym).map(|rest| (*op, rest)))
+            .ok_or_else(|| {
+                format!("expected a comparison and a number, e.g. \"< 300\" or \">= 99\" (got \"{condition}\"); comparisons: `<`, `<=`, `>`, `>=`")
+            })?;
+        let value: f64 = rest
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{}` is not a number (in \"{condition}\")", rest.trim()))?;
+        if !value.is_finite() {
+            return Err(format!(
+                "the limit must be a finite number (got \"{condition}\")"
+            ));
+        }
+        Ok(Threshold {
+            metric: metric.to_string(),
+            op,
+            value,
+        })
+    }
+
+    /// `< 300`, as written back.
+    pub fn condition(&self) -> String {
+        format!(
+            "{} {}",
+            self.op.symbol(),
+            crate::report::format_number(self.value)
+        )
+    }
 }
 
 /// `[montecarlo]`: the defaults `resim sweep` runs with (its flags override them).

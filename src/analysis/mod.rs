@@ -4,6 +4,7 @@
 
 mod budget;
 mod ladder;
+mod latency;
 mod limiters;
 mod run;
 mod services;
@@ -81,4 +82,10 @@ pub fn analyse(results: &mut Results) -> Vec<Table> {
     services::tables(results, &mut tables);
     ladder::tables(results, &mut tables);
     tables
+}
+
+/// Tables written as CSV and drawn in `report.html` but not printed (and not sweep
+/// metrics): the response-time distribution.
+pub fn chart_tables(results: &mut Results) -> Vec<Table> {
+    latency::latency_cdf(results).into_iter().collect()
 }

@@ -27,27 +27,32 @@ pub fn to_csv(table: &Table) -> Result<Vec<u8>, Error> {
 }
 
 /// Writes `tables` as `<dir>/<name>.csv`, each whole or not at all.
+pub fn write_tables(dir: &Path, tables: &[Table]) -> Result<(), Error> {
+    let rendered = tables
+        .iter()
+        .map(|t| Ok((format!("{}.csv", t.name), to_csv(t)?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    write_files(dir, &rendered)
+}
+
+/// Writes `files` (file name, bytes) into `dir`, each whole or not at all.
 ///
-/// Two phases, so a failure leaves complete files only: first every table goes to a
-/// temporary file beside its target (`.<name>.csv.<pid>.tmp`); if any of those
+/// Two phases, so a failure leaves complete files only: first every file goes to a
+/// temporary file beside its target (`.<name>.<pid>.tmp`); if any of those
 /// writes fails, the temporaries are removed and every previous file is untouched.
 /// Then each temporary is renamed over its target (atomic on one file system); if
 /// a rename fails, the rest are removed: each file is then the old or the new
 /// version, never a truncated one, and no temporary is left behind.
-pub fn write_tables(dir: &Path, tables: &[Table]) -> Result<(), Error> {
-    let rendered = tables
-        .iter()
-        .map(|t| Ok((t.name.clone(), to_csv(t)?)))
-        .collect::<Result<Vec<_>, Error>>()?;
+pub fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), Error> {
     std::fs::create_dir_all(dir).map_err(io(
         format!("cannot create the output folder {}", dir.display()),
         true,
     ))?;
     let pid = std::process::id();
-    let mut staged = Vec::with_capacity(rendered.len());
-    for (name, bytes) in &rendered {
-        let target = dir.join(format!("{name}.csv"));
-        let tmp = dir.join(format!(".{name}.csv.{pid}.tmp"));
+    let mut staged = Vec::with_capacity(files.len());
+    for (name, bytes) in files {
+        let target = dir.join(name);
+        let tmp = dir.join(format!(".{name}.{pid}.tmp"));
         staged.push((tmp.clone(), target.clone()));
         if let Err(e) = std::fs::write(&tmp, bytes) {
             remove_all(&staged);

@@ -2,9 +2,11 @@
 //! as a CSV file, so the two always show the same figures.
 
 mod csv_out;
+pub mod html;
+pub mod json;
 
 pub use crate::format::format_number;
-pub use csv_out::{to_csv, write_tables};
+pub use csv_out::{to_csv, write_files, write_tables};
 
 /// One cell of a table.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +30,7 @@ impl Cell {
         }
     }
 
-    fn is_numeric(&self) -> bool {
+    pub fn is_numeric(&self) -> bool {
         matches!(self, Cell::Int(_) | Cell::Num(_))
     }
 }

@@ -26,6 +26,9 @@ pub struct RawScenario {
     #[serde(default)]
     pub analysis: RawAnalysis,
     pub montecarlo: Option<RawMonteCarlo>,
+    /// `"table.column" = "< 300"`: conditions that make the run a CI check.
+    #[serde(default)]
+    pub thresholds: IndexMap<String, String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -290,6 +290,14 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     check_event_budget(&workload, &limits)?;
     let analysis = analysis(&raw.analysis)?;
     let montecarlo = montecarlo(raw.montecarlo.as_ref())?;
+    let thresholds = raw
+        .thresholds
+        .iter()
+        .map(|(metric, condition)| {
+            Threshold::parse(metric, condition)
+                .map_err(|m| ScenarioError::new(format!("thresholds.\"{metric}\""), m))
+        })
+        .collect::<R<Vec<_>>>()?;
 
     Ok(Model {
         name: raw.scenario.name.clone(),
@@ -306,6 +314,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         analysis,
         montecarlo,
         latency_files: std::mem::take(&mut files.read),
+        thresholds,
     })
 }
 

@@ -46,6 +46,18 @@ impl RowRunner {
         RowRunner { rows }
     }
 
+    /// The metrics of compare row `row` of a finished run (`resim run`), named as
+    /// a sweep names them.
+    pub fn metrics_of(&self, row: usize, run: crate::sim::RunResult) -> Named {
+        let scenario = &self.rows[row];
+        let mut results = Results {
+            scenario,
+            runs: vec![run],
+        };
+        let tables = analysis::analyse(&mut results);
+        self.named(&tables)
+    }
+
     pub fn row_count(&self) -> usize {
         self.rows.len()
     }

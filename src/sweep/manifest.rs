@@ -32,14 +32,17 @@ pub struct Manifest {
     pub metrics: Vec<String>,
     /// The metrics the printed report shows (`[montecarlo] report`).
     pub report: Vec<String>,
-    /// The files latency models read (`empirical = { file = .. }`), with the hash
-    /// of their bytes: a changed file is a different sweep. Absent when none.
     /// `axis=value` rows the paired differences are taken against (`--baseline`,
     /// `[montecarlo] baseline`); absent: each axis's first value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baseline: Vec<String>,
+    /// The files latency models read (`empirical = { file = .. }`), with the hash
+    /// of their bytes: a changed file is a different sweep. Absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_files: Vec<HashedFile>,
+    /// `[thresholds]` as (metric, condition): a merge checks them as the sweep does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<(String, String)>,
     pub shard: Option<ShardInfo>,
     pub invocation: Invocation,
 }
@@ -207,6 +210,7 @@ mod tests {
                 file: "latencies.csv".into(),
                 fnv1a64: fnv1a64(b"ms\n6\n"),
             }],
+            thresholds: vec![],
             shard: Some(ShardInfo {
                 index: 1,
                 count: 2,

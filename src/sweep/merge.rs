@@ -19,6 +19,8 @@ pub struct MergeOptions {
     pub out: Option<PathBuf>,
     /// The command line, for the manifest.
     pub command: String,
+    /// Write `report.html` (the same bytes the unsharded sweep writes).
+    pub report: bool,
 }
 
 fn refuse(dir: &Path, message: String) -> Error {
@@ -253,6 +255,18 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         }
     }
     let summary = out.finish(&dir)?;
+    let thresholds = first
+        .thresholds
+        .iter()
+        .map(|(metric, condition)| {
+            crate::model::Threshold::parse(metric, condition).map_err(|m| {
+                refuse(
+                    &parts[0].dir.join(super::manifest::FILE),
+                    format!("thresholds: {m}"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut text = format!(
         "== {} (merged {} shard(s) of {} replications x {} compare rows, seed {})\n",
         first.scenario_name,
@@ -261,9 +275,16 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         first.rows,
         first.seed
     );
+    let mut thresholds_failed = None;
     if let Some(s) = &summary {
         text.push_str(&report::render(s, &first.report, first.confidence));
+        thresholds_failed =
+            super::finish_report(&dir, &manifest, s, &thresholds, opts.report, &mut text)?;
     }
     text.push_str(&report::footer(&dir));
-    Ok(SweepReport { dir, text })
+    Ok(SweepReport {
+        dir,
+        text,
+        thresholds_failed,
+    })
 }

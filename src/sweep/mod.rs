@@ -22,12 +22,13 @@ mod runner;
 pub mod stats;
 mod summary;
 
+pub use extract::{Named, RowRunner};
 pub use manifest::{HashedFile, Manifest, Shard};
 pub use merge::{MergeOptions, merge};
 
 use crate::error::{Error, ScenarioError, did_you_mean};
 use crate::scenario::{self, LoadOptions, Override, Scenario};
-use extract::{RowRunner, Schema};
+use extract::Schema;
 use manifest::{Invocation, ShardInfo};
 use output::Replications;
 use std::path::{Path, PathBuf};
@@ -54,6 +55,8 @@ pub struct SweepOptions {
     pub progress: bool,
     /// The command line, for the manifest.
     pub command: String,
+    /// Write `report.html` (with the summary: a whole run, not a shard).
+    pub report: bool,
 }
 
 /// What a sweep or merge leaves for the user: its folder and the printed report.
@@ -61,6 +64,59 @@ pub struct SweepOptions {
 pub struct SweepReport {
     pub dir: PathBuf,
     pub text: String,
+    /// Why `[thresholds]` failed (exit status 3), when one did.
+    pub thresholds_failed: Option<String>,
+}
+
+impl SweepReport {
+    /// `Err` (exit status 3) when a threshold failed.
+    pub fn thresholds_result(&self) -> Result<(), Error> {
+        match &self.thresholds_failed {
+            Some(m) => Err(Error::Thresholds(m.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The thresholds as the manifest keeps them (a merge checks them again).
+fn manifest_thresholds(t: &[crate::model::Threshold]) -> Vec<(String, String)> {
+    t.iter()
+        .map(|t| (t.metric.clone(), t.condition()))
+        .collect()
+}
+
+/// Checks `thresholds` against the summary, adds the table to `text` and writes
+/// `report.html` when asked; returns why a threshold failed.
+fn finish_report(
+    dir: &Path,
+    manifest: &Manifest,
+    summary: &summary::Summary,
+    thresholds: &[crate::model::Threshold],
+    html: bool,
+    text: &mut String,
+) -> Result<Option<String>, Error> {
+    let verdict = crate::thresholds::check_sweep(
+        thresholds,
+        &summary.summary,
+        &summary::percent(manifest.confidence),
+    );
+    if let Some(v) = &verdict {
+        text.push('\n');
+        text.push_str(&v.table.render_text());
+        text.push_str(&format!("Thresholds: {}\n", v.summary()));
+        crate::report::write_tables(dir, std::slice::from_ref(&v.table))?;
+    }
+    if html {
+        report::write_html(
+            dir,
+            manifest,
+            summary,
+            verdict.as_ref().map(crate::thresholds::html_view),
+        )?;
+    }
+    Ok(verdict
+        .and_then(|v| v.error(&dir.display().to_string()))
+        .map(|e| e.to_string()))
 }
 
 /// Parses `--vary key.path=[v1, v2, ...]` into an axis.
@@ -146,6 +202,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         let pos = scenario::paths::locate(&text, &e.path);
         in_file(e.at(pos))
     })?;
+    crate::thresholds::check_names(&opts.file, &base.thresholds, &schema.names)?;
 
     let baseline = if opts.baseline.is_empty() {
         mc.baseline.clone()
@@ -204,6 +261,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         report: mc.report.clone(),
         baseline: baseline.clone(),
         latency_files: latency_files(&scenario)?,
+        thresholds: manifest_thresholds(&base.thresholds),
         shard: opts.shard.map(|s| ShardInfo {
             index: s.index,
             count: s.count,
@@ -284,8 +342,16 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         )),
         (None, None) => {}
     }
+    let thresholds_failed = match &summary {
+        Some(s) => finish_report(&dir, &manifest, s, &base.thresholds, opts.report, &mut text)?,
+        None => None,
+    };
     text.push_str(&report::footer(&dir));
-    Ok(SweepReport { dir, text })
+    Ok(SweepReport {
+        dir,
+        text,
+        thresholds_failed,
+    })
 }
 
 /// Every file a compare row's latency models read, once each, with its hash.
@@ -354,6 +420,7 @@ fn with_note(e: Error, note: &str) -> Error {
             user_path,
         },
         Error::Other(m) => Error::Other(m + note),
+        Error::Thresholds(m) => Error::Thresholds(m + note),
     }
 }
 

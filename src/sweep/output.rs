@@ -26,7 +26,13 @@ pub fn prepare(dir: &Path, manifest: &Manifest) -> Result<(), Error> {
         "cannot create the output folder {}",
         dir.display()
     )))?;
-    for stale in ["summary.csv", "paired.csv", "summary_wide.csv"] {
+    for stale in [
+        "summary.csv",
+        "paired.csv",
+        "summary_wide.csv",
+        "thresholds.csv",
+        crate::report::html::FILE,
+    ] {
         let p = dir.join(stale);
         if p.exists() {
             std::fs::remove_file(&p).map_err(io(format!("cannot remove {}", p.display())))?;

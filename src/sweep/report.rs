@@ -2,10 +2,50 @@
 //! comparison. With `[montecarlo] report = [metrics]` one column per metric
 //! ("mean +/- half-width"); without it, every metric one per line.
 
+use super::manifest::Manifest;
 use super::summary::{Summary, percent};
+use crate::error::Error;
+use crate::report::html::{self, Heading, Thresholds};
 use crate::report::{Cell, Table};
 use std::collections::HashMap;
 use std::path::Path;
+
+/// Metrics charted when `[montecarlo] report` names none: the first few.
+const DEFAULT_CHARTED: usize = 6;
+
+/// Writes `report.html` of a whole sweep or a merge. It reads only what a merge
+/// has too (the manifest's sweep-defining fields and the summary), so both write
+/// the same bytes.
+pub fn write_html(
+    dir: &Path,
+    manifest: &Manifest,
+    s: &Summary,
+    thresholds: Option<Thresholds>,
+) -> Result<(), Error> {
+    let metrics: Vec<String> = if manifest.report.is_empty() {
+        manifest
+            .metrics
+            .iter()
+            .take(DEFAULT_CHARTED)
+            .cloned()
+            .collect()
+    } else {
+        manifest.report.clone()
+    };
+    let heading = Heading {
+        title: manifest.scenario_name.clone(),
+        subtitle: format!(
+            "Monte-Carlo sweep: {} replication(s) x {} compare row(s), seed {}, {} intervals (Student t)",
+            manifest.replications,
+            manifest.rows,
+            manifest.seed,
+            percent(manifest.confidence)
+        ),
+        about: None,
+    };
+    let page = html::sweep_page(heading, &s.summary, &s.paired, &metrics, thresholds)?;
+    crate::report::write_files(dir, &[(html::FILE.to_string(), page.into_bytes())])
+}
 
 /// Columns of `summary.csv` after the axis columns.
 const SUMMARY_TAIL: usize = 10;

@@ -11,6 +11,8 @@ mod output_safety;
 mod peers;
 mod properties;
 mod queueing;
+mod report_html;
 mod runaway;
 mod sweep;
 mod tables;
+mod thresholds_json;

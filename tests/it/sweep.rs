@@ -9,11 +9,12 @@ use std::process::Command as Process;
 
 const MC: &str = "scenarios/ay10-montecarlo.toml";
 const AY10: &str = "scenarios/ay10-tariff-slowdown.toml";
-const FILES: [&str; 4] = [
+const FILES: [&str; 5] = [
     "replications.csv",
     "summary.csv",
     "paired.csv",
     "summary_wide.csv",
+    "report.html",
 ];
 
 /// Runs `resim sweep FILE --out DIR --quiet ARGS` and returns DIR.

@@ -1,0 +1,566 @@
+//! `report.html`: one self-contained page (inline CSS and SVG, no script, no
+//! external URL) with every table of a run or a sweep and, beside the tables that
+//! have one, its charts. Charts are drawn from the tables alone (every chart has
+//! its CSV file), so the same tables give the same bytes, and `resim merge` writes
+//! the page the unsharded sweep writes.
+//!
+//! The page is a minijinja template (`report.html.j2`, HTML-escaped); the charts
+//! come from [`charts`].
+
+pub mod charts;
+
+use super::{Cell, Table};
+use crate::error::Error;
+use charts::{Bar, BarChart, Forest, Interval, LineChart, Marker, Series};
+use serde::Serialize;
+
+/// The file name of the report in an output folder.
+pub const FILE: &str = "report.html";
+
+/// Removes an earlier run's `report.html` from `dir` (a run with `--no-report`
+/// must not leave a page that contradicts its CSV files).
+pub fn remove_stale(dir: &std::path::Path) -> Result<(), Error> {
+    let p = dir.join(FILE);
+    match std::fs::remove_file(&p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::Io {
+            context: format!("cannot remove {}", p.display()),
+            source: e,
+            user_path: true,
+        }),
+        _ => Ok(()),
+    }
+}
+
+const TEMPLATE: &str = include_str!("report.html.j2");
+
+/// The pass/fail table of `[thresholds]` as the page shows it.
+pub struct Thresholds<'a> {
+    pub table: &'a Table,
+    /// "2 of 3 hold".
+    pub summary: String,
+    /// How a threshold is judged (per row; whole interval).
+    pub rule: String,
+}
+
+/// What the page is about: heading, one line under it, the scenario's `about`.
+pub struct Heading {
+    pub title: String,
+    pub subtitle: String,
+    pub about: Option<String>,
+}
+
+#[derive(Serialize)]
+struct CellView {
+    text: String,
+    num: bool,
+}
+
+#[derive(Serialize)]
+struct TableView {
+    headers: Vec<String>,
+    rows: Vec<Vec<CellView>>,
+}
+
+impl TableView {
+    fn of(t: &Table) -> TableView {
+        TableView {
+            headers: t.headers.clone(),
+            rows: t
+                .rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .map(|c| CellView {
+                            text: c.render(),
+                            num: c.is_numeric(),
+                        })
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct SectionView {
+    name: String,
+    title: String,
+    file: String,
+    charts: Vec<String>,
+    table: TableView,
+    notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ThresholdsView {
+    summary: String,
+    rule: String,
+    table: TableView,
+}
+
+#[derive(Serialize)]
+struct PageView {
+    version: &'static str,
+    title: String,
+    subtitle: String,
+    about: Option<String>,
+    thresholds: Option<ThresholdsView>,
+    sections: Vec<SectionView>,
+}
+
+/// One table with its charts, as a page section.
+pub struct Section {
+    pub table: Table,
+    /// The table's CSV file, as the page names it.
+    pub file: String,
+    pub charts: Vec<String>,
+}
+
+fn render(
+    heading: Heading,
+    thresholds: Option<Thresholds>,
+    sections: Vec<Section>,
+) -> Result<String, Error> {
+    let page = PageView {
+        version: env!("CARGO_PKG_VERSION"),
+        title: heading.title,
+        subtitle: heading.subtitle,
+        about: heading.about.map(|a| a.trim().to_string()),
+        thresholds: thresholds.map(|t| ThresholdsView {
+            summary: t.summary,
+            rule: t.rule,
+            table: TableView::of(t.table),
+        }),
+        sections: sections
+            .into_iter()
+            .map(|s| SectionView {
+                name: s.table.name.clone(),
+                title: s.table.title.clone(),
+                file: s.file,
+                charts: s.charts,
+                table: TableView::of(&s.table),
+                notes: s.table.notes.clone(),
+            })
+            .collect(),
+    };
+    let mut env = minijinja::Environment::new();
+    let fail = |e: minijinja::Error| Error::Other(format!("cannot render {FILE}: {e}"));
+    env.add_template("report.html", TEMPLATE).map_err(fail)?;
+    env.get_template("report.html")
+        .and_then(|t| t.render(minijinja::value::Serde(&page)))
+        .map(|mut html| {
+            html.push('\n');
+            html
+        })
+        .map_err(fail)
+}
+
+fn number(c: &Cell) -> Option<f64> {
+    match c {
+        Cell::Int(i) => Some(*i as f64),
+        Cell::Num(x) if x.is_finite() => Some(*x),
+        _ => None,
+    }
+}
+
+/// A row's compare-axis labels as one name ("baseline, greedy"), or `whole`.
+fn group_name(row: &[Cell], axes: usize, whole: &str) -> String {
+    if axes == 0 {
+        whole.to_string()
+    } else {
+        row[..axes]
+            .iter()
+            .map(Cell::render)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Rows grouped by their axis labels, groups in first-seen order.
+fn groups(t: &Table, axes: usize) -> Vec<(String, Vec<&Vec<Cell>>)> {
+    let mut out: Vec<(String, Vec<&Vec<Cell>>)> = Vec::new();
+    for row in &t.rows {
+        let name = group_name(row, axes, "");
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, rows)) => rows.push(row),
+            None => out.push((name, vec![row])),
+        }
+    }
+    out
+}
+
+/// "processed (queue = 16)" or just "processed" without compare axes.
+fn series_name(what: &str, group: &str) -> String {
+    if group.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what} ({group})")
+    }
+}
+
+/// The column names of the axes, for chart legends ("variant, policy").
+fn axes_label(t: &Table, axes: usize) -> String {
+    t.headers[..axes].join(", ")
+}
+
+/// The report of one `resim run`: `tables` are every table written (printed ones
+/// and chart tables), `axes` the number of compare-axis columns they start with.
+pub fn run_page(
+    heading: Heading,
+    tables: &[Table],
+    axes: usize,
+    thresholds: Option<Thresholds>,
+) -> Result<String, Error> {
+    let find = |name: &str| tables.iter().find(|t| t.name == name);
+    let mut sections = Vec::new();
+    for t in tables {
+        let charts = match t.name.as_str() {
+            "ladder" => ladder_charts(t, find("findings"), axes)?,
+            "latency_cdf" => latency_chart(t, axes)?.into_iter().collect(),
+            "outcomes" => stacked(
+                t,
+                axes,
+                &[],
+                "answered",
+                "dropped",
+                "Requests answered and dropped per row",
+                "requests",
+            )?,
+            "limiters" => stacked(
+                t,
+                axes,
+                &["limiter"],
+                "passed",
+                "rejected",
+                "Limiter passes and rejects per limiter (and key)",
+                "requests",
+            )?,
+            "members" => stacked(
+                t,
+                axes,
+                &["limiter", "member"],
+                "passed",
+                "rejected",
+                "Limiter passes and rejects per member",
+                "requests",
+            )?,
+            _ => Vec::new(),
+        };
+        sections.push(Section {
+            table: t.clone(),
+            file: format!("{}.csv", t.name),
+            charts,
+        });
+    }
+    render(heading, thresholds, sections)
+}
+
+/// Ladder curves: processed and successful requests per step, and the p95 queue
+/// wait, against the step; the findings (saturation, knee, true limit) as
+/// dashed lines.
+fn ladder_charts(t: &Table, findings: Option<&Table>, axes: usize) -> Result<Vec<String>, Error> {
+    let Some(step) = t.headers.get(axes).cloned() else {
+        return Ok(Vec::new());
+    };
+    let curve = |column: &str| -> Vec<Series> {
+        let Some(c) = t.column(column) else {
+            return Vec::new();
+        };
+        groups(t, axes)
+            .into_iter()
+            .map(|(g, rows)| Series {
+                name: series_name(column, &g),
+                points: rows
+                    .iter()
+                    .filter_map(|r| Some((number(&r[axes])?, number(&r[c])?)))
+                    .collect(),
+            })
+            .collect()
+    };
+    let mut markers = Vec::new();
+    if let Some(f) = findings {
+        for (column, what) in [
+            ("saturation_concurrency", "saturation"),
+            ("knee_concurrency", "knee"),
+            ("true_limit", "true limit"),
+        ] {
+            let Some(c) = f.column(column) else { continue };
+            for row in &f.rows {
+                if let Some(x) = number(&row[c]) {
+                    let g = group_name(row, axes, "");
+                    markers.push(Marker {
+                        name: series_name(&format!("{what}: {step} = {}", row[c].render()), &g),
+                        x,
+                    });
+                }
+            }
+        }
+    }
+    let mut throughput = curve("processed");
+    throughput.extend(curve("successful"));
+    let wait = curve("p95_wait_rounds");
+    let mut out = vec![charts::line_chart(&LineChart {
+        title: "Ladder: processed and successful requests per step".into(),
+        x_label: format!("{step} (step)"),
+        y_label: "requests per step".into(),
+        series: throughput,
+        markers: markers.clone(),
+    })?];
+    if !wait.is_empty() {
+        out.push(charts::line_chart(&LineChart {
+            title: "Ladder: p95 queue wait per step".into(),
+            x_label: format!("{step} (step)"),
+            y_label: "p95 wait (rounds of service)".into(),
+            series: wait,
+            markers,
+        })?);
+    }
+    Ok(out)
+}
+
+/// The response-time distribution (CDF), one line per compare row.
+fn latency_chart(t: &Table, axes: usize) -> Result<Option<String>, Error> {
+    let (Some(p), Some(ms)) = (t.column("percentile"), t.column("latency_ms")) else {
+        return Ok(None);
+    };
+    let series = groups(t, axes)
+        .into_iter()
+        .map(|(g, rows)| Series {
+            name: if g.is_empty() { "responses".into() } else { g },
+            points: rows
+                .iter()
+                .filter_map(|r| Some((number(&r[ms])?, number(&r[p])?)))
+                .collect(),
+        })
+        .collect();
+    let title = if axes == 0 {
+        "Response-time distribution".to_string()
+    } else {
+        format!(
+            "Response-time distribution per row ({})",
+            axes_label(t, axes)
+        )
+    };
+    Ok(Some(charts::line_chart(&LineChart {
+        title,
+        x_label: "response time (ms)".into(),
+        y_label: "responses within (%)".into(),
+        series,
+        markers: Vec::new(),
+    })?))
+}
+
+/// Stacked bars of two count columns, one bar per table row, labelled by its axis
+/// cells and `keys` columns.
+fn stacked(
+    t: &Table,
+    axes: usize,
+    keys: &[&str],
+    first: &str,
+    second: &str,
+    title: &str,
+    unit: &str,
+) -> Result<Vec<String>, Error> {
+    let (Some(a), Some(b)) = (t.column(first), t.column(second)) else {
+        return Ok(Vec::new());
+    };
+    let key_columns: Vec<usize> = keys.iter().filter_map(|k| t.column(k)).collect();
+    let bars = t
+        .rows
+        .iter()
+        .map(|r| {
+            let label = r[..axes]
+                .iter()
+                .chain(key_columns.iter().map(|&c| &r[c]))
+                .map(Cell::render)
+                .collect::<Vec<_>>()
+                .join(", ");
+            Bar {
+                label,
+                parts: vec![number(&r[a]).unwrap_or(0.0), number(&r[b]).unwrap_or(0.0)],
+            }
+        })
+        .collect();
+    let y_label: Vec<&str> = t.headers[..axes]
+        .iter()
+        .map(String::as_str)
+        .chain(keys.iter().copied().filter(|k| t.column(k).is_some()))
+        .collect();
+    Ok(vec![charts::bar_chart(&BarChart {
+        title: title.into(),
+        x_label: unit.into(),
+        y_label: y_label.join(", "),
+        parts: vec![first.into(), second.into()],
+        bars,
+    })?])
+}
+
+/// The unit a metric's name ends in, for axis labels.
+fn unit_of(metric: &str) -> &'static str {
+    let column = metric.rsplit('.').next().unwrap_or(metric);
+    [
+        ("_ms", "ms"),
+        ("_pct", "%"),
+        ("_per_s", "per s"),
+        ("_rps", "per s"),
+        ("_slots", "slots"),
+        ("slots", "slots"),
+        ("_rounds", "rounds of service"),
+        ("_concurrency", "concurrent requests"),
+    ]
+    .iter()
+    .find(|(suffix, _)| column.ends_with(suffix))
+    .map_or("count", |(_, unit)| unit)
+}
+
+/// The report of a sweep (or of its merge): `summary` and `paired` as written,
+/// forest plots for `metrics` (the `[montecarlo] report` metrics, or the first few).
+pub fn sweep_page(
+    heading: Heading,
+    summary: &Table,
+    paired: &Table,
+    metrics: &[String],
+    thresholds: Option<Thresholds>,
+) -> Result<String, Error> {
+    let mut sections = Vec::new();
+    for (t, name_column, paired_rows) in [(summary, "metric", false), (paired, "metric", true)] {
+        let (Some(m), Some(mean), Some(lo), Some(hi)) = (
+            t.column(name_column),
+            t.column("mean"),
+            t.column("ci_low"),
+            t.column("ci_high"),
+        ) else {
+            continue;
+        };
+        // the row's labels end where the metric (summary) or the axis (paired) starts
+        let axes = if paired_rows {
+            t.column("axis").unwrap_or(m)
+        } else {
+            m
+        };
+        let mut charts = Vec::new();
+        for metric in metrics {
+            let rows: Vec<Interval> = t
+                .rows
+                .iter()
+                .filter(|r| r[m].render() == *metric)
+                .filter_map(|r| {
+                    let mut label = group_name(r, axes, "all rows");
+                    if paired_rows {
+                        label =
+                            format!("{label} vs {} = {}", r[axes].render(), r[axes + 1].render());
+                    }
+                    Some(Interval {
+                        label,
+                        mean: number(&r[mean])?,
+                        low: number(&r[lo]),
+                        high: number(&r[hi]),
+                    })
+                })
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            let unit = unit_of(metric);
+            let (title, x_label) = if paired_rows {
+                (
+                    format!("{metric}: paired difference to the reference row"),
+                    format!("difference in {metric} ({unit})"),
+                )
+            } else {
+                (
+                    format!("{metric}: mean per row"),
+                    format!("mean {metric} ({unit})"),
+                )
+            };
+            charts.push(charts::forest(&Forest {
+                title,
+                x_label,
+                y_label: String::new(),
+                rows,
+                zero_line: paired_rows,
+            })?);
+        }
+        if t.rows.is_empty() {
+            continue;
+        }
+        // The page's table shows the charted metrics; the CSV file holds them all.
+        let mut shown = t.clone();
+        shown.rows.retain(|r| metrics.contains(&r[m].render()));
+        let total = t.rows.len();
+        if shown.rows.len() < total {
+            shown.notes.insert(
+                0,
+                format!(
+                    "Shown: the {} lines of the charted metrics; {}.csv has all {total}.",
+                    shown.rows.len(),
+                    t.name
+                ),
+            );
+        }
+        sections.push(Section {
+            file: format!("{}.csv", t.name),
+            table: shown,
+            charts,
+        });
+    }
+    render(heading, thresholds, sections)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn heading() -> Heading {
+        Heading {
+            title: "T <x>".into(),
+            subtitle: "s".into(),
+            about: None,
+        }
+    }
+
+    fn ladder() -> (Table, Table) {
+        let mut l = Table::new(
+            "ladder",
+            "L",
+            ["concurrency", "processed", "p95_wait_rounds", "successful"]
+                .map(String::from)
+                .to_vec(),
+        );
+        for c in [1i64, 2, 4] {
+            l.push(vec![c.into(), (c * 5).into(), 0i64.into(), (c * 4).into()]);
+        }
+        let mut f = Table::new(
+            "findings",
+            "F",
+            ["saturation_concurrency", "knee_concurrency"]
+                .map(String::from)
+                .to_vec(),
+        );
+        f.push(vec![Cell::Empty, 2i64.into()]);
+        (l, f)
+    }
+
+    #[test]
+    fn a_run_page_holds_each_table_and_its_charts_escaped() {
+        let (l, f) = ladder();
+        let page = run_page(heading(), &[l, f], 0, None).unwrap();
+        assert!(page.contains("<title>T &lt;x&gt;</title>"), "{page}");
+        assert_eq!(page.matches("<svg").count(), 2, "two ladder charts");
+        assert!(page.contains("knee: concurrency = 2"), "finding marked");
+        assert!(
+            !page.contains("saturation:"),
+            "an empty finding is not marked"
+        );
+        assert_eq!(page.matches("<table>").count(), 2);
+        let (l, f) = ladder();
+        assert_eq!(page, run_page(heading(), &[l, f], 0, None).unwrap());
+    }
+
+    #[test]
+    fn units_come_from_the_metric_name() {
+        assert_eq!(unit_of("outcomes.wasted_ms"), "ms");
+        assert_eq!(unit_of("outcomes.held_slots"), "slots");
+        assert_eq!(unit_of("outcomes.answered"), "count");
+    }
+}

@@ -1,0 +1,205 @@
+//! `report.html`: written beside the CSV files, self-contained, the same bytes for
+//! the same inputs, skipped with `--no-report`, and the latency table behind its
+//! distribution chart.
+
+use crate::common::{Csv, resim, scenario};
+use std::path::Path;
+
+fn run(file: &str, out: &Path, extra: &[&str]) {
+    resim()
+        .arg("run")
+        .arg(scenario(file))
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .args(extra)
+        .assert()
+        .success();
+}
+
+fn page(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("report.html"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
+/// Every `src="..."` / `href="..."` value of the page.
+fn links(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in ["src=\"", "href=\""] {
+        for (i, _) in html.match_indices(attr) {
+            let rest = &html[i + attr.len()..];
+            out.push(rest[..rest.find('"').unwrap_or(rest.len())].to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_run_writes_a_self_contained_report_with_its_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    run("scenarios/io22-capacity-ladder.toml", dir.path(), &[]);
+    let html = page(dir.path());
+    assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..80]);
+    let links = links(&html);
+    assert!(!links.is_empty(), "the contents list links to sections");
+    for l in &links {
+        assert!(l.starts_with('#'), "a link leaves the page: {l}");
+    }
+    assert!(!html.contains("<script"), "no script");
+    assert!(!html.contains("<link"), "no stylesheet from elsewhere");
+    // two ladder charts (throughput, p95 wait) and the distribution
+    assert_eq!(html.matches("<svg").count(), 3);
+    for text in [
+        "Ladder: processed and successful requests per step",
+        "knee: concurrency = 12",
+        "saturation: concurrency = 24",
+        "true limit: concurrency = 8",
+        "response time (ms)",
+    ] {
+        assert!(html.contains(text), "missing {text:?}");
+    }
+    // every printed table and the distribution table are on the page
+    for t in ["ladder", "findings", "totals", "latency_cdf"] {
+        assert!(html.contains(&format!("<section id=\"{t}\">")), "{t}");
+    }
+}
+
+#[test]
+fn the_same_run_gives_the_same_report_bytes() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    run("scenarios/dy13-limiter-keys.toml", a.path(), &[]);
+    run("scenarios/dy13-limiter-keys.toml", b.path(), &[]);
+    assert_eq!(page(a.path()), page(b.path()));
+    // and another seed changes nothing here but the heading's seed
+    let c = tempfile::tempdir().unwrap();
+    run(
+        "scenarios/dy13-limiter-keys.toml",
+        c.path(),
+        &["--seed", "7"],
+    );
+    assert_ne!(page(a.path()), page(c.path()));
+    let html = page(a.path());
+    assert!(html.contains("Limiter passes and rejects per member"));
+    assert!(html.contains("constant, loan-limiter, u5"), "bar labels");
+}
+
+#[test]
+fn no_report_writes_the_csv_files_only_and_removes_an_old_page() {
+    let dir = tempfile::tempdir().unwrap();
+    run("scenarios/ay10-tariff-slowdown.toml", dir.path(), &[]);
+    assert!(dir.path().join("report.html").exists());
+    run(
+        "scenarios/ay10-tariff-slowdown.toml",
+        dir.path(),
+        &["--no-report"],
+    );
+    assert!(!dir.path().join("report.html").exists());
+    assert!(dir.path().join("outcomes.csv").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "temporaries left: {leftovers:?}");
+}
+
+#[test]
+fn the_latency_table_holds_each_rows_response_percentiles() {
+    let dir = tempfile::tempdir().unwrap();
+    run("scenarios/ay10-tariff-slowdown.toml", dir.path(), &[]);
+    let cdf = Csv::read(&dir.path().join("latency_cdf.csv"));
+    assert_eq!(
+        cdf.headers,
+        [
+            "variant",
+            "policy",
+            "cancellation",
+            "percentile",
+            "latency_ms"
+        ]
+    );
+    let outcomes = Csv::read(&dir.path().join("outcomes.csv"));
+    assert_eq!(cdf.rows.len(), outcomes.rows.len() * 19);
+    for o in &outcomes.rows {
+        let key = [
+            ("variant", o["variant"].as_str()),
+            ("policy", o["policy"].as_str()),
+            ("cancellation", o["cancellation"].as_str()),
+        ];
+        let rows = cdf.select(&key);
+        let at = |p: &str| {
+            rows.iter()
+                .find(|r| r["percentile"] == p)
+                .map(|r| r["latency_ms"].clone())
+                .unwrap()
+        };
+        // the median and the worst agree with the outcomes table
+        assert_eq!(at("50"), o["median_ms"], "{key:?}");
+        assert_eq!(at("100"), o["worst_ms"], "{key:?}");
+        let values: Vec<f64> = rows
+            .iter()
+            .map(|r| r["latency_ms"].parse().unwrap())
+            .collect();
+        assert!(values.windows(2).all(|w| w[0] <= w[1]), "{values:?}");
+    }
+    // not printed: the text report stays as it was
+    let out = resim()
+        .arg("run")
+        .arg(scenario("scenarios/ay10-tariff-slowdown.toml"))
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("latency_ms"));
+}
+
+#[test]
+fn a_sweep_report_has_forest_plots_and_merge_writes_the_same_page() {
+    let whole = tempfile::tempdir().unwrap();
+    let file = scenario("scenarios/ay10-montecarlo.toml");
+    resim()
+        .arg("sweep")
+        .arg(&file)
+        .args(["-n", "3", "--quiet", "--out"])
+        .arg(whole.path())
+        .assert()
+        .success();
+    let html = page(whole.path());
+    // three report metrics: a mean chart and a paired chart each
+    assert_eq!(html.matches("<svg").count(), 6);
+    assert!(html.contains("outcomes.answered: paired difference to the reference row"));
+    let work = tempfile::tempdir().unwrap();
+    for k in 1..=2 {
+        resim()
+            .arg("sweep")
+            .arg(&file)
+            .args(["-n", "3", "--quiet", "--shard", &format!("{k}/2"), "--out"])
+            .arg(work.path().join(format!("s{k}")))
+            .assert()
+            .success();
+        assert!(!work.path().join(format!("s{k}/report.html")).exists());
+    }
+    let merged = work.path().join("m");
+    resim()
+        .arg("merge")
+        .arg("--quiet")
+        .arg("--out")
+        .arg(&merged)
+        .arg(work.path().join("s2"))
+        .arg(work.path().join("s1"))
+        .assert()
+        .success();
+    assert_eq!(page(&merged), html);
+    let again = work.path().join("m2");
+    resim()
+        .arg("merge")
+        .args(["--quiet", "--no-report", "--out"])
+        .arg(&again)
+        .arg(work.path().join("s1"))
+        .arg(work.path().join("s2"))
+        .assert()
+        .success();
+    assert!(!again.join("report.html").exists());
+    assert!(again.join("summary.csv").exists());
+}
