@@ -108,7 +108,9 @@ pub fn main() -> i32 {
     match dispatch(cli.command) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Not eprintln!: a closed stderr must not turn an error into a panic.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr().lock(), "error: {e}");
             e.exit_code()
         }
     }
@@ -216,7 +218,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             };
             let report = crate::sweep::sweep(&opts)?;
             if !quiet {
-                print!("{}", report.text);
+                out_text(&report.text)?;
             }
             Ok(())
         }
@@ -227,7 +229,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 command: command_line(),
             })?;
             if !quiet {
-                print!("{}", report.text);
+                out_text(&report.text)?;
             }
             Ok(())
         }
@@ -250,11 +252,22 @@ fn dispatch(command: Command) -> Result<(), Error> {
     }
 }
 
-/// Prints a line on stdout. A reader that went away (`resim run ... | head`) is
-/// not an error: the rest of the report is simply not printed.
+/// Prints a line on stdout (see [`out_text`]).
 fn out_line(text: &str) -> Result<(), Error> {
+    out_text(&format!("{text}\n"))
+}
+
+/// Prints text on stdout. A reader that went away (`resim run ... | head`) is not
+/// an error: the rest of the report is simply not printed (the files are written
+/// already). Any other failure (a full disk behind `>file`) is exit code 1 with a
+/// message, never a panic as `print!` would give.
+fn out_text(text: &str) -> Result<(), Error> {
     use std::io::Write;
-    match writeln!(std::io::stdout().lock(), "{text}") {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
             context: "cannot write the report to stdout".into(),
             source: e,

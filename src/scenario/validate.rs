@@ -52,13 +52,24 @@ fn count(path: &str, v: i64, min: i64) -> R<u64> {
     }
 }
 
-/// Milliseconds to ticks, refusing values that do not fit the clock.
+/// Milliseconds to ticks, refusing values that do not fit the clock. The check is
+/// made on the converted value: a positive time that rounds to 0 ns (the clock's
+/// resolution) would divide by zero or silently mean "no time at all".
 fn ticks(path: &str, ms: f64) -> R<Ticks> {
     non_negative(path, ms)?;
     if ms * crate::engine::Ticks::from_ms(1.0).0 as f64 >= u64::MAX as f64 / 2.0 {
         return err(path, format!("{ms} ms is beyond the virtual clock's range"));
     }
-    Ok(Ticks::from_ms(ms))
+    let t = Ticks::from_ms(ms);
+    if ms > 0.0 && t == Ticks::ZERO {
+        return err(
+            path,
+            format!(
+                "{ms} ms rounds to 0 ns (the virtual clock counts whole nanoseconds): must be > 0 after conversion, at least 0.0000005"
+            ),
+        );
+    }
+    Ok(t)
 }
 
 /// One of `allowed`, or an error suggesting the closest.
@@ -436,13 +447,14 @@ fn plan(
                     Policy::Equal => budget_ms / k,
                     Policy::Weighted => budget_ms * w / total,
                 };
-                Call {
+                Ok(Call {
                     dependency: d,
-                    share: Ticks::from_ms(share_ms),
+                    share: ticks(&format!("{path}.budget"), share_ms)
+                        .map_err(|e| e.context("the share of one call under this policy"))?,
                     share_ms,
-                }
+                })
             })
-            .collect();
+            .collect::<R<Vec<_>>>()?;
         out.push(Branch {
             name: br.name.clone(),
             calls,

@@ -245,8 +245,29 @@ impl<'m> World<'m> {
                     self.model.name, limits.max_in_flight
                 )));
             }
+            self.check_held(limits.max_in_flight)?;
         }
         Ok(())
+    }
+
+    /// Work the system still holds after the client left must stay bounded too:
+    /// calls a caller gave up on wait at their dependency until it takes them, and
+    /// a server may keep a request its client abandoned. Both count against
+    /// `max_in_flight`, so no queue grows without a named limit.
+    fn check_held(&self, max: u64) -> Result<(), Error> {
+        let calls = self.calls.len().saturating_sub(self.free_calls.len()) as u64;
+        let requests = self.requests.len().saturating_sub(self.free_requests.len()) as u64;
+        let (what, n) = if calls > max {
+            ("dependency calls", calls)
+        } else if requests > max {
+            ("requests", requests)
+        } else {
+            return Ok(());
+        };
+        Err(Error::Limit(format!(
+            "scenario `{}`: more than scenario.max_in_flight = {max} {what} held at once ({n}), those their caller gave up on but a dependency or server still holds included (raise it in [scenario], add slots, or set cancellation = true)",
+            self.model.name
+        )))
     }
 
     fn dispatch(&mut self, event: Event) {

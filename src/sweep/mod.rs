@@ -219,7 +219,9 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         }
     };
     if unknown > 0 {
-        eprintln!(
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr().lock(),
             "warning: {unknown} metric values had no column in replications.csv: a table \
              had rows that replication 0 of its compare row did not have (the columns \
              are fixed by replication 0)"
