@@ -178,6 +178,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 .map(|f| scenario::load(f, &opts))
                 .collect::<Result<Vec<_>, _>>()?;
             let several = scenarios.len() > 1;
+            check_distinct_outputs(&scenarios, out.as_deref(), several)?;
             for s in &scenarios {
                 let tables = crate::run_scenario(s)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
@@ -275,6 +276,33 @@ fn out_text(text: &str) -> Result<(), Error> {
         }),
         _ => Ok(()),
     }
+}
+
+/// Two scenarios whose files share a name (`a/x.toml b/x.toml`) would write into
+/// the same folder, the second silently replacing the first: refused before
+/// anything runs.
+fn check_distinct_outputs(
+    scenarios: &[scenario::Scenario],
+    out: Option<&Path>,
+    several: bool,
+) -> Result<(), Error> {
+    let mut seen: std::collections::HashMap<PathBuf, &Path> = std::collections::HashMap::new();
+    for s in scenarios {
+        let dir = output_dir(out, &s.stem(), several);
+        if let Some(first) = seen.insert(dir.clone(), &s.file) {
+            return Err(ScenarioError::new(
+                "",
+                format!(
+                    "writes its CSV files into {}, as {} does: run them separately with their own --out, or rename one",
+                    dir.display(),
+                    first.display()
+                ),
+            )
+            .in_file(&s.file)
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// `out/<stem>` by default; `--out DIR` itself for one scenario, `DIR/<stem>` for several.

@@ -3,7 +3,7 @@
 
 mod csv_out;
 
-pub use csv_out::{to_csv, write_tables};
+pub use csv_out::{remove_stale_temporaries, to_csv, write_tables};
 
 /// One cell of a table.
 #[derive(Debug, Clone, PartialEq)]

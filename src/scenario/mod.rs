@@ -116,11 +116,57 @@ pub struct LoadOptions {
 
 pub const DEFAULT_MAX_ROWS: usize = 10_000;
 
+/// The largest input file resim reads into memory (a scenario or a sweep
+/// manifest): 16 MiB, far above any real scenario, so a huge or endless file is
+/// refused at once instead of filling the memory.
+pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads an input file whole (`what` names it in messages: "scenario file"). Only
+/// a regular file is read: a FIFO, a device or a socket would block or never
+/// end, so it is refused at once; so is a file larger than [`MAX_INPUT_BYTES`].
+pub fn read_input(file: &Path, what: &str) -> Result<Vec<u8>, ScenarioError> {
+    use std::io::Read;
+    let fail = |message: String| ScenarioError::new("", message).in_file(file);
+    let meta = std::fs::metadata(file).map_err(|e| fail(format!("cannot read the {what}: {e}")))?;
+    if !meta.is_file() {
+        return Err(fail(format!(
+            "cannot read the {what}: not a regular file (a folder, a named pipe or a device)"
+        )));
+    }
+    let too_big = || {
+        fail(format!(
+            "the {what} is larger than {} MiB, the most resim reads into memory",
+            MAX_INPUT_BYTES / (1024 * 1024)
+        ))
+    };
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| fail(format!("cannot read the {what}: {e}")))?;
+    // The file may have grown between the size check and the read.
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+/// [`read_input`] as UTF-8 text.
+pub fn read_input_text(file: &Path, what: &str) -> Result<String, ScenarioError> {
+    String::from_utf8(read_input(file, what)?).map_err(|_| {
+        ScenarioError::new(
+            "",
+            format!("cannot read the {what}: stream did not contain valid UTF-8"),
+        )
+        .in_file(file)
+    })
+}
+
 /// Reads and expands a scenario file.
 pub fn load(file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        ScenarioError::new("", format!("cannot read the scenario file: {e}")).in_file(file)
-    })?;
+    let text = read_input_text(file, "scenario file")?;
     load_str(&text, file, opts)
 }
 
@@ -167,6 +213,11 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             )
             .in_file(file));
         }
+        check_distinct(values).map_err(|(i, message)| {
+            ScenarioError::new(format!("{path}.{i}"), message)
+                .context(&format!("in --vary {path}"))
+                .in_file(file)
+        })?;
         if path == "variant" {
             check_variant_names(&base, values).map_err(|(i, message)| {
                 ScenarioError::new(format!("{path}.{i}"), message).in_file(file)
@@ -347,6 +398,7 @@ fn compare_axes(
         if values.is_empty() {
             return Err(fail(None, "a compare axis needs at least one value".into()));
         }
+        check_distinct(values).map_err(|(i, message)| fail(Some(i), message))?;
         if path == "variant" {
             check_variant_names(raw, values).map_err(|(i, message)| fail(Some(i), message))?;
         } else {
@@ -378,6 +430,22 @@ fn check_variants(raw: &RawScenario, doc: &toml::Table, text: &str) -> Result<()
                 ScenarioError::new(key, format!("{}: {}", e.path, e.message))
                     .at(at.key.or(at.value).map(|o| paths::line_col(text, o)))
             })?;
+        }
+    }
+    Ok(())
+}
+
+/// The values of an axis are distinct as the tables show them (two rows with the
+/// same labels could not be told apart); else the index of the first repeat.
+fn check_distinct(values: &[Value]) -> Result<(), (usize, String)> {
+    let mut seen = std::collections::HashMap::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        let shown = label(v);
+        if let Some(first) = seen.insert(shown.clone(), i) {
+            return Err((
+                i,
+                format!("`{shown}` is already value {first} of this axis: give each value once"),
+            ));
         }
     }
     Ok(())

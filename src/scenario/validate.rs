@@ -52,6 +52,34 @@ fn count(path: &str, v: i64, min: i64) -> R<u64> {
     }
 }
 
+/// A count that the model keeps in 32 bits (slots, queue places): larger values
+/// are refused rather than truncated (4294967297 would otherwise become 1).
+fn count_u32(path: &str, v: i64, min: i64) -> R<u32> {
+    let n = count(path, v, min)?;
+    u32::try_from(n)
+        .map_err(|_| ScenarioError::new(path, format!("must be <= {} (got {n})", u32::MAX)))
+}
+
+/// The characters that make a spreadsheet read a cell as a formula.
+const FORMULA_STARTS: [char; 4] = ['=', '+', '-', '@'];
+
+/// A name that reaches CSV cells or headers (service, dependency, limiter,
+/// variant, branch, client, member). One starting like a formula would be run by
+/// a spreadsheet that opens the CSV (formula injection), so it is refused; the
+/// default label `-` alone stays valid.
+fn csv_name(path: &str, name: &str) -> R<()> {
+    if name != "-" && name.starts_with(FORMULA_STARTS) {
+        return err(
+            path,
+            format!(
+                "the name `{name}` starts with `{}`, which a spreadsheet opening the CSV output would run as a formula: start it with a letter or digit",
+                name.chars().next().unwrap_or_default()
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// Milliseconds to ticks, refusing values that do not fit the clock. The check is
 /// made on the converted value: a positive time that rounds to 0 ns (the clock's
 /// resolution) would divide by zero or silently mean "no time at all".
@@ -121,6 +149,7 @@ fn resolve(path: &str, kind: &str, name: &str, names: &[&str]) -> R<usize> {
 }
 
 pub fn validate(raw: &RawScenario) -> R<Model> {
+    check_names(raw)?;
     let limiter_names: Vec<&str> = raw.limiters.keys().map(String::as_str).collect();
     let dependency_names: Vec<&str> = raw.dependencies.keys().map(String::as_str).collect();
 
@@ -199,7 +228,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
                 name: name.clone(),
                 median_ms,
                 latency: latency(&format!("{path}.latency"), &d.latency)?,
-                slots: count(&format!("{path}.slots"), d.slots.unwrap_or(0), 0)? as u32,
+                slots: count_u32(&format!("{path}.slots"), d.slots.unwrap_or(0), 0)?,
             })
         })
         .collect::<R<Vec<_>>>()?;
@@ -243,8 +272,8 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
                 service,
                 abandon,
             }) => Handler::Server(Server {
-                slots: count(&format!("{path}.handler.slots"), *slots, 1)? as u32,
-                queue: count(&format!("{path}.handler.queue"), *queue, 0)? as u32,
+                slots: count_u32(&format!("{path}.handler.slots"), *slots, 1)?,
+                queue: count_u32(&format!("{path}.handler.queue"), *queue, 0)?,
                 service: latency(&format!("{path}.handler.service"), service)?,
                 abandon: *abandon,
             }),
@@ -304,6 +333,57 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
         analysis,
         montecarlo,
     })
+}
+
+/// Every name that reaches a CSV cell or header is safe to open in a spreadsheet.
+fn check_names(raw: &RawScenario) -> R<()> {
+    let keys = [
+        ("services", raw.services.keys().collect::<Vec<_>>()),
+        ("dependencies", raw.dependencies.keys().collect()),
+        ("limiters", raw.limiters.keys().collect()),
+        ("variants", raw.variants.keys().collect()),
+    ];
+    for (section, names) in keys {
+        for name in names {
+            csv_name(&format!("{section}.{name}"), name)?;
+        }
+    }
+    for (sname, svc) in &raw.services {
+        if let Some(RawHandler::Plan { branches, .. }) = &svc.handler {
+            for (b, br) in branches.iter().enumerate() {
+                csv_name(
+                    &format!("services.{sname}.handler.branches.{b}.name"),
+                    &br.name,
+                )?;
+            }
+        }
+    }
+    let labels = |client: &Option<String>, member: &Option<String>, at: &str| -> R<()> {
+        for (key, v) in [("client", client), ("member", member)] {
+            if let Some(v) = v {
+                csv_name(&format!("{at}.{key}"), v)?;
+            }
+        }
+        Ok(())
+    };
+    match &raw.workload {
+        RawWorkload::Sequence { client, member, .. }
+        | RawWorkload::Open { client, member, .. }
+        | RawWorkload::Ladder { client, member, .. }
+        | RawWorkload::Probe { client, member, .. } => labels(client, member, "workload"),
+        RawWorkload::Script {
+            client,
+            member,
+            groups,
+            ..
+        } => {
+            labels(client, member, "workload")?;
+            for (g, gr) in groups.iter().enumerate() {
+                labels(&gr.client, &gr.member, &format!("workload.groups.{g}"))?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// `[montecarlo]`; metric names in `report` are checked by the sweep, which knows them.
@@ -571,7 +651,16 @@ pub fn latency(path: &str, l: &RawLatency) -> R<Latency> {
                         format!("must be >= p50_ms (got {p99} < {p50})"),
                     );
                 }
-                (p99 / p50).ln() / Z99
+                let sigma = (p99 / p50).ln() / Z99;
+                if !sigma.is_finite() {
+                    return err(
+                        format!("{p}.p99_ms"),
+                        format!(
+                            "p99_ms / p50_ms = {p99:e} / {p50:e} overflows (the spread would be infinite): give a smaller ratio or `sigma`"
+                        ),
+                    );
+                }
+                sigma
             }
             (None, Some(s)) => non_negative(&format!("{p}.sigma"), s)?,
             _ => return err(p, "give exactly one of `p99_ms` and `sigma`"),
@@ -590,6 +679,12 @@ pub fn latency(path: &str, l: &RawLatency) -> R<Latency> {
     let mut models = Vec::new();
     for (i, part) in parts.iter().enumerate() {
         total += non_negative(&format!("{p}.{i}.weight"), part.weight)?;
+        if !total.is_finite() {
+            return err(
+                format!("{p}.{i}.weight"),
+                "the weights add up to more than a number can hold: scale them down (only their ratios matter)",
+            );
+        }
         models.push((total, latency(&format!("{p}.{i}.model"), &part.model)?));
     }
     if total <= 0.0 {

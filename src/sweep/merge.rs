@@ -9,6 +9,7 @@
 use super::extract::parse_value;
 use super::manifest::{Invocation, Manifest, Shard};
 use super::output::{self, REPLICATIONS, Replications};
+use super::summary::{Summarizer, Summary};
 use super::{SweepReport, report};
 use crate::error::{Error, ScenarioError};
 use std::path::{Path, PathBuf};
@@ -155,14 +156,52 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         },
         ..first.clone()
     };
-    // Read every shard's header before writing anything.
-    let mut readers = Vec::new();
-    let mut header: Option<csv::StringRecord> = None;
-    for p in &parts {
-        let path = p.dir.join(REPLICATIONS);
-        let mut r = csv::Reader::from_path(&path)
+    // Everything is checked (and summarized) before the output folder is touched:
+    // a bad shard must not destroy an earlier good merge.
+    let (axis_columns, summary) = check_shards(&parts, first)?;
+    let _lock = output::prepare(&dir, &manifest)?;
+    let mut out =
+        Replications::create(&dir, &axis_columns, &first.metrics, first.confidence, false)?;
+    let axes = axis_columns.len();
+    for part in &parts {
+        let path = part.dir.join(REPLICATIONS);
+        let mut reader = csv::Reader::from_path(&path)
             .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
-        let h = r
+        for record in reader.records() {
+            let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
+            let fields: Vec<String> = record.iter().map(String::from).collect();
+            out.write(&fields[..axes], &fields[axes], &fields[axes + 1..], &[])?;
+        }
+    }
+    out.finish(&dir)?;
+    crate::report::write_tables(&dir, &[summary.summary.clone(), summary.paired.clone()])?;
+    let summary = Some(summary);
+    let mut text = format!(
+        "== {} (merged {} shard(s) of {} replications x {} compare rows, seed {})\n",
+        first.scenario_name,
+        parts.len(),
+        first.replications,
+        first.rows,
+        first.seed
+    );
+    if let Some(s) = &summary {
+        text.push_str(&report::render(s, &first.report, first.confidence));
+    }
+    text.push_str(&report::footer(&dir));
+    Ok(SweepReport { dir, text })
+}
+
+/// Reads every shard's `replications.csv` through: headers that match the manifest
+/// and each other, rows in unit order, whole replications. Returns the axis
+/// columns and the summary the merged file gives. Errors name the shard's file.
+fn check_shards(parts: &[Part], first: &Manifest) -> Result<(Vec<String>, Summary), Error> {
+    let mut header: Option<csv::StringRecord> = None;
+    let mut summarizer: Option<Summarizer> = None;
+    for part in parts {
+        let path = part.dir.join(REPLICATIONS);
+        let mut reader = csv::Reader::from_path(&path)
+            .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
+        let h = reader
             .headers()
             .map_err(|e| refuse(&path, format!("cannot read the header: {e}")))?
             .clone();
@@ -179,20 +218,23 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
                 "its header does not match the manifest's metrics or the other shards".into(),
             ));
         }
+        let axes = h.len() - first.metrics.len() - 1;
+        let shown = path.display().to_string();
+        let s = summarizer.get_or_insert_with(|| {
+            Summarizer::new(
+                h.iter().take(axes).map(String::from).collect(),
+                first.metrics.clone(),
+                first.confidence,
+                &shown,
+            )
+        });
+        // Messages about a row name the shard file it is in, and its line there.
+        s.set_source(&shown, 0);
         header = Some(h);
-        readers.push((path, r));
-    }
-    let header = header.unwrap_or_default();
-    let axes = header.len() - first.metrics.len() - 1;
-    let axis_columns: Vec<String> = header.iter().take(axes).map(String::from).collect();
-
-    output::prepare(&dir, &manifest)?;
-    let mut out =
-        Replications::create(&dir, &axis_columns, &first.metrics, first.confidence, true)?;
-    for (part, (path, mut reader)) in parts.iter().zip(readers) {
         let mut unit = part.units.0;
         for record in reader.records() {
             let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
+            let line = unit - part.units.0 + 2;
             if unit >= part.units.1 {
                 return Err(refuse(
                     &path,
@@ -202,35 +244,33 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
                     ),
                 ));
             }
+            if record.len() != axes + 1 + first.metrics.len() {
+                return Err(refuse(
+                    &path,
+                    format!("line {line}: wrong number of columns"),
+                ));
+            }
             let fields: Vec<String> = record.iter().map(String::from).collect();
             let rep = &fields[axes];
             if *rep != (unit / first.rows).to_string() {
                 return Err(refuse(
                     &path,
                     format!(
-                        "line {}: replication {rep} where unit {unit} needs {}: the file is not in sweep order",
-                        unit - part.units.0 + 2,
+                        "line {line}: replication {rep} where unit {unit} needs {}: the file is not in sweep order",
                         unit / first.rows
                     ),
                 ));
             }
-            let text = &fields[axes + 1..];
-            let values = text
+            let values = fields[axes + 1..]
                 .iter()
                 .zip(&first.metrics)
                 .map(|(t, m)| {
                     parse_value(t).map_err(|_| {
-                        refuse(
-                            &path,
-                            format!(
-                                "line {}: {m}: `{t}` is not a number",
-                                unit - part.units.0 + 2
-                            ),
-                        )
+                        refuse(&path, format!("line {line}: {m}: `{t}` is not a number"))
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            out.write(&fields[..axes], rep, text, &values)?;
+            s.push(&fields[..axes], rep, &values).map_err(as_input)?;
             unit += 1;
         }
         if unit != part.units.1 {
@@ -246,18 +286,18 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
             ));
         }
     }
-    let summary = out.finish(&dir)?;
-    let mut text = format!(
-        "== {} (merged {} shard(s) of {} replications x {} compare rows, seed {})\n",
-        first.scenario_name,
-        parts.len(),
-        first.replications,
-        first.rows,
-        first.seed
-    );
-    if let Some(s) = &summary {
-        text.push_str(&report::render(s, &first.report, first.confidence));
+    let (Some(header), Some(s)) = (header, summarizer) else {
+        return Err(ScenarioError::new("", "merge needs at least one shard folder").into());
+    };
+    let axes = header.len() - first.metrics.len() - 1;
+    let axis_columns = header.iter().take(axes).map(String::from).collect();
+    Ok((axis_columns, s.finish().map_err(as_input)?))
+}
+
+/// A shard whose rows do not add up is bad input (exit 2), not a failure of resim.
+fn as_input(e: Error) -> Error {
+    match e {
+        Error::Other(m) => ScenarioError::new("", m).into(),
+        e => e,
     }
-    text.push_str(&report::footer(&dir));
-    Ok(SweepReport { dir, text })
 }

@@ -90,3 +90,244 @@ fn sweep_and_merge_cope_with_a_closed_or_full_stdout() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+fn shell(script: &str) -> std::process::Output {
+    Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .env("RESIM", env!("CARGO_BIN_EXE_resim"))
+        .output()
+        .expect("bash runs")
+}
+
+#[test]
+fn a_named_pipe_as_scenario_is_refused_at_once() {
+    let work = tempfile::tempdir().unwrap();
+    let fifo = work.path().join("x.toml");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("no mkfifo here: skipped");
+        return;
+    }
+    for command in ["run", "check", "sweep"] {
+        let out = crate::common::resim()
+            .arg(command)
+            .arg(&fifo)
+            .timeout(std::time::Duration::from_secs(10))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(stderr.contains("not a regular file"), "{command}: {stderr}");
+    }
+}
+
+#[test]
+fn an_input_file_beyond_16_mib_is_refused_with_its_name() {
+    let (_dir, file) = crate::common::file_with("[scenario]\nname = \"big\"\n");
+    let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    f.set_len(17 * 1024 * 1024).unwrap(); // sparse: no disk used
+    for command in ["run", "check", "sweep"] {
+        let out = crate::common::resim()
+            .arg(command)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains(&file.display().to_string()) && stderr.contains("16 MiB"),
+            "{command}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_full_disk_mid_sweep_leaves_only_whole_rows() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    // File size limit 16 KiB (bash counts ulimit -f in KiB): writes past it fail
+    // as on a full disk; SIGXFSZ ignored so the write returns the error.
+    let r = shell(&format!(
+        "trap '' XFSZ; ulimit -f 16; exec \"$RESIM\" sweep --quiet -n 50 -j 1 --out '{}' '{}'",
+        out.display(),
+        scenario(AY10).display()
+    ));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let text = std::fs::read_to_string(out.join("replications.csv")).unwrap();
+    assert!(text.len() > 1000 && text.len() <= 16384, "{}", text.len());
+    assert!(
+        text.ends_with('\n'),
+        "partial last line: {:?}",
+        &text[text.len() - 80..]
+    );
+    let widths: std::collections::BTreeSet<usize> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.unwrap().len())
+        .collect();
+    assert_eq!(widths.len(), 1, "rows of different widths: {widths:?}");
+    assert!(
+        stderr.contains("rows finished before it are kept"),
+        "{stderr}"
+    );
+}
+
+/// Two shards of a small AY10 sweep and a good merge of them in `m`.
+fn shards_and_merge(work: &std::path::Path) -> [std::path::PathBuf; 3] {
+    let [s1, s2, m] = ["s1", "s2", "m"].map(|d| work.join(d));
+    for (k, out) in [(1, &s1), (2, &s2)] {
+        crate::common::resim()
+            .args(["sweep", "--quiet", "-n", "2", "--shard"])
+            .arg(format!("{k}/2"))
+            .arg("--out")
+            .arg(out)
+            .arg(scenario(AY10))
+            .assert()
+            .success();
+    }
+    merge(&m, &s1, &s2).success();
+    [s1, s2, m]
+}
+
+fn merge(
+    m: &std::path::Path,
+    s1: &std::path::Path,
+    s2: &std::path::Path,
+) -> assert_cmd::assert::Assert {
+    crate::common::resim()
+        .args(["merge", "--quiet", "--out"])
+        .arg(m)
+        .arg(s1)
+        .arg(s2)
+        .assert()
+}
+
+fn files(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn merge_checks_every_shard_before_touching_its_output_and_blames_the_shard() {
+    let work = tempfile::tempdir().unwrap();
+    let [s1, s2, m] = shards_and_merge(work.path());
+    let before = files(&m);
+    // swap two rows of one replication in shard 2
+    let path = s2.join("replications.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.swap(1, 2);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let out = merge(&m, &s1, &s2).code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(&path.display().to_string()) && stderr.contains("in order"),
+        "{stderr}"
+    );
+    assert!(files(&m) == before, "the earlier merge was changed");
+}
+
+#[test]
+fn merge_refuses_a_manifest_confidence_out_of_range() {
+    let work = tempfile::tempdir().unwrap();
+    let [s1, s2, m] = shards_and_merge(work.path());
+    for s in [&s1, &s2] {
+        let path = s.join("manifest.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("confidence = 0.95"), "{text}");
+        std::fs::write(&path, text.replace("confidence = 0.95", "confidence = 1.5")).unwrap();
+    }
+    let out = merge(&m, &s1, &s2).code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("manifest.toml:") && stderr.contains("confidence: must be in (0, 1)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_second_sweep_into_a_locked_folder_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    std::fs::create_dir(&out).unwrap();
+    // Hold the lock the way a running sweep does.
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(out.join(".resim.lock"))
+        .unwrap();
+    held.try_lock().unwrap();
+    let r = crate::common::resim()
+        .args(["sweep", "--quiet", "-n", "1", "--out"])
+        .arg(&out)
+        .arg(scenario(AY10))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another `resim sweep`"), "{stderr}");
+    assert!(!out.join("replications.csv").exists());
+    drop(held);
+    crate::common::resim()
+        .args(["sweep", "--quiet", "-n", "1", "--out"])
+        .arg(&out)
+        .arg(scenario(AY10))
+        .assert()
+        .success();
+}
+
+#[test]
+fn two_scenarios_with_one_file_name_are_refused_before_running() {
+    let work = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scenario(AY10)).unwrap();
+    for d in ["a", "b"] {
+        std::fs::create_dir(work.path().join(d)).unwrap();
+        std::fs::write(work.path().join(d).join("x.toml"), &text).unwrap();
+    }
+    let out = work.path().join("out");
+    let r = crate::common::resim()
+        .current_dir(work.path())
+        .args(["run", "--quiet", "a/x.toml", "b/x.toml", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("b/x.toml") && stderr.contains("a/x.toml"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing is written");
+}
+
+#[test]
+fn temporaries_of_a_killed_run_are_cleaned_by_the_next_run() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    std::fs::create_dir(&out).unwrap();
+    // pid 4194304 is above Linux's pid_max: surely no live process
+    let stale = out.join(".outcomes.csv.4194304.tmp");
+    let other = out.join(".notes.4194304.tmp"); // not our pattern: kept
+    std::fs::write(&stale, "half a tab").unwrap();
+    std::fs::write(&other, "user file").unwrap();
+    crate::common::resim()
+        .args(["run", "--quiet", "--out"])
+        .arg(&out)
+        .arg(scenario(AY10))
+        .assert()
+        .success();
+    assert!(!stale.exists(), "the stale temporary is still there");
+    assert!(other.exists(), "a file of another pattern was removed");
+}
