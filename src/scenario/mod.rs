@@ -274,11 +274,19 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
         .in_file(file));
     }
 
+    // A row needs neither the axes nor the variants themselves (they are applied
+    // below): copying them into every row made a 10^4-value axis quadratic.
+    let mut row_base = doc.clone();
+    row_base.remove("compare");
+    row_base.remove("variants");
     let mut rows = Vec::with_capacity(total);
     for index in 0..total {
         let picks = pick(&axes, index);
-        let mut row_doc = doc.clone();
+        let mut row_doc = row_base.clone();
         let mut row_sources = sources.clone();
+        // Where each row source is written, found only when an error needs it:
+        // searching the text for every row made large grids quadratic.
+        let mut wanted: Vec<Option<(Vec<String>, bool)>> = vec![None; sources.len()];
         let labels: Vec<String> = picks.iter().map(|(v, _)| label(v)).collect();
         let row = if axes.is_empty() {
             String::new()
@@ -290,36 +298,52 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
                 .collect();
             format!("compare row {}", cells.join(", "))
         };
+        let locate = |segs: &[String], exact: bool| {
+            let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+            let at = paths::find(text, &segs);
+            if exact {
+                at.value.filter(|_| at.exact)
+            } else {
+                at.key.or(at.value)
+            }
+            .map(|o| paths::line_col(text, o))
+        };
         for (axis, (value, i)) in axes.iter().zip(&picks) {
             if axis.path == "variant" {
                 let name = value.as_str().unwrap_or_default();
                 for (p, v) in base.variants.get(name).into_iter().flatten() {
                     let origin = format!("in variant `{name}`, {row}");
+                    let segs = vec!["variants".to_string(), name.to_string(), p.clone()];
                     paths::set(&mut row_doc, p, v.clone())
-                        .map_err(|e| e.context(&origin).in_file(file))?;
-                    let at = paths::find(text, &["variants", name, p]);
+                        .map_err(|e| e.context(&origin).at(locate(&segs, false)).in_file(file))?;
                     row_sources.push(Source {
                         path: p.clone(),
-                        position: at.key.or(at.value).map(|o| paths::line_col(text, o)),
+                        position: None,
                         origin,
                     });
+                    wanted.push(Some((segs, false)));
                 }
             } else {
-                let at = paths::find(text, &["compare", &axis.path, &i.to_string()]);
-                let position = at
-                    .value
-                    .filter(|_| at.exact)
-                    .map(|o| paths::line_col(text, o));
+                let segs = vec!["compare".to_string(), axis.path.clone(), i.to_string()];
                 paths::set(&mut row_doc, &axis.path, (*value).clone())
-                    .map_err(|e| e.context(&row).at(position).in_file(file))?;
+                    .map_err(|e| e.context(&row).at(locate(&segs, true)).in_file(file))?;
                 row_sources.push(Source {
                     path: axis.path.clone(),
-                    position,
+                    position: None,
                     origin: row.clone(),
                 });
+                wanted.push(Some((segs, true)));
             }
         }
-        let blame = |e| blame::blame(text, file, e, &row_sources, &row);
+        let blame = |e| {
+            let mut located = row_sources.clone();
+            for (source, want) in located.iter_mut().zip(&wanted) {
+                if let Some((segs, exact)) = want {
+                    source.position = locate(segs, *exact);
+                }
+            }
+            blame::blame(text, file, e, &located, &row)
+        };
         let raw = deserialize(&row_doc).map_err(blame)?;
         let mut model = validate::validate(&raw).map_err(blame)?;
         if let Some(seed) = opts.seed {
@@ -419,6 +443,10 @@ fn compare_axes(
 /// Every path a variant patches must name entries the file defines.
 fn check_variants(raw: &RawScenario, doc: &toml::Table, text: &str) -> Result<(), ScenarioError> {
     for (name, patch) in &raw.variants {
+        validate::csv_name(&format!("variants.{name}"), name).map_err(|e| {
+            let at = paths::find(text, &["variants", name]);
+            e.at(at.key.or(at.value).map(|o| paths::line_col(text, o)))
+        })?;
         for p in patch.keys() {
             blame::check_target(doc, p).map_err(|e| {
                 let at = paths::find(text, &["variants", name, p]);

@@ -67,7 +67,7 @@ const FORMULA_STARTS: [char; 4] = ['=', '+', '-', '@'];
 /// variant, branch, client, member). One starting like a formula would be run by
 /// a spreadsheet that opens the CSV (formula injection), so it is refused; the
 /// default label `-` alone stays valid.
-fn csv_name(path: &str, name: &str) -> R<()> {
+pub(crate) fn csv_name(path: &str, name: &str) -> R<()> {
     if name != "-" && name.starts_with(FORMULA_STARTS) {
         return err(
             path,
@@ -234,18 +234,18 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
         .collect::<R<Vec<_>>>()?;
 
     // Routes: each belongs to exactly one service.
+    // Hashed, not searched: 10^5 services made `check` quadratic.
     let mut routes: Vec<Route> = Vec::new();
+    let mut owners: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut routes_of: Vec<Vec<RouteId>> = vec![Vec::new(); raw.services.len()];
     for (s, (sname, svc)) in raw.services.iter().enumerate() {
         for (i, r) in svc.routes.iter().enumerate() {
             let path = format!("services.{sname}.routes.{i}");
             if !r.starts_with('/') {
                 return err(path, format!("a route starts with `/` (got `{r}`)"));
             }
-            if let Some(prev) = routes.iter().find(|x| x.path == *r) {
-                let owner = prev
-                    .service
-                    .and_then(|s| raw.services.get_index(s))
-                    .map(|x| x.0.as_str());
+            if let Some(&prev) = owners.get(r.as_str()) {
+                let owner = raw.services.get_index(prev).map(|x| x.0.as_str());
                 return err(
                     path,
                     format!(
@@ -254,6 +254,8 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
                     ),
                 );
             }
+            owners.insert(r, s);
+            routes_of[s].push(routes.len());
             routes.push(Route {
                 path: r.clone(),
                 service: Some(s),
@@ -301,12 +303,7 @@ pub fn validate(raw: &RawScenario) -> R<Model> {
         };
         services.push(Service {
             name: sname.clone(),
-            routes: routes
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.service == Some(s))
-                .map(|(i, _)| i)
-                .collect(),
+            routes: std::mem::take(&mut routes_of[s]),
             middleware: resolve_limiters(&format!("{path}.middleware"), &svc.middleware)?,
             handler,
         });
@@ -341,7 +338,6 @@ fn check_names(raw: &RawScenario) -> R<()> {
         ("services", raw.services.keys().collect::<Vec<_>>()),
         ("dependencies", raw.dependencies.keys().collect()),
         ("limiters", raw.limiters.keys().collect()),
-        ("variants", raw.variants.keys().collect()),
     ];
     for (section, names) in keys {
         for name in names {

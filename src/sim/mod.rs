@@ -154,6 +154,21 @@ pub struct RunResult {
     pub limiters: LimiterResults,
 }
 
+/// Interned client and member names: looked up by hash (10^5 distinct members
+/// made a linear search quadratic), read back by index as a slice.
+#[derive(Default)]
+pub(crate) struct Symbols {
+    names: Vec<String>,
+    index: std::collections::HashMap<String, u32>,
+}
+
+impl std::ops::Deref for Symbols {
+    type Target = [String];
+    fn deref(&self) -> &[String] {
+        &self.names
+    }
+}
+
 /// All actor state of one run.
 pub(crate) struct World<'m> {
     pub model: &'m Model,
@@ -168,7 +183,7 @@ pub(crate) struct World<'m> {
     pub workload: WorkloadState,
     pub workload_rng: Stream,
     /// Interned client and member names.
-    pub symbols: Vec<String>,
+    pub symbols: Symbols,
     pub limiting: limiter::Limiting,
     pub in_flight: TimeAverage,
     pub result: RunResult,
@@ -207,7 +222,7 @@ impl<'m> World<'m> {
             servers: server::Servers::new(model, replication),
             workload: WorkloadState::Idle,
             workload_rng: stream(seed, replication, "workload"),
-            symbols: Vec::new(),
+            symbols: Symbols::default(),
             limiting: limiter::Limiting::new(model),
             in_flight: TimeAverage::default(),
             result: RunResult {
@@ -312,14 +327,14 @@ impl<'m> World<'m> {
         let _ = self.queue.schedule(at, lane, event);
     }
 
-    pub fn intern(symbols: &mut Vec<String>, name: &str) -> u32 {
-        match symbols.iter().position(|s| s == name) {
-            Some(i) => i as u32,
-            None => {
-                symbols.push(name.to_string());
-                (symbols.len() - 1) as u32
-            }
+    pub fn intern(symbols: &mut Symbols, name: &str) -> u32 {
+        if let Some(&i) = symbols.index.get(name) {
+            return i;
         }
+        let i = symbols.names.len() as u32;
+        symbols.names.push(name.to_string());
+        symbols.index.insert(name.to_string(), i);
+        i
     }
 
     /// A new request enters the system now.

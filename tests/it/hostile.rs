@@ -331,3 +331,61 @@ fn temporaries_of_a_killed_run_are_cleaned_by_the_next_run() {
     assert!(!stale.exists(), "the stale temporary is still there");
     assert!(other.exists(), "a file of another pattern was removed");
 }
+
+/// Runs `resim check` on generated text; fails if it takes longer than `limit`.
+fn check_within(text: &str, limit_s: u64) -> std::process::Output {
+    let (_dir, file) = crate::common::file_with(text);
+    let start = std::time::Instant::now();
+    let out = crate::common::resim()
+        .arg("check")
+        .arg(&file)
+        .timeout(std::time::Duration::from_secs(limit_s))
+        .output()
+        .unwrap();
+    assert!(
+        start.elapsed().as_secs() < limit_s,
+        "took {:?}",
+        start.elapsed()
+    );
+    out
+}
+
+#[test]
+fn a_misspelt_30_kb_name_is_answered_at_once() {
+    // The suggestion search was length x length per candidate: 4-11 s (release).
+    let name = "a".repeat(30_000);
+    let text = format!(
+        "[scenario]\nname = \"t\"\n[services.s]\nroutes = [\"/x\"]\nhandler = {{ type = \"plan\", budget = 100, branches = [{{ name = \"b\", calls = [\"{name}x\"] }}] }}\n[dependencies.{name}]\nlatency = {{ constant = 1 }}\n[workload]\ntype = \"sequence\"\nrequests = 1\n"
+    );
+    let out = check_within(&text, 5);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no dependency named"));
+}
+
+#[test]
+fn check_on_20000_services_and_a_2000_value_axis_is_near_linear() {
+    // Routes were searched linearly per route and per service (quadratic), and
+    // every compare row copied and searched the whole file.
+    let mut text = String::from("[scenario]\nname = \"many\"\n");
+    for i in 0..20_000 {
+        text.push_str(&format!("[services.s{i}]\nroutes = [\"/r{i}\"]\n"));
+    }
+    text.push_str("[workload]\ntype = \"sequence\"\nrequests = 1\nroute = \"/r0\"\n");
+    let out = check_within(&text, 20);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let values: Vec<String> = (0..2000).map(|i| i.to_string()).collect();
+    let text = format!(
+        "[scenario]\nname = \"axis\"\n[services.s]\nroutes = [\"/x\"]\nhandler = {{ type = \"server\", slots = 1, queue = 0, service = {{ constant = 1 }} }}\n[workload]\ntype = \"sequence\"\nrequests = 1\n[compare]\n\"services.s.handler.queue\" = [{}]\n",
+        values.join(", ")
+    );
+    let out = check_within(&text, 20);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
