@@ -124,7 +124,9 @@ pub fn main() -> i32 {
     match dispatch(cli.command) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {e}");
+            // Not eprintln!: a closed stderr must not turn an error into a panic.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr().lock(), "error: {e}");
             e.exit_code()
         }
     }
@@ -194,6 +196,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 .map(|f| scenario::load(f, &opts))
                 .collect::<Result<Vec<_>, _>>()?;
             let several = scenarios.len() > 1;
+            check_distinct_outputs(&scenarios, out.as_deref(), several)?;
             let progress = {
                 use std::io::IsTerminal;
                 !quiet && !json && std::io::stderr().is_terminal()
@@ -279,7 +282,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             };
             let report = crate::sweep::sweep(&opts)?;
             if !quiet {
-                print!("{}", report.text);
+                out_text(&report.text)?;
             }
             report.thresholds_result()
         }
@@ -296,7 +299,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 report: !no_report,
             })?;
             if !quiet {
-                print!("{}", report.text);
+                out_text(&report.text)?;
             }
             report.thresholds_result()
         }
@@ -319,11 +322,22 @@ fn dispatch(command: Command) -> Result<(), Error> {
     }
 }
 
-/// Prints a line on stdout. A reader that went away (`resim run ... | head`) is
-/// not an error: the rest of the report is simply not printed.
+/// Prints a line on stdout (see [`out_text`]).
 fn out_line(text: &str) -> Result<(), Error> {
+    out_text(&format!("{text}\n"))
+}
+
+/// Prints text on stdout. A reader that went away (`resim run ... | head`) is not
+/// an error: the rest of the report is simply not printed (the files are written
+/// already). Any other failure (a full disk behind `>file`) is exit code 1 with a
+/// message, never a panic as `print!` would give.
+fn out_text(text: &str) -> Result<(), Error> {
     use std::io::Write;
-    match writeln!(std::io::stdout().lock(), "{text}") {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
             context: "cannot write the report to stdout".into(),
             source: e,
@@ -331,6 +345,33 @@ fn out_line(text: &str) -> Result<(), Error> {
         }),
         _ => Ok(()),
     }
+}
+
+/// Two scenarios whose files share a name (`a/x.toml b/x.toml`) would write into
+/// the same folder, the second silently replacing the first: refused before
+/// anything runs.
+fn check_distinct_outputs(
+    scenarios: &[scenario::Scenario],
+    out: Option<&Path>,
+    several: bool,
+) -> Result<(), Error> {
+    let mut seen: std::collections::HashMap<PathBuf, &Path> = std::collections::HashMap::new();
+    for s in scenarios {
+        let dir = output_dir(out, &s.stem(), several);
+        if let Some(first) = seen.insert(dir.clone(), &s.file) {
+            return Err(ScenarioError::new(
+                "",
+                format!(
+                    "writes its CSV files into {}, as {} does: run them separately with their own --out, or rename one",
+                    dir.display(),
+                    first.display()
+                ),
+            )
+            .in_file(&s.file)
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// `out/<stem>` by default; `--out DIR` itself for one scenario, `DIR/<stem>` for several.

@@ -106,10 +106,26 @@ impl Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Names longer than this get no "did you mean" (see [`closest`]).
+pub const SUGGEST_MAX_CHARS: usize = 256;
+
 /// The closest of `candidates` to `word`, if it is close enough to be a likely typo.
+///
+/// The edit distance costs length x length, so names longer than
+/// [`SUGGEST_MAX_CHARS`] get no suggestion, and candidates whose length alone
+/// rules out a score of 0.5 are skipped: a misspelt 30 KB name took seconds.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let n = word.chars().count();
+    if n > SUGGEST_MAX_CHARS {
+        return None;
+    }
     candidates
         .into_iter()
+        .filter(|c| {
+            let m = c.chars().count();
+            // the distance is at least |n - m|, the score 1 - distance / max(n, m)
+            m <= SUGGEST_MAX_CHARS && 2 * n.abs_diff(m) <= n.max(m)
+        })
         .map(|c| (strsim::normalized_damerau_levenshtein(word, c), c))
         .filter(|(score, _)| *score >= 0.5)
         .max_by(|a, b| a.0.total_cmp(&b.0))

@@ -48,6 +48,7 @@ pub fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), Error>
         format!("cannot create the output folder {}", dir.display()),
         true,
     ))?;
+    remove_stale_temporaries(dir);
     let pid = std::process::id();
     let mut staged = Vec::with_capacity(files.len());
     for (name, bytes) in files {
@@ -66,6 +67,42 @@ pub fn write_files(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), Error>
         }
     }
     Ok(())
+}
+
+/// Removes the temporaries (`.<name>.csv.<pid>.tmp`) a killed run left in `dir`:
+/// only files of exactly that pattern, and only when process `pid` is gone (a run
+/// writing the same folder now keeps its own). Best effort: a file that cannot be
+/// removed stays, as before.
+pub fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let alive = |pid: u32| {
+        pid == std::process::id()
+            || !Path::new("/proc/self").exists()
+            || Path::new("/proc").join(pid.to_string()).exists()
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(temporary_pid) else {
+            continue;
+        };
+        if !alive(pid) && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The process id in a temporary's name `.<name>.csv.<pid>.tmp`, None for any
+/// other name.
+fn temporary_pid(file: &str) -> Option<u32> {
+    let rest = file.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (stem, pid) = rest.rsplit_once('.')?;
+    let name = stem.strip_suffix(".csv")?;
+    if name.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
 }
 
 fn remove_all(staged: &[(std::path::PathBuf, std::path::PathBuf)]) {

@@ -6,7 +6,7 @@ pub mod html;
 pub mod json;
 
 pub use crate::format::format_number;
-pub use csv_out::{to_csv, write_files, write_tables};
+pub use csv_out::{remove_stale_temporaries, to_csv, write_files, write_tables};
 
 /// One cell of a table.
 #[derive(Debug, Clone, PartialEq)]

@@ -138,11 +138,57 @@ pub struct LoadOptions {
 
 pub const DEFAULT_MAX_ROWS: usize = 10_000;
 
+/// The largest input file resim reads into memory (a scenario or a sweep
+/// manifest): 16 MiB, far above any real scenario, so a huge or endless file is
+/// refused at once instead of filling the memory.
+pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads an input file whole (`what` names it in messages: "scenario file"). Only
+/// a regular file is read: a FIFO, a device or a socket would block or never
+/// end, so it is refused at once; so is a file larger than [`MAX_INPUT_BYTES`].
+pub fn read_input(file: &Path, what: &str) -> Result<Vec<u8>, ScenarioError> {
+    use std::io::Read;
+    let fail = |message: String| ScenarioError::new("", message).in_file(file);
+    let meta = std::fs::metadata(file).map_err(|e| fail(format!("cannot read the {what}: {e}")))?;
+    if !meta.is_file() {
+        return Err(fail(format!(
+            "cannot read the {what}: not a regular file (a folder, a named pipe or a device)"
+        )));
+    }
+    let too_big = || {
+        fail(format!(
+            "the {what} is larger than {} MiB, the most resim reads into memory",
+            MAX_INPUT_BYTES / (1024 * 1024)
+        ))
+    };
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| fail(format!("cannot read the {what}: {e}")))?;
+    // The file may have grown between the size check and the read.
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+/// [`read_input`] as UTF-8 text.
+pub fn read_input_text(file: &Path, what: &str) -> Result<String, ScenarioError> {
+    String::from_utf8(read_input(file, what)?).map_err(|_| {
+        ScenarioError::new(
+            "",
+            format!("cannot read the {what}: stream did not contain valid UTF-8"),
+        )
+        .in_file(file)
+    })
+}
+
 /// Reads and expands a scenario file.
 pub fn load(file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        ScenarioError::new("", format!("cannot read the scenario file: {e}")).in_file(file)
-    })?;
+    let text = read_input_text(file, "scenario file")?;
     load_str(&text, file, opts)
 }
 
@@ -189,6 +235,11 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             )
             .in_file(file));
         }
+        check_distinct(values).map_err(|(i, message)| {
+            ScenarioError::new(format!("{path}.{i}"), message)
+                .context(&format!("in --vary {path}"))
+                .in_file(file)
+        })?;
         if path == "variant" {
             check_variant_names(&base, values).map_err(|(i, message)| {
                 ScenarioError::new(format!("{path}.{i}"), message).in_file(file)
@@ -245,11 +296,19 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
         .in_file(file));
     }
 
+    // A row needs neither the axes nor the variants themselves (they are applied
+    // below): copying them into every row made a 10^4-value axis quadratic.
+    let mut row_base = doc.clone();
+    row_base.remove("compare");
+    row_base.remove("variants");
     let mut rows = Vec::with_capacity(total);
     for index in 0..total {
         let picks = pick(&axes, index);
-        let mut row_doc = doc.clone();
+        let mut row_doc = row_base.clone();
         let mut row_sources = sources.clone();
+        // Where each row source is written, found only when an error needs it:
+        // searching the text for every row made large grids quadratic.
+        let mut wanted: Vec<Option<(Vec<String>, bool)>> = vec![None; sources.len()];
         let labels: Vec<String> = picks.iter().map(|(v, _)| label(v)).collect();
         let row = if axes.is_empty() {
             String::new()
@@ -261,36 +320,52 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
                 .collect();
             format!("compare row {}", cells.join(", "))
         };
+        let locate = |segs: &[String], exact: bool| {
+            let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+            let at = paths::find(text, &segs);
+            if exact {
+                at.value.filter(|_| at.exact)
+            } else {
+                at.key.or(at.value)
+            }
+            .map(|o| paths::line_col(text, o))
+        };
         for (axis, (value, i)) in axes.iter().zip(&picks) {
             if axis.path == "variant" {
                 let name = value.as_str().unwrap_or_default();
                 for (p, v) in base.variants.get(name).into_iter().flatten() {
                     let origin = format!("in variant `{name}`, {row}");
+                    let segs = vec!["variants".to_string(), name.to_string(), p.clone()];
                     paths::set(&mut row_doc, p, v.clone())
-                        .map_err(|e| e.context(&origin).in_file(file))?;
-                    let at = paths::find(text, &["variants", name, p]);
+                        .map_err(|e| e.context(&origin).at(locate(&segs, false)).in_file(file))?;
                     row_sources.push(Source {
                         path: p.clone(),
-                        position: at.key.or(at.value).map(|o| paths::line_col(text, o)),
+                        position: None,
                         origin,
                     });
+                    wanted.push(Some((segs, false)));
                 }
             } else {
-                let at = paths::find(text, &["compare", &axis.path, &i.to_string()]);
-                let position = at
-                    .value
-                    .filter(|_| at.exact)
-                    .map(|o| paths::line_col(text, o));
+                let segs = vec!["compare".to_string(), axis.path.clone(), i.to_string()];
                 paths::set(&mut row_doc, &axis.path, (*value).clone())
-                    .map_err(|e| e.context(&row).at(position).in_file(file))?;
+                    .map_err(|e| e.context(&row).at(locate(&segs, true)).in_file(file))?;
                 row_sources.push(Source {
                     path: axis.path.clone(),
-                    position,
+                    position: None,
                     origin: row.clone(),
                 });
+                wanted.push(Some((segs, true)));
             }
         }
-        let blame = |e| blame::blame(text, file, e, &row_sources, &row);
+        let blame = |e| {
+            let mut located = row_sources.clone();
+            for (source, want) in located.iter_mut().zip(&wanted) {
+                if let Some((segs, exact)) = want {
+                    source.position = locate(segs, *exact);
+                }
+            }
+            blame::blame(text, file, e, &located, &row)
+        };
         let raw = deserialize(&row_doc).map_err(blame)?;
         let dir = file.parent().unwrap_or(Path::new(""));
         let mut model = validate::validate(&raw, dir).map_err(blame)?;
@@ -368,6 +443,7 @@ fn compare_axes(
         if values.is_empty() {
             return Err(fail(None, "a compare axis needs at least one value".into()));
         }
+        check_distinct(values).map_err(|(i, message)| fail(Some(i), message))?;
         if path == "variant" {
             check_variant_names(raw, values).map_err(|(i, message)| fail(Some(i), message))?;
         } else {
@@ -388,6 +464,10 @@ fn compare_axes(
 /// Every path a variant patches must name entries the file defines.
 fn check_variants(raw: &RawScenario, doc: &toml::Table, text: &str) -> Result<(), ScenarioError> {
     for (name, patch) in &raw.variants {
+        validate::csv_name(&format!("variants.{name}"), name).map_err(|e| {
+            let at = paths::find(text, &["variants", name]);
+            e.at(at.key.or(at.value).map(|o| paths::line_col(text, o)))
+        })?;
         for p in patch.keys() {
             blame::check_target(doc, p).map_err(|e| {
                 let at = paths::find(text, &["variants", name, p]);
@@ -399,6 +479,22 @@ fn check_variants(raw: &RawScenario, doc: &toml::Table, text: &str) -> Result<()
                 ScenarioError::new(key, format!("{}: {}", e.path, e.message))
                     .at(at.key.or(at.value).map(|o| paths::line_col(text, o)))
             })?;
+        }
+    }
+    Ok(())
+}
+
+/// The values of an axis are distinct as the tables show them (two rows with the
+/// same labels could not be told apart); else the index of the first repeat.
+fn check_distinct(values: &[Value]) -> Result<(), (usize, String)> {
+    let mut seen = std::collections::HashMap::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        let shown = label(v);
+        if let Some(first) = seen.insert(shown.clone(), i) {
+            return Err((
+                i,
+                format!("`{shown}` is already value {first} of this axis: give each value once"),
+            ));
         }
     }
     Ok(())

@@ -52,13 +52,52 @@ fn count(path: &str, v: i64, min: i64) -> R<u64> {
     }
 }
 
-/// Milliseconds to ticks, refusing values that do not fit the clock.
+/// A count that the model keeps in 32 bits (slots, queue places): larger values
+/// are refused rather than truncated (4294967297 would otherwise become 1).
+fn count_u32(path: &str, v: i64, min: i64) -> R<u32> {
+    let n = count(path, v, min)?;
+    u32::try_from(n)
+        .map_err(|_| ScenarioError::new(path, format!("must be <= {} (got {n})", u32::MAX)))
+}
+
+/// The characters that make a spreadsheet read a cell as a formula.
+const FORMULA_STARTS: [char; 4] = ['=', '+', '-', '@'];
+
+/// A name that reaches CSV cells or headers (service, dependency, limiter,
+/// variant, branch, client, member). One starting like a formula would be run by
+/// a spreadsheet that opens the CSV (formula injection), so it is refused; the
+/// default label `-` alone stays valid.
+pub(crate) fn csv_name(path: &str, name: &str) -> R<()> {
+    if name != "-" && name.starts_with(FORMULA_STARTS) {
+        return err(
+            path,
+            format!(
+                "the name `{name}` starts with `{}`, which a spreadsheet opening the CSV output would run as a formula: start it with a letter or digit",
+                name.chars().next().unwrap_or_default()
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Milliseconds to ticks, refusing values that do not fit the clock. The check is
+/// made on the converted value: a positive time that rounds to 0 ns (the clock's
+/// resolution) would divide by zero or silently mean "no time at all".
 fn ticks(path: &str, ms: f64) -> R<Ticks> {
     non_negative(path, ms)?;
     if ms * crate::engine::Ticks::from_ms(1.0).0 as f64 >= u64::MAX as f64 / 2.0 {
         return err(path, format!("{ms} ms is beyond the virtual clock's range"));
     }
-    Ok(Ticks::from_ms(ms))
+    let t = Ticks::from_ms(ms);
+    if ms > 0.0 && t == Ticks::ZERO {
+        return err(
+            path,
+            format!(
+                "{ms} ms rounds to 0 ns (the virtual clock counts whole nanoseconds): must be > 0 after conversion, at least 0.0000005"
+            ),
+        );
+    }
+    Ok(t)
 }
 
 /// One of `allowed`, or an error suggesting the closest.
@@ -123,6 +162,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         read: Vec::new(),
     };
     let files = &mut files;
+    check_names(raw)?;
     let limiter_names: Vec<&str> = raw.limiters.keys().map(String::as_str).collect();
     let dependency_names: Vec<&str> = raw.dependencies.keys().map(String::as_str).collect();
 
@@ -201,24 +241,24 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
                 name: name.clone(),
                 median_ms,
                 latency: latency(&format!("{path}.latency"), &d.latency, files)?,
-                slots: count(&format!("{path}.slots"), d.slots.unwrap_or(0), 0)? as u32,
+                slots: count_u32(&format!("{path}.slots"), d.slots.unwrap_or(0), 0)?,
             })
         })
         .collect::<R<Vec<_>>>()?;
 
     // Routes: each belongs to exactly one service.
+    // Hashed, not searched: 10^5 services made `check` quadratic.
     let mut routes: Vec<Route> = Vec::new();
+    let mut owners: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut routes_of: Vec<Vec<RouteId>> = vec![Vec::new(); raw.services.len()];
     for (s, (sname, svc)) in raw.services.iter().enumerate() {
         for (i, r) in svc.routes.iter().enumerate() {
             let path = format!("services.{sname}.routes.{i}");
             if !r.starts_with('/') {
                 return err(path, format!("a route starts with `/` (got `{r}`)"));
             }
-            if let Some(prev) = routes.iter().find(|x| x.path == *r) {
-                let owner = prev
-                    .service
-                    .and_then(|s| raw.services.get_index(s))
-                    .map(|x| x.0.as_str());
+            if let Some(&prev) = owners.get(r.as_str()) {
+                let owner = raw.services.get_index(prev).map(|x| x.0.as_str());
                 return err(
                     path,
                     format!(
@@ -227,6 +267,8 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
                     ),
                 );
             }
+            owners.insert(r, s);
+            routes_of[s].push(routes.len());
             routes.push(Route {
                 path: r.clone(),
                 service: Some(s),
@@ -245,8 +287,8 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
                 service,
                 abandon,
             }) => Handler::Server(Server {
-                slots: count(&format!("{path}.handler.slots"), *slots, 1)? as u32,
-                queue: count(&format!("{path}.handler.queue"), *queue, 0)? as u32,
+                slots: count_u32(&format!("{path}.handler.slots"), *slots, 1)?,
+                queue: count_u32(&format!("{path}.handler.queue"), *queue, 0)?,
                 service: latency(&format!("{path}.handler.service"), service, files)?,
                 abandon: *abandon,
             }),
@@ -274,12 +316,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         };
         services.push(Service {
             name: sname.clone(),
-            routes: routes
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.service == Some(s))
-                .map(|(i, _)| i)
-                .collect(),
+            routes: std::mem::take(&mut routes_of[s]),
             middleware: resolve_limiters(&format!("{path}.middleware"), &svc.middleware)?,
             handler,
         });
@@ -316,6 +353,56 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         latency_files: std::mem::take(&mut files.read),
         thresholds,
     })
+}
+
+/// Every name that reaches a CSV cell or header is safe to open in a spreadsheet.
+fn check_names(raw: &RawScenario) -> R<()> {
+    let keys = [
+        ("services", raw.services.keys().collect::<Vec<_>>()),
+        ("dependencies", raw.dependencies.keys().collect()),
+        ("limiters", raw.limiters.keys().collect()),
+    ];
+    for (section, names) in keys {
+        for name in names {
+            csv_name(&format!("{section}.{name}"), name)?;
+        }
+    }
+    for (sname, svc) in &raw.services {
+        if let Some(RawHandler::Plan { branches, .. }) = &svc.handler {
+            for (b, br) in branches.iter().enumerate() {
+                csv_name(
+                    &format!("services.{sname}.handler.branches.{b}.name"),
+                    &br.name,
+                )?;
+            }
+        }
+    }
+    let labels = |client: &Option<String>, member: &Option<String>, at: &str| -> R<()> {
+        for (key, v) in [("client", client), ("member", member)] {
+            if let Some(v) = v {
+                csv_name(&format!("{at}.{key}"), v)?;
+            }
+        }
+        Ok(())
+    };
+    match &raw.workload {
+        RawWorkload::Sequence { client, member, .. }
+        | RawWorkload::Open { client, member, .. }
+        | RawWorkload::Ladder { client, member, .. }
+        | RawWorkload::Probe { client, member, .. } => labels(client, member, "workload"),
+        RawWorkload::Script {
+            client,
+            member,
+            groups,
+            ..
+        } => {
+            labels(client, member, "workload")?;
+            for (g, gr) in groups.iter().enumerate() {
+                labels(&gr.client, &gr.member, &format!("workload.groups.{g}"))?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// `[montecarlo]`; metric names in `report` are checked by the sweep, which knows them.
@@ -459,13 +546,14 @@ fn plan(
                     Policy::Equal => budget_ms / k,
                     Policy::Weighted => budget_ms * w / total,
                 };
-                Call {
+                Ok(Call {
                     dependency: d,
-                    share: Ticks::from_ms(share_ms),
+                    share: ticks(&format!("{path}.budget"), share_ms)
+                        .map_err(|e| e.context("the share of one call under this policy"))?,
                     share_ms,
-                }
+                })
             })
-            .collect();
+            .collect::<R<Vec<_>>>()?;
         out.push(Branch {
             name: br.name.clone(),
             calls,
@@ -696,7 +784,16 @@ pub fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latency> {
                         format!("must be >= p50_ms (got {p99} < {p50})"),
                     );
                 }
-                (p99 / p50).ln() / Z99
+                let sigma = (p99 / p50).ln() / Z99;
+                if !sigma.is_finite() {
+                    return err(
+                        format!("{p}.p99_ms"),
+                        format!(
+                            "p99_ms / p50_ms = {p99:e} / {p50:e} overflows (the spread would be infinite): give a smaller ratio or `sigma`"
+                        ),
+                    );
+                }
+                sigma
             }
             (None, Some(s)) => non_negative(&format!("{p}.sigma"), s)?,
             _ => return err(p, "give exactly one of `p99_ms` and `sigma`"),
@@ -715,6 +812,12 @@ pub fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latency> {
     let mut models = Vec::new();
     for (i, part) in parts.iter().enumerate() {
         total += non_negative(&format!("{p}.{i}.weight"), part.weight)?;
+        if !total.is_finite() {
+            return err(
+                format!("{p}.{i}.weight"),
+                "the weights add up to more than a number can hold: scale them down (only their ratios matter)",
+            );
+        }
         models.push((
             total,
             latency(&format!("{p}.{i}.model"), &part.model, files)?,

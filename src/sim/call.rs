@@ -51,6 +51,12 @@ pub(crate) struct Calls {
 }
 
 impl Calls {
+    /// Entries in use (requests or calls not yet released).
+    #[inline]
+    pub fn held(&self) -> u64 {
+        (self.slab.len() - self.free.len()) as u64
+    }
+
     fn take(&mut self, call: CallRun) -> CallId {
         match self.free.pop() {
             Some(id) => {

@@ -191,6 +191,34 @@ pub struct RunResult {
     pub limiters: LimiterResults,
 }
 
+/// Interned client and member names: looked up by hash (10^5 distinct members
+/// made a linear search quadratic), read back by index as a slice.
+#[derive(Default)]
+pub(crate) struct Symbols {
+    names: Vec<String>,
+    index: std::collections::HashMap<String, u32>,
+}
+
+impl Symbols {
+    /// The index of `name`, added when new.
+    pub fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), i);
+        i
+    }
+}
+
+impl std::ops::Deref for Symbols {
+    type Target = [String];
+    fn deref(&self) -> &[String] {
+        &self.names
+    }
+}
+
 /// Runs `model`'s replication `replication` with the model's seed.
 pub fn run(model: &Model, replication: u64) -> Result<RunResult, Error> {
     let mut world = world::World::new(model, replication);

@@ -54,6 +54,12 @@ impl std::ops::IndexMut<ReqId> for Requests {
 }
 
 impl Requests {
+    /// Entries in use (requests or calls not yet released).
+    #[inline]
+    pub fn held(&self) -> u64 {
+        (self.slab.len() - self.free.len()) as u64
+    }
+
     fn take(&mut self) -> ReqId {
         match self.free.pop() {
             Some(id) => id,

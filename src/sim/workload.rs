@@ -91,7 +91,7 @@ impl Pace {
     }
 }
 
-fn send_of(t: &RequestTemplate, symbols: &mut Vec<String>) -> Send {
+fn send_of(t: &RequestTemplate, symbols: &mut super::Symbols) -> Send {
     Send {
         route: t.route,
         access: t.access,
@@ -101,7 +101,7 @@ fn send_of(t: &RequestTemplate, symbols: &mut Vec<String>) -> Send {
 }
 
 impl WorkloadState {
-    pub fn new(w: &Workload, symbols: &mut Vec<String>) -> WorkloadState {
+    pub fn new(w: &Workload, symbols: &mut super::Symbols) -> WorkloadState {
         match w {
             Workload::Sequence { requests, template } => WorkloadState::Sequence {
                 send: send_of(template, symbols),

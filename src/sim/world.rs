@@ -10,7 +10,7 @@ use super::plan::Plans;
 use super::request::Requests;
 use super::server::Servers;
 use super::workload::WorkloadState;
-use super::{Event, RunResult, timers};
+use super::{Event, RunResult, Symbols, timers};
 use crate::engine::{EventKey, EventQueue, Lane, Stream, Ticks, stream};
 use crate::error::Error;
 use crate::model::Model;
@@ -30,7 +30,7 @@ pub(crate) struct World<'m> {
     pub workload: WorkloadState,
     pub workload_rng: Stream,
     /// Interned client and member names.
-    pub symbols: Vec<String>,
+    pub symbols: Symbols,
     pub limiting: Limiting,
     pub obs: Observers,
 }
@@ -38,7 +38,7 @@ pub(crate) struct World<'m> {
 impl<'m> World<'m> {
     pub fn new(model: &'m Model, replication: u64) -> World<'m> {
         let seed = model.seed;
-        let mut symbols = Vec::new();
+        let mut symbols = Symbols::default();
         let workload = WorkloadState::new(&model.workload, &mut symbols);
         let mut world = World {
             model,
@@ -84,8 +84,30 @@ impl<'m> World<'m> {
                     self.model.name, limits.max_in_flight
                 )));
             }
+            self.check_held(limits.max_in_flight)?;
         }
         Ok(())
+    }
+
+    /// Work the system still holds after the client left must stay bounded too:
+    /// calls a caller gave up on wait at their dependency until it takes them, and
+    /// a server may keep a request its client abandoned. Both count against
+    /// `max_in_flight`, so no queue grows without a named limit.
+    #[inline]
+    fn check_held(&self, max: u64) -> Result<(), Error> {
+        let calls = self.calls.held();
+        let requests = self.requests.held();
+        let (what, n) = if calls > max {
+            ("dependency calls", calls)
+        } else if requests > max {
+            ("requests", requests)
+        } else {
+            return Ok(());
+        };
+        Err(Error::Limit(format!(
+            "scenario `{}`: more than scenario.max_in_flight = {max} {what} held at once ({n}), those their caller gave up on but a dependency or server still holds included (raise it in [scenario], add slots, or set cancellation = true)",
+            self.model.name
+        )))
     }
 
     /// The one place an event meets its receiver.
@@ -122,13 +144,7 @@ impl<'m> World<'m> {
         let _ = self.queue.schedule(at, lane, event);
     }
 
-    pub fn intern(symbols: &mut Vec<String>, name: &str) -> u32 {
-        match symbols.iter().position(|s| s == name) {
-            Some(i) => i as u32,
-            None => {
-                symbols.push(name.to_string());
-                (symbols.len() - 1) as u32
-            }
-        }
+    pub fn intern(symbols: &mut Symbols, name: &str) -> u32 {
+        symbols.intern(name)
     }
 }

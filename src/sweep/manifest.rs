@@ -95,18 +95,29 @@ impl Manifest {
 
     pub fn read(dir: &Path) -> Result<Manifest, Error> {
         let path = dir.join(FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = crate::scenario::read_input_text(&path, "manifest").map_err(|e| {
             ScenarioError::new(
                 "",
-                format!("cannot read {FILE} ({e}): is this a `resim sweep` output folder?"),
+                format!("{}: is this a `resim sweep` output folder?", e.message),
             )
             .in_file(&path)
         })?;
-        toml::from_str(&text).map_err(|e| {
+        let manifest: Manifest = toml::from_str(&text).map_err(|e| {
             ScenarioError::new("", format!("not a sweep manifest: {}", e.message().trim()))
                 .in_file(&path)
-                .into()
-        })
+        })?;
+        // An edited manifest must not turn into inverted intervals with exit 0.
+        let c = manifest.confidence;
+        if !(c > 0.0 && c < 1.0) {
+            return Err(ScenarioError::new(
+                "confidence",
+                format!("must be in (0, 1), e.g. 0.95 (got {c})"),
+            )
+            .at(crate::scenario::paths::locate(&text, "confidence"))
+            .in_file(&path)
+            .into());
+        }
+        Ok(manifest)
     }
 
     /// The key where `self` and `other` differ in what decides the output, with

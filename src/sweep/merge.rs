@@ -9,6 +9,7 @@
 use super::extract::parse_value;
 use super::manifest::{Invocation, Manifest, Shard};
 use super::output::{self, REPLICATIONS, Replications};
+use super::summary::{Summarizer, Summary};
 use super::{SweepReport, report};
 use crate::error::{Error, ScenarioError};
 use std::path::{Path, PathBuf};
@@ -157,104 +158,38 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         },
         ..first.clone()
     };
-    // Read every shard's header before writing anything.
-    let mut readers = Vec::new();
-    let mut header: Option<csv::StringRecord> = None;
-    for p in &parts {
-        let path = p.dir.join(REPLICATIONS);
-        let mut r = csv::Reader::from_path(&path)
-            .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
-        let h = r
-            .headers()
-            .map_err(|e| refuse(&path, format!("cannot read the header: {e}")))?
-            .clone();
-        let metrics_at = h.len().checked_sub(first.metrics.len() + 1);
-        let fits = metrics_at.is_some_and(|at| {
-            h.get(at) == Some("replication")
-                && h.iter()
-                    .skip(at + 1)
-                    .eq(first.metrics.iter().map(String::as_str))
-        });
-        if !fits || header.as_ref().is_some_and(|x| *x != h) {
-            return Err(refuse(
-                &path,
-                "its header does not match the manifest's metrics or the other shards".into(),
-            ));
-        }
-        header = Some(h);
-        readers.push((path, r));
-    }
-    let header = header.unwrap_or_default();
-    let axes = header.len() - first.metrics.len() - 1;
-    let axis_columns: Vec<String> = header.iter().take(axes).map(String::from).collect();
-
-    output::prepare(&dir, &manifest)?;
+    // Everything is checked (and summarized) before the output folder is touched:
+    // a bad shard must not destroy an earlier good merge.
+    let (axis_columns, summary) = check_shards(&parts, first)?;
+    let _lock = output::prepare(&dir, &manifest)?;
     let mut out = Replications::create(
         &dir,
         &axis_columns,
         &first.metrics,
         first.confidence,
         &first.baseline,
-        true,
+        false,
     )?;
-    for (part, (path, mut reader)) in parts.iter().zip(readers) {
-        let mut unit = part.units.0;
+    let axes = axis_columns.len();
+    for part in &parts {
+        let path = part.dir.join(REPLICATIONS);
+        let mut reader = csv::Reader::from_path(&path)
+            .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
         for record in reader.records() {
             let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
-            if unit >= part.units.1 {
-                return Err(refuse(
-                    &path,
-                    format!(
-                        "holds more rows than its units {}..{}",
-                        part.units.0, part.units.1
-                    ),
-                ));
-            }
             let fields: Vec<String> = record.iter().map(String::from).collect();
-            let rep = &fields[axes];
-            if *rep != (unit / first.rows).to_string() {
-                return Err(refuse(
-                    &path,
-                    format!(
-                        "line {}: replication {rep} where unit {unit} needs {}: the file is not in sweep order",
-                        unit - part.units.0 + 2,
-                        unit / first.rows
-                    ),
-                ));
-            }
-            let text = &fields[axes + 1..];
-            let values = text
-                .iter()
-                .zip(&first.metrics)
-                .map(|(t, m)| {
-                    parse_value(t).map_err(|_| {
-                        refuse(
-                            &path,
-                            format!(
-                                "line {}: {m}: `{t}` is not a number",
-                                unit - part.units.0 + 2
-                            ),
-                        )
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            out.write(&fields[..axes], rep, text, &values)?;
-            unit += 1;
-        }
-        if unit != part.units.1 {
-            return Err(refuse(
-                &path,
-                format!(
-                    "shard {}/{} is incomplete: {} of its {} rows (was it interrupted? run it again)",
-                    part.shard.index,
-                    part.shard.count,
-                    unit - part.units.0,
-                    part.units.1 - part.units.0
-                ),
-            ));
+            out.write(&fields[..axes], &fields[axes], &fields[axes + 1..], &[])?;
         }
     }
-    let summary = out.finish(&dir)?;
+    out.finish(&dir)?;
+    crate::report::write_tables(
+        &dir,
+        &[
+            summary.summary.clone(),
+            summary.paired.clone(),
+            summary.wide.clone(),
+        ],
+    )?;
     let thresholds = first
         .thresholds
         .iter()
@@ -275,16 +210,131 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         first.rows,
         first.seed
     );
-    let mut thresholds_failed = None;
-    if let Some(s) = &summary {
-        text.push_str(&report::render(s, &first.report, first.confidence));
-        thresholds_failed =
-            super::finish_report(&dir, &manifest, s, &thresholds, opts.report, &mut text)?;
-    }
+    text.push_str(&report::render(&summary, &first.report, first.confidence));
+    let thresholds_failed = super::finish_report(
+        &dir,
+        &manifest,
+        &summary,
+        &thresholds,
+        opts.report,
+        &mut text,
+    )?;
     text.push_str(&report::footer(&dir));
     Ok(SweepReport {
         dir,
         text,
         thresholds_failed,
     })
+}
+
+/// Reads every shard's `replications.csv` through: headers that match the manifest
+/// and each other, rows in unit order, whole replications. Returns the axis
+/// columns and the summary the merged file gives. Errors name the shard's file.
+fn check_shards(parts: &[Part], first: &Manifest) -> Result<(Vec<String>, Summary), Error> {
+    let mut header: Option<csv::StringRecord> = None;
+    let mut summarizer: Option<Summarizer> = None;
+    for part in parts {
+        let path = part.dir.join(REPLICATIONS);
+        let mut reader = csv::Reader::from_path(&path)
+            .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
+        let h = reader
+            .headers()
+            .map_err(|e| refuse(&path, format!("cannot read the header: {e}")))?
+            .clone();
+        let metrics_at = h.len().checked_sub(first.metrics.len() + 1);
+        let fits = metrics_at.is_some_and(|at| {
+            h.get(at) == Some("replication")
+                && h.iter()
+                    .skip(at + 1)
+                    .eq(first.metrics.iter().map(String::as_str))
+        });
+        if !fits || header.as_ref().is_some_and(|x| *x != h) {
+            return Err(refuse(
+                &path,
+                "its header does not match the manifest's metrics or the other shards".into(),
+            ));
+        }
+        let axes = h.len() - first.metrics.len() - 1;
+        let shown = path.display().to_string();
+        let s = summarizer.get_or_insert_with(|| {
+            Summarizer::new(
+                h.iter().take(axes).map(String::from).collect(),
+                first.metrics.clone(),
+                first.confidence,
+                &shown,
+            )
+            .with_baseline(first.baseline.clone())
+        });
+        // Messages about a row name the shard file it is in, and its line there.
+        s.set_source(&shown, 0);
+        header = Some(h);
+        let mut unit = part.units.0;
+        for record in reader.records() {
+            let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
+            let line = unit - part.units.0 + 2;
+            if unit >= part.units.1 {
+                return Err(refuse(
+                    &path,
+                    format!(
+                        "holds more rows than its units {}..{}",
+                        part.units.0, part.units.1
+                    ),
+                ));
+            }
+            if record.len() != axes + 1 + first.metrics.len() {
+                return Err(refuse(
+                    &path,
+                    format!("line {line}: wrong number of columns"),
+                ));
+            }
+            let fields: Vec<String> = record.iter().map(String::from).collect();
+            let rep = &fields[axes];
+            if *rep != (unit / first.rows).to_string() {
+                return Err(refuse(
+                    &path,
+                    format!(
+                        "line {line}: replication {rep} where unit {unit} needs {}: the file is not in sweep order",
+                        unit / first.rows
+                    ),
+                ));
+            }
+            let values = fields[axes + 1..]
+                .iter()
+                .zip(&first.metrics)
+                .map(|(t, m)| {
+                    parse_value(t).map_err(|_| {
+                        refuse(&path, format!("line {line}: {m}: `{t}` is not a number"))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            s.push(&fields[..axes], rep, &values).map_err(as_input)?;
+            unit += 1;
+        }
+        if unit != part.units.1 {
+            return Err(refuse(
+                &path,
+                format!(
+                    "shard {}/{} is incomplete: {} of its {} rows (was it interrupted? run it again)",
+                    part.shard.index,
+                    part.shard.count,
+                    unit - part.units.0,
+                    part.units.1 - part.units.0
+                ),
+            ));
+        }
+    }
+    let (Some(header), Some(s)) = (header, summarizer) else {
+        return Err(ScenarioError::new("", "merge needs at least one shard folder").into());
+    };
+    let axes = header.len() - first.metrics.len() - 1;
+    let axis_columns = header.iter().take(axes).map(String::from).collect();
+    Ok((axis_columns, s.finish().map_err(as_input)?))
+}
+
+/// A shard whose rows do not add up is bad input (exit 2), not a failure of resim.
+fn as_input(e: Error) -> Error {
+    match e {
+        Error::Other(m) => ScenarioError::new("", m).into(),
+        e => e,
+    }
 }

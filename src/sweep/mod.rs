@@ -36,6 +36,9 @@ use std::path::{Path, PathBuf};
 /// Replications when neither `--replications` nor `[montecarlo] replications` says.
 pub const DEFAULT_REPLICATIONS: u64 = 100;
 
+/// The most worker threads `--jobs` may ask for.
+pub const MAX_JOBS: usize = 1024;
+
 /// Everything `resim sweep` was asked for (the command line, parsed).
 #[derive(Debug, Clone, Default)]
 pub struct SweepOptions {
@@ -157,12 +160,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         .map(|v| parse_vary(v))
         .collect::<Result<Vec<_>, _>>()
         .map_err(in_file)?;
-    let bytes = std::fs::read(&opts.file).map_err(|e| {
-        in_file(ScenarioError::new(
-            "",
-            format!("cannot read the scenario file: {e}"),
-        ))
-    })?;
+    let bytes = scenario::read_input(&opts.file, "scenario file")?;
     let text = String::from_utf8(bytes.clone()).map_err(|_| {
         in_file(ScenarioError::new(
             "",
@@ -274,7 +272,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
             jobs: jobs as u64,
         },
     };
-    output::prepare(&dir, &manifest)?;
+    let _lock = output::prepare(&dir, &manifest)?;
     let whole = units == (0, total);
     let mut out = Replications::create(
         &dir,
@@ -310,9 +308,9 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     let unknown = match result {
         Ok(unknown) => unknown,
         Err(e) => {
+            let _ = out.flush();
             let kept = out.rows_written();
             let path = out.path().display().to_string();
-            let _ = out.flush();
             let note = format!(
                 "\n(the sweep stopped; the {kept} rows finished before it are kept in {path})"
             );
@@ -320,7 +318,9 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         }
     };
     if unknown > 0 {
-        eprintln!(
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr().lock(),
             "warning: {unknown} metric values had no column in replications.csv: a table \
              had rows that replication 0 of its compare row did not have (the columns \
              are fixed by replication 0)"
@@ -395,6 +395,15 @@ fn settings(opts: &SweepOptions, scenario: &Scenario) -> Result<Settings, Error>
     };
     if opts.jobs == Some(0) {
         return Err(ScenarioError::new("", "--jobs must be >= 1").into());
+    }
+    if let Some(j) = opts.jobs.filter(|&j| j > MAX_JOBS) {
+        return Err(ScenarioError::new(
+            "",
+            format!(
+                "--jobs must be <= {MAX_JOBS} (got {j}): each worker is an operating-system thread"
+            ),
+        )
+        .into());
     }
     let jobs = opts.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)

@@ -19,13 +19,49 @@ fn io(context: String) -> impl FnOnce(std::io::Error) -> Error {
     }
 }
 
-/// Creates `dir`, removes results of an earlier sweep that the new
-/// `replications.csv` would contradict, and writes the manifest (temp + rename).
-pub fn prepare(dir: &Path, manifest: &Manifest) -> Result<(), Error> {
+/// The lock file that keeps two sweeps (or merges) out of one folder at once.
+pub const LOCK: &str = ".resim.lock";
+
+/// Held while a sweep or merge writes its folder; the operating system releases
+/// the lock when the process ends, however it ends, so a killed run leaves no
+/// stale lock (the empty file stays, which is harmless).
+#[must_use = "the folder is only locked while this is alive"]
+pub struct FolderLock {
+    _file: File,
+}
+
+/// Locks `dir` (created if needed) for this process, or says who holds it.
+pub fn lock(dir: &Path) -> Result<FolderLock, Error> {
     std::fs::create_dir_all(dir).map_err(io(format!(
         "cannot create the output folder {}",
         dir.display()
     )))?;
+    let path = dir.join(LOCK);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io(format!("cannot open the lock file {}", path.display())))?;
+    match file.try_lock() {
+        Ok(()) => Ok(FolderLock { _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(crate::error::ScenarioError::new(
+            "",
+            "another `resim sweep` or `resim merge` is writing into this folder now: wait for it to finish or pass another --out",
+        )
+        .in_file(dir)
+        .into()),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(io(format!("cannot lock {}", path.display()))(e))
+        }
+    }
+}
+
+/// Locks `dir` (see [`lock`]), removes results of an earlier sweep that the new
+/// `replications.csv` would contradict, and writes the manifest (temp + rename).
+pub fn prepare(dir: &Path, manifest: &Manifest) -> Result<FolderLock, Error> {
+    let lock = lock(dir)?;
+    crate::report::remove_stale_temporaries(dir);
     for stale in [
         "summary.csv",
         "paired.csv",
@@ -42,7 +78,8 @@ pub fn prepare(dir: &Path, manifest: &Manifest) -> Result<(), Error> {
     let tmp = dir.join(format!(".{}.tmp", manifest::FILE));
     std::fs::write(&tmp, manifest.to_toml()?)
         .and_then(|_| std::fs::rename(&tmp, &target))
-        .map_err(io(format!("cannot write {}", target.display())))
+        .map_err(io(format!("cannot write {}", target.display())))?;
+    Ok(lock)
 }
 
 /// The rows of `replications.csv`, in unit order, and the summary they feed.
@@ -54,6 +91,10 @@ pub struct Replications {
     path: PathBuf,
     summarizer: Option<Summarizer>,
     rows_written: u64,
+    /// Rows in `csv`, not yet in the file.
+    pending_rows: u64,
+    /// Bytes of whole rows in the file: where a failed write is cut back to.
+    committed: u64,
 }
 
 impl Replications {
@@ -92,6 +133,8 @@ impl Replications {
             file,
             path,
             rows_written: 0,
+            pending_rows: 0,
+            committed: 0,
         };
         out.flush()?;
         Ok(out)
@@ -114,20 +157,39 @@ impl Replications {
         self.csv
             .write_record(record)
             .map_err(|e| csv_error(&self.path, e))?;
-        self.rows_written += 1;
+        self.pending_rows += 1;
         if let Some(s) = &mut self.summarizer {
             s.push(labels, replication, values)?;
         }
         Ok(())
     }
 
-    /// Hands the rows written so far to the operating system, in one write.
+    /// Hands the rows written so far to the operating system, in one write. A write
+    /// that fails part-way (a full disk) is cut back to the last whole row, so the
+    /// file never ends in a partial line.
     pub fn flush(&mut self) -> Result<(), Error> {
         let fail = || io(format!("cannot write {}", self.path.display()));
         let pending = std::mem::replace(&mut self.csv, csv::Writer::from_writer(Vec::new()))
             .into_inner()
             .map_err(|e| fail()(e.into_error()))?;
-        self.file.write_all(&pending).map_err(fail())
+        if let Err(e) = self.file.write_all(&pending) {
+            use std::io::{Seek, SeekFrom};
+            let cut = self
+                .file
+                .set_len(self.committed)
+                .and_then(|()| self.file.seek(SeekFrom::Start(self.committed)));
+            let e = match cut {
+                Ok(_) => e,
+                Err(cut) => std::io::Error::new(
+                    e.kind(),
+                    format!("{e}; cutting the file back to its last whole row failed too: {cut}"),
+                ),
+            };
+            return Err(fail()(e));
+        }
+        self.committed += pending.len() as u64;
+        self.rows_written += std::mem::take(&mut self.pending_rows);
+        Ok(())
     }
 
     pub fn rows_written(&self) -> u64 {

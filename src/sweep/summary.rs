@@ -98,6 +98,13 @@ impl Summarizer {
         self
     }
 
+    /// Names the data that follows in messages: `source`, whose data rows are
+    /// counted on from `line` (a merge reads one shard file after another).
+    pub fn set_source(&mut self, source: &str, line: u64) {
+        self.source = source.to_string();
+        self.line = line;
+    }
+
     fn bad(&self, message: String) -> Error {
         Error::Other(format!(
             "{}: data row {}: {message}",

@@ -141,6 +141,7 @@ fn messages_name_file_position_and_key_path() {
             "unwritable-out",
             "runaway-zero-time-loop",
             "runaway-flood",
+            "runaway-abandoned-calls",
             "runaway-sim-time",
         ];
         if exempt.contains(&case.name.as_str()) {

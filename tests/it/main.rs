@@ -6,6 +6,7 @@ mod common;
 mod golden_ay10;
 mod golden_dy13;
 mod golden_io22;
+mod hostile;
 mod latency_files;
 mod output_safety;
 mod peers;
