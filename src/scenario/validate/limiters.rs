@@ -1,0 +1,90 @@
+//! `[limiters]`: algorithm, limit, window, key and mode of each rate limiter.
+
+use super::*;
+
+/// Every `[limiters.NAME]`, in declaration order.
+pub(super) fn limiters(raw: &RawScenario) -> R<Vec<Limiter>> {
+    raw.limiters
+        .iter()
+        .map(|(name, l)| limiter(&format!("limiters.{name}"), name, l))
+        .collect()
+}
+
+fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
+    let algorithm = one_of(
+        &format!("{path}.algorithm"),
+        l.algorithm.as_deref(),
+        &[
+            ("fixed-window", Algorithm::FixedWindow),
+            ("sliding-log", Algorithm::SlidingLog),
+            ("sliding-counter", Algorithm::SlidingCounter),
+            ("token-bucket", Algorithm::TokenBucket),
+            ("gcra", Algorithm::Gcra),
+        ],
+    )?;
+    let key = l
+        .key
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let fp = format!("{path}.key.{i}");
+            one_of(
+                &fp,
+                Some(f),
+                &[
+                    ("client", Field::Client),
+                    ("member", Field::Member),
+                    ("route", Field::Route),
+                    ("access", Field::Access),
+                ],
+            )
+        })
+        .collect::<R<Vec<_>>>()?;
+    if let Some(i) = (1..key.len()).find(|&i| key[..i].contains(&key[i])) {
+        return err(
+            format!("{path}.key.{i}"),
+            format!("`{}` is already in the key", key[i].name()),
+        );
+    }
+    let mode = one_of(
+        &format!("{path}.mode"),
+        l.mode.as_deref(),
+        &[
+            ("reject", LimiterMode::Reject),
+            ("throttle", LimiterMode::Throttle),
+        ],
+    )?;
+    let refill = one_of(
+        &format!("{path}.refill"),
+        l.refill.as_deref(),
+        &[
+            ("continuous", Refill::Continuous),
+            ("discrete", Refill::Discrete),
+        ],
+    )?;
+    let overflow = one_of(
+        &format!("{path}.overflow"),
+        l.overflow.as_deref(),
+        &[
+            ("hold", Overflow::Hold),
+            ("reject-now", Overflow::RejectNow),
+        ],
+    )?;
+    Ok(Limiter {
+        name: name.to_string(),
+        algorithm,
+        key,
+        limit: count(&format!("{path}.limit"), l.limit, 1)?,
+        window: ticks(
+            &format!("{path}.window_ms"),
+            positive(&format!("{path}.window_ms"), l.window_ms)?,
+        )?,
+        mode,
+        max_delay: ticks(
+            &format!("{path}.max_delay_ms"),
+            l.max_delay_ms.unwrap_or(0.0),
+        )?,
+        refill,
+        overflow,
+    })
+}

@@ -1,0 +1,300 @@
+//! Raw scenario -> model: names resolved, units converted to ticks, every value
+//! checked, with errors that name the key path and suggest the closest valid name.
+//!
+//! One file per section of the scenario file, mirroring `raw.rs`: [`meta`]
+//! (`[scenario]` limits, `[slo]`, `[analysis]`, `[montecarlo]`, `[thresholds]`),
+//! [`services`] (`[gateway]`, `[dependencies]`, routes, `[services]` and their
+//! handlers), [`latency`] (latency models), [`limiters`] and [`workload`]. Sections
+//! that need what others validated get it through a [`Ctx`]; the order of the
+//! checks (and so which error a file with several gets) is the order below.
+
+mod latency;
+mod limiters;
+mod meta;
+mod services;
+mod workload;
+
+pub(crate) use latency::latency;
+
+use super::raw::*;
+use crate::engine::Ticks;
+use crate::error::{ScenarioError, did_you_mean, list};
+use crate::model::*;
+
+type R<T> = Result<T, ScenarioError>;
+
+fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> R<T> {
+    Err(ScenarioError::new(path, msg))
+}
+
+fn finite(path: &str, v: f64) -> R<f64> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        err(path, format!("must be a finite number (got {v})"))
+    }
+}
+
+fn positive(path: &str, v: f64) -> R<f64> {
+    if finite(path, v)? > 0.0 {
+        Ok(v)
+    } else {
+        err(path, format!("must be > 0 (got {v})"))
+    }
+}
+
+fn non_negative(path: &str, v: f64) -> R<f64> {
+    if finite(path, v)? >= 0.0 {
+        Ok(v)
+    } else {
+        err(path, format!("must be >= 0 (got {v})"))
+    }
+}
+
+fn count(path: &str, v: i64, min: i64) -> R<u64> {
+    if v >= min {
+        Ok(v as u64)
+    } else {
+        err(path, format!("must be >= {min} (got {v})"))
+    }
+}
+
+/// A count that the model keeps in 32 bits (slots, queue places): larger values
+/// are refused rather than truncated (4294967297 would otherwise become 1).
+fn count_u32(path: &str, v: i64, min: i64) -> R<u32> {
+    let n = count(path, v, min)?;
+    u32::try_from(n)
+        .map_err(|_| ScenarioError::new(path, format!("must be <= {} (got {n})", u32::MAX)))
+}
+
+/// The characters that make a spreadsheet read a cell as a formula.
+const FORMULA_STARTS: [char; 4] = ['=', '+', '-', '@'];
+
+/// A name that reaches CSV cells or headers (service, dependency, limiter,
+/// variant, branch, client, member). One starting like a formula would be run by
+/// a spreadsheet that opens the CSV (formula injection), so it is refused; the
+/// default label `-` alone stays valid.
+pub(crate) fn csv_name(path: &str, name: &str) -> R<()> {
+    if name != "-" && name.starts_with(FORMULA_STARTS) {
+        return err(
+            path,
+            format!(
+                "the name `{name}` starts with `{}`, which a spreadsheet opening the CSV output would run as a formula: start it with a letter or digit",
+                name.chars().next().unwrap_or_default()
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Milliseconds to ticks, refusing values that do not fit the clock. The check is
+/// made on the converted value: a positive time that rounds to 0 ns (the clock's
+/// resolution) would divide by zero or silently mean "no time at all".
+fn ticks(path: &str, ms: f64) -> R<Ticks> {
+    non_negative(path, ms)?;
+    if ms * crate::engine::Ticks::from_ms(1.0).0 as f64 >= u64::MAX as f64 / 2.0 {
+        return err(path, format!("{ms} ms is beyond the virtual clock's range"));
+    }
+    let t = Ticks::from_ms(ms);
+    if ms > 0.0 && t == Ticks::ZERO {
+        return err(
+            path,
+            format!(
+                "{ms} ms rounds to 0 ns (the virtual clock counts whole nanoseconds): must be > 0 after conversion, at least 0.0000005"
+            ),
+        );
+    }
+    Ok(t)
+}
+
+/// One of `allowed`, or an error suggesting the closest.
+fn choice<'a>(path: &str, value: &str, allowed: &[&'a str]) -> R<&'a str> {
+    allowed
+        .iter()
+        .find(|a| **a == value)
+        .copied()
+        .ok_or_else(|| {
+            ScenarioError::new(
+                path,
+                format!(
+                    "unknown value `{value}`, expected one of {}{}",
+                    list(allowed.iter().copied()),
+                    did_you_mean(value, allowed.iter().copied())
+                ),
+            )
+        })
+}
+
+/// The value named by `value` among `options` (name, value); no value means the
+/// first option, the default. Any other name is an error suggesting the closest.
+fn one_of<T: Copy>(path: &str, value: Option<&str>, options: &[(&str, T)]) -> R<T> {
+    let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+    let name = choice(path, value.unwrap_or(names[0]), &names)?;
+    Ok(options
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .expect("choice returns a listed name"))
+}
+
+/// Resolves a name among `names`, or an error naming the kind and the closest.
+fn resolve(path: &str, kind: &str, name: &str, names: &[&str]) -> R<usize> {
+    names.iter().position(|n| *n == name).ok_or_else(|| {
+        let known = if names.is_empty() {
+            format!("no {kind} is defined")
+        } else {
+            format!("defined: {}", list(names.iter().copied()))
+        };
+        ScenarioError::new(
+            path,
+            format!(
+                "no {kind} named `{name}` ({known}){}",
+                did_you_mean(name, names.iter().copied())
+            ),
+        )
+    })
+}
+
+/// What latency models read from files: the folder their paths are relative to
+/// (the scenario file's) and the files read so far.
+pub struct Files<'a> {
+    pub dir: &'a std::path::Path,
+    pub read: Vec<LatencyFile>,
+}
+
+/// Names of one kind, looked up by hash (a linear search made large files
+/// quadratic), in declaration order.
+pub(super) struct Names<'a> {
+    kind: &'static str,
+    names: Vec<&'a str>,
+    index: std::collections::HashMap<&'a str, usize>,
+}
+
+impl<'a> Names<'a> {
+    fn new(kind: &'static str, names: impl Iterator<Item = &'a String>) -> Names<'a> {
+        let names: Vec<&str> = names.map(String::as_str).collect();
+        let index = names.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        Names { kind, names, index }
+    }
+
+    /// The index of `name`, or an error at `path` naming the kind and the closest.
+    pub fn resolve(&self, path: &str, name: &str) -> R<usize> {
+        match self.index.get(name) {
+            Some(&i) => Ok(i),
+            None => resolve(path, self.kind, name, &self.names),
+        }
+    }
+}
+
+/// What sections validated earlier hand to the later ones.
+pub(super) struct Ctx<'a> {
+    pub limiter_names: Names<'a>,
+    pub dependency_names: Names<'a>,
+    pub slo: Slo,
+    pub gateway: Option<Gateway>,
+    pub dependencies: Vec<Dependency>,
+}
+
+/// Validates a scenario whose latency files (if any) are relative to `dir`.
+pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
+    let mut files = Files {
+        dir,
+        read: Vec::new(),
+    };
+    let files = &mut files;
+    check_names(raw)?;
+    let limits = meta::limits(&raw.scenario)?;
+    let slo = meta::slo(&raw.slo)?;
+    let limiters = limiters::limiters(raw)?;
+    let limiter_names = Names::new("limiter", raw.limiters.keys());
+    let gateway = services::gateway(raw, &limiter_names)?;
+    let dependencies = services::dependencies(raw, files)?;
+    let ctx = Ctx {
+        limiter_names,
+        dependency_names: Names::new("dependency", raw.dependencies.keys()),
+        slo,
+        gateway,
+        dependencies,
+    };
+    let (mut routes, routes_of) = services::routes(raw)?;
+    let services = services::services(raw, routes_of, &ctx, files)?;
+    workload::unowned_routes(&raw.workload, &mut routes)?;
+    let workload = workload::workload(&raw.workload, &routes, ctx.gateway.is_some())?;
+    workload::check_event_budget(&workload, &limits)?;
+    let analysis = meta::analysis(&raw.analysis)?;
+    let montecarlo = meta::montecarlo(raw.montecarlo.as_ref())?;
+    let thresholds = meta::thresholds(raw)?;
+    let Ctx {
+        slo,
+        gateway,
+        dependencies,
+        ..
+    } = ctx;
+    Ok(Model {
+        name: raw.scenario.name.clone(),
+        about: raw.scenario.about.clone(),
+        seed: super::seed(raw, None, super::Purpose::Run),
+        limits,
+        slo,
+        gateway,
+        services,
+        routes,
+        dependencies,
+        limiters,
+        workload,
+        analysis,
+        montecarlo,
+        latency_files: std::mem::take(&mut files.read),
+        thresholds,
+    })
+}
+
+/// Every name that reaches a CSV cell or header is safe to open in a spreadsheet.
+fn check_names(raw: &RawScenario) -> R<()> {
+    let keys = [
+        ("services", raw.services.keys().collect::<Vec<_>>()),
+        ("dependencies", raw.dependencies.keys().collect()),
+        ("limiters", raw.limiters.keys().collect()),
+    ];
+    for (section, names) in keys {
+        for name in names {
+            csv_name(&format!("{section}.{name}"), name)?;
+        }
+    }
+    for (sname, svc) in &raw.services {
+        if let Some(RawHandler::Plan { branches, .. }) = &svc.handler {
+            for (b, br) in branches.iter().enumerate() {
+                csv_name(
+                    &format!("services.{sname}.handler.branches.{b}.name"),
+                    &br.name,
+                )?;
+            }
+        }
+    }
+    let labels = |client: &Option<String>, member: &Option<String>, at: &str| -> R<()> {
+        for (key, v) in [("client", client), ("member", member)] {
+            if let Some(v) = v {
+                csv_name(&format!("{at}.{key}"), v)?;
+            }
+        }
+        Ok(())
+    };
+    match &raw.workload {
+        RawWorkload::Sequence { client, member, .. }
+        | RawWorkload::Open { client, member, .. }
+        | RawWorkload::Ladder { client, member, .. }
+        | RawWorkload::Probe { client, member, .. } => labels(client, member, "workload"),
+        RawWorkload::Script {
+            client,
+            member,
+            groups,
+            ..
+        } => {
+            labels(client, member, "workload")?;
+            for (g, gr) in groups.iter().enumerate() {
+                labels(&gr.client, &gr.member, &format!("workload.groups.{g}"))?;
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,415 @@
+//! `[gateway]`, `[dependencies]`, the routes and `[services]` with their
+//! handlers (`respond`, `server`, `plan`).
+
+use super::*;
+
+/// Limiter names at `path` (a list), resolved.
+fn resolve_limiters(names: &Names, path: &str, list: &[String]) -> R<Vec<LimiterId>> {
+    list.iter()
+        .enumerate()
+        .map(|(i, n)| names.resolve(&format!("{path}.{i}"), n))
+        .collect()
+}
+
+/// `[gateway]`: its share of the budget and its limiter rules.
+pub(super) fn gateway(raw: &RawScenario, limiter_names: &Names) -> R<Option<Gateway>> {
+    Ok(match &raw.gateway {
+        None => None,
+        Some(g) => {
+            let share_ms = non_negative("gateway.share_ms", g.share_ms.unwrap_or(0.0))?;
+            let rules = g
+                .rules
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    Ok(GatewayRule {
+                        prefix: r.prefix.clone(),
+                        limiters: resolve_limiters(
+                            limiter_names,
+                            &format!("gateway.rules.{i}.limiters"),
+                            &r.limiters,
+                        )?,
+                    })
+                })
+                .collect::<R<Vec<_>>>()?;
+            Some(Gateway {
+                share: ticks("gateway.share_ms", share_ms)?,
+                share_ms,
+                rules,
+            })
+        }
+    })
+}
+
+/// `[dependencies]`, in declaration order.
+pub(super) fn dependencies(raw: &RawScenario, files: &mut Files) -> R<Vec<Dependency>> {
+    raw.dependencies
+        .iter()
+        .map(|(name, d)| {
+            let path = format!("dependencies.{name}");
+            let median_ms = match d.median_ms {
+                Some(m) => Some(positive(&format!("{path}.median_ms"), m)?),
+                None => None,
+            };
+            Ok(Dependency {
+                name: name.clone(),
+                median_ms,
+                latency: latency(&format!("{path}.latency"), &d.latency, files)?,
+                slots: count_u32(&format!("{path}.slots"), d.slots.unwrap_or(0), 0)?,
+            })
+        })
+        .collect()
+}
+
+/// Every route a service owns, in declaration order, and the routes of each
+/// service. A route belongs to exactly one service.
+pub(super) fn routes(raw: &RawScenario) -> R<(Vec<Route>, Vec<Vec<RouteId>>)> {
+    // Hashed, not searched: 10^5 services made `check` quadratic.
+    let mut routes: Vec<Route> = Vec::new();
+    let mut owners: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut routes_of: Vec<Vec<RouteId>> = vec![Vec::new(); raw.services.len()];
+    for (s, (sname, svc)) in raw.services.iter().enumerate() {
+        for (i, r) in svc.routes.iter().enumerate() {
+            let path = format!("services.{sname}.routes.{i}");
+            if !r.starts_with('/') {
+                return err(path, format!("a route starts with `/` (got `{r}`)"));
+            }
+            if let Some(&prev) = owners.get(r.as_str()) {
+                let owner = raw.services.get_index(prev).map(|x| x.0.as_str());
+                return err(
+                    path,
+                    format!(
+                        "route `{r}` is already owned by service `{}`",
+                        owner.unwrap_or("?")
+                    ),
+                );
+            }
+            owners.insert(r, s);
+            routes_of[s].push(routes.len());
+            routes.push(Route {
+                path: r.clone(),
+                service: Some(s),
+            });
+        }
+    }
+
+    Ok((routes, routes_of))
+}
+
+/// `[services]`, in declaration order, with their handlers.
+pub(super) fn services(
+    raw: &RawScenario,
+    mut routes_of: Vec<Vec<RouteId>>,
+    ctx: &Ctx,
+    files: &mut Files,
+) -> R<Vec<Service>> {
+    let mut services = Vec::new();
+    for (s, (sname, svc)) in raw.services.iter().enumerate() {
+        let path = format!("services.{sname}");
+        let handler = match &svc.handler {
+            None | Some(RawHandler::Respond {}) => Handler::Respond,
+            Some(RawHandler::Server {
+                slots,
+                queue,
+                service,
+                abandon,
+            }) => Handler::Server(Server {
+                slots: count_u32(&format!("{path}.handler.slots"), *slots, 1)?,
+                queue: count_u32(&format!("{path}.handler.queue"), *queue, 0)?,
+                service: latency(&format!("{path}.handler.service"), service, files)?,
+                abandon: *abandon,
+            }),
+            Some(RawHandler::Plan {
+                budget,
+                policy,
+                cancellation,
+                on_failure,
+                branches,
+            }) => {
+                let p = format!("{path}.handler");
+                let keys = PlanKeys {
+                    budget: budget.as_ref(),
+                    policy: policy.as_deref(),
+                    cancellation: *cancellation,
+                    on_failure: on_failure.as_deref(),
+                    branches,
+                };
+                Handler::Plan(plan(&p, &keys, ctx)?)
+            }
+        };
+        services.push(Service {
+            name: sname.clone(),
+            routes: std::mem::take(&mut routes_of[s]),
+            middleware: resolve_limiters(
+                &ctx.limiter_names,
+                &format!("{path}.middleware"),
+                &svc.middleware,
+            )?,
+            handler,
+        });
+    }
+
+    Ok(services)
+}
+
+/// The keys of a plan (a `plan` handler's, or a `server`'s calls), as written.
+struct PlanKeys<'a> {
+    budget: Option<&'a RawBudget>,
+    policy: Option<&'a str>,
+    cancellation: bool,
+    on_failure: Option<&'a str>,
+    branches: &'a [RawBranch],
+}
+
+fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx) -> R<Plan> {
+    let PlanKeys {
+        budget,
+        policy,
+        cancellation,
+        on_failure,
+        branches,
+    } = *keys;
+    let (slo, gateway, deps) = (&ctx.slo, ctx.gateway.as_ref(), &ctx.dependencies);
+    let share_ms = gateway.map_or(0.0, |g| g.share_ms);
+    let budget_ms = match budget.unwrap_or(&RawBudget::Named("slo".into())) {
+        RawBudget::Ms(ms) => positive(&format!("{path}.budget"), *ms)?,
+        RawBudget::Named(n) => {
+            choice(&format!("{path}.budget"), n, &["slo"])?;
+            let Some(th) = slo.threshold_ms else {
+                return err(
+                    format!("{path}.budget"),
+                    "`slo` needs `slo.threshold_ms` (or give the budget in ms)",
+                );
+            };
+            let r = th - share_ms;
+            if r <= 0.0 {
+                return err(
+                    format!("{path}.budget"),
+                    format!(
+                        "slo.threshold_ms ({th}) minus gateway.share_ms ({share_ms}) leaves no budget"
+                    ),
+                );
+            }
+            r
+        }
+    };
+    let policy = one_of(
+        &format!("{path}.policy"),
+        policy,
+        &[
+            ("greedy", Policy::Greedy),
+            ("equal", Policy::Equal),
+            ("weighted", Policy::Weighted),
+        ],
+    )?;
+    let on_failure = one_of(
+        &format!("{path}.on_failure"),
+        on_failure,
+        &[
+            ("continue", OnFailure::Continue),
+            ("abort", OnFailure::Abort),
+        ],
+    )?;
+    if branches.is_empty() {
+        return err(
+            format!("{path}.branches"),
+            "a plan needs at least one branch",
+        );
+    }
+    let mut out = Vec::new();
+    for (b, br) in branches.iter().enumerate() {
+        let bpath = format!("{path}.branches.{b}");
+        if br.calls.is_empty() {
+            return err(format!("{bpath}.calls"), "a branch needs at least one call");
+        }
+        let ids = br
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                ctx.dependency_names
+                    .resolve(&format!("{bpath}.calls.{i}"), c)
+            })
+            .collect::<R<Vec<_>>>()?;
+        let k = ids.len() as f64;
+        let weights: Vec<f64> = match policy {
+            Policy::Weighted => ids
+                .iter()
+                .enumerate()
+                .map(|(i, &d)| {
+                    deps[d].median_ms.ok_or_else(|| {
+                        ScenarioError::new(
+                            format!("{bpath}.calls.{i}"),
+                            format!(
+                                "the weighted policy needs `dependencies.{}.median_ms`",
+                                deps[d].name
+                            ),
+                        )
+                    })
+                })
+                .collect::<R<_>>()?,
+            _ => vec![1.0; ids.len()],
+        };
+        let total: f64 = weights.iter().sum();
+        let calls = ids
+            .iter()
+            .zip(&weights)
+            .map(|(&d, w)| {
+                let share_ms = match policy {
+                    Policy::Greedy => budget_ms,
+                    Policy::Equal => budget_ms / k,
+                    Policy::Weighted => budget_ms * w / total,
+                };
+                Ok(Call {
+                    dependency: d,
+                    share: ticks(&format!("{path}.budget"), share_ms)
+                        .map_err(|e| e.context("the share of one call under this policy"))?,
+                    share_ms,
+                })
+            })
+            .collect::<R<Vec<_>>>()?;
+        out.push(Branch {
+            name: br.name.clone(),
+            calls,
+        });
+    }
+    Ok(Plan {
+        budget: ticks(&format!("{path}.budget"), budget_ms)?,
+        budget_ms,
+        policy,
+        cancellation,
+        on_failure,
+        branches: out,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{Handler, Model};
+    use crate::scenario::{LoadOptions, load_str};
+    use std::path::Path;
+
+    fn model(
+        policy: &str,
+        calls: &str,
+        medians: [f64; 3],
+    ) -> Result<Model, crate::error::ScenarioError> {
+        let text = format!(
+            r#"
+[scenario]
+name = "split"
+[slo]
+threshold_ms = 200
+[gateway]
+share_ms = 20
+[services.s]
+routes = ["/x"]
+handler = {{ type = "plan", policy = "{policy}", branches = [{{ name = "p", calls = {calls} }}] }}
+[dependencies.a]
+median_ms = {}
+latency = {{ constant = 1 }}
+[dependencies.b]
+median_ms = {}
+latency = {{ constant = 1 }}
+[dependencies.c]
+median_ms = {}
+latency = {{ constant = 1 }}
+[workload]
+type = "sequence"
+requests = 1
+"#,
+            medians[0], medians[1], medians[2]
+        );
+        load_str(&text, Path::new("t.toml"), &LoadOptions::default())
+            .map(|s| s.rows[0].model.clone())
+    }
+
+    fn shares(m: &Model) -> Vec<f64> {
+        match &m.services[0].handler {
+            Handler::Plan(p) => p.branches[0].calls.iter().map(|c| c.share_ms).collect(),
+            _ => panic!("plan expected"),
+        }
+    }
+
+    #[test]
+    fn greedy_gives_every_call_the_whole_budget() {
+        assert_eq!(
+            shares(&model("greedy", r#"["a", "b"]"#, [6., 12., 1.]).unwrap()),
+            [180.0, 180.0]
+        );
+    }
+
+    #[test]
+    fn equal_splits_the_budget_by_call_count() {
+        assert_eq!(
+            shares(&model("equal", r#"["a", "b", "c"]"#, [6., 12., 1.]).unwrap()),
+            [60.0, 60.0, 60.0]
+        );
+    }
+
+    #[test]
+    fn weighted_splits_by_medians() {
+        assert_eq!(
+            shares(&model("weighted", r#"["a", "b"]"#, [6., 12., 1.]).unwrap()),
+            [60.0, 120.0]
+        );
+        let s = shares(&model("weighted", r#"["a", "b"]"#, [8., 13., 1.]).unwrap());
+        assert!(
+            (s[0] - 68.571_428_571).abs() < 1e-6 && (s[1] - 111.428_571_428).abs() < 1e-6,
+            "{s:?}"
+        );
+    }
+
+    #[test]
+    fn unknown_dependency_is_named_with_a_suggestion() {
+        let e = model("greedy", r#"["a", "bb"]"#, [1., 1., 1.]).unwrap_err();
+        assert_eq!(e.path, "services.s.handler.branches.0.calls.1");
+        assert!(
+            e.message.contains("no dependency named `bb`"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("did you mean `b`?"), "{}", e.message);
+        assert!(e.position.is_some());
+    }
+
+    fn latency_of(text: &str) -> crate::model::Latency {
+        use super::{Files, latency};
+        use crate::scenario::raw::RawLatency;
+        let raw: RawLatency = toml::from_str(text).unwrap();
+        let mut files = Files {
+            dir: std::path::Path::new("."),
+            read: Vec::new(),
+        };
+        latency("l", &raw, &mut files).unwrap()
+    }
+
+    #[test]
+    fn weibull_and_pareto_by_percentiles_have_those_percentiles() {
+        let crate::model::Latency::Weibull { shape, scale_ms } =
+            latency_of("weibull = { p50_ms = 6.5, p99_ms = 120 }")
+        else {
+            panic!("a weibull")
+        };
+        let q = |p: f64| scale_ms * (-(1.0 - p).ln()).powf(1.0 / shape);
+        assert!((q(0.5) - 6.5).abs() < 1e-9 && (q(0.99) - 120.0).abs() < 1e-9);
+        let crate::model::Latency::Pareto { shape, min_ms } =
+            latency_of("pareto = { p50_ms = 6.5, p99_ms = 120 }")
+        else {
+            panic!("a pareto")
+        };
+        let q = |p: f64| min_ms * (1.0 - p).powf(-1.0 / shape);
+        assert!((q(0.5) - 6.5).abs() < 1e-9 && (q(0.99) - 120.0).abs() < 1e-9);
+        assert_eq!(
+            latency_of("erlang = { k = 3, mean_ms = 30 }"),
+            crate::model::Latency::Gamma {
+                shape: 3.0,
+                scale_ms: 10.0
+            }
+        );
+        assert_eq!(
+            latency_of("gamma = { shape = 2, mean_ms = 10 }").mean_ms(),
+            10.0
+        );
+    }
+}
