@@ -34,6 +34,16 @@ pub struct Model {
     pub thresholds: Vec<Threshold>,
 }
 
+impl Model {
+    /// The name of a call's target (a service or a dependency).
+    pub fn target_name(&self, t: Target) -> &str {
+        match t {
+            Target::Dependency(d) => &self.dependencies[d].name,
+            Target::Service(s) => &self.services[s].name,
+        }
+    }
+}
+
 /// A file a latency model was read from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyFile {
@@ -177,6 +187,41 @@ pub struct Service {
     pub routes: Vec<RouteId>,
     pub middleware: Vec<LimiterId>,
     pub handler: Handler,
+    /// Typical time of a call into it, for a caller's `weighted` split.
+    pub median_ms: Option<f64>,
+    /// Instances, each with its own slots and queue (servers); 1 for others.
+    pub replicas: u32,
+    /// How a request picks its replica.
+    pub balancer: Balancer,
+}
+
+/// How a request to a replicated service picks its replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Balancer {
+    /// Replicas in turn.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random.
+    Random,
+    /// The replica with the fewest requests (in slots and queue); ties: the first.
+    LeastOutstanding,
+    /// Two replicas drawn at random, the one with fewer requests (ties: the first drawn).
+    TwoChoices,
+}
+
+impl Balancer {
+    /// Names as written in scenario files.
+    pub const NAMES: [(&'static str, Balancer); 4] = [
+        ("round_robin", Balancer::RoundRobin),
+        ("random", Balancer::Random),
+        ("least_outstanding", Balancer::LeastOutstanding),
+        ("two_choices", Balancer::TwoChoices),
+    ];
+
+    /// The name as written in scenario files.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize].0
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -193,6 +238,8 @@ pub struct Server {
     pub queue: u32,
     pub service: Latency,
     pub abandon: bool,
+    /// Calls made after the service time, while the request still holds its slot.
+    pub plan: Option<Plan>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,6 +267,10 @@ pub enum OnFailure {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
+    /// What the budget R is: fixed (`slo` or a number: `budget` below), the
+    /// request's deadline, or none.
+    pub budget_kind: BudgetKind,
+    /// A fixed budget (`slo` or a number); 0 for the other kinds.
     pub budget: Ticks,
     pub budget_ms: f64,
     pub policy: Policy,
@@ -243,11 +294,40 @@ pub struct Branch {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
-    pub dependency: DependencyId,
+    pub target: Target,
     /// The most this call may take, from the split policy (before the
-    /// `R - time spent` cap applied at run time).
+    /// `R - time spent` cap applied at run time), for a fixed budget.
     pub share: Ticks,
     pub share_ms: f64,
+    /// This call's part of the budget (greedy 1, equal 1/k, weighted by medians):
+    /// the share of a budget known only at run time (`deadline`).
+    pub fraction: f64,
+    /// The call's own cap (`timeout_ms` of an inline call), retries included.
+    pub timeout: Option<Ticks>,
+    /// The client policy named by `call_policy` (None: no policy, or `"none"`).
+    pub call_policy: Option<String>,
+}
+
+/// What a call is made to: one namespace of services and dependencies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Dependency(DependencyId),
+    Service(ServiceId),
+}
+
+/// Where a plan's budget R comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetKind {
+    /// `slo` or a number of milliseconds: `Plan::budget`.
+    Fixed,
+    /// The default: fixed (`slo`) for a request from a workload, the request's
+    /// deadline for one that came through a call.
+    SloOrDeadline,
+    /// `deadline`: the request's absolute deadline minus now when the branches
+    /// start (no deadline: no budget).
+    Deadline,
+    /// `none`: each call limited only by its own `timeout_ms`.
+    None,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -49,7 +49,7 @@ fn shares(results: &Results) -> Table {
                 for c in &b.calls {
                     let mut cells = results.axis_cells(i);
                     cells.push(b.name.as_str().into());
-                    cells.push(row.model.dependencies[c.dependency].name.as_str().into());
+                    cells.push(row.model.target_name(c.target).into());
                     cells.push(c.share_ms.into());
                     t.push(cells);
                 }
@@ -181,6 +181,7 @@ fn without_policy(model: &Model, service: &str) -> Option<Model> {
     for call in plan.branches.iter_mut().flat_map(|b| &mut b.calls) {
         call.share = Ticks::ZERO;
         call.share_ms = 0.0;
+        call.fraction = 0.0;
     }
     Some(m)
 }

@@ -79,10 +79,15 @@ pub struct RawService {
     #[serde(default)]
     pub middleware: Vec<String>,
     pub handler: Option<RawHandler>,
+    /// Typical time of a call into the service, for a caller's weighted split.
+    pub median_ms: Option<f64>,
+    pub replicas: Option<i64>,
+    pub balancer: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+#[allow(clippy::large_enum_variant)] // one per service, read once
 pub enum RawHandler {
     Respond {},
     Server {
@@ -91,6 +96,13 @@ pub enum RawHandler {
         service: RawLatency,
         #[serde(default)]
         abandon: bool,
+        /// The plan keys: calls made after the service time, holding the slot.
+        budget: Option<RawBudget>,
+        policy: Option<String>,
+        #[serde(default)]
+        cancellation: bool,
+        on_failure: Option<String>,
+        branches: Option<Vec<RawBranch>>,
     },
     Plan {
         budget: Option<RawBudget>,
@@ -102,7 +114,7 @@ pub enum RawHandler {
     },
 }
 
-/// `budget = "slo"` or a number of milliseconds.
+/// `budget = "slo" | "deadline" | "none"` or a number of milliseconds.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum RawBudget {
@@ -114,7 +126,56 @@ pub enum RawBudget {
 #[serde(deny_unknown_fields)]
 pub struct RawBranch {
     pub name: String,
-    pub calls: Vec<String>,
+    pub calls: Vec<RawCall>,
+}
+
+/// One call of a branch: a target's name, or `{ to, call_policy, timeout_ms }`.
+#[derive(Debug, Clone)]
+pub enum RawCall {
+    Name(String),
+    Table(RawCallTable),
+}
+
+impl RawCall {
+    /// The name of the service or dependency called.
+    pub fn to(&self) -> &str {
+        match self {
+            RawCall::Name(n) => n,
+            RawCall::Table(t) => &t.to,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCallTable {
+    pub to: String,
+    pub call_policy: Option<String>,
+    pub timeout_ms: Option<f64>,
+}
+
+/// A string or a table, so that an inline table keeps its own unknown-key errors
+/// (an untagged enum would only say that nothing matched).
+impl<'de> Deserialize<'de> for RawCall {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RawCall, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = RawCall;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a service or dependency name, or a table { to, call_policy, timeout_ms }",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawCall, E> {
+                Ok(RawCall::Name(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<RawCall, A::Error> {
+                RawCallTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(RawCall::Table)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1,21 +1,31 @@
 //! One call from a caller to a callee: the abstraction every hop between actors
-//! uses. A caller (today a plan's branch) calls a target (today a dependency)
-//! with a cap on its time; the call ends once for the caller, answered or failed
-//! (no time left, or the caller's timeout). When the caller gives up, the callee's
-//! work is cancelled (`cancel`) or runs on, and what it does after the give-up is
-//! counted as wasted work.
+//! uses. A caller (a plan's branch, in a plan handler or a server) calls a target
+//! (a dependency, or a service through its middleware and handler) with a cap on
+//! its time; the call ends once for the caller, answered or failed (no time left,
+//! a failure below, or the caller's timeout). When the caller gives up, the
+//! callee's work is cancelled (`cancel`) or runs on, and what it does after the
+//! give-up is counted as wasted work (at a dependency) or late work (at a server).
+//!
+//! A call into a service becomes a request at that service (see
+//! [`request`](super::request)): it carries the caller's client and member, the
+//! callee's first route, `access = "direct"`, and the call's deadline. It reaches
+//! the service one event later at the same instant (`CallArrive`), so that an
+//! answer given at once (a 429, a 503) never re-enters the caller while it is still
+//! making the call. Cancelling such a call cancels the request below it and,
+//! recursively, every call it still has open, whatever the callees' own
+//! `cancellation` (a cancelled request context, as in gRPC).
 //!
 //! A client's request to a service is the same hop without a call record: the
 //! request itself is the attempt, and its answer returns through
-//! `World::respond` to the workload. Calls from a service to another service, and
-//! client policies (retries, hedging, breakers), plug in here: `World::call` is
-//! the one place a call begins and `call_answered` / `call_timeout` the places an
-//! attempt ends, so a policy decides there whether to try again or resolve the
-//! call for its caller, while callers and callees stay as they are.
+//! `World::respond` to the workload. Client policies (retries, hedging, breakers)
+//! plug in here: `World::call` is the one place a call begins and
+//! `call_answered` / `call_timeout` the places an attempt ends, so a policy decides
+//! there whether to try again or resolve the call for its caller, while callers
+//! and callees stay as they are.
 
-use super::{CallId, Event, ReqId, World};
+use super::{CallId, Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Ticks};
-use crate::model::DependencyId;
+use crate::model::Target;
 
 /// Who waits for a call's answer.
 #[derive(Debug, Clone, Copy)]
@@ -24,10 +34,13 @@ pub(crate) enum Caller {
     Branch { req: ReqId, branch: u32 },
 }
 
-/// Who answers a call.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Target {
-    Dependency(DependencyId),
+impl Caller {
+    /// The request on whose behalf the call is made.
+    fn request(self) -> ReqId {
+        match self {
+            Caller::Branch { req, .. } => req,
+        }
+    }
 }
 
 /// One open call.
@@ -41,6 +54,12 @@ struct CallRun {
     cancel: bool,
     timeout_key: Option<EventKey>,
     gave_up: Ticks,
+    /// The call's absolute deadline (None: no cap).
+    deadline: Option<Ticks>,
+    /// A call to a service: its `CallArrive` event while on the way, then the
+    /// request it became at the callee.
+    arrive_key: Option<EventKey>,
+    callee: Option<ReqId>,
 }
 
 /// The call slab: ids are reused once a call is over for caller and callee.
@@ -72,22 +91,27 @@ impl Calls {
 }
 
 impl World<'_> {
-    /// `caller` calls `target` and waits at most `cap`. A cap of zero fails the
-    /// call at once without reaching the target (None); otherwise the call is
-    /// open until it is resolved through `call_resolved`.
+    /// `caller` calls `target` and waits at most `cap` (None: no cap). A cap of
+    /// zero fails the call at once without reaching the target (None); otherwise
+    /// the call is open until it is resolved through `call_resolved`.
+    #[inline]
     pub(super) fn call(
         &mut self,
         caller: Caller,
         target: Target,
-        cap: Ticks,
+        cap: Option<Ticks>,
         cancel: bool,
     ) -> Option<CallId> {
-        let Target::Dependency(dep) = target;
-        self.obs.call_made(dep);
-        if cap == Ticks::ZERO {
-            self.obs.call_failed(dep);
+        if let Target::Dependency(dep) = target {
+            self.obs.call_made(dep);
+            if cap == Some(Ticks::ZERO) {
+                self.obs.call_failed(dep);
+                return None;
+            }
+        } else if cap == Some(Ticks::ZERO) {
             return None;
         }
+        let deadline = cap.map(|c| self.now + c);
         let id = self.calls.take(CallRun {
             caller,
             target,
@@ -95,34 +119,73 @@ impl World<'_> {
             cancel,
             timeout_key: None,
             gave_up: Ticks::ZERO,
+            deadline,
+            arrive_key: None,
+            callee: None,
         });
-        let deadline = self.now + cap;
-        // A timer that cannot fire is not scheduled: a completion at or before
-        // the deadline runs first (deadlines run last in their tick) and would
-        // cancel it. Skipping it changes no event's order, only the cost.
-        let cancelled_at = cancel.then_some(deadline);
-        let done = self.dependency_request(dep, id, cancelled_at);
-        if done.is_none_or(|t| t > deadline) {
-            let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
-            self.calls.slab[id as usize].timeout_key = Some(key);
+        match target {
+            Target::Dependency(dep) => {
+                // A timer that cannot fire is not scheduled: a completion at or
+                // before the deadline runs first (deadlines run last in their tick)
+                // and would cancel it. Skipping it changes no event's order.
+                let cancelled_at = if cancel { deadline } else { None };
+                let done = self.dependency_request(dep, id, cancelled_at);
+                if let Some(deadline) = deadline
+                    && done.is_none_or(|t| t > deadline)
+                {
+                    let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
+                    self.calls.slab[id as usize].timeout_key = Some(key);
+                }
+            }
+            Target::Service(_) => {
+                let key = self.schedule(self.now, Lane::Normal, Event::CallArrive(id));
+                let c = &mut self.calls.slab[id as usize];
+                c.arrive_key = Some(key);
+                if let Some(deadline) = deadline {
+                    let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
+                    self.calls.slab[id as usize].timeout_key = Some(key);
+                }
+            }
         }
         Some(id)
     }
 
-    /// The target finished the work of `call` (begun at `work_start`): the answer
-    /// goes to its caller, or is work nobody waited for.
+    /// A call reaches the service it targets: it becomes a request there.
+    pub(super) fn call_arrive(&mut self, call: CallId) {
+        let c = &mut self.calls.slab[call as usize];
+        c.arrive_key = None;
+        let Target::Service(service) = c.target else {
+            return;
+        };
+        let (from, deadline) = (c.caller.request(), c.deadline);
+        let req = self.send_call(call, service, from, deadline);
+        self.calls.slab[call as usize].callee = Some(req);
+        self.at_service(req);
+    }
+
+    /// The dependency finished the work of `call` (begun at `work_start`): the
+    /// answer goes to its caller, or is work nobody waited for.
     pub(super) fn call_answered(&mut self, call: CallId, work_start: Ticks) {
         let c = self.calls.slab[call as usize];
         self.calls.free.push(call);
-        let Target::Dependency(dep) = c.target;
         if c.waiting {
             if let Some(key) = c.timeout_key {
                 self.queue.cancel(key);
             }
             self.call_resolved(c.caller, true);
-        } else {
+        } else if let Target::Dependency(dep) = c.target {
             self.obs.wasted(dep, self.now - c.gave_up.max(work_start));
         }
+    }
+
+    /// The service a call became a request at answers it with `outcome`.
+    pub(super) fn call_answered_by_service(&mut self, call: CallId, outcome: Outcome) {
+        let c = self.calls.slab[call as usize];
+        self.calls.free.push(call);
+        if let Some(key) = c.timeout_key {
+            self.queue.cancel(key);
+        }
+        self.call_resolved(c.caller, outcome == Outcome::Answered);
     }
 
     /// The call's timeout: its caller gives up on it.
@@ -130,31 +193,51 @@ impl World<'_> {
         let now = self.now;
         let c = &mut self.calls.slab[call as usize];
         c.timeout_key = None;
-        c.waiting = false;
-        c.gave_up = now;
-        let (caller, Target::Dependency(dep), cancel) = (c.caller, c.target, c.cancel);
-        self.obs.call_failed(dep);
-        if cancel {
-            self.dependency_cancel(dep, call);
-            self.calls.free.push(call);
+        let caller = c.caller;
+        if let Target::Dependency(dep) = c.target {
+            self.obs.call_failed(dep);
         }
+        self.give_up_call(call, now);
         self.call_resolved(caller, false);
     }
 
     /// The caller gives up on an open call (its own caller went away): no answer
-    /// will be delivered.
-    pub(super) fn call_abandon(&mut self, call: CallId) {
-        let now = self.now;
+    /// will be delivered. `force` cancels the callee's work whatever the call's
+    /// own `cancel` (a cancellation travelling down the tree).
+    pub(super) fn call_abandon(&mut self, call: CallId, force: bool) {
         let c = &mut self.calls.slab[call as usize];
-        c.waiting = false;
-        c.gave_up = now;
-        let (Target::Dependency(dep), cancel) = (c.target, c.cancel);
         if let Some(key) = c.timeout_key.take() {
             self.queue.cancel(key);
         }
-        if cancel {
-            self.dependency_cancel(dep, call);
-            self.calls.free.push(call);
+        if force {
+            c.cancel = true;
+        }
+        self.give_up_call(call, self.now);
+    }
+
+    /// The caller stops waiting for `call` at `now`: the callee's work is
+    /// cancelled (with `cancel`) or runs on.
+    fn give_up_call(&mut self, call: CallId, now: Ticks) {
+        let c = &mut self.calls.slab[call as usize];
+        c.waiting = false;
+        c.gave_up = now;
+        let (target, cancel) = (c.target, c.cancel);
+        match target {
+            Target::Dependency(dep) => {
+                if cancel {
+                    self.dependency_cancel(dep, call);
+                    self.calls.free.push(call);
+                }
+            }
+            Target::Service(_) => {
+                if let Some(key) = c.arrive_key.take() {
+                    // still on its way: it never reaches the service
+                    self.queue.cancel(key);
+                } else if let Some(req) = c.callee.take() {
+                    self.caller_gone(req, cancel);
+                }
+                self.calls.free.push(call);
+            }
         }
     }
 

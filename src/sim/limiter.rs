@@ -20,6 +20,7 @@
 //! nothing, so no later request overtakes it. Only requests let through change an
 //! algorithm's state.
 
+use super::request::NO_ROUTE;
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{Lane, Ticks};
 use crate::model::{
@@ -534,8 +535,13 @@ impl World<'_> {
     /// The limiter the request is at, if its stage has one left.
     fn chain_step(&self, req: ReqId) -> Option<LimiterId> {
         let r = &self.requests[req];
-        let chain = &self.limiting.chains.get(slot(r.route, r.access?))?;
         let p = &self.limiting.progress[req as usize];
+        if r.route == NO_ROUTE {
+            // a call into a service that owns no route: its middleware alone
+            let list = &self.model.services[r.service].middleware;
+            return list.get(p.pos as usize).copied();
+        }
+        let chain = &self.limiting.chains.get(slot(r.route, r.access?))?;
         let list = match p.stage {
             Stage::Gateway => &chain.gateway,
             Stage::Middleware => &chain.middleware,
@@ -574,7 +580,7 @@ impl World<'_> {
         match self.limiting.progress[req as usize].stage {
             Stage::Gateway => self.gateway_forward(req),
             Stage::Middleware => {
-                if self.limiting.enabled() {
+                if self.limiting.enabled() && self.requests[req].caller.is_none() {
                     let member = self.requests[req].member;
                     self.limiting.members.entry(member).or_default().admitted += 1;
                 }
@@ -617,7 +623,10 @@ impl World<'_> {
             actor.delay_total += at - now;
             actor.delay_max = actor.delay_max.max(at - now);
         }
-        self.limiting.traffic[slot(route, access)].1[l] += 1;
+        if self.requests[req].caller.is_none() {
+            // per (route, access) pair: the coverage of client requests
+            self.limiting.traffic[slot(route, access)].1[l] += 1;
+        }
         decision
     }
 

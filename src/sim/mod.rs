@@ -36,7 +36,8 @@
 //!    `World::new`, and an `impl World` block with an `arrive` reaction (the request
 //!    passed its middleware) and an `abandon` reaction (its client gave up). It ends
 //!    each request with `World::respond`.
-//! 3. Register it: one arm in each `match` of [`handler`] (`handle`, `abandon`).
+//! 3. Register it: one arm in each `match` of [`handler`] (`handle`, `abandon`,
+//!    `cancel_work`).
 //!
 //! A handler that calls others uses [`call`]: `World::call` starts a call from a
 //! `Caller` to a `Target` with a time cap, and the answer comes back through
@@ -110,6 +111,8 @@ pub(crate) enum Event {
     ServerDone(ReqId),
     /// A throttled request's hold at a limiter is over.
     LimiterResume(ReqId),
+    /// A call reaches the service it targets (at the instant it is made).
+    CallArrive(CallId),
 }
 
 /// How a request ended.

@@ -1,15 +1,24 @@
-//! Plan handler: a deadline-budgeted fan-out (the AY10 chain). Branches run in
-//! parallel, calls inside a branch in order. Call k may take
-//! `min(share_k, R - time already spent in the branch)`; a call with no time left
-//! fails at once without reaching its dependency. A call slower than its timeout
-//! fails at the timeout; the dependency's work is cancelled (`cancellation = true`)
-//! or goes on and is counted as wasted work. The calls themselves go through
-//! [`call`](super::call); the plan only keeps each branch's progress.
+//! Plan handler: a deadline-budgeted fan-out (the AY10 chain), also run by a
+//! `server` with `branches` after its service time. Branches run in parallel,
+//! calls inside a branch in order. Call k may take
+//! `min(share_k, R - time already spent in the branch)`, and at most its own
+//! `timeout_ms`; a call with no time left fails at once without reaching its
+//! target. A call slower than its cap fails at the cap; the callee's work is
+//! cancelled (`cancellation = true`) or goes on and is counted as wasted work. The
+//! calls themselves go through [`call`](super::call); the plan only keeps each
+//! branch's progress.
+//!
+//! The budget R: a fixed number (`slo` or milliseconds); `deadline`, the request's
+//! absolute deadline minus now when the branches start (queue wait and service
+//! time have used up the rest: gRPC deadline propagation); `none`, no budget. The
+//! default is `slo` for a request from a workload and `deadline` for one that came
+//! through a call. With a budget known only at run time, call k's share is R times
+//! its fraction (greedy 1, equal 1/k, weighted by medians).
 
-use super::call::{Caller, Target};
+use super::call::Caller;
 use super::{CallId, Outcome, ReqId, World};
 use crate::engine::Ticks;
-use crate::model::{Handler, OnFailure, Plan};
+use crate::model::{BudgetKind, Handler, OnFailure, Plan};
 
 /// Progress of one branch of one request.
 #[derive(Debug, Clone, Default)]
@@ -25,6 +34,20 @@ struct BranchRun {
 struct PlanRun {
     branches: Vec<BranchRun>,
     left: u32,
+    /// The budget R of this request: `Fixed` uses the model's precomputed shares.
+    budget: Budget,
+}
+
+/// A request's budget R.
+#[derive(Debug, Clone, Copy, Default)]
+enum Budget {
+    /// The plan's fixed budget and shares.
+    #[default]
+    Fixed,
+    /// R known at run time.
+    Dynamic(Ticks),
+    /// No budget: each call limited only by its own cap.
+    Unlimited,
 }
 
 /// The plan progress of every request, by request id.
@@ -38,14 +61,30 @@ impl<'m> World<'m> {
         let model: &'m crate::model::Model = self.model;
         match &model.services[self.requests[req].service].handler {
             Handler::Plan(p) => p,
-            _ => unreachable!("plan events only reach plan services"),
+            Handler::Server(s) => s
+                .plan
+                .as_ref()
+                .expect("plan events reach servers with calls"),
+            Handler::Respond => unreachable!("plan events only reach plans"),
         }
     }
 
-    /// A request arrives at a plan service: every branch starts its first call.
+    /// A request arrives at a plan (or a server finished its service and has
+    /// calls to make): every branch starts its first call.
     pub(super) fn plan_start(&mut self, req: ReqId) {
         let plan = self.plan_of(req);
         let now = self.now;
+        let r = &self.requests[req];
+        let deadline_budget = || match r.deadline {
+            Some(d) => Budget::Dynamic(d.saturating_sub(now)),
+            None => Budget::Unlimited,
+        };
+        let budget = match plan.budget_kind {
+            BudgetKind::Fixed => Budget::Fixed,
+            BudgetKind::SloOrDeadline if r.caller.is_none() => Budget::Fixed,
+            BudgetKind::SloOrDeadline | BudgetKind::Deadline => deadline_budget(),
+            BudgetKind::None => Budget::Unlimited,
+        };
         let runs = &mut self.plans.runs;
         if runs.len() <= req as usize {
             runs.resize_with(req as usize + 1, PlanRun::default);
@@ -62,6 +101,7 @@ impl<'m> World<'m> {
             },
         );
         run.left = plan.branches.len() as u32;
+        run.budget = budget;
         for b in 0..plan.branches.len() {
             self.call_next(req, b);
         }
@@ -73,18 +113,30 @@ impl<'m> World<'m> {
         let calls = &plan.branches[b].calls;
         let now = self.now;
         loop {
-            let br = &mut self.plans.runs[req as usize].branches[b];
+            let run = &mut self.plans.runs[req as usize];
+            let budget = run.budget;
+            let br = &mut run.branches[b];
             let Some(call) = calls.get(br.next) else {
                 return self.branch_end(req);
             };
             let spent = now - br.start;
-            let timeout = call.share.min(plan.budget.saturating_sub(spent));
+            let cap = match budget {
+                Budget::Fixed => Some(call.share.min(plan.budget.saturating_sub(spent))),
+                Budget::Dynamic(r) => {
+                    let share = Ticks((r.0 as f64 * call.fraction) as u64);
+                    Some(share.min(r.saturating_sub(spent)))
+                }
+                Budget::Unlimited => None,
+            };
+            let cap = match (cap, call.timeout) {
+                (Some(c), Some(t)) => Some(c.min(t)),
+                (c, t) => c.or(t),
+            };
             let caller = Caller::Branch {
                 req,
                 branch: b as u32,
             };
-            let target = Target::Dependency(call.dependency);
-            match self.call(caller, target, timeout, plan.cancellation) {
+            match self.call(caller, call.target, cap, plan.cancellation) {
                 Some(id) => {
                     self.plans.runs[req as usize].branches[b].call = Some(id);
                     return;
@@ -124,40 +176,66 @@ impl<'m> World<'m> {
         }
         let ok = run.branches.iter().all(|b| b.ok);
         run.branches.clear();
-        let response = self.now - self.requests[req].sent;
-        let in_time = self
-            .model
-            .slo
-            .threshold_ms
-            .is_none_or(|th| response <= Ticks::from_ms(th));
-        self.respond(
-            req,
-            if ok && in_time {
-                Outcome::Answered
-            } else {
-                Outcome::Dropped
-            },
-        );
+        let r = &self.requests[req];
+        // the SLO threshold judges a client's request end to end; a call is
+        // judged by its caller's cap
+        let in_time = r.caller.is_some()
+            || self
+                .model
+                .slo
+                .threshold_ms
+                .is_none_or(|th| self.now - r.sent <= Ticks::from_ms(th));
+        let outcome = if ok && in_time {
+            Outcome::Answered
+        } else {
+            Outcome::Dropped
+        };
+        match &self.model.services[r.service].handler {
+            Handler::Server(_) => self.server_calls_done(req, outcome),
+            _ => self.respond(req, outcome),
+        }
+    }
+
+    /// Whether `req`'s branches are running (its calls started, not all done).
+    pub(super) fn plan_running(&self, req: ReqId) -> bool {
+        self.plans
+            .runs
+            .get(req as usize)
+            .is_some_and(|r| !r.branches.is_empty())
     }
 
     /// The client gave up on a request inside a plan: its open calls are given up
     /// too (cancelled with `cancellation = true`, left running otherwise).
     pub(super) fn plan_abandon(&mut self, req: ReqId) {
+        if self.plan_stop(req, false) {
+            self.handler_released(req);
+        }
+    }
+
+    /// The request's caller cancelled it: every open call is cancelled, whatever
+    /// the plan's own `cancellation` (the caller's cancellation travels down).
+    /// Returns false if they had not started.
+    pub(super) fn plan_cancel(&mut self, req: ReqId) -> bool {
+        self.plan_stop(req, true)
+    }
+
+    /// Gives up the open calls of `req`'s branches; false if they had not started.
+    fn plan_stop(&mut self, req: ReqId, force: bool) -> bool {
         let Some(run) = self.plans.runs.get_mut(req as usize) else {
-            return;
+            return false;
         };
         if run.branches.is_empty() {
             // Still on its way (in the gateway): the plan has not started, and the
             // request stays held until it arrives and finds its client gone.
-            return;
+            return false;
         }
         let open: Vec<CallId> = run.branches.iter().filter_map(|b| b.call).collect();
         run.branches.clear();
         run.left = 0;
         for call in open {
-            self.call_abandon(call);
+            self.call_abandon(call, force);
         }
-        self.handler_released(req);
+        true
     }
 }
 

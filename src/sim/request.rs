@@ -1,13 +1,17 @@
 //! A request's life, from the client's send to its answer: the request slab and
 //! the lifecycle steps every request goes through whatever handles it. A request
-//! is sent (through the gateway or directly), *arrives* at the service that owns
-//! its route (its middleware limiters, then its handler), and ends once: answered
-//! by its handler (`respond`) or given up by its client (`client_timeout`). Its
-//! slot is freed when neither the client nor a handler needs it any more.
+//! is sent by a client (through the gateway or directly) or is a call from another
+//! service ([`call`](super::call)); it *arrives* at its service (its middleware
+//! limiters, then its handler), and ends once: answered by its handler
+//! (`respond`), or given up by whoever sent it (`client_timeout`, `caller_gone`).
+//! Its slot is freed when neither the sender nor a handler needs it any more.
 
-use super::{Event, Outcome, ReqId, Tag, World};
+use super::{CallId, Event, Outcome, ReqId, Tag, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::{Access, RouteId, ServiceId};
+
+/// The route of a call into a service that owns none.
+pub(crate) const NO_ROUTE: RouteId = RouteId::MAX;
 
 /// One request in flight: what it carries (route, client, member, deadline) and
 /// where it is in its life.
@@ -27,8 +31,10 @@ pub(crate) struct Request {
     /// The workload step it belongs to (a ladder's step index).
     pub step: Option<u32>,
     /// The latest moment an answer is of use to the client (sent + its timeout),
-    /// whether or not the client gives up then.
+    /// whether or not the client gives up then; for a call, the call's deadline.
     pub deadline: Option<Ticks>,
+    /// The call this request is (None: a client's request).
+    pub caller: Option<CallId>,
 }
 
 /// The request slab: ids are reused once a request is released.
@@ -109,6 +115,7 @@ impl World<'_> {
         r.client_timeout = None;
         r.step = tag.step;
         r.deadline = timeout.or(tag.patience).map(|t| now + t);
+        r.caller = None;
         self.obs.request_sent(now);
         if let Some(t) = timeout {
             let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
@@ -124,6 +131,40 @@ impl World<'_> {
             Access::Gateway => self.gateway_receive(id),
             Access::Direct => self.at_service(id),
         }
+        id
+    }
+
+    /// A call from request `from` reaches `service`: a request there that carries
+    /// the caller's client and member, the callee's first route, direct access and
+    /// the call's deadline. It is not a client request: the run's request counts
+    /// and the members' end-to-end tallies do not see it.
+    pub(super) fn send_call(
+        &mut self,
+        call: CallId,
+        service: ServiceId,
+        from: ReqId,
+        deadline: Option<Ticks>,
+    ) -> ReqId {
+        let id = self.requests.take();
+        let (client, member) = (self.requests[from].client, self.requests[from].member);
+        let route = self.model.services[service]
+            .routes
+            .first()
+            .copied()
+            .unwrap_or(NO_ROUTE);
+        let r = &mut self.requests[id];
+        r.sent = self.now;
+        r.route = route;
+        r.service = service;
+        r.access = Some(Access::Direct);
+        r.client = client;
+        r.member = member;
+        r.closed = false;
+        r.in_handler = true;
+        r.client_timeout = None;
+        r.step = None;
+        r.deadline = deadline;
+        r.caller = Some(call);
         id
     }
 
@@ -151,6 +192,12 @@ impl World<'_> {
             return;
         }
         r.closed = true;
+        if let Some(call) = r.caller {
+            // a call from another service: the answer goes back to it
+            self.release(req);
+            self.call_answered_by_service(call, outcome);
+            return;
+        }
         let response = now - r.sent;
         if let Some(key) = r.client_timeout.take() {
             self.queue.cancel(key);
@@ -178,6 +225,25 @@ impl World<'_> {
             self.abandon(req);
         }
         self.answer_client(req, Outcome::TimedOut);
+        self.release(req);
+    }
+
+    /// The caller of a call-request gave up on it: its handler is told, and with
+    /// `cancel` its work stops (queued or running) and every call it still has
+    /// open is cancelled too, recursively.
+    pub(super) fn caller_gone(&mut self, req: ReqId, cancel: bool) {
+        let r = &mut self.requests[req];
+        if r.closed {
+            return;
+        }
+        r.closed = true;
+        if r.in_handler {
+            if cancel {
+                self.cancel_work(req);
+            } else {
+                self.abandon(req);
+            }
+        }
         self.release(req);
     }
 

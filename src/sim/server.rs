@@ -12,13 +12,24 @@
 //! requests; occupancy >= slots + queue sheds, busy < slots starts at once, anything
 //! else waits. A request admitted at occupancy k under a constant service time waits
 //! floor(k / slots) rounds.
+//!
+//! A server with `branches` makes its calls after the service time, **still holding
+//! its slot** (a worker blocked on its downstream calls), then answers: `error`
+//! (Dropped) when a call below failed. A cancelled request (its caller gave up with
+//! cancellation) leaves the queue, or stops its service or its calls and frees its
+//! slot at once.
+//!
+//! With `replicas = N` each replica has its own slots, queue and stream
+//! (`server:<service>#i` for i > 1) and a balancer picks one per request; the
+//! service's figures add up its replicas', and each replica's own are kept too.
 
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
 use super::{Event, Outcome, ReqId, World};
-use crate::engine::{Lane, Stream, Ticks, stream};
+use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::{Samples, TimeAverage};
-use crate::model::{Handler, Model, ServiceId};
+use crate::model::{Balancer, Handler, Model, ServiceId, Target};
+use rand::RngExt;
 
 /// What one server measured in a run.
 #[derive(Debug, Clone, Default)]
@@ -30,7 +41,8 @@ pub struct ServerStats {
     pub processed: u64,
     /// Requests refused because slots and queue were full.
     pub shed: u64,
-    /// Queued requests dropped because their client gave up (`abandon = true`).
+    /// Queued requests dropped because their client gave up (`abandon = true`) or
+    /// their caller cancelled them.
     pub abandoned: u64,
     /// Queue wait of every request that started service.
     pub waits: Samples,
@@ -43,13 +55,28 @@ pub struct ServerStats {
     /// Filled in at the end of the run from `busy` and `queued`.
     pub mean_busy_slots: f64,
     pub mean_queue: f64,
-    /// Service time spent on processed requests.
+    /// Slot time spent on processed requests (service, and calls made holding the
+    /// slot), and on requests cancelled while they held it.
     pub work_ms: f64,
     /// The part of `work_ms` spent on requests whose answer came after the client's
     /// deadline or after the client gave up: work nobody waited for.
     pub late_work_ms: f64,
     /// Service demand of the queued requests dropped by `abandon`: work never done.
     pub saved_ms: f64,
+    /// Per replica (empty for a service with one).
+    pub replicas: Vec<ReplicaStats>,
+}
+
+/// What one replica of a replicated server measured.
+#[derive(Debug, Clone, Default)]
+pub struct ReplicaStats {
+    pub arrived: u64,
+    pub processed: u64,
+    pub shed: u64,
+    /// Time at the replica of every processed request.
+    pub response: Samples,
+    pub busy: TimeAverage,
+    pub mean_busy_slots: f64,
 }
 
 /// One queued request.
@@ -60,6 +87,7 @@ struct Waiting {
     demand: Ticks,
 }
 
+/// One server instance (a replica).
 struct ServerState {
     abandon: bool,
     sampler: Sampler,
@@ -68,53 +96,116 @@ struct ServerState {
     line: SlotQueue<Waiting>,
     /// Index into `Servers::stats`.
     stats: usize,
+    /// Index into the service's `ServerStats::replicas` (replicated services).
+    replica: Option<usize>,
+    /// In slots and in line now (for the balancers).
+    outstanding: u32,
 }
 
-/// Every server of a run, indexed by service.
+/// How a service's requests reach its instances.
+enum Route {
+    /// One instance: `Servers::states[i]`.
+    Single(usize),
+    /// `n` instances from `Servers::states[first]`, picked by `balancer`.
+    Replicated(Box<Balancing>),
+}
+
+/// The replicas of one service and how it picks among them.
+struct Balancing {
+    first: usize,
+    n: usize,
+    balancer: Balancer,
+    next: usize,
+    rng: Stream,
+}
+
+/// Every server of a run.
 pub(crate) struct Servers {
-    by_service: Vec<Option<ServerState>>,
+    states: Vec<ServerState>,
+    by_service: Vec<Option<Route>>,
     /// One per server, in service order.
     stats: Vec<ServerStats>,
     /// (arrived, started) of each request in service, by request id: kept here
     /// rather than in the completion event so that events stay small.
     in_service: Vec<(Ticks, Ticks)>,
+    /// The instance each request of a replicated service went to, by request id.
+    replica_of: Vec<u32>,
+    /// Whether a caller may cancel a request here (the service is a call target):
+    /// then each request's pending completion is kept, by request id.
+    cancellable: bool,
+    done_keys: Vec<Option<EventKey>>,
 }
 
 impl Servers {
     pub fn new(model: &Model, replication: u64) -> Servers {
-        let mut n = 0;
-        let by_service: Vec<Option<ServerState>> = model
+        let mut states = Vec::new();
+        let mut stats = Vec::new();
+        let by_service: Vec<Option<Route>> = model
             .services
             .iter()
-            .map(|s| match &s.handler {
-                Handler::Server(server) => {
-                    let mut rng = stream(model.seed, replication, &format!("server:{}", s.name));
-                    let state = ServerState {
+            .enumerate()
+            .map(|(service, s)| {
+                let Handler::Server(server) = &s.handler else {
+                    return None;
+                };
+                let first = states.len();
+                let n = s.replicas.max(1) as usize;
+                for i in 0..n {
+                    let name = if i == 0 {
+                        format!("server:{}", s.name)
+                    } else {
+                        format!("server:{}#{}", s.name, i + 1)
+                    };
+                    let mut rng = stream(model.seed, replication, &name);
+                    states.push(ServerState {
                         abandon: server.abandon,
                         sampler: Sampler::new(&server.service, &mut rng),
                         rng,
                         line: SlotQueue::new(server.slots, Some(server.queue)),
-                        stats: n,
-                    };
-                    n += 1;
-                    Some(state)
+                        stats: stats.len(),
+                        replica: (n > 1).then_some(i),
+                        outstanding: 0,
+                    });
                 }
-                _ => None,
+                stats.push(ServerStats {
+                    service,
+                    replicas: vec![ReplicaStats::default(); if n > 1 { n } else { 0 }],
+                    ..ServerStats::default()
+                });
+                Some(if n == 1 {
+                    Route::Single(first)
+                } else {
+                    Route::Replicated(Box::new(Balancing {
+                        first,
+                        n,
+                        balancer: s.balancer,
+                        next: 0,
+                        rng: stream(model.seed, replication, &format!("balancer:{}", s.name)),
+                    }))
+                })
             })
             .collect();
-        let stats = by_service
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.is_some())
-            .map(|(service, _)| ServerStats {
-                service,
-                ..ServerStats::default()
+        let cancellable = model.services.iter().any(|s| {
+            let plan = match &s.handler {
+                Handler::Plan(p) => Some(p),
+                Handler::Server(server) => server.plan.as_ref(),
+                Handler::Respond => None,
+            };
+            plan.is_some_and(|p| {
+                p.branches
+                    .iter()
+                    .flat_map(|b| &b.calls)
+                    .any(|c| matches!(c.target, Target::Service(_)))
             })
-            .collect();
+        });
         Servers {
+            states,
             by_service,
             stats,
             in_service: Vec::new(),
+            replica_of: Vec::new(),
+            cancellable,
+            done_keys: Vec::new(),
         }
     }
 
@@ -124,8 +215,60 @@ impl Servers {
         for st in &mut stats {
             st.mean_busy_slots = st.busy.mean(end);
             st.mean_queue = st.queued.mean(end);
+            for r in &mut st.replicas {
+                r.mean_busy_slots = r.busy.mean(end);
+            }
         }
         stats
+    }
+
+    /// The instance `req` of `service` is at (it has one).
+    #[inline]
+    fn state_of(&self, service: ServiceId, req: ReqId) -> Option<usize> {
+        match self.by_service[service].as_ref()? {
+            Route::Single(i) => Some(*i),
+            Route::Replicated(_) => self.replica_of.get(req as usize).map(|&i| i as usize),
+        }
+    }
+
+    /// The instance a new request of `service` goes to (the balancer's pick).
+    #[inline]
+    fn pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
+        let states = &self.states;
+        let i = match self.by_service[service].as_mut()? {
+            Route::Single(i) => return Some(*i),
+            Route::Replicated(b) => {
+                let Balancing {
+                    first,
+                    n,
+                    balancer,
+                    next,
+                    rng,
+                } = &mut **b;
+                let load = |k: usize| states[*first + k].outstanding;
+                let k = match balancer {
+                    Balancer::RoundRobin => {
+                        let k = *next;
+                        *next = (k + 1) % *n;
+                        k
+                    }
+                    Balancer::Random => rng.random_range(0..*n),
+                    Balancer::LeastOutstanding => (0..*n).min_by_key(|&k| load(k)).unwrap_or(0),
+                    Balancer::TwoChoices => {
+                        let a = rng.random_range(0..*n);
+                        let b = (a + 1 + rng.random_range(0..*n - 1)) % *n;
+                        if load(b) < load(a) { b } else { a }
+                    }
+                };
+                *first + k
+            }
+        };
+        let map = &mut self.replica_of;
+        if map.len() <= req as usize {
+            map.resize(req as usize + 1, 0);
+        }
+        map[req as usize] = i as u32;
+        Some(i)
     }
 }
 
@@ -134,10 +277,11 @@ impl World<'_> {
     pub(super) fn server_arrive(&mut self, req: ReqId) {
         let now = self.now;
         let service = self.requests[req].service;
-        let Some(s) = self.servers.by_service[service].as_mut() else {
+        let Some(i) = self.servers.pick(service, req) else {
             self.respond(req, Outcome::Answered);
             return;
         };
+        let s = &mut self.servers.states[i];
         let admit = s.line.admit();
         let full = admit == Admit::Refuse;
         let start_now = admit == Admit::Start;
@@ -146,7 +290,7 @@ impl World<'_> {
         } else {
             s.sampler.sample(&mut s.rng)
         };
-        let stats = s.stats;
+        let (stats, replica) = (s.stats, s.replica);
         match admit {
             Admit::Start => s.line.start(),
             Admit::Wait => s.line.wait(Waiting {
@@ -156,47 +300,89 @@ impl World<'_> {
             }),
             Admit::Refuse => {}
         }
+        if !full {
+            s.outstanding += 1;
+        }
         let st = &mut self.servers.stats[stats];
         st.arrived += 1;
+        if let Some(r) = replica {
+            let r = &mut st.replicas[r];
+            r.arrived += 1;
+            r.shed += u64::from(full);
+        }
         if full {
             st.shed += 1;
             self.respond(req, Outcome::Shed);
         } else if start_now {
-            self.server_start(service, req, now, demand);
+            self.server_start(i, req, now, demand);
         } else {
             st.queued.add(now, 1);
         }
     }
 
-    /// `req` has taken a slot: its service starts now.
-    fn server_start(&mut self, service: ServiceId, req: ReqId, arrived: Ticks, demand: Ticks) {
+    /// `req` has taken a slot of instance `i`: its service starts now.
+    fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
         let now = self.now;
-        let Some(s) = self.servers.by_service[service].as_ref() else {
-            return;
-        };
+        let s = &self.servers.states[i];
         let st = &mut self.servers.stats[s.stats];
         st.busy.add(now, 1);
         st.waits.push(now - arrived);
+        if let Some(r) = s.replica {
+            st.replicas[r].busy.add(now, 1);
+        }
         self.obs.waited(self.requests[req].step, now - arrived);
         let times = &mut self.servers.in_service;
         if times.len() <= req as usize {
             times.resize(req as usize + 1, (Ticks::ZERO, Ticks::ZERO));
         }
         times[req as usize] = (arrived, now);
-        self.post(now + demand, Lane::Normal, Event::ServerDone(req));
+        if self.servers.cancellable {
+            let key = self.schedule(now + demand, Lane::Normal, Event::ServerDone(req));
+            let keys = &mut self.servers.done_keys;
+            if keys.len() <= req as usize {
+                keys.resize(req as usize + 1, None);
+            }
+            keys[req as usize] = Some(key);
+        } else {
+            self.post(now + demand, Lane::Normal, Event::ServerDone(req));
+        }
     }
 
-    /// A slot finishes `req`: the slot takes the next queued request, then the
-    /// answer goes back (so a new arrival it triggers sees the freed slot taken).
+    /// A slot finishes the service of `req`: with calls to make, they start while
+    /// the slot stays held; otherwise the request is answered.
     pub(super) fn server_done(&mut self, req: ReqId) {
+        if self.servers.cancellable {
+            self.servers.done_keys[req as usize] = None;
+        }
+        let service = self.requests[req].service;
+        if let Handler::Server(s) = &self.model.services[service].handler
+            && s.plan.is_some()
+        {
+            self.plan_start(req);
+            return;
+        }
+        self.server_release(req, Outcome::Answered);
+    }
+
+    /// A server's calls are over for `req` (`outcome`): its slot is freed.
+    pub(super) fn server_calls_done(&mut self, req: ReqId, outcome: Outcome) {
+        self.server_release(req, outcome);
+    }
+
+    /// `req` leaves its slot with `outcome`: the slot takes the next queued
+    /// request, then the answer goes back (so a new arrival it triggers sees the
+    /// freed slot taken).
+    fn server_release(&mut self, req: ReqId, outcome: Outcome) {
         let now = self.now;
         let (arrived, started) = self.servers.in_service[req as usize];
         let service = self.requests[req].service;
-        let Some(s) = self.servers.by_service[service].as_mut() else {
+        let Some(i) = self.servers.state_of(service, req) else {
             return;
         };
+        let s = &mut self.servers.states[i];
         let next = s.line.release();
-        let stats = s.stats;
+        s.outstanding -= 1;
+        let (stats, replica) = (s.stats, s.replica);
         let r = &self.requests[req];
         let late = r.closed || r.deadline.is_some_and(|d| now > d);
         let worked = (now - started).as_ms();
@@ -208,33 +394,92 @@ impl World<'_> {
         if late {
             st.late_work_ms += worked;
         }
+        if let Some(r) = replica {
+            let r = &mut st.replicas[r];
+            r.busy.add(now, -1);
+            r.processed += 1;
+            r.response.push(now - arrived);
+        }
         if let Some(w) = next {
             st.queued.add(now, -1);
-            self.server_start(service, w.req, w.arrived, w.demand);
+            self.server_start(i, w.req, w.arrived, w.demand);
         }
-        self.respond(req, Outcome::Answered);
+        self.respond(req, outcome);
     }
 
     /// The client of `req` gave up: with `abandon = true` a queued request leaves
     /// the queue and its work is saved; a request in service runs to its end.
     pub(super) fn server_abandon(&mut self, req: ReqId) {
-        let now = self.now;
-        let r = &self.requests[req];
-        let Some(s) = self.servers.by_service[r.service].as_mut() else {
+        let service = self.requests[req].service;
+        let Some(i) = self.servers.state_of(service, req) else {
             return;
         };
-        if !s.abandon {
+        if !self.servers.states[i].abandon {
             return;
         }
+        self.server_unqueue(i, req);
+    }
+
+    /// Takes `req` out of instance `i`'s queue, if it waits there.
+    fn server_unqueue(&mut self, i: usize, req: ReqId) -> bool {
+        let now = self.now;
+        let s = &mut self.servers.states[i];
         let Some(w) = s.line.leave(|w| w.req == req) else {
-            return;
+            return false;
         };
+        s.outstanding -= 1;
         let st = &mut self.servers.stats[s.stats];
         st.queued.add(now, -1);
         st.abandoned += 1;
         st.saved_ms += w.demand.as_ms();
         self.handler_released(req);
         self.obs.abandoned(self.requests[req].step);
+        true
+    }
+
+    /// The caller of `req` cancelled it: it leaves the queue, or its service or
+    /// its calls stop and its slot is freed at once.
+    pub(super) fn server_cancel(&mut self, req: ReqId) {
+        let service = self.requests[req].service;
+        let Some(i) = self.servers.state_of(service, req) else {
+            return;
+        };
+        if self.server_unqueue(i, req) {
+            return;
+        }
+        let in_service = self
+            .servers
+            .done_keys
+            .get_mut(req as usize)
+            .and_then(Option::take);
+        let in_calls = in_service.is_none() && self.plan_running(req);
+        if let Some(key) = in_service {
+            self.queue.cancel(key);
+        } else if in_calls {
+            self.plan_cancel(req);
+        } else {
+            // not at the server yet (held by a limiter): nothing to stop
+            return;
+        }
+        let now = self.now;
+        let (_, started) = self.servers.in_service[req as usize];
+        let s = &mut self.servers.states[i];
+        let next = s.line.release();
+        s.outstanding -= 1;
+        let (stats, replica) = (s.stats, s.replica);
+        let worked = (now - started).as_ms();
+        let st = &mut self.servers.stats[stats];
+        st.busy.add(now, -1);
+        st.work_ms += worked;
+        st.late_work_ms += worked;
+        if let Some(r) = replica {
+            st.replicas[r].busy.add(now, -1);
+        }
+        if let Some(w) = next {
+            st.queued.add(now, -1);
+            self.server_start(i, w.req, w.arrived, w.demand);
+        }
+        self.handler_released(req);
     }
 }
 

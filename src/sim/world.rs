@@ -120,6 +120,7 @@ impl<'m> World<'m> {
             Event::LimiterResume(req) => self.limiter_resume(req),
             Event::ServerDone(req) => self.server_done(req),
             Event::CallTimeout(call) => self.call_timeout(call),
+            Event::CallArrive(call) => self.call_arrive(call),
             Event::DependencyDone(call) => self.dependency_done(call),
         }
     }

@@ -359,7 +359,7 @@ fn a_misspelt_30_kb_name_is_answered_at_once() {
     );
     let out = check_within(&text, 5);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no dependency named"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no service or dependency named"));
 }
 
 #[test]

@@ -313,10 +313,13 @@ impl Spec {
             compare.push_str("\"services.svc.handler.budget\" = [20, 150]\n");
         }
         if let Some(l) = latency {
-            let _ = writeln!(
-                compare,
-                "\"dependencies.d0.latency\" = [{l}, {{ constant = 3 }}]"
-            );
+            // an axis gives each value once: the second differs from the first
+            let other = if l == "{ constant = 3 }" {
+                "{ constant = 4 }"
+            } else {
+                "{ constant = 3 }"
+            };
+            let _ = writeln!(compare, "\"dependencies.d0.latency\" = [{l}, {other}]");
         }
         if !compare.is_empty() {
             let _ = writeln!(t, "[compare]\n{compare}");

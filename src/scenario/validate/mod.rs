@@ -177,6 +177,16 @@ impl<'a> Names<'a> {
         Names { kind, names, index }
     }
 
+    /// The index of `name`, if it is one.
+    pub fn get(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    /// The names, in declaration order.
+    pub fn all(&self) -> &[&'a str] {
+        &self.names
+    }
+
     /// The index of `name`, or an error at `path` naming the kind and the closest.
     pub fn resolve(&self, path: &str, name: &str) -> R<usize> {
         match self.index.get(name) {
@@ -188,11 +198,25 @@ impl<'a> Names<'a> {
 
 /// What sections validated earlier hand to the later ones.
 pub(super) struct Ctx<'a> {
+    pub raw: &'a RawScenario,
     pub limiter_names: Names<'a>,
     pub dependency_names: Names<'a>,
+    pub service_names: Names<'a>,
     pub slo: Slo,
     pub gateway: Option<Gateway>,
     pub dependencies: Vec<Dependency>,
+}
+
+impl<'a> Ctx<'a> {
+    /// Service `s` as written: its name and keys.
+    pub fn raw_service(&self, s: usize) -> (&'a str, &'a RawService) {
+        let (name, svc) = self
+            .raw
+            .services
+            .get_index(s)
+            .expect("a resolved service index");
+        (name.as_str(), svc)
+    }
 }
 
 /// Validates a scenario whose latency files (if any) are relative to `dir`.
@@ -210,16 +234,20 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let gateway = services::gateway(raw, &limiter_names)?;
     let dependencies = services::dependencies(raw, files)?;
     let ctx = Ctx {
+        raw,
         limiter_names,
         dependency_names: Names::new("dependency", raw.dependencies.keys()),
+        service_names: Names::new("service", raw.services.keys()),
         slo,
         gateway,
         dependencies,
     };
     let (mut routes, routes_of) = services::routes(raw)?;
     let services = services::services(raw, routes_of, &ctx, files)?;
+    services::check_call_graph(&services)?;
     workload::unowned_routes(&raw.workload, &mut routes)?;
     let workload = workload::workload(&raw.workload, &routes, ctx.gateway.is_some())?;
+    services::check_deadlines(&services, &workload)?;
     workload::check_event_budget(&workload, &limits)?;
     let analysis = meta::analysis(&raw.analysis)?;
     let montecarlo = meta::montecarlo(raw.montecarlo.as_ref())?;

@@ -106,6 +106,15 @@ pub(super) fn services(
     let mut services = Vec::new();
     for (s, (sname, svc)) in raw.services.iter().enumerate() {
         let path = format!("services.{sname}");
+        if ctx.dependency_names.get(sname).is_some() {
+            return err(
+                path,
+                format!(
+                    "`{sname}` names both a service and a dependency: calls name their target, so the names must differ"
+                ),
+            );
+        }
+        let routed = !routes_of[s].is_empty();
         let handler = match &svc.handler {
             None | Some(RawHandler::Respond {}) => Handler::Respond,
             Some(RawHandler::Server {
@@ -113,12 +122,48 @@ pub(super) fn services(
                 queue,
                 service,
                 abandon,
-            }) => Handler::Server(Server {
-                slots: count_u32(&format!("{path}.handler.slots"), *slots, 1)?,
-                queue: count_u32(&format!("{path}.handler.queue"), *queue, 0)?,
-                service: latency(&format!("{path}.handler.service"), service, files)?,
-                abandon: *abandon,
-            }),
+                budget,
+                policy,
+                cancellation,
+                on_failure,
+                branches,
+            }) => {
+                let p = format!("{path}.handler");
+                let plan = match branches {
+                    Some(branches) => {
+                        let keys = PlanKeys {
+                            budget: budget.as_ref(),
+                            policy: policy.as_deref(),
+                            cancellation: *cancellation,
+                            on_failure: on_failure.as_deref(),
+                            branches,
+                        };
+                        Some(plan(&p, &keys, ctx, routed)?)
+                    }
+                    None => {
+                        let set = [
+                            ("budget", budget.is_some()),
+                            ("policy", policy.is_some()),
+                            ("cancellation", *cancellation),
+                            ("on_failure", on_failure.is_some()),
+                        ];
+                        if let Some((key, _)) = set.iter().find(|(_, on)| *on) {
+                            return err(
+                                format!("{p}.{key}"),
+                                "a server's plan keys need `branches` (the calls it makes after its service time)",
+                            );
+                        }
+                        None
+                    }
+                };
+                Handler::Server(Server {
+                    slots: count_u32(&format!("{p}.slots"), *slots, 1)?,
+                    queue: count_u32(&format!("{p}.queue"), *queue, 0)?,
+                    service: latency(&format!("{p}.service"), service, files)?,
+                    abandon: *abandon,
+                    plan,
+                })
+            }
             Some(RawHandler::Plan {
                 budget,
                 policy,
@@ -134,9 +179,25 @@ pub(super) fn services(
                     on_failure: on_failure.as_deref(),
                     branches,
                 };
-                Handler::Plan(plan(&p, &keys, ctx)?)
+                Handler::Plan(plan(&p, &keys, ctx, routed)?)
             }
         };
+        let median_ms = svc
+            .median_ms
+            .map(|m| positive(&format!("{path}.median_ms"), m))
+            .transpose()?;
+        let replicas = count_u32(&format!("{path}.replicas"), svc.replicas.unwrap_or(1), 1)?;
+        if replicas > 1 && !matches!(handler, Handler::Server(_)) {
+            return err(
+                format!("{path}.replicas"),
+                "replicas need a `server` handler (each replica has its own slots and queue)",
+            );
+        }
+        let balancer = one_of(
+            &format!("{path}.balancer"),
+            svc.balancer.as_deref(),
+            &Balancer::NAMES,
+        )?;
         services.push(Service {
             name: sname.clone(),
             routes: std::mem::take(&mut routes_of[s]),
@@ -146,10 +207,98 @@ pub(super) fn services(
                 &svc.middleware,
             )?,
             handler,
+            median_ms,
+            replicas,
+            balancer,
         });
     }
 
     Ok(services)
+}
+
+/// The plan a service's handler runs, if any.
+fn plan_of(s: &Service) -> Option<&Plan> {
+    match &s.handler {
+        Handler::Plan(p) => Some(p),
+        Handler::Server(server) => server.plan.as_ref(),
+        Handler::Respond => None,
+    }
+}
+
+/// Services calling services must not call back into themselves: a cycle is
+/// named, as `services.a -> services.b -> services.a`, at the call that closes it.
+pub(super) fn check_call_graph(services: &[Service]) -> R<()> {
+    // 0 unvisited, 1 on the current path, 2 done
+    let mut state = vec![0u8; services.len()];
+    let mut path: Vec<usize> = Vec::new();
+    fn visit(s: usize, services: &[Service], state: &mut [u8], path: &mut Vec<usize>) -> R<()> {
+        state[s] = 1;
+        path.push(s);
+        if let Some(plan) = plan_of(&services[s]) {
+            for (b, branch) in plan.branches.iter().enumerate() {
+                for (i, call) in branch.calls.iter().enumerate() {
+                    let Target::Service(t) = call.target else {
+                        continue;
+                    };
+                    if state[t] == 1 {
+                        let from = path.iter().position(|&x| x == t).unwrap_or(0);
+                        let cycle: Vec<String> = path[from..]
+                            .iter()
+                            .chain(std::iter::once(&t))
+                            .map(|&x| format!("services.{}", services[x].name))
+                            .collect();
+                        return err(
+                            format!(
+                                "services.{}.handler.branches.{b}.calls.{i}",
+                                services[s].name
+                            ),
+                            format!("calls form a cycle: {}", cycle.join(" -> ")),
+                        );
+                    }
+                    if state[t] == 0 {
+                        visit(t, services, state, path)?;
+                    }
+                }
+            }
+        }
+        path.pop();
+        state[s] = 2;
+        Ok(())
+    }
+    for s in 0..services.len() {
+        if state[s] == 0 {
+            visit(s, services, &mut state, &mut path)?;
+        }
+    }
+    Ok(())
+}
+
+/// `budget = "deadline"` needs a deadline to split: a caller's call (every call
+/// carries one) or a workload with a timeout.
+pub(super) fn check_deadlines(services: &[Service], workload: &Workload) -> R<()> {
+    let mut called = vec![false; services.len()];
+    for plan in services.iter().filter_map(plan_of) {
+        for call in plan.branches.iter().flat_map(|b| &b.calls) {
+            if let Target::Service(t) = call.target {
+                called[t] = true;
+            }
+        }
+    }
+    let workload_deadline = match workload {
+        Workload::Open { timeout, .. } => timeout.is_some(),
+        Workload::Ladder(_) => true,
+        _ => false,
+    };
+    for (s, svc) in services.iter().enumerate() {
+        let Some(plan) = plan_of(svc) else { continue };
+        if plan.budget_kind == BudgetKind::Deadline && !called[s] && !workload_deadline {
+            return err(
+                format!("services.{}.handler.budget", svc.name),
+                "`deadline` splits the deadline its callers set, but no service calls this one and the workload sets no `timeout_ms`: give the budget in ms, `slo` or `none`",
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The keys of a plan (a `plan` handler's, or a `server`'s calls), as written.
@@ -161,7 +310,53 @@ struct PlanKeys<'a> {
     branches: &'a [RawBranch],
 }
 
-fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx) -> R<Plan> {
+/// The fixed budget `slo` gives: the threshold less the gateway's share.
+fn slo_budget(path: &str, ctx: &Ctx) -> R<f64> {
+    let share_ms = ctx.gateway.as_ref().map_or(0.0, |g| g.share_ms);
+    let Some(th) = ctx.slo.threshold_ms else {
+        return err(
+            format!("{path}.budget"),
+            "`slo` needs `slo.threshold_ms` (or give the budget in ms)",
+        );
+    };
+    let r = th - share_ms;
+    if r <= 0.0 {
+        return err(
+            format!("{path}.budget"),
+            format!("slo.threshold_ms ({th}) minus gateway.share_ms ({share_ms}) leaves no budget"),
+        );
+    }
+    Ok(r)
+}
+
+/// A call's target: one namespace of services and dependencies.
+fn target(path: &str, name: &str, ctx: &Ctx) -> R<Target> {
+    if let Some(s) = ctx.service_names.get(name) {
+        return Ok(Target::Service(s));
+    }
+    if let Some(d) = ctx.dependency_names.get(name) {
+        return Ok(Target::Dependency(d));
+    }
+    let (deps, svcs) = (ctx.dependency_names.all(), ctx.service_names.all());
+    let defined = |kind: &str, names: &[&str]| {
+        if names.is_empty() {
+            format!("no {kind} is defined")
+        } else {
+            format!("{kind}: {}", list(names.iter().copied()))
+        }
+    };
+    err(
+        path,
+        format!(
+            "no service or dependency named `{name}` ({}; {}){}",
+            defined("dependencies", deps),
+            defined("services", svcs),
+            did_you_mean(name, deps.iter().chain(svcs).copied())
+        ),
+    )
+}
+
+fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
     let PlanKeys {
         budget,
         policy,
@@ -169,29 +364,19 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx) -> R<Plan> {
         on_failure,
         branches,
     } = *keys;
-    let (slo, gateway, deps) = (&ctx.slo, ctx.gateway.as_ref(), &ctx.dependencies);
-    let share_ms = gateway.map_or(0.0, |g| g.share_ms);
-    let budget_ms = match budget.unwrap_or(&RawBudget::Named("slo".into())) {
-        RawBudget::Ms(ms) => positive(&format!("{path}.budget"), *ms)?,
-        RawBudget::Named(n) => {
-            choice(&format!("{path}.budget"), n, &["slo"])?;
-            let Some(th) = slo.threshold_ms else {
-                return err(
-                    format!("{path}.budget"),
-                    "`slo` needs `slo.threshold_ms` (or give the budget in ms)",
-                );
-            };
-            let r = th - share_ms;
-            if r <= 0.0 {
-                return err(
-                    format!("{path}.budget"),
-                    format!(
-                        "slo.threshold_ms ({th}) minus gateway.share_ms ({share_ms}) leaves no budget"
-                    ),
-                );
+    let (kind, budget_ms) = match budget {
+        Some(RawBudget::Ms(ms)) => (BudgetKind::Fixed, positive(&format!("{path}.budget"), *ms)?),
+        Some(RawBudget::Named(n)) => {
+            match choice(&format!("{path}.budget"), n, &["slo", "deadline", "none"])? {
+                "slo" => (BudgetKind::Fixed, slo_budget(path, ctx)?),
+                "deadline" => (BudgetKind::Deadline, 0.0),
+                _ => (BudgetKind::None, 0.0),
             }
-            r
         }
+        // the default: `slo` for requests from a workload, the deadline for calls;
+        // a service no workload can reach (no routes) needs no SLO
+        None if !routed && ctx.slo.threshold_ms.is_none() => (BudgetKind::Deadline, 0.0),
+        None => (BudgetKind::SloOrDeadline, slo_budget(path, ctx)?),
     };
     let policy = one_of(
         &format!("{path}.policy"),
@@ -222,49 +407,81 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx) -> R<Plan> {
         if br.calls.is_empty() {
             return err(format!("{bpath}.calls"), "a branch needs at least one call");
         }
-        let ids = br
+        let targets = br
             .calls
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                ctx.dependency_names
-                    .resolve(&format!("{bpath}.calls.{i}"), c)
-            })
+            .map(|(i, c)| target(&format!("{bpath}.calls.{i}"), c.to(), ctx))
             .collect::<R<Vec<_>>>()?;
-        let k = ids.len() as f64;
+        let k = targets.len() as f64;
         let weights: Vec<f64> = match policy {
-            Policy::Weighted => ids
+            Policy::Weighted => targets
                 .iter()
                 .enumerate()
-                .map(|(i, &d)| {
-                    deps[d].median_ms.ok_or_else(|| {
+                .map(|(i, &t)| {
+                    let (median, key) = match t {
+                        Target::Dependency(d) => (
+                            ctx.dependencies[d].median_ms,
+                            format!("dependencies.{}.median_ms", ctx.dependencies[d].name),
+                        ),
+                        Target::Service(s) => {
+                            let (name, svc) = ctx.raw_service(s);
+                            (svc.median_ms, format!("services.{name}.median_ms"))
+                        }
+                    };
+                    median.filter(|m| *m > 0.0).ok_or_else(|| {
                         ScenarioError::new(
                             format!("{bpath}.calls.{i}"),
-                            format!(
-                                "the weighted policy needs `dependencies.{}.median_ms`",
-                                deps[d].name
-                            ),
+                            format!("the weighted policy needs `{key}`"),
                         )
                     })
                 })
                 .collect::<R<_>>()?,
-            _ => vec![1.0; ids.len()],
+            _ => vec![1.0; targets.len()],
         };
         let total: f64 = weights.iter().sum();
-        let calls = ids
+        let calls = targets
             .iter()
             .zip(&weights)
-            .map(|(&d, w)| {
+            .zip(&br.calls)
+            .enumerate()
+            .map(|(i, ((&t, w), raw))| {
+                let fraction = match policy {
+                    Policy::Greedy => 1.0,
+                    Policy::Equal => 1.0 / k,
+                    Policy::Weighted => w / total,
+                };
                 let share_ms = match policy {
                     Policy::Greedy => budget_ms,
                     Policy::Equal => budget_ms / k,
                     Policy::Weighted => budget_ms * w / total,
                 };
+                let share = if kind == BudgetKind::Fixed || kind == BudgetKind::SloOrDeadline {
+                    ticks(&format!("{path}.budget"), share_ms)
+                        .map_err(|e| e.context("the share of one call under this policy"))?
+                } else {
+                    Ticks::ZERO
+                };
+                let cpath = format!("{bpath}.calls.{i}");
+                let (timeout, call_policy) = match raw {
+                    RawCall::Name(_) => (None, None),
+                    RawCall::Table(c) => (
+                        c.timeout_ms
+                            .map(|ms| {
+                                let p = format!("{cpath}.timeout_ms");
+                                ticks(&p, positive(&p, ms)?)
+                            })
+                            .transpose()?,
+                        call_policy(&format!("{cpath}.call_policy"), c.call_policy.as_deref())?,
+                    ),
+                };
                 Ok(Call {
-                    dependency: d,
-                    share: ticks(&format!("{path}.budget"), share_ms)
-                        .map_err(|e| e.context("the share of one call under this policy"))?,
+                    target: t,
+                    share,
                     share_ms,
+                    fraction,
+                    timeout,
+                    call_policy,
                 })
             })
             .collect::<R<Vec<_>>>()?;
@@ -273,14 +490,32 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx) -> R<Plan> {
             calls,
         });
     }
+    let budget = match kind {
+        BudgetKind::Fixed | BudgetKind::SloOrDeadline => {
+            ticks(&format!("{path}.budget"), budget_ms)?
+        }
+        _ => Ticks::ZERO,
+    };
     Ok(Plan {
-        budget: ticks(&format!("{path}.budget"), budget_ms)?,
+        budget_kind: kind,
+        budget,
         budget_ms,
         policy,
         cancellation,
         on_failure,
         branches: out,
     })
+}
+
+/// `call_policy`: `"none"` (no policy) or the name of a `[policies.NAME]` table.
+fn call_policy(path: &str, name: Option<&str>) -> R<Option<String>> {
+    match name {
+        None | Some("none") => Ok(None),
+        Some(n) => err(
+            path,
+            format!("no policy named `{n}` (no policy is defined; `\"none\"` means no policy)"),
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -365,7 +600,7 @@ requests = 1
         let e = model("greedy", r#"["a", "bb"]"#, [1., 1., 1.]).unwrap_err();
         assert_eq!(e.path, "services.s.handler.branches.0.calls.1");
         assert!(
-            e.message.contains("no dependency named `bb`"),
+            e.message.contains("no service or dependency named `bb`"),
             "{}",
             e.message
         );
