@@ -5,17 +5,19 @@
 use super::Results;
 use crate::engine::Ticks;
 use crate::metrics::approximate_note;
-use crate::model::{Handler, Model, Plan, Policy};
+use crate::model::{BudgetKind, Handler, Model, Plan, Policy};
 use crate::report::{Cell, Table};
 
-/// The plan handlers of a model, with their service names.
+/// The plans of a model (plan handlers, and servers that make calls), with their
+/// service names.
 fn plans(model: &Model) -> Vec<(&str, &Plan)> {
     model
         .services
         .iter()
         .filter_map(|s| match &s.handler {
             Handler::Plan(p) => Some((s.name.as_str(), p)),
-            _ => None,
+            Handler::Server(server) => server.plan.as_ref().map(|p| (s.name.as_str(), p)),
+            Handler::Respond => None,
         })
         .collect()
 }
@@ -50,7 +52,16 @@ fn shares(results: &Results) -> Table {
                     let mut cells = results.axis_cells(i);
                     cells.push(b.name.as_str().into());
                     cells.push(row.model.target_name(c.target).into());
-                    cells.push(c.share_ms.into());
+                    // a budget known only at run time has no fixed share
+                    let fixed = matches!(
+                        plan.budget_kind,
+                        BudgetKind::Fixed | BudgetKind::SloOrDeadline
+                    );
+                    cells.push(if fixed {
+                        c.share_ms.into()
+                    } else {
+                        Cell::Empty
+                    });
                     t.push(cells);
                 }
             }

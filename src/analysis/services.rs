@@ -23,6 +23,59 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     }
     out.push(services(results));
     out.push(server_work(results));
+    if results
+        .runs
+        .iter()
+        .any(|r| r.servers.iter().any(|s| !s.replicas.is_empty()))
+    {
+        out.push(replicas(results));
+    }
+}
+
+/// Each replica of a replicated server: what the balancer sent it and how it fared.
+fn replicas(results: &mut Results) -> Table {
+    let mut t = results.table(
+        "replicas",
+        "Replicas: the requests the balancer sent each instance and its time per request",
+        &["service", "replica"],
+        &[
+            "balancer",
+            "arrived",
+            "arrived_pct",
+            "processed",
+            "shed",
+            "p50_response_ms",
+            "p99_response_ms",
+            "mean_busy_slots",
+        ],
+    );
+    for i in 0..results.runs.len() {
+        let axis = results.axis_cells(i);
+        let model = &results.scenario.rows[i].model;
+        for st in &mut results.runs[i].servers {
+            let service = &model.services[st.service];
+            let total: u64 = st.replicas.iter().map(|r| r.arrived).sum();
+            for (k, r) in st.replicas.iter_mut().enumerate() {
+                let mut cells = axis.clone();
+                let pct = (total > 0).then(|| r.arrived as f64 / total as f64 * 100.0);
+                let n = r.response.count();
+                cells.extend([
+                    service.name.as_str().into(),
+                    Cell::from((k + 1) as u64),
+                    service.balancer.name().into(),
+                    r.arrived.into(),
+                    pct.into(),
+                    r.processed.into(),
+                    r.shed.into(),
+                    when_any(n, r.response.quantile_ms(0.5)),
+                    when_any(n, r.response.quantile_ms(0.99)),
+                    r.mean_busy_slots.into(),
+                ]);
+                t.push(cells);
+            }
+        }
+    }
+    t
 }
 
 /// A figure of the processed requests, empty when none was processed.
