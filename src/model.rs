@@ -7,6 +7,7 @@ pub type ServiceId = usize;
 pub type DependencyId = usize;
 pub type LimiterId = usize;
 pub type RouteId = usize;
+pub type PolicyId = usize;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Model {
@@ -32,6 +33,12 @@ pub struct Model {
     /// `[thresholds]`, in file order; metric names are checked by whoever knows
     /// the metrics (the run or the sweep).
     pub thresholds: Vec<Threshold>,
+    /// `[policies]` in declaration order; when any is defined, one more named
+    /// `none` (no policy) that calls without one use, so that they are counted too.
+    pub policies: Vec<ClientPolicy>,
+    /// The workload's `call_policy` (None: the workload's requests are sent as
+    /// they are, with no call record).
+    pub workload_policy: Option<PolicyId>,
 }
 
 impl Model {
@@ -304,12 +311,13 @@ pub struct Call {
     pub fraction: f64,
     /// The call's own cap (`timeout_ms` of an inline call), retries included.
     pub timeout: Option<Ticks>,
-    /// The client policy named by `call_policy` (None: no policy, or `"none"`).
-    pub call_policy: Option<String>,
+    /// The client policy named by `call_policy` (None: no `[policies]` in the
+    /// scenario; with policies, a call without one uses the `none` policy).
+    pub call_policy: Option<PolicyId>,
 }
 
 /// What a call is made to: one namespace of services and dependencies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {
     Dependency(DependencyId),
     Service(ServiceId),
@@ -337,6 +345,8 @@ pub struct Dependency {
     pub latency: Latency,
     /// Concurrent calls it works on; 0 = unlimited. Beyond it calls wait FIFO.
     pub slots: u32,
+    /// The probability that a call fails with `error` after its drawn latency.
+    pub error_rate: f64,
 }
 
 /// A latency model; values in ticks, distributions in milliseconds.
@@ -613,4 +623,130 @@ pub struct ErrorBudget {
     pub budget_minutes: f64,
     /// (minutes, times per month)
     pub incidents: Vec<(f64, f64)>,
+}
+
+/// `[policies.NAME]`: what a client does around each call it makes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ClientPolicy {
+    pub name: String,
+    /// Per attempt (the call's own cap still applies).
+    pub timeout: Option<Ticks>,
+    pub retry: Option<Retry>,
+    pub hedge: Option<Hedge>,
+    pub breaker: Option<Breaker>,
+    pub throttle: Option<Throttle>,
+}
+
+/// Attempt outcomes a retry may follow, as a bit set of [`AttemptOutcome`]s.
+pub type OutcomeSet = u8;
+
+/// How one attempt ended (the `calls` table counts attempts by these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Ok,
+    Error,
+    Timeout,
+    Shed,
+    Rejected,
+    Cancelled,
+}
+
+impl AttemptOutcome {
+    /// Names as written in `retry.on` and in the `calls` table's columns.
+    pub const NAMES: [(&'static str, AttemptOutcome); 6] = [
+        ("ok", AttemptOutcome::Ok),
+        ("error", AttemptOutcome::Error),
+        ("timeout", AttemptOutcome::Timeout),
+        ("shed", AttemptOutcome::Shed),
+        ("rejected", AttemptOutcome::Rejected),
+        ("cancelled", AttemptOutcome::Cancelled),
+    ];
+
+    /// This outcome's bit in an [`OutcomeSet`].
+    pub fn bit(self) -> OutcomeSet {
+        1 << (self as u8)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retry {
+    /// Attempts in all, the first included (gRPC maxAttempts), >= 1.
+    pub max_attempts: u32,
+    pub on: OutcomeSet,
+    pub backoff: Backoff,
+    pub budget: Option<RetryBudget>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackoffKind {
+    None,
+    Constant,
+    Exponential,
+    FullJitter,
+    EqualJitter,
+    Decorrelated,
+}
+
+impl BackoffKind {
+    pub const NAMES: [(&'static str, BackoffKind); 6] = [
+        ("none", BackoffKind::None),
+        ("constant", BackoffKind::Constant),
+        ("exponential", BackoffKind::Exponential),
+        ("full_jitter", BackoffKind::FullJitter),
+        ("equal_jitter", BackoffKind::EqualJitter),
+        ("decorrelated", BackoffKind::Decorrelated),
+    ];
+}
+
+/// The wait before a retry; milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    pub kind: BackoffKind,
+    pub base_ms: f64,
+    pub cap_ms: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RetryBudget {
+    /// Retries / first tries over the last `window` below `max`.
+    Ratio { max: f64, window: Ticks },
+    /// Tokens: full at start, `deposit` per first try, a retry needs and spends `cost`.
+    TokenBucket {
+        capacity: f64,
+        deposit: f64,
+        cost: f64,
+    },
+    /// Brooker's retry breaker: no retries while failed attempts / first tries > threshold.
+    Breaker { threshold: f64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hedge {
+    pub delay: Ticks,
+    /// Copies in all, the first included.
+    pub max_attempts: u32,
+    pub cancel_losers: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BreakerWindow {
+    /// The last `n` calls.
+    Count(u32),
+    /// Calls that ended within the last span.
+    Time(Ticks),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Breaker {
+    pub window: BreakerWindow,
+    pub min_calls: u32,
+    pub failure_rate: f64,
+    pub open: Ticks,
+    pub half_open_calls: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Throttle {
+    pub k: f64,
+    pub window: Ticks,
 }

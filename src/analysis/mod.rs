@@ -3,6 +3,7 @@
 //! has what it describes.
 
 mod budget;
+mod calls;
 mod ladder;
 mod latency;
 mod limiters;
@@ -80,6 +81,7 @@ pub fn analyse(results: &mut Results) -> Vec<Table> {
     limiters::tables(results, &mut tables);
     run::tables(results, &mut tables);
     services::tables(results, &mut tables);
+    calls::tables(results, &mut tables);
     ladder::tables(results, &mut tables);
     tables
 }

@@ -400,8 +400,17 @@ fn pick(axes: &[Axis], mut index: usize) -> Vec<(&Value, usize)> {
     out.into_iter().flatten().collect()
 }
 
+/// Key columns of tables that an axis column must not shadow (the `calls`
+/// table's): an axis ending in one of them is named by its last two segments.
+const TABLE_KEY_COLUMNS: [&str; 3] = ["caller", "target", "call_policy"];
+
 fn column_name(path: &str) -> String {
-    path.rsplit('.').next().unwrap_or(path).to_string()
+    let mut parts = path.rsplit('.');
+    let last = parts.next().unwrap_or(path);
+    match parts.next() {
+        Some(prev) if TABLE_KEY_COLUMNS.contains(&last) => format!("{prev}.{last}"),
+        _ => last.to_string(),
+    }
 }
 
 /// A `[compare]` key as a path: `compare."a.b"` (quoted: the key holds dots).

@@ -29,6 +29,9 @@ pub struct RawScenario {
     /// `"table.column" = "< 300"`: conditions that make the run a CI check.
     #[serde(default)]
     pub thresholds: IndexMap<String, String>,
+    /// `[policies.NAME]`: client policies that calls and workloads name.
+    #[serde(default)]
+    pub policies: IndexMap<String, RawPolicy>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -184,6 +187,8 @@ pub struct RawDependency {
     pub median_ms: Option<f64>,
     pub latency: RawLatency,
     pub slots: Option<i64>,
+    /// The probability that a call fails with `error` after its latency.
+    pub error_rate: Option<f64>,
 }
 
 /// A latency model: exactly one of the model keys is set (checked in validation).
@@ -316,6 +321,7 @@ pub enum RawWorkload {
         access: Option<String>,
         client: Option<String>,
         member: Option<String>,
+        call_policy: Option<String>,
     },
     Open {
         rate_rps: f64,
@@ -327,6 +333,7 @@ pub enum RawWorkload {
         access: Option<String>,
         client: Option<String>,
         member: Option<String>,
+        call_policy: Option<String>,
     },
     Ladder {
         steps: Vec<i64>,
@@ -407,4 +414,79 @@ pub struct RawMonteCarlo {
     pub report: Option<Vec<String>>,
     /// `["policy=equal"]`: paired differences against these axis values.
     pub baseline: Option<Vec<String>>,
+}
+
+/// `[policies.NAME]`, as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicy {
+    pub timeout_ms: Option<f64>,
+    pub retry: Option<RawRetry>,
+    pub hedge: Option<RawHedge>,
+    pub breaker: Option<RawBreaker>,
+    pub throttle: Option<RawThrottle>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRetry {
+    pub max_attempts: i64,
+    pub on: Option<Vec<String>>,
+    pub backoff: Option<RawBackoff>,
+    pub budget: Option<RawRetryBudget>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBackoff {
+    pub kind: String,
+    pub base_ms: Option<f64>,
+    pub cap_ms: Option<f64>,
+}
+
+/// One table for every budget kind; which keys a kind takes is checked in
+/// validation (so that a misplaced key names the kind it belongs to).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRetryBudget {
+    pub kind: String,
+    pub max: Option<f64>,
+    pub window_ms: Option<f64>,
+    pub capacity: Option<f64>,
+    pub deposit: Option<f64>,
+    pub cost: Option<f64>,
+    pub threshold: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHedge {
+    pub delay_ms: f64,
+    pub max_attempts: Option<i64>,
+    pub cancel_losers: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBreaker {
+    pub window: Option<RawBreakerWindow>,
+    pub min_calls: Option<i64>,
+    pub failure_rate: Option<f64>,
+    pub open_ms: Option<f64>,
+    pub half_open_calls: Option<i64>,
+}
+
+/// `{ count = 100 }` or `{ ms = 10000 }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBreakerWindow {
+    pub count: Option<i64>,
+    pub ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawThrottle {
+    pub k: Option<f64>,
+    pub window_ms: Option<f64>,
 }

@@ -17,12 +17,15 @@
 //!
 //! A client's request to a service is the same hop without a call record: the
 //! request itself is the attempt, and its answer returns through
-//! `World::respond` to the workload. Client policies (retries, hedging, breakers)
-//! plug in here: `World::call` is the one place a call begins and
-//! `call_answered` / `call_timeout` the places an attempt ends, so a policy decides
-//! there whether to try again or resolve the call for its caller, while callers
-//! and callees stay as they are.
+//! `World::respond` to the workload. Client policies (retries, hedging, breakers;
+//! [`policy`](super::policy)) plug in here: a call made through a policy is a
+//! policy call whose attempts are calls with `Caller::Policy`; when an attempt
+//! ends, `call_resolved` hands it to the policy, which sends another or resolves
+//! the call for its own caller (`call_resolved_outer`). A workload with a
+//! `call_policy` makes its requests this way too (`Caller::Client`): each attempt
+//! is a request at the service carrying the client's route and access.
 
+use super::policy::POLICY_CALL;
 use super::{CallId, Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::Target;
@@ -32,15 +35,10 @@ use crate::model::Target;
 pub(crate) enum Caller {
     /// Branch `branch` of request `req`'s plan.
     Branch { req: ReqId, branch: u32 },
-}
-
-impl Caller {
-    /// The request on whose behalf the call is made.
-    fn request(self) -> ReqId {
-        match self {
-            Caller::Branch { req, .. } => req,
-        }
-    }
+    /// A policy call: this call is one of its attempts.
+    Policy { call: u32 },
+    /// A workload's client, for its request `req` (the caller of a policy call).
+    Client { req: ReqId },
 }
 
 /// One open call.
@@ -157,22 +155,39 @@ impl World<'_> {
         let Target::Service(service) = c.target else {
             return;
         };
-        let (from, deadline) = (c.caller.request(), c.deadline);
-        let req = self.send_call(call, service, from, deadline);
-        self.calls.slab[call as usize].callee = Some(req);
-        self.at_service(req);
+        let (caller, deadline) = (c.caller, c.deadline);
+        match self.outer(caller) {
+            Caller::Client { req: from } => {
+                // a client's attempt: its request, as the client would send it
+                let req = self.send_attempt(call, from, deadline);
+                self.calls.slab[call as usize].callee = Some(req);
+                self.attempt_receive(req);
+            }
+            Caller::Branch { req: from, .. } => {
+                let req = self.send_call(call, service, from, deadline);
+                self.calls.slab[call as usize].callee = Some(req);
+                self.at_service(req);
+            }
+            Caller::Policy { .. } => {}
+        }
     }
 
-    /// The dependency finished the work of `call` (begun at `work_start`): the
-    /// answer goes to its caller, or is work nobody waited for.
-    pub(super) fn call_answered(&mut self, call: CallId, work_start: Ticks) {
+    /// The dependency finished the work of `call` (begun at `work_start`),
+    /// successfully or with an error: the answer goes to its caller, or is work
+    /// nobody waited for.
+    pub(super) fn call_answered(&mut self, call: CallId, work_start: Ticks, ok: bool) {
         let c = self.calls.slab[call as usize];
         self.calls.free.push(call);
         if c.waiting {
             if let Some(key) = c.timeout_key {
                 self.queue.cancel(key);
             }
-            self.call_resolved(c.caller, true);
+            let outcome = if ok {
+                Outcome::Answered
+            } else {
+                Outcome::Dropped
+            };
+            self.call_resolved(c.caller, call, outcome);
         } else if let Target::Dependency(dep) = c.target {
             self.obs.wasted(dep, self.now - c.gave_up.max(work_start));
         }
@@ -185,7 +200,7 @@ impl World<'_> {
         if let Some(key) = c.timeout_key {
             self.queue.cancel(key);
         }
-        self.call_resolved(c.caller, outcome == Outcome::Answered);
+        self.call_resolved(c.caller, call, outcome);
     }
 
     /// The call's timeout: its caller gives up on it.
@@ -198,13 +213,16 @@ impl World<'_> {
             self.obs.call_failed(dep);
         }
         self.give_up_call(call, now);
-        self.call_resolved(caller, false);
+        self.call_resolved(caller, call, Outcome::TimedOut);
     }
 
     /// The caller gives up on an open call (its own caller went away): no answer
     /// will be delivered. `force` cancels the callee's work whatever the call's
     /// own `cancel` (a cancellation travelling down the tree).
     pub(super) fn call_abandon(&mut self, call: CallId, force: bool) {
+        if call & POLICY_CALL != 0 {
+            return self.policy_abandon(call, force);
+        }
         let c = &mut self.calls.slab[call as usize];
         if let Some(key) = c.timeout_key.take() {
             self.queue.cancel(key);
@@ -241,11 +259,26 @@ impl World<'_> {
         }
     }
 
-    /// The call is over for its caller: `ok` or failed.
+    /// Call `call` is over for its caller with `outcome` (answered, or failed).
     #[inline(always)]
-    fn call_resolved(&mut self, caller: Caller, ok: bool) {
+    fn call_resolved(&mut self, caller: Caller, call: CallId, outcome: Outcome) {
         match caller {
-            Caller::Branch { req, branch } => self.plan_call_resolved(req, branch as usize, ok),
+            Caller::Branch { req, branch } => {
+                self.plan_call_resolved(req, branch as usize, outcome == Outcome::Answered)
+            }
+            Caller::Policy { call: pc } => self.policy_attempt_ended(pc, call, outcome),
+            Caller::Client { req } => self.client_call_over(req, outcome),
+        }
+    }
+
+    /// A policy call is over for its own caller (a branch or a client).
+    pub(super) fn call_resolved_outer(&mut self, caller: Caller, outcome: Outcome) {
+        match caller {
+            Caller::Branch { req, branch } => {
+                self.plan_call_resolved(req, branch as usize, outcome == Outcome::Answered)
+            }
+            Caller::Client { req } => self.client_call_over(req, outcome),
+            Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),
         }
     }
 }

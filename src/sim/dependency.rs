@@ -9,6 +9,7 @@ use super::{CallId, Event, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::TimeAverage;
 use crate::model::{DependencyId, Model};
+use rand::RngExt;
 
 struct DependencyState {
     sampler: Sampler,
@@ -17,6 +18,8 @@ struct DependencyState {
     line: SlotQueue<CallId>,
     /// Calls being worked on, over time (abandoned work included).
     busy_average: TimeAverage,
+    /// `error_rate` and its own stream (None when 0: nothing is drawn).
+    errors: Option<(f64, Stream)>,
 }
 
 /// The work of one call at its dependency.
@@ -46,6 +49,14 @@ impl Dependencies {
                     rng,
                     line: SlotQueue::new(d.slots, None),
                     busy_average: TimeAverage::default(),
+                    errors: (d.error_rate > 0.0).then(|| {
+                        let rng = stream(
+                            model.seed,
+                            replication,
+                            &format!("dependency:{}:errors", d.name),
+                        );
+                        (d.error_rate, rng)
+                    }),
                 }
             })
             .collect();
@@ -126,8 +137,12 @@ impl World<'_> {
     pub(super) fn dependency_done(&mut self, call: CallId) {
         let w = self.dependencies.work[call as usize];
         let work_start = w.start.unwrap_or(self.now);
+        let ok = match &mut self.dependencies.deps[w.dep].errors {
+            None => true,
+            Some((rate, rng)) => rng.random::<f64>() >= *rate,
+        };
         self.dependency_end(w.dep, call);
-        self.call_answered(call, work_start);
+        self.call_answered(call, work_start, ok);
     }
 
     /// The dependency stops working on a call (finished or cancelled) and takes the

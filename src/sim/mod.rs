@@ -17,6 +17,7 @@
 //! | [`plan`] | the deadline-budgeted fan-out handler | a call's answer |
 //! | [`server`] | slots, a bounded queue and load shedding | `ServerDone` |
 //! | [`call`] | one call from a caller to a callee, with its timeout | `CallTimeout` |
+//! | [`policy`] | client policies: retries, hedges, breakers, throttles | `PolicyTimer` |
 //! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
 //! | [`observe`] | the run's statistics, fed by lifecycle notifications | (no events) |
 //!
@@ -51,6 +52,8 @@
 //! send another attempt or resolve the call for its caller; the caller and the
 //! callee do not change. Give the policy its own module with its state per
 //! (caller, policy, target), and keep the no-policy path free of extra work.
+//! The policies live in [`policy`], one file per kind, registered in its
+//! `mod.rs`.
 
 mod call;
 mod dependency;
@@ -60,6 +63,7 @@ pub mod latency;
 pub mod limiter;
 mod observe;
 mod plan;
+mod policy;
 mod request;
 mod server;
 mod slots;
@@ -73,6 +77,7 @@ use crate::metrics::Samples;
 use crate::model::{LimiterId, Model};
 pub use limiter::LimiterResults;
 pub use observe::StepStats;
+pub use policy::CallStats;
 pub use server::ServerStats;
 use world::World;
 
@@ -113,6 +118,8 @@ pub(crate) enum Event {
     LimiterResume(ReqId),
     /// A call reaches the service it targets (at the instant it is made).
     CallArrive(CallId),
+    /// A policy call's backoff or hedge delay is over.
+    PolicyTimer(u32),
 }
 
 /// How a request ended.
@@ -192,6 +199,9 @@ pub struct RunResult {
     pub mean_dependency_work: f64,
     /// Per limiter, per (route, access) pair and per member (empty without limiters).
     pub limiters: LimiterResults,
+    /// Per (caller, target, call_policy): calls made through client policies
+    /// (empty without `[policies]`).
+    pub calls: Vec<CallStats>,
 }
 
 /// Interned client and member names: looked up by hash (10^5 distinct members

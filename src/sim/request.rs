@@ -117,14 +117,28 @@ impl World<'_> {
         r.deadline = timeout.or(tag.patience).map(|t| now + t);
         r.caller = None;
         self.obs.request_sent(now);
-        if let Some(t) = timeout {
+        let policy = self.model.workload_policy;
+        if let Some(t) = timeout
+            && policy.is_none()
+        {
             let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
             self.requests[id].client_timeout = Some(key);
         }
         self.limiting_sent(id);
-        if owner.is_none() {
+        let Some(owner) = owner else {
             // answered before any limiter sees it
             self.respond(id, Outcome::NotFound);
+            return id;
+        };
+        if let Some(policy) = policy {
+            // through the client's policy: its attempts are the requests the
+            // service sees, and its timeout caps the call
+            self.requests[id].in_handler = false;
+            let caller = super::call::Caller::Client { req: id };
+            let target = crate::model::Target::Service(owner);
+            if let Err(outcome) = self.policy_call(policy, caller, target, timeout, false) {
+                self.client_call_over(id, outcome);
+            }
             return id;
         }
         match access {
@@ -166,6 +180,61 @@ impl World<'_> {
         r.deadline = deadline;
         r.caller = Some(call);
         id
+    }
+
+    /// An attempt of a client's policy call: a copy of the client's request
+    /// `from` (route, access, client, member) that answers the call.
+    pub(super) fn send_attempt(
+        &mut self,
+        call: CallId,
+        from: ReqId,
+        deadline: Option<Ticks>,
+    ) -> ReqId {
+        let id = self.requests.take();
+        let f = &self.requests[from];
+        let (route, service, access) = (f.route, f.service, f.access);
+        let (client, member) = (f.client, f.member);
+        let r = &mut self.requests[id];
+        r.sent = self.now;
+        r.route = route;
+        r.service = service;
+        r.access = access;
+        r.client = client;
+        r.member = member;
+        r.closed = false;
+        r.in_handler = true;
+        r.client_timeout = None;
+        r.step = None;
+        r.deadline = deadline;
+        r.caller = Some(call);
+        id
+    }
+
+    /// A client's attempt leaves: through the gateway or straight to the service.
+    pub(super) fn attempt_receive(&mut self, req: ReqId) {
+        match self.requests[req].access {
+            Some(Access::Gateway) => self.gateway_receive(req),
+            _ => self.at_service(req),
+        }
+    }
+
+    /// A client's call through its policy is over: the client has `outcome` (a
+    /// timeout reads as the client giving up, as without a policy).
+    pub(super) fn client_call_over(&mut self, req: ReqId, outcome: Outcome) {
+        let now = self.now;
+        let r = &mut self.requests[req];
+        r.closed = true;
+        r.in_handler = false;
+        let in_system = now - r.sent;
+        if outcome == Outcome::TimedOut {
+            self.obs.gave_up();
+        } else {
+            self.obs.answered(outcome, in_system);
+            self.limiting_outcome(req, outcome);
+        }
+        self.obs.left(now, in_system);
+        self.release(req);
+        self.answer_client(req, outcome);
     }
 
     /// The request reaches the service that owns its route: its middleware

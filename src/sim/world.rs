@@ -7,6 +7,7 @@ use super::dependency::Dependencies;
 use super::limiter::Limiting;
 use super::observe::Observers;
 use super::plan::Plans;
+use super::policy::Policies;
 use super::request::Requests;
 use super::server::Servers;
 use super::workload::WorkloadState;
@@ -27,6 +28,7 @@ pub(crate) struct World<'m> {
     pub dependencies: Dependencies,
     pub servers: Servers,
     pub plans: Plans,
+    pub policies: Policies,
     pub workload: WorkloadState,
     pub workload_rng: Stream,
     /// Interned client and member names.
@@ -49,6 +51,7 @@ impl<'m> World<'m> {
             dependencies: Dependencies::new(model, replication),
             servers: Servers::new(model, replication),
             plans: Plans::default(),
+            policies: Policies::new(model, replication),
             workload,
             workload_rng: stream(seed, replication, "workload"),
             symbols,
@@ -95,7 +98,7 @@ impl<'m> World<'m> {
     /// `max_in_flight`, so no queue grows without a named limit.
     #[inline]
     fn check_held(&self, max: u64) -> Result<(), Error> {
-        let calls = self.calls.held();
+        let calls = self.calls.held() + self.policies.held();
         let requests = self.requests.held();
         let (what, n) = if calls > max {
             ("dependency calls", calls)
@@ -122,6 +125,7 @@ impl<'m> World<'m> {
             Event::CallTimeout(call) => self.call_timeout(call),
             Event::CallArrive(call) => self.call_arrive(call),
             Event::DependencyDone(call) => self.dependency_done(call),
+            Event::PolicyTimer(call) => self.policy_timer(call),
         }
     }
 
@@ -132,8 +136,12 @@ impl<'m> World<'m> {
         let dependency_busy = self.dependencies.finish(end);
         let limiters = self.limiting_results();
         let servers = self.servers.finish(end);
-        self.obs
-            .finish(end, events, dependency_busy, servers, limiters)
+        let calls = self.policies.finish();
+        let mut result = self
+            .obs
+            .finish(end, events, dependency_busy, servers, limiters);
+        result.calls = calls;
+        result
     }
 
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {

@@ -11,6 +11,7 @@
 mod latency;
 mod limiters;
 mod meta;
+mod policies;
 mod services;
 mod workload;
 
@@ -233,6 +234,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let limiter_names = Names::new("limiter", raw.limiters.keys());
     let gateway = services::gateway(raw, &limiter_names)?;
     let dependencies = services::dependencies(raw, files)?;
+    let policies = policies::policies(raw)?;
     let ctx = Ctx {
         raw,
         limiter_names,
@@ -247,6 +249,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     services::check_call_graph(&services)?;
     workload::unowned_routes(&raw.workload, &mut routes)?;
     let workload = workload::workload(&raw.workload, &routes, ctx.gateway.is_some())?;
+    let workload_policy = workload_policy(raw)?;
     services::check_deadlines(&services, &workload)?;
     workload::check_event_budget(&workload, &limits)?;
     let analysis = meta::analysis(&raw.analysis)?;
@@ -274,7 +277,20 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         montecarlo,
         latency_files: std::mem::take(&mut files.read),
         thresholds,
+        policies,
+        workload_policy,
     })
+}
+
+/// The workload's `call_policy` (open and sequence workloads).
+fn workload_policy(raw: &RawScenario) -> R<Option<PolicyId>> {
+    let name = match &raw.workload {
+        RawWorkload::Sequence { call_policy, .. } | RawWorkload::Open { call_policy, .. } => {
+            call_policy.as_deref()
+        }
+        _ => None,
+    };
+    policies::resolve("workload.call_policy", name, raw)
 }
 
 /// Every name that reaches a CSV cell or header is safe to open in a spreadsheet.

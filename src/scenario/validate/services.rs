@@ -56,6 +56,17 @@ pub(super) fn dependencies(raw: &RawScenario, files: &mut Files) -> R<Vec<Depend
                 median_ms,
                 latency: latency(&format!("{path}.latency"), &d.latency, files)?,
                 slots: count_u32(&format!("{path}.slots"), d.slots.unwrap_or(0), 0)?,
+                error_rate: match d.error_rate {
+                    Some(r) => {
+                        let at = format!("{path}.error_rate");
+                        let r = finite(&at, r)?;
+                        if !(0.0..=1.0).contains(&r) {
+                            return err(at, format!("must be between 0 and 1 (got {r})"));
+                        }
+                        r
+                    }
+                    None => 0.0,
+                },
             })
         })
         .collect()
@@ -472,8 +483,16 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                                 ticks(&p, positive(&p, ms)?)
                             })
                             .transpose()?,
-                        call_policy(&format!("{cpath}.call_policy"), c.call_policy.as_deref())?,
+                        super::policies::resolve(
+                            &format!("{cpath}.call_policy"),
+                            c.call_policy.as_deref(),
+                            ctx.raw,
+                        )?,
                     ),
+                };
+                let call_policy = match raw {
+                    RawCall::Name(_) => super::policies::resolve(&cpath, None, ctx.raw)?,
+                    RawCall::Table(_) => call_policy,
                 };
                 Ok(Call {
                     target: t,
@@ -505,17 +524,6 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
         on_failure,
         branches: out,
     })
-}
-
-/// `call_policy`: `"none"` (no policy) or the name of a `[policies.NAME]` table.
-fn call_policy(path: &str, name: Option<&str>) -> R<Option<String>> {
-    match name {
-        None | Some("none") => Ok(None),
-        Some(n) => err(
-            path,
-            format!("no policy named `{n}` (no policy is defined; `\"none\"` means no policy)"),
-        ),
-    }
 }
 
 #[cfg(test)]

@@ -93,6 +93,7 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
             access,
             client,
             member,
+            ..
         } => Workload::Sequence {
             requests: count("workload.requests", *requests, 1)?,
             template: template(
@@ -115,6 +116,7 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
             access,
             client,
             member,
+            ..
         } => {
             if requests.is_none() && duration_ms.is_none() {
                 return err(p, "an open workload needs `requests` or `duration_ms`");

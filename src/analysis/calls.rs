@@ -1,0 +1,74 @@
+//! Client policies: per (caller, target, call_policy), the calls made, the
+//! attempts they took and how each ended, the calls refused before any attempt,
+//! and the amplification (attempts per first try) the policies caused.
+
+use super::Results;
+use crate::report::{Cell, Table};
+
+/// The table's figures, in column order after the key columns.
+pub const COLUMNS: [&str; 15] = [
+    "first_tries",
+    "attempts",
+    "retries",
+    "hedges",
+    "ok",
+    "error",
+    "timeout",
+    "shed",
+    "rejected",
+    "cancelled",
+    "budget_refused",
+    "breaker_refused",
+    "throttled",
+    "breaker_opened",
+    "amplification",
+];
+
+pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
+    if !results.any(|m| !m.policies.is_empty()) {
+        return;
+    }
+    let mut t = results.table(
+        "calls",
+        "Client policies: calls, attempts by outcome, refusals and amplification",
+        &["caller", "target", "call_policy"],
+        &COLUMNS,
+    );
+    for i in 0..results.runs.len() {
+        let axis = results.axis_cells(i);
+        for c in &results.runs[i].calls {
+            let mut cells = axis.clone();
+            let amplification =
+                (c.first_tries > 0).then(|| c.attempts as f64 / c.first_tries as f64);
+            cells.extend([
+                Cell::from(c.caller.as_str()),
+                c.target.as_str().into(),
+                c.call_policy.as_str().into(),
+                c.first_tries.into(),
+                c.attempts.into(),
+                c.retries.into(),
+                c.hedges.into(),
+                c.ok.into(),
+                c.error.into(),
+                c.timeout.into(),
+                c.shed.into(),
+                c.rejected.into(),
+                c.cancelled.into(),
+                c.budget_refused.into(),
+                c.breaker_refused.into(),
+                c.throttled.into(),
+                c.breaker_opened.into(),
+                amplification.into(),
+            ]);
+            t.push(cells);
+        }
+    }
+    t.notes.push(
+        "first_tries: calls made (refused ones included); attempts = first_tries + retries + hedges - breaker_refused - throttled, \
+         counted by how each ended (ok, error, timeout, shed, rejected, cancelled: hedge losers and attempts given up from above); \
+         budget_refused: retries the retry budget refused (each ended its call with its last failure); \
+         amplification = attempts / first_tries. A workload's clients are summed into one row (caller `main`)."
+            .into(),
+    );
+    out.push(t);
+}

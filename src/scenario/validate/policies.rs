@@ -1,0 +1,298 @@
+//! `[policies.NAME]`: client policies (timeouts per attempt, retries with backoff
+//! and budgets, hedging, circuit breakers, adaptive throttling) and the
+//! `call_policy` names that attach them to calls and workloads.
+
+use super::*;
+
+/// The reserved name for "no policy".
+pub(crate) const NONE: &str = "none";
+
+/// Every `[policies.NAME]`, in declaration order, then (when any is defined) the
+/// `none` policy that calls without one use: it does nothing but count them.
+pub(super) fn policies(raw: &RawScenario) -> R<Vec<ClientPolicy>> {
+    let mut out = Vec::with_capacity(raw.policies.len() + 1);
+    for (name, p) in &raw.policies {
+        let path = format!("policies.{name}");
+        if name == NONE {
+            return err(
+                path,
+                "`none` is reserved: it means no policy (name the policy something else)",
+            );
+        }
+        csv_name(&path, name)?;
+        out.push(policy(&path, name, p)?);
+    }
+    if !out.is_empty() {
+        out.push(ClientPolicy {
+            name: NONE.to_string(),
+            ..ClientPolicy::default()
+        });
+    }
+    Ok(out)
+}
+
+/// `call_policy` at `path`: a `[policies.NAME]`, or `"none"` / no key. With no
+/// policies defined that is None (calls go as they do without policies); with
+/// some, it is the `none` policy, so that the `calls` table counts every call.
+pub(super) fn resolve(path: &str, name: Option<&str>, raw: &RawScenario) -> R<Option<PolicyId>> {
+    let defined = raw.policies.len();
+    match name {
+        None | Some(NONE) => Ok((defined > 0).then_some(defined)),
+        Some(n) => match raw.policies.get_index_of(n) {
+            Some(i) => Ok(Some(i)),
+            None => {
+                let names: Vec<&str> = raw.policies.keys().map(String::as_str).collect();
+                let known = if names.is_empty() {
+                    "no policy is defined".to_string()
+                } else {
+                    format!("defined: {}", list(names.iter().copied()))
+                };
+                err(
+                    path,
+                    format!(
+                        "no policy named `{n}` ({known}; `\"none\"` means no policy){}",
+                        did_you_mean(n, names.iter().copied())
+                    ),
+                )
+            }
+        },
+    }
+}
+
+fn policy(path: &str, name: &str, p: &RawPolicy) -> R<ClientPolicy> {
+    if p.retry.is_some() && p.hedge.is_some() {
+        return err(
+            format!("{path}.hedge"),
+            "a policy either retries or hedges, not both (gRPC's rule): move one of `retry` and `hedge` to a policy of its own",
+        );
+    }
+    let timeout = p
+        .timeout_ms
+        .map(|ms| {
+            let at = format!("{path}.timeout_ms");
+            ticks(&at, positive(&at, ms)?)
+        })
+        .transpose()?;
+    Ok(ClientPolicy {
+        name: name.to_string(),
+        timeout,
+        retry: p
+            .retry
+            .as_ref()
+            .map(|r| retry(&format!("{path}.retry"), r))
+            .transpose()?,
+        hedge: p
+            .hedge
+            .as_ref()
+            .map(|h| hedge(&format!("{path}.hedge"), h))
+            .transpose()?,
+        breaker: p
+            .breaker
+            .as_ref()
+            .map(|b| breaker(&format!("{path}.breaker"), b))
+            .transpose()?,
+        throttle: p
+            .throttle
+            .as_ref()
+            .map(|t| throttle(&format!("{path}.throttle"), t))
+            .transpose()?,
+    })
+}
+
+/// The outcomes a retry may follow: `timeout`, `error`, `shed` by default.
+const RETRYABLE: [&str; 4] = ["timeout", "error", "shed", "rejected"];
+
+fn retry(path: &str, r: &RawRetry) -> R<Retry> {
+    let max_attempts = count_u32(&format!("{path}.max_attempts"), r.max_attempts, 1)?;
+    let on = match &r.on {
+        None => {
+            AttemptOutcome::Timeout.bit() | AttemptOutcome::Error.bit() | AttemptOutcome::Shed.bit()
+        }
+        Some(list) => {
+            let mut set = 0;
+            for (i, v) in list.iter().enumerate() {
+                let name = choice(&format!("{path}.on.{i}"), v, &RETRYABLE)?;
+                let o = AttemptOutcome::NAMES
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, o)| *o)
+                    .unwrap_or(AttemptOutcome::Error);
+                set |= o.bit();
+            }
+            set
+        }
+    };
+    let backoff = match &r.backoff {
+        None => Backoff {
+            kind: BackoffKind::None,
+            base_ms: 0.0,
+            cap_ms: 0.0,
+        },
+        Some(b) => backoff(&format!("{path}.backoff"), b)?,
+    };
+    let budget = r
+        .budget
+        .as_ref()
+        .map(|b| budget(&format!("{path}.budget"), b))
+        .transpose()?;
+    Ok(Retry {
+        max_attempts,
+        on,
+        backoff,
+        budget,
+    })
+}
+
+fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
+    let kind = one_of(
+        &format!("{path}.kind"),
+        Some(b.kind.as_str()),
+        &BackoffKind::NAMES,
+    )?;
+    let needs_base = kind != BackoffKind::None;
+    let needs_cap = !matches!(kind, BackoffKind::None | BackoffKind::Constant);
+    let base_ms = match b.base_ms {
+        Some(ms) => non_negative(&format!("{path}.base_ms"), ms)?,
+        None if needs_base => {
+            return err(path, format!("backoff `{}` needs `base_ms`", b.kind));
+        }
+        None => 0.0,
+    };
+    let cap_ms = match b.cap_ms {
+        Some(ms) => {
+            let at = format!("{path}.cap_ms");
+            let ms = non_negative(&at, ms)?;
+            if ms < base_ms {
+                return err(
+                    at,
+                    format!("the cap ({ms} ms) is below `base_ms` ({base_ms} ms)"),
+                );
+            }
+            ms
+        }
+        None if needs_cap => {
+            return err(path, format!("backoff `{}` needs `cap_ms`", b.kind));
+        }
+        None => base_ms,
+    };
+    // both end up as clock times: refuse what the clock cannot hold
+    ticks(&format!("{path}.base_ms"), base_ms)?;
+    ticks(&format!("{path}.cap_ms"), cap_ms * 3.0)?;
+    Ok(Backoff {
+        kind,
+        base_ms,
+        cap_ms,
+    })
+}
+
+/// A value in [0, 1].
+fn fraction(path: &str, v: f64) -> R<f64> {
+    if (0.0..=1.0).contains(&finite(path, v)?) {
+        Ok(v)
+    } else {
+        err(path, format!("must be between 0 and 1 (got {v})"))
+    }
+}
+
+fn budget(path: &str, b: &RawRetryBudget) -> R<RetryBudget> {
+    const KINDS: [&str; 3] = ["ratio", "token_bucket", "breaker"];
+    let kind = choice(&format!("{path}.kind"), &b.kind, &KINDS)?;
+    let keys: [(&str, Option<f64>, &str); 6] = [
+        ("max", b.max, "ratio"),
+        ("window_ms", b.window_ms, "ratio"),
+        ("capacity", b.capacity, "token_bucket"),
+        ("deposit", b.deposit, "token_bucket"),
+        ("cost", b.cost, "token_bucket"),
+        ("threshold", b.threshold, "breaker"),
+    ];
+    for (key, v, owner) in keys {
+        if v.is_some() && owner != kind {
+            return err(
+                format!("{path}.{key}"),
+                format!("`{key}` belongs to a `{owner}` budget, not to `{kind}`"),
+            );
+        }
+    }
+    Ok(match kind {
+        "ratio" => RetryBudget::Ratio {
+            max: fraction(&format!("{path}.max"), b.max.unwrap_or(0.1))?,
+            window: {
+                let at = format!("{path}.window_ms");
+                ticks(&at, positive(&at, b.window_ms.unwrap_or(10_000.0))?)?
+            },
+        },
+        "token_bucket" => RetryBudget::TokenBucket {
+            capacity: non_negative(&format!("{path}.capacity"), b.capacity.unwrap_or(10.0))?,
+            deposit: non_negative(&format!("{path}.deposit"), b.deposit.unwrap_or(0.1))?,
+            cost: positive(&format!("{path}.cost"), b.cost.unwrap_or(1.0))?,
+        },
+        _ => RetryBudget::Breaker {
+            threshold: match b.threshold {
+                Some(t) => non_negative(&format!("{path}.threshold"), t)?,
+                None => return err(path, "a `breaker` budget needs `threshold`"),
+            },
+        },
+    })
+}
+
+fn hedge(path: &str, h: &RawHedge) -> R<Hedge> {
+    let at = format!("{path}.delay_ms");
+    Ok(Hedge {
+        delay: ticks(&at, positive(&at, h.delay_ms)?)?,
+        max_attempts: count_u32(
+            &format!("{path}.max_attempts"),
+            h.max_attempts.unwrap_or(2),
+            1,
+        )?,
+        cancel_losers: h.cancel_losers.unwrap_or(true),
+    })
+}
+
+fn breaker(path: &str, b: &RawBreaker) -> R<Breaker> {
+    let window = match &b.window {
+        None => BreakerWindow::Count(100),
+        Some(w) => {
+            let at = format!("{path}.window");
+            match (w.count, w.ms) {
+                (Some(n), None) => BreakerWindow::Count(count_u32(&format!("{at}.count"), n, 1)?),
+                (None, Some(ms)) => {
+                    let at = format!("{at}.ms");
+                    BreakerWindow::Time(ticks(&at, positive(&at, ms)?)?)
+                }
+                _ => return err(at, "give exactly one of `count` (calls) and `ms` (time)"),
+            }
+        }
+    };
+    let rate_at = format!("{path}.failure_rate");
+    let failure_rate = finite(&rate_at, b.failure_rate.unwrap_or(0.5))?;
+    if !(failure_rate > 0.0 && failure_rate <= 1.0) {
+        return err(
+            rate_at,
+            format!("must be in (0, 1]: above 0 and at most 1 (got {failure_rate})"),
+        );
+    }
+    let open_at = format!("{path}.open_ms");
+    Ok(Breaker {
+        window,
+        min_calls: count_u32(&format!("{path}.min_calls"), b.min_calls.unwrap_or(20), 1)?,
+        failure_rate,
+        open: ticks(&open_at, positive(&open_at, b.open_ms.unwrap_or(5000.0))?)?,
+        half_open_calls: count_u32(
+            &format!("{path}.half_open_calls"),
+            b.half_open_calls.unwrap_or(10),
+            1,
+        )?,
+    })
+}
+
+fn throttle(path: &str, t: &RawThrottle) -> R<Throttle> {
+    let k_at = format!("{path}.k");
+    let window_at = format!("{path}.window_ms");
+    Ok(Throttle {
+        k: positive(&k_at, t.k.unwrap_or(2.0))?,
+        window: ticks(
+            &window_at,
+            positive(&window_at, t.window_ms.unwrap_or(120_000.0))?,
+        )?,
+    })
+}

@@ -1,0 +1,111 @@
+//! The wait before a retry. With k the failed attempts so far and
+//! `expo = min(cap, base * 2^(k-1))`: `none` 0, `constant` base, `exponential`
+//! expo, `full_jitter` U(0, expo), `equal_jitter` expo/2 + U(0, expo/2),
+//! `decorrelated` min(cap, U(base, 3 * previous sleep)), starting from previous =
+//! base (the AWS Architecture Blog's "Exponential Backoff and Jitter").
+
+use crate::engine::Stream;
+use crate::model::{Backoff, BackoffKind};
+use rand::RngExt;
+
+/// `min(cap, base * 2^(k-1))`, k >= 1 (no overflow for any k).
+pub(crate) fn expo(b: &Backoff, k: u32) -> f64 {
+    let doublings = k.saturating_sub(1).min(1023) as i32;
+    (b.base_ms * 2f64.powi(doublings)).min(b.cap_ms)
+}
+
+/// The sleep in milliseconds before the retry that follows failed attempt `k`;
+/// `prev` is the previous sleep (decorrelated jitter), base before the first.
+/// Kinds without jitter draw nothing.
+pub(crate) fn sleep_ms(b: &Backoff, k: u32, prev: f64, rng: &mut Stream) -> f64 {
+    match b.kind {
+        BackoffKind::None => 0.0,
+        BackoffKind::Constant => b.base_ms,
+        BackoffKind::Exponential => expo(b, k),
+        BackoffKind::FullJitter => {
+            let u: f64 = rng.random();
+            u * expo(b, k)
+        }
+        BackoffKind::EqualJitter => {
+            let e = expo(b, k) / 2.0;
+            let u: f64 = rng.random();
+            e + u * e
+        }
+        BackoffKind::Decorrelated => {
+            let hi = (3.0 * prev).max(b.base_ms);
+            let u: f64 = rng.random();
+            (b.base_ms + u * (hi - b.base_ms)).min(b.cap_ms)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stream;
+
+    fn b(kind: BackoffKind) -> Backoff {
+        Backoff {
+            kind,
+            base_ms: 10.0,
+            cap_ms: 100.0,
+        }
+    }
+
+    #[test]
+    fn fixed_kinds_are_exact_and_draw_nothing() {
+        let mut rng = stream(1, 0, "t");
+        let before = rng.clone();
+        assert_eq!(sleep_ms(&b(BackoffKind::None), 3, 10.0, &mut rng), 0.0);
+        assert_eq!(sleep_ms(&b(BackoffKind::Constant), 3, 10.0, &mut rng), 10.0);
+        let e: Vec<f64> = (1..=6)
+            .map(|k| sleep_ms(&b(BackoffKind::Exponential), k, 10.0, &mut rng))
+            .collect();
+        assert_eq!(e, [10.0, 20.0, 40.0, 80.0, 100.0, 100.0]);
+        assert_eq!(rng, before, "no draw");
+        // a huge k neither overflows nor passes the cap
+        assert_eq!(expo(&b(BackoffKind::Exponential), u32::MAX), 100.0);
+    }
+
+    #[test]
+    fn full_jitter_stays_in_0_expo_with_mean_expo_over_2() {
+        let mut rng = stream(2, 0, "t");
+        let n = 200_000;
+        for k in [1, 3, 5] {
+            let e = expo(&b(BackoffKind::FullJitter), k);
+            let mut sum = 0.0;
+            for _ in 0..n {
+                let s = sleep_ms(&b(BackoffKind::FullJitter), k, 10.0, &mut rng);
+                assert!((0.0..=e).contains(&s));
+                sum += s;
+            }
+            // U(0, e) has sd e / sqrt(12): the mean of n within 5 standard errors
+            let mean = sum / n as f64;
+            let tol = 5.0 * e / 12f64.sqrt() / (n as f64).sqrt();
+            assert!((mean - e / 2.0).abs() < tol, "k {k}: {mean} vs {}", e / 2.0);
+        }
+    }
+
+    #[test]
+    fn equal_jitter_stays_in_half_expo_to_expo() {
+        let mut rng = stream(3, 0, "t");
+        for k in 1..8 {
+            let e = expo(&b(BackoffKind::EqualJitter), k);
+            for _ in 0..1000 {
+                let s = sleep_ms(&b(BackoffKind::EqualJitter), k, 10.0, &mut rng);
+                assert!(s >= e / 2.0 && s <= e, "{s} outside [{}, {e}]", e / 2.0);
+            }
+        }
+    }
+
+    #[test]
+    fn decorrelated_stays_between_base_and_cap_and_three_times_the_previous() {
+        let mut rng = stream(4, 0, "t");
+        let mut prev = 10.0;
+        for k in 1..1000 {
+            let s = sleep_ms(&b(BackoffKind::Decorrelated), k, prev, &mut rng);
+            assert!(s >= 10.0 && s <= 100.0 && s <= 3.0 * prev, "{s} after {prev}");
+            prev = s;
+        }
+    }
+}

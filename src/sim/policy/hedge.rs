@@ -1,0 +1,67 @@
+//! Hedging ("The Tail at Scale"): while no answer has come, another copy goes
+//! every `delay_ms`, up to `max_attempts` copies in all (the first included); a
+//! copy answered with a failure sends the next copy at once (gRPC); the first `ok`
+//! wins, and with `cancel_losers` the other copies are cancelled (their work
+//! stops), otherwise they run on as waste. Either way they count as `cancelled`.
+
+use super::World;
+use crate::sim::Outcome;
+
+impl World<'_> {
+    /// The first copy of `pc` went: the next one is due after the delay.
+    pub(super) fn hedge_started(&mut self, pc: u32) {
+        let p = &self.policies.calls[pc as usize];
+        if let Some(h) = self.model.policies[p.policy].hedge
+            && p.attempts < h.max_attempts
+        {
+            self.policy_schedule(pc, self.now + h.delay);
+        }
+    }
+
+    /// A copy of `pc` ended with `outcome`.
+    pub(super) fn hedge_attempt_ended(&mut self, pc: u32, outcome: Outcome) {
+        let p = &self.policies.calls[pc as usize];
+        let Some(h) = self.model.policies[p.policy].hedge else {
+            return;
+        };
+        if outcome == Outcome::Answered {
+            self.policy_stop_attempts(pc, h.cancel_losers);
+            return self.policy_resolve(pc, outcome);
+        }
+        self.policies.calls[pc as usize].last = outcome;
+        self.hedge_send(pc);
+    }
+
+    /// The hedge delay is over: the next copy goes.
+    pub(super) fn hedge_timer(&mut self, pc: u32) {
+        self.hedge_send(pc);
+    }
+
+    /// Sends the next copy if copies and time remain (and sets the timer for the
+    /// one after); ends the call when nothing is in flight and nothing can go.
+    fn hedge_send(&mut self, pc: u32) {
+        let p = &self.policies.calls[pc as usize];
+        let Some(h) = self.model.policies[p.policy].hedge else {
+            return;
+        };
+        if p.attempts < h.max_attempts && self.attempt(pc) {
+            let p = &self.policies.calls[pc as usize];
+            let (state, more) = (p.state, p.attempts < h.max_attempts);
+            self.policies.states[state as usize].stats.hedges += 1;
+            if more {
+                self.policy_schedule(pc, self.now + h.delay);
+            } else if let Some(key) = self.policies.calls[pc as usize].timer.take() {
+                self.queue.cancel(key);
+            }
+            return;
+        }
+        let p = &mut self.policies.calls[pc as usize];
+        if p.open.is_empty() {
+            if let Some(key) = p.timer.take() {
+                self.queue.cancel(key);
+            }
+            let last = p.last;
+            self.policy_resolve(pc, last);
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! Client policies (`[policies.NAME]`): what a caller does around each call it
+//! makes. A call with a policy is a *policy call* here, and each try of it is an
+//! ordinary call ([`call`](super::call)) whose caller is the policy call: the
+//! callee never knows. The policy decides, when an attempt ends, whether to send
+//! another (retry, hedge) or to resolve the call for its own caller (a plan's
+//! branch, or a workload's client), and before any attempt whether the call may
+//! go at all (breaker, throttle).
+//!
+//! One module per policy kind: [`backoff`] (the wait before a retry), [`budget`]
+//! (retry budgets), [`retry`] and [`hedge`] (what happens when an attempt ends),
+//! [`breaker`] and [`throttle`] (calls refused before any attempt). Their state
+//! lives in a [`PolicyState`] per (caller, policy, target): per client label of a
+//! workload, per calling service. Each state has its own random streams, one per
+//! purpose (jitter, throttle coins), so a scenario without policies draws exactly
+//! what it drew before.
+//!
+//! A caller holds a policy call by an id with [`POLICY_CALL`] set, so that
+//! `World::call_abandon` (a caller giving up from above) reaches it; attempts in
+//! flight then end as `cancelled`.
+//!
+//! Counting model (the `calls` table): `first_tries` counts every call made
+//! (refused ones included), `attempts` every attempt sent (a call with no time left
+//! at all counts one that times out at once, as it does without a policy), and
+//! `attempts = first_tries + retries + hedges - breaker_refused - throttled`.
+
+mod backoff;
+mod breaker;
+mod budget;
+mod hedge;
+mod retry;
+mod throttle;
+
+use super::call::Caller;
+use super::{CallId, Event, Outcome, World};
+use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
+use crate::model::{AttemptOutcome, Model, PolicyId, Target};
+use breaker::{Admit, BreakerState};
+use budget::BudgetState;
+use std::collections::HashMap;
+use throttle::ThrottleState;
+
+/// Set in the id a caller holds for a policy call (attempt ids never have it).
+pub(crate) const POLICY_CALL: CallId = 1 << 31;
+
+/// What one (caller, target, policy) did: a row of the `calls` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallStats {
+    /// The calling service, or the workload (its clients summed).
+    pub caller: String,
+    pub target: String,
+    pub call_policy: String,
+    pub first_tries: u64,
+    pub attempts: u64,
+    pub retries: u64,
+    pub hedges: u64,
+    pub ok: u64,
+    pub error: u64,
+    pub timeout: u64,
+    pub shed: u64,
+    pub rejected: u64,
+    /// Hedge losers and attempts cancelled from above.
+    pub cancelled: u64,
+    /// Retries the budget refused (each ends its call).
+    pub budget_refused: u64,
+    pub breaker_refused: u64,
+    pub throttled: u64,
+    pub breaker_opened: u64,
+}
+
+impl CallStats {
+    fn count(&mut self, o: AttemptOutcome) {
+        let c = match o {
+            AttemptOutcome::Ok => &mut self.ok,
+            AttemptOutcome::Error => &mut self.error,
+            AttemptOutcome::Timeout => &mut self.timeout,
+            AttemptOutcome::Shed => &mut self.shed,
+            AttemptOutcome::Rejected => &mut self.rejected,
+            AttemptOutcome::Cancelled => &mut self.cancelled,
+        };
+        *c += 1;
+    }
+
+    /// Adds `o`'s counts (a workload's clients are summed into one row).
+    fn add(&mut self, o: &CallStats) {
+        self.first_tries += o.first_tries;
+        self.attempts += o.attempts;
+        self.retries += o.retries;
+        self.hedges += o.hedges;
+        self.ok += o.ok;
+        self.error += o.error;
+        self.timeout += o.timeout;
+        self.shed += o.shed;
+        self.rejected += o.rejected;
+        self.cancelled += o.cancelled;
+        self.budget_refused += o.budget_refused;
+        self.breaker_refused += o.breaker_refused;
+        self.throttled += o.throttled;
+        self.breaker_opened += o.breaker_opened;
+    }
+}
+
+/// How an attempt's answer reads to a policy.
+pub(crate) fn attempt_outcome(o: Outcome) -> AttemptOutcome {
+    match o {
+        Outcome::Answered => AttemptOutcome::Ok,
+        Outcome::Dropped | Outcome::NotFound => AttemptOutcome::Error,
+        Outcome::TimedOut => AttemptOutcome::Timeout,
+        Outcome::Shed => AttemptOutcome::Shed,
+        Outcome::Rejected(_) => AttemptOutcome::Rejected,
+    }
+}
+
+/// Who a policy state belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Owner {
+    /// A workload client, by its interned label.
+    Client(u32),
+    Service(usize),
+}
+
+/// The state of one (caller, policy, target).
+struct PolicyState {
+    stats: CallStats,
+    budget: BudgetState,
+    breaker: Option<BreakerState>,
+    throttle: Option<ThrottleState>,
+    jitter: Stream,
+    coins: Stream,
+}
+
+/// One call made through a policy.
+struct PolicyCall {
+    caller: Caller,
+    target: Target,
+    policy: PolicyId,
+    state: u32,
+    cancel: bool,
+    /// The call's absolute deadline (its cap), if any.
+    deadline: Option<Ticks>,
+    /// Attempts sent so far.
+    attempts: u32,
+    /// Attempts in flight (several while hedging); the Vec stays with the slot.
+    open: Vec<CallId>,
+    /// The last failure, which ends the call when no attempt is left.
+    last: Outcome,
+    /// A backoff or the next hedge.
+    timer: Option<EventKey>,
+    /// The previous backoff (decorrelated jitter).
+    sleep_ms: f64,
+    /// How the breaker let it through.
+    admit: Admit,
+}
+
+/// Every policy state and policy call of a run.
+pub(crate) struct Policies {
+    calls: Vec<PolicyCall>,
+    free: Vec<u32>,
+    states: Vec<PolicyState>,
+    index: HashMap<(Owner, PolicyId, Target), u32>,
+    seed: u64,
+    replication: u64,
+}
+
+impl Policies {
+    pub fn new(model: &Model, replication: u64) -> Policies {
+        Policies {
+            calls: Vec::new(),
+            free: Vec::new(),
+            states: Vec::new(),
+            index: HashMap::new(),
+            seed: model.seed,
+            replication,
+        }
+    }
+
+    /// Policy calls not yet over.
+    pub fn held(&self) -> u64 {
+        (self.calls.len() - self.free.len()) as u64
+    }
+
+    /// The run's `calls` rows: states summed per (caller, target, policy), sorted.
+    pub fn finish(&mut self) -> Vec<CallStats> {
+        let mut rows: Vec<CallStats> = Vec::new();
+        let mut at: HashMap<(String, String, String), usize> = HashMap::new();
+        for st in &mut self.states {
+            let mut s = std::mem::take(&mut st.stats);
+            if let Some(b) = &st.breaker {
+                s.breaker_opened = b.opened;
+            }
+            let key = (s.caller.clone(), s.target.clone(), s.call_policy.clone());
+            match at.get(&key) {
+                Some(&i) => rows[i].add(&s),
+                None => {
+                    at.insert(key, rows.len());
+                    rows.push(s);
+                }
+            }
+        }
+        rows.sort_by(|a, b| {
+            (&a.caller, &a.target, &a.call_policy).cmp(&(&b.caller, &b.target, &b.call_policy))
+        });
+        rows
+    }
+}
+
+impl World<'_> {
+    /// Calls `target` through `policy` when the call has one, directly otherwise.
+    #[inline]
+    pub(super) fn call_via(
+        &mut self,
+        policy: Option<PolicyId>,
+        caller: Caller,
+        target: Target,
+        cap: Option<Ticks>,
+        cancel: bool,
+    ) -> Option<CallId> {
+        match policy {
+            None => self.call(caller, target, cap, cancel),
+            Some(p) => self.policy_call(p, caller, target, cap, cancel).ok(),
+        }
+    }
+
+    /// `caller` calls `target` through `policy`, within `cap`. Err: the call
+    /// failed at once, with the outcome its caller sees (a refused call is an
+    /// `error`; no time left, a `timeout`).
+    pub(super) fn policy_call(
+        &mut self,
+        policy: PolicyId,
+        caller: Caller,
+        target: Target,
+        cap: Option<Ticks>,
+        cancel: bool,
+    ) -> Result<CallId, Outcome> {
+        let state = self.policy_state(caller, policy, target) as usize;
+        let now = self.now;
+        let st = &mut self.policies.states[state];
+        st.stats.first_tries += 1;
+        st.budget.first_try(now);
+        if let Some(t) = &mut st.throttle
+            && t.refuse(now, &mut st.coins)
+        {
+            st.stats.throttled += 1;
+            return Err(Outcome::Dropped);
+        }
+        let admit = match &mut st.breaker {
+            Some(b) => b.admit(now),
+            None => Admit::Pass,
+        };
+        if admit == Admit::Refuse {
+            st.stats.breaker_refused += 1;
+            return Err(Outcome::Dropped);
+        }
+        if cap == Some(Ticks::ZERO) {
+            // no time at all: one attempt that fails at once, as without a policy
+            st.stats.attempts += 1;
+            st.stats.timeout += 1;
+            let _ = self.call(caller, target, cap, cancel);
+            return Err(Outcome::TimedOut);
+        }
+        let pc = PolicyCall {
+            caller,
+            target,
+            policy,
+            state: state as u32,
+            cancel,
+            deadline: cap.map(|c| now + c),
+            attempts: 0,
+            open: Vec::new(),
+            last: Outcome::TimedOut,
+            timer: None,
+            sleep_ms: 0.0,
+            admit,
+        };
+        let id = match self.policies.free.pop() {
+            Some(id) => {
+                let slot = &mut self.policies.calls[id as usize];
+                let open = std::mem::take(&mut slot.open);
+                *slot = PolicyCall { open, ..pc };
+                id
+            }
+            None => {
+                self.policies.calls.push(pc);
+                (self.policies.calls.len() - 1) as u32
+            }
+        };
+        if let Some(b) = &self.model.policies[policy].retry {
+            self.policies.calls[id as usize].sleep_ms = b.backoff.base_ms;
+        }
+        self.attempt(id);
+        self.hedge_started(id);
+        Ok(id | POLICY_CALL)
+    }
+
+    /// The state of (the caller's identity, `policy`, `target`), made on first use.
+    fn policy_state(&mut self, caller: Caller, policy: PolicyId, target: Target) -> u32 {
+        let owner = match self.outer(caller) {
+            Caller::Client { req } => Owner::Client(self.requests[req].client),
+            Caller::Branch { req, .. } => Owner::Service(self.requests[req].service),
+            Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),
+        };
+        let key = (owner, policy, target);
+        if let Some(&i) = self.policies.index.get(&key) {
+            return i;
+        }
+        let p = &self.model.policies[policy];
+        let (caller_name, identity) = match owner {
+            Owner::Client(c) => ("main".to_string(), format!("client:{}", self.symbols[c as usize])),
+            Owner::Service(s) => {
+                let n = self.model.services[s].name.clone();
+                (n.clone(), format!("service:{n}"))
+            }
+        };
+        let target_name = self.model.target_name(target).to_string();
+        let actor = format!("policy:{identity}:{}:{target_name}", p.name);
+        let (seed, rep) = (self.policies.seed, self.policies.replication);
+        let st = PolicyState {
+            stats: CallStats {
+                caller: caller_name,
+                target: target_name,
+                call_policy: p.name.clone(),
+                ..CallStats::default()
+            },
+            budget: BudgetState::new(p.retry.as_ref().and_then(|r| r.budget.as_ref())),
+            breaker: p.breaker.map(BreakerState::new),
+            throttle: p.throttle.map(ThrottleState::new),
+            jitter: stream(seed, rep, &format!("{actor}:jitter")),
+            coins: stream(seed, rep, &format!("{actor}:throttle")),
+        };
+        let i = self.policies.states.len() as u32;
+        self.policies.states.push(st);
+        self.policies.index.insert(key, i);
+        i
+    }
+
+    /// The caller on whose behalf `caller` calls (a policy call's own caller).
+    pub(super) fn outer(&self, caller: Caller) -> Caller {
+        match caller {
+            Caller::Policy { call } => self.policies.calls[call as usize].caller,
+            c => c,
+        }
+    }
+
+    /// Sends the next attempt of policy call `pc` now, capped by the policy's
+    /// `timeout_ms` and the call's deadline. False: no time left.
+    fn attempt(&mut self, pc: u32) -> bool {
+        let now = self.now;
+        let p = &self.policies.calls[pc as usize];
+        let timeout = self.model.policies[p.policy].timeout;
+        let left = p.deadline.map(|d| d.saturating_sub(now));
+        let cap = match (timeout, left) {
+            (Some(t), Some(l)) => Some(t.min(l)),
+            (t, l) => t.or(l),
+        };
+        if cap == Some(Ticks::ZERO) {
+            return false;
+        }
+        let (target, cancel, state, first) = (p.target, p.cancel, p.state, p.attempts == 0);
+        let st = &mut self.policies.states[state as usize];
+        st.stats.attempts += 1;
+        if !first && let Some(t) = &mut st.throttle {
+            t.request(now);
+        }
+        self.policies.calls[pc as usize].attempts += 1;
+        if let Some(id) = self.call(Caller::Policy { call: pc }, target, cap, cancel) {
+            self.policies.calls[pc as usize].open.push(id);
+        }
+        true
+    }
+
+    /// Attempt `attempt` of policy call `pc` ended with `outcome`.
+    pub(super) fn policy_attempt_ended(&mut self, pc: u32, attempt: CallId, outcome: Outcome) {
+        let now = self.now;
+        let p = &mut self.policies.calls[pc as usize];
+        if let Some(i) = p.open.iter().position(|&a| a == attempt) {
+            p.open.swap_remove(i);
+        }
+        let (policy, state) = (p.policy, p.state);
+        let o = attempt_outcome(outcome);
+        let st = &mut self.policies.states[state as usize];
+        st.stats.count(o);
+        if o != AttemptOutcome::Ok {
+            st.budget.failed();
+        }
+        if matches!(o, AttemptOutcome::Ok | AttemptOutcome::Error)
+            && let Some(t) = &mut st.throttle
+        {
+            t.accepted(now);
+        }
+        if self.model.policies[policy].hedge.is_some() {
+            self.hedge_attempt_ended(pc, outcome);
+        } else {
+            self.retry_attempt_ended(pc, outcome);
+        }
+    }
+
+    /// A backoff or hedge delay of `pc` is over.
+    pub(super) fn policy_timer(&mut self, pc: u32) {
+        self.policies.calls[pc as usize].timer = None;
+        if self.model.policies[self.policies.calls[pc as usize].policy]
+            .hedge
+            .is_some()
+        {
+            self.hedge_timer(pc);
+        } else {
+            self.retry_now(pc);
+        }
+    }
+
+    fn policy_schedule(&mut self, pc: u32, at: Ticks) {
+        if let Some(key) = self.policies.calls[pc as usize].timer.take() {
+            self.queue.cancel(key);
+        }
+        let key = self.schedule(at, Lane::Normal, Event::PolicyTimer(pc));
+        self.policies.calls[pc as usize].timer = Some(key);
+    }
+
+    /// Stops every attempt of `pc` still in flight (cancelling their work with
+    /// `force`, else as the call's own `cancel` says) and its timer; each counts
+    /// as `cancelled`.
+    fn policy_stop_attempts(&mut self, pc: u32, force: bool) {
+        let p = &mut self.policies.calls[pc as usize];
+        if let Some(key) = p.timer.take() {
+            self.queue.cancel(key);
+        }
+        let state = p.state as usize;
+        while let Some(a) = self.policies.calls[pc as usize].open.pop() {
+            self.policies.states[state].stats.cancelled += 1;
+            self.call_abandon(a, force);
+        }
+    }
+
+    /// The call is over for its caller with `outcome`.
+    fn policy_resolve(&mut self, pc: u32, outcome: Outcome) {
+        let now = self.now;
+        let p = &mut self.policies.calls[pc as usize];
+        debug_assert!(p.open.is_empty() && p.timer.is_none());
+        let (caller, state, admit) = (p.caller, p.state, p.admit);
+        self.policies.free.push(pc);
+        if let Some(b) = &mut self.policies.states[state as usize].breaker {
+            // timeouts, errors and sheds count as failures
+            let failed = matches!(
+                outcome,
+                Outcome::Dropped | Outcome::TimedOut | Outcome::Shed | Outcome::NotFound
+            );
+            b.record(now, admit, failed);
+        }
+        self.call_resolved_outer(caller, outcome);
+    }
+
+    /// The caller of policy call `id` (with [`POLICY_CALL`] set) gives up on it.
+    pub(super) fn policy_abandon(&mut self, id: CallId, force: bool) {
+        let pc = id & !POLICY_CALL;
+        self.policy_stop_attempts(pc, force);
+        self.policies.free.push(pc);
+    }
+}
