@@ -136,7 +136,13 @@ impl<'m> World<'m> {
                 req,
                 branch: b as u32,
             };
-            match self.call_via(call.call_policy, caller, call.target, cap, plan.cancellation) {
+            match self.call_via(
+                call.call_policy,
+                caller,
+                call.target,
+                cap,
+                plan.cancellation,
+            ) {
                 Some(id) => {
                     self.plans.runs[req as usize].branches[b].call = Some(id);
                     return;

@@ -10,6 +10,7 @@ mod hostile;
 mod latency_files;
 mod output_safety;
 mod peers;
+mod policies;
 mod properties;
 mod queueing;
 mod report_html;

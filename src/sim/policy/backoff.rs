@@ -104,7 +104,10 @@ mod tests {
         let mut prev = 10.0;
         for k in 1..1000 {
             let s = sleep_ms(&b(BackoffKind::Decorrelated), k, prev, &mut rng);
-            assert!(s >= 10.0 && s <= 100.0 && s <= 3.0 * prev, "{s} after {prev}");
+            assert!(
+                (10.0..=100.0).contains(&s) && s <= 3.0 * prev,
+                "{s} after {prev}"
+            );
             prev = s;
         }
     }

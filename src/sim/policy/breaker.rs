@@ -192,10 +192,13 @@ mod tests {
     fn windows_forget_old_calls() {
         // by count: the last 4 only
         let mut b = BreakerState::new(cfg(BreakerWindow::Count(4)));
-        for failed in [true, true, false, false, false, false] {
+        for failed in [false, false, false, false, true] {
             b.record(t(0.0), Admit::Pass, failed);
         }
-        assert_eq!(b.phase, Phase::Closed, "the two failures left the window");
+        assert_eq!(b.phase, Phase::Closed, "1 of 4");
+        // 2 of the last 4 (of 6 in all): the old successes left the window
+        b.record(t(0.0), Admit::Pass, true);
+        assert!(matches!(b.phase, Phase::Open { .. }));
         // by time: calls older than 50 ms are gone
         let mut b = BreakerState::new(cfg(BreakerWindow::Time(t(50.0))));
         b.record(t(0.0), Admit::Pass, true);

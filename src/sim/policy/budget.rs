@@ -96,7 +96,10 @@ impl BudgetState {
                 while first.front().is_some_and(|&t| t <= since && now >= *window) {
                     first.pop_front();
                 }
-                while retries.front().is_some_and(|&t| t <= since && now >= *window) {
+                while retries
+                    .front()
+                    .is_some_and(|&t| t <= since && now >= *window)
+                {
                     retries.pop_front();
                 }
                 let ratio = if first.is_empty() {

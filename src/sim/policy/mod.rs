@@ -304,7 +304,10 @@ impl World<'_> {
         }
         let p = &self.model.policies[policy];
         let (caller_name, identity) = match owner {
-            Owner::Client(c) => ("main".to_string(), format!("client:{}", self.symbols[c as usize])),
+            Owner::Client(c) => (
+                "main".to_string(),
+                format!("client:{}", self.symbols[c as usize]),
+            ),
             Owner::Service(s) => {
                 let n = self.model.services[s].name.clone();
                 (n.clone(), format!("service:{n}"))

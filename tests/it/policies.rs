@@ -1,0 +1,249 @@
+//! Client policies (`[policies]`): the published figures each bundled scenario
+//! reproduces, asserted within sampling error, and the counting model of the
+//! `calls` table.
+
+use resim::scenario::{LoadOptions, Override, load, load_str};
+use resim::sim::{CallStats, RunResult, run};
+use std::path::Path;
+
+use crate::common::scenario;
+
+/// Every row of scenario `rel` (with `--set` overrides), run for replications
+/// `reps`; per compare row, the `calls` rows summed over the replications.
+fn calls_summed(rel: &str, sets: &[&str], reps: std::ops::Range<u64>) -> Vec<Vec<CallStats>> {
+    let opts = LoadOptions {
+        overrides: sets
+            .iter()
+            .map(|s| Override::parse(s).unwrap_or_else(|e| panic!("{s}: {e}")))
+            .collect(),
+        ..LoadOptions::default()
+    };
+    let s = load(&scenario(rel), &opts).unwrap_or_else(|e| panic!("{e}"));
+    s.rows
+        .iter()
+        .map(|row| {
+            let mut sum: Vec<CallStats> = Vec::new();
+            for rep in reps.clone() {
+                let r = run(&row.model, rep).unwrap_or_else(|e| panic!("{e}"));
+                if sum.is_empty() {
+                    sum = r.calls.clone();
+                } else {
+                    for (a, b) in sum.iter_mut().zip(&r.calls) {
+                        assert_eq!((&a.caller, &a.target), (&b.caller, &b.target));
+                        a.first_tries += b.first_tries;
+                        a.attempts += b.attempts;
+                        a.retries += b.retries;
+                        a.ok += b.ok;
+                        a.error += b.error;
+                        a.budget_refused += b.budget_refused;
+                    }
+                }
+            }
+            sum
+        })
+        .collect()
+}
+
+fn row<'a>(rows: &'a [CallStats], caller: &str, target: &str) -> &'a CallStats {
+    rows.iter()
+        .find(|c| c.caller == caller && c.target == target)
+        .unwrap_or_else(|| panic!("no calls row {caller} -> {target} in {rows:?}"))
+}
+
+fn amplification(c: &CallStats) -> f64 {
+    c.attempts as f64 / c.first_tries as f64
+}
+
+/// Brooker 2022, p = 0.5: rows none, retry3, bucket, retry-breaker.
+#[test]
+fn retry_policies_reproduce_brookers_figures() {
+    // ten replications of one client for 100 s: ~10,000 first tries per row
+    let rows = calls_summed("scenarios/retry-policies.toml", &[], 0..10);
+    let [none, retry3, bucket, breaker] = [0, 1, 2, 3].map(|i| row(&rows[i], "main", "api"));
+    // no policy: one attempt per call, half of them fail
+    assert_eq!(none.attempts, none.first_tries);
+    // N = 3 retries: success 1 - p^4 = 0.9375, load (1 - p^4) / (1 - p) = 1.875.
+    // Attempts per call take 1..4 with sd 1.05, so over n ~ 10^4 calls the mean has
+    // a standard error of ~0.0105: 0.045 is over 4 of them. Success is a Bernoulli
+    // share with sd 0.242: standard error 0.0024, 0.012 is 5 of them.
+    let n = retry3.first_tries as f64;
+    assert!(n > 9000.0, "{n}");
+    let success = retry3.ok as f64 / n;
+    assert!((success - 0.9375).abs() < 0.012, "success {success}");
+    assert!(
+        (amplification(retry3) - 1.875).abs() < 0.045,
+        "{}",
+        amplification(retry3)
+    );
+    // the token bucket: demand (0.875 retries per first try) always exceeds the
+    // supply (0.1 per first try, 5 at start), so each replication spends 5 + 0.1 x
+    // its first tries, less under one token left at the end: nearly exact.
+    let n = bucket.first_tries as f64;
+    let expected = 1.0 + (10.0 * 5.0 + 0.1 * n) / n;
+    assert!(
+        (amplification(bucket) - expected).abs() < 10.0 / n + 1e-9,
+        "{} vs {expected}",
+        amplification(bucket)
+    );
+    assert!((amplification(bucket) - 1.10).abs() < 0.01);
+    // Brooker's retry breaker: failed / first tries (~0.5) stays above 0.1 after
+    // the first failure, so at most a retry or two at the very start of a run
+    assert!(amplification(breaker) < 1.002, "{}", amplification(breaker));
+    assert!(breaker.budget_refused as f64 > 0.45 * breaker.first_tries as f64);
+}
+
+/// 1,000 req/s split over 10, 100 or 1,000 clients for 10 s: client i's state is
+/// its own, so N clients are N independent replications of one client at 1000/N
+/// req/s (the policy state is per client label; with one label per replication
+/// the states never meet).
+#[test]
+fn retry_budgets_side_by_side_for_10_100_and_1000_clients() {
+    let mut bucket = Vec::new();
+    let mut breaker = Vec::new();
+    for clients in [10u64, 100, 1000] {
+        let rate = format!("workload.rate_rps={}", 1000 / clients);
+        let rows = calls_summed(
+            "scenarios/retry-policies.toml",
+            &[&rate, "workload.duration_ms=10000"],
+            0..clients,
+        );
+        bucket.push(amplification(row(&rows[2], "main", "api")));
+        breaker.push(amplification(row(&rows[3], "main", "api")));
+    }
+    // Each client spends its 5 starting tokens plus 0.1 per first try while demand
+    // (0.875 per first try) lasts: 1.105 for 1,000 first tries each, 1.15 for 100.
+    assert!((bucket[0] - 1.105).abs() < 0.005, "{bucket:?}");
+    assert!((bucket[1] - 1.15).abs() < 0.01, "{bucket:?}");
+    // ~10 first tries each: demand (~8.75 retries) and the 5 + ~1 tokens meet:
+    // Brooker's re-run lands near 1.49 (1.46 here with seed 1: his clients' first
+    // request times differ from ours by a gap); over 10^4 first tries the sampling
+    // error of the mean is ~0.01, so 0.05 covers both.
+    assert!((bucket[2] - 1.49).abs() < 0.05, "{bucket:?}");
+    // the retry breaker stays at 1.00 whatever the split (a client's first
+    // failure before any success already puts it over 0.1); a client whose first
+    // tries all succeeded first may retry once
+    for b in &breaker {
+        assert!(*b < 1.02, "{breaker:?}");
+    }
+}
+
+/// SRE book: 4 attempts at each of three layers send 64 to a database that fails
+/// every call; retrying only at the top sends 4; a 10 % ratio budget ~1.1 per
+/// layer, ~1.33 at the database.
+#[test]
+fn retry_amplification_reproduces_the_sre_book() {
+    let rows = calls_summed("scenarios/retry-amplification.toml", &[], 0..1);
+    let [all, top, budget] = [0, 1, 2].map(|i| &rows[i]);
+    let users = row(all, "main", "layer1").first_tries;
+    assert!(users > 1000);
+    // exact: every call fails, so every layer makes all 4 attempts
+    assert_eq!(row(all, "layer3", "database").attempts, 64 * users);
+    assert_eq!(row(all, "layer2", "layer3").attempts, 16 * users);
+    assert_eq!(
+        row(top, "layer3", "database").attempts,
+        4 * row(top, "main", "layer1").first_tries
+    );
+    // The ratio budget allows a retry while retries / first tries in the last
+    // 10 s are below 0.1, so it settles at 0.1 plus at most one retry per window
+    // (the cold start): 1.1 within 1 / (first tries in 10 s) ~ 0.001, plus the
+    // cold start's few retries over ~2,000 calls; 0.01 bounds both.
+    let users = row(budget, "main", "layer1").first_tries as f64;
+    for (caller, target) in [
+        ("layer1", "layer2"),
+        ("layer2", "layer3"),
+        ("layer3", "database"),
+    ] {
+        let a = amplification(row(budget, caller, target));
+        assert!((a - 1.1).abs() < 0.01, "{caller} -> {target}: {a}");
+    }
+    let at_db = row(budget, "layer3", "database").attempts as f64 / users;
+    assert!((at_db - 1.331).abs() < 0.02, "{at_db}");
+}
+
+/// One service calling a store through `policy`, `requests` sequence requests.
+fn run_policy(policy: &str, store: &str, requests: u64) -> RunResult {
+    let text = format!(
+        r#"
+[scenario]
+name = "policy test"
+seed = 5
+[policies.p]
+{policy}
+[services.api]
+routes = ["/x"]
+[services.api.handler]
+type = "plan"
+budget = "none"
+branches = [{{ name = "b", calls = [{{ to = "store", call_policy = "p", timeout_ms = 100 }}] }}]
+[dependencies.store]
+{store}
+[workload]
+type = "sequence"
+requests = {requests}
+"#
+    );
+    let s = load_str(&text, Path::new("t.toml"), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_backoff_past_the_deadline_ends_the_call_at_once_with_its_last_failure() {
+    // attempts of 30 ms time out at 30 ms; exponential backoff 20, 40: the second
+    // attempt starts at 50, times out at 80; the next backoff (40) would end at
+    // 120, after the call's 100 ms: the call ends at 80 with a timeout
+    let r = run_policy(
+        "timeout_ms = 30\nretry = { max_attempts = 5, backoff = { kind = \"exponential\", base_ms = 20, cap_ms = 1000 } }",
+        "latency = { constant = 50 }",
+        1,
+    );
+    let c = &r.calls.iter().find(|c| c.target == "store").expect("row");
+    assert_eq!(
+        (c.first_tries, c.attempts, c.retries, c.timeout),
+        (1, 2, 1, 2)
+    );
+    assert_eq!(r.response.max_ms(), 80.0);
+    assert_eq!(
+        r.dependencies[0].calls, 2,
+        "each attempt is a call at the store"
+    );
+}
+
+#[test]
+fn retries_follow_only_the_outcomes_in_on() {
+    // the store fails every call with `error`: retried with "error", not with "timeout"
+    let on_error = run_policy(
+        "retry = { max_attempts = 3, on = [\"error\"] }",
+        "latency = { constant = 1 }\nerror_rate = 1.0",
+        10,
+    );
+    let on_timeout = run_policy(
+        "retry = { max_attempts = 3, on = [\"timeout\"] }",
+        "latency = { constant = 1 }\nerror_rate = 1.0",
+        10,
+    );
+    let s = |r: &RunResult| {
+        let c = r.calls.iter().find(|c| c.target == "store").expect("row");
+        (c.attempts, c.error, c.retries)
+    };
+    assert_eq!(s(&on_error), (30, 30, 20));
+    assert_eq!(s(&on_timeout), (10, 10, 0));
+}
+
+#[test]
+fn a_store_without_error_rate_draws_what_it_drew_before() {
+    // error_rate 0 and no error_rate: the same latencies, the same run
+    let a = run_policy(
+        "timeout_ms = 100",
+        "latency = { exponential = { mean_ms = 10 } }",
+        50,
+    );
+    let b = run_policy(
+        "timeout_ms = 100",
+        "latency = { exponential = { mean_ms = 10 } }\nerror_rate = 0.0",
+        50,
+    );
+    assert_eq!(a.response.max_ms(), b.response.max_ms());
+    assert_eq!(a.dependencies[0].work_ms, b.dependencies[0].work_ms);
+    assert_eq!(a.calls, b.calls);
+}
