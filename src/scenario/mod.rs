@@ -272,6 +272,7 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             .in_file(file));
         }
     }
+    name_columns(&mut axes);
     let total: usize = axes
         .iter()
         .map(|a| a.values.len())
@@ -402,6 +403,44 @@ fn pick(axes: &[Axis], mut index: usize) -> Vec<(&Value, usize)> {
 
 fn column_name(path: &str) -> String {
     path.rsplit('.').next().unwrap_or(path).to_string()
+}
+
+/// The shortest dotted suffix of `path` (at least its last segment) that differs
+/// from the same-length suffix of every path in `others` and from every name in
+/// `taken`; the whole path when none does.
+pub fn column_for(path: &str, others: &[&str], taken: &[&str]) -> String {
+    let segs = paths::segments(path);
+    let suffix =
+        |segs: &[String], k: usize| -> String { segs[segs.len().saturating_sub(k)..].join(".") };
+    for k in 1..=segs.len() {
+        let mine = suffix(&segs, k);
+        let shared = others
+            .iter()
+            .any(|o| suffix(&paths::segments(o), k) == mine);
+        if !shared && !taken.contains(&mine.as_str()) {
+            return mine;
+        }
+    }
+    segs.join(".")
+}
+
+/// Section 7's rule for axis columns: the last segment of the key path, unless two
+/// axes share it: then the shortest unique dotted suffix (`faults.0.value`,
+/// `retry.max_attempts`). `variant` stays `variant`.
+fn name_columns(axes: &mut [Axis]) {
+    let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
+    for (i, axis) in axes.iter_mut().enumerate() {
+        if axis.path == "variant" {
+            continue;
+        }
+        let others: Vec<&str> = paths
+            .iter()
+            .enumerate()
+            .filter(|(j, p)| *j != i && p.as_str() != "variant")
+            .map(|(_, p)| p.as_str())
+            .collect();
+        axis.column = column_for(&axis.path, &others, &[]);
+    }
 }
 
 /// A `[compare]` key as a path: `compare."a.b"` (quoted: the key holds dots).
@@ -611,7 +650,7 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
         } else if path.rsplit('.').next() == Some(field) {
             path.to_string()
         } else {
-            format!("{path}.{field}")
+            blame::unknown_key_path(doc, path, field)
         };
         let expected: Vec<&str> = ticked.iter().skip(1).copied().collect();
         let hint = did_you_mean(field, expected.iter().copied());

@@ -192,6 +192,9 @@ pub struct RunResult {
     pub mean_dependency_work: f64,
     /// Per limiter, per (route, access) pair and per member (empty without limiters).
     pub limiters: LimiterResults,
+    /// Requests and calls still held when the run ended: 0 unless one never ended
+    /// (a bug the property tests look for).
+    pub leaked: u64,
 }
 
 /// Interned client and member names: looked up by hash (10^5 distinct members

@@ -132,8 +132,12 @@ impl<'m> World<'m> {
         let dependency_busy = self.dependencies.finish(end);
         let limiters = self.limiting_results();
         let servers = self.servers.finish(end);
-        self.obs
-            .finish(end, events, dependency_busy, servers, limiters)
+        let leaked = self.requests.held() + self.calls.held();
+        let mut result = self
+            .obs
+            .finish(end, events, dependency_busy, servers, limiters);
+        result.leaked = leaked;
+        result
     }
 
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {

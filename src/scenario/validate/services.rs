@@ -291,7 +291,9 @@ pub(super) fn check_deadlines(services: &[Service], workload: &Workload) -> R<()
     };
     for (s, svc) in services.iter().enumerate() {
         let Some(plan) = plan_of(svc) else { continue };
-        if plan.budget_kind == BudgetKind::Deadline && !called[s] && !workload_deadline {
+        // a service without routes that nobody calls is never reached
+        let reached = !svc.routes.is_empty();
+        if plan.budget_kind == BudgetKind::Deadline && reached && !called[s] && !workload_deadline {
             return err(
                 format!("services.{}.handler.budget", svc.name),
                 "`deadline` splits the deadline its callers set, but no service calls this one and the workload sets no `timeout_ms`: give the budget in ms, `slo` or `none`",
@@ -374,8 +376,8 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
             }
         }
         // the default: `slo` for requests from a workload, the deadline for calls;
-        // a service no workload can reach (no routes) needs no SLO
-        None if !routed && ctx.slo.threshold_ms.is_none() => (BudgetKind::Deadline, 0.0),
+        // a service no workload can reach (no routes) only ever gets calls
+        None if !routed => (BudgetKind::Deadline, 0.0),
         None => (BudgetKind::SloOrDeadline, slo_budget(path, ctx)?),
     };
     let policy = one_of(
