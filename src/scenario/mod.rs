@@ -272,6 +272,13 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             .in_file(file));
         }
     }
+    // A base value that every compare row overrides is still the file's value:
+    // check it as written (with --set), so a typo there is not hidden by the rows.
+    // Its errors name the file's line and no compare row.
+    let dir = file.parent().unwrap_or(Path::new(""));
+    if !axes.is_empty() {
+        validate::validate(&base, dir).map_err(|e| blame::blame(text, file, e, &sources, ""))?;
+    }
     let total: usize = axes
         .iter()
         .map(|a| a.values.len())
@@ -367,7 +374,6 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             blame::blame(text, file, e, &located, &row)
         };
         let raw = deserialize(&row_doc).map_err(blame)?;
-        let dir = file.parent().unwrap_or(Path::new(""));
         let mut model = validate::validate(&raw, dir).map_err(blame)?;
         model.seed = seed(&raw, opts.seed, opts.purpose);
         rows.push(Row { labels, model });
