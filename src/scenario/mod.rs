@@ -608,6 +608,20 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
     let refined = blame::refine(doc, path, message);
     let path = refined.as_str();
     let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+    // `[workloads]` with keys of one workload: meant `[workload]`.
+    if let ["workloads", name] = paths::segments(path)
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()[..]
+        && !matches!(paths::get(doc, path), Some(Value::Table(_)))
+    {
+        return ScenarioError::new(
+            path,
+            format!(
+                "[workloads] holds one table per workload ([workloads.NAME]), and `{name}` is not a table: for one workload write [workload]"
+            ),
+        );
+    }
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let field = rest.split('`').next().unwrap_or_default();
         // serde_path_to_error includes the field in the path, except inside

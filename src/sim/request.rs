@@ -29,6 +29,8 @@ pub(crate) struct Request {
     /// The latest moment an answer is of use to the client (sent + its timeout),
     /// whether or not the client gives up then.
     pub deadline: Option<Ticks>,
+    /// The workload sender (a workload, or one client of it) that sent it.
+    pub source: u32,
 }
 
 /// The request slab: ids are reused once a request is released.
@@ -109,6 +111,7 @@ impl World<'_> {
         r.client_timeout = None;
         r.step = tag.step;
         r.deadline = timeout.or(tag.patience).map(|t| now + t);
+        r.source = self.workload.current;
         self.obs.request_sent(now);
         if let Some(t) = timeout {
             let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
@@ -188,7 +191,8 @@ impl World<'_> {
         let r = &self.requests[req];
         let in_time = r.deadline.is_none_or(|d| self.now <= d);
         self.obs.done(r.step, outcome, in_time);
-        self.client_answered();
+        let (source, response) = (r.source, self.now - r.sent);
+        self.client_answered(source, outcome, response);
     }
 
     /// The handler no longer holds work for `req` (it left a queue, or its calls
