@@ -272,6 +272,13 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             .in_file(file));
         }
     }
+    // A base value that every compare row overrides is still the file's value:
+    // check it as written (with --set), so a typo there is not hidden by the rows.
+    // Its errors name the file's line and no compare row.
+    let dir = file.parent().unwrap_or(Path::new(""));
+    if !axes.is_empty() {
+        validate::validate(&base, dir).map_err(|e| blame::blame(text, file, e, &sources, ""))?;
+    }
     name_columns(&mut axes);
     let total: usize = axes
         .iter()
@@ -368,7 +375,6 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             blame::blame(text, file, e, &located, &row)
         };
         let raw = deserialize(&row_doc).map_err(blame)?;
-        let dir = file.parent().unwrap_or(Path::new(""));
         let mut model = validate::validate(&raw, dir).map_err(blame)?;
         model.seed = seed(&raw, opts.seed, opts.purpose);
         rows.push(Row { labels, model });
@@ -641,6 +647,20 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
     let refined = blame::refine(doc, path, message);
     let path = refined.as_str();
     let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+    // `[workloads]` with keys of one workload: meant `[workload]`.
+    if let ["workloads", name] = paths::segments(path)
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()[..]
+        && !matches!(paths::get(doc, path), Some(Value::Table(_)))
+    {
+        return ScenarioError::new(
+            path,
+            format!(
+                "[workloads] holds one table per workload ([workloads.NAME]), and `{name}` is not a table: for one workload write [workload]"
+            ),
+        );
+    }
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let field = rest.split('`').next().unwrap_or_default();
         // serde_path_to_error includes the field in the path, except inside

@@ -9,9 +9,9 @@ use super::observe::Observers;
 use super::plan::Plans;
 use super::request::Requests;
 use super::server::Servers;
-use super::workload::WorkloadState;
+use super::workload::Workloads;
 use super::{Event, RunResult, Symbols, timers};
-use crate::engine::{EventKey, EventQueue, Lane, Stream, Ticks, stream};
+use crate::engine::{EventKey, EventQueue, Lane, Ticks};
 use crate::error::Error;
 use crate::model::Model;
 
@@ -27,8 +27,7 @@ pub(crate) struct World<'m> {
     pub dependencies: Dependencies,
     pub servers: Servers,
     pub plans: Plans,
-    pub workload: WorkloadState,
-    pub workload_rng: Stream,
+    pub workload: Workloads,
     /// Interned client and member names.
     pub symbols: Symbols,
     pub limiting: Limiting,
@@ -37,9 +36,8 @@ pub(crate) struct World<'m> {
 
 impl<'m> World<'m> {
     pub fn new(model: &'m Model, replication: u64) -> World<'m> {
-        let seed = model.seed;
         let mut symbols = Symbols::default();
-        let workload = WorkloadState::new(&model.workload, &mut symbols);
+        let workload = Workloads::new(model, replication, &mut symbols);
         let mut world = World {
             model,
             queue: EventQueue::new(),
@@ -50,7 +48,6 @@ impl<'m> World<'m> {
             servers: Servers::new(model, replication),
             plans: Plans::default(),
             workload,
-            workload_rng: stream(seed, replication, "workload"),
             symbols,
             limiting: Limiting::new(model),
             obs: Observers::new(model),
@@ -113,7 +110,7 @@ impl<'m> World<'m> {
     /// The one place an event meets its receiver.
     fn dispatch(&mut self, event: Event) {
         match event {
-            Event::WorkloadNext => self.workload_next(),
+            Event::WorkloadNext(i) => self.workload_next(i as usize),
             Event::LadderSend(step) => self.ladder_jittered_send(step as usize),
             Event::AtService(req) => self.at_service(req),
             Event::ClientTimeout(req) => self.client_timeout(req),

@@ -112,7 +112,7 @@ type Node = (u8, u8, Vec<Vec<usize>>, bool, u8);
 #[derive(Debug, Clone)]
 struct Tree {
     services: Vec<Node>,
-    deps: Vec<(u8, u8)>,                                // latency ms, slots
+    deps: Vec<(u8, u8)>, // latency ms, slots
     rate: u16,
     timeout: Option<u16>,
     budget: u16,

@@ -18,3 +18,4 @@ mod runaway;
 mod sweep;
 mod tables;
 mod thresholds_json;
+mod workloads;

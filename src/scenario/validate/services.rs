@@ -275,7 +275,10 @@ pub(super) fn check_call_graph(services: &[Service]) -> R<()> {
 
 /// `budget = "deadline"` needs a deadline to split: a caller's call (every call
 /// carries one) or a workload with a timeout.
-pub(super) fn check_deadlines(services: &[Service], workload: &Workload) -> R<()> {
+pub(super) fn check_deadlines<'a>(
+    services: &[Service],
+    workloads: impl Iterator<Item = &'a Workload>,
+) -> R<()> {
     let mut called = vec![false; services.len()];
     for plan in services.iter().filter_map(plan_of) {
         for call in plan.branches.iter().flat_map(|b| &b.calls) {
@@ -284,11 +287,14 @@ pub(super) fn check_deadlines(services: &[Service], workload: &Workload) -> R<()
             }
         }
     }
-    let workload_deadline = match workload {
-        Workload::Open { timeout, .. } => timeout.is_some(),
-        Workload::Ladder(_) => true,
-        _ => false,
-    };
+    let mut workload_deadline = false;
+    for w in workloads {
+        workload_deadline |= match w {
+            Workload::Open { timeout, .. } => timeout.is_some(),
+            Workload::Ladder(_) => true,
+            _ => false,
+        };
+    }
     for (s, svc) in services.iter().enumerate() {
         let Some(plan) = plan_of(svc) else { continue };
         // a service without routes that nobody calls is never reached
