@@ -36,9 +36,25 @@ pub struct Model {
     /// `[policies]` in declaration order; when any is defined, one more named
     /// `none` (no policy) that calls without one use, so that they are counted too.
     pub policies: Vec<ClientPolicy>,
-    /// The workload's `call_policy` (None: the workload's requests are sent as
-    /// they are, with no call record).
-    pub workload_policy: Option<PolicyId>,
+    /// Every workload, all on one clock, in declaration order: `[workload]` is
+    /// the one workload named `main`. `workload` above is the first of them (what
+    /// the analyses of a single ladder or probe read).
+    pub workloads: Vec<NamedWorkload>,
+}
+
+/// One of the scenario's workloads: `[workloads.NAME]` (or `[workload]`, named `main`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedWorkload {
+    pub name: String,
+    /// When it starts sending (`start_ms`).
+    pub start: Ticks,
+    /// The name its random streams derive from: `workload` for `main` (the
+    /// streams a single `[workload]` always drew from), `workloads.NAME` otherwise.
+    pub stream: String,
+    pub workload: Workload,
+    /// Its `call_policy` (None: its requests are sent as they are, with no call
+    /// record).
+    pub call_policy: Option<PolicyId>,
 }
 
 impl Model {
@@ -557,10 +573,22 @@ pub enum Workload {
     },
     /// Open-loop arrivals at a rate.
     Open {
+        /// Independent clients splitting the rate and `requests` (`clients`).
+        clients: u64,
         rate_rps: f64,
         requests: Option<u64>,
         duration: Option<Ticks>,
         arrivals: Arrivals,
+        timeout: Option<Ticks>,
+        template: RequestTemplate,
+    },
+    /// A closed population: `users` each send, wait for the answer, think, send
+    /// again, until `requests` are sent or `duration` has passed.
+    Closed {
+        users: u64,
+        think: Latency,
+        requests: Option<u64>,
+        duration: Option<Ticks>,
         timeout: Option<Ticks>,
         template: RequestTemplate,
     },

@@ -67,7 +67,7 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
         "first_tries: calls made (refused ones included); attempts = first_tries + retries + hedges - breaker_refused - throttled, \
          counted by how each ended (ok, error, timeout, shed, rejected, cancelled: hedge losers and attempts given up from above); \
          budget_refused: retries the retry budget refused (each ended its call with its last failure); \
-         amplification = attempts / first_tries. A workload's clients are summed into one row (caller `main`)."
+         amplification = attempts / first_tries. A workload's clients are summed into one row (the caller is the workload's name)."
             .into(),
     );
     out.push(t);

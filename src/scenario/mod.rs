@@ -272,6 +272,14 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             .in_file(file));
         }
     }
+    // A base value that every compare row overrides is still the file's value:
+    // check it as written (with --set), so a typo there is not hidden by the rows.
+    // Its errors name the file's line and no compare row.
+    let dir = file.parent().unwrap_or(Path::new(""));
+    if !axes.is_empty() {
+        validate::validate(&base, dir).map_err(|e| blame::blame(text, file, e, &sources, ""))?;
+    }
+    name_columns(&mut axes);
     let total: usize = axes
         .iter()
         .map(|a| a.values.len())
@@ -367,7 +375,6 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             blame::blame(text, file, e, &located, &row)
         };
         let raw = deserialize(&row_doc).map_err(blame)?;
-        let dir = file.parent().unwrap_or(Path::new(""));
         let mut model = validate::validate(&raw, dir).map_err(blame)?;
         model.seed = seed(&raw, opts.seed, opts.purpose);
         rows.push(Row { labels, model });
@@ -400,16 +407,45 @@ fn pick(axes: &[Axis], mut index: usize) -> Vec<(&Value, usize)> {
     out.into_iter().flatten().collect()
 }
 
-/// Key columns of tables that an axis column must not shadow (the `calls`
-/// table's): an axis ending in one of them is named by its last two segments.
-const TABLE_KEY_COLUMNS: [&str; 3] = ["caller", "target", "call_policy"];
-
 fn column_name(path: &str) -> String {
-    let mut parts = path.rsplit('.');
-    let last = parts.next().unwrap_or(path);
-    match parts.next() {
-        Some(prev) if TABLE_KEY_COLUMNS.contains(&last) => format!("{prev}.{last}"),
-        _ => last.to_string(),
+    path.rsplit('.').next().unwrap_or(path).to_string()
+}
+
+/// The shortest dotted suffix of `path` (at least its last segment) that differs
+/// from the same-length suffix of every path in `others` and from every name in
+/// `taken`; the whole path when none does.
+pub fn column_for(path: &str, others: &[&str], taken: &[&str]) -> String {
+    let segs = paths::segments(path);
+    let suffix =
+        |segs: &[String], k: usize| -> String { segs[segs.len().saturating_sub(k)..].join(".") };
+    for k in 1..=segs.len() {
+        let mine = suffix(&segs, k);
+        let shared = others
+            .iter()
+            .any(|o| suffix(&paths::segments(o), k) == mine);
+        if !shared && !taken.contains(&mine.as_str()) {
+            return mine;
+        }
+    }
+    segs.join(".")
+}
+
+/// Section 7's rule for axis columns: the last segment of the key path, unless two
+/// axes share it: then the shortest unique dotted suffix (`faults.0.value`,
+/// `retry.max_attempts`). `variant` stays `variant`.
+fn name_columns(axes: &mut [Axis]) {
+    let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
+    for (i, axis) in axes.iter_mut().enumerate() {
+        if axis.path == "variant" {
+            continue;
+        }
+        let others: Vec<&str> = paths
+            .iter()
+            .enumerate()
+            .filter(|(j, p)| *j != i && p.as_str() != "variant")
+            .map(|(_, p)| p.as_str())
+            .collect();
+        axis.column = column_for(&axis.path, &others, &[]);
     }
 }
 
@@ -611,6 +647,20 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
     let refined = blame::refine(doc, path, message);
     let path = refined.as_str();
     let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+    // `[workloads]` with keys of one workload: meant `[workload]`.
+    if let ["workloads", name] = paths::segments(path)
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()[..]
+        && !matches!(paths::get(doc, path), Some(Value::Table(_)))
+    {
+        return ScenarioError::new(
+            path,
+            format!(
+                "[workloads] holds one table per workload ([workloads.NAME]), and `{name}` is not a table: for one workload write [workload]"
+            ),
+        );
+    }
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let field = rest.split('`').next().unwrap_or_default();
         // serde_path_to_error includes the field in the path, except inside
@@ -620,7 +670,7 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
         } else if path.rsplit('.').next() == Some(field) {
             path.to_string()
         } else {
-            format!("{path}.{field}")
+            blame::unknown_key_path(doc, path, field)
         };
         let expected: Vec<&str> = ticked.iter().skip(1).copied().collect();
         let hint = did_you_mean(field, expected.iter().copied());

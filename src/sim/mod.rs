@@ -76,7 +76,7 @@ use crate::error::Error;
 use crate::metrics::Samples;
 use crate::model::{LimiterId, Model};
 pub use limiter::LimiterResults;
-pub use observe::StepStats;
+pub use observe::{StepStats, WorkloadStats};
 pub use policy::CallStats;
 pub use server::ServerStats;
 use world::World;
@@ -99,8 +99,9 @@ pub(crate) struct Tag {
 /// receiving actor (see [`world::World::dispatch`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Event {
-    /// The workload sends its next request(s).
-    WorkloadNext,
+    /// Workload sender `i` (a workload, or one client of it) sends its next
+    /// request(s).
+    WorkloadNext(u32),
     /// A request reaches its service (after the gateway's share).
     AtService(ReqId),
     /// A dependency finishes the work of a call.
@@ -199,6 +200,13 @@ pub struct RunResult {
     pub mean_dependency_work: f64,
     /// Per limiter, per (route, access) pair and per member (empty without limiters).
     pub limiters: LimiterResults,
+    /// End-to-end response times of the answered requests only.
+    pub answered_response: Samples,
+    /// One per workload, in declaration order: what its clients saw.
+    pub workloads: Vec<WorkloadStats>,
+    /// Requests and calls still held when the run ended: 0 unless one never ended
+    /// (a bug the property tests look for).
+    pub leaked: u64,
     /// Per (caller, target, call_policy): calls made through client policies
     /// (empty without `[policies]`).
     pub calls: Vec<CallStats>,

@@ -28,6 +28,24 @@ pub struct StepStats {
     pub waits: Samples,
 }
 
+/// What one workload's clients saw, end to end.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadStats {
+    /// Requests sent (every one ends in exactly one of the outcomes below).
+    pub requests: u64,
+    pub answered: u64,
+    pub dropped: u64,
+    /// The client gave up first.
+    pub timed_out: u64,
+    pub shed: u64,
+    pub rejected: u64,
+    pub not_found: u64,
+    /// Response times of the requests that got a response (not given up on).
+    pub response: Samples,
+    /// Response times of the answered requests.
+    pub answered_response: Samples,
+}
+
 /// The books of one run.
 pub(crate) struct Observers {
     result: RunResult,
@@ -51,6 +69,7 @@ impl Observers {
             result: RunResult {
                 dependencies: vec![DependencyStats::default(); model.dependencies.len()],
                 steps,
+                workloads: vec![WorkloadStats::default(); model.workloads.len()],
                 ..RunResult::default()
             },
             in_flight: TimeAverage::default(),
@@ -122,6 +141,33 @@ impl Observers {
             Outcome::Shed => r.shed += 1,
             Outcome::Rejected(_) => r.rejected += 1,
             Outcome::NotFound => r.not_found += 1,
+        }
+    }
+
+    /// A request of workload `workload` is over for its client: `outcome`
+    /// after `response` (the time it gave up, for a client timeout).
+    #[inline]
+    pub fn client_done(&mut self, workload: Option<u32>, outcome: Outcome, response: Ticks) {
+        if outcome == Outcome::Answered {
+            self.result.answered_response.push(response);
+        }
+        let Some(w) = workload.and_then(|w| self.result.workloads.get_mut(w as usize)) else {
+            return;
+        };
+        w.requests += 1;
+        match outcome {
+            Outcome::Answered => w.answered += 1,
+            Outcome::Dropped => w.dropped += 1,
+            Outcome::TimedOut => w.timed_out += 1,
+            Outcome::Shed => w.shed += 1,
+            Outcome::Rejected(_) => w.rejected += 1,
+            Outcome::NotFound => w.not_found += 1,
+        }
+        if outcome == Outcome::Answered {
+            w.answered_response.push(response);
+        }
+        if outcome != Outcome::TimedOut {
+            w.response.push(response);
         }
     }
 

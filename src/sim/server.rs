@@ -63,6 +63,13 @@ pub struct ServerStats {
     pub late_work_ms: f64,
     /// Service demand of the queued requests dropped by `abandon`: work never done.
     pub saved_ms: f64,
+    /// Requests whose caller cancelled them while they held a slot (in service or
+    /// in their calls).
+    pub cancelled: u64,
+    /// Time every admitted request spent at the server, from arrival to leaving
+    /// (answered, dropped from the queue or cancelled): the sample path behind
+    /// `mean_busy_slots + mean_queue` (Little's law).
+    pub in_server_ms: f64,
     /// Per replica (empty for a service with one).
     pub replicas: Vec<ReplicaStats>,
 }
@@ -390,6 +397,7 @@ impl World<'_> {
         st.busy.add(now, -1);
         st.processed += 1;
         st.response.push(now - arrived);
+        st.in_server_ms += (now - arrived).as_ms();
         st.work_ms += worked;
         if late {
             st.late_work_ms += worked;
@@ -432,6 +440,7 @@ impl World<'_> {
         st.queued.add(now, -1);
         st.abandoned += 1;
         st.saved_ms += w.demand.as_ms();
+        st.in_server_ms += (now - w.arrived).as_ms();
         self.handler_released(req);
         self.obs.abandoned(self.requests[req].step);
         true
@@ -462,7 +471,7 @@ impl World<'_> {
             return;
         }
         let now = self.now;
-        let (_, started) = self.servers.in_service[req as usize];
+        let (arrived, started) = self.servers.in_service[req as usize];
         let s = &mut self.servers.states[i];
         let next = s.line.release();
         s.outstanding -= 1;
@@ -470,8 +479,10 @@ impl World<'_> {
         let worked = (now - started).as_ms();
         let st = &mut self.servers.stats[stats];
         st.busy.add(now, -1);
+        st.cancelled += 1;
         st.work_ms += worked;
         st.late_work_ms += worked;
+        st.in_server_ms += (now - arrived).as_ms();
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
         }

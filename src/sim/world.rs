@@ -10,9 +10,9 @@ use super::plan::Plans;
 use super::policy::Policies;
 use super::request::Requests;
 use super::server::Servers;
-use super::workload::WorkloadState;
+use super::workload::Workloads;
 use super::{Event, RunResult, Symbols, timers};
-use crate::engine::{EventKey, EventQueue, Lane, Stream, Ticks, stream};
+use crate::engine::{EventKey, EventQueue, Lane, Ticks};
 use crate::error::Error;
 use crate::model::Model;
 
@@ -29,8 +29,7 @@ pub(crate) struct World<'m> {
     pub servers: Servers,
     pub plans: Plans,
     pub policies: Policies,
-    pub workload: WorkloadState,
-    pub workload_rng: Stream,
+    pub workload: Workloads,
     /// Interned client and member names.
     pub symbols: Symbols,
     pub limiting: Limiting,
@@ -39,9 +38,8 @@ pub(crate) struct World<'m> {
 
 impl<'m> World<'m> {
     pub fn new(model: &'m Model, replication: u64) -> World<'m> {
-        let seed = model.seed;
         let mut symbols = Symbols::default();
-        let workload = WorkloadState::new(&model.workload, &mut symbols);
+        let workload = Workloads::new(model, replication, &mut symbols);
         let mut world = World {
             model,
             queue: EventQueue::new(),
@@ -53,7 +51,6 @@ impl<'m> World<'m> {
             plans: Plans::default(),
             policies: Policies::new(model, replication),
             workload,
-            workload_rng: stream(seed, replication, "workload"),
             symbols,
             limiting: Limiting::new(model),
             obs: Observers::new(model),
@@ -116,7 +113,7 @@ impl<'m> World<'m> {
     /// The one place an event meets its receiver.
     fn dispatch(&mut self, event: Event) {
         match event {
-            Event::WorkloadNext => self.workload_next(),
+            Event::WorkloadNext(i) => self.workload_next(i as usize),
             Event::LadderSend(step) => self.ladder_jittered_send(step as usize),
             Event::AtService(req) => self.at_service(req),
             Event::ClientTimeout(req) => self.client_timeout(req),
@@ -136,10 +133,12 @@ impl<'m> World<'m> {
         let dependency_busy = self.dependencies.finish(end);
         let limiters = self.limiting_results();
         let servers = self.servers.finish(end);
+        let leaked = self.requests.held() + self.calls.held() + self.policies.held();
         let calls = self.policies.finish();
         let mut result = self
             .obs
             .finish(end, events, dependency_busy, servers, limiters);
+        result.leaked = leaked;
         result.calls = calls;
         result
     }

@@ -247,11 +247,9 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let (mut routes, routes_of) = services::routes(raw)?;
     let services = services::services(raw, routes_of, &ctx, files)?;
     services::check_call_graph(&services)?;
-    workload::unowned_routes(&raw.workload, &mut routes)?;
-    let workload = workload::workload(&raw.workload, &routes, ctx.gateway.is_some())?;
-    let workload_policy = workload_policy(raw)?;
-    services::check_deadlines(&services, &workload)?;
-    workload::check_event_budget(&workload, &limits)?;
+    let workloads = workload::workloads(raw, &mut routes, ctx.gateway.is_some(), &limits, files)?;
+    let workload = workloads[0].workload.clone();
+    services::check_deadlines(&services, workloads.iter().map(|w| &w.workload))?;
     let analysis = meta::analysis(&raw.analysis)?;
     let montecarlo = meta::montecarlo(raw.montecarlo.as_ref())?;
     let thresholds = meta::thresholds(raw)?;
@@ -278,19 +276,8 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         latency_files: std::mem::take(&mut files.read),
         thresholds,
         policies,
-        workload_policy,
+        workloads,
     })
-}
-
-/// The workload's `call_policy` (open and sequence workloads).
-fn workload_policy(raw: &RawScenario) -> R<Option<PolicyId>> {
-    let name = match &raw.workload {
-        RawWorkload::Sequence { call_policy, .. } | RawWorkload::Open { call_policy, .. } => {
-            call_policy.as_deref()
-        }
-        _ => None,
-    };
-    policies::resolve("workload.call_policy", name, raw)
 }
 
 /// Every name that reaches a CSV cell or header is safe to open in a spreadsheet.
@@ -323,22 +310,25 @@ fn check_names(raw: &RawScenario) -> R<()> {
         }
         Ok(())
     };
-    match &raw.workload {
-        RawWorkload::Sequence { client, member, .. }
-        | RawWorkload::Open { client, member, .. }
-        | RawWorkload::Ladder { client, member, .. }
-        | RawWorkload::Probe { client, member, .. } => labels(client, member, "workload"),
-        RawWorkload::Script {
-            client,
-            member,
-            groups,
-            ..
-        } => {
-            labels(client, member, "workload")?;
-            for (g, gr) in groups.iter().enumerate() {
-                labels(&gr.client, &gr.member, &format!("workload.groups.{g}"))?;
+    for (_, p, w) in workload::written(raw)? {
+        match w {
+            RawWorkload::Sequence { client, member, .. }
+            | RawWorkload::Open { client, member, .. }
+            | RawWorkload::Closed { client, member, .. }
+            | RawWorkload::Ladder { client, member, .. }
+            | RawWorkload::Probe { client, member, .. } => labels(client, member, &p)?,
+            RawWorkload::Script {
+                client,
+                member,
+                groups,
+                ..
+            } => {
+                labels(client, member, &p)?;
+                for (g, gr) in groups.iter().enumerate() {
+                    labels(&gr.client, &gr.member, &format!("{p}.groups.{g}"))?;
+                }
             }
-            Ok(())
         }
     }
+    Ok(())
 }

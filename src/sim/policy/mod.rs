@@ -113,8 +113,8 @@ pub(crate) fn attempt_outcome(o: Outcome) -> AttemptOutcome {
 /// Who a policy state belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Owner {
-    /// A workload client, by its interned label.
-    Client(u32),
+    /// A workload's client: the workload's index and the client's interned label.
+    Client(u32, u32),
     Service(usize),
 }
 
@@ -294,7 +294,11 @@ impl World<'_> {
     /// The state of (the caller's identity, `policy`, `target`), made on first use.
     fn policy_state(&mut self, caller: Caller, policy: PolicyId, target: Target) -> u32 {
         let owner = match self.outer(caller) {
-            Caller::Client { req } => Owner::Client(self.requests[req].client),
+            Caller::Client { req } => {
+                let r = &self.requests[req];
+                let w = self.workload.workload_of.get(r.source as usize).copied();
+                Owner::Client(w.unwrap_or(0), r.client)
+            }
             Caller::Branch { req, .. } => Owner::Service(self.requests[req].service),
             Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),
         };
@@ -304,10 +308,15 @@ impl World<'_> {
         }
         let p = &self.model.policies[policy];
         let (caller_name, identity) = match owner {
-            Owner::Client(c) => (
-                "main".to_string(),
-                format!("client:{}", self.symbols[c as usize]),
-            ),
+            Owner::Client(w, c) => {
+                let name = self
+                    .model
+                    .workloads
+                    .get(w as usize)
+                    .map_or("main", |w| w.name.as_str());
+                let id = format!("client:{name}:{}", self.symbols[c as usize]);
+                (name.to_string(), id)
+            }
             Owner::Service(s) => {
                 let n = self.model.services[s].name.clone();
                 (n.clone(), format!("service:{n}"))
