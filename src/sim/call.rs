@@ -233,6 +233,18 @@ impl World<'_> {
         self.give_up_call(call, self.now);
     }
 
+    /// A policy stops waiting for one of its attempts (a hedge loser, or its
+    /// own caller went away): the callee's work stops with `cancel`, runs on
+    /// (as waste) without it, whatever the call's own `cancel`.
+    pub(super) fn call_drop(&mut self, call: CallId, cancel: bool) {
+        let c = &mut self.calls.slab[call as usize];
+        if let Some(key) = c.timeout_key.take() {
+            self.queue.cancel(key);
+        }
+        c.cancel = cancel;
+        self.give_up_call(call, self.now);
+    }
+
     /// The caller stops waiting for `call` at `now`: the callee's work is
     /// cancelled (with `cancel`) or runs on.
     fn give_up_call(&mut self, call: CallId, now: Ticks) {

@@ -244,3 +244,43 @@ fn a_store_without_error_rate_draws_what_it_drew_before() {
     assert_eq!(a.dependencies[0].work_ms, b.dependencies[0].work_ms);
     assert_eq!(a.calls, b.calls);
 }
+
+/// The Tail at Scale: rows none, hedge 5, 10, 50 ms, and 10 ms keeping losers.
+#[test]
+fn hedging_cuts_the_p999_for_one_percent_more_attempts() {
+    let out = crate::common::run_into(&scenario("scenarios/hedging.toml"), &[]);
+    let outcomes = crate::common::Csv::read(&out.path().join("outcomes.csv"));
+    let calls = crate::common::Csv::read(&out.path().join("calls.csv"));
+    // the axis column: `call_policy`, and in the calls table (which has a
+    // `call_policy` column of its own) the shortest unique suffix
+    let (axis, calls_axis) = ("call_policy", "0.call_policy");
+    let p999 = |p: &str| crate::common::num(outcomes.row(&[(axis, p)]), "p999_ms");
+    // constant parts: the slow answer is exactly 1,000 ms; a hedge after d ms
+    // answers at d + 1 unless both copies are slow (1e-4 of calls: ~2 of
+    // 20,000, far fewer than the 20 above the p99.9)
+    assert_eq!(p999("none"), 1000.0);
+    assert_eq!(p999("hedge-5ms"), 6.0);
+    assert_eq!(p999("hedge-10ms"), 11.0);
+    assert_eq!(p999("hedge-50ms"), 51.0);
+    for p in ["hedge-5ms", "hedge-10ms", "hedge-50ms", "hedge-10ms-keep"] {
+        let r = calls.row(&[(calls_axis, p), ("target", "store")]);
+        let n = crate::common::num(r, "first_tries");
+        let hedges = crate::common::num(r, "hedges");
+        // a copy goes for the 1 % still waiting at the delay: binomial share with
+        // standard error sqrt(0.01 x 0.99 / 20,000) ~ 0.0007; 0.0035 is 5 of them
+        assert!((hedges / n - 0.01).abs() < 0.0035, "{p}: {hedges} / {n}");
+        assert_eq!(crate::common::num(r, "attempts"), n + hedges);
+        // every hedged call has exactly one loser
+        assert_eq!(crate::common::num(r, "cancelled"), hedges, "{p}");
+        let wasted = crate::common::num(outcomes.row(&[(axis, p)]), "wasted_ms");
+        if p.ends_with("keep") {
+            // each loser (the slow first copy, given up at 11 ms) works on to 1,000
+            assert!(
+                wasted > 0.95 * hedges * 989.0 && wasted <= hedges * 1000.0,
+                "{wasted} for {hedges} losers"
+            );
+        } else {
+            assert_eq!(wasted, 0.0, "{p}: losers cancelled");
+        }
+    }
+}

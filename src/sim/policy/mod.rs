@@ -426,10 +426,9 @@ impl World<'_> {
         self.policies.calls[pc as usize].timer = Some(key);
     }
 
-    /// Stops every attempt of `pc` still in flight (cancelling their work with
-    /// `force`, else as the call's own `cancel` says) and its timer; each counts
-    /// as `cancelled`.
-    fn policy_stop_attempts(&mut self, pc: u32, force: bool) {
+    /// Stops every attempt of `pc` still in flight and its timer; each counts
+    /// as `cancelled`. Their work stops with `cancel`, runs on without it.
+    fn policy_stop_attempts(&mut self, pc: u32, cancel: bool) {
         let p = &mut self.policies.calls[pc as usize];
         if let Some(key) = p.timer.take() {
             self.queue.cancel(key);
@@ -437,7 +436,7 @@ impl World<'_> {
         let state = p.state as usize;
         while let Some(a) = self.policies.calls[pc as usize].open.pop() {
             self.policies.states[state].stats.cancelled += 1;
-            self.call_abandon(a, force);
+            self.call_drop(a, cancel);
         }
     }
 
@@ -462,7 +461,8 @@ impl World<'_> {
     /// The caller of policy call `id` (with [`POLICY_CALL`] set) gives up on it.
     pub(super) fn policy_abandon(&mut self, id: CallId, force: bool) {
         let pc = id & !POLICY_CALL;
-        self.policy_stop_attempts(pc, force);
+        let cancel = force || self.policies.calls[pc as usize].cancel;
+        self.policy_stop_attempts(pc, cancel);
         self.policies.free.push(pc);
     }
 }
