@@ -284,3 +284,79 @@ fn hedging_cuts_the_p999_for_one_percent_more_attempts() {
         }
     }
 }
+
+/// Runs scenario `text` (replication 0, first compare row).
+fn run_text(text: &str) -> RunResult {
+    let s = load_str(text, Path::new("t.toml"), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn an_open_breaker_keeps_calls_from_the_store_until_its_trials() {
+    // a store failing every call, a request every 10 ms for 20 s: the breaker
+    // opens at the 20th call (20 of 20 failed), and every 5 s one trial fails and
+    // reopens it: the store sees 20 + 3 calls, the rest are refused
+    let r = run_text(
+        r#"
+[scenario]
+name = "breaker"
+[policies.b]
+breaker = { window = { count = 100 }, min_calls = 20, failure_rate = 0.5, open_ms = 5000, half_open_calls = 10 }
+[services.api]
+routes = ["/x"]
+[services.api.handler]
+type = "plan"
+budget = "none"
+branches = [{ name = "s", calls = [{ to = "store", call_policy = "b" }] }]
+[dependencies.store]
+latency = { constant = 2 }
+error_rate = 1.0
+[workload]
+type = "open"
+arrivals = "uniform"
+rate_rps = 100
+duration_ms = 20000
+route = "/x"
+"#,
+    );
+    let c = r.calls.iter().find(|c| c.target == "store").expect("row");
+    assert_eq!(c.first_tries, 2000);
+    assert_eq!((c.attempts, c.breaker_opened), (23, 4));
+    assert_eq!(c.breaker_refused, 2000 - 23);
+    assert_eq!(
+        r.dependencies[0].calls, 23,
+        "refused calls never reach the store"
+    );
+    assert_eq!(r.answered, 0);
+}
+
+/// circuit-breaker.toml: rows none and breaker.
+#[test]
+fn circuit_breaker_scenario_stops_calls_reaching_the_failing_store() {
+    let s = load(
+        &scenario("scenarios/circuit-breaker.toml"),
+        &LoadOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let none = run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"));
+    let with = run(&s.rows[1].model, 0).unwrap_or_else(|e| panic!("{e}"));
+    // without the breaker every call reaches the store, 60 % fail (binomial
+    // over ~6,000 calls: standard error 0.0064, 0.03 is over 4 of them)
+    let n = none.requests as f64;
+    assert_eq!(none.dependencies[0].calls, none.requests);
+    assert!((none.dropped as f64 / n - 0.6).abs() < 0.03);
+    // with it: opened at least once per 5 s of the 60 s run after the first
+    // ~20 calls, and the store sees only the calls before the first opening and
+    // the trials (each cycle stops at its first failed trial: 10 at most)
+    let c = with
+        .calls
+        .iter()
+        .find(|c| c.target == "store")
+        .expect("row");
+    assert!(c.breaker_opened >= 11, "{}", c.breaker_opened);
+    assert_eq!(with.dependencies[0].calls, c.attempts);
+    assert_eq!(c.attempts + c.breaker_refused, c.first_tries);
+    assert!(c.attempts < 100 + 10 * c.breaker_opened, "{}", c.attempts);
+    assert!(c.attempts < c.first_tries / 50);
+}
