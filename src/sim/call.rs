@@ -126,7 +126,13 @@ impl World<'_> {
                 // A timer that cannot fire is not scheduled: a completion at or
                 // before the deadline runs first (deadlines run last in their tick)
                 // and would cancel it. Skipping it changes no event's order.
-                let cancelled_at = if cancel { deadline } else { None };
+                // (A hedge that keeps its losers may drop an attempt without
+                // cancelling it: its completion must stay scheduled.)
+                let cancelled_at = if cancel && !self.keeps_losers(caller) {
+                    deadline
+                } else {
+                    None
+                };
                 let done = self.dependency_request(dep, id, cancelled_at);
                 if let Some(deadline) = deadline
                     && done.is_none_or(|t| t > deadline)

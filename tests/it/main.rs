@@ -12,6 +12,7 @@ mod latency_files;
 mod output_safety;
 mod peers;
 mod policies;
+mod policy_properties;
 mod properties;
 mod queueing;
 mod report_html;

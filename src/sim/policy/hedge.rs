@@ -6,8 +6,23 @@
 
 use super::World;
 use crate::sim::Outcome;
+use crate::sim::call::Caller;
 
 impl World<'_> {
+    /// Whether `caller` is a hedge that lets its losers run on.
+    #[inline]
+    pub(in crate::sim) fn keeps_losers(&self, caller: Caller) -> bool {
+        match caller {
+            Caller::Policy { call } => {
+                let p = &self.policies.calls[call as usize];
+                self.model.policies[p.policy]
+                    .hedge
+                    .is_some_and(|h| !h.cancel_losers)
+            }
+            _ => false,
+        }
+    }
+
     /// The first copy of `pc` went: the next one is due after the delay.
     pub(super) fn hedge_started(&mut self, pc: u32) {
         let p = &self.policies.calls[pc as usize];

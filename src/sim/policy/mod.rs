@@ -65,6 +65,11 @@ pub struct CallStats {
     pub breaker_refused: u64,
     pub throttled: u64,
     pub breaker_opened: u64,
+    /// The most attempts one call took (a check: never above the policy's
+    /// `max_attempts`; not a column).
+    pub most_attempts: u64,
+    /// Attempts sent at or after their call's deadline (a check: always 0).
+    pub late_attempts: u64,
 }
 
 impl CallStats {
@@ -96,6 +101,8 @@ impl CallStats {
         self.breaker_refused += o.breaker_refused;
         self.throttled += o.throttled;
         self.breaker_opened += o.breaker_opened;
+        self.most_attempts = self.most_attempts.max(o.most_attempts);
+        self.late_attempts += o.late_attempts;
     }
 }
 
@@ -367,8 +374,12 @@ impl World<'_> {
             return false;
         }
         let (target, cancel, state, first) = (p.target, p.cancel, p.state, p.attempts == 0);
+        let late = p.deadline.is_some_and(|d| now >= d);
+        let n = p.attempts as u64 + 1;
         let st = &mut self.policies.states[state as usize];
         st.stats.attempts += 1;
+        st.stats.late_attempts += late as u64;
+        st.stats.most_attempts = st.stats.most_attempts.max(n);
         if !first && let Some(t) = &mut st.throttle {
             t.request(now);
         }
