@@ -136,3 +136,59 @@ fn allocations_per_request_stay_bounded_as_runs_grow() {
         "M2 allocates {m2:.4} times per extra request"
     );
 }
+
+/// Retries and hedges allocate nothing per attempt beyond the call's slab slot:
+/// a plan calling a store through a jittered retry with a ratio budget and a
+/// breaker, and another through a hedge, at n and 10n requests.
+#[test]
+fn policy_attempts_allocate_nothing_as_runs_grow() {
+    let run = |requests: u64| -> u64 {
+        let text = format!(
+            r#"
+[scenario]
+name = "alloc"
+[policies.retry]
+timeout_ms = 8
+retry = {{ max_attempts = 3, backoff = {{ kind = "full_jitter", base_ms = 1, cap_ms = 5 }}, budget = {{ kind = "ratio", max = 0.5, window_ms = 1000 }} }}
+breaker = {{ min_calls = 50, failure_rate = 0.9 }}
+[policies.hedge]
+hedge = {{ delay_ms = 4, max_attempts = 3 }}
+[services.api]
+routes = ["/x"]
+[services.api.handler]
+type = "plan"
+budget = "none"
+cancellation = true
+branches = [{{ name = "a", calls = [{{ to = "store", call_policy = "retry" }}] }},
+            {{ name = "b", calls = [{{ to = "store", call_policy = "hedge" }}] }}]
+[dependencies.store]
+latency = {{ exponential = {{ mean_ms = 5 }} }}
+error_rate = 0.2
+[workload]
+type = "open"
+rate_rps = 100
+requests = {requests}
+route = "/x"
+"#
+        );
+        let s = scenario::load_str(&text, Path::new("alloc.toml"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let before = ALLOCATIONS.load(Ordering::SeqCst);
+        let r = resim::sim::run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"));
+        let after = ALLOCATIONS.load(Ordering::SeqCst);
+        assert!(r.calls.iter().any(|c| c.retries > 0 && c.hedges == 0));
+        assert!(r.calls.iter().any(|c| c.hedges > 0));
+        drop(r);
+        after - before
+    };
+    run(10);
+    let (small, large) = (run(5_000), run(50_000));
+    // over 45,000 more requests (each a call through each policy): windows and slabs reach
+    // their size early, so the growth is a few doublings at most
+    let per_extra = (large as f64 - small as f64) / 45_000.0;
+    println!("policies: {small} allocations at 5,000 requests, {large} at 50,000");
+    assert!(
+        per_extra < PER_EXTRA_REQUEST,
+        "{per_extra:.4} allocations per extra request"
+    );
+}
