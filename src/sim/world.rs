@@ -103,6 +103,15 @@ impl<'m> World<'m> {
         } else if requests > max {
             ("requests", requests)
         } else {
+            if let Some((l, n)) = self.limiting.largest_window_log()
+                && n > max
+            {
+                // a limiter's peak tracker keeps every pass within its window
+                return Err(Error::Limit(format!(
+                    "scenario `{}`: limiter `{}` let more than scenario.max_in_flight = {max} requests through within one window_ms ({n}), each kept to measure its peak (raise max_in_flight in [scenario] or shorten the window)",
+                    self.model.name, self.model.limiters[l].name
+                )));
+            }
             return Ok(());
         };
         Err(Error::Limit(format!(

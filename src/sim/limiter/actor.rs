@@ -108,6 +108,17 @@ pub(crate) fn chain_of(
 }
 
 impl Limiting {
+    /// The largest window log any limiter keeps for its peak (passes within the
+    /// last `window_ms`), with the limiter's index: held memory the runaway
+    /// check bounds.
+    pub fn largest_window_log(&self) -> Option<(usize, u64)> {
+        self.actors
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (i, a.recent.len() as u64))
+            .max_by_key(|&(_, n)| n)
+    }
+
     pub fn new(model: &Model) -> Limiting {
         if model.limiters.is_empty() {
             return Limiting::default();
