@@ -136,6 +136,20 @@ fn outcomes(results: &mut Results) -> Table {
         let model = &results.scenario.rows[i].model;
         let axis = results.axis_cells(i);
         let r = &mut results.runs[i];
+        if several && r.workloads.is_empty() {
+            // a row with one workload keeps its books in the run's own
+            r.workloads = vec![crate::sim::WorkloadStats {
+                requests: r.requests,
+                answered: r.answered,
+                dropped: r.dropped,
+                timed_out: r.timed_out,
+                shed: r.shed,
+                rejected: r.rejected,
+                not_found: r.not_found,
+                response: r.response.clone(),
+                answered_response: r.answered_response.clone(),
+            }];
+        }
         if several {
             for (w, named) in r.workloads.iter_mut().zip(&model.workloads) {
                 let mut cells = axis.clone();

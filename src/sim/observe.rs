@@ -69,7 +69,13 @@ impl Observers {
             result: RunResult {
                 dependencies: vec![DependencyStats::default(); model.dependencies.len()],
                 steps,
-                workloads: vec![WorkloadStats::default(); model.workloads.len()],
+                // per-workload books only when there are several: one workload's
+                // are the run's own (the analysis reads them from there)
+                workloads: if model.workloads.len() > 1 {
+                    vec![WorkloadStats::default(); model.workloads.len()]
+                } else {
+                    Vec::new()
+                },
                 ..RunResult::default()
             },
             in_flight: TimeAverage::default(),

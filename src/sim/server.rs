@@ -107,6 +107,8 @@ struct ServerState {
     replica: Option<usize>,
     /// In slots and in line now (for the balancers).
     outstanding: u32,
+    /// The server makes calls after its service time (`branches`).
+    calls: bool,
 }
 
 /// How a service's requests reach its instances.
@@ -172,6 +174,7 @@ impl Servers {
                         stats: stats.len(),
                         replica: (n > 1).then_some(i),
                         outstanding: 0,
+                        calls: server.plan.is_some(),
                     });
                 }
                 stats.push(ServerStats {
@@ -362,9 +365,11 @@ impl World<'_> {
             self.servers.done_keys[req as usize] = None;
         }
         let service = self.requests[req].service;
-        if let Handler::Server(s) = &self.model.services[service].handler
-            && s.plan.is_some()
-        {
+        let calls = self
+            .servers
+            .state_of(service, req)
+            .is_some_and(|i| self.servers.states[i].calls);
+        if calls {
             self.plan_start(req);
             return;
         }

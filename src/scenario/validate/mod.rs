@@ -230,7 +230,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     check_names(raw)?;
     let limits = meta::limits(&raw.scenario)?;
     let slo = meta::slo(&raw.slo)?;
-    let limiters = limiters::limiters(raw)?;
+    let limiters = limiters::limiters(raw, &limits)?;
     let limiter_names = Names::new("limiter", raw.limiters.keys());
     let gateway = services::gateway(raw, &limiter_names)?;
     let dependencies = services::dependencies(raw, files)?;
