@@ -52,6 +52,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// The counter is global: the tests of this file take turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The most allocations one extra request may add, on average.
 const PER_EXTRA_REQUEST: f64 = 0.01;
 
@@ -123,6 +126,7 @@ fn growth(file: &str, n: u64, rows: f64) -> (u64, u64, f64) {
 
 #[test]
 fn allocations_per_request_stay_bounded_as_runs_grow() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // M1: one server, Poisson arrivals (one compare row).
     let (_, _, m1) = growth("m1-ladder-server.toml", 10_000, 1.0);
     // M2: a plan calling three dependencies, with and without cancellation, four rows.
@@ -142,6 +146,7 @@ fn allocations_per_request_stay_bounded_as_runs_grow() {
 /// breaker, and another through a hedge, at n and 10n requests.
 #[test]
 fn policy_attempts_allocate_nothing_as_runs_grow() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let run = |requests: u64| -> u64 {
         let text = format!(
             r#"
