@@ -92,7 +92,7 @@ impl World<'_> {
     /// `caller` calls `target` and waits at most `cap` (None: no cap). A cap of
     /// zero fails the call at once without reaching the target (None); otherwise
     /// the call is open until it is resolved through `call_resolved`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn call(
         &mut self,
         caller: Caller,

@@ -18,8 +18,6 @@ struct DependencyState {
     line: SlotQueue<CallId>,
     /// Calls being worked on, over time (abandoned work included).
     busy_average: TimeAverage,
-    /// `error_rate` and its own stream (None when 0: nothing is drawn).
-    errors: Option<(f64, Stream)>,
 }
 
 /// The work of one call at its dependency.
@@ -34,6 +32,9 @@ struct Work {
 /// Every dependency of a run, and the work of each call, by call id.
 pub(crate) struct Dependencies {
     deps: Vec<DependencyState>,
+    /// Per dependency, `error_rate` and its own stream (None when 0: nothing is
+    /// drawn); empty when no dependency fails calls.
+    errors: Vec<Option<(f64, Stream)>>,
     work: Vec<Work>,
 }
 
@@ -49,19 +50,26 @@ impl Dependencies {
                     rng,
                     line: SlotQueue::new(d.slots, None),
                     busy_average: TimeAverage::default(),
-                    errors: (d.error_rate > 0.0).then(|| {
-                        let rng = stream(
-                            model.seed,
-                            replication,
-                            &format!("dependency:{}:errors", d.name),
-                        );
-                        (d.error_rate, rng)
-                    }),
                 }
             })
             .collect();
+        let errors = if model.dependencies.iter().any(|d| d.error_rate > 0.0) {
+            model
+                .dependencies
+                .iter()
+                .map(|d| {
+                    (d.error_rate > 0.0).then(|| {
+                        let name = format!("dependency:{}:errors", d.name);
+                        (d.error_rate, stream(model.seed, replication, &name))
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Dependencies {
             deps,
+            errors,
             work: Vec::new(),
         }
     }
@@ -137,9 +145,9 @@ impl World<'_> {
     pub(super) fn dependency_done(&mut self, call: CallId) {
         let w = self.dependencies.work[call as usize];
         let work_start = w.start.unwrap_or(self.now);
-        let ok = match &mut self.dependencies.deps[w.dep].errors {
-            None => true,
-            Some((rate, rng)) => rng.random::<f64>() >= *rate,
+        let ok = match self.dependencies.errors.get_mut(w.dep) {
+            Some(Some((rate, rng))) => rng.random::<f64>() >= *rate,
+            _ => true,
         };
         self.dependency_end(w.dep, call);
         self.call_answered(call, work_start, ok);

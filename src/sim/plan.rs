@@ -57,6 +57,7 @@ pub(crate) struct Plans {
 }
 
 impl<'m> World<'m> {
+    #[inline(always)]
     fn plan_of(&self, req: ReqId) -> &'m Plan {
         let model: &'m crate::model::Model = self.model;
         match &model.services[self.requests[req].service].handler {

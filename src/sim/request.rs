@@ -120,32 +120,20 @@ impl World<'_> {
         r.source = self.workload.current;
         r.caller = None;
         self.obs.request_sent(now);
-        let policy = if self.model.policies.is_empty() {
-            None
-        } else {
-            self.workload_policy(self.workload.current)
-        };
-        if let Some(t) = timeout
-            && policy.is_none()
+        if !self.model.policies.is_empty()
+            && let Some(policy) = self.workload_policy(self.workload.current)
         {
+            self.send_through_policy(id, policy, owner, timeout);
+            return id;
+        }
+        if let Some(t) = timeout {
             let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
             self.requests[id].client_timeout = Some(key);
         }
         self.limiting_sent(id);
-        let Some(owner) = owner else {
+        if owner.is_none() {
             // answered before any limiter sees it
             self.respond(id, Outcome::NotFound);
-            return id;
-        };
-        if let Some(policy) = policy {
-            // through the client's policy: its attempts are the requests the
-            // service sees, and its timeout caps the call
-            self.requests[id].in_handler = false;
-            let caller = super::call::Caller::Client { req: id };
-            let target = crate::model::Target::Service(owner);
-            if let Err(outcome) = self.policy_call(policy, caller, target, timeout, false) {
-                self.client_call_over(id, outcome);
-            }
             return id;
         }
         match access {
@@ -191,6 +179,31 @@ impl World<'_> {
         id
     }
 
+    /// A client's request `id` goes through its workload's `policy`: its
+    /// attempts are the requests the service sees, and its `timeout` caps the
+    /// whole call (no client timeout of its own).
+    #[cold]
+    #[inline(never)]
+    fn send_through_policy(
+        &mut self,
+        id: ReqId,
+        policy: crate::model::PolicyId,
+        owner: Option<ServiceId>,
+        timeout: Option<Ticks>,
+    ) {
+        self.limiting_sent(id);
+        let Some(owner) = owner else {
+            self.respond(id, Outcome::NotFound);
+            return;
+        };
+        self.requests[id].in_handler = false;
+        let caller = super::call::Caller::Client { req: id };
+        let target = crate::model::Target::Service(owner);
+        if let Err(outcome) = self.policy_call(policy, caller, target, timeout, false) {
+            self.client_call_over(id, outcome);
+        }
+    }
+
     /// An attempt of a client's policy call: a copy of the client's request
     /// `from` (route, access, client, member) that answers the call.
     pub(super) fn send_attempt(
@@ -230,6 +243,7 @@ impl World<'_> {
 
     /// A client's call through its policy is over: the client has `outcome` (a
     /// timeout reads as the client giving up, as without a policy).
+    #[cold]
     pub(super) fn client_call_over(&mut self, req: ReqId, outcome: Outcome) {
         let now = self.now;
         let r = &mut self.requests[req];

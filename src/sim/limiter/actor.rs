@@ -323,6 +323,7 @@ impl World<'_> {
     }
 
     /// Counts a request's end: rejected (first reason) or not found.
+    #[inline(always)]
     pub(in crate::sim) fn limiting_outcome(&mut self, req: ReqId, outcome: Outcome) {
         if !self.limiting.enabled() {
             return;
