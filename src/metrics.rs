@@ -60,9 +60,12 @@ pub struct Samples {
     /// u64::MAX while empty.
     min: u64,
     max: u64,
-    /// `exact` is in ascending order (sorted once for the first quantile asked:
-    /// a report asks for dozens, and one sort beats a selection each).
+    /// `exact` is in ascending order: sorted once a fifth percentile is asked (a
+    /// report asks some statistics for dozens, where one sort beats a selection
+    /// each; for a few, selections are cheaper).
     sorted: bool,
+    /// Percentiles asked since the last push.
+    queries: u8,
 }
 
 impl Default for Samples {
@@ -75,6 +78,7 @@ impl Default for Samples {
             min: u64::MAX,
             max: 0,
             sorted: false,
+            queries: 0,
         }
     }
 }
@@ -110,6 +114,7 @@ impl Samples {
         self.count += 1;
         self.sum += u128::from(v);
         self.sorted = false;
+        self.queries = 0;
         if self.exact.len() < EXACT_CAP && self.buckets.is_empty() {
             self.exact.push(v);
         } else {
@@ -171,10 +176,16 @@ impl Samples {
     /// The value of 0-based rank `rank` in sorted order.
     fn at_rank(&mut self, rank: u64) -> u64 {
         if self.buckets.is_empty() {
-            if !self.sorted {
-                radix_sort(&mut self.exact);
-                self.sorted = true;
+            if self.sorted {
+                return self.exact[rank as usize];
             }
+            self.queries = self.queries.saturating_add(1);
+            if self.queries <= 4 {
+                let (_, v, _) = self.exact.select_nth_unstable(rank as usize);
+                return *v;
+            }
+            radix_sort(&mut self.exact);
+            self.sorted = true;
             return self.exact[rank as usize];
         }
         let mut seen = 0;
