@@ -7,11 +7,11 @@
 //! Every value can be addressed by its dotted key path (`services.tracking.handler.policy`,
 //! `branches.1.calls`), which is how `--set`, `[variants.*]` and `[compare]` change it.
 
-pub mod blame;
+pub(crate) mod blame;
 mod latency_file;
-pub mod paths;
-pub mod raw;
-pub mod validate;
+pub(crate) mod paths;
+pub(crate) mod raw;
+pub(crate) mod validate;
 
 use crate::error::{ScenarioError, did_you_mean, list};
 use crate::model::Model;

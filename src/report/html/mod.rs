@@ -7,7 +7,7 @@
 //! The page is a minijinja template (`report.html.j2`, HTML-escaped); the charts
 //! come from [`charts`].
 
-pub mod charts;
+pub(crate) mod charts;
 
 use super::{Cell, Table};
 use crate::error::Error;
