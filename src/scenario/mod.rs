@@ -53,7 +53,7 @@ impl Override {
 }
 
 /// Parses a TOML value; anything that is not valid TOML is taken as a plain string.
-pub fn parse_value(text: &str) -> Value {
+pub(crate) fn parse_value(text: &str) -> Value {
     toml::from_str::<toml::Table>(&format!("v = {text}"))
         .ok()
         .and_then(|mut t| t.remove("v"))
@@ -114,7 +114,7 @@ pub enum Purpose {
 
 /// The master seed a compare row runs with, decided here and nowhere else:
 /// `--seed`, then (for a sweep) `[montecarlo] seed`, then `scenario.seed`, then 1.
-pub fn seed(raw: &RawScenario, cli: Option<u64>, purpose: Purpose) -> u64 {
+pub(crate) fn seed(raw: &RawScenario, cli: Option<u64>, purpose: Purpose) -> u64 {
     let montecarlo = match purpose {
         Purpose::Sweep => raw.montecarlo.as_ref().and_then(|m| m.seed),
         Purpose::Run => None,
@@ -176,7 +176,7 @@ pub fn read_input(file: &Path, what: &str) -> Result<Vec<u8>, ScenarioError> {
 }
 
 /// [`read_input`] as UTF-8 text.
-pub fn read_input_text(file: &Path, what: &str) -> Result<String, ScenarioError> {
+pub(crate) fn read_input_text(file: &Path, what: &str) -> Result<String, ScenarioError> {
     String::from_utf8(read_input(file, what)?).map_err(|_| {
         ScenarioError::new(
             "",
@@ -414,7 +414,7 @@ fn column_name(path: &str) -> String {
 /// The shortest dotted suffix of `path` (at least its last segment) that differs
 /// from the same-length suffix of every path in `others` and from every name in
 /// `taken`; the whole path when none does.
-pub fn column_for(path: &str, others: &[&str], taken: &[&str]) -> String {
+pub(crate) fn column_for(path: &str, others: &[&str], taken: &[&str]) -> String {
     let segs = paths::segments(path);
     let suffix =
         |segs: &[String], k: usize| -> String { segs[segs.len().saturating_sub(k)..].join(".") };
@@ -569,7 +569,7 @@ fn check_variant_names(raw: &RawScenario, values: &[Value]) -> Result<(), (usize
 
 /// How an axis value is shown in tables: strings bare, key lists joined by `+`
 /// (the empty list is `constant`).
-pub fn label(v: &Value) -> String {
+pub(crate) fn label(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Array(a) if a.is_empty() => "constant".into(),
