@@ -23,13 +23,16 @@ use toml::Value;
 /// A `--set key.path=VALUE` override, VALUE in TOML syntax (a bare word is a string).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Override {
+    /// The dotted key path it sets.
     pub path: String,
+    /// The value it sets there.
     pub value: Value,
     /// As the user wrote it, for messages and the manifest.
     pub text: String,
 }
 
 impl Override {
+    /// Parses `key.path=VALUE` (VALUE in TOML syntax; a bare word is a string).
     pub fn parse(s: &str) -> Result<Override, ScenarioError> {
         let Some((path, value)) = s.split_once('=') else {
             return Err(ScenarioError::new(
@@ -67,21 +70,27 @@ pub struct Axis {
     pub path: String,
     /// The column name: `variant` or the last segment of the path.
     pub column: String,
+    /// The values it takes, in order.
     pub values: Vec<Value>,
 }
 
 /// One compare row: a label per axis and the model it runs.
 #[derive(Debug, Clone)]
 pub struct Row {
+    /// One label per axis, in axis order.
     pub labels: Vec<String>,
+    /// The validated model this row runs.
     pub model: Model,
 }
 
 /// A loaded scenario: its compare rows, ready to run.
 #[derive(Debug, Clone)]
 pub struct Scenario {
+    /// The scenario file, as given.
     pub file: PathBuf,
+    /// Comparison axes (`[compare]`, then extra axes), first axis outermost.
     pub axes: Vec<Axis>,
+    /// Every combination of axis values, first axis outermost.
     pub rows: Vec<Row>,
 }
 
@@ -94,6 +103,7 @@ impl Scenario {
             .unwrap_or_else(|| "scenario".into())
     }
 
+    /// The axis column names, in axis order.
     pub fn columns(&self) -> Vec<String> {
         self.axes.iter().map(|a| a.column.clone()).collect()
     }
@@ -107,8 +117,10 @@ impl Scenario {
 /// What a scenario is loaded for: a sweep's rows take `[montecarlo] seed`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Purpose {
+    /// `resim run` (and `check`): `[montecarlo] seed` is not used.
     #[default]
     Run,
+    /// `resim sweep`: `[montecarlo] seed` comes before `scenario.seed`.
     Sweep,
 }
 
@@ -125,6 +137,7 @@ pub(crate) fn seed(raw: &RawScenario, cli: Option<u64>, purpose: Purpose) -> u64
 /// Options that change how a file is read.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
+    /// `--set` overrides, applied in order before variants and compare rows.
     pub overrides: Vec<Override>,
     /// `--seed`: beats every seed the file gives (see [`seed`]).
     pub seed: Option<u64>,
@@ -136,7 +149,8 @@ pub struct LoadOptions {
     pub max_rows: usize,
 }
 
-pub const DEFAULT_MAX_ROWS: usize = 10_000;
+/// The row limit when `max_rows` is 0.
+pub(crate) const DEFAULT_MAX_ROWS: usize = 10_000;
 
 /// The largest input file resim reads into memory (a scenario or a sweep
 /// manifest): 16 MiB, far above any real scenario, so a huge or endless file is
