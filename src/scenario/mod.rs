@@ -150,7 +150,7 @@ pub struct LoadOptions {
 }
 
 /// The row limit when `max_rows` is 0.
-pub(crate) const DEFAULT_MAX_ROWS: usize = 10_000;
+pub const DEFAULT_MAX_ROWS: usize = 10_000;
 
 /// The largest input file resim reads into memory (a scenario or a sweep
 /// manifest): 16 MiB, far above any real scenario, so a huge or endless file is
