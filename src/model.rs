@@ -20,7 +20,7 @@ pub struct Model {
     /// `scenario.about`: free text printed under the header.
     pub about: Option<String>,
     /// The master seed of every random stream of a run, as decided by
-    /// [`crate::scenario::seed`]: the only seed anything downstream reads.
+    /// `scenario::seed`: the only seed anything downstream reads.
     pub seed: u64,
     /// Runaway protection (`max_events`, `max_sim_time_ms`, `max_in_flight`).
     pub limits: RunLimits,

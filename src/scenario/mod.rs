@@ -139,9 +139,9 @@ pub(crate) fn seed(raw: &RawScenario, cli: Option<u64>, purpose: Purpose) -> u64
 pub struct LoadOptions {
     /// `--set` overrides, applied in order before variants and compare rows.
     pub overrides: Vec<Override>,
-    /// `--seed`: beats every seed the file gives (see [`seed`]).
+    /// `--seed`: beats every seed the file gives (see `scenario::seed`).
     pub seed: Option<u64>,
-    /// Which seed of the file the rows take (see [`seed`]).
+    /// Which seed of the file the rows take (see `scenario::seed`).
     pub purpose: Purpose,
     /// Extra axes (sweep `--vary`), after the file's `[compare]` axes.
     pub extra_axes: Vec<(String, Vec<Value>)>,

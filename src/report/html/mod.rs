@@ -5,7 +5,7 @@
 //! the page the unsharded sweep writes.
 //!
 //! The page is a minijinja template (`report.html.j2`, HTML-escaped); the charts
-//! come from [`charts`].
+//! come from `charts`.
 
 pub(crate) mod charts;
 
