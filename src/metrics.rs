@@ -13,6 +13,7 @@ pub struct TimeAverage {
 }
 
 impl TimeAverage {
+    /// Changes the level by `delta` at time `now`.
     pub fn add(&mut self, now: Ticks, delta: i64) {
         self.advance(now);
         self.level = self.level.saturating_add_signed(delta);
@@ -24,6 +25,7 @@ impl TimeAverage {
         self.last = self.last.max(now);
     }
 
+    /// The current level.
     pub fn level(&self) -> u64 {
         self.level
     }
@@ -142,6 +144,7 @@ impl Samples {
         self.buckets[b] += 1;
     }
 
+    /// Values recorded.
     pub fn count(&self) -> u64 {
         self.count
     }
@@ -151,6 +154,7 @@ impl Samples {
         self.buckets.is_empty()
     }
 
+    /// Mean of the values, in ms (0 when empty).
     pub fn mean_ms(&self) -> f64 {
         if self.count == 0 {
             return 0.0;
@@ -158,10 +162,12 @@ impl Samples {
         (self.sum as f64 / self.count as f64) / crate::engine::Ticks::from_ms(1.0).0 as f64
     }
 
+    /// Largest value, in ms (0 when empty).
     pub fn max_ms(&self) -> f64 {
         Ticks(self.max).as_ms()
     }
 
+    /// Smallest value, in ms (0 when empty).
     pub fn min_ms(&self) -> f64 {
         if self.count == 0 {
             return 0.0;
@@ -169,6 +175,7 @@ impl Samples {
         Ticks(self.min).as_ms()
     }
 
+    /// Sum of the values, in ms.
     pub fn sum_ms(&self) -> f64 {
         self.sum as f64 / crate::engine::Ticks::from_ms(1.0).0 as f64
     }
