@@ -13,6 +13,7 @@ pub struct TimeAverage {
 }
 
 impl TimeAverage {
+    /// Changes the level by `delta` at time `now`.
     pub fn add(&mut self, now: Ticks, delta: i64) {
         self.advance(now);
         self.level = self.level.saturating_add_signed(delta);
@@ -24,6 +25,7 @@ impl TimeAverage {
         self.last = self.last.max(now);
     }
 
+    /// The current level.
     pub fn level(&self) -> u64 {
         self.level
     }
@@ -60,9 +62,12 @@ pub struct Samples {
     /// u64::MAX while empty.
     min: u64,
     max: u64,
-    /// `exact` is in ascending order (sorted once for the first quantile asked:
-    /// a report asks for dozens, and one sort beats a selection each).
+    /// `exact` is in ascending order: sorted once a fifth percentile is asked (a
+    /// report asks some statistics for dozens, where one sort beats a selection
+    /// each; for a few, selections are cheaper).
     sorted: bool,
+    /// Percentiles asked since the last push.
+    queries: u8,
 }
 
 impl Default for Samples {
@@ -75,6 +80,7 @@ impl Default for Samples {
             min: u64::MAX,
             max: 0,
             sorted: false,
+            queries: 0,
         }
     }
 }
@@ -110,6 +116,7 @@ impl Samples {
         self.count += 1;
         self.sum += u128::from(v);
         self.sorted = false;
+        self.queries = 0;
         if self.exact.len() < EXACT_CAP && self.buckets.is_empty() {
             self.exact.push(v);
         } else {
@@ -137,6 +144,7 @@ impl Samples {
         self.buckets[b] += 1;
     }
 
+    /// Values recorded.
     pub fn count(&self) -> u64 {
         self.count
     }
@@ -146,6 +154,7 @@ impl Samples {
         self.buckets.is_empty()
     }
 
+    /// Mean of the values, in ms (0 when empty).
     pub fn mean_ms(&self) -> f64 {
         if self.count == 0 {
             return 0.0;
@@ -153,10 +162,12 @@ impl Samples {
         (self.sum as f64 / self.count as f64) / crate::engine::Ticks::from_ms(1.0).0 as f64
     }
 
+    /// Largest value, in ms (0 when empty).
     pub fn max_ms(&self) -> f64 {
         Ticks(self.max).as_ms()
     }
 
+    /// Smallest value, in ms (0 when empty).
     pub fn min_ms(&self) -> f64 {
         if self.count == 0 {
             return 0.0;
@@ -164,6 +175,7 @@ impl Samples {
         Ticks(self.min).as_ms()
     }
 
+    /// Sum of the values, in ms.
     pub fn sum_ms(&self) -> f64 {
         self.sum as f64 / crate::engine::Ticks::from_ms(1.0).0 as f64
     }
@@ -171,10 +183,16 @@ impl Samples {
     /// The value of 0-based rank `rank` in sorted order.
     fn at_rank(&mut self, rank: u64) -> u64 {
         if self.buckets.is_empty() {
-            if !self.sorted {
-                radix_sort(&mut self.exact);
-                self.sorted = true;
+            if self.sorted {
+                return self.exact[rank as usize];
             }
+            self.queries = self.queries.saturating_add(1);
+            if self.queries <= 4 {
+                let (_, v, _) = self.exact.select_nth_unstable(rank as usize);
+                return *v;
+            }
+            radix_sort(&mut self.exact);
+            self.sorted = true;
             return self.exact[rank as usize];
         }
         let mut seen = 0;

@@ -33,12 +33,17 @@ pub struct StepStats {
 pub struct WorkloadStats {
     /// Requests sent (every one ends in exactly one of the outcomes below).
     pub requests: u64,
+    /// Handled and (for plans) every call succeeded in time.
     pub answered: u64,
+    /// A plan call failed, or the response came after the threshold.
     pub dropped: u64,
     /// The client gave up first.
     pub timed_out: u64,
+    /// Refused by a full server (503).
     pub shed: u64,
+    /// Rejected by a limiter (429).
     pub rejected: u64,
+    /// Answered 404: no service owns the route.
     pub not_found: u64,
     /// Response times of the requests that got a response (not given up on).
     pub response: Samples,

@@ -34,6 +34,7 @@ use rand::RngExt;
 /// What one server measured in a run.
 #[derive(Debug, Clone, Default)]
 pub struct ServerStats {
+    /// The service it serves.
     pub service: ServiceId,
     /// Requests that reached the server.
     pub arrived: u64,
@@ -54,6 +55,7 @@ pub struct ServerStats {
     pub queued: TimeAverage,
     /// Filled in at the end of the run from `busy` and `queued`.
     pub mean_busy_slots: f64,
+    /// Time-weighted mean of queued requests (`queued`).
     pub mean_queue: f64,
     /// Slot time spent on processed requests (service, and calls made holding the
     /// slot), and on requests cancelled while they held it.

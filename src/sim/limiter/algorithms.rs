@@ -10,9 +10,11 @@ use std::collections::VecDeque;
 /// What a limiter does with one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
+    /// Let through now.
     Pass,
     /// Throttled: held, and let through at this time.
     Delay(Ticks),
+    /// Rejected (429).
     Reject,
 }
 

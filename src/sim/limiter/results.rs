@@ -12,10 +12,13 @@ pub struct LimiterRun {
     pub seen: u64,
     /// Let through, at once or after a throttle hold.
     pub passed: u64,
+    /// Rejected (429).
     pub rejected: u64,
     /// Passed after a throttle hold.
     pub delayed: u64,
+    /// Throttle holds of the delayed requests, summed, in ms.
     pub delay_total_ms: f64,
+    /// The longest throttle hold, in ms.
     pub delay_max_ms: f64,
     /// Distinct bucket keys the limiter saw.
     pub buckets: u64,
@@ -25,18 +28,25 @@ pub struct LimiterRun {
     pub members: Vec<MemberCount>,
 }
 
+/// One member's requests at one limiter.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemberCount {
+    /// The `member` label.
     pub member: String,
+    /// Let through.
     pub passed: u64,
+    /// Rejected.
     pub rejected: u64,
 }
 
 /// The requests of one (route, access) pair and how many each limiter counted.
 #[derive(Debug, Clone, Default)]
 pub struct RouteTraffic {
+    /// The route.
     pub route: RouteId,
+    /// The access path (gateway or direct).
     pub access: Option<Access>,
+    /// Requests sent on this pair.
     pub requests: u64,
     /// Per limiter (declaration order).
     pub counted: Vec<u64>,
@@ -45,7 +55,9 @@ pub struct RouteTraffic {
 /// End-to-end outcomes of one member's requests.
 #[derive(Debug, Clone, Default)]
 pub struct MemberOutcome {
+    /// The `member` label.
     pub member: String,
+    /// Requests sent.
     pub requests: u64,
     /// Passed every limiter and reached the handler.
     pub admitted: u64,
