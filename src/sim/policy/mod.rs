@@ -47,23 +47,37 @@ pub(crate) const POLICY_CALL: CallId = 1 << 31;
 pub struct CallStats {
     /// The calling service, or the workload (its clients summed).
     pub caller: String,
+    /// The service or dependency called.
     pub target: String,
+    /// The policy's name (`none`: calls without one).
     pub call_policy: String,
+    /// Calls made, refused ones included.
     pub first_tries: u64,
+    /// Attempts sent.
     pub attempts: u64,
+    /// Retries sent.
     pub retries: u64,
+    /// Hedged copies sent.
     pub hedges: u64,
+    /// Attempts answered ok.
     pub ok: u64,
+    /// Attempts answered with a failure.
     pub error: u64,
+    /// Attempts that timed out.
     pub timeout: u64,
+    /// Attempts shed by a full server.
     pub shed: u64,
+    /// Attempts rejected by a limiter.
     pub rejected: u64,
     /// Hedge losers and attempts cancelled from above.
     pub cancelled: u64,
     /// Retries the budget refused (each ends its call).
     pub budget_refused: u64,
+    /// Calls the breaker refused before any attempt.
     pub breaker_refused: u64,
+    /// Calls the throttle refused before any attempt.
     pub throttled: u64,
+    /// Times the breaker opened.
     pub breaker_opened: u64,
     /// The most attempts one call took (a check: never above the policy's
     /// `max_attempts`; not a column).
