@@ -162,6 +162,7 @@ impl Limiting {
 
 impl World<'_> {
     /// Counts a new request for the per-member and per-pair tallies.
+    #[inline(always)]
     pub(in crate::sim) fn limiting_sent(&mut self, req: ReqId) {
         if !self.limiting.enabled() {
             return;
