@@ -96,6 +96,16 @@ impl BreakerState {
         }
     }
 
+    /// A call admitted as `how` was given up from above (no outcome): a trial's
+    /// place goes back, so the half-open state does not wait for it forever.
+    pub fn forget(&mut self, how: Admit) {
+        if how == Admit::Trial
+            && let Phase::HalfOpen { sent, .. } = &mut self.phase
+        {
+            *sent = sent.saturating_sub(1);
+        }
+    }
+
     fn open(&mut self, now: Ticks) {
         self.phase = Phase::Open {
             until: now + self.cfg.open,
@@ -174,6 +184,19 @@ mod tests {
             b.record(t(104.0), Admit::Pass, true);
         }
         assert_eq!(b.phase, Phase::Closed);
+    }
+
+    #[test]
+    fn a_trial_given_up_from_above_frees_its_place() {
+        let mut b = BreakerState::new(cfg(BreakerWindow::Count(4)));
+        for _ in 0..4 {
+            b.record(t(0.0), Admit::Pass, true);
+        }
+        assert_eq!(b.admit(t(100.0)), Admit::Trial);
+        assert_eq!(b.admit(t(100.0)), Admit::Trial);
+        assert_eq!(b.admit(t(100.0)), Admit::Refuse);
+        b.forget(Admit::Trial);
+        assert_eq!(b.admit(t(100.0)), Admit::Trial);
     }
 
     #[test]

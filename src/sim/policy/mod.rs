@@ -275,6 +275,10 @@ impl World<'_> {
             // no time at all: one attempt that fails at once, as without a policy
             st.stats.attempts += 1;
             st.stats.timeout += 1;
+            st.stats.most_attempts = st.stats.most_attempts.max(1);
+            if let Some(b) = &mut st.breaker {
+                b.record(now, admit, true);
+            }
             let _ = self.call(caller, target, cap, cancel);
             return Err(Outcome::TimedOut);
         }
@@ -486,7 +490,11 @@ impl World<'_> {
     /// The caller of policy call `id` (with [`POLICY_CALL`] set) gives up on it.
     pub(super) fn policy_abandon(&mut self, id: CallId, force: bool) {
         let pc = id & !POLICY_CALL;
-        let cancel = force || self.policies.calls[pc as usize].cancel;
+        let p = &self.policies.calls[pc as usize];
+        let (cancel, state, admit) = (force || p.cancel, p.state, p.admit);
+        if let Some(b) = &mut self.policies.states[state as usize].breaker {
+            b.forget(admit);
+        }
         self.policy_stop_attempts(pc, cancel);
         self.policies.free.push(pc);
     }
