@@ -387,3 +387,46 @@ fn adaptive_throttling_sends_the_backend_k_times_its_accepts() {
         assert_eq!(c.retries, 0, "throttled calls are not retried");
     }
 }
+
+/// Same seed, same bytes for any thread count and shard split, with jittered
+/// retries and throttle coins in every run (a sweep of the throttling file).
+#[test]
+fn policy_sweeps_do_not_depend_on_threads_or_shards() {
+    let sweep = |extra: &[&str]| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        crate::common::resim()
+            .arg("sweep")
+            .arg(scenario("scenarios/adaptive-throttling.toml"))
+            .args(["-n", "4", "--quiet", "--set", "workload.duration_ms=5000"])
+            .arg("--out")
+            .arg(dir.path())
+            .args(extra)
+            .assert()
+            .success();
+        dir
+    };
+    let read = |d: &tempfile::TempDir, f: &str| {
+        std::fs::read(d.path().join(f)).unwrap_or_else(|e| panic!("{f}: {e}"))
+    };
+    let one = sweep(&["--jobs", "1"]);
+    let two = sweep(&["--jobs", "2"]);
+    for f in ["replications.csv", "summary.csv"] {
+        assert!(read(&one, f) == read(&two, f), "{f} differs with 2 threads");
+    }
+    // the calls metrics are in it
+    let reps = String::from_utf8(read(&one, "replications.csv")).expect("utf-8");
+    assert!(reps.contains("calls.throttled"), "{reps}");
+    let shards: Vec<tempfile::TempDir> = (1..=2)
+        .map(|k| sweep(&["--jobs", "1", "--shard", &format!("{k}/2")]))
+        .collect();
+    let merged = tempfile::tempdir().expect("temp dir");
+    crate::common::resim()
+        .arg("merge")
+        .args(shards.iter().map(|d| d.path()))
+        .arg("--out")
+        .arg(merged.path())
+        .arg("--quiet")
+        .assert()
+        .success();
+    assert!(read(&one, "summary.csv") == read(&merged, "summary.csv"));
+}
