@@ -5,6 +5,7 @@
 
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
+use super::trace::trace;
 use super::{CallId, Event, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::TimeAverage;
@@ -107,6 +108,7 @@ impl World<'_> {
         d.busy_average.add(now, 1);
         let latency = d.sampler.sample(&mut d.rng);
         self.obs.work_started(dep);
+        trace!(self, work_started(call, now));
         let done = now + latency;
         let key = if cancelled_at.is_some_and(|c| done > c) {
             None
@@ -140,6 +142,7 @@ impl World<'_> {
         let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, -1);
         self.obs.work_ended(dep, now - start);
+        trace!(self, work_ended(call, start, now));
         if let Some(next) = self.dependencies.deps[dep].line.release() {
             self.dependency_begin(dep, next, None);
         }

@@ -25,6 +25,7 @@
 
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
+use super::trace::trace;
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::{Samples, TimeAverage};
@@ -341,6 +342,7 @@ impl World<'_> {
             st.replicas[r].busy.add(now, 1);
         }
         self.obs.waited(self.requests[req].step, now - arrived);
+        trace!(self, server_started(req, arrived, now));
         let times = &mut self.servers.in_service;
         if times.len() <= req as usize {
             times.resize(req as usize + 1, (Ticks::ZERO, Ticks::ZERO));
@@ -413,6 +415,10 @@ impl World<'_> {
             r.processed += 1;
             r.response.push(now - arrived);
         }
+        trace!(
+            self,
+            server_released(req, Some(outcome), arrived, started, now)
+        );
         if let Some(w) = next {
             st.queued.add(now, -1);
             self.server_start(i, w.req, w.arrived, w.demand);
@@ -445,6 +451,7 @@ impl World<'_> {
         st.queued.add(now, -1);
         st.abandoned += 1;
         st.saved_ms += w.demand.as_ms();
+        trace!(self, server_unqueued(req, w.arrived, now));
         st.in_server_ms += (now - w.arrived).as_ms();
         self.handler_released(req);
         self.obs.abandoned(self.requests[req].step);
@@ -488,6 +495,7 @@ impl World<'_> {
         st.work_ms += worked;
         st.late_work_ms += worked;
         st.in_server_ms += (now - arrived).as_ms();
+        trace!(self, server_released(req, None, arrived, started, now));
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
         }

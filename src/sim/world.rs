@@ -9,6 +9,7 @@ use super::observe::Observers;
 use super::plan::Plans;
 use super::request::Requests;
 use super::server::Servers;
+use super::trace::Tracer;
 use super::workload::Workloads;
 use super::{Event, RunResult, Symbols, timers};
 use crate::engine::{EventKey, EventQueue, Lane, Ticks};
@@ -32,6 +33,8 @@ pub(crate) struct World<'m> {
     pub symbols: Symbols,
     pub limiting: Limiting,
     pub obs: Observers,
+    /// The request tracer (`--trace N`); None in an ordinary run.
+    pub trace: Option<Box<Tracer>>,
 }
 
 impl<'m> World<'m> {
@@ -51,6 +54,7 @@ impl<'m> World<'m> {
             symbols,
             limiting: Limiting::new(model),
             obs: Observers::new(model),
+            trace: None,
         };
         timers::register(&mut world.queue, model);
         world
