@@ -107,11 +107,11 @@ impl World<'_> {
             self.obs.call_made(dep);
             if cap == Some(Ticks::ZERO) {
                 self.obs.call_failed(dep);
-                trace!(self, call_started(None, caller.request(), target, self.now));
+                trace!(self, call_open(None, caller.request(), target));
                 return None;
             }
         } else if cap == Some(Ticks::ZERO) {
-            trace!(self, call_started(None, caller.request(), target, self.now));
+            trace!(self, call_open(None, caller.request(), target));
             return None;
         }
         let deadline = cap.map(|c| self.now + c);
@@ -126,10 +126,7 @@ impl World<'_> {
             arrive_key: None,
             callee: None,
         });
-        trace!(
-            self,
-            call_started(Some(id), caller.request(), target, self.now)
-        );
+        trace!(self, call_open(Some(id), caller.request(), target));
         match target {
             Target::Dependency(dep) => {
                 // A timer that cannot fire is not scheduled: a completion at or
@@ -173,7 +170,7 @@ impl World<'_> {
     /// The dependency finished the work of `call` (begun at `work_start`): the
     /// answer goes to its caller, or is work nobody waited for.
     pub(super) fn call_answered(&mut self, call: CallId, work_start: Ticks) {
-        trace!(self, call_ended(call, "ok", self.now));
+        trace!(self, call_ended(call, "ok"));
         let c = self.calls.slab[call as usize];
         self.calls.free.push(call);
         if c.waiting {
@@ -188,7 +185,7 @@ impl World<'_> {
 
     /// The service a call became a request at answers it with `outcome`.
     pub(super) fn call_answered_by_service(&mut self, call: CallId, outcome: Outcome) {
-        trace!(self, call_answered(call, outcome, self.now));
+        trace!(self, call_answered(call, outcome));
         let c = self.calls.slab[call as usize];
         self.calls.free.push(call);
         if let Some(key) = c.timeout_key {
@@ -200,7 +197,7 @@ impl World<'_> {
     /// The call's timeout: its caller gives up on it.
     pub(super) fn call_timeout(&mut self, call: CallId) {
         let now = self.now;
-        trace!(self, call_ended(call, "timeout", now));
+        trace!(self, call_ended(call, "timeout"));
         let c = &mut self.calls.slab[call as usize];
         c.timeout_key = None;
         let caller = c.caller;
@@ -232,7 +229,7 @@ impl World<'_> {
         c.waiting = false;
         c.gave_up = now;
         let (target, cancel) = (c.target, c.cancel);
-        trace!(self, call_given_up(call, cancel, now));
+        trace!(self, call_given_up(call, cancel));
         match target {
             Target::Dependency(dep) => {
                 if cancel {

@@ -108,7 +108,7 @@ impl World<'_> {
         d.busy_average.add(now, 1);
         let latency = d.sampler.sample(&mut d.rng);
         self.obs.work_started(dep);
-        trace!(self, work_started(call, now));
+        trace!(self, work_started(call));
         let done = now + latency;
         let key = if cancelled_at.is_some_and(|c| done > c) {
             None
@@ -142,7 +142,7 @@ impl World<'_> {
         let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, -1);
         self.obs.work_ended(dep, now - start);
-        trace!(self, work_ended(call, start, now));
+        trace!(self, work_ended(call, start));
         if let Some(next) = self.dependencies.deps[dep].line.release() {
             self.dependency_begin(dep, next, None);
         }

@@ -120,7 +120,7 @@ impl World<'_> {
         r.deadline = timeout.or(tag.patience).map(|t| now + t);
         r.source = self.workload.current;
         r.caller = None;
-        trace!(self, sent(id, route, owner, now));
+        trace!(self, sent(id, route, owner));
         self.obs.request_sent(now);
         if let Some(t) = timeout {
             let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
@@ -172,7 +172,7 @@ impl World<'_> {
         r.deadline = deadline;
         r.caller = Some(call);
         r.source = source;
-        trace!(self, call_request(id, call, service, self.now));
+        trace!(self, call_request(id, call, service));
         id
     }
 
@@ -191,7 +191,7 @@ impl World<'_> {
     /// The handler is done with `req`: the client gets `outcome` unless it already
     /// gave up.
     pub(super) fn respond(&mut self, req: ReqId, outcome: Outcome) {
-        trace!(self, responded(req, outcome, self.now));
+        trace!(self, responded(req, outcome));
         self.obs.handled(self.requests[req].step, outcome);
         let now = self.now;
         let r = &mut self.requests[req];
@@ -230,7 +230,7 @@ impl World<'_> {
         let in_system = now - r.sent;
         self.obs.gave_up();
         self.obs.left(now, in_system);
-        trace!(self, gave_up(req, now));
+        trace!(self, gave_up(req));
         if self.requests[req].in_handler {
             self.abandon(req);
         }
@@ -247,7 +247,7 @@ impl World<'_> {
             return;
         }
         r.closed = true;
-        trace!(self, caller_gone(req, cancel, self.now));
+        trace!(self, caller_gone(req, cancel));
         if r.in_handler {
             if cancel {
                 self.cancel_work(req);

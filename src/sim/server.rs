@@ -342,7 +342,7 @@ impl World<'_> {
             st.replicas[r].busy.add(now, 1);
         }
         self.obs.waited(self.requests[req].step, now - arrived);
-        trace!(self, server_started(req, arrived, now));
+        trace!(self, server_started(req, arrived));
         let times = &mut self.servers.in_service;
         if times.len() <= req as usize {
             times.resize(req as usize + 1, (Ticks::ZERO, Ticks::ZERO));
@@ -415,10 +415,7 @@ impl World<'_> {
             r.processed += 1;
             r.response.push(now - arrived);
         }
-        trace!(
-            self,
-            server_released(req, Some(outcome), arrived, started, now)
-        );
+        trace!(self, served(req, Some(outcome), arrived, started));
         if let Some(w) = next {
             st.queued.add(now, -1);
             self.server_start(i, w.req, w.arrived, w.demand);
@@ -451,7 +448,7 @@ impl World<'_> {
         st.queued.add(now, -1);
         st.abandoned += 1;
         st.saved_ms += w.demand.as_ms();
-        trace!(self, server_unqueued(req, w.arrived, now));
+        trace!(self, server_unqueued(req, w.arrived));
         st.in_server_ms += (now - w.arrived).as_ms();
         self.handler_released(req);
         self.obs.abandoned(self.requests[req].step);
@@ -495,7 +492,7 @@ impl World<'_> {
         st.work_ms += worked;
         st.late_work_ms += worked;
         st.in_server_ms += (now - arrived).as_ms();
-        trace!(self, server_released(req, None, arrived, started, now));
+        trace!(self, served(req, None, arrived, started));
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
         }

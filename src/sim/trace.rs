@@ -14,11 +14,12 @@ use super::{CallId, Outcome, ReqId};
 use crate::engine::Ticks;
 use crate::model::{Model, RouteId, ServiceId, Target};
 
-/// Runs a tracer hook when the run is traced: `trace!(self, hook(args))`.
+/// Runs a tracer hook when the run is traced: `trace!(self, hook(args))` calls
+/// `hook(args, self.now)`.
 macro_rules! trace {
     ($world:expr, $hook:ident($($arg:expr),* $(,)?)) => {
         if let Some(t) = $world.trace.as_deref_mut() {
-            t.$hook($($arg),*);
+            t.$hook($($arg,)* $world.now);
         }
     };
 }
@@ -299,7 +300,7 @@ impl Tracer {
 
     /// `req` left its slot (held since `started`) with `outcome`, or `None`:
     /// cancelled.
-    pub fn server_released(
+    pub fn served(
         &mut self,
         req: ReqId,
         outcome: Option<Outcome>,
@@ -322,7 +323,7 @@ impl Tracer {
 
     /// Request `from` calls `target` now: open call `call` (None: failed at once,
     /// no time left).
-    pub fn call_started(&mut self, call: Option<CallId>, from: ReqId, target: Target, now: Ticks) {
+    pub fn call_open(&mut self, call: Option<CallId>, from: ReqId, target: Target, now: Ticks) {
         let Some(r) = self.req(from) else {
             if let Some(c) = call
                 && let Some(info) = self.calls.get_mut(c as usize)
