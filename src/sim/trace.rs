@@ -408,6 +408,9 @@ impl Tracer {
                 vec![("depth", Arg::Int(c.depth.into()))],
             );
         }
+        // a timeout ended the call already; otherwise its own caller went away
+        let outcome = if cancel { "cancelled" } else { "abandoned" };
+        self.call_ended(call, outcome, now);
     }
 
     // ---- dependency.rs ----
