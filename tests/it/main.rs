@@ -18,4 +18,5 @@ mod runaway;
 mod sweep;
 mod tables;
 mod thresholds_json;
+mod trace;
 mod workloads;
