@@ -108,7 +108,6 @@ impl World<'_> {
         d.busy_average.add(now, 1);
         let latency = d.sampler.sample(&mut d.rng);
         self.obs.work_started(dep);
-        trace!(self, work_started(call));
         let done = now + latency;
         let key = if cancelled_at.is_some_and(|c| done > c) {
             None

@@ -57,6 +57,8 @@ pub(crate) struct Plans {
 }
 
 impl<'m> World<'m> {
+    // inlined: a hook more in a caller must not move this lookup out of line
+    #[inline]
     fn plan_of(&self, req: ReqId) -> &'m Plan {
         let model: &'m crate::model::Model = self.model;
         match &model.services[self.requests[req].service].handler {

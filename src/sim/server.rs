@@ -342,7 +342,6 @@ impl World<'_> {
             st.replicas[r].busy.add(now, 1);
         }
         self.obs.waited(self.requests[req].step, now - arrived);
-        trace!(self, server_started(req, arrived));
         let times = &mut self.servers.in_service;
         if times.len() <= req as usize {
             times.resize(req as usize + 1, (Ticks::ZERO, Ticks::ZERO));

@@ -8,7 +8,8 @@
 //! expand to a branch on `World::trace`: a run without `--trace` evaluates none of
 //! the arguments and does no other work. The tracer keeps its own map from request
 //! and call slots to traced requests (slots are reused: a slot is mapped again each
-//! time it is taken), so the actors keep no tracing state.
+//! time it is taken), so the actors keep no tracing state. Every hook is
+//! `#[cold]` and never inlined: an untraced run's hot paths keep their shape.
 
 use super::{CallId, Outcome, ReqId};
 use crate::engine::Ticks;
@@ -204,6 +205,8 @@ impl Tracer {
 
     /// A client's request `req` to `route` (owned by `service`) leaves now: traced
     /// when it is one of the first `limit`.
+    #[cold]
+    #[inline(never)]
     pub fn sent(&mut self, req: ReqId, route: RouteId, service: Option<ServiceId>, now: Ticks) {
         let n = self.trace.tracks.len() as u32;
         let track = if n < self.limit { n } else { NONE };
@@ -224,6 +227,8 @@ impl Tracer {
     }
 
     /// Call `call` became request `req` at `service`.
+    #[cold]
+    #[inline(never)]
     pub fn call_request(&mut self, req: ReqId, call: CallId, service: ServiceId, now: Ticks) {
         let (track, depth) = self.call(call).map_or((NONE, 0), |c| (c.track, c.depth));
         self.set_req(
@@ -239,11 +244,15 @@ impl Tracer {
     }
 
     /// The handler answered `req` with `outcome` (its client may have gone).
+    #[cold]
+    #[inline(never)]
     pub fn responded(&mut self, req: ReqId, outcome: Outcome, now: Ticks) {
         self.client_end(req, outcome_name(outcome), now);
     }
 
     /// The client of `req` gave up on it now.
+    #[cold]
+    #[inline(never)]
     pub fn gave_up(&mut self, req: ReqId, now: Ticks) {
         self.client_end(req, "timeout", now);
     }
@@ -265,6 +274,8 @@ impl Tracer {
     }
 
     /// The caller of call-request `req` went away; with `cancel` its work stops.
+    #[cold]
+    #[inline(never)]
     pub fn caller_gone(&mut self, req: ReqId, cancel: bool, now: Ticks) {
         let Some(r) = self.req(req) else { return };
         if cancel {
@@ -280,17 +291,10 @@ impl Tracer {
 
     // ---- server.rs ----
 
-    /// `req` started service after waiting since `arrived`.
-    pub fn server_started(&mut self, req: ReqId, arrived: Ticks, now: Ticks) {
-        let Some(r) = self.req(req) else { return };
-        if now > arrived {
-            let name = format!("queue {}", self.services[r.service]);
-            self.span(r.track, name, "queue", arrived, now);
-        }
-    }
-
     /// `req` left the queue it waited in since `arrived` without service
     /// (abandoned by its client or cancelled by its caller).
+    #[cold]
+    #[inline(never)]
     pub fn server_unqueued(&mut self, req: ReqId, arrived: Ticks, now: Ticks) {
         let Some(r) = self.req(req) else { return };
         let name = format!("queue {}", self.services[r.service]);
@@ -300,6 +304,8 @@ impl Tracer {
 
     /// `req` left its slot (held since `started`) with `outcome`, or `None`:
     /// cancelled.
+    #[cold]
+    #[inline(never)]
     pub fn served(
         &mut self,
         req: ReqId,
@@ -309,6 +315,11 @@ impl Tracer {
         now: Ticks,
     ) {
         let Some(r) = self.req(req) else { return };
+        if started > arrived {
+            // it waited for a slot (no hook at the start: one branch less each)
+            let name = format!("queue {}", self.services[r.service]);
+            self.span(r.track, name, "queue", arrived, started);
+        }
         let name = format!("service {}", self.services[r.service]);
         let outcome = outcome.map_or("cancelled", outcome_name);
         let args = vec![
@@ -323,6 +334,8 @@ impl Tracer {
 
     /// Request `from` calls `target` now: open call `call` (None: failed at once,
     /// no time left).
+    #[cold]
+    #[inline(never)]
     pub fn call_open(&mut self, call: Option<CallId>, from: ReqId, target: Target, now: Ticks) {
         let Some(r) = self.req(from) else {
             if let Some(c) = call
@@ -367,6 +380,8 @@ impl Tracer {
 
     /// Call `call` is over for its caller: `outcome` (ok, failed, timeout,
     /// cancelled, abandoned).
+    #[cold]
+    #[inline(never)]
     pub fn call_ended(&mut self, call: CallId, outcome: &'static str, now: Ticks) {
         let Some(c) = self.call(call) else { return };
         if c.ended {
@@ -387,6 +402,8 @@ impl Tracer {
     }
 
     /// Call `call`'s outcome from the service it reached.
+    #[cold]
+    #[inline(never)]
     pub fn call_answered(&mut self, call: CallId, outcome: Outcome, now: Ticks) {
         let name = match outcome {
             Outcome::Answered => "ok",
@@ -397,6 +414,8 @@ impl Tracer {
     }
 
     /// The caller gave up on `call` now and, with `cancel`, cancels its work.
+    #[cold]
+    #[inline(never)]
     pub fn call_given_up(&mut self, call: CallId, cancel: bool, now: Ticks) {
         let Some(c) = self.call(call) else { return };
         if cancel {
@@ -415,20 +434,17 @@ impl Tracer {
 
     // ---- dependency.rs ----
 
-    /// The dependency starts the work of `call` now (it waited since the call
-    /// started if there was no free slot).
-    pub fn work_started(&mut self, call: CallId, now: Ticks) {
-        let Some(c) = self.call(call) else { return };
-        if now > c.start {
-            let name = format!("queue {}", self.target_name(c.target));
-            self.span(c.track, name, "queue", c.start, now);
-        }
-    }
-
     /// The dependency stopped working on `call` (done or cancelled), begun at
     /// `start`.
+    #[cold]
+    #[inline(never)]
     pub fn work_ended(&mut self, call: CallId, start: Ticks, now: Ticks) {
         let Some(c) = self.call(call) else { return };
+        if start > c.start {
+            // it waited for a slot (no hook at the start: one branch less per call)
+            let name = format!("queue {}", self.target_name(c.target));
+            self.span(c.track, name, "queue", c.start, start);
+        }
         let name = format!("work {}", self.target_name(c.target));
         let args = vec![
             ("caller_waiting", Arg::Text((!c.ended).to_string())),
