@@ -44,6 +44,12 @@ enum Command {
         /// Print the tables as one JSON document on stdout instead of text
         #[arg(long)]
         json: bool,
+        /// Also write trace.json (Chrome trace-event format: open it in
+        /// https://ui.perfetto.dev or chrome://tracing): the queue waits, services,
+        /// calls, dependency work and cancellations of the first N requests the
+        /// workloads send, one process per compare row, one row per request
+        #[arg(long, value_name = "N")]
+        trace: Option<u32>,
     },
     /// Monte-Carlo sweep: run every compare row over many seeded replications and
     /// write replications.csv, summary.csv, paired.csv and manifest.toml
@@ -183,6 +189,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             quiet,
             no_report,
             json,
+            trace,
         } => {
             let files = scenario_files(&paths)?;
             let opts = LoadOptions {
@@ -204,7 +211,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             let mut failed = Vec::new();
             let mut documents = Vec::new();
             for s in &scenarios {
-                let output = crate::run_scenario_output(s, progress)?;
+                let (output, trace_file) = crate::run_scenario_traced(s, progress, trace)?;
                 let verdict = crate::thresholds::check_run(s, &output.runs)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
                 let mut written = crate::run_files(
@@ -215,6 +222,9 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 )?;
                 if let Some(v) = &verdict {
                     written.push(("thresholds.csv".into(), crate::report::to_csv(&v.table)?));
+                }
+                if let Some(bytes) = trace_file {
+                    written.push((crate::report::trace::FILE.into(), bytes));
                 }
                 crate::report::write_files(&dir, &written)?;
                 if no_report {

@@ -63,6 +63,16 @@ impl RunOutput {
 /// bar on stderr (compare rows done) when `progress` and the run takes more than a
 /// second.
 pub fn run_scenario_output(scenario: &Scenario, progress: bool) -> Result<RunOutput, Error> {
+    Ok(run_scenario_traced(scenario, progress, None)?.0)
+}
+
+/// [`run_scenario_output`], and with `trace = Some(n)` the life of the first `n`
+/// requests of each compare row as `trace.json` bytes (one process per row).
+pub fn run_scenario_traced(
+    scenario: &Scenario,
+    progress: bool,
+    trace: Option<u32>,
+) -> Result<(RunOutput, Option<Vec<u8>>), Error> {
     let bar = progress::Delayed::new(
         scenario.rows.len() as u64,
         progress,
@@ -75,21 +85,53 @@ pub fn run_scenario_output(scenario: &Scenario, progress: bool) -> Result<RunOut
         .rows
         .par_iter()
         .map(|row| {
-            let run = sim::run(&row.model, 0).map_err(|e| in_row(e, scenario, row));
+            let run = match trace {
+                None => sim::run(&row.model, 0).map(|r| (r, None)),
+                Some(n) => sim::run_traced(&row.model, 0, n).map(|(r, t)| (r, Some(t))),
+            };
             bar.inc(1);
-            run
+            run.map_err(|e| in_row(e, scenario, row))
         })
         .collect::<Result<Vec<_>, Error>>();
     bar.finish();
-    let runs = runs?;
+    let (runs, traces): (Vec<_>, Vec<_>) = runs?.into_iter().unzip();
+    let trace_file = match trace {
+        None => None,
+        Some(_) => {
+            let columns = scenario.columns();
+            let rows: Vec<(String, sim::trace::Trace)> = scenario
+                .rows
+                .iter()
+                .zip(traces)
+                .enumerate()
+                .map(|(i, (row, t))| (row_label(i, &columns, &row.labels), t.unwrap_or_default()))
+                .collect();
+            Some(report::trace::render(&rows)?)
+        }
+    };
     let mut results = analysis::Results { scenario, runs };
     let tables = analysis::analyse(&mut results);
     let chart_tables = analysis::chart_tables(&mut results);
-    Ok(RunOutput {
+    let output = RunOutput {
         tables,
         chart_tables,
         runs: results.runs,
-    })
+    };
+    Ok((output, trace_file))
+}
+
+/// A compare row's name in the trace: `row 2: variant = slow, cancellation = true`.
+fn row_label(i: usize, columns: &[String], labels: &[String]) -> String {
+    let cells: Vec<String> = columns
+        .iter()
+        .zip(labels)
+        .map(|(c, l)| format!("{c} = {l}"))
+        .collect();
+    if cells.is_empty() {
+        format!("row {}", i + 1)
+    } else {
+        format!("row {}: {}", i + 1, cells.join(", "))
+    }
 }
 
 /// Names the file (and the compare row) in a runaway-limit error.

@@ -4,6 +4,7 @@
 mod csv_out;
 pub mod html;
 pub mod json;
+pub mod trace;
 
 pub use crate::format::format_number;
 pub use csv_out::{remove_stale_temporaries, to_csv, write_files, write_tables};

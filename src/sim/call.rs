@@ -26,6 +26,7 @@
 //! is a request at the service carrying the client's route and access.
 
 use super::policy::POLICY_CALL;
+use super::trace::trace;
 use super::{CallId, Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::Target;
@@ -39,6 +40,18 @@ pub(crate) enum Caller {
     Policy { call: u32 },
     /// A workload's client, for its request `req` (the caller of a policy call).
     Client { req: ReqId },
+}
+
+impl World<'_> {
+    /// The request on whose behalf `caller` calls (through a policy call, the
+    /// request of the policy call's own caller).
+    #[cold]
+    fn request_of(&self, caller: Caller) -> ReqId {
+        match self.outer(caller) {
+            Caller::Branch { req, .. } | Caller::Client { req } => req,
+            Caller::Policy { .. } => ReqId::MAX,
+        }
+    }
 }
 
 /// One open call.
@@ -104,9 +117,17 @@ impl World<'_> {
             self.obs.call_made(dep);
             if cap == Some(Ticks::ZERO) {
                 self.obs.call_failed(dep);
+                if self.trace.is_some() {
+                    let from = self.request_of(caller);
+                    trace!(self, call_open(None, from, target));
+                }
                 return None;
             }
         } else if cap == Some(Ticks::ZERO) {
+            if self.trace.is_some() {
+                let from = self.request_of(caller);
+                trace!(self, call_open(None, from, target));
+            }
             return None;
         }
         let deadline = cap.map(|c| self.now + c);
@@ -121,6 +142,10 @@ impl World<'_> {
             arrive_key: None,
             callee: None,
         });
+        if self.trace.is_some() {
+            let from = self.request_of(caller);
+            trace!(self, call_open(Some(id), from, target));
+        }
         match target {
             Target::Dependency(dep) => {
                 // A timer that cannot fire is not scheduled: a completion at or
@@ -182,6 +207,7 @@ impl World<'_> {
     /// successfully or with an error: the answer goes to its caller, or is work
     /// nobody waited for.
     pub(super) fn call_answered(&mut self, call: CallId, work_start: Ticks, ok: bool) {
+        trace!(self, call_ended(call, if ok { "ok" } else { "error" }));
         let c = self.calls.slab[call as usize];
         self.calls.free.push(call);
         if c.waiting {
@@ -201,6 +227,7 @@ impl World<'_> {
 
     /// The service a call became a request at answers it with `outcome`.
     pub(super) fn call_answered_by_service(&mut self, call: CallId, outcome: Outcome) {
+        trace!(self, call_answered(call, outcome));
         let c = self.calls.slab[call as usize];
         self.calls.free.push(call);
         if let Some(key) = c.timeout_key {
@@ -212,6 +239,7 @@ impl World<'_> {
     /// The call's timeout: its caller gives up on it.
     pub(super) fn call_timeout(&mut self, call: CallId) {
         let now = self.now;
+        trace!(self, call_ended(call, "timeout"));
         let c = &mut self.calls.slab[call as usize];
         c.timeout_key = None;
         let caller = c.caller;
@@ -258,6 +286,7 @@ impl World<'_> {
         c.waiting = false;
         c.gave_up = now;
         let (target, cancel) = (c.target, c.cancel);
+        trace!(self, call_given_up(call, cancel));
         match target {
             Target::Dependency(dep) => {
                 if cancel {

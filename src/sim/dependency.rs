@@ -5,6 +5,7 @@
 
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
+use super::trace::trace;
 use super::{CallId, Event, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::TimeAverage;
@@ -163,6 +164,7 @@ impl World<'_> {
         let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, -1);
         self.obs.work_ended(dep, now - start);
+        trace!(self, work_ended(call, start));
         if let Some(next) = self.dependencies.deps[dep].line.release() {
             self.dependency_begin(dep, next, None);
         }

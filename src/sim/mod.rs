@@ -20,6 +20,7 @@
 //! | [`policy`] | client policies: retries, hedges, breakers, throttles | `PolicyTimer` |
 //! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
 //! | [`observe`] | the run's statistics, fed by lifecycle notifications | (no events) |
+//! | [`trace`] | `--trace N`: the life of the first N requests, as spans | (no events) |
 //!
 //! Every event has exactly one receiver ([`world::World::dispatch`]), and every
 //! lifecycle step has one entry point: a request *arrives* at its service
@@ -68,6 +69,7 @@ mod request;
 mod server;
 mod slots;
 mod timers;
+pub mod trace;
 mod workload;
 mod world;
 
@@ -246,4 +248,19 @@ pub fn run(model: &Model, replication: u64) -> Result<RunResult, Error> {
     world.start()?;
     world.run_loop()?;
     Ok(world.finish_run())
+}
+
+/// [`run`], recording the life of the first `requests` requests the workloads
+/// send (see [`trace`]). The result is the same as `run`'s.
+pub fn run_traced(
+    model: &Model,
+    replication: u64,
+    requests: u32,
+) -> Result<(RunResult, trace::Trace), Error> {
+    let mut world = world::World::new(model, replication);
+    world.trace = Some(Box::new(trace::Tracer::new(model, requests)));
+    world.start()?;
+    world.run_loop()?;
+    let tracer = world.trace.take().map(|t| t.finish()).unwrap_or_default();
+    Ok((world.finish_run(), tracer))
 }

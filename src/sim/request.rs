@@ -6,6 +6,7 @@
 //! (`respond`), or given up by whoever sent it (`client_timeout`, `caller_gone`).
 //! Its slot is freed when neither the sender nor a handler needs it any more.
 
+use super::trace::trace;
 use super::{CallId, Event, Outcome, ReqId, Tag, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::{Access, RouteId, ServiceId};
@@ -119,6 +120,7 @@ impl World<'_> {
         r.deadline = timeout.or(tag.patience).map(|t| now + t);
         r.source = self.workload.current;
         r.caller = None;
+        trace!(self, sent(id, route, owner));
         self.obs.request_sent(now);
         if !self.model.policies.is_empty()
             && let Some(policy) = self.workload_policy(self.workload.current)
@@ -176,6 +178,7 @@ impl World<'_> {
         r.deadline = deadline;
         r.caller = Some(call);
         r.source = source;
+        trace!(self, call_request(id, call, service));
         id
     }
 
@@ -276,6 +279,7 @@ impl World<'_> {
     /// The handler is done with `req`: the client gets `outcome` unless it already
     /// gave up.
     pub(super) fn respond(&mut self, req: ReqId, outcome: Outcome) {
+        trace!(self, responded(req, outcome));
         self.obs.handled(self.requests[req].step, outcome);
         let now = self.now;
         let r = &mut self.requests[req];
@@ -314,6 +318,7 @@ impl World<'_> {
         let in_system = now - r.sent;
         self.obs.gave_up();
         self.obs.left(now, in_system);
+        trace!(self, gave_up(req));
         if self.requests[req].in_handler {
             self.abandon(req);
         }
@@ -330,6 +335,7 @@ impl World<'_> {
             return;
         }
         r.closed = true;
+        trace!(self, caller_gone(req, cancel));
         if r.in_handler {
             if cancel {
                 self.cancel_work(req);

@@ -25,6 +25,7 @@
 
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
+use super::trace::trace;
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::{Samples, TimeAverage};
@@ -415,6 +416,7 @@ impl World<'_> {
             r.processed += 1;
             r.response.push(now - arrived);
         }
+        trace!(self, served(req, Some(outcome), arrived, started));
         if let Some(w) = next {
             st.queued.add(now, -1);
             self.server_start(i, w.req, w.arrived, w.demand);
@@ -447,6 +449,7 @@ impl World<'_> {
         st.queued.add(now, -1);
         st.abandoned += 1;
         st.saved_ms += w.demand.as_ms();
+        trace!(self, server_unqueued(req, w.arrived));
         st.in_server_ms += (now - w.arrived).as_ms();
         self.handler_released(req);
         self.obs.abandoned(self.requests[req].step);
@@ -490,6 +493,7 @@ impl World<'_> {
         st.work_ms += worked;
         st.late_work_ms += worked;
         st.in_server_ms += (now - arrived).as_ms();
+        trace!(self, served(req, None, arrived, started));
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
         }

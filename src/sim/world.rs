@@ -10,6 +10,7 @@ use super::plan::Plans;
 use super::policy::Policies;
 use super::request::Requests;
 use super::server::Servers;
+use super::trace::Tracer;
 use super::workload::Workloads;
 use super::{Event, RunResult, Symbols, timers};
 use crate::engine::{EventKey, EventQueue, Lane, Ticks};
@@ -34,6 +35,8 @@ pub(crate) struct World<'m> {
     pub symbols: Symbols,
     pub limiting: Limiting,
     pub obs: Observers,
+    /// The request tracer (`--trace N`); None in an ordinary run.
+    pub trace: Option<Box<Tracer>>,
 }
 
 impl<'m> World<'m> {
@@ -54,6 +57,7 @@ impl<'m> World<'m> {
             symbols,
             limiting: Limiting::new(model),
             obs: Observers::new(model),
+            trace: None,
         };
         timers::register(&mut world.queue, model);
         world

@@ -20,4 +20,5 @@ mod runaway;
 mod sweep;
 mod tables;
 mod thresholds_json;
+mod trace;
 mod workloads;

@@ -1,0 +1,205 @@
+//! `resim run --trace N`: `trace.json` in Chrome's trace-event format, which
+//! <https://ui.perfetto.dev> and `chrome://tracing` open.
+//!
+//! One process (`pid`) per compare row, named by the row's labels; within it one
+//! row per traced request, named `#k ROUTE`. Spans are complete events (`"ph":
+//! "X"`, `ts` and `dur` in microseconds of virtual time), cancellations and calls
+//! that had no time left are instant events (`"ph": "i"`), row names are metadata
+//! events (`"ph": "M"`).
+//!
+//! Complete events on one thread must nest (the format's rule; Perfetto refuses
+//! overlapping ones): a request's parallel calls, or work that runs on after its
+//! caller gave up, overlap. So each request's spans are packed into as few lanes
+//! as nest properly: lane 0 holds the request itself, and an overlapping span goes
+//! to the first lane where it nests (a row `#k ROUTE (2)` just below). Every
+//! event's order is fixed, so the file is deterministic.
+
+use crate::engine::Ticks;
+use crate::error::Error;
+use crate::sim::trace::{Arg, Trace};
+use serde_json::{Map, Value, json};
+
+/// The file's name in the output folder.
+pub const FILE: &str = "trace.json";
+
+fn us(t: Ticks) -> Value {
+    // ticks are nanoseconds: microseconds with three decimals, exactly
+    json!(t.0 as f64 / 1000.0)
+}
+
+fn args(list: &[(&'static str, Arg)]) -> Value {
+    let mut m = Map::new();
+    for (k, v) in list {
+        let v = match v {
+            Arg::Text(s) => Value::String(s.clone()),
+            Arg::Int(i) => json!(i),
+            Arg::Ms(x) => json!(x),
+        };
+        m.insert((*k).to_string(), v);
+    }
+    Value::Object(m)
+}
+
+fn metadata(name: &str, pid: usize, tid: u64, args: Value) -> Value {
+    json!({"name": name, "ph": "M", "pid": pid, "tid": tid, "args": args})
+}
+
+/// Which of two spans with the same times holds the other (lower: outer).
+fn rank(cat: &str) -> u8 {
+    match cat {
+        "request" => 0,
+        "call" => 1,
+        "service" => 2,
+        "queue" => 3,
+        _ => 4,
+    }
+}
+
+/// Assigns each span of one request a lane where it nests: returns the lane of
+/// each span (by index into `spans`) and the number of lanes.
+fn pack(spans: &[(Ticks, Ticks, u8)]) -> (Vec<usize>, usize) {
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    // earlier first; of two that start together the longer holds the shorter, and
+    // of two equal ones the outer kind (a call holds its service)
+    order.sort_by_key(|&i| (spans[i].0, std::cmp::Reverse(spans[i].1), spans[i].2, i));
+    let mut lanes: Vec<Vec<Ticks>> = Vec::new();
+    let mut lane_of = vec![0; spans.len()];
+    for i in order {
+        let (start, end, _) = spans[i];
+        let mut placed = None;
+        for (l, stack) in lanes.iter_mut().enumerate() {
+            while stack.last().is_some_and(|&e| e <= start) {
+                stack.pop();
+            }
+            if placed.is_none() && stack.last().is_none_or(|&e| e >= end) {
+                stack.push(end);
+                placed = Some(l);
+            }
+        }
+        let l = placed.unwrap_or_else(|| {
+            lanes.push(vec![end]);
+            lanes.len() - 1
+        });
+        lane_of[i] = l;
+    }
+    (lane_of, lanes.len().max(1))
+}
+
+/// The trace file of a run: one `(process name, trace)` per compare row.
+pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
+    let mut events = Vec::new();
+    let mut tid: u64 = 0;
+    for (row, (label, trace)) in rows.iter().enumerate() {
+        let pid = row + 1;
+        events.push(metadata("process_name", pid, 0, json!({"name": label})));
+        events.push(metadata(
+            "process_sort_index",
+            pid,
+            0,
+            json!({"sort_index": pid}),
+        ));
+        let mut by_track: Vec<Vec<usize>> = vec![Vec::new(); trace.tracks.len()];
+        for (i, s) in trace.spans.iter().enumerate() {
+            if let Some(v) = by_track.get_mut(s.track as usize) {
+                v.push(i);
+            }
+        }
+        let mut instants: Vec<Vec<usize>> = vec![Vec::new(); trace.tracks.len()];
+        for (i, e) in trace.instants.iter().enumerate() {
+            if let Some(v) = instants.get_mut(e.track as usize) {
+                v.push(i);
+            }
+        }
+        for (track, name) in trace.tracks.iter().enumerate() {
+            let spans = &by_track[track];
+            let times: Vec<(Ticks, Ticks, u8)> = spans
+                .iter()
+                .map(|&i| {
+                    let s = &trace.spans[i];
+                    (s.start, s.end, rank(s.cat))
+                })
+                .collect();
+            let (lane_of, lanes) = pack(&times);
+            let first = tid + 1;
+            for lane in 0..lanes {
+                tid += 1;
+                let row_name = if lane == 0 {
+                    name.clone()
+                } else {
+                    format!("{name} ({})", lane + 1)
+                };
+                events.push(metadata("thread_name", pid, tid, json!({"name": row_name})));
+                events.push(metadata(
+                    "thread_sort_index",
+                    pid,
+                    tid,
+                    json!({"sort_index": tid}),
+                ));
+            }
+            let mut track_events: Vec<(Ticks, std::cmp::Reverse<Ticks>, u8, u64, Value)> =
+                Vec::new();
+            for (k, &i) in spans.iter().enumerate() {
+                let s = &trace.spans[i];
+                let t = first + lane_of[k] as u64;
+                let e = json!({
+                    "name": s.name, "cat": s.cat, "ph": "X",
+                    "ts": us(s.start), "dur": us(s.end - s.start),
+                    "pid": pid, "tid": t, "args": args(&s.args),
+                });
+                let dur = std::cmp::Reverse(s.end - s.start);
+                track_events.push((s.start, dur, times[k].2, t, e));
+            }
+            for &i in &instants[track] {
+                let e = &trace.instants[i];
+                let v = json!({
+                    "name": e.name, "cat": e.cat, "ph": "i", "s": "t",
+                    "ts": us(e.at), "pid": pid, "tid": first, "args": args(&e.args),
+                });
+                track_events.push((e.at, std::cmp::Reverse(Ticks::ZERO), 9, first, v));
+            }
+            // stable: ties keep the order the events happened in
+            track_events.sort_by_key(|(start, dur, rank, t, _)| (*t, *start, *dur, *rank));
+            events.extend(track_events.into_iter().map(|(.., v)| v));
+        }
+    }
+    let doc = json!({
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+        "otherData": {"clock": "virtual time of the simulation (ts, dur in microseconds)"},
+    });
+    let mut bytes =
+        serde_json::to_vec_pretty(&doc).map_err(|e| Error::Other(format!("{FILE}: {e}")))?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ms: u64) -> Ticks {
+        Ticks(ms * 1_000_000)
+    }
+
+    #[test]
+    fn nested_spans_share_a_lane_and_overlapping_ones_do_not() {
+        // request 0-100; two parallel calls 10-50 and 20-60; work 30-40 in the first;
+        // a service 0-10 before them
+        let spans = [
+            (t(0), t(100), 0),
+            (t(10), t(50), 1),
+            (t(20), t(60), 1),
+            (t(30), t(40), 4),
+            (t(0), t(10), 2),
+        ];
+        let (lane, n) = pack(&spans);
+        assert_eq!(lane, [0, 0, 1, 0, 0]);
+        assert_eq!(n, 2);
+        // work that outlives the request goes below it
+        let (lane, n) = pack(&[(t(0), t(50), 0), (t(40), t(90), 4)]);
+        assert_eq!((lane, n), (vec![0, 1], 2));
+        // equal times: one lane, whichever order they ended in
+        let (lane, n) = pack(&[(t(5), t(20), 2), (t(5), t(20), 1)]);
+        assert_eq!((lane, n), (vec![0, 0], 1));
+    }
+}
