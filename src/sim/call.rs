@@ -104,7 +104,8 @@ impl World<'_> {
     ) -> Option<CallId> {
         if let Target::Dependency(dep) = target {
             self.obs.call_made(dep);
-            if cap == Some(Ticks::ZERO) {
+            // a `down` dependency fails every call at once
+            if cap == Some(Ticks::ZERO) || self.dependency_is_down(dep) {
                 self.obs.call_failed(dep);
                 return None;
             }
@@ -163,16 +164,20 @@ impl World<'_> {
         self.at_service(req);
     }
 
-    /// The dependency finished the work of `call` (begun at `work_start`): the
-    /// answer goes to its caller, or is work nobody waited for.
-    pub(super) fn call_answered(&mut self, call: CallId, work_start: Ticks) {
+    /// The dependency finished the work of `call` (begun at `work_start`), `ok`
+    /// or failed (a fault): the answer goes to its caller, or is work nobody
+    /// waited for.
+    pub(super) fn call_answered(&mut self, call: CallId, work_start: Ticks, ok: bool) {
         let c = self.calls.slab[call as usize];
         self.calls.free.push(call);
         if c.waiting {
             if let Some(key) = c.timeout_key {
                 self.queue.cancel(key);
             }
-            self.call_resolved(c.caller, true);
+            if !ok && let Target::Dependency(dep) = c.target {
+                self.obs.call_failed(dep);
+            }
+            self.call_resolved(c.caller, ok);
         } else if let Target::Dependency(dep) = c.target {
             self.obs.wasted(dep, self.now - c.gave_up.max(work_start));
         }

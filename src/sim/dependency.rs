@@ -3,6 +3,7 @@
 //! after the caller gives up unless the caller cancels it. It answers through
 //! [`call`](super::call): `call_answered` when the work is done.
 
+use super::faults::Subject;
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
 use super::{CallId, Event, World};
@@ -11,6 +12,8 @@ use crate::metrics::TimeAverage;
 use crate::model::{DependencyId, Model};
 
 struct DependencyState {
+    /// Its own `slots` (0 = unlimited), restored when a `slots` fault ends.
+    slots: u32,
     sampler: Sampler,
     rng: Stream,
     /// `slots` calls at once (0 = unlimited), the rest wait without bound.
@@ -42,6 +45,7 @@ impl Dependencies {
             .map(|d| {
                 let mut rng = stream(model.seed, replication, &format!("dependency:{}", d.name));
                 DependencyState {
+                    slots: d.slots,
                     sampler: Sampler::new(&d.latency, &mut rng),
                     rng,
                     line: SlotQueue::new(d.slots, None),
@@ -105,7 +109,11 @@ impl World<'_> {
         let now = self.now;
         let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, 1);
-        let latency = d.sampler.sample(&mut d.rng);
+        let mut latency = d.sampler.sample(&mut d.rng);
+        if !self.faults.none() {
+            let f = self.faults.latency_factor(Subject::Dependency(dep), now);
+            latency = scaled(latency, f);
+        }
         self.obs.work_started(dep);
         let done = now + latency;
         let key = if cancelled_at.is_some_and(|c| done > c) {
@@ -127,7 +135,50 @@ impl World<'_> {
         let w = self.dependencies.work[call as usize];
         let work_start = w.start.unwrap_or(self.now);
         self.dependency_end(w.dep, call);
-        self.call_answered(call, work_start);
+        let failed = self.faults.fails(Subject::Dependency(w.dep), self.now);
+        self.call_answered(call, work_start, !failed);
+    }
+
+    /// Whether a `down` fault acts on `dep` now.
+    #[inline]
+    pub(super) fn dependency_is_down(&self, dep: DependencyId) -> bool {
+        self.faults.down(Subject::Dependency(dep), self.now)
+    }
+
+    /// A `slots` fault on `dep` started or ended: its limit now, and the waiting
+    /// calls it lets in start.
+    pub(super) fn dependency_slots_changed(&mut self, dep: DependencyId) {
+        let d = &mut self.dependencies.deps[dep];
+        match self.faults.slots(Subject::Dependency(dep), self.now) {
+            Some(n) => d.line.set_limit(n),
+            None => d.line.reset_limit(d.slots),
+        }
+        while let Some(call) = self.dependencies.deps[dep].line.next() {
+            self.dependency_begin(dep, call, None);
+        }
+    }
+
+    /// A `down` fault on `dep` starts: every waiting and running call fails now.
+    pub(super) fn dependency_down(&mut self, dep: DependencyId) {
+        let now = self.now;
+        for call in self.dependencies.deps[dep].line.drain() {
+            self.call_answered(call, now, false);
+        }
+        let running: Vec<CallId> = (0..self.dependencies.work.len() as CallId)
+            .filter(|&c| {
+                let w = &self.dependencies.work[c as usize];
+                w.dep == dep && w.start.is_some()
+            })
+            .collect();
+        for call in running {
+            let w = self.dependencies.work[call as usize];
+            if let Some(key) = w.done_key {
+                self.queue.cancel(key);
+            }
+            let work_start = w.start.unwrap_or(now);
+            self.dependency_end(dep, call);
+            self.call_answered(call, work_start, false);
+        }
     }
 
     /// The dependency stops working on a call (finished or cancelled) and takes the
@@ -157,5 +208,14 @@ impl World<'_> {
         } else {
             self.dependencies.deps[dep].line.leave(|&c| c == call);
         }
+    }
+}
+
+/// `t` stretched by `factor` (a `latency_factor` fault), to the nearest tick.
+pub(super) fn scaled(t: Ticks, factor: f64) -> Ticks {
+    if factor == 1.0 {
+        t
+    } else {
+        Ticks((t.0 as f64 * factor).round() as u64)
     }
 }

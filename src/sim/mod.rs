@@ -15,9 +15,10 @@
 //! | [`limiter`] | rate limiters in front of a service | `LimiterResume` |
 //! | [`handler`] | registration: which module handles a service's requests | (dispatch only) |
 //! | [`plan`] | the deadline-budgeted fan-out handler | a call's answer |
-//! | [`server`] | slots, a bounded queue and load shedding | `ServerDone` |
+//! | [`server`] | slots, a bounded queue in its order, CoDel, load shedding | `ServerDone`, `QueueTimeout` |
 //! | [`call`] | one call from a caller to a callee, with its timeout | `CallTimeout` |
 //! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
+//! | [`faults`] | what `[[faults]]` change, asked by the others | `FaultEdge` |
 //! | [`observe`] | the run's statistics, fed by lifecycle notifications | (no events) |
 //!
 //! Every event has exactly one receiver ([`world::World::dispatch`]), and every
@@ -54,6 +55,7 @@
 
 mod call;
 mod dependency;
+mod faults;
 mod gateway;
 mod handler;
 pub mod latency;
@@ -113,6 +115,10 @@ pub(crate) enum Event {
     LimiterResume(ReqId),
     /// A call reaches the service it targets (at the instant it is made).
     CallArrive(CallId),
+    /// A fault starts or ends (see `faults::edge_code`).
+    FaultEdge(u32),
+    /// A queued request's CoDel queue timeout.
+    QueueTimeout(ReqId),
 }
 
 /// How a request ended.

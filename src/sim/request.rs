@@ -66,6 +66,12 @@ impl Requests {
         (self.slab.len() - self.free.len()) as u64
     }
 
+    /// Ids handed out so far (live or free): every live id is below it.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.slab.len()
+    }
+
     fn take(&mut self) -> ReqId {
         match self.free.pop() {
             Some(id) => id,

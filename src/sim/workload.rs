@@ -298,11 +298,13 @@ impl World<'_> {
                     }
                     *n -= 1;
                 }
+                // an `arrival_factor` fault multiplies the rate for gaps drawn now
+                let mean_gap_ms = *mean_gap_ms / self.faults.arrival_factor(self.now);
                 let gap_ms = match arrivals {
-                    Arrivals::Uniform => *mean_gap_ms,
+                    Arrivals::Uniform => mean_gap_ms,
                     Arrivals::Poisson => {
                         let u: f64 = self.workload_rng.random();
-                        -(1.0 - u).ln() * *mean_gap_ms
+                        -(1.0 - u).ln() * mean_gap_ms
                     }
                 };
                 let next_at = self.now + Ticks::from_ms(gap_ms);

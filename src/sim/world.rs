@@ -4,6 +4,7 @@
 
 use super::call::Calls;
 use super::dependency::Dependencies;
+use super::faults::Faults;
 use super::limiter::Limiting;
 use super::observe::Observers;
 use super::plan::Plans;
@@ -33,6 +34,8 @@ pub(crate) struct World<'m> {
     pub symbols: Symbols,
     pub limiting: Limiting,
     pub obs: Observers,
+    /// What `[[faults]]` change, asked by the actors.
+    pub faults: Faults,
 }
 
 impl<'m> World<'m> {
@@ -54,8 +57,10 @@ impl<'m> World<'m> {
             symbols,
             limiting: Limiting::new(model),
             obs: Observers::new(model),
+            faults: Faults::new(model, replication),
         };
         timers::register(&mut world.queue, model);
+        world.schedule_fault_edges();
         world
     }
 
@@ -122,6 +127,8 @@ impl<'m> World<'m> {
             Event::CallTimeout(call) => self.call_timeout(call),
             Event::CallArrive(call) => self.call_arrive(call),
             Event::DependencyDone(call) => self.dependency_done(call),
+            Event::FaultEdge(code) => self.fault_edge(code),
+            Event::QueueTimeout(req) => self.server_queue_timeout(req),
         }
     }
 

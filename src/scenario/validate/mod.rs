@@ -8,6 +8,7 @@
 //! that need what others validated get it through a [`Ctx`]; the order of the
 //! checks (and so which error a file with several gets) is the order below.
 
+mod faults;
 mod latency;
 mod limiters;
 mod meta;
@@ -252,6 +253,8 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let analysis = meta::analysis(&raw.analysis)?;
     let montecarlo = meta::montecarlo(raw.montecarlo.as_ref())?;
     let thresholds = meta::thresholds(raw)?;
+    let faults = faults::faults(raw, &ctx, &services, &workload)?;
+    let (warmup, window) = faults::time(raw)?;
     let Ctx {
         slo,
         gateway,
@@ -274,6 +277,9 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         montecarlo,
         latency_files: std::mem::take(&mut files.read),
         thresholds,
+        faults,
+        warmup,
+        window,
     })
 }
 

@@ -1,0 +1,199 @@
+//! `[[faults]]` (what changes, on what, over which window), `scenario.warmup_ms`
+//! and `[output] window_ms`.
+//!
+//! A fault's target is a server (`"backend"`: every replica; `"backend#2"`: the
+//! second, 1-based), a dependency, or a workload (`"main"`, the one `[workload]`)
+//! for `arrival_factor`. Its window is `[at_ms, at_ms + for_ms)`.
+
+use super::*;
+
+/// The name `[workload]` goes by as a fault target.
+pub(crate) const WORKLOAD_NAME: &str = "main";
+
+/// `[[faults]]`, in file order.
+pub(super) fn faults(
+    raw: &RawScenario,
+    ctx: &Ctx,
+    services: &[Service],
+    workload: &Workload,
+) -> R<Vec<Fault>> {
+    raw.faults
+        .iter()
+        .enumerate()
+        .map(|(i, f)| fault(&format!("faults.{i}"), f, ctx, services, workload))
+        .collect()
+}
+
+fn fault(
+    path: &str,
+    f: &RawFault,
+    ctx: &Ctx,
+    services: &[Service],
+    workload: &Workload,
+) -> R<Fault> {
+    let kind = one_of(
+        &format!("{path}.kind"),
+        Some(f.kind.as_str()),
+        &FaultKind::NAMES,
+    )?;
+    let at_path = format!("{path}.at_ms");
+    let for_path = format!("{path}.for_ms");
+    let at = ticks(&at_path, non_negative(&at_path, f.at_ms)?)?;
+    let length = ticks(&for_path, non_negative(&for_path, f.for_ms)?)?;
+    let until = at + length;
+    if until.as_ms() >= DEFAULT_RANGE_MS {
+        return err(
+            for_path,
+            "the fault's end is beyond the virtual clock's range",
+        );
+    }
+    let value = value(path, kind, f.value)?;
+    let target = target(&format!("{path}.target"), kind, &f.target, ctx, services)?;
+    if kind == FaultKind::ArrivalFactor && !matches!(workload, Workload::Open { .. }) {
+        return err(
+            format!("{path}.kind"),
+            "`arrival_factor` changes an open workload's rate: the workload is not `open`",
+        );
+    }
+    Ok(Fault {
+        kind,
+        target,
+        at,
+        until,
+        value,
+    })
+}
+
+/// Far beyond any run (about 290 years): a fault's end must fit the clock.
+const DEFAULT_RANGE_MS: f64 = 9.0e12;
+
+/// The fault's `value`, checked for its kind.
+fn value(path: &str, kind: FaultKind, value: Option<f64>) -> R<f64> {
+    let p = format!("{path}.value");
+    let Some(v) = value else {
+        if kind == FaultKind::Down {
+            return Ok(0.0);
+        }
+        return err(
+            p,
+            "missing: a factor (latency_factor, arrival_factor), a slot count (slots) or a probability (error_rate)",
+        );
+    };
+    match kind {
+        FaultKind::Down => err(p, "`down` takes no value (every call fails)"),
+        FaultKind::LatencyFactor | FaultKind::ArrivalFactor => {
+            // 0 would make work take no time or stop arrivals: a factor is > 0
+            positive(&p, v)
+        }
+        FaultKind::Slots => {
+            if !v.is_finite() || v < 0.0 || v.fract() != 0.0 || v > f64::from(u32::MAX) {
+                return err(p, format!("must be a whole number of slots >= 0 (got {v})"));
+            }
+            Ok(v)
+        }
+        FaultKind::ErrorRate => {
+            if !(0.0..=1.0).contains(&v) {
+                return err(p, format!("must be a probability in [0, 1] (got {v})"));
+            }
+            Ok(v)
+        }
+    }
+}
+
+/// Resolves `name` for a fault of `kind`.
+fn target(
+    path: &str,
+    kind: FaultKind,
+    name: &str,
+    ctx: &Ctx,
+    services: &[Service],
+) -> R<FaultTarget> {
+    if kind == FaultKind::ArrivalFactor {
+        if name == WORKLOAD_NAME {
+            return Ok(FaultTarget::Workload);
+        }
+        return err(
+            path,
+            format!(
+                "`arrival_factor` targets a workload: no workload named `{name}` (defined: `{WORKLOAD_NAME}`, the `[workload]` table){}",
+                did_you_mean(name, [WORKLOAD_NAME])
+            ),
+        );
+    }
+    let (base, replica) = match name.rsplit_once('#') {
+        Some((base, i)) => (base, Some(i)),
+        None => (name, None),
+    };
+    if let Some(s) = ctx.service_names.get(base) {
+        let svc = &services[s];
+        if !matches!(svc.handler, Handler::Server(_)) {
+            return err(
+                path,
+                format!(
+                    "`{base}` is not a server: faults act on servers (services with a `server` handler), dependencies and (arrival_factor) the workload"
+                ),
+            );
+        }
+        let replica = match replica {
+            None => None,
+            Some(i) => {
+                let n = svc.replicas;
+                match i.parse::<u32>() {
+                    Ok(k) if (1..=n).contains(&k) => Some(k - 1),
+                    _ => {
+                        return err(
+                            path,
+                            format!(
+                                "replica `{i}` of `{base}` is out of range: replicas are numbered 1 to {n} (`{base}#1` .. `{base}#{n}`)"
+                            ),
+                        );
+                    }
+                }
+            }
+        };
+        return Ok(FaultTarget::Server {
+            service: s,
+            replica,
+        });
+    }
+    if let Some(d) = ctx.dependency_names.get(name) {
+        return Ok(FaultTarget::Dependency(d));
+    }
+    let servers: Vec<&str> = services
+        .iter()
+        .filter(|s| matches!(s.handler, Handler::Server(_)))
+        .map(|s| s.name.as_str())
+        .collect();
+    let deps = ctx.dependency_names.all();
+    let known: Vec<&str> = servers.iter().chain(deps).copied().collect();
+    err(
+        path,
+        format!(
+            "no server or dependency named `{name}` ({}){}",
+            if known.is_empty() {
+                "none is defined".to_string()
+            } else {
+                format!("defined: {}", list(known.iter().copied()))
+            },
+            did_you_mean(name, known.iter().copied())
+        ),
+    )
+}
+
+/// `scenario.warmup_ms` and `[output] window_ms`.
+pub(super) fn time(raw: &RawScenario) -> R<(Ticks, Option<Ticks>)> {
+    let warmup = match raw.scenario.warmup_ms {
+        Some(ms) => ticks(
+            "scenario.warmup_ms",
+            non_negative("scenario.warmup_ms", ms)?,
+        )?,
+        None => Ticks::ZERO,
+    };
+    let window = raw
+        .output
+        .as_ref()
+        .and_then(|o| o.window_ms)
+        .map(|ms| ticks("output.window_ms", positive("output.window_ms", ms)?))
+        .transpose()?;
+    Ok((warmup, window))
+}
