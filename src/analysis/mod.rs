@@ -8,6 +8,7 @@ mod latency;
 mod limiters;
 mod run;
 mod services;
+pub mod timeseries;
 
 use crate::model::Model;
 use crate::report::{Cell, Table};
@@ -81,6 +82,7 @@ pub fn analyse(results: &mut Results) -> Vec<Table> {
     run::tables(results, &mut tables);
     services::tables(results, &mut tables);
     ladder::tables(results, &mut tables);
+    timeseries::tables(results, &mut tables);
     tables
 }
 

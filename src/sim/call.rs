@@ -103,7 +103,7 @@ impl World<'_> {
         cancel: bool,
     ) -> Option<CallId> {
         if let Target::Dependency(dep) = target {
-            self.obs.call_made(dep);
+            self.obs.call_made(self.now, dep);
             // a `down` dependency fails every call at once
             if cap == Some(Ticks::ZERO) || self.dependency_is_down(dep) {
                 self.obs.call_failed(dep);
@@ -179,7 +179,8 @@ impl World<'_> {
             }
             self.call_resolved(c.caller, ok);
         } else if let Target::Dependency(dep) = c.target {
-            self.obs.wasted(dep, self.now - c.gave_up.max(work_start));
+            self.obs
+                .wasted(self.now, dep, self.now - c.gave_up.max(work_start));
         }
     }
 

@@ -86,7 +86,7 @@ impl World<'_> {
             self.dependencies.grow(call);
         }
         let line = &mut self.dependencies.deps[dep].line;
-        if line.admit() == Admit::Start {
+        let done = if line.admit() == Admit::Start {
             line.start();
             Some(self.dependency_begin(dep, call, cancelled_at))
         } else {
@@ -94,6 +94,19 @@ impl World<'_> {
             // not started: a cancel takes it out of the line
             self.dependencies.work[call as usize].start = None;
             None
+        };
+        self.dependency_levels(dep);
+        done
+    }
+
+    /// The time series sees `dep`'s calls at work and waiting now.
+    #[inline]
+    fn dependency_levels(&mut self, dep: DependencyId) {
+        let now = self.now;
+        let row = self.obs.dependency_row(dep);
+        if let Some(t) = self.obs.series() {
+            let d = &self.dependencies.deps[dep];
+            t.levels(now, row, d.busy_average.level(), d.line.waiting() as u64);
         }
     }
 
@@ -156,12 +169,15 @@ impl World<'_> {
         while let Some(call) = self.dependencies.deps[dep].line.next() {
             self.dependency_begin(dep, call, None);
         }
+        self.dependency_levels(dep);
     }
 
     /// A `down` fault on `dep` starts: every waiting and running call fails now.
     pub(super) fn dependency_down(&mut self, dep: DependencyId) {
         let now = self.now;
-        for call in self.dependencies.deps[dep].line.drain() {
+        let waiting = self.dependencies.deps[dep].line.drain();
+        self.dependency_levels(dep);
+        for call in waiting {
             self.call_answered(call, now, false);
         }
         let running: Vec<CallId> = (0..self.dependencies.work.len() as CallId)
@@ -190,10 +206,11 @@ impl World<'_> {
         let start = w.start.take().unwrap_or(now);
         let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, -1);
-        self.obs.work_ended(dep, now - start);
+        self.obs.work_ended(now, dep, now - start);
         if let Some(next) = self.dependencies.deps[dep].line.release() {
             self.dependency_begin(dep, next, None);
         }
+        self.dependency_levels(dep);
     }
 
     /// The caller cancels a call: pending work is removed from the queue, running
@@ -207,6 +224,7 @@ impl World<'_> {
             self.dependency_end(dep, call);
         } else {
             self.dependencies.deps[dep].line.leave(|&c| c == call);
+            self.dependency_levels(dep);
         }
     }
 }

@@ -66,6 +66,7 @@ mod request;
 mod server;
 mod slots;
 mod timers;
+pub mod timeseries;
 mod workload;
 mod world;
 
@@ -75,6 +76,7 @@ use crate::metrics::Samples;
 use crate::model::{LimiterId, Model};
 pub use limiter::LimiterResults;
 pub use observe::StepStats;
+pub use observe::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
 pub use server::ServerStats;
 use world::World;
 
@@ -198,6 +200,8 @@ pub struct RunResult {
     pub mean_dependency_work: f64,
     /// Per limiter, per (route, access) pair and per member (empty without limiters).
     pub limiters: LimiterResults,
+    /// Per window (with `[output] window_ms` or faults).
+    pub timeseries: Option<timeseries::TimeSeries>,
 }
 
 /// Interned client and member names: looked up by hash (10^5 distinct members

@@ -208,7 +208,7 @@ impl World<'_> {
         if let Some(key) = r.client_timeout.take() {
             self.queue.cancel(key);
         }
-        self.obs.answered(outcome, response);
+        self.obs.answered(now, outcome, response);
         self.limiting_outcome(req, outcome);
         self.obs.left(now, response);
         self.release(req);
@@ -225,7 +225,7 @@ impl World<'_> {
         }
         r.closed = true;
         let in_system = now - r.sent;
-        self.obs.gave_up();
+        self.obs.gave_up(now, in_system);
         self.obs.left(now, in_system);
         if self.requests[req].in_handler {
             self.abandon(req);

@@ -320,7 +320,11 @@ impl World<'_> {
         };
         if !self.faults.none() && self.faults.down(self.servers.states[i].subject, now) {
             // a down server fails every request at once
-            self.servers.stats[self.servers.states[i].stats].arrived += 1;
+            let stats = self.servers.states[i].stats;
+            self.servers.stats[stats].arrived += 1;
+            if let Some(t) = self.obs.series() {
+                t.arrival(now, stats);
+            }
             self.respond(req, Outcome::Dropped);
             return;
         }
@@ -371,11 +375,30 @@ impl World<'_> {
         }
         if full {
             st.shed += 1;
-            self.respond(req, Outcome::Shed);
         } else if start_now {
             self.server_start(i, req, now, demand);
         } else {
             st.queued.add(now, 1);
+        }
+        if let Some(t) = self.obs.series() {
+            t.arrival(now, stats);
+            if full {
+                t.shed(now, stats);
+            }
+        }
+        self.server_levels(stats);
+        if full {
+            self.respond(req, Outcome::Shed);
+        }
+    }
+
+    /// The time series sees server row `stats`'s busy slots and queue now.
+    #[inline]
+    fn server_levels(&mut self, stats: usize) {
+        let now = self.now;
+        if let Some(t) = self.obs.series() {
+            let st = &self.servers.stats[stats];
+            t.levels(now, stats, st.busy.level(), st.queued.level());
         }
     }
 
@@ -511,6 +534,13 @@ impl World<'_> {
         if let Some(w) = next {
             self.server_start_waiter(i, w);
         }
+        if let Some(t) = self.obs.series() {
+            t.processed(now, stats);
+            if late {
+                t.wasted(now, stats, worked);
+            }
+        }
+        self.server_levels(stats);
         self.respond(req, outcome);
     }
 
@@ -542,7 +572,9 @@ impl World<'_> {
         if let Some(key) = w.timeout {
             self.queue.cancel(key);
         }
+        let stats = self.servers.states[i].stats;
         self.server_dequeued(i);
+        self.server_levels(stats);
         self.handler_released(req);
         self.obs.abandoned(self.requests[req].step);
         true
@@ -597,6 +629,10 @@ impl World<'_> {
         if let Some(w) = next {
             self.server_start_waiter(i, w);
         }
+        if late && let Some(t) = self.obs.series() {
+            t.wasted(now, stats, worked);
+        }
+        self.server_levels(stats);
         true
     }
 
@@ -620,6 +656,10 @@ impl World<'_> {
             st.replicas[r].shed += 1;
         }
         self.server_dequeued(i);
+        if let Some(t) = self.obs.series() {
+            t.shed(now, stats);
+        }
+        self.server_levels(stats);
         self.respond(req, Outcome::Shed);
     }
 
@@ -649,6 +689,8 @@ impl World<'_> {
                 };
                 self.server_start_waiter(i, w);
             }
+            let stats = self.servers.states[i].stats;
+            self.server_levels(stats);
         }
     }
 
@@ -679,6 +721,7 @@ impl World<'_> {
                         && self.servers.state_of(service, r) == Some(i)
                 })
                 .collect();
+            self.server_levels(st);
             for r in running {
                 if self.requests[r].in_handler && self.server_stop(i, r, false) {
                     self.respond(r, Outcome::Dropped);

@@ -66,8 +66,13 @@ impl<'m> World<'m> {
 
     pub fn run_loop(&mut self) -> Result<(), Error> {
         let limits = self.model.limits;
+        let series_end = self.obs.series_end();
+        let max_time = limits.max_sim_time.min(series_end);
         while let Some((at, event)) = self.queue.pop() {
-            if at > limits.max_sim_time {
+            if at > max_time {
+                if at > series_end {
+                    return Err(self.series_limit());
+                }
                 return Err(Error::Limit(format!(
                     "scenario `{}`: the run passed scenario.max_sim_time_ms = {} (raise it in [scenario] if the run is meant to be this long)",
                     self.model.name,
@@ -92,6 +97,17 @@ impl<'m> World<'m> {
             self.check_held(limits.max_in_flight)?;
         }
         Ok(())
+    }
+
+    /// The time series would pass its row limit.
+    #[cold]
+    fn series_limit(&self) -> Error {
+        Error::Limit(format!(
+            "scenario `{}`: the time series would write more than {} rows (timeseries.csv and timeseries_services.csv): raise output.window_ms (faults without it use {} ms windows)",
+            self.model.name,
+            super::observe::MAX_SERIES_ROWS,
+            super::observe::DEFAULT_WINDOW_MS
+        ))
     }
 
     /// Work the system still holds after the client left must stay bounded too:

@@ -197,3 +197,49 @@ pub(super) fn time(raw: &RawScenario) -> R<(Ticks, Option<Ticks>)> {
         .transpose()?;
     Ok((warmup, window))
 }
+
+/// A time series that would pass the row limit before the workload even stops
+/// sending (an open workload's duration, or its requests at its rate) is refused
+/// at load, before a run fills memory with it; the run checks the rest.
+pub(super) fn check_series_rows(
+    window: Option<Ticks>,
+    faults: &[Fault],
+    services: &[Service],
+    dependencies: usize,
+    workload: &Workload,
+) -> R<()> {
+    let window_ms = match window {
+        Some(w) => w.as_ms(),
+        None if !faults.is_empty() => crate::sim::DEFAULT_WINDOW_MS,
+        None => return Ok(()),
+    };
+    let Workload::Open {
+        rate_rps,
+        requests,
+        duration,
+        ..
+    } = workload
+    else {
+        return Ok(());
+    };
+    let end_ms = match (duration, requests) {
+        (Some(d), _) => d.as_ms(),
+        (None, Some(n)) => *n as f64 / rate_rps * 1000.0,
+        (None, None) => return Ok(()),
+    };
+    let servers = services
+        .iter()
+        .filter(|s| matches!(s.handler, Handler::Server(_)))
+        .count();
+    let rows = (end_ms / window_ms).ceil() * (1 + servers + dependencies) as f64;
+    if rows > crate::sim::MAX_SERIES_ROWS as f64 {
+        return err(
+            "output.window_ms",
+            format!(
+                "{window_ms} ms windows over the workload's {end_ms} ms make about {rows:.0} time-series rows, more than {}: use longer windows",
+                crate::sim::MAX_SERIES_ROWS
+            ),
+        );
+    }
+    Ok(())
+}

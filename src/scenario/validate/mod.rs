@@ -255,6 +255,13 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let thresholds = meta::thresholds(raw)?;
     let faults = faults::faults(raw, &ctx, &services, &workload)?;
     let (warmup, window) = faults::time(raw)?;
+    faults::check_series_rows(
+        window,
+        &faults,
+        &services,
+        ctx.dependencies.len(),
+        &workload,
+    )?;
     let Ctx {
         slo,
         gateway,
