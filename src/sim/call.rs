@@ -105,7 +105,7 @@ impl World<'_> {
         if let Target::Dependency(dep) = target {
             self.obs.call_made(self.now, dep);
             // a `down` dependency fails every call at once
-            if cap == Some(Ticks::ZERO) || self.dependency_is_down(dep) {
+            if cap == Some(Ticks::ZERO) || (!self.plain && self.dependency_is_down(dep)) {
                 self.obs.call_failed(dep);
                 return None;
             }

@@ -95,7 +95,9 @@ impl World<'_> {
             self.dependencies.work[call as usize].start = None;
             None
         };
-        self.dependency_levels(dep);
+        if !self.plain {
+            self.dependency_levels(dep);
+        }
         done
     }
 
@@ -123,7 +125,7 @@ impl World<'_> {
         let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, 1);
         let mut latency = d.sampler.sample(&mut d.rng);
-        if !self.faults.none() {
+        if !self.plain {
             let f = self.faults.latency_factor(Subject::Dependency(dep), now);
             latency = scaled(latency, f);
         }
@@ -148,7 +150,7 @@ impl World<'_> {
         let w = self.dependencies.work[call as usize];
         let work_start = w.start.unwrap_or(self.now);
         self.dependency_end(w.dep, call);
-        let failed = self.faults.fails(Subject::Dependency(w.dep), self.now);
+        let failed = !self.plain && self.faults.fails(Subject::Dependency(w.dep), self.now);
         self.call_answered(call, work_start, !failed);
     }
 
@@ -210,7 +212,9 @@ impl World<'_> {
         if let Some(next) = self.dependencies.deps[dep].line.release() {
             self.dependency_begin(dep, next, None);
         }
-        self.dependency_levels(dep);
+        if !self.plain {
+            self.dependency_levels(dep);
+        }
     }
 
     /// The caller cancels a call: pending work is removed from the queue, running

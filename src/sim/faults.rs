@@ -316,4 +316,92 @@ mod tests {
         assert!(r(0).hit_by(all) && r(3).hit_by(all));
         assert!(!Subject::Dependency(2).hit_by(all));
     }
+
+    /// A plan calling store `store` (the given keys), requests every `gap_ms`
+    /// (`n` of them, from t = 0), and one fault on the store.
+    fn store_run(store: &str, gap_ms: f64, n: u32, fault: &str) -> crate::sim::RunResult {
+        let text = format!(
+            "[scenario]\nname = \"t\"\n[services.api]\nroutes = [\"/a\"]\n\
+             [services.api.handler]\ntype = \"plan\"\nbudget = \"none\"\n\
+             branches = [ {{ name = \"b\", calls = [\"store\"] }} ]\n\
+             [dependencies.store]\n{store}\n\
+             [workload]\ntype = \"open\"\narrivals = \"uniform\"\nrate_rps = {}\nrequests = {n}\n\
+             [[faults]]\ntarget = \"store\"\n{fault}\n",
+            1000.0 / gap_ms
+        );
+        let s = crate::scenario::load_str(
+            &text,
+            std::path::Path::new("t.toml"),
+            &crate::scenario::LoadOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        crate::sim::run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_down_dependency_fails_calls_at_its_first_tick_and_not_at_its_end_tick() {
+        // calls at 0, 100, 200, 300; down over [100, 200)
+        let r = store_run(
+            "slots = 1\nlatency = { constant = 10 }",
+            100.0,
+            4,
+            "kind = \"down\"\nat_ms = 100\nfor_ms = 100",
+        );
+        assert_eq!((r.answered, r.dropped), (3, 1));
+        assert_eq!(r.dependencies[0].failed, 1);
+        assert_eq!(
+            r.dependencies[0].work_started, 3,
+            "the failed call never worked"
+        );
+    }
+
+    #[test]
+    fn a_down_dependency_fails_its_running_and_waiting_calls_at_the_start() {
+        // 0-50 running, 10 and 20 waiting (1 slot) when it goes down at 30
+        let r = store_run(
+            "slots = 1\nlatency = { constant = 50 }",
+            10.0,
+            3,
+            "kind = \"down\"\nat_ms = 30\nfor_ms = 5",
+        );
+        assert_eq!((r.answered, r.dropped), (0, 3));
+        assert_eq!(r.last_exit_ms, 30.0);
+        assert_eq!(
+            r.dependencies[0].work_ms, 30.0,
+            "the running call worked 0-30"
+        );
+    }
+
+    #[test]
+    fn dependency_slots_latency_and_errors_follow_their_windows() {
+        // no slot at all until 100: the call at 0 waits, then takes 10 ms
+        let r = store_run(
+            "latency = { constant = 10 }",
+            1000.0,
+            1,
+            "kind = \"slots\"\nat_ms = 0\nfor_ms = 100\nvalue = 0",
+        );
+        let mut resp = r.response.clone();
+        assert_eq!(resp.quantile_ms(1.0), 110.0);
+        // twice as slow for work starting in [0, 50): the call at 0, not at 50
+        let r = store_run(
+            "latency = { constant = 10 }",
+            50.0,
+            2,
+            "kind = \"latency_factor\"\nat_ms = 0\nfor_ms = 50\nvalue = 2",
+        );
+        let mut resp = r.response.clone();
+        assert_eq!((resp.quantile_ms(0.0), resp.quantile_ms(1.0)), (10.0, 20.0));
+        // every call ending in [0, 50) fails after its latency: the call at 0
+        let r = store_run(
+            "latency = { constant = 10 }",
+            50.0,
+            2,
+            "kind = \"error_rate\"\nat_ms = 0\nfor_ms = 50\nvalue = 1",
+        );
+        assert_eq!((r.answered, r.dropped), (1, 1));
+        assert_eq!(r.dependencies[0].failed, 1);
+        let mut resp = r.response.clone();
+        assert_eq!(resp.quantile_ms(1.0), 10.0, "failed after its latency");
+    }
 }

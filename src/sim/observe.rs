@@ -39,6 +39,8 @@ pub(crate) struct Observers {
     series: Option<Box<Timeline>>,
     /// The services row of dependency 0 (servers come first).
     first_dependency_row: usize,
+    /// A warm-up or a time series: the request books take their slow path.
+    extra: bool,
 }
 
 /// The most time-series rows one run may write (a runaway limit).
@@ -78,6 +80,7 @@ impl Observers {
             Box::new(Timeline::new(w, names))
         });
         Observers {
+            extra: series.is_some() || model.warmup > Ticks::ZERO,
             warmup: model.warmup,
             series,
             first_dependency_row,
@@ -139,10 +142,20 @@ impl Observers {
     /// A request enters the system now.
     #[inline]
     pub fn request_sent(&mut self, now: Ticks) {
+        self.in_flight.add(now, 1);
+        if self.extra {
+            self.sent_extra(now);
+        } else {
+            self.result.requests += 1;
+        }
+    }
+
+    /// [`Self::request_sent`] with a warm-up or a time series.
+    #[cold]
+    fn sent_extra(&mut self, now: Ticks) {
         if now >= self.warmup {
             self.result.requests += 1;
         }
-        self.in_flight.add(now, 1);
         if let Some(t) = self.series() {
             t.sent(now);
         }
@@ -176,17 +189,7 @@ impl Observers {
     /// The client got its answer `response` after sending, now.
     #[inline]
     pub fn answered(&mut self, now: Ticks, outcome: Outcome, response: Ticks) {
-        if let Some(t) = self.series() {
-            let end = match outcome {
-                Outcome::Answered => End::Answered,
-                Outcome::Dropped | Outcome::NotFound => End::Failed,
-                Outcome::TimedOut => End::TimedOut,
-                Outcome::Shed => End::Shed,
-                Outcome::Rejected(_) => End::Rejected,
-            };
-            t.ended(now, end, response);
-        }
-        if now - response < self.warmup {
+        if self.extra && !self.answered_extra(now, outcome, response) {
             return;
         }
         self.result.response.push(response);
@@ -201,14 +204,34 @@ impl Observers {
         }
     }
 
+    /// The time series' part of [`Self::answered`]; whether the whole-run books
+    /// count the request (sent after the warm-up).
+    #[cold]
+    fn answered_extra(&mut self, now: Ticks, outcome: Outcome, response: Ticks) -> bool {
+        if let Some(t) = self.series() {
+            let end = match outcome {
+                Outcome::Answered => End::Answered,
+                Outcome::Dropped | Outcome::NotFound => End::Failed,
+                Outcome::TimedOut => End::TimedOut,
+                Outcome::Shed => End::Shed,
+                Outcome::Rejected(_) => End::Rejected,
+            };
+            t.ended(now, end, response);
+        }
+        now - response >= self.warmup
+    }
+
     /// The client gave up on a request now, `waited` after sending it.
     pub fn gave_up(&mut self, now: Ticks, waited: Ticks) {
-        if let Some(t) = self.series() {
-            t.ended(now, End::TimedOut, waited);
+        if self.extra {
+            if let Some(t) = self.series() {
+                t.ended(now, End::TimedOut, waited);
+            }
+            if now - waited < self.warmup {
+                return;
+            }
         }
-        if now - waited >= self.warmup {
-            self.result.timed_out += 1;
-        }
+        self.result.timed_out += 1;
     }
 
     /// A request leaves the system now (answered, refused or given up) after

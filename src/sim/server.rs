@@ -87,8 +87,6 @@ struct Waiting {
     req: ReqId,
     arrived: Ticks,
     demand: Ticks,
-    /// Its CoDel queue timeout.
-    timeout: Option<EventKey>,
 }
 
 /// With adaptive LIFO and no `codel`: how long the queue must have been
@@ -103,6 +101,8 @@ struct ServerState {
     slots: u32,
     order: QueueOrder,
     codel: Option<Codel>,
+    /// Not FIFO or with CoDel: the queue's emptiness is tracked.
+    timed: bool,
     /// Adaptive LIFO's window: `codel.interval_ms`, else 100 ms.
     interval: Ticks,
     /// The last time the queue was empty (kept for CoDel and adaptive LIFO).
@@ -152,6 +152,8 @@ pub(crate) struct Servers {
     /// then each request's pending completion is kept, by request id.
     cancellable: bool,
     done_keys: Vec<Option<EventKey>>,
+    /// Each queued request's CoDel timeout, by request id.
+    codel_keys: Vec<Option<EventKey>>,
 }
 
 impl Servers {
@@ -185,6 +187,7 @@ impl Servers {
                         slots: server.slots,
                         order: server.order,
                         codel: server.codel,
+                        timed: server.order != QueueOrder::Fifo || server.codel.is_some(),
                         interval: server
                             .codel
                             .map_or(Ticks::from_ms(ADAPTIVE_INTERVAL_MS), |c| c.interval),
@@ -243,6 +246,7 @@ impl Servers {
             replica_of: Vec::new(),
             cancellable,
             done_keys: Vec::new(),
+            codel_keys: Vec::new(),
         }
     }
 
@@ -318,7 +322,7 @@ impl World<'_> {
             self.respond(req, Outcome::Answered);
             return;
         };
-        if !self.faults.none() && self.faults.down(self.servers.states[i].subject, now) {
+        if !self.plain && self.faults.down(self.servers.states[i].subject, now) {
             // a down server fails every request at once
             let stats = self.servers.states[i].stats;
             self.servers.stats[stats].arrived += 1;
@@ -341,24 +345,30 @@ impl World<'_> {
         match admit {
             Admit::Start => s.line.start(),
             Admit::Wait => {
-                let timeout = s.codel.map(|c| {
-                    // the queue's state as the request joins it
-                    let timeout = if s.line.waiting() == 0 || now - s.last_empty <= c.interval {
-                        c.interval
-                    } else {
-                        c.target
-                    };
-                    self.queue
-                        .schedule(now + timeout, Lane::Deadline, Event::QueueTimeout(req))
-                });
-                if s.line.waiting() == 0 {
-                    s.last_empty = now;
+                if s.timed {
+                    if let Some(c) = s.codel {
+                        // the queue's state as the request joins it
+                        let empty = s.line.waiting() == 0 || now - s.last_empty <= c.interval;
+                        let timeout = if empty { c.interval } else { c.target };
+                        let key = self.queue.schedule(
+                            now + timeout,
+                            Lane::Deadline,
+                            Event::QueueTimeout(req),
+                        );
+                        let keys = &mut self.servers.codel_keys;
+                        if keys.len() <= req as usize {
+                            keys.resize(req as usize + 1, None);
+                        }
+                        keys[req as usize] = Some(key);
+                    }
+                    if s.line.waiting() == 0 {
+                        s.last_empty = now;
+                    }
                 }
                 s.line.wait(Waiting {
                     req,
                     arrived: now,
                     demand,
-                    timeout,
                 })
             }
             Admit::Refuse => {}
@@ -380,13 +390,15 @@ impl World<'_> {
         } else {
             st.queued.add(now, 1);
         }
-        if let Some(t) = self.obs.series() {
-            t.arrival(now, stats);
-            if full {
-                t.shed(now, stats);
+        if !self.plain {
+            if let Some(t) = self.obs.series() {
+                t.arrival(now, stats);
+                if full {
+                    t.shed(now, stats);
+                }
             }
+            self.server_levels(stats);
         }
-        self.server_levels(stats);
         if full {
             self.respond(req, Outcome::Shed);
         }
@@ -402,15 +414,29 @@ impl World<'_> {
         }
     }
 
-    /// A waiter of instance `i` has taken a slot: its queue timeout is off, its
-    /// service starts.
-    fn server_start_waiter(&mut self, i: usize, w: Waiting) {
-        if let Some(key) = w.timeout {
+    /// `req` left the queue: its CoDel timeout (if any) is off.
+    fn server_codel_off(&mut self, req: ReqId) {
+        if let Some(key) = self
+            .servers
+            .codel_keys
+            .get_mut(req as usize)
+            .and_then(Option::take)
+        {
             self.queue.cancel(key);
         }
-        let st = self.servers.states[i].stats;
+    }
+
+    /// A waiter of instance `i` has taken a slot: its queue timeout is off, its
+    /// service starts.
+    #[inline(always)]
+    fn server_start_waiter(&mut self, i: usize, w: Waiting) {
+        let s = &self.servers.states[i];
+        let (st, timed) = (s.stats, s.timed);
         self.servers.stats[st].queued.add(self.now, -1);
-        self.server_dequeued(i);
+        if timed {
+            self.server_codel_off(w.req);
+            self.server_dequeued(i);
+        }
         self.server_start(i, w.req, w.arrived, w.demand);
     }
 
@@ -430,7 +456,7 @@ impl World<'_> {
     fn server_pick_order(&mut self, i: usize) {
         let now = self.now;
         let s = &mut self.servers.states[i];
-        if s.order == QueueOrder::AdaptiveLifo {
+        if s.timed && s.order == QueueOrder::AdaptiveLifo {
             let busy_queue = s.line.waiting() > 0 && now - s.last_empty > s.interval;
             s.line.set_lifo(busy_queue);
         }
@@ -441,7 +467,7 @@ impl World<'_> {
     fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
         let now = self.now;
         let s = &self.servers.states[i];
-        let demand = if self.faults.none() {
+        let demand = if self.plain {
             demand
         } else {
             scaled(demand, self.faults.latency_factor(s.subject, now))
@@ -477,7 +503,7 @@ impl World<'_> {
             self.servers.done_keys[req as usize] = None;
         }
         let service = self.requests[req].service;
-        if !self.faults.none()
+        if !self.plain
             && let Some(i) = self.servers.state_of(service, req)
             && self.faults.fails(self.servers.states[i].subject, self.now)
         {
@@ -534,13 +560,15 @@ impl World<'_> {
         if let Some(w) = next {
             self.server_start_waiter(i, w);
         }
-        if let Some(t) = self.obs.series() {
-            t.processed(now, stats);
-            if late {
-                t.wasted(now, stats, worked);
+        if !self.plain {
+            if let Some(t) = self.obs.series() {
+                t.processed(now, stats);
+                if late {
+                    t.wasted(now, stats, worked);
+                }
             }
+            self.server_levels(stats);
         }
-        self.server_levels(stats);
         self.respond(req, outcome);
     }
 
@@ -569,9 +597,7 @@ impl World<'_> {
         st.queued.add(now, -1);
         st.abandoned += 1;
         st.saved_ms += w.demand.as_ms();
-        if let Some(key) = w.timeout {
-            self.queue.cancel(key);
-        }
+        self.server_codel_off(w.req);
         let stats = self.servers.states[i].stats;
         self.server_dequeued(i);
         self.server_levels(stats);
@@ -647,6 +673,8 @@ impl World<'_> {
         let Some(_) = s.line.leave(|w| w.req == req) else {
             return;
         };
+        self.servers.codel_keys[req as usize] = None;
+        let s = &mut self.servers.states[i];
         s.outstanding -= 1;
         let (stats, replica) = (s.stats, s.replica);
         let st = &mut self.servers.stats[stats];
@@ -708,9 +736,7 @@ impl World<'_> {
             s.last_empty = now;
             let st = s.stats;
             for w in queued {
-                if let Some(key) = w.timeout {
-                    self.queue.cancel(key);
-                }
+                self.server_codel_off(w.req);
                 self.servers.stats[st].queued.add(now, -1);
                 self.respond(w.req, Outcome::Dropped);
             }

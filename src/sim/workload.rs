@@ -299,7 +299,11 @@ impl World<'_> {
                     *n -= 1;
                 }
                 // an `arrival_factor` fault multiplies the rate for gaps drawn now
-                let mean_gap_ms = *mean_gap_ms / self.faults.arrival_factor(self.now);
+                let mean_gap_ms = if self.plain {
+                    *mean_gap_ms
+                } else {
+                    *mean_gap_ms / self.faults.arrival_factor(self.now)
+                };
                 let gap_ms = match arrivals {
                     Arrivals::Uniform => mean_gap_ms,
                     Arrivals::Poisson => {

@@ -36,6 +36,9 @@ pub(crate) struct World<'m> {
     pub obs: Observers,
     /// What `[[faults]]` change, asked by the actors.
     pub faults: Faults,
+    /// No faults and no time series: the actors skip every question about
+    /// them with this one flag (the fast path of every scenario without them).
+    pub plain: bool,
 }
 
 impl<'m> World<'m> {
@@ -58,7 +61,9 @@ impl<'m> World<'m> {
             limiting: Limiting::new(model),
             obs: Observers::new(model),
             faults: Faults::new(model, replication),
+            plain: false,
         };
+        world.plain = world.faults.none() && world.obs.series().is_none();
         timers::register(&mut world.queue, model);
         world.schedule_fault_edges();
         world
