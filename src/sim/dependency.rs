@@ -102,7 +102,8 @@ impl World<'_> {
     }
 
     /// The time series sees `dep`'s calls at work and waiting now.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     fn dependency_levels(&mut self, dep: DependencyId) {
         let now = self.now;
         let row = self.obs.dependency_row(dep);
@@ -126,8 +127,7 @@ impl World<'_> {
         d.busy_average.add(now, 1);
         let mut latency = d.sampler.sample(&mut d.rng);
         if !self.plain {
-            let f = self.faults.latency_factor(Subject::Dependency(dep), now);
-            latency = scaled(latency, f);
+            latency = self.dependency_stretch(dep, latency);
         }
         self.obs.work_started(dep);
         let done = now + latency;
@@ -150,12 +150,30 @@ impl World<'_> {
         let w = self.dependencies.work[call as usize];
         let work_start = w.start.unwrap_or(self.now);
         self.dependency_end(w.dep, call);
-        let failed = !self.plain && self.faults.fails(Subject::Dependency(w.dep), self.now);
+        let failed = !self.plain && self.dependency_fails(w.dep);
         self.call_answered(call, work_start, !failed);
     }
 
+    /// `latency` stretched by the `latency_factor` faults acting on `dep` now.
+    #[cold]
+    #[inline(never)]
+    fn dependency_stretch(&self, dep: DependencyId, latency: Ticks) -> Ticks {
+        let f = self
+            .faults
+            .latency_factor(Subject::Dependency(dep), self.now);
+        scaled(latency, f)
+    }
+
+    /// Whether an `error_rate` fault fails a call `dep` finishes now.
+    #[cold]
+    #[inline(never)]
+    fn dependency_fails(&mut self, dep: DependencyId) -> bool {
+        self.faults.fails(Subject::Dependency(dep), self.now)
+    }
+
     /// Whether a `down` fault acts on `dep` now.
-    #[inline]
+    #[cold]
+    #[inline(never)]
     pub(super) fn dependency_is_down(&self, dep: DependencyId) -> bool {
         self.faults.down(Subject::Dependency(dep), self.now)
     }
@@ -180,7 +198,7 @@ impl World<'_> {
         let waiting = self.dependencies.deps[dep].line.drain();
         self.dependency_levels(dep);
         for call in waiting {
-            self.call_answered(call, now, false);
+            self.call_failed_by_fault(call, now);
         }
         let running: Vec<CallId> = (0..self.dependencies.work.len() as CallId)
             .filter(|&c| {
@@ -195,7 +213,7 @@ impl World<'_> {
             }
             let work_start = w.start.unwrap_or(now);
             self.dependency_end(dep, call);
-            self.call_answered(call, work_start, false);
+            self.call_failed_by_fault(call, work_start);
         }
     }
 

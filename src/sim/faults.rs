@@ -196,6 +196,8 @@ impl World<'_> {
 
     /// A fault starts or ends: slots change (and queued work may start), or a
     /// `down` target fails its queued and running work.
+    #[cold]
+    #[inline(never)]
     pub(super) fn fault_edge(&mut self, code: u32) {
         let f = *self.faults.get((code / 2) as usize);
         match (f.kind, f.target) {

@@ -29,6 +29,14 @@ pub struct StepStats {
     pub waits: Samples,
 }
 
+/// What the time series notes for a dependency.
+#[derive(Debug, Clone, Copy)]
+enum Note {
+    Arrival,
+    Processed,
+    Wasted(f64),
+}
+
 /// The books of one run.
 pub(crate) struct Observers {
     result: RunResult,
@@ -152,6 +160,7 @@ impl Observers {
 
     /// [`Self::request_sent`] with a warm-up or a time series.
     #[cold]
+    #[inline(never)]
     fn sent_extra(&mut self, now: Ticks) {
         if now >= self.warmup {
             self.result.requests += 1;
@@ -207,6 +216,7 @@ impl Observers {
     /// The time series' part of [`Self::answered`]; whether the whole-run books
     /// count the request (sent after the warm-up).
     #[cold]
+    #[inline(never)]
     fn answered_extra(&mut self, now: Ticks, outcome: Outcome, response: Ticks) -> bool {
         if let Some(t) = self.series() {
             let end = match outcome {
@@ -223,13 +233,8 @@ impl Observers {
 
     /// The client gave up on a request now, `waited` after sending it.
     pub fn gave_up(&mut self, now: Ticks, waited: Ticks) {
-        if self.extra {
-            if let Some(t) = self.series() {
-                t.ended(now, End::TimedOut, waited);
-            }
-            if now - waited < self.warmup {
-                return;
-            }
+        if self.extra && !self.answered_extra(now, Outcome::TimedOut, waited) {
+            return;
         }
         self.result.timed_out += 1;
     }
@@ -259,9 +264,22 @@ impl Observers {
     #[inline]
     pub fn call_made(&mut self, now: Ticks, dep: DependencyId) {
         self.result.dependencies[dep].calls += 1;
+        if self.extra {
+            self.dependency_note(now, dep, Note::Arrival);
+        }
+    }
+
+    /// The time series' part of the dependency books.
+    #[cold]
+    #[inline(never)]
+    fn dependency_note(&mut self, now: Ticks, dep: DependencyId, note: Note) {
         let row = self.dependency_row(dep);
         if let Some(t) = self.series() {
-            t.arrival(now, row);
+            match note {
+                Note::Arrival => t.arrival(now, row),
+                Note::Processed => t.processed(now, row),
+                Note::Wasted(ms) => t.wasted(now, row, ms),
+            }
         }
     }
 
@@ -281,9 +299,8 @@ impl Observers {
     #[inline]
     pub fn work_ended(&mut self, now: Ticks, dep: DependencyId, worked: Ticks) {
         self.result.dependencies[dep].work_ms += worked.as_ms();
-        let row = self.dependency_row(dep);
-        if let Some(t) = self.series() {
-            t.processed(now, row);
+        if self.extra {
+            self.dependency_note(now, dep, Note::Processed);
         }
     }
 
@@ -291,9 +308,8 @@ impl Observers {
     /// the caller gave up.
     pub fn wasted(&mut self, now: Ticks, dep: DependencyId, wasted: Ticks) {
         self.result.dependencies[dep].wasted_ms += wasted.as_ms();
-        let row = self.dependency_row(dep);
-        if let Some(t) = self.series() {
-            t.wasted(now, row, wasted.as_ms());
+        if self.extra {
+            self.dependency_note(now, dep, Note::Wasted(wasted.as_ms()));
         }
     }
 

@@ -322,14 +322,7 @@ impl World<'_> {
             self.respond(req, Outcome::Answered);
             return;
         };
-        if !self.plain && self.faults.down(self.servers.states[i].subject, now) {
-            // a down server fails every request at once
-            let stats = self.servers.states[i].stats;
-            self.servers.stats[stats].arrived += 1;
-            if let Some(t) = self.obs.series() {
-                t.arrival(now, stats);
-            }
-            self.respond(req, Outcome::Dropped);
+        if !self.plain && self.server_arrive_down(i, req) {
             return;
         }
         let s = &mut self.servers.states[i];
@@ -341,40 +334,23 @@ impl World<'_> {
         } else {
             s.sampler.sample(&mut s.rng)
         };
-        let (stats, replica) = (s.stats, s.replica);
+        let (stats, replica, timed) = (s.stats, s.replica, s.timed);
+        if !full {
+            s.outstanding += 1;
+        }
         match admit {
             Admit::Start => s.line.start(),
             Admit::Wait => {
-                if s.timed {
-                    if let Some(c) = s.codel {
-                        // the queue's state as the request joins it
-                        let empty = s.line.waiting() == 0 || now - s.last_empty <= c.interval;
-                        let timeout = if empty { c.interval } else { c.target };
-                        let key = self.queue.schedule(
-                            now + timeout,
-                            Lane::Deadline,
-                            Event::QueueTimeout(req),
-                        );
-                        let keys = &mut self.servers.codel_keys;
-                        if keys.len() <= req as usize {
-                            keys.resize(req as usize + 1, None);
-                        }
-                        keys[req as usize] = Some(key);
-                    }
-                    if s.line.waiting() == 0 {
-                        s.last_empty = now;
-                    }
+                if timed {
+                    self.server_queued_timed(i, req);
                 }
-                s.line.wait(Waiting {
+                self.servers.states[i].line.wait(Waiting {
                     req,
                     arrived: now,
                     demand,
                 })
             }
             Admit::Refuse => {}
-        }
-        if !full {
-            s.outstanding += 1;
         }
         let st = &mut self.servers.stats[stats];
         st.arrived += 1;
@@ -391,16 +367,104 @@ impl World<'_> {
             st.queued.add(now, 1);
         }
         if !self.plain {
-            if let Some(t) = self.obs.series() {
-                t.arrival(now, stats);
-                if full {
-                    t.shed(now, stats);
-                }
-            }
-            self.server_levels(stats);
+            self.server_note_arrival(stats, full);
         }
         if full {
             self.respond(req, Outcome::Shed);
+        }
+    }
+
+    /// A request arrives at instance `i`: if a `down` fault acts on it, it fails
+    /// at once (true).
+    #[cold]
+    #[inline(never)]
+    fn server_arrive_down(&mut self, i: usize, req: ReqId) -> bool {
+        let now = self.now;
+        if !self.faults.down(self.servers.states[i].subject, now) {
+            return false;
+        }
+        let stats = self.servers.states[i].stats;
+        self.servers.stats[stats].arrived += 1;
+        if let Some(t) = self.obs.series() {
+            t.arrival(now, stats);
+        }
+        self.respond(req, Outcome::Dropped);
+        true
+    }
+
+    /// The time series sees an arrival at server row `stats` (shed: `full`).
+    #[cold]
+    #[inline(never)]
+    fn server_note_arrival(&mut self, stats: usize, full: bool) {
+        let now = self.now;
+        if let Some(t) = self.obs.series() {
+            t.arrival(now, stats);
+            if full {
+                t.shed(now, stats);
+            }
+        }
+        self.server_levels(stats);
+    }
+
+    /// The time series sees a request leave its slot at server row `stats`.
+    #[cold]
+    #[inline(never)]
+    fn server_note_release(&mut self, stats: usize, late: bool, worked: f64) {
+        let now = self.now;
+        if let Some(t) = self.obs.series() {
+            t.processed(now, stats);
+            if late {
+                t.wasted(now, stats, worked);
+            }
+        }
+        self.server_levels(stats);
+    }
+
+    /// `req` joins the queue of instance `i`, whose order or CoDel track the
+    /// queue's emptiness: its CoDel timeout, and the queue was empty until now.
+    #[cold]
+    #[inline(never)]
+    fn server_queued_timed(&mut self, i: usize, req: ReqId) {
+        let now = self.now;
+        let s = &mut self.servers.states[i];
+        if let Some(c) = s.codel {
+            // the queue's state as the request joins it
+            let empty = s.line.waiting() == 0 || now - s.last_empty <= c.interval;
+            let timeout = if empty { c.interval } else { c.target };
+            let key = self
+                .queue
+                .schedule(now + timeout, Lane::Deadline, Event::QueueTimeout(req));
+            let keys = &mut self.servers.codel_keys;
+            if keys.len() <= req as usize {
+                keys.resize(req as usize + 1, None);
+            }
+            keys[req as usize] = Some(key);
+        }
+        let s = &mut self.servers.states[i];
+        if s.line.waiting() == 0 {
+            s.last_empty = now;
+        }
+    }
+
+    /// `demand` stretched by the `latency_factor` faults acting on instance `i`.
+    #[cold]
+    #[inline(never)]
+    fn server_stretch(&self, i: usize, demand: Ticks) -> Ticks {
+        scaled(
+            demand,
+            self.faults
+                .latency_factor(self.servers.states[i].subject, self.now),
+        )
+    }
+
+    /// Whether an `error_rate` fault fails `req` at the end of its service.
+    #[cold]
+    #[inline(never)]
+    fn server_fails(&mut self, req: ReqId) -> bool {
+        let service = self.requests[req].service;
+        match self.servers.state_of(service, req) {
+            Some(i) => self.faults.fails(self.servers.states[i].subject, self.now),
+            None => false,
         }
     }
 
@@ -412,6 +476,14 @@ impl World<'_> {
             let st = &self.servers.stats[stats];
             t.levels(now, stats, st.busy.level(), st.queued.level());
         }
+    }
+
+    /// A waiter of a queue that tracks its emptiness starts.
+    #[cold]
+    #[inline(never)]
+    fn server_waiter_timed(&mut self, i: usize, req: ReqId) {
+        self.server_codel_off(req);
+        self.server_dequeued(i);
     }
 
     /// `req` left the queue: its CoDel timeout (if any) is off.
@@ -434,8 +506,7 @@ impl World<'_> {
         let (st, timed) = (s.stats, s.timed);
         self.servers.stats[st].queued.add(self.now, -1);
         if timed {
-            self.server_codel_off(w.req);
-            self.server_dequeued(i);
+            self.server_waiter_timed(i, w.req);
         }
         self.server_start(i, w.req, w.arrived, w.demand);
     }
@@ -466,12 +537,12 @@ impl World<'_> {
     /// by a `latency_factor` fault acting now).
     fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
         let now = self.now;
-        let s = &self.servers.states[i];
         let demand = if self.plain {
             demand
         } else {
-            scaled(demand, self.faults.latency_factor(s.subject, now))
+            self.server_stretch(i, demand)
         };
+        let s = &self.servers.states[i];
         let st = &mut self.servers.stats[s.stats];
         st.busy.add(now, 1);
         st.waits.push(now - arrived);
@@ -503,10 +574,7 @@ impl World<'_> {
             self.servers.done_keys[req as usize] = None;
         }
         let service = self.requests[req].service;
-        if !self.plain
-            && let Some(i) = self.servers.state_of(service, req)
-            && self.faults.fails(self.servers.states[i].subject, self.now)
-        {
+        if !self.plain && self.server_fails(req) {
             // an `error_rate` fault fails the request after its service time
             self.server_release(req, Outcome::Dropped);
             return;
@@ -561,13 +629,7 @@ impl World<'_> {
             self.server_start_waiter(i, w);
         }
         if !self.plain {
-            if let Some(t) = self.obs.series() {
-                t.processed(now, stats);
-                if late {
-                    t.wasted(now, stats, worked);
-                }
-            }
-            self.server_levels(stats);
+            self.server_note_release(stats, late, worked);
         }
         self.respond(req, outcome);
     }
@@ -663,6 +725,7 @@ impl World<'_> {
     }
 
     /// A queued request's CoDel timeout: still waiting, it is shed.
+    #[inline(never)]
     pub(super) fn server_queue_timeout(&mut self, req: ReqId) {
         let now = self.now;
         let service = self.requests[req].service;

@@ -180,6 +180,7 @@ fn balancers_that_see_load_avoid_the_slow_replica() {
 }
 
 /// One server under open load, with an optional fault, as TOML.
+#[allow(clippy::too_many_arguments)] // one knob per property-test input
 fn server_scenario(
     slots: u32,
     queue: u32,
