@@ -8,15 +8,18 @@ use std::path::PathBuf;
 /// Something wrong with a scenario or the way it was asked to run (exit code 2).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScenarioError {
+    /// The file concerned, when known.
     pub file: Option<PathBuf>,
     /// 1-based line and column.
     pub position: Option<(usize, usize)>,
     /// Dotted key path of the value concerned ("" for the whole file).
     pub path: String,
+    /// What is wrong.
     pub message: String,
 }
 
 impl ScenarioError {
+    /// An error at key path `path` ("" for the whole file), no file or position yet.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         ScenarioError {
             file: None,
@@ -26,6 +29,7 @@ impl ScenarioError {
         }
     }
 
+    /// Names `file`, unless a file is named already.
     pub fn in_file(mut self, file: &std::path::Path) -> Self {
         if self.file.is_none() {
             self.file = Some(file.to_path_buf());
@@ -33,6 +37,7 @@ impl ScenarioError {
         self
     }
 
+    /// Sets the 1-based line and column, unless a position is set already.
     pub fn at(mut self, position: Option<(usize, usize)>) -> Self {
         if self.position.is_none() {
             self.position = position;
@@ -79,14 +84,18 @@ pub enum Error {
     /// Reading or writing files failed (exit code 1 unless the user named the path).
     #[error("{context}: {source}")]
     Io {
+        /// What was being read or written (the file named).
         context: String,
+        /// The underlying I/O error.
         #[source]
         source: std::io::Error,
+        /// The user named the path (exit code 2 then).
         user_path: bool,
     },
     /// A `[thresholds]` condition failed (exit code 3); every file was written.
     #[error("{0}")]
     Thresholds(String),
+    /// Anything else that fails while writing output (CSV, HTML, JSON, charts).
     #[error("{0}")]
     Other(String),
 }
@@ -104,6 +113,7 @@ impl Error {
     }
 }
 
+/// A result whose error is [`Error`] by default.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Names longer than this get no "did you mean" (see [`closest`]).

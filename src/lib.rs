@@ -15,19 +15,21 @@
 //! `sweep` runs every compare row over many seeded replications (in parallel, or
 //! sharded across machines) and summarizes the report tables' figures.
 
-pub mod analysis;
+#![warn(missing_docs)]
+
+pub(crate) mod analysis;
 pub mod cli;
 pub mod engine;
 pub mod error;
-pub mod format;
+pub(crate) mod format;
 pub mod metrics;
 pub mod model;
-pub mod progress;
+pub(crate) mod progress;
 pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;
-pub mod thresholds;
+pub(crate) mod thresholds;
 
 use error::Error;
 use rayon::prelude::*;

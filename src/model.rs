@@ -3,28 +3,44 @@
 
 use crate::engine::Ticks;
 
+/// Index into [`Model::services`].
 pub type ServiceId = usize;
+/// Index into [`Model::dependencies`].
 pub type DependencyId = usize;
+/// Index into [`Model::limiters`].
 pub type LimiterId = usize;
+/// Index into [`Model::routes`].
 pub type RouteId = usize;
 
+/// A whole scenario (one compare row), validated: what a run simulates.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Model {
+    /// `scenario.name`: shown in the report header.
     pub name: String,
+    /// `scenario.about`: free text printed under the header.
     pub about: Option<String>,
     /// The master seed of every random stream of a run, as decided by
-    /// [`crate::scenario::seed`]: the only seed anything downstream reads.
+    /// `scenario::seed`: the only seed anything downstream reads.
     pub seed: u64,
+    /// Runaway protection (`max_events`, `max_sim_time_ms`, `max_in_flight`).
     pub limits: RunLimits,
+    /// `[slo]`: figures the analyses convert with.
     pub slo: Slo,
+    /// `[gateway]`, when the file has one.
     pub gateway: Option<Gateway>,
+    /// `[services.*]`, in declaration order.
     pub services: Vec<Service>,
     /// Every route in declaration order, with the service that owns it.
     pub routes: Vec<Route>,
+    /// `[dependencies.*]`, in declaration order.
     pub dependencies: Vec<Dependency>,
+    /// `[limiters.*]`, in declaration order.
     pub limiters: Vec<Limiter>,
+    /// The first workload (`workloads[0].workload`).
     pub workload: Workload,
+    /// `[analysis]`: options of the analyses.
     pub analysis: Analysis,
+    /// `[montecarlo]`: sweep defaults.
     pub montecarlo: MonteCarlo,
     /// Files the latency models were read from (`empirical = { file = .. }`), as
     /// written (relative to the scenario file), each once, in the order read.
@@ -39,6 +55,24 @@ pub struct Model {
     pub warmup: Ticks,
     /// `[output] window_ms`: the time series' window (None: no time series).
     pub window: Option<Ticks>,
+    /// Every workload, all on one clock, in declaration order: `[workload]` is
+    /// the one workload named `main`. `workload` above is the first of them (what
+    /// the analyses of a single ladder or probe read).
+    pub workloads: Vec<NamedWorkload>,
+}
+
+/// One of the scenario's workloads: `[workloads.NAME]` (or `[workload]`, named `main`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedWorkload {
+    /// `NAME` of `[workloads.NAME]`, or `main` for `[workload]`.
+    pub name: String,
+    /// When it starts sending (`start_ms`).
+    pub start: Ticks,
+    /// The name its random streams derive from: `workload` for `main` (the
+    /// streams a single `[workload]` always drew from), `workloads.NAME` otherwise.
+    pub stream: String,
+    /// What it sends, and when.
+    pub workload: Workload,
 }
 
 impl Model {
@@ -63,20 +97,29 @@ pub struct LatencyFile {
 /// One `[thresholds]` entry: `metric` must satisfy `op value`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Threshold {
+    /// The metric, named as the sweep names it (`<table>.<column>`, ...).
     pub metric: String,
+    /// The comparison the metric must satisfy.
     pub op: Comparison,
+    /// The limit it is compared with.
     pub value: f64,
 }
 
+/// A threshold's comparison: `<`, `<=`, `>` or `>=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Comparison {
+    /// `<`
     Less,
+    /// `<=`
     LessOrEqual,
+    /// `>`
     Greater,
+    /// `>=`
     GreaterOrEqual,
 }
 
 impl Comparison {
+    /// Each comparison with its symbol, two-character symbols first (parsed in this order).
     pub const ALL: [(&'static str, Comparison); 4] = [
         ("<=", Comparison::LessOrEqual),
         (">=", Comparison::GreaterOrEqual),
@@ -84,6 +127,7 @@ impl Comparison {
         (">", Comparison::Greater),
     ];
 
+    /// The symbol as written (`<=`).
     pub fn symbol(self) -> &'static str {
         Comparison::ALL
             .iter()
@@ -91,6 +135,7 @@ impl Comparison {
             .map_or("?", |(s, _)| s)
     }
 
+    /// Whether `x` compared with `limit` satisfies this comparison.
     pub fn holds(self, x: f64, limit: f64) -> bool {
         match self {
             Comparison::Less => x < limit,
@@ -140,6 +185,7 @@ impl Threshold {
 /// `[montecarlo]`: the defaults `resim sweep` runs with (its flags override them).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MonteCarlo {
+    /// `replications`: the default for `--replications` (None: 100).
     pub replications: Option<u64>,
     /// Two-sided confidence level of the intervals, in (0, 1).
     pub confidence: f64,
@@ -152,47 +198,69 @@ pub struct MonteCarlo {
 /// Runaway protection: a run stops with an error when it passes either bound.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunLimits {
+    /// Events a run may process (`max_events`).
     pub max_events: u64,
+    /// Virtual time a run may reach (`max_sim_time_ms`).
     pub max_sim_time: Ticks,
     /// Requests in flight at once: bounds the memory of a flood.
     pub max_in_flight: u64,
 }
 
+/// `[slo]`: figures the analyses convert with; all optional.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Slo {
+    /// End-to-end threshold in ms: a plan's answer counts only within it.
     pub threshold_ms: Option<f64>,
+    /// Peak read requests per second, for Little's law (held slots = rps x mean latency).
     pub peak_read_rps: Option<f64>,
+    /// Peak requests per second at the edge, for the deadline field's bytes per second.
     pub peak_edge_rps: Option<f64>,
+    /// Response size in bytes, the deadline field's bytes are compared with.
     pub response_bytes: Option<f64>,
+    /// Bytes a propagated deadline adds to each sub-call.
     pub deadline_field_bytes: Option<f64>,
 }
 
+/// `[gateway]`: the edge in front of the services.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gateway {
+    /// Latency the gateway consumes (`share_ms`), in ticks.
     pub share: Ticks,
+    /// The same latency in milliseconds.
     pub share_ms: f64,
+    /// Limiters for gateway requests, by route prefix.
     pub rules: Vec<GatewayRule>,
 }
 
+/// One `gateway.rules` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GatewayRule {
+    /// Routes starting with this prefix are matched.
     pub prefix: String,
+    /// Limiters applied to matched gateway requests, in order.
     pub limiters: Vec<LimiterId>,
 }
 
+/// A route a workload can send to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
+    /// The route as written (starts with `/`).
     pub path: String,
     /// The service that owns the route; `None` for a route a workload names on
     /// purpose that no service owns (answered 404, counted by no limiter).
     pub service: Option<ServiceId>,
 }
 
+/// One `[services.NAME]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Service {
+    /// `NAME`.
     pub name: String,
+    /// The routes it owns.
     pub routes: Vec<RouteId>,
+    /// Limiters applied to every request it gets (`middleware`), in order.
     pub middleware: Vec<LimiterId>,
+    /// What it does with a request.
     pub handler: Handler,
     /// Typical time of a call into it, for a caller's `weighted` split.
     pub median_ms: Option<f64>,
@@ -231,19 +299,27 @@ impl Balancer {
     }
 }
 
+/// What a service does with a request (`handler.type`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Handler {
     /// Answers at once.
     Respond,
+    /// Slots and a FIFO queue, then optional calls (`server`).
     Server(Server),
+    /// A deadline-budgeted fan-out of calls (`plan`).
     Plan(Plan),
 }
 
+/// A `server` handler.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Server {
+    /// Requests served at once, per replica.
     pub slots: u32,
+    /// FIFO places beyond the slots; a request arriving when both are full is shed.
     pub queue: u32,
+    /// Service time model, drawn when a request is admitted.
     pub service: Latency,
+    /// When its client gives up, drop a request still in the queue.
     pub abandon: bool,
     /// Calls made after the service time, while the request still holds its slot.
     pub plan: Option<Plan>,
@@ -280,7 +356,9 @@ impl QueueOrder {
 /// `interval`, else `interval`; past it the request is shed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Codel {
+    /// The queue timeout while the queue stands (`target_ms`).
     pub target: Ticks,
+    /// How far back an empty queue counts, and the timeout then (`interval_ms`).
     pub interval: Ticks,
 }
 
@@ -316,20 +394,27 @@ impl FaultKind {
 pub enum FaultTarget {
     /// A server service: every replica (`replica` None) or one (0-based).
     Server {
+        /// The service.
         service: ServiceId,
+        /// One replica (0-based), or every one.
         replica: Option<u32>,
     },
+    /// A dependency.
     Dependency(DependencyId),
-    /// The (open) workload.
-    Workload,
+    /// An open workload, by index into `Model::workloads`.
+    Workload(usize),
 }
 
 /// One `[[faults]]` entry: active on the half-open window `[at, until)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fault {
+    /// What it does.
     pub kind: FaultKind,
+    /// What it acts on.
     pub target: FaultTarget,
+    /// Its start (`at_ms`).
     pub at: Ticks,
+    /// Its end (`at_ms + for_ms`), not included.
     pub until: Ticks,
     /// The factor, slot count or probability (0 for `down`).
     pub value: f64,
@@ -344,14 +429,19 @@ impl Fault {
     }
 }
 
+/// How a plan splits its budget R among a branch's calls (`policy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
+    /// Each call may use all of R.
     Greedy,
+    /// R/K each, K calls in the branch.
     Equal,
+    /// R x median_k / sum of the branch's medians.
     Weighted,
 }
 
 impl Policy {
+    /// The name as written in scenario files.
     pub fn name(self) -> &'static str {
         match self {
             Policy::Greedy => "greedy",
@@ -361,12 +451,16 @@ impl Policy {
     }
 }
 
+/// What a branch does after a failed call (`on_failure`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnFailure {
+    /// Later calls of the branch are still made.
     Continue,
+    /// Later calls of the branch are skipped.
     Abort,
 }
 
+/// A `plan` handler (or a server's calls): branches of calls under a budget.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// What the budget R is: fixed (`slo` or a number: `budget` below), the
@@ -374,10 +468,15 @@ pub struct Plan {
     pub budget_kind: BudgetKind,
     /// A fixed budget (`slo` or a number); 0 for the other kinds.
     pub budget: Ticks,
+    /// `budget` in milliseconds; 0 for `deadline` and `none`.
     pub budget_ms: f64,
+    /// How R is split among a branch's calls.
     pub policy: Policy,
+    /// Whether a call's timeout (or the request given up) stops the callee's work at once.
     pub cancellation: bool,
+    /// What a branch does after a failed call.
     pub on_failure: OnFailure,
+    /// Branches, run in parallel; calls within a branch in order.
     pub branches: Vec<Branch>,
 }
 
@@ -388,18 +487,24 @@ impl Plan {
     }
 }
 
+/// One branch of a plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Branch {
+    /// Its `name`.
     pub name: String,
+    /// Its calls, made in order.
     pub calls: Vec<Call>,
 }
 
+/// One call of a branch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
+    /// The service or dependency called.
     pub target: Target,
     /// The most this call may take, from the split policy (before the
     /// `R - time spent` cap applied at run time), for a fixed budget.
     pub share: Ticks,
+    /// `share` in milliseconds.
     pub share_ms: f64,
     /// This call's part of the budget (greedy 1, equal 1/k, weighted by medians):
     /// the share of a budget known only at run time (`deadline`).
@@ -413,7 +518,9 @@ pub struct Call {
 /// What a call is made to: one namespace of services and dependencies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
+    /// A `[dependencies.NAME]`.
     Dependency(DependencyId),
+    /// A `[services.NAME]`.
     Service(ServiceId),
 }
 
@@ -432,10 +539,14 @@ pub enum BudgetKind {
     None,
 }
 
+/// One `[dependencies.NAME]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dependency {
+    /// `NAME`.
     pub name: String,
+    /// Typical latency in ms, for a caller's `weighted` split.
     pub median_ms: Option<f64>,
+    /// Latency model of a call.
     pub latency: Latency,
     /// Concurrent calls it works on; 0 = unlimited. Beyond it calls wait FIFO.
     pub slots: u32,
@@ -444,22 +555,34 @@ pub struct Dependency {
 /// A latency model; values in ticks, distributions in milliseconds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Latency {
+    /// `constant`: always this value.
     Constant(Ticks),
+    /// `cycle`: the values in order, wrapping.
     Cycle {
+        /// The values, in order.
         values: Vec<Ticks>,
+        /// `start = "random"`: each replication starts at a random position.
         random_start: bool,
     },
+    /// `empirical`: independent draws from these values.
     Empirical(Vec<Ticks>),
+    /// `exponential`.
     Exponential {
+        /// Mean, in ms.
         mean_ms: f64,
     },
+    /// `uniform` between two bounds.
     Uniform {
+        /// Lower bound, in ms.
         min_ms: f64,
+        /// Upper bound, in ms.
         max_ms: f64,
     },
     /// exp(mu + sigma Z), in milliseconds.
     LogNormal {
+        /// Mean of ln(ms).
         mu: f64,
+        /// Standard deviation of ln(ms).
         sigma: f64,
     },
     /// Parts with cumulative weights normalised to end at 1.
@@ -467,17 +590,23 @@ pub enum Latency {
     /// Gamma with shape k and scale theta (ms): mean k theta. Erlang-k is an
     /// integer shape.
     Gamma {
+        /// k.
         shape: f64,
+        /// theta, in ms.
         scale_ms: f64,
     },
     /// Weibull with shape k and scale lambda (ms).
     Weibull {
+        /// k.
         shape: f64,
+        /// lambda, in ms.
         scale_ms: f64,
     },
     /// Pareto type I with shape alpha > 1 and minimum x_m (ms).
     Pareto {
+        /// alpha.
         shape: f64,
+        /// x_m, in ms.
         min_ms: f64,
     },
 }
@@ -512,16 +641,23 @@ impl Latency {
     }
 }
 
+/// A rate limiter's algorithm (`algorithm`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Algorithm {
+    /// `fixed-window`: windows aligned to t = 0.
     FixedWindow,
+    /// `sliding-log`: at most `limit` passed in (t - W, t].
     SlidingLog,
+    /// `sliding-counter`: the previous window's count weighed by its overlap.
     SlidingCounter,
+    /// `token-bucket`: `limit` tokens at most, one per request.
     TokenBucket,
+    /// `gcra`: the generic cell rate algorithm (as a continuous token bucket).
     Gcra,
 }
 
 impl Algorithm {
+    /// Names as written in scenario files, in variant order.
     pub const NAMES: [&'static str; 5] = [
         "fixed-window",
         "sliding-log",
@@ -530,18 +666,23 @@ impl Algorithm {
         "gcra",
     ];
 
+    /// The name as written in scenario files.
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
     }
 }
 
+/// What a limiter does with a request over the limit (`mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LimiterMode {
+    /// 429 at once.
     Reject,
+    /// Held until it may pass within `max_delay_ms`, else rejected (see [`Overflow`]).
     Throttle,
 }
 
 impl LimiterMode {
+    /// The name as written in scenario files.
     pub fn name(self) -> &'static str {
         match self {
             LimiterMode::Reject => "reject",
@@ -559,39 +700,58 @@ pub enum Overflow {
     RejectNow,
 }
 
+/// How a token bucket refills (`refill`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refill {
+    /// Tokens flow in at `limit / window_ms`.
     Continuous,
+    /// One whole token at every multiple of `window_ms / limit` from t = 0.
     Discrete,
 }
 
 /// A request field a limiter key can be made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
+    /// The request's `client` label.
     Client,
+    /// The request's `member` label.
     Member,
+    /// The request's route.
     Route,
+    /// The request's access path (gateway or direct).
     Access,
 }
 
 impl Field {
+    /// Names as written in scenario files, in variant order.
     pub const NAMES: [&'static str; 4] = ["client", "member", "route", "access"];
 
+    /// The name as written in scenario files.
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
     }
 }
 
+/// One `[limiters.NAME]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limiter {
+    /// `NAME`.
     pub name: String,
+    /// How it decides.
     pub algorithm: Algorithm,
+    /// Request fields that make the bucket key; empty: one global bucket.
     pub key: Vec<Field>,
+    /// Requests per bucket per window (token bucket and GCRA: the burst).
     pub limit: u64,
+    /// The window (`window_ms`), in ticks.
     pub window: Ticks,
+    /// Reject or throttle.
     pub mode: LimiterMode,
+    /// Throttle: the longest hold (`max_delay_ms`), in ticks.
     pub max_delay: Ticks,
+    /// Token bucket: how tokens come back.
     pub refill: Refill,
+    /// Throttle: what happens to a request that cannot pass within `max_delay`.
     pub overflow: Overflow,
 }
 
@@ -610,13 +770,17 @@ impl Limiter {
     }
 }
 
+/// How a request reaches its service (`access`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
+    /// Through the gateway (its share and rules apply).
     Gateway,
+    /// Straight to the service.
     Direct,
 }
 
 impl Access {
+    /// The name as written in scenario files.
     pub fn name(self) -> &'static str {
         match self {
             Access::Gateway => "gateway",
@@ -628,85 +792,147 @@ impl Access {
 /// The fields one request carries (limiter keys are made of them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestTemplate {
+    /// The route it is sent to.
     pub route: RouteId,
+    /// Gateway or direct.
     pub access: Access,
+    /// The `client` label.
     pub client: String,
+    /// The `member` label.
     pub member: String,
 }
 
+/// How an open workload spaces its arrivals (`arrivals`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrivals {
+    /// Exponential gaps (a Poisson process), starting one gap after the start.
     Poisson,
+    /// Evenly spaced, the first at the start.
     Uniform,
 }
 
+/// What a workload sends, and when (`type`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
     /// One request at a time; the next when the previous has its answer.
     Sequence {
+        /// Requests sent in all.
         requests: u64,
+        /// The fields of every request.
         template: RequestTemplate,
     },
     /// Open-loop arrivals at a rate.
     Open {
+        /// Independent clients splitting the rate and `requests` (`clients`).
+        clients: u64,
+        /// Arrival rate, in requests per second (all clients together).
         rate_rps: f64,
+        /// Requests sent in all (split among the clients), if bounded.
         requests: Option<u64>,
+        /// Arrivals stop this long after the start (`duration_ms`), if bounded.
         duration: Option<Ticks>,
+        /// Poisson or evenly spaced.
         arrivals: Arrivals,
+        /// The client gives up this long after sending (`timeout_ms`).
         timeout: Option<Ticks>,
+        /// The fields of every request.
         template: RequestTemplate,
     },
+    /// A closed population: `users` each send, wait for the answer, think, send
+    /// again, until `requests` are sent or `duration` has passed.
+    Closed {
+        /// Users in the population.
+        users: u64,
+        /// Think time between an answer and the next send.
+        think: Latency,
+        /// Requests sent in all, if bounded.
+        requests: Option<u64>,
+        /// Sending stops this long after the start (`duration_ms`), if bounded.
+        duration: Option<Ticks>,
+        /// A user gives up this long after sending (`timeout_ms`).
+        timeout: Option<Ticks>,
+        /// The fields of every request.
+        template: RequestTemplate,
+    },
+    /// Steps of rising concurrency, closed waves or open arrivals (IO22).
     Ladder(Ladder),
+    /// Groups of requests sent one after another, each when the previous has its answer.
     Script {
+        /// The groups, in order.
         groups: Vec<ScriptGroup>,
+        /// The access path of every request.
         access: Access,
     },
     /// One request for every (route, access) pair, routes in declaration order.
     Probe {
+        /// Access paths each route is probed through, in order.
         access: Vec<Access>,
+        /// The `client` label of every probe request.
         client: String,
+        /// The `member` label of every probe request.
         member: String,
         /// Routes probed: ids 0..routes (every route of the model, owned first).
         routes: usize,
     },
 }
 
+/// The `ladder` workload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ladder {
+    /// Concurrency of each step: requests per wave, or the multiple of `rate_per_step_rps`.
     pub steps: Vec<u64>,
+    /// Closed ladder: waves per step.
     pub waves: u64,
+    /// A request succeeds when answered within this (`timeout_ms`), in ticks.
     pub timeout: Ticks,
+    /// The same timeout in milliseconds.
     pub timeout_ms: f64,
     /// `None`: closed waves. `Some`: open arrivals at step x rate for hold.
     pub open: Option<OpenLadder>,
     /// Closed waves: requests leave at uniform random offsets in [0, jitter).
     pub jitter: Ticks,
+    /// The fields of every request.
     pub template: RequestTemplate,
 }
 
+/// An open ladder's arrivals.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OpenLadder {
+    /// Step c sends c x this many requests per second.
     pub rate_per_step_rps: f64,
+    /// How long each step lasts (`hold_ms`).
     pub hold: Ticks,
 }
 
+/// One group of a `script` workload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptGroup {
+    /// The `client` label of its requests.
     pub client: String,
+    /// The `member` label of its requests.
     pub member: String,
+    /// Requests in the group.
     pub count: u64,
+    /// Request i goes to `routes[i % len]`.
     pub routes: Vec<RouteId>,
+    /// Pause after each answer before the group's next request (`gap_ms`).
     pub gap: Ticks,
     /// Not before this time (the group's first request).
     pub at: Option<Ticks>,
 }
 
+/// `[analysis]`: options of the analyses.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Analysis {
+    /// The monthly error budget and the incidents that use it.
     pub error_budget: Option<ErrorBudget>,
+    /// Members active in production: adds `projected_ceiling` to `limiters.csv`.
     pub active_members: Option<u64>,
+    /// A ladder step is truly acceptable when successful / sent >= this.
     pub acceptance: Option<f64>,
+    /// One rule `p95<=t` per value: accepts ladder steps whose p95 wait <= t rounds.
     pub p95_rules_rounds: Vec<f64>,
+    /// Adds the rule `throughput`: accepts the ladder steps before saturation.
     pub throughput_rule: bool,
     /// Recovery: windows whose mean goodput must reach the fraction (default 5).
     pub recovery_windows: u32,
@@ -714,8 +940,10 @@ pub struct Analysis {
     pub recovery_fraction: f64,
 }
 
+/// `[analysis] error_budget`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorBudget {
+    /// The monthly error budget, in minutes.
     pub budget_minutes: f64,
     /// (minutes, times per month)
     pub incidents: Vec<(f64, f64)>,

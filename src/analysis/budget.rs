@@ -4,7 +4,7 @@
 
 use super::Results;
 use crate::engine::Ticks;
-use crate::metrics::approximate_note;
+use crate::metrics::{Samples, approximate_note};
 use crate::model::{BudgetKind, Handler, Model, Plan, Policy};
 use crate::report::{Cell, Table};
 
@@ -23,9 +23,12 @@ fn plans(model: &Model) -> Vec<(&str, &Plan)> {
 }
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
-    if results.any(|m| !plans(m).is_empty()) {
+    let has_plans = results.any(|m| !plans(m).is_empty());
+    if has_plans {
         out.push(shares(results));
-        out.push(outcomes(results));
+    }
+    out.push(outcomes(results));
+    if has_plans {
         if let Some(t) = deadline_cost(results) {
             out.push(t);
         }
@@ -75,6 +78,26 @@ fn slots(model: &Model, mean_ms: f64) -> Option<f64> {
     model.slo.peak_read_rps.map(|rps| rps * mean_ms / 1000.0)
 }
 
+/// The end-to-end percentiles of the answered requests, empty when none was.
+fn answered_cells(answered: u64, requests: u64, samples: &mut Samples) -> [Cell; 5] {
+    let pct = if requests == 0 {
+        Cell::Empty
+    } else {
+        (answered as f64 / requests as f64 * 100.0).into()
+    };
+    let mut q = |p: f64| {
+        if samples.count() == 0 {
+            Cell::Empty
+        } else {
+            samples.quantile_ms(p).into()
+        }
+    };
+    [pct, q(0.5), q(0.9), q(0.99), q(0.999)]
+}
+
+/// The name of the row that sums every workload when there are several.
+pub const ALL_WORKLOADS: &str = "all";
+
 fn outcomes(results: &mut Results) -> Table {
     // one column per dependency of any row, filled by name (a row may have others,
     // or the same in another order)
@@ -94,17 +117,68 @@ fn outcomes(results: &mut Results) -> Table {
         "wasted_ms",
         "abandoned_slots",
         "total_slots",
+        "answered_pct",
+        "p50_ms",
+        "p90_ms",
+        "p99_ms",
+        "p999_ms",
     ]);
+    // with several workloads, one row per workload and one for them all
+    let several = results.any(|m| m.workloads.len() > 1);
+    let key: &[&str] = if several { &["workload"] } else { &[] };
     let mut t = results.table(
         "outcomes",
         "Outcomes per row: answered = every call in time and the response within the threshold",
-        &[],
+        key,
         &headers,
     );
     for i in 0..results.runs.len() {
         let model = &results.scenario.rows[i].model;
-        let mut cells = results.axis_cells(i);
+        let axis = results.axis_cells(i);
         let r = &mut results.runs[i];
+        if several && r.workloads.is_empty() {
+            // a row with one workload keeps its books in the run's own
+            r.workloads = vec![crate::sim::WorkloadStats {
+                requests: r.requests,
+                answered: r.answered,
+                dropped: r.dropped,
+                timed_out: r.timed_out,
+                shed: r.shed,
+                rejected: r.rejected,
+                not_found: r.not_found,
+                response: r.response.clone(),
+                answered_response: r.answered_response.clone(),
+            }];
+        }
+        if several {
+            for (w, named) in r.workloads.iter_mut().zip(&model.workloads) {
+                let mut cells = axis.clone();
+                cells.push(named.name.as_str().into());
+                cells.extend([w.requests.into(), w.answered.into(), w.dropped.into()]);
+                cells.extend(deps.iter().map(|_| Cell::Empty));
+                let any = w.response.count() > 0;
+                let stat = |v: f64| if any { Cell::from(v) } else { Cell::Empty };
+                cells.extend([
+                    stat(w.response.median_ms()),
+                    stat(w.response.max_ms()),
+                    stat(w.response.mean_ms()),
+                    Cell::Empty,
+                    Cell::Empty,
+                    Cell::Empty,
+                    Cell::Empty,
+                ]);
+                cells.extend(answered_cells(
+                    w.answered,
+                    w.requests,
+                    &mut w.answered_response,
+                ));
+                t.push(cells);
+            }
+        }
+        let mut cells = axis;
+        if several {
+            cells.push(ALL_WORKLOADS.into());
+        }
         let n = r.requests.max(1) as f64;
         let mean = r.response.mean_ms();
         let held = slots(model, mean);
@@ -123,13 +197,33 @@ fn outcomes(results: &mut Results) -> Table {
             abandoned.into(),
             held.zip(abandoned).map(|(h, a)| h + a).into(),
         ]);
+        cells.extend(answered_cells(
+            r.answered,
+            r.requests,
+            &mut r.answered_response,
+        ));
         t.push(cells);
     }
     t.notes.push(
         "held_slots = peak_read_rps x mean_ms / 1000 (Little's law); abandoned_slots = peak_read_rps x wasted_ms per request / 1000"
             .into(),
     );
-    if let Some(note) = approximate_note(results.runs.iter().map(|r| &r.response)) {
+    t.notes.push(
+        "median_ms, worst_ms and mean_ms are over every response (shed, rejected and dropped ones too); \
+         answered_pct and p50_ms..p999_ms are over the answered requests only, end to end (nearest rank)"
+            .into(),
+    );
+    if several {
+        t.notes.push(format!(
+            "one row per workload, then `{ALL_WORKLOADS}` for the whole run (the columns of the whole system: failed calls, slots, waste)"
+        ));
+    }
+    if let Some(note) = approximate_note(
+        results
+            .runs
+            .iter()
+            .flat_map(|r| [&r.response, &r.answered_response]),
+    ) {
         t.notes.push(note);
     }
     t

@@ -57,10 +57,33 @@ impl Results<'_> {
     /// A table of figures per compare row: the axis columns, then the `key` columns
     /// that tell the rows of one compare row apart (none when it has one row per
     /// compare row), then `rest`.
+    ///
+    /// An axis column that would collide with one of the table's own columns is
+    /// named by the shortest dotted suffix of its key path that does not (section 7
+    /// of the format): `x.balancer` next to a `balancer` column.
     pub fn table(&self, name: &str, title: &str, key: &[&str], rest: &[&str]) -> Table {
         let axes = self.scenario.axes.len();
-        let mut headers = self.headers(key);
-        headers.extend(rest.iter().map(|s| s.to_string()));
+        let own: Vec<&str> = key.iter().chain(rest).copied().collect();
+        let mut headers: Vec<String> = self
+            .scenario
+            .axes
+            .iter()
+            .map(|a| {
+                if own.contains(&a.column.as_str()) && a.path != "variant" {
+                    let others: Vec<&str> = self
+                        .scenario
+                        .axes
+                        .iter()
+                        .filter(|b| b.path != a.path && b.path != "variant")
+                        .map(|b| b.path.as_str())
+                        .collect();
+                    crate::scenario::column_for(&a.path, &others, &own)
+                } else {
+                    a.column.clone()
+                }
+            })
+            .collect();
+        headers.extend(own.iter().map(|s| s.to_string()));
         Table::per_compare_row(name, title, headers, axes, key.len())
     }
 

@@ -2,11 +2,23 @@
 //! Little's law predicts from the arrival rate and the mean times.
 
 use super::Results;
-use crate::model::Workload;
+use crate::model::{Model, Workload};
 use crate::report::Table;
 
+/// The arrival rate of a model whose workloads are all open: their sum.
+fn open_rate(model: &Model) -> Option<f64> {
+    model
+        .workloads
+        .iter()
+        .map(|w| match w.workload {
+            Workload::Open { rate_rps, .. } => Some(rate_rps),
+            _ => None,
+        })
+        .sum()
+}
+
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
-    if !results.any(|m| matches!(m.workload, Workload::Open { .. })) {
+    if !results.any(|m| open_rate(m).is_some()) {
         return;
     }
     let mut t = results.table(
@@ -24,7 +36,7 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
         ],
     );
     for i in 0..results.runs.len() {
-        let Workload::Open { rate_rps, .. } = results.scenario.rows[i].model.workload else {
+        let Some(rate_rps) = open_rate(&results.scenario.rows[i].model) else {
             continue;
         };
         let mut cells = results.axis_cells(i);

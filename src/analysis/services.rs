@@ -106,6 +106,7 @@ fn services(results: &mut Results) -> Table {
             "p50_response_ms",
             "p90_response_ms",
             "p99_response_ms",
+            "cancelled",
         ],
     );
     for i in 0..results.runs.len() {
@@ -136,6 +137,7 @@ fn services(results: &mut Results) -> Table {
                 when_any(nr, st.response.median_ms()),
                 when_any(nr, st.response.quantile_ms(0.90)),
                 when_any(nr, st.response.quantile_ms(0.99)),
+                st.cancelled.into(),
             ]);
             t.push(cells);
         }
@@ -143,7 +145,8 @@ fn services(results: &mut Results) -> Table {
     t.notes.push(
         "wait = time in the queue before a slot; response = wait + service time at the server; \
          busy slots and queue length are time averages over the whole run; waited_pct = share of \
-         the requests given a slot that waited for it at all (P(wait > 0), Erlang C's C(c, a)); \
+         the requests given a slot that waited for it at all (P(wait > 0), Erlang C's C(c, a)); cancelled = requests their caller cancelled \
+         while they held a slot; \
          p50 = the upper median sorted[n/2], p90/p95/p99 nearest rank"
             .into(),
     );

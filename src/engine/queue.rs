@@ -55,6 +55,7 @@ pub trait Scheduler<E> {
     fn pop(&mut self) -> Option<(Ticks, E)>;
     /// Pending (not cancelled) events.
     fn len(&self) -> usize;
+    /// True when no event is pending.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -164,6 +165,7 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E> EventQueue<E> {
+    /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
@@ -280,14 +282,17 @@ impl<E> EventQueue<E> {
         None
     }
 
+    /// Pending (not cancelled) events.
     pub fn len(&self) -> usize {
         self.live
     }
 
+    /// True when no event is pending.
     pub fn is_empty(&self) -> bool {
         self.live == 0
     }
 
+    /// How many events have been delivered so far.
     pub fn popped(&self) -> u64 {
         self.popped
     }

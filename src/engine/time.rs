@@ -12,7 +12,9 @@ pub const TICKS_PER_MS: f64 = 1_000_000.0;
 pub struct Ticks(pub u64);
 
 impl Ticks {
+    /// Time zero (also a zero span).
     pub const ZERO: Ticks = Ticks(0);
+    /// The largest representable time.
     pub const MAX: Ticks = Ticks(u64::MAX);
 
     /// Converts milliseconds to ticks, rounding to the nearest nanosecond (halves
@@ -41,10 +43,12 @@ impl Ticks {
         }
     }
 
+    /// In milliseconds.
     pub fn as_ms(self) -> f64 {
         self.0 as f64 / TICKS_PER_MS
     }
 
+    /// `self - other`, or zero when `other` is later.
     pub fn saturating_sub(self, other: Ticks) -> Ticks {
         Ticks(self.0.saturating_sub(other.0))
     }

@@ -11,15 +11,20 @@ pub use csv_out::{remove_stale_temporaries, to_csv, write_files, write_tables};
 /// One cell of a table.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
+    /// Text, written as is.
     Text(String),
+    /// A whole number.
     Int(i64),
+    /// A number, written by [`format_number`].
     Num(f64),
+    /// `true` or `false`.
     Bool(bool),
     /// A figure that does not exist (e.g. no saturation step).
     Empty,
 }
 
 impl Cell {
+    /// The cell as written in the text report and the CSV (`Empty` as "").
     pub fn render(&self) -> String {
         match self {
             Cell::Text(s) => s.clone(),
@@ -30,6 +35,7 @@ impl Cell {
         }
     }
 
+    /// True for `Int` and `Num`.
     pub fn is_numeric(&self) -> bool {
         matches!(self, Cell::Int(_) | Cell::Num(_))
     }
@@ -83,7 +89,12 @@ pub enum Scope {
     /// Each row belongs to one compare row and its figures come from that row's run
     /// alone. A row starts with `axes` axis columns, then `key` columns that tell
     /// the rows of one compare row apart (0: one row per compare row).
-    PerCompareRow { axes: usize, key: usize },
+    PerCompareRow {
+        /// Axis columns at the start of each row.
+        axes: usize,
+        /// Key columns after them (0: one row per compare row).
+        key: usize,
+    },
     /// Figures across compare rows (one against another) or of the scenario as a
     /// whole: not the figures of any single run.
     AcrossRows,
@@ -119,9 +130,13 @@ pub fn wrap(text: &str, width: usize) -> String {
 /// A named table: `name` is the CSV file stem, `title` the report heading.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
+    /// The CSV file stem (`outcomes` for `outcomes.csv`).
     pub name: String,
+    /// The heading in the text report.
     pub title: String,
+    /// Column names: the CSV header.
     pub headers: Vec<String>,
+    /// The rows, each as wide as `headers`.
     pub rows: Vec<Vec<Cell>>,
     /// Lines printed under the table in the report (not in the CSV).
     pub notes: Vec<String>,
@@ -171,6 +186,7 @@ impl Table {
         }
     }
 
+    /// Appends a row (as wide as `headers`).
     pub fn push(&mut self, row: Vec<Cell>) {
         debug_assert_eq!(
             row.len(),

@@ -134,6 +134,32 @@ fn collect<'a>(v: &'a Value, prefix: String, out: &mut Vec<(String, &'a Value)>)
     }
 }
 
+/// Inside an internally tagged table (one with a `type` key) serde reports an
+/// unknown key at the table itself: finds the one key named `field` below it
+/// (e.g. in an inline call table of a branch) and returns its path; otherwise
+/// `path.field`.
+pub fn unknown_key_path(doc: &toml::Table, path: &str, field: &str) -> String {
+    let direct = format!("{path}.{field}");
+    let Some(table @ Value::Table(t)) = paths::get(doc, path) else {
+        return direct;
+    };
+    if t.contains_key(field) || !t.contains_key("type") {
+        return direct;
+    }
+    let mut all = Vec::new();
+    collect(table, path.to_string(), &mut all);
+    let suffix = format!(".{field}");
+    let hits: Vec<&String> = all
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.ends_with(&suffix))
+        .collect();
+    match hits.as_slice() {
+        [one] => (*one).clone(),
+        _ => direct,
+    }
+}
+
 /// Inside an internally tagged table (one with a `type` key) serde reports type
 /// errors at the table itself. Finds the one value below it that the message
 /// describes and returns its path; otherwise `path` unchanged.

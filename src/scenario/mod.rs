@@ -7,11 +7,11 @@
 //! Every value can be addressed by its dotted key path (`services.tracking.handler.policy`,
 //! `branches.1.calls`), which is how `--set`, `[variants.*]` and `[compare]` change it.
 
-pub mod blame;
+pub(crate) mod blame;
 mod latency_file;
-pub mod paths;
-pub mod raw;
-pub mod validate;
+pub(crate) mod paths;
+pub(crate) mod raw;
+pub(crate) mod validate;
 
 use crate::error::{ScenarioError, did_you_mean, list};
 use crate::model::Model;
@@ -23,13 +23,16 @@ use toml::Value;
 /// A `--set key.path=VALUE` override, VALUE in TOML syntax (a bare word is a string).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Override {
+    /// The dotted key path it sets.
     pub path: String,
+    /// The value it sets there.
     pub value: Value,
     /// As the user wrote it, for messages and the manifest.
     pub text: String,
 }
 
 impl Override {
+    /// Parses `key.path=VALUE` (VALUE in TOML syntax; a bare word is a string).
     pub fn parse(s: &str) -> Result<Override, ScenarioError> {
         let Some((path, value)) = s.split_once('=') else {
             return Err(ScenarioError::new(
@@ -53,7 +56,7 @@ impl Override {
 }
 
 /// Parses a TOML value; anything that is not valid TOML is taken as a plain string.
-pub fn parse_value(text: &str) -> Value {
+pub(crate) fn parse_value(text: &str) -> Value {
     toml::from_str::<toml::Table>(&format!("v = {text}"))
         .ok()
         .and_then(|mut t| t.remove("v"))
@@ -67,21 +70,27 @@ pub struct Axis {
     pub path: String,
     /// The column name: `variant` or the last segment of the path.
     pub column: String,
+    /// The values it takes, in order.
     pub values: Vec<Value>,
 }
 
 /// One compare row: a label per axis and the model it runs.
 #[derive(Debug, Clone)]
 pub struct Row {
+    /// One label per axis, in axis order.
     pub labels: Vec<String>,
+    /// The validated model this row runs.
     pub model: Model,
 }
 
 /// A loaded scenario: its compare rows, ready to run.
 #[derive(Debug, Clone)]
 pub struct Scenario {
+    /// The scenario file, as given.
     pub file: PathBuf,
+    /// Comparison axes (`[compare]`, then extra axes), first axis outermost.
     pub axes: Vec<Axis>,
+    /// Every combination of axis values, first axis outermost.
     pub rows: Vec<Row>,
 }
 
@@ -94,6 +103,7 @@ impl Scenario {
             .unwrap_or_else(|| "scenario".into())
     }
 
+    /// The axis column names, in axis order.
     pub fn columns(&self) -> Vec<String> {
         self.axes.iter().map(|a| a.column.clone()).collect()
     }
@@ -107,14 +117,16 @@ impl Scenario {
 /// What a scenario is loaded for: a sweep's rows take `[montecarlo] seed`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Purpose {
+    /// `resim run` (and `check`): `[montecarlo] seed` is not used.
     #[default]
     Run,
+    /// `resim sweep`: `[montecarlo] seed` comes before `scenario.seed`.
     Sweep,
 }
 
 /// The master seed a compare row runs with, decided here and nowhere else:
 /// `--seed`, then (for a sweep) `[montecarlo] seed`, then `scenario.seed`, then 1.
-pub fn seed(raw: &RawScenario, cli: Option<u64>, purpose: Purpose) -> u64 {
+pub(crate) fn seed(raw: &RawScenario, cli: Option<u64>, purpose: Purpose) -> u64 {
     let montecarlo = match purpose {
         Purpose::Sweep => raw.montecarlo.as_ref().and_then(|m| m.seed),
         Purpose::Run => None,
@@ -125,10 +137,11 @@ pub fn seed(raw: &RawScenario, cli: Option<u64>, purpose: Purpose) -> u64 {
 /// Options that change how a file is read.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
+    /// `--set` overrides, applied in order before variants and compare rows.
     pub overrides: Vec<Override>,
-    /// `--seed`: beats every seed the file gives (see [`seed`]).
+    /// `--seed`: beats every seed the file gives (see `scenario::seed`).
     pub seed: Option<u64>,
-    /// Which seed of the file the rows take (see [`seed`]).
+    /// Which seed of the file the rows take (see `scenario::seed`).
     pub purpose: Purpose,
     /// Extra axes (sweep `--vary`), after the file's `[compare]` axes.
     pub extra_axes: Vec<(String, Vec<Value>)>,
@@ -136,6 +149,7 @@ pub struct LoadOptions {
     pub max_rows: usize,
 }
 
+/// The row limit when `max_rows` is 0.
 pub const DEFAULT_MAX_ROWS: usize = 10_000;
 
 /// The largest input file resim reads into memory (a scenario or a sweep
@@ -176,7 +190,7 @@ pub fn read_input(file: &Path, what: &str) -> Result<Vec<u8>, ScenarioError> {
 }
 
 /// [`read_input`] as UTF-8 text.
-pub fn read_input_text(file: &Path, what: &str) -> Result<String, ScenarioError> {
+pub(crate) fn read_input_text(file: &Path, what: &str) -> Result<String, ScenarioError> {
     String::from_utf8(read_input(file, what)?).map_err(|_| {
         ScenarioError::new(
             "",
@@ -272,6 +286,14 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             .in_file(file));
         }
     }
+    // A base value that every compare row overrides is still the file's value:
+    // check it as written (with --set), so a typo there is not hidden by the rows.
+    // Its errors name the file's line and no compare row.
+    let dir = file.parent().unwrap_or(Path::new(""));
+    if !axes.is_empty() {
+        validate::validate(&base, dir).map_err(|e| blame::blame(text, file, e, &sources, ""))?;
+    }
+    name_columns(&mut axes);
     let total: usize = axes
         .iter()
         .map(|a| a.values.len())
@@ -367,7 +389,6 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
             blame::blame(text, file, e, &located, &row)
         };
         let raw = deserialize(&row_doc).map_err(blame)?;
-        let dir = file.parent().unwrap_or(Path::new(""));
         let mut model = validate::validate(&raw, dir).map_err(blame)?;
         model.seed = seed(&raw, opts.seed, opts.purpose);
         rows.push(Row { labels, model });
@@ -402,6 +423,44 @@ fn pick(axes: &[Axis], mut index: usize) -> Vec<(&Value, usize)> {
 
 fn column_name(path: &str) -> String {
     path.rsplit('.').next().unwrap_or(path).to_string()
+}
+
+/// The shortest dotted suffix of `path` (at least its last segment) that differs
+/// from the same-length suffix of every path in `others` and from every name in
+/// `taken`; the whole path when none does.
+pub(crate) fn column_for(path: &str, others: &[&str], taken: &[&str]) -> String {
+    let segs = paths::segments(path);
+    let suffix =
+        |segs: &[String], k: usize| -> String { segs[segs.len().saturating_sub(k)..].join(".") };
+    for k in 1..=segs.len() {
+        let mine = suffix(&segs, k);
+        let shared = others
+            .iter()
+            .any(|o| suffix(&paths::segments(o), k) == mine);
+        if !shared && !taken.contains(&mine.as_str()) {
+            return mine;
+        }
+    }
+    segs.join(".")
+}
+
+/// Section 7's rule for axis columns: the last segment of the key path, unless two
+/// axes share it: then the shortest unique dotted suffix (`faults.0.value`,
+/// `retry.max_attempts`). `variant` stays `variant`.
+fn name_columns(axes: &mut [Axis]) {
+    let paths: Vec<String> = axes.iter().map(|a| a.path.clone()).collect();
+    for (i, axis) in axes.iter_mut().enumerate() {
+        if axis.path == "variant" {
+            continue;
+        }
+        let others: Vec<&str> = paths
+            .iter()
+            .enumerate()
+            .filter(|(j, p)| *j != i && p.as_str() != "variant")
+            .map(|(_, p)| p.as_str())
+            .collect();
+        axis.column = column_for(&axis.path, &others, &[]);
+    }
 }
 
 /// A `[compare]` key as a path: `compare."a.b"` (quoted: the key holds dots).
@@ -524,7 +583,7 @@ fn check_variant_names(raw: &RawScenario, values: &[Value]) -> Result<(), (usize
 
 /// How an axis value is shown in tables: strings bare, key lists joined by `+`
 /// (the empty list is `constant`).
-pub fn label(v: &Value) -> String {
+pub(crate) fn label(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Array(a) if a.is_empty() => "constant".into(),
@@ -602,6 +661,20 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
     let refined = blame::refine(doc, path, message);
     let path = refined.as_str();
     let ticked: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+    // `[workloads]` with keys of one workload: meant `[workload]`.
+    if let ["workloads", name] = paths::segments(path)
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()[..]
+        && !matches!(paths::get(doc, path), Some(Value::Table(_)))
+    {
+        return ScenarioError::new(
+            path,
+            format!(
+                "[workloads] holds one table per workload ([workloads.NAME]), and `{name}` is not a table: for one workload write [workload]"
+            ),
+        );
+    }
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let field = rest.split('`').next().unwrap_or_default();
         // serde_path_to_error includes the field in the path, except inside
@@ -611,7 +684,7 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
         } else if path.rsplit('.').next() == Some(field) {
             path.to_string()
         } else {
-            format!("{path}.{field}")
+            blame::unknown_key_path(doc, path, field)
         };
         let expected: Vec<&str> = ticked.iter().skip(1).copied().collect();
         let hint = did_you_mean(field, expected.iter().copied());

@@ -18,7 +18,11 @@ pub struct RawScenario {
     pub dependencies: IndexMap<String, RawDependency>,
     #[serde(default)]
     pub limiters: IndexMap<String, RawLimiter>,
-    pub workload: RawWorkload,
+    /// The shorthand for one workload named `main`.
+    pub workload: Option<RawWorkload>,
+    /// Several workloads on one clock (not together with `workload`).
+    #[serde(default)]
+    pub workloads: IndexMap<String, RawWorkload>,
     #[serde(default)]
     pub variants: IndexMap<String, toml::Table>,
     #[serde(default)]
@@ -345,6 +349,7 @@ pub struct RawLimiter {
 pub enum RawWorkload {
     Sequence {
         requests: i64,
+        start_ms: Option<f64>,
         route: Option<String>,
         access: Option<String>,
         client: Option<String>,
@@ -356,6 +361,22 @@ pub enum RawWorkload {
         duration_ms: Option<f64>,
         arrivals: Option<String>,
         timeout_ms: Option<f64>,
+        /// Independent clients splitting the rate (default 1).
+        clients: Option<i64>,
+        start_ms: Option<f64>,
+        route: Option<String>,
+        access: Option<String>,
+        client: Option<String>,
+        member: Option<String>,
+    },
+    /// A closed user population: each user sends, waits, thinks, sends again.
+    Closed {
+        users: i64,
+        think_ms: Option<RawLatency>,
+        requests: Option<i64>,
+        duration_ms: Option<f64>,
+        timeout_ms: Option<f64>,
+        start_ms: Option<f64>,
         route: Option<String>,
         access: Option<String>,
         client: Option<String>,

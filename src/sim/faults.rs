@@ -40,7 +40,8 @@ pub(crate) enum Subject {
         replica: u32,
     },
     Dependency(DependencyId),
-    Workload,
+    /// A workload, by index.
+    Workload(usize),
 }
 
 impl Subject {
@@ -54,7 +55,7 @@ impl Subject {
                 },
             ) => service == s && r.is_none_or(|r| r == replica),
             (Subject::Dependency(d), FaultTarget::Dependency(t)) => d == t,
-            (Subject::Workload, FaultTarget::Workload) => true,
+            (Subject::Workload(w), FaultTarget::Workload(t)) => w == t,
             _ => false,
         }
     }
@@ -113,13 +114,13 @@ impl Faults {
             .product()
     }
 
-    /// The factor an open workload's rate is multiplied by now.
+    /// The factor open workload `workload`'s rate is multiplied by now.
     #[inline]
-    pub fn arrival_factor(&self, now: Ticks) -> f64 {
+    pub fn arrival_factor(&self, workload: usize, now: Ticks) -> f64 {
         if self.none() {
             return 1.0;
         }
-        self.acting(FaultKind::ArrivalFactor, Subject::Workload, now)
+        self.acting(FaultKind::ArrivalFactor, Subject::Workload(workload), now)
             .map(|(_, f)| f.value)
             .product()
     }

@@ -6,21 +6,44 @@ use crate::model::Latency;
 use rand::RngExt;
 use rand_distr::{Distribution, Exp, Gamma, LogNormal, Pareto, StandardNormal, Weibull};
 
+/// A latency model with its draw state (a cycle's position).
 #[derive(Debug, Clone)]
 pub enum Sampler {
+    /// Always this value.
     Constant(Ticks),
-    Cycle { values: Vec<Ticks>, pos: usize },
+    /// The values in order, wrapping.
+    Cycle {
+        /// The values, in order.
+        values: Vec<Ticks>,
+        /// Index of the next value.
+        pos: usize,
+    },
+    /// Independent draws from these values.
     Empirical(Vec<Ticks>),
+    /// Exponential, in ms.
     Exponential(Exp<f64>),
-    Uniform { min_ms: f64, max_ms: f64 },
+    /// Uniform between two bounds.
+    Uniform {
+        /// Lower bound, in ms.
+        min_ms: f64,
+        /// Upper bound, in ms.
+        max_ms: f64,
+    },
+    /// Lognormal, in ms.
     LogNormal(LogNormal<f64>),
+    /// A part picked by weight: (cumulative weight, part).
     Mixture(Vec<(f64, Sampler)>),
+    /// Gamma, in ms.
     Gamma(Gamma<f64>),
+    /// Weibull, in ms.
     Weibull(Weibull<f64>),
+    /// Pareto type I, in ms.
     Pareto(Pareto<f64>),
 }
 
 impl Sampler {
+    /// The sampler of `model`; a cycle with `start = "random"` draws its first
+    /// position from `rng`.
     pub fn new(model: &Latency, rng: &mut Stream) -> Sampler {
         match model {
             Latency::Constant(t) => Sampler::Constant(*t),

@@ -75,8 +75,7 @@ use crate::error::Error;
 use crate::metrics::Samples;
 use crate::model::{LimiterId, Model};
 pub use limiter::LimiterResults;
-pub use observe::StepStats;
-pub use observe::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
+pub use observe::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS, StepStats, WorkloadStats};
 pub use server::ServerStats;
 use world::World;
 
@@ -98,8 +97,9 @@ pub(crate) struct Tag {
 /// receiving actor (see [`world::World::dispatch`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Event {
-    /// The workload sends its next request(s).
-    WorkloadNext,
+    /// Workload sender `i` (a workload, or one client of it) sends its next
+    /// request(s).
+    WorkloadNext(u32),
     /// A request reaches its service (after the gateway's share).
     AtService(ReqId),
     /// A dependency finishes the work of a call.
@@ -202,6 +202,13 @@ pub struct RunResult {
     pub limiters: LimiterResults,
     /// Per window (with `[output] window_ms` or faults).
     pub timeseries: Option<timeseries::TimeSeries>,
+    /// End-to-end response times of the answered requests only.
+    pub answered_response: Samples,
+    /// One per workload, in declaration order: what its clients saw.
+    pub workloads: Vec<WorkloadStats>,
+    /// Requests and calls still held when the run ended: 0 unless one never ended
+    /// (a bug the property tests look for).
+    pub leaked: u64,
 }
 
 /// Interned client and member names: looked up by hash (10^5 distinct members

@@ -37,6 +37,29 @@ enum Note {
     Wasted(f64),
 }
 
+/// What one workload's clients saw, end to end.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadStats {
+    /// Requests sent (every one ends in exactly one of the outcomes below).
+    pub requests: u64,
+    /// Handled and (for plans) every call succeeded in time.
+    pub answered: u64,
+    /// A plan call failed, or the response came after the threshold.
+    pub dropped: u64,
+    /// The client gave up first.
+    pub timed_out: u64,
+    /// Refused by a full server (503).
+    pub shed: u64,
+    /// Rejected by a limiter (429).
+    pub rejected: u64,
+    /// Answered 404: no service owns the route.
+    pub not_found: u64,
+    /// Response times of the requests that got a response (not given up on).
+    pub response: Samples,
+    /// Response times of the answered requests.
+    pub answered_response: Samples,
+}
+
 /// The books of one run.
 pub(crate) struct Observers {
     result: RunResult,
@@ -95,6 +118,13 @@ impl Observers {
             result: RunResult {
                 dependencies: vec![DependencyStats::default(); model.dependencies.len()],
                 steps,
+                // per-workload books only when there are several: one workload's
+                // are the run's own (the analysis reads them from there)
+                workloads: if model.workloads.len() > 1 {
+                    vec![WorkloadStats::default(); model.workloads.len()]
+                } else {
+                    Vec::new()
+                },
                 ..RunResult::default()
             },
             in_flight: TimeAverage::default(),
@@ -229,6 +259,49 @@ impl Observers {
             t.ended(now, end, response);
         }
         now - response >= self.warmup
+    }
+
+    /// Whether a request over now after `response` was sent during the warm-up.
+    #[cold]
+    #[inline(never)]
+    fn in_warmup(&self, now: Ticks, response: Ticks) -> bool {
+        now.saturating_sub(response) < self.warmup
+    }
+
+    /// A request of workload `workload` is over for its client now: `outcome`
+    /// after `response` (the time it gave up, for a client timeout).
+    #[inline]
+    pub fn client_done(
+        &mut self,
+        now: Ticks,
+        workload: Option<u32>,
+        outcome: Outcome,
+        response: Ticks,
+    ) {
+        if self.extra && self.in_warmup(now, response) {
+            return;
+        }
+        if outcome == Outcome::Answered {
+            self.result.answered_response.push(response);
+        }
+        let Some(w) = workload.and_then(|w| self.result.workloads.get_mut(w as usize)) else {
+            return;
+        };
+        w.requests += 1;
+        match outcome {
+            Outcome::Answered => w.answered += 1,
+            Outcome::Dropped => w.dropped += 1,
+            Outcome::TimedOut => w.timed_out += 1,
+            Outcome::Shed => w.shed += 1,
+            Outcome::Rejected(_) => w.rejected += 1,
+            Outcome::NotFound => w.not_found += 1,
+        }
+        if outcome == Outcome::Answered {
+            w.answered_response.push(response);
+        }
+        if outcome != Outcome::TimedOut {
+            w.response.push(response);
+        }
     }
 
     /// The client gave up on a request now, `waited` after sending it.

@@ -33,6 +33,8 @@ pub(crate) struct Request {
     /// The latest moment an answer is of use to the client (sent + its timeout),
     /// whether or not the client gives up then; for a call, the call's deadline.
     pub deadline: Option<Ticks>,
+    /// The workload sender (a workload, or one client of it) that sent it.
+    pub source: u32,
     /// The call this request is (None: a client's request).
     pub caller: Option<CallId>,
 }
@@ -121,6 +123,7 @@ impl World<'_> {
         r.client_timeout = None;
         r.step = tag.step;
         r.deadline = timeout.or(tag.patience).map(|t| now + t);
+        r.source = self.workload.current;
         r.caller = None;
         self.obs.request_sent(now);
         if let Some(t) = timeout {
@@ -152,7 +155,8 @@ impl World<'_> {
         deadline: Option<Ticks>,
     ) -> ReqId {
         let id = self.requests.take();
-        let (client, member) = (self.requests[from].client, self.requests[from].member);
+        let from = &self.requests[from];
+        let (client, member, source) = (from.client, from.member, from.source);
         let route = self.model.services[service]
             .routes
             .first()
@@ -171,6 +175,7 @@ impl World<'_> {
         r.step = None;
         r.deadline = deadline;
         r.caller = Some(call);
+        r.source = source;
         id
     }
 
@@ -260,7 +265,8 @@ impl World<'_> {
         let r = &self.requests[req];
         let in_time = r.deadline.is_none_or(|d| self.now <= d);
         self.obs.done(r.step, outcome, in_time);
-        self.client_answered();
+        let (source, response) = (r.source, self.now - r.sent);
+        self.client_answered(source, outcome, response);
     }
 
     /// The handler no longer holds work for `req` (it left a queue, or its calls

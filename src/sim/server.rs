@@ -36,6 +36,7 @@ use rand::RngExt;
 /// What one server measured in a run.
 #[derive(Debug, Clone, Default)]
 pub struct ServerStats {
+    /// The service it serves.
     pub service: ServiceId,
     /// Requests that reached the server.
     pub arrived: u64,
@@ -56,6 +57,7 @@ pub struct ServerStats {
     pub queued: TimeAverage,
     /// Filled in at the end of the run from `busy` and `queued`.
     pub mean_busy_slots: f64,
+    /// Time-weighted mean of queued requests (`queued`).
     pub mean_queue: f64,
     /// Slot time spent on processed requests (service, and calls made holding the
     /// slot), and on requests cancelled while they held it.
@@ -65,6 +67,13 @@ pub struct ServerStats {
     pub late_work_ms: f64,
     /// Service demand of the queued requests dropped by `abandon`: work never done.
     pub saved_ms: f64,
+    /// Requests whose caller cancelled them while they held a slot (in service or
+    /// in their calls).
+    pub cancelled: u64,
+    /// Time every admitted request spent at the server, from arrival to leaving
+    /// (answered, dropped from the queue or cancelled): the sample path behind
+    /// `mean_busy_slots + mean_queue` (Little's law).
+    pub in_server_ms: f64,
     /// Per replica (empty for a service with one).
     pub replicas: Vec<ReplicaStats>,
 }
@@ -118,6 +127,8 @@ struct ServerState {
     replica: Option<usize>,
     /// In slots and in line now (for the balancers).
     outstanding: u32,
+    /// The server makes calls after its service time (`branches`).
+    calls: bool,
 }
 
 /// How a service's requests reach its instances.
@@ -199,6 +210,7 @@ impl Servers {
                         stats: stats.len(),
                         replica: (n > 1).then_some(i),
                         outstanding: 0,
+                        calls: server.plan.is_some(),
                     });
                 }
                 stats.push(ServerStats {
@@ -579,9 +591,11 @@ impl World<'_> {
             self.server_release(req, Outcome::Dropped);
             return;
         }
-        if let Handler::Server(s) = &self.model.services[service].handler
-            && s.plan.is_some()
-        {
+        let calls = self
+            .servers
+            .state_of(service, req)
+            .is_some_and(|i| self.servers.states[i].calls);
+        if calls {
             self.plan_start(req);
             return;
         }
@@ -615,6 +629,7 @@ impl World<'_> {
         st.busy.add(now, -1);
         st.processed += 1;
         st.response.push(now - arrived);
+        st.in_server_ms += (now - arrived).as_ms();
         st.work_ms += worked;
         if late {
             st.late_work_ms += worked;
@@ -659,6 +674,7 @@ impl World<'_> {
         st.queued.add(now, -1);
         st.abandoned += 1;
         st.saved_ms += w.demand.as_ms();
+        st.in_server_ms += (now - w.arrived).as_ms();
         self.server_codel_off(w.req);
         let stats = self.servers.states[i].stats;
         self.server_dequeued(i);
@@ -698,7 +714,7 @@ impl World<'_> {
             return false;
         }
         let now = self.now;
-        let (_, started) = self.servers.in_service[req as usize];
+        let (arrived, started) = self.servers.in_service[req as usize];
         self.server_pick_order(i);
         let s = &mut self.servers.states[i];
         let next = s.line.release();
@@ -707,10 +723,12 @@ impl World<'_> {
         let worked = (now - started).as_ms();
         let st = &mut self.servers.stats[stats];
         st.busy.add(now, -1);
+        st.cancelled += u64::from(late);
         st.work_ms += worked;
         if late {
             st.late_work_ms += worked;
         }
+        st.in_server_ms += (now - arrived).as_ms();
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
         }
@@ -733,7 +751,7 @@ impl World<'_> {
             return;
         };
         let s = &mut self.servers.states[i];
-        let Some(_) = s.line.leave(|w| w.req == req) else {
+        let Some(w) = s.line.leave(|w| w.req == req) else {
             return;
         };
         self.servers.codel_keys[req as usize] = None;
@@ -743,6 +761,7 @@ impl World<'_> {
         let st = &mut self.servers.stats[stats];
         st.queued.add(now, -1);
         st.shed += 1;
+        st.in_server_ms += (now - w.arrived).as_ms();
         if let Some(r) = replica {
             st.replicas[r].shed += 1;
         }
@@ -800,7 +819,9 @@ impl World<'_> {
             let st = s.stats;
             for w in queued {
                 self.server_codel_off(w.req);
-                self.servers.stats[st].queued.add(now, -1);
+                let stats = &mut self.servers.stats[st];
+                stats.queued.add(now, -1);
+                stats.in_server_ms += (now - w.arrived).as_ms();
                 self.respond(w.req, Outcome::Dropped);
             }
             let running: Vec<ReqId> = (0..self.requests.len() as ReqId)

@@ -39,12 +39,17 @@ pub(super) fn constant_delays(model: &Model) -> Vec<Ticks> {
     if let Some(g) = &model.gateway {
         add(g.share);
     }
-    match &model.workload {
-        Workload::Open {
-            timeout: Some(t), ..
-        } => add(*t),
-        Workload::Ladder(l) => add(l.timeout),
-        _ => {}
+    for w in &model.workloads {
+        match &w.workload {
+            Workload::Open {
+                timeout: Some(t), ..
+            }
+            | Workload::Closed {
+                timeout: Some(t), ..
+            } => add(*t),
+            Workload::Ladder(l) => add(l.timeout),
+            _ => {}
+        }
     }
     delays
 }

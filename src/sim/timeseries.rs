@@ -27,29 +27,41 @@ pub struct WindowStats {
     pub attempts: u64,
     /// Requests that ended in the window, by outcome.
     pub answered: u64,
+    /// Failed: a plan's call failed, an `error` from a fault, a 404.
     pub failed: u64,
+    /// Given up by their client.
     pub timed_out: u64,
+    /// Refused by a full server (503) or dropped by CoDel.
     pub shed: u64,
+    /// Rejected by a limiter (429).
     pub rejected: u64,
-    /// Percentiles of the answered requests' response times (None: none answered).
+    /// Median response time of the answered requests (None: none answered).
     pub p50_ms: Option<f64>,
+    /// 99th percentile of the same.
     pub p99_ms: Option<f64>,
 }
 
 /// One window's figures for one service or dependency.
 #[derive(Debug, Clone, Default)]
 pub struct ServiceWindow {
+    /// Requests (calls) that arrived.
     pub arrivals: u64,
+    /// Requests processed (dependency work ended).
     pub processed: u64,
+    /// Requests shed.
     pub shed: u64,
+    /// Time-average queued requests (waiting calls).
     pub mean_queue: f64,
+    /// Time-average busy slots (calls at work).
     pub mean_busy: f64,
+    /// Work nobody waited for, ending in the window.
     pub wasted_ms: f64,
 }
 
 /// What a run's time series measured.
 #[derive(Debug, Clone, Default)]
 pub struct TimeSeries {
+    /// The windows' length.
     pub window_ms: f64,
     /// One per window from t = 0 to the last event.
     pub windows: Vec<WindowStats>,

@@ -19,11 +19,113 @@
 //! in declaration order (owned routes, then the workload's unowned ones), each
 //! through every listed access path in order.
 
-use super::{Event, Tag, World};
-use crate::engine::{Lane, Ticks};
+use super::latency::Sampler;
+use super::{Event, Outcome, Tag, World};
+use crate::engine::{Lane, Stream, Ticks, stream};
 use crate::error::Error;
-use crate::model::{Access, Arrivals, Handler, Ladder, RequestTemplate, RouteId, Workload};
+use crate::model::{
+    Access, Arrivals, Handler, Ladder, Model, NamedWorkload, RequestTemplate, RouteId, Workload,
+};
 use rand::RngExt;
+
+/// Every sender of the run: one per workload, one per client of an open workload
+/// with `clients = N`. A sender is addressed by its index (`WorkloadNext(i)`, a
+/// request's `source`).
+pub(crate) struct Workloads {
+    senders: Vec<Sender>,
+    /// The sender whose request is leaving now (read by `send` for the request's
+    /// `source`).
+    pub current: u32,
+    /// Per sender, the index of its workload (for the books).
+    pub workload_of: Vec<u32>,
+}
+
+/// One sender: its state and its own random streams.
+struct Sender {
+    state: WorkloadState,
+    start: Ticks,
+    /// Arrival gaps and ladder jitter.
+    rng: Stream,
+    /// A closed population's think time, from its own stream.
+    think: Option<(Sampler, Stream)>,
+}
+
+impl Workloads {
+    pub fn new(model: &Model, replication: u64, symbols: &mut super::Symbols) -> Workloads {
+        let mut senders = Vec::new();
+        let mut workload_of = Vec::new();
+        for (w, named) in model.workloads.iter().enumerate() {
+            for (state, stream_name) in senders_of(named, symbols) {
+                let think = match &named.workload {
+                    Workload::Closed { think, .. } => {
+                        let mut rng =
+                            stream(model.seed, replication, &format!("{}/think", named.stream));
+                        Some((Sampler::new(think, &mut rng), rng))
+                    }
+                    _ => None,
+                };
+                senders.push(Sender {
+                    state,
+                    start: named.start,
+                    rng: stream(model.seed, replication, &stream_name),
+                    think,
+                });
+                workload_of.push(w as u32);
+            }
+        }
+        Workloads {
+            senders,
+            current: 0,
+            workload_of,
+        }
+    }
+}
+
+/// The senders of one workload with the names of their streams: an open
+/// workload's clients split its rate and requests (the remainder to the first),
+/// client i labelled `LABEL-i`.
+fn senders_of(named: &NamedWorkload, symbols: &mut super::Symbols) -> Vec<(WorkloadState, String)> {
+    let w = &named.workload;
+    match w {
+        Workload::Open {
+            clients,
+            rate_rps,
+            requests,
+            duration,
+            arrivals,
+            timeout,
+            template,
+        } if *clients > 1 => {
+            let n = *clients;
+            let label = if template.client == "-" {
+                named.name.as_str()
+            } else {
+                template.client.as_str()
+            };
+            (0..n)
+                .map(|i| {
+                    let client = World::intern(symbols, &format!("{label}-{}", i + 1));
+                    let mut send = send_of(template, symbols);
+                    send.client = client;
+                    let left = requests.map(|r| r / n + u64::from(i < r % n));
+                    let state = WorkloadState::Open {
+                        send,
+                        left,
+                        until: duration.map(|d| named.start + d),
+                        mean_gap_ms: 1000.0 * n as f64 / rate_rps,
+                        arrivals: *arrivals,
+                        timeout: *timeout,
+                    };
+                    (state, format!("{}/client-{}", named.stream, i + 1))
+                })
+                .collect()
+        }
+        _ => vec![(
+            WorkloadState::new(w, named.start, symbols),
+            named.stream.clone(),
+        )],
+    }
+}
 
 /// One request to send: route, access, client, member (interned).
 #[derive(Debug, Clone, Copy)]
@@ -41,6 +143,15 @@ pub(crate) enum WorkloadState {
     Closed {
         items: Vec<(Send, Pace)>,
         next: usize,
+    },
+    /// A closed population: `users` requests out at a time, each user thinking
+    /// between its answer and its next request.
+    Population {
+        send: Send,
+        users: u64,
+        left: Option<u64>,
+        until: Option<Ticks>,
+        timeout: Option<Ticks>,
     },
     Open {
         send: Send,
@@ -101,8 +212,22 @@ fn send_of(t: &RequestTemplate, symbols: &mut super::Symbols) -> Send {
 }
 
 impl WorkloadState {
-    pub fn new(w: &Workload, symbols: &mut super::Symbols) -> WorkloadState {
+    fn new(w: &Workload, start: Ticks, symbols: &mut super::Symbols) -> WorkloadState {
         match w {
+            Workload::Closed {
+                users,
+                requests,
+                duration,
+                timeout,
+                template,
+                ..
+            } => WorkloadState::Population {
+                send: send_of(template, symbols),
+                users: *users,
+                left: *requests,
+                until: duration.map(|d| start + d),
+                timeout: *timeout,
+            },
             Workload::Sequence { requests, template } => WorkloadState::Sequence {
                 send: send_of(template, symbols),
                 left: *requests,
@@ -114,10 +239,11 @@ impl WorkloadState {
                 arrivals,
                 timeout,
                 template,
+                ..
             } => WorkloadState::Open {
                 send: send_of(template, symbols),
                 left: *requests,
-                until: *duration,
+                until: duration.map(|d| start + d),
                 mean_gap_ms: 1000.0 / rate_rps,
                 arrivals: *arrivals,
                 timeout: *timeout,
@@ -235,6 +361,17 @@ fn ladder_requests(l: &Ladder) -> u64 {
         .fold(0u64, u64::saturating_add)
 }
 
+/// The gap before an open workload's next request.
+fn gap_ms(arrivals: Arrivals, mean_gap_ms: f64, rng: &mut Stream) -> f64 {
+    match arrivals {
+        Arrivals::Uniform => mean_gap_ms,
+        Arrivals::Poisson => {
+            let u: f64 = rng.random();
+            -(1.0 - u).ln() * mean_gap_ms
+        }
+    }
+}
+
 impl World<'_> {
     pub(super) fn start(&mut self) -> Result<(), Error> {
         if let Workload::Ladder(l) = &self.model.workload {
@@ -246,41 +383,92 @@ impl World<'_> {
                     self.model.name
                 )));
             }
-            if let WorkloadState::LadderWaves { give_up, .. }
-            | WorkloadState::LadderOpen { give_up, .. } = &mut self.workload
+            if let Some(sender) = self.workload.senders.first_mut()
+                && let WorkloadState::LadderWaves { give_up, .. }
+                | WorkloadState::LadderOpen { give_up, .. } = &mut sender.state
             {
                 *give_up = ladder_gives_up(self.model, l);
             }
         }
-        let first = match &self.workload {
-            WorkloadState::Closed { items, .. } => {
-                items.first().map(|(_, pace)| pace.after(Ticks::ZERO))
+        for i in 0..self.workload.senders.len() {
+            let sender = &mut self.workload.senders[i];
+            let start = sender.start;
+            let first: Vec<Ticks> = match &sender.state {
+                WorkloadState::Closed { items, .. } => items
+                    .first()
+                    .map(|(_, pace)| pace.after(start))
+                    .into_iter()
+                    .collect(),
+                // A Poisson process's first arrival comes one gap after it starts
+                // (sending at the start made a run of D send 1 + Poisson(lambda D)).
+                WorkloadState::Open {
+                    arrivals: Arrivals::Poisson,
+                    mean_gap_ms,
+                    until,
+                    ..
+                } => {
+                    let (mean, until) = (*mean_gap_ms, *until);
+                    let at =
+                        start + Ticks::from_ms(gap_ms(Arrivals::Poisson, mean, &mut sender.rng));
+                    until
+                        .is_none_or(|u| at < u)
+                        .then_some(at)
+                        .into_iter()
+                        .collect()
+                }
+                WorkloadState::Population { users, .. } => vec![start; *users as usize],
+                WorkloadState::Open { .. }
+                | WorkloadState::Sequence { .. }
+                | WorkloadState::LadderWaves { .. }
+                | WorkloadState::LadderOpen { .. } => vec![start],
+            };
+            for at in first {
+                self.post(at, Lane::Normal, Event::WorkloadNext(i as u32));
             }
-            WorkloadState::Open { .. }
-            | WorkloadState::Sequence { .. }
-            | WorkloadState::LadderWaves { .. }
-            | WorkloadState::LadderOpen { .. } => Some(Ticks::ZERO),
-        };
-        if let Some(at) = first {
-            self.post(at, Lane::Normal, Event::WorkloadNext);
         }
         Ok(())
     }
 
-    pub(super) fn workload_next(&mut self) {
-        match &mut self.workload {
+    /// Sends one request of sender `i`.
+    fn send_from(&mut self, i: usize, s: Send, timeout: Option<Ticks>) {
+        self.workload.current = i as u32;
+        self.send(s.route, s.access, s.client, s.member, timeout);
+    }
+
+    pub(super) fn workload_next(&mut self, i: usize) {
+        let now = self.now;
+        let Some(sender) = self.workload.senders.get_mut(i) else {
+            return;
+        };
+        match &mut sender.state {
             WorkloadState::Sequence { send, left } => {
                 if *left > 0 {
                     *left -= 1;
                     let s = *send;
-                    self.send(s.route, s.access, s.client, s.member, None);
+                    self.send_from(i, s, None);
                 }
             }
             WorkloadState::Closed { items, next } => {
                 if let Some(&(s, _)) = items.get(*next) {
                     *next += 1;
-                    self.send(s.route, s.access, s.client, s.member, None);
+                    self.send_from(i, s, None);
                 }
+            }
+            WorkloadState::Population {
+                send,
+                left,
+                until,
+                timeout,
+                ..
+            } => {
+                if until.is_some_and(|u| now >= u) || *left == Some(0) {
+                    return;
+                }
+                if let Some(n) = left {
+                    *n -= 1;
+                }
+                let (s, timeout) = (*send, *timeout);
+                self.send_from(i, s, timeout);
             }
             WorkloadState::Open {
                 send,
@@ -302,25 +490,26 @@ impl World<'_> {
                 let mean_gap_ms = if self.plain {
                     *mean_gap_ms
                 } else {
-                    *mean_gap_ms / self.faults.arrival_factor(self.now)
+                    let w = self.workload.workload_of[i] as usize;
+                    *mean_gap_ms / self.faults.arrival_factor(w, now)
                 };
-                let gap_ms = match arrivals {
-                    Arrivals::Uniform => mean_gap_ms,
-                    Arrivals::Poisson => {
-                        let u: f64 = self.workload_rng.random();
-                        -(1.0 - u).ln() * mean_gap_ms
-                    }
-                };
-                let next_at = self.now + Ticks::from_ms(gap_ms);
+                let gap = gap_ms(*arrivals, mean_gap_ms, &mut sender.rng);
+                let next_at = now + Ticks::from_ms(gap);
                 let more = left.is_none_or(|n| n > 0) && until.is_none_or(|u| next_at < u);
-                self.send(s.route, s.access, s.client, s.member, timeout);
+                self.send_from(i, s, timeout);
                 if more {
-                    self.post(next_at, Lane::Normal, Event::WorkloadNext);
+                    self.post(next_at, Lane::Normal, Event::WorkloadNext(i as u32));
                 }
             }
             WorkloadState::LadderWaves { .. } => self.ladder_wave(),
             WorkloadState::LadderOpen { .. } => self.ladder_arrival(),
         }
+    }
+
+    /// The ladder's state and stream: a ladder is always the only workload.
+    fn ladder(&mut self) -> Option<(&mut WorkloadState, &mut Stream)> {
+        let s = self.workload.senders.first_mut()?;
+        Some((&mut s.state, &mut s.rng))
     }
 
     /// Sends one ladder request tagged with its step.
@@ -331,22 +520,27 @@ impl World<'_> {
             patience: Some(timeout),
         };
         let client_timeout = give_up.then_some(timeout);
+        self.workload.current = 0;
         self.send_tagged(s.route, s.access, s.client, s.member, client_timeout, tag);
     }
 
     /// Closed ladder: the next wave, c requests at this instant.
     fn ladder_wave(&mut self) {
-        let WorkloadState::LadderWaves {
-            send,
-            steps,
-            waves,
-            step,
-            wave,
-            outstanding,
-            timeout,
-            give_up,
-            jitter,
-        } = &mut self.workload
+        let now = self.now;
+        let Some((
+            WorkloadState::LadderWaves {
+                send,
+                steps,
+                waves,
+                step,
+                wave,
+                outstanding,
+                timeout,
+                give_up,
+                jitter,
+            },
+            rng,
+        )) = self.ladder()
         else {
             return;
         };
@@ -365,10 +559,12 @@ impl World<'_> {
         if jitter > Ticks::ZERO {
             // Every request of the wave is counted as outstanding now and leaves
             // at its own offset; the wave still ends when all have their answer.
-            for _ in 0..c {
-                let offset = Ticks(self.workload_rng.random_range(0..jitter.0));
+            let offsets: Vec<Ticks> = (0..c)
+                .map(|_| Ticks(rng.random_range(0..jitter.0)))
+                .collect();
+            for offset in offsets {
                 self.post(
-                    self.now + offset,
+                    now + offset,
                     Lane::Normal,
                     Event::LadderSend(this_step as u32),
                 );
@@ -382,12 +578,15 @@ impl World<'_> {
 
     /// A jittered closed-ladder request leaves.
     pub(super) fn ladder_jittered_send(&mut self, step: usize) {
-        if let WorkloadState::LadderWaves {
-            send,
-            timeout,
-            give_up,
-            ..
-        } = &self.workload
+        if let Some((
+            WorkloadState::LadderWaves {
+                send,
+                timeout,
+                give_up,
+                ..
+            },
+            _,
+        )) = self.ladder()
         {
             let (s, timeout, give_up) = (*send, *timeout, *give_up);
             self.ladder_send(s, step, timeout, give_up);
@@ -397,15 +596,18 @@ impl World<'_> {
     /// Open ladder: one arrival, then the next one of this step or the next step.
     fn ladder_arrival(&mut self) {
         let now = self.now;
-        let WorkloadState::LadderOpen {
-            send,
-            gaps_ms,
-            hold,
-            step,
-            index,
-            timeout,
-            give_up,
-        } = &mut self.workload
+        let Some((
+            WorkloadState::LadderOpen {
+                send,
+                gaps_ms,
+                hold,
+                step,
+                index,
+                timeout,
+                give_up,
+            },
+            _,
+        )) = self.ladder()
         else {
             return;
         };
@@ -428,14 +630,21 @@ impl World<'_> {
         let (s, timeout, give_up) = (*send, *timeout, *give_up);
         self.ladder_send(s, this_step, timeout, give_up);
         if more {
-            self.post(next, Lane::Normal, Event::WorkloadNext);
+            self.post(next, Lane::Normal, Event::WorkloadNext(0));
         }
     }
 
-    /// A request of this workload has its answer (or its client gave up): a
-    /// closed workload sends its next request.
-    pub(super) fn client_answered(&mut self) {
-        let next_at = match &mut self.workload {
+    /// A request of sender `source` is over for its client (`outcome` after
+    /// `response`): the books of its workload, then a closed workload sends its
+    /// next request.
+    pub(super) fn client_answered(&mut self, source: u32, outcome: Outcome, response: Ticks) {
+        let now = self.now;
+        let workload = self.workload.workload_of.get(source as usize).copied();
+        self.obs.client_done(now, workload, outcome, response);
+        let Some(sender) = self.workload.senders.get_mut(source as usize) else {
+            return;
+        };
+        let next_at = match &mut sender.state {
             WorkloadState::LadderWaves {
                 steps,
                 step,
@@ -443,16 +652,24 @@ impl World<'_> {
                 ..
             } => {
                 *outstanding = outstanding.saturating_sub(1);
-                (*outstanding == 0 && *step < steps.len()).then_some(self.now)
+                (*outstanding == 0 && *step < steps.len()).then_some(now)
             }
             WorkloadState::Closed { items, next } => {
-                items.get(*next).map(|&(_, pace)| pace.after(self.now))
+                items.get(*next).map(|&(_, pace)| pace.after(now))
             }
-            WorkloadState::Sequence { left, .. } if *left > 0 => Some(self.now),
+            WorkloadState::Sequence { left, .. } if *left > 0 => Some(now),
+            WorkloadState::Population { left, until, .. }
+                if *left != Some(0) && until.is_none_or(|u| now < u) =>
+            {
+                sender
+                    .think
+                    .as_mut()
+                    .map(|(think, rng)| now + think.sample(rng))
+            }
             _ => None,
         };
         if let Some(at) = next_at {
-            self.post(at, Lane::Normal, Event::WorkloadNext);
+            self.post(at, Lane::Normal, Event::WorkloadNext(source));
         }
     }
 }

@@ -58,6 +58,7 @@ impl RowRunner {
         self.named(&tables)
     }
 
+    /// Compare rows it runs.
     pub fn row_count(&self) -> usize {
         self.rows.len()
     }

@@ -11,16 +11,21 @@ use std::path::Path;
 
 pub const FILE: &str = "manifest.toml";
 
+/// What a sweep folder holds and how it was made (`manifest.toml`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
+    /// The resim version that wrote it.
     pub resim_version: String,
+    /// `scenario.name`.
     pub scenario_name: String,
     /// FNV-1a 64-bit hash of the scenario file's bytes, as 16 hex digits.
     pub scenario_fnv1a64: String,
     /// The master seed of the first compare row (see docs/scenarios.md (Sweeps)).
     pub seed: u64,
+    /// Replications of every compare row.
     pub replications: u64,
+    /// Two-sided confidence level of the intervals, in (0, 1).
     pub confidence: f64,
     /// Compare rows (grid rows); the run has rows x replications units.
     pub rows: u64,
@@ -43,7 +48,9 @@ pub struct Manifest {
     /// `[thresholds]` as (metric, condition): a merge checks them as the sweep does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<(String, String)>,
+    /// The units this folder holds, for a `--shard` sweep (not compared by merge).
     pub shard: Option<ShardInfo>,
+    /// How it was run (not compared by merge).
     pub invocation: Invocation,
 }
 
@@ -51,7 +58,9 @@ pub struct Manifest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HashedFile {
+    /// As written in the scenario.
     pub file: String,
+    /// FNV-1a 64-bit hash of its bytes, as 16 hex digits.
     pub fnv1a64: String,
 }
 
@@ -84,6 +93,7 @@ pub fn fnv1a64(bytes: &[u8]) -> String {
 }
 
 impl Manifest {
+    /// The manifest as TOML, with a comment line on top.
     pub fn to_toml(&self) -> Result<String, Error> {
         let body =
             toml::to_string(self).map_err(|e| Error::Other(format!("cannot write {FILE}: {e}")))?;
@@ -93,6 +103,7 @@ impl Manifest {
         ))
     }
 
+    /// Reads `manifest.toml` from the folder `dir`.
     pub fn read(dir: &Path) -> Result<Manifest, Error> {
         let path = dir.join(FILE);
         let text = crate::scenario::read_input_text(&path, "manifest").map_err(|e| {
@@ -144,11 +155,14 @@ impl Manifest {
 /// `--shard K/N`: the K-th (1-based) of N slices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
+    /// K, 1-based.
     pub index: u64,
+    /// N, the number of slices.
     pub count: u64,
 }
 
 impl Shard {
+    /// Parses `K/N` (1 <= K <= N).
     pub fn parse(s: &str) -> Result<Shard, ScenarioError> {
         let bad = || {
             ScenarioError::new(

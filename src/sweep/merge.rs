@@ -14,9 +14,12 @@ use super::{SweepReport, report};
 use crate::error::{Error, ScenarioError};
 use std::path::{Path, PathBuf};
 
+/// What `resim merge` was asked for (the command line, parsed).
 #[derive(Debug, Clone, Default)]
 pub struct MergeOptions {
+    /// The shard folders to merge.
     pub dirs: Vec<PathBuf>,
+    /// Output folder (`--out`); `None`: `out/<scenario stem>-sweep`.
     pub out: Option<PathBuf>,
     /// The command line, for the manifest.
     pub command: String,

@@ -42,9 +42,13 @@ pub const MAX_JOBS: usize = 1024;
 /// Everything `resim sweep` was asked for (the command line, parsed).
 #[derive(Debug, Clone, Default)]
 pub struct SweepOptions {
+    /// The scenario file.
     pub file: PathBuf,
+    /// `--set` overrides, in order.
     pub overrides: Vec<Override>,
+    /// `--seed`: beats every seed the file gives.
     pub seed: Option<u64>,
+    /// `--replications`; `None`: `[montecarlo] replications`, else 100.
     pub replications: Option<u64>,
     /// Worker threads; `None`: one per core.
     pub jobs: Option<usize>,
@@ -52,7 +56,10 @@ pub struct SweepOptions {
     pub vary: Vec<String>,
     /// `--baseline axis=value`, as written (empty: `[montecarlo] baseline`).
     pub baseline: Vec<String>,
+    /// `--shard K/N`: run only this slice of the units.
     pub shard: Option<Shard>,
+    /// Output folder (`--out`); `None`: `out/<scenario stem>-sweep`, with
+    /// `shard-K-of-N` below it for a shard of several.
     pub out: Option<PathBuf>,
     /// Draw a progress bar on stderr.
     pub progress: bool,
@@ -65,7 +72,9 @@ pub struct SweepOptions {
 /// What a sweep or merge leaves for the user: its folder and the printed report.
 #[derive(Debug, Clone)]
 pub struct SweepReport {
+    /// The folder the results were written to.
     pub dir: PathBuf,
+    /// The printed report.
     pub text: String,
     /// Why `[thresholds]` failed (exit status 3), when one did.
     pub thresholds_failed: Option<String>,

@@ -19,6 +19,7 @@ pub struct Running {
 }
 
 impl Running {
+    /// Adds a value.
     pub fn push(&mut self, x: f64) {
         if self.n == 0 {
             self.min = x;
@@ -33,18 +34,22 @@ impl Running {
         self.m2 += delta * (x - self.mean);
     }
 
+    /// Values added.
     pub fn n(&self) -> u64 {
         self.n
     }
 
+    /// Mean of the values; `None` when empty.
     pub fn mean(&self) -> Option<f64> {
         (self.n > 0).then_some(self.mean)
     }
 
+    /// Smallest value; `None` when empty.
     pub fn min(&self) -> Option<f64> {
         (self.n > 0).then_some(self.min)
     }
 
+    /// Largest value; `None` when empty.
     pub fn max(&self) -> Option<f64> {
         (self.n > 0).then_some(self.max)
     }
@@ -95,6 +100,7 @@ fn ordered_bits(x: f64) -> u64 {
 }
 
 impl Median {
+    /// An empty stream keeping at most `cap` (at least 1) values exactly.
     pub fn with_cap(cap: usize) -> Median {
         Median {
             exact: Vec::new(),
@@ -104,6 +110,7 @@ impl Median {
         }
     }
 
+    /// Adds a value.
     pub fn push(&mut self, x: f64) {
         self.n += 1;
         if self.buckets.is_empty() && self.exact.len() < self.cap {
@@ -130,6 +137,8 @@ impl Median {
         self.buckets.is_empty()
     }
 
+    /// The upper median `sorted[n / 2]` (exact, or a binned value that occurred);
+    /// `None` when empty.
     pub fn median(&mut self) -> Option<f64> {
         if self.n == 0 {
             return None;

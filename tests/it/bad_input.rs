@@ -142,6 +142,7 @@ fn messages_name_file_position_and_key_path() {
             "runaway-zero-time-loop",
             "runaway-flood",
             "runaway-abandoned-calls",
+            "runaway-limiter-window",
             "runaway-sim-time",
         ];
         if exempt.contains(&case.name.as_str()) {

@@ -94,7 +94,12 @@ fn outcomes_match_the_seed_tables() {
             "held_slots",
             "wasted_ms",
             "abandoned_slots",
-            "total_slots"
+            "total_slots",
+            "answered_pct",
+            "p50_ms",
+            "p90_ms",
+            "p99_ms",
+            "p999_ms"
         ]
     );
     assert_eq!(

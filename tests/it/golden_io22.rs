@@ -153,7 +153,8 @@ fn the_ladder_matches_the_seed_table_step_by_step() {
             "p90_wait_ms",
             "p50_response_ms",
             "p90_response_ms",
-            "p99_response_ms"
+            "p99_response_ms",
+            "cancelled"
         ]
     );
     let s = services.row(&[("service", "loan")]);

@@ -1,6 +1,7 @@
 //! The integration test binary: one module per behaviour.
 
 mod bad_input;
+mod call_graphs;
 mod cli;
 mod common;
 mod faults_time;
@@ -18,3 +19,4 @@ mod runaway;
 mod sweep;
 mod tables;
 mod thresholds_json;
+mod workloads;

@@ -47,8 +47,9 @@ fn a_run_writes_a_self_contained_report_with_its_charts() {
     }
     assert!(!html.contains("<script"), "no script");
     assert!(!html.contains("<link"), "no stylesheet from elsewhere");
-    // two ladder charts (throughput, p95 wait) and the distribution
-    assert_eq!(html.matches("<svg").count(), 3);
+    // two ladder charts (throughput, p95 wait), the outcomes (written for every
+    // scenario) and the distribution
+    assert_eq!(html.matches("<svg").count(), 4);
     for text in [
         "Ladder: processed and successful requests per step",
         "knee: concurrency = 12",

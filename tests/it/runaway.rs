@@ -81,3 +81,34 @@ fn far_future_events_stop_on_max_sim_time() {
         "the run passed scenario.max_sim_time_ms",
     );
 }
+
+/// A sliding-log limiter's log holds one entry per request let through within its
+/// window, per bucket, so its limit is capped by scenario.max_in_flight: at the cap
+/// (or with the cap raised, as the error advises) the scenario runs.
+#[test]
+fn a_sliding_log_limit_is_capped_by_max_in_flight() {
+    let case = "tests/bad/sliding-log-limit-above-in-flight.toml";
+    let check = |set: &[&str]| {
+        let mut cmd = resim();
+        cmd.current_dir(root()).arg("check").arg(case);
+        for s in set {
+            cmd.args(["--set", s]);
+        }
+        let out = cmd.output().expect("resim runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = check(&[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("limiters.log.limit"), "{stderr}");
+    assert!(stderr.contains("scenario.max_in_flight = 1000"), "{stderr}");
+    assert_eq!(check(&["limiters.log.limit=1000"]).0, Some(0));
+    assert_eq!(check(&["scenario.max_in_flight=1001"]).0, Some(0));
+    // other algorithms keep no per-pass log: no cap
+    assert_eq!(
+        check(&["limiters.log.algorithm=\"sliding-counter\""]).0,
+        Some(0)
+    );
+}

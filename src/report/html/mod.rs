@@ -5,9 +5,9 @@
 //! the page the unsharded sweep writes.
 //!
 //! The page is a minijinja template (`report.html.j2`, HTML-escaped); the charts
-//! come from [`charts`].
+//! come from `charts`.
 
-pub mod charts;
+pub(crate) mod charts;
 
 use super::{Cell, Table};
 use crate::error::Error;
@@ -35,6 +35,7 @@ const TEMPLATE: &str = include_str!("report.html.j2");
 
 /// The pass/fail table of `[thresholds]` as the page shows it.
 pub struct Thresholds<'a> {
+    /// The `[thresholds]` table, one row per threshold.
     pub table: &'a Table,
     /// "2 of 3 hold".
     pub summary: String,
@@ -44,8 +45,11 @@ pub struct Thresholds<'a> {
 
 /// What the page is about: heading, one line under it, the scenario's `about`.
 pub struct Heading {
+    /// The page title: the scenario's name.
     pub title: String,
+    /// One line under the title: what ran (compare rows, seed).
     pub subtitle: String,
+    /// The scenario's `about`, when it has one.
     pub about: Option<String>,
 }
 
@@ -110,9 +114,11 @@ struct PageView {
 
 /// One table with its charts, as a page section.
 pub struct Section {
+    /// The table shown.
     pub table: Table,
     /// The table's CSV file, as the page names it.
     pub file: String,
+    /// Its charts, as inline SVG documents.
     pub charts: Vec<String>,
 }
 

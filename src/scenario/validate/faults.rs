@@ -2,25 +2,22 @@
 //! and `[output] window_ms`.
 //!
 //! A fault's target is a server (`"backend"`: every replica; `"backend#2"`: the
-//! second, 1-based), a dependency, or a workload (`"main"`, the one `[workload]`)
-//! for `arrival_factor`. Its window is `[at_ms, at_ms + for_ms)`.
+//! second, 1-based), a dependency, or an open workload (`[workloads.NAME]`'s
+//! NAME; `main` for `[workload]`) for `arrival_factor`. Its window is `[at_ms, at_ms + for_ms)`.
 
 use super::*;
-
-/// The name `[workload]` goes by as a fault target.
-pub(crate) const WORKLOAD_NAME: &str = "main";
 
 /// `[[faults]]`, in file order.
 pub(super) fn faults(
     raw: &RawScenario,
     ctx: &Ctx,
     services: &[Service],
-    workload: &Workload,
+    workloads: &[NamedWorkload],
 ) -> R<Vec<Fault>> {
     raw.faults
         .iter()
         .enumerate()
-        .map(|(i, f)| fault(&format!("faults.{i}"), f, ctx, services, workload))
+        .map(|(i, f)| fault(&format!("faults.{i}"), f, ctx, services, workloads))
         .collect()
 }
 
@@ -29,7 +26,7 @@ fn fault(
     f: &RawFault,
     ctx: &Ctx,
     services: &[Service],
-    workload: &Workload,
+    workloads: &[NamedWorkload],
 ) -> R<Fault> {
     let kind = one_of(
         &format!("{path}.kind"),
@@ -48,11 +45,23 @@ fn fault(
         );
     }
     let value = value(path, kind, f.value)?;
-    let target = target(&format!("{path}.target"), kind, &f.target, ctx, services)?;
-    if kind == FaultKind::ArrivalFactor && !matches!(workload, Workload::Open { .. }) {
+    let target = target(
+        &format!("{path}.target"),
+        kind,
+        &f.target,
+        ctx,
+        services,
+        workloads,
+    )?;
+    if let FaultTarget::Workload(w) = target
+        && !matches!(workloads[w].workload, Workload::Open { .. })
+    {
         return err(
             format!("{path}.kind"),
-            "`arrival_factor` changes an open workload's rate: the workload is not `open`",
+            format!(
+                "`arrival_factor` changes an open workload's rate: workload `{}` is not `open`",
+                workloads[w].name
+            ),
         );
     }
     Ok(Fault {
@@ -107,16 +116,19 @@ fn target(
     name: &str,
     ctx: &Ctx,
     services: &[Service],
+    workloads: &[NamedWorkload],
 ) -> R<FaultTarget> {
     if kind == FaultKind::ArrivalFactor {
-        if name == WORKLOAD_NAME {
-            return Ok(FaultTarget::Workload);
+        if let Some(w) = workloads.iter().position(|w| w.name == name) {
+            return Ok(FaultTarget::Workload(w));
         }
+        let names: Vec<&str> = workloads.iter().map(|w| w.name.as_str()).collect();
         return err(
             path,
             format!(
-                "`arrival_factor` targets a workload: no workload named `{name}` (defined: `{WORKLOAD_NAME}`, the `[workload]` table){}",
-                did_you_mean(name, [WORKLOAD_NAME])
+                "`arrival_factor` targets a workload: no workload named `{name}` (defined: {}; `[workload]` is `main`){}",
+                list(names.iter().copied()),
+                did_you_mean(name, names.iter().copied())
             ),
         );
     }

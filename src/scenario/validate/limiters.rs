@@ -3,14 +3,14 @@
 use super::*;
 
 /// Every `[limiters.NAME]`, in declaration order.
-pub(super) fn limiters(raw: &RawScenario) -> R<Vec<Limiter>> {
+pub(super) fn limiters(raw: &RawScenario, limits: &RunLimits) -> R<Vec<Limiter>> {
     raw.limiters
         .iter()
-        .map(|(name, l)| limiter(&format!("limiters.{name}"), name, l))
+        .map(|(name, l)| limiter(&format!("limiters.{name}"), name, l, limits))
         .collect()
 }
 
-fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
+fn limiter(path: &str, name: &str, l: &RawLimiter, limits: &RunLimits) -> R<Limiter> {
     let algorithm = one_of(
         &format!("{path}.algorithm"),
         l.algorithm.as_deref(),
@@ -70,11 +70,23 @@ fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
             ("reject-now", Overflow::RejectNow),
         ],
     )?;
+    let limit = count(&format!("{path}.limit"), l.limit, 1)?;
+    if algorithm == Algorithm::SlidingLog && limit > limits.max_in_flight {
+        // the log keeps one entry per request let through within the window, per
+        // bucket: the limit is what bounds its memory
+        return err(
+            format!("{path}.limit"),
+            format!(
+                "a sliding-log limiter keeps one entry per request let through within window_ms, so its limit must be <= scenario.max_in_flight = {} (got {limit}); raise scenario.max_in_flight, or use sliding-counter, which keeps two counts per bucket",
+                limits.max_in_flight
+            ),
+        );
+    }
     Ok(Limiter {
         name: name.to_string(),
         algorithm,
         key,
-        limit: count(&format!("{path}.limit"), l.limit, 1)?,
+        limit,
         window: ticks(
             &format!("{path}.window_ms"),
             positive(&format!("{path}.window_ms"), l.window_ms)?,

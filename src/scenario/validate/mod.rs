@@ -230,7 +230,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     check_names(raw)?;
     let limits = meta::limits(&raw.scenario)?;
     let slo = meta::slo(&raw.slo)?;
-    let limiters = limiters::limiters(raw)?;
+    let limiters = limiters::limiters(raw, &limits)?;
     let limiter_names = Names::new("limiter", raw.limiters.keys());
     let gateway = services::gateway(raw, &limiter_names)?;
     let dependencies = services::dependencies(raw, files)?;
@@ -246,14 +246,13 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let (mut routes, routes_of) = services::routes(raw)?;
     let services = services::services(raw, routes_of, &ctx, files)?;
     services::check_call_graph(&services)?;
-    workload::unowned_routes(&raw.workload, &mut routes)?;
-    let workload = workload::workload(&raw.workload, &routes, ctx.gateway.is_some())?;
-    services::check_deadlines(&services, &workload)?;
-    workload::check_event_budget(&workload, &limits)?;
+    let workloads = workload::workloads(raw, &mut routes, ctx.gateway.is_some(), &limits, files)?;
+    let workload = workloads[0].workload.clone();
+    services::check_deadlines(&services, workloads.iter().map(|w| &w.workload))?;
     let analysis = meta::analysis(&raw.analysis)?;
     let montecarlo = meta::montecarlo(raw.montecarlo.as_ref())?;
     let thresholds = meta::thresholds(raw)?;
-    let faults = faults::faults(raw, &ctx, &services, &workload)?;
+    let faults = faults::faults(raw, &ctx, &services, &workloads)?;
     let (warmup, window) = faults::time(raw)?;
     faults::check_series_rows(
         window,
@@ -287,6 +286,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         faults,
         warmup,
         window,
+        workloads,
     })
 }
 
@@ -320,22 +320,25 @@ fn check_names(raw: &RawScenario) -> R<()> {
         }
         Ok(())
     };
-    match &raw.workload {
-        RawWorkload::Sequence { client, member, .. }
-        | RawWorkload::Open { client, member, .. }
-        | RawWorkload::Ladder { client, member, .. }
-        | RawWorkload::Probe { client, member, .. } => labels(client, member, "workload"),
-        RawWorkload::Script {
-            client,
-            member,
-            groups,
-            ..
-        } => {
-            labels(client, member, "workload")?;
-            for (g, gr) in groups.iter().enumerate() {
-                labels(&gr.client, &gr.member, &format!("workload.groups.{g}"))?;
+    for (_, p, w) in workload::written(raw)? {
+        match w {
+            RawWorkload::Sequence { client, member, .. }
+            | RawWorkload::Open { client, member, .. }
+            | RawWorkload::Closed { client, member, .. }
+            | RawWorkload::Ladder { client, member, .. }
+            | RawWorkload::Probe { client, member, .. } => labels(client, member, &p)?,
+            RawWorkload::Script {
+                client,
+                member,
+                groups,
+                ..
+            } => {
+                labels(client, member, &p)?;
+                for (g, gr) in groups.iter().enumerate() {
+                    labels(&gr.client, &gr.member, &format!("{p}.groups.{g}"))?;
+                }
             }
-            Ok(())
         }
     }
+    Ok(())
 }

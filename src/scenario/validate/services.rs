@@ -291,7 +291,10 @@ pub(super) fn check_call_graph(services: &[Service]) -> R<()> {
 
 /// `budget = "deadline"` needs a deadline to split: a caller's call (every call
 /// carries one) or a workload with a timeout.
-pub(super) fn check_deadlines(services: &[Service], workload: &Workload) -> R<()> {
+pub(super) fn check_deadlines<'a>(
+    services: &[Service],
+    workloads: impl Iterator<Item = &'a Workload>,
+) -> R<()> {
     let mut called = vec![false; services.len()];
     for plan in services.iter().filter_map(plan_of) {
         for call in plan.branches.iter().flat_map(|b| &b.calls) {
@@ -300,14 +303,19 @@ pub(super) fn check_deadlines(services: &[Service], workload: &Workload) -> R<()
             }
         }
     }
-    let workload_deadline = match workload {
-        Workload::Open { timeout, .. } => timeout.is_some(),
-        Workload::Ladder(_) => true,
-        _ => false,
-    };
+    let mut workload_deadline = false;
+    for w in workloads {
+        workload_deadline |= match w {
+            Workload::Open { timeout, .. } => timeout.is_some(),
+            Workload::Ladder(_) => true,
+            _ => false,
+        };
+    }
     for (s, svc) in services.iter().enumerate() {
         let Some(plan) = plan_of(svc) else { continue };
-        if plan.budget_kind == BudgetKind::Deadline && !called[s] && !workload_deadline {
+        // a service without routes that nobody calls is never reached
+        let reached = !svc.routes.is_empty();
+        if plan.budget_kind == BudgetKind::Deadline && reached && !called[s] && !workload_deadline {
             return err(
                 format!("services.{}.handler.budget", svc.name),
                 "`deadline` splits the deadline its callers set, but no service calls this one and the workload sets no `timeout_ms`: give the budget in ms, `slo` or `none`",
@@ -390,8 +398,8 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
             }
         }
         // the default: `slo` for requests from a workload, the deadline for calls;
-        // a service no workload can reach (no routes) needs no SLO
-        None if !routed && ctx.slo.threshold_ms.is_none() => (BudgetKind::Deadline, 0.0),
+        // a service no workload can reach (no routes) only ever gets calls
+        None if !routed => (BudgetKind::Deadline, 0.0),
         None => (BudgetKind::SloOrDeadline, slo_budget(path, ctx)?),
     };
     let policy = one_of(

@@ -15,7 +15,7 @@ fn access(path: &str, a: Option<&str>, has_gateway: bool) -> R<Access> {
 /// Appends the routes a `script` or `probe` workload names on purpose although no
 /// service owns them (`unowned_routes`): requests to them are answered 404 and no
 /// limiter counts them. Any other unknown route stays an error, so typos are caught.
-pub(super) fn unowned_routes(w: &RawWorkload, routes: &mut Vec<Route>) -> R<()> {
+pub(super) fn unowned_routes(w: &RawWorkload, p: &str, routes: &mut Vec<Route>) -> R<()> {
     let list = match w {
         RawWorkload::Script { unowned_routes, .. } | RawWorkload::Probe { unowned_routes, .. } => {
             unowned_routes.as_deref().unwrap_or_default()
@@ -23,7 +23,7 @@ pub(super) fn unowned_routes(w: &RawWorkload, routes: &mut Vec<Route>) -> R<()> 
         _ => return Ok(()),
     };
     for (i, r) in list.iter().enumerate() {
-        let path = format!("workload.unowned_routes.{i}");
+        let path = format!("{p}.unowned_routes.{i}");
         if !r.starts_with('/') {
             return err(path, format!("a route starts with `/` (got `{r}`)"));
         }
@@ -84,17 +84,23 @@ fn template(
     })
 }
 
-pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> R<Workload> {
-    let p = "workload";
+fn workload(
+    w: &RawWorkload,
+    p: &str,
+    routes: &[Route],
+    has_gateway: bool,
+    files: &mut Files,
+) -> R<Workload> {
     Ok(match w {
         RawWorkload::Sequence {
             requests,
+            start_ms: _,
             route,
             access,
             client,
             member,
         } => Workload::Sequence {
-            requests: count("workload.requests", *requests, 1)?,
+            requests: count(&format!("{p}.requests"), *requests, 1)?,
             template: template(
                 p,
                 route.as_deref(),
@@ -111,6 +117,8 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
             duration_ms,
             arrivals,
             timeout_ms,
+            clients,
+            start_ms: _,
             route,
             access,
             client,
@@ -119,16 +127,34 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
             if requests.is_none() && duration_ms.is_none() {
                 return err(p, "an open workload needs `requests` or `duration_ms`");
             }
+            let clients = count(&format!("{p}.clients"), clients.unwrap_or(1), 1)?;
+            if let Some(n) = requests
+                && *n >= 1
+                && (*n as u64) < clients
+            {
+                return err(
+                    format!("{p}.clients"),
+                    format!(
+                        "{clients} clients split {n} requests: some would send none (give at least one request per client)"
+                    ),
+                );
+            }
             Workload::Open {
-                rate_rps: positive("workload.rate_rps", *rate_rps)?,
+                clients,
+                rate_rps: positive(&format!("{p}.rate_rps"), *rate_rps)?,
                 requests: requests
-                    .map(|n| count("workload.requests", n, 1))
+                    .map(|n| count(&format!("{p}.requests"), n, 1))
                     .transpose()?,
                 duration: duration_ms
-                    .map(|d| ticks("workload.duration_ms", positive("workload.duration_ms", d)?))
+                    .map(|d| {
+                        ticks(
+                            &format!("{p}.duration_ms"),
+                            positive(&format!("{p}.duration_ms"), d)?,
+                        )
+                    })
                     .transpose()?,
                 arrivals: one_of(
-                    "workload.arrivals",
+                    &format!("{p}.arrivals"),
                     arrivals.as_deref(),
                     &[
                         ("poisson", Arrivals::Poisson),
@@ -136,7 +162,59 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
                     ],
                 )?,
                 timeout: timeout_ms
-                    .map(|t| ticks("workload.timeout_ms", positive("workload.timeout_ms", t)?))
+                    .map(|t| {
+                        ticks(
+                            &format!("{p}.timeout_ms"),
+                            positive(&format!("{p}.timeout_ms"), t)?,
+                        )
+                    })
+                    .transpose()?,
+                template: template(
+                    p,
+                    route.as_deref(),
+                    access.as_deref(),
+                    client.as_deref(),
+                    member.as_deref(),
+                    routes,
+                    has_gateway,
+                )?,
+            }
+        }
+        RawWorkload::Closed {
+            users,
+            think_ms,
+            requests,
+            duration_ms,
+            timeout_ms,
+            start_ms: _,
+            route,
+            access,
+            client,
+            member,
+        } => {
+            if requests.is_none() && duration_ms.is_none() {
+                return err(p, "a closed workload needs `requests` or `duration_ms`");
+            }
+            Workload::Closed {
+                users: count(&format!("{p}.users"), *users, 1)?,
+                think: match think_ms {
+                    Some(t) => super::latency(&format!("{p}.think_ms"), t, files)?,
+                    None => Latency::Constant(Ticks::ZERO),
+                },
+                requests: requests
+                    .map(|n| count(&format!("{p}.requests"), n, 1))
+                    .transpose()?,
+                duration: duration_ms
+                    .map(|d| {
+                        let path = format!("{p}.duration_ms");
+                        ticks(&path, positive(&path, d)?)
+                    })
+                    .transpose()?,
+                timeout: timeout_ms
+                    .map(|t| {
+                        let path = format!("{p}.timeout_ms");
+                        ticks(&path, positive(&path, t)?)
+                    })
                     .transpose()?,
                 template: template(
                     p,
@@ -163,15 +241,15 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
             member,
         } => {
             if steps.is_empty() {
-                return err("workload.steps", "needs at least one step");
+                return err(format!("{p}.steps"), "needs at least one step");
             }
             let steps = steps
                 .iter()
                 .enumerate()
-                .map(|(i, s)| count(&format!("workload.steps.{i}"), *s, 1))
+                .map(|(i, s)| count(&format!("{p}.steps.{i}"), *s, 1))
                 .collect::<R<Vec<_>>>()?;
             let open = match choice(
-                "workload.arrivals",
+                &format!("{p}.arrivals"),
                 arrivals.as_deref().unwrap_or("closed"),
                 &["closed", "open"],
             )? {
@@ -180,25 +258,28 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
                         return err(p, "an open ladder needs `rate_per_step_rps` and `hold_ms`");
                     };
                     Some(OpenLadder {
-                        rate_per_step_rps: positive("workload.rate_per_step_rps", *rate)?,
-                        hold: ticks("workload.hold_ms", positive("workload.hold_ms", *hold)?)?,
+                        rate_per_step_rps: positive(&format!("{p}.rate_per_step_rps"), *rate)?,
+                        hold: ticks(
+                            &format!("{p}.hold_ms"),
+                            positive(&format!("{p}.hold_ms"), *hold)?,
+                        )?,
                     })
                 }
                 _ => None,
             };
-            let timeout_ms = positive("workload.timeout_ms", *timeout_ms)?;
-            let jitter = ticks("workload.jitter_ms", jitter_ms.unwrap_or(0.0))?;
+            let timeout_ms = positive(&format!("{p}.timeout_ms"), *timeout_ms)?;
+            let jitter = ticks(&format!("{p}.jitter_ms"), jitter_ms.unwrap_or(0.0))?;
             if open.is_some() && jitter > Ticks::ZERO {
                 return err(
-                    "workload.jitter_ms",
+                    format!("{p}.jitter_ms"),
                     "jitter applies to closed waves; an open ladder already spreads its arrivals",
                 );
             }
             Workload::Ladder(Ladder {
                 steps,
-                waves: count("workload.waves", waves.unwrap_or(1), 1)?,
+                waves: count(&format!("{p}.waves"), waves.unwrap_or(1), 1)?,
                 jitter,
-                timeout: ticks("workload.timeout_ms", timeout_ms)?,
+                timeout: ticks(&format!("{p}.timeout_ms"), timeout_ms)?,
                 timeout_ms,
                 open,
                 template: template(
@@ -221,13 +302,13 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
             unowned_routes: _,
         } => {
             if groups.is_empty() {
-                return err("workload.groups", "needs at least one group");
+                return err(format!("{p}.groups"), "needs at least one group");
             }
             let groups = groups
                 .iter()
                 .enumerate()
                 .map(|(g, gr)| {
-                    let gp = format!("workload.groups.{g}");
+                    let gp = format!("{p}.groups.{g}");
                     let routes_of = if gr.routes.is_empty() {
                         vec![self::route(
                             &format!("{gp}.routes"),
@@ -264,7 +345,7 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
                 .collect::<R<Vec<_>>>()?;
             Workload::Script {
                 groups,
-                access: access("workload.access", a.as_deref(), has_gateway)?,
+                access: access(&format!("{p}.access"), a.as_deref(), has_gateway)?,
             }
         }
         RawWorkload::Probe {
@@ -279,13 +360,13 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
                 None => vec!["direct".into()],
             };
             if list.is_empty() {
-                return err("workload.access", "needs at least one access path");
+                return err(format!("{p}.access"), "needs at least one access path");
             }
             Workload::Probe {
                 access: list
                     .iter()
                     .enumerate()
-                    .map(|(i, x)| access(&format!("workload.access.{i}"), Some(x), has_gateway))
+                    .map(|(i, x)| access(&format!("{p}.access.{i}"), Some(x), has_gateway))
                     .collect::<R<Vec<_>>>()?,
                 client: client.clone().unwrap_or_else(|| "-".into()),
                 member: member.clone().unwrap_or_else(|| "-".into()),
@@ -298,11 +379,26 @@ pub(super) fn workload(w: &RawWorkload, routes: &[Route], has_gateway: bool) -> 
 /// Runaway protection before the run: every request the workload sends costs at
 /// least one event (its arrival), so a workload that sends more requests than
 /// `scenario.max_events` can never finish. Refusing it here answers at once instead
-/// of after a billion events.
-pub(super) fn check_event_budget(w: &Workload, limits: &RunLimits) -> R<()> {
+/// of after a billion events. A workload that would start after
+/// `scenario.max_sim_time_ms` could never send either.
+pub(super) fn check_event_budget(w: &NamedWorkload, p: &str, limits: &RunLimits) -> R<()> {
+    if w.start > limits.max_sim_time {
+        return err(
+            format!("{p}.start_ms"),
+            format!(
+                "starts at {} ms, after scenario.max_sim_time_ms = {} (raise max_sim_time_ms in [scenario] if the run is meant to be this long)",
+                crate::report::format_number(w.start.as_ms()),
+                crate::report::format_number(limits.max_sim_time.as_ms())
+            ),
+        );
+    }
     let ms = |t: Ticks| t.as_ms();
-    let (path, what, arrivals) = match w {
-        Workload::Sequence { requests, .. } => ("workload.requests", "requests", *requests as f64),
+    let (key, what, arrivals) = match &w.workload {
+        Workload::Sequence { requests, .. } => ("requests", "requests", *requests as f64),
+        Workload::Closed { requests, .. } => match requests {
+            Some(n) => ("requests", "requests", *n as f64),
+            None => return Ok(()),
+        },
         Workload::Open {
             rate_rps,
             requests,
@@ -311,17 +407,15 @@ pub(super) fn check_event_budget(w: &Workload, limits: &RunLimits) -> R<()> {
         } => {
             let by_time = duration.map(|d| rate_rps * ms(d) / 1000.0);
             match (requests, by_time) {
-                (Some(n), Some(t)) if (*n as f64) <= t => {
-                    ("workload.requests", "requests", *n as f64)
-                }
-                (Some(n), None) => ("workload.requests", "requests", *n as f64),
-                (_, Some(t)) => ("workload.rate_rps", "arrivals (rate_rps x duration_ms)", t),
+                (Some(n), Some(t)) if (*n as f64) <= t => ("requests", "requests", *n as f64),
+                (Some(n), None) => ("requests", "requests", *n as f64),
+                (_, Some(t)) => ("rate_rps", "arrivals (rate_rps x duration_ms)", t),
                 (None, None) => return Ok(()),
             }
         }
         Workload::Ladder(l) => match l.open {
             Some(o) => (
-                "workload.rate_per_step_rps",
+                "rate_per_step_rps",
                 "arrivals (steps x rate_per_step_rps x hold_ms)",
                 l.steps
                     .iter()
@@ -329,13 +423,13 @@ pub(super) fn check_event_budget(w: &Workload, limits: &RunLimits) -> R<()> {
                     .sum(),
             ),
             None => (
-                "workload.waves",
+                "waves",
                 "waves (steps x waves)",
                 l.steps.len() as f64 * l.waves as f64,
             ),
         },
         Workload::Script { groups, .. } => (
-            "workload.groups",
+            "groups",
             "requests",
             groups.iter().map(|g| g.count as f64).sum(),
         ),
@@ -343,7 +437,7 @@ pub(super) fn check_event_budget(w: &Workload, limits: &RunLimits) -> R<()> {
     };
     if arrivals > limits.max_events as f64 {
         return err(
-            path,
+            format!("{p}.{key}"),
             format!(
                 "the workload sends {arrivals:.0} {what}, each at least one event: more than scenario.max_events = {} (raise max_events in [scenario] if the run is meant to be this long)",
                 limits.max_events
@@ -351,4 +445,81 @@ pub(super) fn check_event_budget(w: &Workload, limits: &RunLimits) -> R<()> {
         );
     }
     Ok(())
+}
+
+/// The workloads as written: `[workload]` (the one workload `main`) or the
+/// `[workloads.NAME]` tables, each with its key path.
+pub(super) fn written(raw: &RawScenario) -> R<Vec<(String, String, &RawWorkload)>> {
+    match (&raw.workload, raw.workloads.is_empty()) {
+        (Some(_), false) => err(
+            "workloads",
+            "give either [workload] (the shorthand for one workload named `main`) or [workloads.NAME] tables, not both",
+        ),
+        (Some(w), true) => Ok(vec![("main".into(), "workload".into(), w)]),
+        (None, false) => Ok(raw
+            .workloads
+            .iter()
+            .map(|(name, w)| (name.clone(), format!("workloads.{name}"), w))
+            .collect()),
+        (None, true) => err(
+            "workload",
+            "the scenario sends nothing: add a [workload] (or [workloads.NAME] tables)",
+        ),
+    }
+}
+
+fn start_ms(w: &RawWorkload) -> Option<f64> {
+    match w {
+        RawWorkload::Sequence { start_ms, .. }
+        | RawWorkload::Open { start_ms, .. }
+        | RawWorkload::Closed { start_ms, .. } => *start_ms,
+        _ => None,
+    }
+}
+
+/// Every workload: names checked, routes resolved, values checked, runaway
+/// checks made. Appends the routes named in `unowned_routes` to `routes`.
+pub(super) fn workloads(
+    raw: &RawScenario,
+    routes: &mut Vec<Route>,
+    has_gateway: bool,
+    limits: &RunLimits,
+    files: &mut Files,
+) -> R<Vec<NamedWorkload>> {
+    let written = written(raw)?;
+    let several = written.len() > 1;
+    for (name, p, w) in &written {
+        csv_name(p, name)?;
+        if several && name == "all" {
+            return err(
+                p.as_str(),
+                "`all` names the row of the outcomes table that sums every workload: give this workload another name",
+            );
+        }
+        if several && matches!(w, RawWorkload::Ladder { .. } | RawWorkload::Probe { .. }) {
+            return err(
+                format!("{p}.type"),
+                "a ladder or a probe measures the system alone: it must be the scenario's only workload",
+            );
+        }
+        unowned_routes(w, p, routes)?;
+    }
+    let mut out = Vec::with_capacity(written.len());
+    for (name, p, w) in written {
+        let start = ticks(&format!("{p}.start_ms"), start_ms(w).unwrap_or(0.0))?;
+        let stream = if name == "main" {
+            "workload".to_string()
+        } else {
+            format!("workloads.{name}")
+        };
+        let named = NamedWorkload {
+            workload: workload(w, &p, routes, has_gateway, files)?,
+            name,
+            start,
+            stream,
+        };
+        check_event_budget(&named, &p, limits)?;
+        out.push(named);
+    }
+    Ok(out)
 }

@@ -1,0 +1,546 @@
+//! The limiter actor: the chain of limiters each request meets, its place in that
+//! chain, throttle holds (`LimiterResume`), and the tallies behind the results.
+
+use super::algorithms::{Bucket, Decision, decide};
+use crate::engine::{Lane, Ticks};
+use crate::model::{Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId};
+use crate::sim::request::NO_ROUTE;
+use crate::sim::{Event, Outcome, ReqId, World};
+use std::collections::{HashMap, VecDeque};
+
+/// Where a request is on its way past the limiters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Stage {
+    #[default]
+    Gateway,
+    Middleware,
+}
+
+/// A request's place in its limiter chain.
+#[derive(Debug, Clone, Copy, Default)]
+struct Progress {
+    stage: Stage,
+    pos: u32,
+    /// Held only to be rejected when the hold ends (`overflow = "hold"`).
+    rejecting: bool,
+}
+
+/// The limiters one (route, access) pair meets, in order.
+#[derive(Debug, Clone, Default)]
+struct Chain {
+    gateway: Vec<LimiterId>,
+    middleware: Vec<LimiterId>,
+}
+
+/// One limiter's buckets and counts during a run.
+#[derive(Debug, Clone, Default)]
+pub(super) struct LimiterActor {
+    pub(super) buckets: HashMap<[u32; 4], Bucket>,
+    /// member -> (passed, rejected)
+    pub(super) members: HashMap<u32, (u64, u64)>,
+    pub(super) passed: u64,
+    pub(super) rejected: u64,
+    pub(super) delayed: u64,
+    pub(super) delay_total: Ticks,
+    pub(super) delay_max: Ticks,
+    /// Pass times within the last window, for the peak.
+    recent: VecDeque<Ticks>,
+    pub(super) peak: u64,
+}
+
+/// End-to-end outcomes of one member's requests.
+#[derive(Debug, Clone, Default)]
+pub(super) struct MemberTally {
+    pub(super) requests: u64,
+    pub(super) admitted: u64,
+    pub(super) rejected_by: Vec<u64>,
+    pub(super) not_found: u64,
+}
+
+/// Every limiter's state for one run.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Limiting {
+    pub(super) actors: Vec<LimiterActor>,
+    /// Each request's place in its chain, by request id.
+    progress: Vec<Progress>,
+    /// Indexed by `route * 2 + access`.
+    chains: Vec<Chain>,
+    /// (requests, counted per limiter), indexed like `chains`.
+    pub(super) traffic: Vec<(u64, Vec<u64>)>,
+    pub(super) members: HashMap<u32, MemberTally>,
+}
+
+fn slot(route: RouteId, access: Access) -> usize {
+    route * 2 + access as usize
+}
+
+/// The limiters a request on `route` through `access` meets: the matching gateway
+/// rules' (gateway access only), then the owning service's middleware; each once.
+pub(crate) fn chain_of(
+    model: &Model,
+    route: RouteId,
+    access: Access,
+) -> (Vec<LimiterId>, Vec<LimiterId>) {
+    let r = &model.routes[route];
+    let mut gateway = Vec::new();
+    if let (Access::Gateway, Some(g), Some(_)) = (access, &model.gateway, r.service) {
+        for rule in g
+            .rules
+            .iter()
+            .filter(|rule| r.path.starts_with(&rule.prefix))
+        {
+            for &l in &rule.limiters {
+                if !gateway.contains(&l) {
+                    gateway.push(l);
+                }
+            }
+        }
+    }
+    let mut middleware = Vec::new();
+    if let Some(s) = r.service {
+        for &l in &model.services[s].middleware {
+            if !gateway.contains(&l) && !middleware.contains(&l) {
+                middleware.push(l);
+            }
+        }
+    }
+    (gateway, middleware)
+}
+
+impl Limiting {
+    /// The largest window log any limiter keeps for its peak (passes within the
+    /// last `window_ms`), with the limiter's index: held memory the runaway
+    /// check bounds.
+    pub fn largest_window_log(&self) -> Option<(usize, u64)> {
+        self.actors
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (i, a.recent.len() as u64))
+            .max_by_key(|&(_, n)| n)
+    }
+
+    pub fn new(model: &Model) -> Limiting {
+        if model.limiters.is_empty() {
+            return Limiting::default();
+        }
+        let mut chains = Vec::new();
+        for route in 0..model.routes.len() {
+            for access in [Access::Gateway, Access::Direct] {
+                let (gateway, middleware) = chain_of(model, route, access);
+                chains.push(Chain {
+                    gateway,
+                    middleware,
+                });
+            }
+        }
+        let n = model.limiters.len();
+        Limiting {
+            actors: vec![LimiterActor::default(); n],
+            progress: Vec::new(),
+            traffic: vec![(0, vec![0; n]); chains.len()],
+            chains,
+            members: HashMap::new(),
+        }
+    }
+
+    pub(super) fn enabled(&self) -> bool {
+        !self.actors.is_empty()
+    }
+
+    /// `req` starts walking `stage` of its chain.
+    fn enter(&mut self, req: ReqId, stage: Stage) {
+        let p = &mut self.progress;
+        if p.len() <= req as usize {
+            p.resize(req as usize + 1, Progress::default());
+        }
+        p[req as usize] = Progress {
+            stage,
+            ..Progress::default()
+        };
+    }
+}
+
+impl World<'_> {
+    /// Counts a new request for the per-member and per-pair tallies.
+    pub(in crate::sim) fn limiting_sent(&mut self, req: ReqId) {
+        if !self.limiting.enabled() {
+            return;
+        }
+        let r = &self.requests[req];
+        let (route, member) = (r.route, r.member);
+        let access = r.access.unwrap_or(Access::Direct);
+        self.limiting.traffic[slot(route, access)].0 += 1;
+        self.limiting.members.entry(member).or_default().requests += 1;
+    }
+
+    /// The request is at the gateway: its matching rules' limiters, then onward.
+    pub(in crate::sim) fn limit_at_gateway(&mut self, req: ReqId) {
+        if !self.limiting.enabled() {
+            // no limiters in the model: straight on (the chain would be empty)
+            return self.gateway_forward(req);
+        }
+        self.limiting.enter(req, Stage::Gateway);
+        self.limit_chain(req);
+    }
+
+    /// The request is at its service: the middleware limiters, then the handler.
+    pub(in crate::sim) fn limit_at_service(&mut self, req: ReqId) {
+        if !self.limiting.enabled() {
+            return self.handle(req);
+        }
+        self.limiting.enter(req, Stage::Middleware);
+        self.limit_chain(req);
+    }
+
+    /// A throttled request's hold is over: it passes the limiter that held it, or
+    /// gets the 429 it was held for.
+    pub(in crate::sim) fn limiter_resume(&mut self, req: ReqId) {
+        let Some(l) = self.chain_step(req) else {
+            return;
+        };
+        if self.limiting.progress[req as usize].rejecting {
+            self.respond(req, Outcome::Rejected(l));
+            return;
+        }
+        self.record_pass(l);
+        self.limiting.progress[req as usize].pos += 1;
+        if self.requests[req].closed {
+            // the client gave up while it was held: nothing goes further
+            self.respond(req, Outcome::TimedOut);
+            return;
+        }
+        self.limit_chain(req);
+    }
+
+    /// The limiter the request is at, if its stage has one left.
+    fn chain_step(&self, req: ReqId) -> Option<LimiterId> {
+        let r = &self.requests[req];
+        let p = &self.limiting.progress[req as usize];
+        if r.route == NO_ROUTE {
+            // a call into a service that owns no route: its middleware alone
+            let list = &self.model.services[r.service].middleware;
+            return list.get(p.pos as usize).copied();
+        }
+        let chain = &self.limiting.chains.get(slot(r.route, r.access?))?;
+        let list = match p.stage {
+            Stage::Gateway => &chain.gateway,
+            Stage::Middleware => &chain.middleware,
+        };
+        list.get(p.pos as usize).copied()
+    }
+
+    /// Walks the rest of the request's current stage, then hands it on.
+    fn limit_chain(&mut self, req: ReqId) {
+        while let Some(l) = self.chain_step(req) {
+            match self.limiter_decide(l, req) {
+                Decision::Pass => {
+                    self.record_pass(l);
+                    self.limiting.progress[req as usize].pos += 1;
+                }
+                Decision::Delay(at) => {
+                    self.post(at, Lane::Normal, Event::LimiterResume(req));
+                    return;
+                }
+                Decision::Reject => {
+                    let limiter = &self.model.limiters[l];
+                    let hold = limiter.mode == LimiterMode::Throttle
+                        && limiter.overflow == Overflow::Hold
+                        && limiter.max_delay > Ticks::ZERO;
+                    if hold {
+                        let at = self.now + limiter.max_delay;
+                        self.limiting.progress[req as usize].rejecting = true;
+                        self.post(at, Lane::Normal, Event::LimiterResume(req));
+                    } else {
+                        self.respond(req, Outcome::Rejected(l));
+                    }
+                    return;
+                }
+            }
+        }
+        match self.limiting.progress[req as usize].stage {
+            Stage::Gateway => self.gateway_forward(req),
+            Stage::Middleware => {
+                if self.limiting.enabled() && self.requests[req].caller.is_none() {
+                    let member = self.requests[req].member;
+                    self.limiting.members.entry(member).or_default().admitted += 1;
+                }
+                self.handle(req);
+            }
+        }
+    }
+
+    /// Limiter `l` counts `req` in its bucket and for its member, then decides.
+    fn limiter_decide(&mut self, l: LimiterId, req: ReqId) -> Decision {
+        let limiter = &self.model.limiters[l];
+        let r = &self.requests[req];
+        let access = r.access.unwrap_or(Access::Direct);
+        let mut key = [u32::MAX; 4];
+        for (k, f) in key.iter_mut().zip(&limiter.key) {
+            *k = match f {
+                Field::Client => r.client,
+                Field::Member => r.member,
+                Field::Route => r.route as u32,
+                Field::Access => access as u32,
+            };
+        }
+        let (member, route, now) = (r.member, r.route, self.now);
+        let actor = &mut self.limiting.actors[l];
+        let bucket = actor
+            .buckets
+            .entry(key)
+            .or_insert_with(|| Bucket::new(limiter));
+        let decision = decide(limiter, bucket, now);
+        let tally = actor.members.entry(member).or_default();
+        if decision == Decision::Reject {
+            tally.1 += 1;
+            actor.rejected += 1;
+        } else {
+            tally.0 += 1;
+            actor.passed += 1;
+        }
+        if let Decision::Delay(at) = decision {
+            actor.delayed += 1;
+            actor.delay_total += at - now;
+            actor.delay_max = actor.delay_max.max(at - now);
+        }
+        if self.requests[req].caller.is_none() {
+            // per (route, access) pair: the coverage of client requests
+            self.limiting.traffic[slot(route, access)].1[l] += 1;
+        }
+        decision
+    }
+
+    /// A request leaves limiter `l` now: the peak over any window_ms.
+    fn record_pass(&mut self, l: LimiterId) {
+        let window = self.model.limiters[l].window;
+        let now = self.now;
+        let actor = &mut self.limiting.actors[l];
+        actor.recent.push_back(now);
+        while actor.recent.front().is_some_and(|t| *t + window <= now) {
+            actor.recent.pop_front();
+        }
+        actor.peak = actor.peak.max(actor.recent.len() as u64);
+    }
+
+    /// Counts a request's end: rejected (first reason) or not found.
+    pub(in crate::sim) fn limiting_outcome(&mut self, req: ReqId, outcome: Outcome) {
+        if !self.limiting.enabled() {
+            return;
+        }
+        let n = self.model.limiters.len();
+        let member = self.requests[req].member;
+        let tally = self.limiting.members.entry(member).or_default();
+        match outcome {
+            Outcome::Rejected(l) => {
+                tally.rejected_by.resize(n, 0);
+                tally.rejected_by[l] += 1;
+            }
+            Outcome::NotFound => tally.not_found += 1,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> crate::model::Model {
+        let s = crate::scenario::load_str(
+            text,
+            std::path::Path::new("test.toml"),
+            &crate::scenario::LoadOptions::default(),
+        )
+        .unwrap();
+        s.rows[0].model.clone()
+    }
+
+    const STACK: &str = r#"
+[scenario]
+name = "stack"
+[gateway]
+rules = [ { prefix = "/a", limiters = ["g1", "both"] }, { prefix = "/a/x", limiters = ["g2", "g1"] } ]
+[services.s]
+routes = ["/a/x", "/b"]
+middleware = ["both", "m"]
+[limiters.g1]
+limit = 1
+window_ms = 1000
+[limiters.g2]
+limit = 5
+window_ms = 1000
+[limiters.both]
+limit = 5
+window_ms = 1000
+[limiters.m]
+limit = 2
+window_ms = 1000
+key = ["member"]
+[workload]
+type = "probe"
+"#;
+
+    #[test]
+    fn chains_put_gateway_rules_first_and_count_each_limiter_once() {
+        let m = load(STACK);
+        let id = |n: &str| m.limiters.iter().position(|l| l.name == n).unwrap();
+        let (g, mw) = chain_of(&m, 0, Access::Gateway);
+        assert_eq!(g, [id("g1"), id("both"), id("g2")]);
+        assert_eq!(mw, [id("m")]);
+        let (g, mw) = chain_of(&m, 0, Access::Direct);
+        assert!(g.is_empty());
+        assert_eq!(mw, [id("both"), id("m")]);
+        let (g, mw) = chain_of(&m, 1, Access::Gateway);
+        assert!(g.is_empty(), "no rule prefix matches /b");
+        assert_eq!(mw, [id("both"), id("m")]);
+    }
+
+    #[test]
+    fn the_first_limiter_to_reject_is_the_reason_and_later_ones_never_see_it() {
+        // g1 (limit 1) passes the first probe (/a/x via gateway) and rejects nothing
+        // else: the second /a/x request goes direct. Run twice over /a/x via gateway.
+        let text = STACK.replace(
+            "type = \"probe\"",
+            "type = \"script\"\naccess = \"gateway\"\ngroups = [ { member = \"u1\", count = 3, routes = [\"/a/x\"] } ]",
+        );
+        let m = load(&text);
+        let r = crate::sim::run(&m, 0).unwrap();
+        let id = |n: &str| m.limiters.iter().position(|l| l.name == n).unwrap();
+        let lim = &r.limiters.limiters;
+        assert_eq!((lim[id("g1")].passed, lim[id("g1")].rejected), (1, 2));
+        // g1 rejected requests 2 and 3: `both`, g2 and m saw only the first
+        for n in ["both", "g2", "m"] {
+            assert_eq!(lim[id(n)].seen, 1, "{n}");
+        }
+        assert_eq!(r.rejected, 2);
+        let u1 = &r.limiters.members[0];
+        assert_eq!(u1.member, "u1");
+        assert_eq!((u1.requests, u1.admitted), (3, 1));
+        assert_eq!(u1.rejected_by[id("g1")], 2);
+    }
+
+    #[test]
+    fn middleware_order_decides_which_bucket_a_rejected_request_uses() {
+        // global (limit 3) and per-member (limit 1): u1 sends 3, then u2 sends 1
+        let base = r#"
+[scenario]
+name = "order"
+[services.s]
+routes = ["/r"]
+middleware = MIDDLEWARE
+[limiters.global]
+limit = 3
+window_ms = 1000
+[limiters.per-member]
+limit = 1
+window_ms = 1000
+key = ["member"]
+[workload]
+type = "script"
+groups = [ { member = "u1", count = 3 }, { member = "u2", count = 1 } ]
+"#;
+        let outcome = |mw: &str| {
+            let m = load(&base.replace("MIDDLEWARE", mw));
+            let r = crate::sim::run(&m, 0).unwrap();
+            r.limiters
+                .members
+                .iter()
+                .map(|o| (o.member.clone(), o.admitted, o.rejected_by.clone()))
+                .collect::<Vec<_>>()
+        };
+        // per-member first: u1's extra requests never reach the global bucket
+        assert_eq!(
+            outcome(r#"["per-member", "global"]"#),
+            [
+                ("u1".to_string(), 1, vec![0, 2]),
+                ("u2".to_string(), 1, vec![0, 0])
+            ]
+        );
+        // global first: u1's rejected requests used the global bucket up
+        assert_eq!(
+            outcome(r#"["global", "per-member"]"#),
+            [
+                ("u1".to_string(), 1, vec![0, 2]),
+                ("u2".to_string(), 0, vec![1, 0])
+            ]
+        );
+    }
+
+    #[test]
+    fn a_throttle_hold_is_an_event_and_delays_the_response() {
+        let text = r#"
+[scenario]
+name = "hold"
+[services.s]
+routes = ["/r"]
+middleware = ["t"]
+[limiters.t]
+algorithm = "token-bucket"
+limit = 1
+window_ms = 100
+mode = "throttle"
+max_delay_ms = 250
+[workload]
+type = "open"
+rate_rps = 1000
+requests = 4
+arrivals = "uniform"
+"#;
+        // arrivals at 0, 1, 2, 3 ms; passes at 0, 100, 200; the 4th would wait 297 ms
+        let check = |text: &str, reject_ms: f64| {
+            let m = load(text);
+            let r = crate::sim::run(&m, 0).unwrap();
+            assert_eq!((r.answered, r.rejected), (3, 1));
+            let t = &r.limiters.limiters[0];
+            assert_eq!((t.passed, t.delayed, t.rejected), (3, 2, 1));
+            assert_eq!(t.delay_max_ms, 198.0);
+            assert_eq!(t.delay_total_ms, 99.0 + 198.0);
+            assert_eq!(t.peak_passed_in_window, 1);
+            // the 429's response time, and the run ends with the last event
+            let mut response = r.response.clone();
+            assert_eq!(response.max_ms(), reject_ms.max(198.0));
+            assert_eq!(response.quantile_ms(0.0), 0.0);
+            assert_eq!(r.sim_time_ms, (3.0 + reject_ms).max(200.0));
+        };
+        // hold (default): held the full 250 ms, then rejected
+        check(text, 250.0);
+        // reject-now: the same decision, sent at once
+        check(
+            &text.replace(
+                "max_delay_ms = 250",
+                "max_delay_ms = 250\noverflow = \"reject-now\"",
+            ),
+            0.0,
+        );
+    }
+
+    #[test]
+    fn unowned_routes_answer_404_before_any_limiter() {
+        let text = r#"
+[scenario]
+name = "404"
+[gateway]
+rules = [ { prefix = "/", limiters = ["g"] } ]
+[services.s]
+routes = ["/r"]
+middleware = ["g"]
+[limiters.g]
+limit = 100
+window_ms = 1000
+[workload]
+type = "probe"
+unowned_routes = ["/gone"]
+"#;
+        let m = load(text);
+        let r = crate::sim::run(&m, 0).unwrap();
+        assert_eq!((r.requests, r.answered, r.not_found), (4, 2, 2));
+        assert_eq!(r.limiters.limiters[0].seen, 2);
+        let counted: Vec<(usize, u64)> = r
+            .limiters
+            .traffic
+            .iter()
+            .map(|t| (t.route, t.counted[0]))
+            .collect();
+        assert_eq!(counted, [(0, 1), (0, 1), (1, 0), (1, 0)]);
+    }
+}

@@ -1,0 +1,158 @@
+//! What the limiters measured in one run, named and in a stable order: per
+//! limiter, per (route, access) pair, per member.
+
+use super::algorithms::natural_cmp;
+use crate::model::{Access, RouteId};
+use crate::sim::World;
+
+/// One limiter's figures for the run.
+#[derive(Debug, Clone, Default)]
+pub struct LimiterRun {
+    /// Requests counted (= passed + rejected).
+    pub seen: u64,
+    /// Let through, at once or after a throttle hold.
+    pub passed: u64,
+    /// Rejected (429).
+    pub rejected: u64,
+    /// Passed after a throttle hold.
+    pub delayed: u64,
+    /// Throttle holds of the delayed requests, summed, in ms.
+    pub delay_total_ms: f64,
+    /// The longest throttle hold, in ms.
+    pub delay_max_ms: f64,
+    /// Distinct bucket keys the limiter saw.
+    pub buckets: u64,
+    /// The most requests it let through within any window_ms (t - window, t].
+    pub peak_passed_in_window: u64,
+    /// Per member, in natural name order.
+    pub members: Vec<MemberCount>,
+}
+
+/// One member's requests at one limiter.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemberCount {
+    /// The `member` label.
+    pub member: String,
+    /// Let through.
+    pub passed: u64,
+    /// Rejected.
+    pub rejected: u64,
+}
+
+/// The requests of one (route, access) pair and how many each limiter counted.
+#[derive(Debug, Clone, Default)]
+pub struct RouteTraffic {
+    /// The route.
+    pub route: RouteId,
+    /// The access path (gateway or direct).
+    pub access: Option<Access>,
+    /// Requests sent on this pair.
+    pub requests: u64,
+    /// Per limiter (declaration order).
+    pub counted: Vec<u64>,
+}
+
+/// End-to-end outcomes of one member's requests.
+#[derive(Debug, Clone, Default)]
+pub struct MemberOutcome {
+    /// The `member` label.
+    pub member: String,
+    /// Requests sent.
+    pub requests: u64,
+    /// Passed every limiter and reached the handler.
+    pub admitted: u64,
+    /// Rejected (429), per limiter that rejected first.
+    pub rejected_by: Vec<u64>,
+    /// Answered 404: no service owns the route.
+    pub not_found: u64,
+}
+
+/// What the limiters measured in one run (empty when the scenario has none).
+#[derive(Debug, Clone, Default)]
+pub struct LimiterResults {
+    /// Per limiter, declaration order.
+    pub limiters: Vec<LimiterRun>,
+    /// Every (route, access) pair that got requests, route then access order.
+    pub traffic: Vec<RouteTraffic>,
+    /// Per member, natural name order.
+    pub members: Vec<MemberOutcome>,
+}
+
+impl World<'_> {
+    /// The run's limiter figures, with names.
+    pub(in crate::sim) fn limiting_results(&mut self) -> LimiterResults {
+        if !self.limiting.enabled() {
+            return LimiterResults::default();
+        }
+        let n = self.model.limiters.len();
+        let symbols = &self.symbols;
+        let name = |id: &u32| symbols.get(*id as usize).cloned().unwrap_or_default();
+        let limiters = self
+            .limiting
+            .actors
+            .iter()
+            .map(|a| {
+                let mut members: Vec<MemberCount> = a
+                    .members
+                    .iter()
+                    .map(|(m, (passed, rejected))| MemberCount {
+                        member: name(m),
+                        passed: *passed,
+                        rejected: *rejected,
+                    })
+                    .collect();
+                members.sort_by(|x, y| natural_cmp(&x.member, &y.member));
+                LimiterRun {
+                    seen: a.passed + a.rejected,
+                    passed: a.passed,
+                    rejected: a.rejected,
+                    delayed: a.delayed,
+                    delay_total_ms: a.delay_total.as_ms(),
+                    delay_max_ms: a.delay_max.as_ms(),
+                    buckets: a.buckets.len() as u64,
+                    peak_passed_in_window: a.peak,
+                    members,
+                }
+            })
+            .collect();
+        let traffic = self
+            .limiting
+            .traffic
+            .iter()
+            .enumerate()
+            .filter(|(_, (requests, _))| *requests > 0)
+            .map(|(i, (requests, counted))| RouteTraffic {
+                route: i / 2,
+                access: Some(if i % 2 == 0 {
+                    Access::Gateway
+                } else {
+                    Access::Direct
+                }),
+                requests: *requests,
+                counted: counted.clone(),
+            })
+            .collect();
+        let mut members: Vec<MemberOutcome> = self
+            .limiting
+            .members
+            .iter()
+            .map(|(m, t)| {
+                let mut rejected_by = t.rejected_by.clone();
+                rejected_by.resize(n, 0);
+                MemberOutcome {
+                    member: name(m),
+                    requests: t.requests,
+                    admitted: t.admitted,
+                    rejected_by,
+                    not_found: t.not_found,
+                }
+            })
+            .collect();
+        members.sort_by(|x, y| natural_cmp(&x.member, &y.member));
+        LimiterResults {
+            limiters,
+            traffic,
+            members,
+        }
+    }
+}

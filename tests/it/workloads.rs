@@ -1,0 +1,186 @@
+//! Several workloads on one clock, clients, closed user populations and the
+//! first Poisson gap: checked against what queueing laws and the limiter say.
+
+use crate::common::*;
+
+/// An open Poisson workload's first request comes one gap after the start: over
+/// 1 s at 10 req/s a run sends Poisson(10) requests, 10 on average (it sent
+/// 1 + Poisson(10), 11 on average, when the first left at t = 0).
+#[test]
+fn a_poisson_second_at_ten_per_second_sends_ten_on_average() {
+    let seeds: Vec<String> = (1..=400).map(|s| s.to_string()).collect();
+    let (_dir, file) = file_with(&format!(
+        r#"
+[scenario]
+name = "first gap"
+
+[services.s]
+routes = ["/x"]
+
+[workload]
+type = "open"
+rate_rps = 10
+duration_ms = 1000
+arrivals = "poisson"
+
+[compare]
+"scenario.seed" = [{}]
+"#,
+        seeds.join(", ")
+    ));
+    let out = run_into(&file, &["--quiet"]);
+    let csv = Csv::read(&out.path().join("outcomes.csv"));
+    assert_eq!(csv.rows.len(), 400);
+    let counts: Vec<f64> = csv.rows.iter().map(|r| num(r, "requests")).collect();
+    let mean = counts.iter().sum::<f64>() / counts.len() as f64;
+    // the mean of 400 Poisson(10) counts: sd sqrt(10 / 400) = 0.158; 11 is 6 sd off
+    assert!((mean - 10.0).abs() < 0.5, "mean count {mean}");
+    assert!(counts.contains(&0.0) || counts.iter().any(|&c| c < 5.0));
+}
+
+/// The noisy neighbour: two small clients pass everything while the large one,
+/// at the same time, is held to its own bucket.
+#[test]
+fn a_per_client_limiter_holds_the_noisy_neighbour_and_spares_the_others() {
+    let csv = run_csv("scenarios/noisy-neighbour.toml", "outcomes");
+    assert_eq!(csv.headers[0], "workload");
+    for small in ["small-a", "small-b"] {
+        let r = csv.row(&[("workload", small)]);
+        let n = num(r, "requests");
+        // 50 req/s for 10 s
+        assert!((n - 500.0).abs() < 100.0, "{small} sent {n}");
+        assert_eq!(num(r, "answered"), n, "{small} passes everything");
+        assert_eq!(num(r, "answered_pct"), 100.0);
+    }
+    let large = csv.row(&[("workload", "large")]);
+    let (sent, answered) = (num(large, "requests"), num(large, "answered"));
+    assert!((sent - 5000.0).abs() < 300.0, "large sent {sent}");
+    // 100 per second for 10 s plus a full bucket of 100 at the start
+    assert!(
+        (answered - 1100.0).abs() <= 30.0,
+        "the large client is held to its limit: {answered}"
+    );
+    let all = csv.row(&[("workload", "all")]);
+    let sum = |col: &str| {
+        ["small-a", "small-b", "large"]
+            .iter()
+            .map(|w| num(csv.row(&[("workload", w)]), col))
+            .sum::<f64>()
+    };
+    assert_eq!(num(all, "requests"), sum("requests"));
+    assert_eq!(num(all, "answered"), sum("answered"));
+}
+
+/// A closed population of N users thinking Z between requests: the interactive
+/// response-time law R = N / X - Z, X the throughput.
+#[test]
+fn a_closed_population_obeys_the_response_time_law() {
+    let (n, z_ms, duration_s) = (10.0, 50.0, 200.0);
+    let (_dir, file) = file_with(&format!(
+        r#"
+[scenario]
+name = "closed"
+seed = 3
+
+[services.s]
+routes = ["/x"]
+
+[services.s.handler]
+type = "server"
+slots = 2
+queue = 20
+service = {{ exponential = {{ mean_ms = 10 }} }}
+
+[workload]
+type = "closed"
+users = {n}
+think_ms = {{ exponential = {{ mean_ms = {z_ms} }} }}
+duration_ms = {}
+"#,
+        duration_s * 1000.0
+    ));
+    let out = run_into(&file, &["--quiet"]);
+    let csv = Csv::read(&out.path().join("outcomes.csv"));
+    let r = &csv.rows[0];
+    let done = num(r, "requests");
+    assert_eq!(
+        num(r, "answered"),
+        done,
+        "nothing is shed: the queue holds N"
+    );
+    let x_per_ms = done / (duration_s * 1000.0);
+    let law = n / x_per_ms - z_ms;
+    let measured = num(r, "mean_ms");
+    assert!(
+        (measured - law).abs() / law < 0.05,
+        "R = {measured} ms, N/X - Z = {law} ms (X = {} req/s)",
+        x_per_ms * 1000.0
+    );
+    // far from both bounds: it is a real check of the loop, not of a constant
+    assert!(measured > 12.0 && measured < n * 10.0, "{measured}");
+}
+
+/// `[workload]` and a single `[workloads.main]` are the same workload: same
+/// streams, same bytes.
+#[test]
+fn the_shorthand_is_the_workload_named_main() {
+    let text = |section: &str| {
+        format!(
+            r#"
+[scenario]
+name = "same"
+
+[services.s]
+routes = ["/x"]
+
+[{section}]
+type = "open"
+rate_rps = 100
+duration_ms = 2000
+"#
+        )
+    };
+    let (_a, short) = file_with(&text("workload"));
+    let (_b, long) = file_with(&text("workloads.main"));
+    let (x, y) = (
+        run_into(&short, &["--quiet"]),
+        run_into(&long, &["--quiet"]),
+    );
+    let read = |d: &tempfile::TempDir| std::fs::read(d.path().join("outcomes.csv")).unwrap();
+    assert_eq!(read(&x), read(&y));
+}
+
+/// `clients = N` splits the rate and the requests (the remainder to the first
+/// clients), and each client carries `LABEL-i`, so a limiter keyed on the client
+/// gives each its own bucket: 10 requests over 3 clients are 4, 3 and 3, and a
+/// limit of 3 per client refuses exactly one.
+#[test]
+fn clients_split_the_requests_and_carry_their_own_label() {
+    let (_dir, file) = file_with(
+        r#"
+[scenario]
+name = "clients"
+
+[services.s]
+routes = ["/x"]
+middleware = ["per-client"]
+
+[limiters.per-client]
+algorithm = "fixed-window"
+key = ["client"]
+limit = 3
+window_ms = 100000
+
+[workloads.api]
+type = "open"
+rate_rps = 100
+requests = 10
+clients = 3
+"#,
+    );
+    let out = run_into(&file, &["--quiet"]);
+    let limiters = Csv::read(&out.path().join("limiters.csv"));
+    let l = limiters.row(&[("limiter", "per-client")]);
+    assert_eq!(num(l, "buckets"), 3.0, "one bucket per client label");
+    assert_eq!((num(l, "passed"), num(l, "rejected")), (9.0, 1.0));
+}
