@@ -212,6 +212,9 @@ fn dispatch(command: Command) -> Result<(), Error> {
             let mut documents = Vec::new();
             for s in &scenarios {
                 let (output, trace_file) = crate::run_scenario_traced(s, progress, trace)?;
+                for warning in crate::fault_warnings(s, &output.runs) {
+                    eprintln!("warning: {warning}");
+                }
                 let verdict = crate::thresholds::check_run(s, &output.runs)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
                 let mut written = crate::run_files(

@@ -134,6 +134,29 @@ fn row_label(i: usize, columns: &[String], labels: &[String]) -> String {
     }
 }
 
+/// Faults that start after their run's last request left: they never acted
+/// (a warning, not an error: a compare row may move the fault on purpose).
+pub fn fault_warnings(scenario: &Scenario, runs: &[sim::RunResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (row, run) in scenario.rows.iter().zip(runs) {
+        for (i, f) in row.model.faults.iter().enumerate() {
+            let at = f.at.as_ms();
+            if at > run.last_exit_ms {
+                let line = format!(
+                    "{}: faults.{i} starts at {} ms, after the run's last request left ({} ms): it never acts",
+                    scenario.file.display(),
+                    format::format_number(at),
+                    format::format_number(run.last_exit_ms)
+                );
+                if !out.contains(&line) {
+                    out.push(line);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Names the file (and the compare row) in a runaway-limit error.
 fn in_row(e: Error, scenario: &Scenario, row: &scenario::Row) -> Error {
     match e {
@@ -165,7 +188,16 @@ pub fn render_report(scenario: &Scenario, tables: &[Table]) -> String {
     }
     for t in tables {
         out.push('\n');
-        out.push_str(&t.render_text());
+        if t.printed {
+            out.push_str(&t.render_text());
+        } else {
+            out.push_str(&format!(
+                "{}\n  {} rows: see {}.csv\n",
+                t.title,
+                t.rows.len(),
+                t.name
+            ));
+        }
     }
     out
 }

@@ -144,6 +144,18 @@ impl Samples {
         self.buckets[b] += 1;
     }
 
+    /// Empties the samples, keeping their memory for the next ones.
+    pub fn clear(&mut self) {
+        self.exact.clear();
+        self.buckets.clear();
+        self.count = 0;
+        self.sum = 0;
+        self.min = u64::MAX;
+        self.max = 0;
+        self.sorted = false;
+        self.queries = 0;
+    }
+
     /// Values recorded.
     pub fn count(&self) -> u64 {
         self.count

@@ -53,6 +53,13 @@ pub struct Model {
     /// `[policies]` in declaration order; when any is defined, one more named
     /// `none` (no policy) that calls without one use, so that they are counted too.
     pub policies: Vec<ClientPolicy>,
+    /// `[[faults]]`, in file order (index = the `faults.N` of key paths).
+    pub faults: Vec<Fault>,
+    /// `scenario.warmup_ms`: requests sent before it are left out of whole-run
+    /// statistics (the time series still shows them).
+    pub warmup: Ticks,
+    /// `[output] window_ms`: the time series' window (None: no time series).
+    pub window: Option<Ticks>,
     /// Every workload, all on one clock, in declaration order: `[workload]` is
     /// the one workload named `main`. `workload` above is the first of them (what
     /// the analyses of a single ladder or probe read).
@@ -324,6 +331,110 @@ pub struct Server {
     pub abandon: bool,
     /// Calls made after the service time, while the request still holds its slot.
     pub plan: Option<Plan>,
+    /// Which queued request a freed slot takes.
+    pub order: QueueOrder,
+    /// CoDel queue timeouts (Facebook "Fail at Scale").
+    pub codel: Option<Codel>,
+}
+
+/// Which queued request a freed slot takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueOrder {
+    /// The oldest (first in, first out).
+    #[default]
+    Fifo,
+    /// The newest (last in, first out).
+    Lifo,
+    /// LIFO while the queue has not been empty within the last
+    /// `codel.interval_ms` (100 ms without `codel`), else FIFO.
+    AdaptiveLifo,
+}
+
+impl QueueOrder {
+    /// Names as written in scenario files.
+    pub const NAMES: [(&'static str, QueueOrder); 3] = [
+        ("fifo", QueueOrder::Fifo),
+        ("lifo", QueueOrder::Lifo),
+        ("adaptive_lifo", QueueOrder::AdaptiveLifo),
+    ];
+}
+
+/// CoDel as Facebook's "Fail at Scale" describes it: a queued request's queue
+/// timeout is `target` while the queue has not been empty within the last
+/// `interval`, else `interval`; past it the request is shed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Codel {
+    /// The queue timeout while the queue stands (`target_ms`).
+    pub target: Ticks,
+    /// How far back an empty queue counts, and the timeout then (`interval_ms`).
+    pub interval: Ticks,
+}
+
+/// What a fault does to its target while it lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Work that starts in the window takes `value` times its drawn length.
+    LatencyFactor,
+    /// The target has `value` slots (running work finishes).
+    Slots,
+    /// Calls (or a server's requests, after their service time) fail with
+    /// probability `value`.
+    ErrorRate,
+    /// Every call fails at once; queued and running work fails at the start.
+    Down,
+    /// An open workload's rate is multiplied by `value`.
+    ArrivalFactor,
+}
+
+impl FaultKind {
+    /// Names as written in scenario files.
+    pub const NAMES: [(&'static str, FaultKind); 5] = [
+        ("latency_factor", FaultKind::LatencyFactor),
+        ("slots", FaultKind::Slots),
+        ("error_rate", FaultKind::ErrorRate),
+        ("down", FaultKind::Down),
+        ("arrival_factor", FaultKind::ArrivalFactor),
+    ];
+}
+
+/// What a fault acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultTarget {
+    /// A server service: every replica (`replica` None) or one (0-based).
+    Server {
+        /// The service.
+        service: ServiceId,
+        /// One replica (0-based), or every one.
+        replica: Option<u32>,
+    },
+    /// A dependency.
+    Dependency(DependencyId),
+    /// An open workload, by index into `Model::workloads`.
+    Workload(usize),
+}
+
+/// One `[[faults]]` entry: active on the half-open window `[at, until)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fault {
+    /// What it does.
+    pub kind: FaultKind,
+    /// What it acts on.
+    pub target: FaultTarget,
+    /// Its start (`at_ms`).
+    pub at: Ticks,
+    /// Its end (`at_ms + for_ms`), not included.
+    pub until: Ticks,
+    /// The factor, slot count or probability (0 for `down`).
+    pub value: f64,
+}
+
+impl Fault {
+    /// Whether the fault acts at `now`: `at <= now < until`, so a fault with
+    /// `for_ms = 0` never acts.
+    #[inline]
+    pub fn active(&self, now: Ticks) -> bool {
+        self.at <= now && now < self.until
+    }
 }
 
 /// How a plan splits its budget R among a branch's calls (`policy`).
@@ -834,6 +945,10 @@ pub struct Analysis {
     pub p95_rules_rounds: Vec<f64>,
     /// Adds the rule `throughput`: accepts the ladder steps before saturation.
     pub throughput_rule: bool,
+    /// Recovery: windows whose mean goodput must reach the fraction (default 5).
+    pub recovery_windows: u32,
+    /// Recovery: the share of the goodput before the fault (default 0.9).
+    pub recovery_fraction: f64,
 }
 
 /// `[analysis] error_budget`.

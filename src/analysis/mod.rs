@@ -9,6 +9,7 @@ mod latency;
 mod limiters;
 mod run;
 mod services;
+pub mod timeseries;
 
 use crate::model::Model;
 use crate::report::{Cell, Table};
@@ -106,6 +107,7 @@ pub fn analyse(results: &mut Results) -> Vec<Table> {
     services::tables(results, &mut tables);
     calls::tables(results, &mut tables);
     ladder::tables(results, &mut tables);
+    timeseries::tables(results, &mut tables);
     tables
 }
 

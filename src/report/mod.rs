@@ -143,6 +143,9 @@ pub struct Table {
     pub notes: Vec<String>,
     /// What its rows stand for.
     pub scope: Scope,
+    /// Printed in full in the text report; a long table (a time series) is only
+    /// named there, with its row count, and read from its CSV.
+    pub printed: bool,
 }
 
 impl Table {
@@ -155,6 +158,7 @@ impl Table {
             rows: Vec::new(),
             notes: Vec::new(),
             scope: Scope::AcrossRows,
+            printed: true,
         }
     }
 

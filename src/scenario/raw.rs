@@ -36,6 +36,34 @@ pub struct RawScenario {
     /// `[policies.NAME]`: client policies that calls and workloads name.
     #[serde(default)]
     pub policies: IndexMap<String, RawPolicy>,
+    /// `[[faults]]`: changes to a target over a window of time.
+    #[serde(default)]
+    pub faults: Vec<RawFault>,
+    /// `[output]`: extra result files (the time series).
+    pub output: Option<RawOutput>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFault {
+    pub target: String,
+    pub kind: String,
+    pub at_ms: f64,
+    pub for_ms: f64,
+    pub value: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOutput {
+    pub window_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCodel {
+    pub target_ms: f64,
+    pub interval_ms: f64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -50,6 +78,8 @@ pub struct RawMeta {
     pub max_sim_time_ms: Option<f64>,
     /// Runaway protection: the most requests in flight at once (memory).
     pub max_in_flight: Option<u64>,
+    /// Requests sent before this are left out of whole-run statistics.
+    pub warmup_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -110,6 +140,9 @@ pub enum RawHandler {
         cancellation: bool,
         on_failure: Option<String>,
         branches: Option<Vec<RawBranch>>,
+        /// "fifo" (default), "lifo" or "adaptive_lifo".
+        order: Option<String>,
+        codel: Option<RawCodel>,
     },
     Plan {
         budget: Option<RawBudget>,
@@ -418,6 +451,8 @@ pub struct RawAnalysis {
     pub acceptance: Option<f64>,
     pub p95_rules_rounds: Option<Vec<f64>>,
     pub throughput_rule: Option<bool>,
+    pub recovery_windows: Option<i64>,
+    pub recovery_fraction: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -114,8 +114,9 @@ impl World<'_> {
         cancel: bool,
     ) -> Option<CallId> {
         if let Target::Dependency(dep) = target {
-            self.obs.call_made(dep);
-            if cap == Some(Ticks::ZERO) {
+            self.obs.call_made(self.now, dep);
+            // a `down` dependency fails every call at once
+            if cap == Some(Ticks::ZERO) || (!self.plain && self.dependency_is_down(dep)) {
                 self.obs.call_failed(dep);
                 if self.trace.is_some() {
                     let from = self.request_of(caller);
@@ -203,9 +204,10 @@ impl World<'_> {
         }
     }
 
-    /// The dependency finished the work of `call` (begun at `work_start`),
-    /// successfully or with an error: the answer goes to its caller, or is work
-    /// nobody waited for.
+    /// The dependency finished the work of `call` (begun at `work_start`), `ok`
+    /// or failed (its `error_rate`, or a fault): the answer goes to its caller, or
+    /// is work nobody waited for.
+    #[inline]
     pub(super) fn call_answered(&mut self, call: CallId, work_start: Ticks, ok: bool) {
         trace!(self, call_ended(call, if ok { "ok" } else { "error" }));
         let c = self.calls.slab[call as usize];
@@ -214,6 +216,9 @@ impl World<'_> {
             if let Some(key) = c.timeout_key {
                 self.queue.cancel(key);
             }
+            if !ok && let Target::Dependency(dep) = c.target {
+                self.obs.call_failed(dep);
+            }
             let outcome = if ok {
                 Outcome::Answered
             } else {
@@ -221,8 +226,18 @@ impl World<'_> {
             };
             self.call_resolved(c.caller, call, outcome);
         } else if let Target::Dependency(dep) = c.target {
-            self.obs.wasted(dep, self.now - c.gave_up.max(work_start));
+            self.obs
+                .wasted(self.now, dep, self.now - c.gave_up.max(work_start));
         }
+    }
+
+    /// The dependency of `call` went down (a fault): the call fails now, or its
+    /// work (begun at `work_start`) was wasted. Kept apart from `call_answered`
+    /// so that the one hot call site keeps it inlined.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn call_failed_by_fault(&mut self, call: CallId, work_start: Ticks) {
+        self.call_answered(call, work_start, false);
     }
 
     /// The service a call became a request at answers it with `outcome`.

@@ -3,6 +3,7 @@
 //! after the caller gives up unless the caller cancels it. It answers through
 //! [`call`](super::call): `call_answered` when the work is done.
 
+use super::faults::Subject;
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
 use super::trace::trace;
@@ -13,6 +14,8 @@ use crate::model::{DependencyId, Model};
 use rand::RngExt;
 
 struct DependencyState {
+    /// Its own `slots` (0 = unlimited), restored when a `slots` fault ends.
+    slots: u32,
     sampler: Sampler,
     rng: Stream,
     /// `slots` calls at once (0 = unlimited), the rest wait without bound.
@@ -47,6 +50,7 @@ impl Dependencies {
             .map(|d| {
                 let mut rng = stream(model.seed, replication, &format!("dependency:{}", d.name));
                 DependencyState {
+                    slots: d.slots,
                     sampler: Sampler::new(&d.latency, &mut rng),
                     rng,
                     line: SlotQueue::new(d.slots, None),
@@ -102,7 +106,7 @@ impl World<'_> {
             self.dependencies.grow(call);
         }
         let line = &mut self.dependencies.deps[dep].line;
-        if line.admit() == Admit::Start {
+        let done = if line.admit() == Admit::Start {
             line.start();
             Some(self.dependency_begin(dep, call, cancelled_at))
         } else {
@@ -110,6 +114,22 @@ impl World<'_> {
             // not started: a cancel takes it out of the line
             self.dependencies.work[call as usize].start = None;
             None
+        };
+        if !self.plain {
+            self.dependency_levels(dep);
+        }
+        done
+    }
+
+    /// The time series sees `dep`'s calls at work and waiting now.
+    #[cold]
+    #[inline(never)]
+    fn dependency_levels(&mut self, dep: DependencyId) {
+        let now = self.now;
+        let row = self.obs.dependency_row(dep);
+        if let Some(t) = self.obs.series() {
+            let d = &self.dependencies.deps[dep];
+            t.levels(now, row, d.busy_average.level(), d.line.waiting() as u64);
         }
     }
 
@@ -125,7 +145,10 @@ impl World<'_> {
         let now = self.now;
         let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, 1);
-        let latency = d.sampler.sample(&mut d.rng);
+        let mut latency = d.sampler.sample(&mut d.rng);
+        if !self.plain {
+            latency = self.dependency_stretch(dep, latency);
+        }
         self.obs.work_started(dep);
         let done = now + latency;
         let key = if cancelled_at.is_some_and(|c| done > c) {
@@ -146,12 +169,85 @@ impl World<'_> {
     pub(super) fn dependency_done(&mut self, call: CallId) {
         let w = self.dependencies.work[call as usize];
         let work_start = w.start.unwrap_or(self.now);
-        let ok = match self.dependencies.errors.get_mut(w.dep) {
-            Some(Some((rate, rng))) => rng.random::<f64>() >= *rate,
-            _ => true,
+        // an `error_rate` fault acting now replaces the dependency's own rate
+        let fault = if self.plain {
+            None
+        } else {
+            self.dependency_fault_fails(w.dep)
+        };
+        let ok = match fault {
+            Some(fails) => !fails,
+            None => match self.dependencies.errors.get_mut(w.dep) {
+                Some(Some((rate, rng))) => rng.random::<f64>() >= *rate,
+                _ => true,
+            },
         };
         self.dependency_end(w.dep, call);
         self.call_answered(call, work_start, ok);
+    }
+
+    /// `latency` stretched by the `latency_factor` faults acting on `dep` now.
+    #[cold]
+    #[inline(never)]
+    fn dependency_stretch(&self, dep: DependencyId, latency: Ticks) -> Ticks {
+        let f = self
+            .faults
+            .latency_factor(Subject::Dependency(dep), self.now);
+        scaled(latency, f)
+    }
+
+    /// With an `error_rate` fault acting on `dep` now: whether it fails the call
+    /// finishing now (it replaces the dependency's own `error_rate` meanwhile).
+    #[cold]
+    #[inline(never)]
+    fn dependency_fault_fails(&mut self, dep: DependencyId) -> Option<bool> {
+        self.faults.error_fault(Subject::Dependency(dep), self.now)
+    }
+
+    /// Whether a `down` fault acts on `dep` now.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn dependency_is_down(&self, dep: DependencyId) -> bool {
+        self.faults.down(Subject::Dependency(dep), self.now)
+    }
+
+    /// A `slots` fault on `dep` started or ended: its limit now, and the waiting
+    /// calls it lets in start.
+    pub(super) fn dependency_slots_changed(&mut self, dep: DependencyId) {
+        let d = &mut self.dependencies.deps[dep];
+        match self.faults.slots(Subject::Dependency(dep), self.now) {
+            Some(n) => d.line.set_limit(n),
+            None => d.line.reset_limit(d.slots),
+        }
+        while let Some(call) = self.dependencies.deps[dep].line.next() {
+            self.dependency_begin(dep, call, None);
+        }
+        self.dependency_levels(dep);
+    }
+
+    /// A `down` fault on `dep` starts: every waiting and running call fails now.
+    pub(super) fn dependency_down(&mut self, dep: DependencyId) {
+        let now = self.now;
+        let waiting = self.dependencies.deps[dep].line.drain();
+        self.dependency_levels(dep);
+        for call in waiting {
+            self.call_failed_by_fault(call, now);
+        }
+        let running: Vec<CallId> = (0..self.dependencies.work.len() as CallId)
+            .filter(|&c| {
+                let w = &self.dependencies.work[c as usize];
+                w.dep == dep && w.start.is_some()
+            })
+            .collect();
+        for call in running {
+            let w = self.dependencies.work[call as usize];
+            if let Some(key) = w.done_key {
+                self.queue.cancel(key);
+            }
+            let work_start = w.start.unwrap_or(now);
+            self.dependency_end(dep, call);
+            self.call_failed_by_fault(call, work_start);
+        }
     }
 
     /// The dependency stops working on a call (finished or cancelled) and takes the
@@ -163,10 +259,13 @@ impl World<'_> {
         let start = w.start.take().unwrap_or(now);
         let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, -1);
-        self.obs.work_ended(dep, now - start);
+        self.obs.work_ended(now, dep, now - start);
         trace!(self, work_ended(call, start));
         if let Some(next) = self.dependencies.deps[dep].line.release() {
             self.dependency_begin(dep, next, None);
+        }
+        if !self.plain {
+            self.dependency_levels(dep);
         }
     }
 
@@ -181,6 +280,16 @@ impl World<'_> {
             self.dependency_end(dep, call);
         } else {
             self.dependencies.deps[dep].line.leave(|&c| c == call);
+            self.dependency_levels(dep);
         }
+    }
+}
+
+/// `t` stretched by `factor` (a `latency_factor` fault), to the nearest tick.
+pub(super) fn scaled(t: Ticks, factor: f64) -> Ticks {
+    if factor == 1.0 {
+        t
+    } else {
+        Ticks((t.0 as f64 * factor).round() as u64)
     }
 }

@@ -15,10 +15,11 @@
 //! | [`limiter`] | rate limiters in front of a service | `LimiterResume` |
 //! | [`handler`] | registration: which module handles a service's requests | (dispatch only) |
 //! | [`plan`] | the deadline-budgeted fan-out handler | a call's answer |
-//! | [`server`] | slots, a bounded queue and load shedding | `ServerDone` |
+//! | [`server`] | slots, a bounded queue in its order, CoDel, load shedding | `ServerDone`, `QueueTimeout` |
 //! | [`call`] | one call from a caller to a callee, with its timeout | `CallTimeout` |
 //! | [`policy`] | client policies: retries, hedges, breakers, throttles | `PolicyTimer` |
 //! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
+//! | [`faults`] | what `[[faults]]` change, asked by the others | `FaultEdge` |
 //! | [`observe`] | the run's statistics, fed by lifecycle notifications | (no events) |
 //! | [`trace`] | `--trace N`: the life of the first N requests, as spans | (no events) |
 //!
@@ -58,6 +59,7 @@
 
 mod call;
 mod dependency;
+mod faults;
 mod gateway;
 mod handler;
 pub mod latency;
@@ -69,6 +71,7 @@ mod request;
 mod server;
 mod slots;
 mod timers;
+pub mod timeseries;
 pub mod trace;
 mod workload;
 mod world;
@@ -78,7 +81,7 @@ use crate::error::Error;
 use crate::metrics::Samples;
 use crate::model::{LimiterId, Model};
 pub use limiter::LimiterResults;
-pub use observe::{StepStats, WorkloadStats};
+pub use observe::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS, StepStats, WorkloadStats};
 pub use policy::CallStats;
 pub use server::ServerStats;
 use world::World;
@@ -123,6 +126,10 @@ pub(crate) enum Event {
     CallArrive(CallId),
     /// A policy call's backoff or hedge delay is over.
     PolicyTimer(u32),
+    /// A fault starts or ends (see `faults::edge_code`).
+    FaultEdge(u32),
+    /// A queued request's CoDel queue timeout.
+    QueueTimeout(ReqId),
 }
 
 /// How a request ended.
@@ -202,6 +209,8 @@ pub struct RunResult {
     pub mean_dependency_work: f64,
     /// Per limiter, per (route, access) pair and per member (empty without limiters).
     pub limiters: LimiterResults,
+    /// Per window (with `[output] window_ms` or faults).
+    pub timeseries: Option<timeseries::TimeSeries>,
     /// End-to-end response times of the answered requests only.
     pub answered_response: Samples,
     /// One per workload, in declaration order: what its clients saw.

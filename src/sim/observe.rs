@@ -4,10 +4,11 @@
 //! kept here are the whole-run outcome counts, the response-time samples, the time
 //! in flight, per-dependency figures and, for ladders, per-step figures.
 
+use super::timeseries::{End, Timeline};
 use super::{DependencyStats, LimiterResults, Outcome, RunResult, ServerStats};
 use crate::engine::Ticks;
 use crate::metrics::{Samples, TimeAverage};
-use crate::model::{DependencyId, Model, Workload};
+use crate::model::{DependencyId, Handler, Model, Workload};
 
 /// What one ladder step measured.
 #[derive(Debug, Clone, Default)]
@@ -26,6 +27,14 @@ pub struct StepStats {
     pub successful: u64,
     /// Queue wait of every request that started service.
     pub waits: Samples,
+}
+
+/// What the time series notes for a dependency.
+#[derive(Debug, Clone, Copy)]
+enum Note {
+    Arrival,
+    Processed,
+    Wasted(f64),
 }
 
 /// What one workload's clients saw, end to end.
@@ -55,7 +64,21 @@ pub struct WorkloadStats {
 pub(crate) struct Observers {
     result: RunResult,
     in_flight: TimeAverage,
+    /// Requests sent before it stay out of the whole-run outcome counts.
+    warmup: Ticks,
+    /// The time series (with `[output] window_ms` or faults).
+    series: Option<Box<Timeline>>,
+    /// The services row of dependency 0 (servers come first).
+    first_dependency_row: usize,
+    /// A warm-up or a time series: the request books take their slow path.
+    extra: bool,
 }
+
+/// The most time-series rows one run may write (a runaway limit).
+pub const MAX_SERIES_ROWS: u64 = 10_000_000;
+
+/// The time series' window when a scenario has faults but no `[output] window_ms`.
+pub const DEFAULT_WINDOW_MS: f64 = 1000.0;
 
 impl Observers {
     pub fn new(model: &Model) -> Observers {
@@ -70,7 +93,28 @@ impl Observers {
                 .collect(),
             _ => Vec::new(),
         };
+        let servers: Vec<String> = model
+            .services
+            .iter()
+            .filter(|s| matches!(s.handler, Handler::Server(_)))
+            .map(|s| s.name.clone())
+            .collect();
+        let first_dependency_row = servers.len();
+        let window = model
+            .window
+            .or_else(|| (!model.faults.is_empty()).then(|| Ticks::from_ms(DEFAULT_WINDOW_MS)));
+        let series = window.map(|w| {
+            let names = servers
+                .into_iter()
+                .chain(model.dependencies.iter().map(|d| d.name.clone()))
+                .collect();
+            Box::new(Timeline::new(w, names))
+        });
         Observers {
+            extra: series.is_some() || model.warmup > Ticks::ZERO,
+            warmup: model.warmup,
+            series,
+            first_dependency_row,
             result: RunResult {
                 dependencies: vec![DependencyStats::default(); model.dependencies.len()],
                 steps,
@@ -108,11 +152,52 @@ impl Observers {
         self.result.steps[step].sent += 1;
     }
 
+    /// The time series, when the run keeps one.
+    #[inline]
+    pub fn series(&mut self) -> Option<&mut Timeline> {
+        self.series.as_deref_mut()
+    }
+
+    /// The latest event time the time series may reach before passing
+    /// [`MAX_SERIES_ROWS`] (`Ticks::MAX` without one).
+    pub fn series_end(&self) -> Ticks {
+        match &self.series {
+            None => Ticks(u64::MAX),
+            Some(t) => {
+                let per_window = 1 + t.rows() as u64;
+                let windows = MAX_SERIES_ROWS / per_window;
+                Ticks(t.window().0.saturating_mul(windows))
+            }
+        }
+    }
+
+    /// The time series' services row of dependency `dep`.
+    #[inline]
+    pub fn dependency_row(&self, dep: DependencyId) -> usize {
+        self.first_dependency_row + dep
+    }
+
     /// A request enters the system now.
     #[inline]
     pub fn request_sent(&mut self, now: Ticks) {
-        self.result.requests += 1;
         self.in_flight.add(now, 1);
+        if self.extra {
+            self.sent_extra(now);
+        } else {
+            self.result.requests += 1;
+        }
+    }
+
+    /// [`Self::request_sent`] with a warm-up or a time series.
+    #[cold]
+    #[inline(never)]
+    fn sent_extra(&mut self, now: Ticks) {
+        if now >= self.warmup {
+            self.result.requests += 1;
+        }
+        if let Some(t) = self.series() {
+            t.sent(now);
+        }
     }
 
     /// The handler finished with a request (its client may have gone already).
@@ -140,9 +225,12 @@ impl Observers {
         }
     }
 
-    /// The client got its answer `response` after sending.
+    /// The client got its answer `response` after sending, now.
     #[inline]
-    pub fn answered(&mut self, outcome: Outcome, response: Ticks) {
+    pub fn answered(&mut self, now: Ticks, outcome: Outcome, response: Ticks) {
+        if self.extra && !self.answered_extra(now, outcome, response) {
+            return;
+        }
         self.result.response.push(response);
         let r = &mut self.result;
         match outcome {
@@ -155,10 +243,44 @@ impl Observers {
         }
     }
 
-    /// A request of workload `workload` is over for its client: `outcome`
+    /// The time series' part of [`Self::answered`]; whether the whole-run books
+    /// count the request (sent after the warm-up).
+    #[cold]
+    #[inline(never)]
+    fn answered_extra(&mut self, now: Ticks, outcome: Outcome, response: Ticks) -> bool {
+        if let Some(t) = self.series() {
+            let end = match outcome {
+                Outcome::Answered => End::Answered,
+                Outcome::Dropped | Outcome::NotFound => End::Failed,
+                Outcome::TimedOut => End::TimedOut,
+                Outcome::Shed => End::Shed,
+                Outcome::Rejected(_) => End::Rejected,
+            };
+            t.ended(now, end, response);
+        }
+        now - response >= self.warmup
+    }
+
+    /// Whether a request over now after `response` was sent during the warm-up.
+    #[cold]
+    #[inline(never)]
+    fn in_warmup(&self, now: Ticks, response: Ticks) -> bool {
+        now.saturating_sub(response) < self.warmup
+    }
+
+    /// A request of workload `workload` is over for its client now: `outcome`
     /// after `response` (the time it gave up, for a client timeout).
     #[inline]
-    pub fn client_done(&mut self, workload: Option<u32>, outcome: Outcome, response: Ticks) {
+    pub fn client_done(
+        &mut self,
+        now: Ticks,
+        workload: Option<u32>,
+        outcome: Outcome,
+        response: Ticks,
+    ) {
+        if self.extra && self.in_warmup(now, response) {
+            return;
+        }
         if outcome == Outcome::Answered {
             self.result.answered_response.push(response);
         }
@@ -182,8 +304,11 @@ impl Observers {
         }
     }
 
-    /// The client gave up on a request.
-    pub fn gave_up(&mut self) {
+    /// The client gave up on a request now, `waited` after sending it.
+    pub fn gave_up(&mut self, now: Ticks, waited: Ticks) {
+        if self.extra && !self.answered_extra(now, Outcome::TimedOut, waited) {
+            return;
+        }
         self.result.timed_out += 1;
     }
 
@@ -208,10 +333,27 @@ impl Observers {
         }
     }
 
-    /// A call to dependency `dep` is made.
+    /// A call to dependency `dep` is made now.
     #[inline]
-    pub fn call_made(&mut self, dep: DependencyId) {
+    pub fn call_made(&mut self, now: Ticks, dep: DependencyId) {
         self.result.dependencies[dep].calls += 1;
+        if self.extra {
+            self.dependency_note(now, dep, Note::Arrival);
+        }
+    }
+
+    /// The time series' part of the dependency books.
+    #[cold]
+    #[inline(never)]
+    fn dependency_note(&mut self, now: Ticks, dep: DependencyId, note: Note) {
+        let row = self.dependency_row(dep);
+        if let Some(t) = self.series() {
+            match note {
+                Note::Arrival => t.arrival(now, row),
+                Note::Processed => t.processed(now, row),
+                Note::Wasted(ms) => t.wasted(now, row, ms),
+            }
+        }
     }
 
     /// A call to `dep` failed: no time left, or its caller's timeout.
@@ -226,16 +368,22 @@ impl Observers {
         self.result.dependencies[dep].work_started += 1;
     }
 
-    /// `dep` stopped work on a call (done or cancelled) after `worked`.
+    /// `dep` stopped work on a call (done or cancelled) now after `worked`.
     #[inline]
-    pub fn work_ended(&mut self, dep: DependencyId, worked: Ticks) {
+    pub fn work_ended(&mut self, now: Ticks, dep: DependencyId, worked: Ticks) {
         self.result.dependencies[dep].work_ms += worked.as_ms();
+        if self.extra {
+            self.dependency_note(now, dep, Note::Processed);
+        }
     }
 
-    /// `dep` finished work nobody waited for any more: `wasted` of it after the
-    /// caller gave up.
-    pub fn wasted(&mut self, dep: DependencyId, wasted: Ticks) {
+    /// `dep` finished work nobody waited for any more, now: `wasted` of it after
+    /// the caller gave up.
+    pub fn wasted(&mut self, now: Ticks, dep: DependencyId, wasted: Ticks) {
         self.result.dependencies[dep].wasted_ms += wasted.as_ms();
+        if self.extra {
+            self.dependency_note(now, dep, Note::Wasted(wasted.as_ms()));
+        }
     }
 
     /// The result at the end of the run (`end`, after `events` events).
@@ -263,6 +411,7 @@ impl Observers {
         r.wasted_ms = r.dependencies.iter().map(|d| d.wasted_ms).sum();
         r.servers = servers;
         r.limiters = limiters;
+        r.timeseries = self.series.take().map(|t| t.finish(end));
         self.result
     }
 }

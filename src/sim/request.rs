@@ -69,6 +69,12 @@ impl Requests {
         (self.slab.len() - self.free.len()) as u64
     }
 
+    /// Ids handed out so far (live or free): every live id is below it.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.slab.len()
+    }
+
     fn take(&mut self) -> ReqId {
         match self.free.pop() {
             Some(id) => id,
@@ -254,9 +260,9 @@ impl World<'_> {
         r.in_handler = false;
         let in_system = now - r.sent;
         if outcome == Outcome::TimedOut {
-            self.obs.gave_up();
+            self.obs.gave_up(now, in_system);
         } else {
-            self.obs.answered(outcome, in_system);
+            self.obs.answered(now, outcome, in_system);
             self.limiting_outcome(req, outcome);
         }
         self.obs.left(now, in_system);
@@ -299,7 +305,7 @@ impl World<'_> {
         if let Some(key) = r.client_timeout.take() {
             self.queue.cancel(key);
         }
-        self.obs.answered(outcome, response);
+        self.obs.answered(now, outcome, response);
         self.limiting_outcome(req, outcome);
         self.obs.left(now, response);
         self.release(req);
@@ -316,7 +322,7 @@ impl World<'_> {
         }
         r.closed = true;
         let in_system = now - r.sent;
-        self.obs.gave_up();
+        self.obs.gave_up(now, in_system);
         self.obs.left(now, in_system);
         trace!(self, gave_up(req));
         if self.requests[req].in_handler {

@@ -23,13 +23,15 @@
 //! (`server:<service>#i` for i > 1) and a balancer picks one per request; the
 //! service's figures add up its replicas', and each replica's own are kept too.
 
+use super::dependency::scaled;
+use super::faults::Subject;
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
 use super::trace::trace;
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::{Samples, TimeAverage};
-use crate::model::{Balancer, Handler, Model, ServiceId, Target};
+use crate::model::{Balancer, Codel, Handler, Model, QueueOrder, ServiceId, Target};
 use rand::RngExt;
 
 /// What one server measured in a run.
@@ -97,8 +99,24 @@ struct Waiting {
     demand: Ticks,
 }
 
+/// With adaptive LIFO and no `codel`: how long the queue must have been
+/// non-empty before it switches to LIFO.
+const ADAPTIVE_INTERVAL_MS: f64 = 100.0;
+
 /// One server instance (a replica).
 struct ServerState {
+    /// Which fault questions are about it.
+    subject: Subject,
+    /// Its own slots, restored when a `slots` fault ends.
+    slots: u32,
+    order: QueueOrder,
+    codel: Option<Codel>,
+    /// Not FIFO or with CoDel: the queue's emptiness is tracked.
+    timed: bool,
+    /// Adaptive LIFO's window: `codel.interval_ms`, else 100 ms.
+    interval: Ticks,
+    /// The last time the queue was empty (kept for CoDel and adaptive LIFO).
+    last_empty: Ticks,
     abandon: bool,
     sampler: Sampler,
     rng: Stream,
@@ -146,6 +164,8 @@ pub(crate) struct Servers {
     /// then each request's pending completion is kept, by request id.
     cancellable: bool,
     done_keys: Vec<Option<EventKey>>,
+    /// Each queued request's CoDel timeout, by request id.
+    codel_keys: Vec<Option<EventKey>>,
 }
 
 impl Servers {
@@ -169,11 +189,25 @@ impl Servers {
                         format!("server:{}#{}", s.name, i + 1)
                     };
                     let mut rng = stream(model.seed, replication, &name);
+                    let mut line = SlotQueue::new(server.slots, Some(server.queue));
+                    line.set_lifo(server.order == QueueOrder::Lifo);
                     states.push(ServerState {
+                        subject: Subject::Server {
+                            service,
+                            replica: i as u32,
+                        },
+                        slots: server.slots,
+                        order: server.order,
+                        codel: server.codel,
+                        timed: server.order != QueueOrder::Fifo || server.codel.is_some(),
+                        interval: server
+                            .codel
+                            .map_or(Ticks::from_ms(ADAPTIVE_INTERVAL_MS), |c| c.interval),
+                        last_empty: Ticks::ZERO,
                         abandon: server.abandon,
                         sampler: Sampler::new(&server.service, &mut rng),
                         rng,
-                        line: SlotQueue::new(server.slots, Some(server.queue)),
+                        line,
                         stats: stats.len(),
                         replica: (n > 1).then_some(i),
                         outstanding: 0,
@@ -198,19 +232,25 @@ impl Servers {
                 })
             })
             .collect();
-        let cancellable = model.services.iter().any(|s| {
-            let plan = match &s.handler {
-                Handler::Plan(p) => Some(p),
-                Handler::Server(server) => server.plan.as_ref(),
-                Handler::Respond => None,
-            };
-            plan.is_some_and(|p| {
-                p.branches
-                    .iter()
-                    .flat_map(|b| &b.calls)
-                    .any(|c| matches!(c.target, Target::Service(_)))
-            })
-        });
+        // a `down` fault stops running work, as a cancelling caller does
+        let down = model
+            .faults
+            .iter()
+            .any(|f| f.kind == crate::model::FaultKind::Down);
+        let cancellable = down
+            || model.services.iter().any(|s| {
+                let plan = match &s.handler {
+                    Handler::Plan(p) => Some(p),
+                    Handler::Server(server) => server.plan.as_ref(),
+                    Handler::Respond => None,
+                };
+                plan.is_some_and(|p| {
+                    p.branches
+                        .iter()
+                        .flat_map(|b| &b.calls)
+                        .any(|c| matches!(c.target, Target::Service(_)))
+                })
+            });
         Servers {
             states,
             by_service,
@@ -219,6 +259,7 @@ impl Servers {
             replica_of: Vec::new(),
             cancellable,
             done_keys: Vec::new(),
+            codel_keys: Vec::new(),
         }
     }
 
@@ -294,6 +335,9 @@ impl World<'_> {
             self.respond(req, Outcome::Answered);
             return;
         };
+        if !self.plain && self.server_arrive_down(i, req) {
+            return;
+        }
         let s = &mut self.servers.states[i];
         let admit = s.line.admit();
         let full = admit == Admit::Refuse;
@@ -303,18 +347,23 @@ impl World<'_> {
         } else {
             s.sampler.sample(&mut s.rng)
         };
-        let (stats, replica) = (s.stats, s.replica);
-        match admit {
-            Admit::Start => s.line.start(),
-            Admit::Wait => s.line.wait(Waiting {
-                req,
-                arrived: now,
-                demand,
-            }),
-            Admit::Refuse => {}
-        }
+        let (stats, replica, timed) = (s.stats, s.replica, s.timed);
         if !full {
             s.outstanding += 1;
+        }
+        match admit {
+            Admit::Start => s.line.start(),
+            Admit::Wait => {
+                if timed {
+                    self.server_queued_timed(i, req);
+                }
+                self.servers.states[i].line.wait(Waiting {
+                    req,
+                    arrived: now,
+                    demand,
+                })
+            }
+            Admit::Refuse => {}
         }
         let st = &mut self.servers.stats[stats];
         st.arrived += 1;
@@ -325,17 +374,187 @@ impl World<'_> {
         }
         if full {
             st.shed += 1;
-            self.respond(req, Outcome::Shed);
         } else if start_now {
             self.server_start(i, req, now, demand);
         } else {
             st.queued.add(now, 1);
         }
+        if !self.plain {
+            self.server_note_arrival(stats, full);
+        }
+        if full {
+            self.respond(req, Outcome::Shed);
+        }
     }
 
-    /// `req` has taken a slot of instance `i`: its service starts now.
+    /// A request arrives at instance `i`: if a `down` fault acts on it, it fails
+    /// at once (true).
+    #[cold]
+    #[inline(never)]
+    fn server_arrive_down(&mut self, i: usize, req: ReqId) -> bool {
+        let now = self.now;
+        if !self.faults.down(self.servers.states[i].subject, now) {
+            return false;
+        }
+        let stats = self.servers.states[i].stats;
+        self.servers.stats[stats].arrived += 1;
+        if let Some(t) = self.obs.series() {
+            t.arrival(now, stats);
+        }
+        self.respond(req, Outcome::Dropped);
+        true
+    }
+
+    /// The time series sees an arrival at server row `stats` (shed: `full`).
+    #[cold]
+    #[inline(never)]
+    fn server_note_arrival(&mut self, stats: usize, full: bool) {
+        let now = self.now;
+        if let Some(t) = self.obs.series() {
+            t.arrival(now, stats);
+            if full {
+                t.shed(now, stats);
+            }
+        }
+        self.server_levels(stats);
+    }
+
+    /// The time series sees a request leave its slot at server row `stats`.
+    #[cold]
+    #[inline(never)]
+    fn server_note_release(&mut self, stats: usize, late: bool, worked: f64) {
+        let now = self.now;
+        if let Some(t) = self.obs.series() {
+            t.processed(now, stats);
+            if late {
+                t.wasted(now, stats, worked);
+            }
+        }
+        self.server_levels(stats);
+    }
+
+    /// `req` joins the queue of instance `i`, whose order or CoDel track the
+    /// queue's emptiness: its CoDel timeout, and the queue was empty until now.
+    #[cold]
+    #[inline(never)]
+    fn server_queued_timed(&mut self, i: usize, req: ReqId) {
+        let now = self.now;
+        let s = &mut self.servers.states[i];
+        if let Some(c) = s.codel {
+            // the queue's state as the request joins it
+            let empty = s.line.waiting() == 0 || now - s.last_empty <= c.interval;
+            let timeout = if empty { c.interval } else { c.target };
+            let key = self
+                .queue
+                .schedule(now + timeout, Lane::Deadline, Event::QueueTimeout(req));
+            let keys = &mut self.servers.codel_keys;
+            if keys.len() <= req as usize {
+                keys.resize(req as usize + 1, None);
+            }
+            keys[req as usize] = Some(key);
+        }
+        let s = &mut self.servers.states[i];
+        if s.line.waiting() == 0 {
+            s.last_empty = now;
+        }
+    }
+
+    /// `demand` stretched by the `latency_factor` faults acting on instance `i`.
+    #[cold]
+    #[inline(never)]
+    fn server_stretch(&self, i: usize, demand: Ticks) -> Ticks {
+        scaled(
+            demand,
+            self.faults
+                .latency_factor(self.servers.states[i].subject, self.now),
+        )
+    }
+
+    /// Whether an `error_rate` fault fails `req` at the end of its service.
+    #[cold]
+    #[inline(never)]
+    fn server_fails(&mut self, req: ReqId) -> bool {
+        let service = self.requests[req].service;
+        match self.servers.state_of(service, req) {
+            Some(i) => self.faults.fails(self.servers.states[i].subject, self.now),
+            None => false,
+        }
+    }
+
+    /// The time series sees server row `stats`'s busy slots and queue now.
+    #[inline]
+    fn server_levels(&mut self, stats: usize) {
+        let now = self.now;
+        if let Some(t) = self.obs.series() {
+            let st = &self.servers.stats[stats];
+            t.levels(now, stats, st.busy.level(), st.queued.level());
+        }
+    }
+
+    /// A waiter of a queue that tracks its emptiness starts.
+    #[cold]
+    #[inline(never)]
+    fn server_waiter_timed(&mut self, i: usize, req: ReqId) {
+        self.server_codel_off(req);
+        self.server_dequeued(i);
+    }
+
+    /// `req` left the queue: its CoDel timeout (if any) is off.
+    fn server_codel_off(&mut self, req: ReqId) {
+        if let Some(key) = self
+            .servers
+            .codel_keys
+            .get_mut(req as usize)
+            .and_then(Option::take)
+        {
+            self.queue.cancel(key);
+        }
+    }
+
+    /// A waiter of instance `i` has taken a slot: its queue timeout is off, its
+    /// service starts.
+    #[inline(always)]
+    fn server_start_waiter(&mut self, i: usize, w: Waiting) {
+        let s = &self.servers.states[i];
+        let (st, timed) = (s.stats, s.timed);
+        self.servers.stats[st].queued.add(self.now, -1);
+        if timed {
+            self.server_waiter_timed(i, w.req);
+        }
+        self.server_start(i, w.req, w.arrived, w.demand);
+    }
+
+    /// A request left instance `i`'s queue: note when it became empty (CoDel and
+    /// adaptive LIFO look back at it).
+    #[inline]
+    fn server_dequeued(&mut self, i: usize) {
+        let s = &mut self.servers.states[i];
+        if s.line.waiting() == 0 {
+            s.last_empty = self.now;
+        }
+    }
+
+    /// Before a freed slot takes a waiter: adaptive LIFO takes the newest while
+    /// the queue has not been empty within the last interval.
+    #[inline]
+    fn server_pick_order(&mut self, i: usize) {
+        let now = self.now;
+        let s = &mut self.servers.states[i];
+        if s.timed && s.order == QueueOrder::AdaptiveLifo {
+            let busy_queue = s.line.waiting() > 0 && now - s.last_empty > s.interval;
+            s.line.set_lifo(busy_queue);
+        }
+    }
+
+    /// `req` has taken a slot of instance `i`: its service starts now (stretched
+    /// by a `latency_factor` fault acting now).
     fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
         let now = self.now;
+        let demand = if self.plain {
+            demand
+        } else {
+            self.server_stretch(i, demand)
+        };
         let s = &self.servers.states[i];
         let st = &mut self.servers.stats[s.stats];
         st.busy.add(now, 1);
@@ -368,6 +587,11 @@ impl World<'_> {
             self.servers.done_keys[req as usize] = None;
         }
         let service = self.requests[req].service;
+        if !self.plain && self.server_fails(req) {
+            // an `error_rate` fault fails the request after its service time
+            self.server_release(req, Outcome::Dropped);
+            return;
+        }
         let calls = self
             .servers
             .state_of(service, req)
@@ -394,6 +618,7 @@ impl World<'_> {
         let Some(i) = self.servers.state_of(service, req) else {
             return;
         };
+        self.server_pick_order(i);
         let s = &mut self.servers.states[i];
         let next = s.line.release();
         s.outstanding -= 1;
@@ -418,8 +643,10 @@ impl World<'_> {
         }
         trace!(self, served(req, Some(outcome), arrived, started));
         if let Some(w) = next {
-            st.queued.add(now, -1);
-            self.server_start(i, w.req, w.arrived, w.demand);
+            self.server_start_waiter(i, w);
+        }
+        if !self.plain {
+            self.server_note_release(stats, late, worked);
         }
         self.respond(req, outcome);
     }
@@ -451,6 +678,10 @@ impl World<'_> {
         st.saved_ms += w.demand.as_ms();
         trace!(self, server_unqueued(req, w.arrived));
         st.in_server_ms += (now - w.arrived).as_ms();
+        self.server_codel_off(w.req);
+        let stats = self.servers.states[i].stats;
+        self.server_dequeued(i);
+        self.server_levels(stats);
         self.handler_released(req);
         self.obs.abandoned(self.requests[req].step);
         true
@@ -463,9 +694,15 @@ impl World<'_> {
         let Some(i) = self.servers.state_of(service, req) else {
             return;
         };
-        if self.server_unqueue(i, req) {
-            return;
+        if self.server_unqueue(i, req) || self.server_stop(i, req, true) {
+            self.handler_released(req);
         }
+    }
+
+    /// Stops the running work of `req` at instance `i` (its service, or its
+    /// calls) and frees its slot; false if it was not running there (held by a
+    /// limiter on its way). `late`: the work counts as late work.
+    fn server_stop(&mut self, i: usize, req: ReqId, late: bool) -> bool {
         let in_service = self
             .servers
             .done_keys
@@ -477,11 +714,11 @@ impl World<'_> {
         } else if in_calls {
             self.plan_cancel(req);
         } else {
-            // not at the server yet (held by a limiter): nothing to stop
-            return;
+            return false;
         }
         let now = self.now;
         let (arrived, started) = self.servers.in_service[req as usize];
+        self.server_pick_order(i);
         let s = &mut self.servers.states[i];
         let next = s.line.release();
         s.outstanding -= 1;
@@ -489,19 +726,122 @@ impl World<'_> {
         let worked = (now - started).as_ms();
         let st = &mut self.servers.stats[stats];
         st.busy.add(now, -1);
-        st.cancelled += 1;
+        st.cancelled += u64::from(late);
         st.work_ms += worked;
-        st.late_work_ms += worked;
+        if late {
+            st.late_work_ms += worked;
+        }
         st.in_server_ms += (now - arrived).as_ms();
         trace!(self, served(req, None, arrived, started));
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
         }
         if let Some(w) = next {
-            st.queued.add(now, -1);
-            self.server_start(i, w.req, w.arrived, w.demand);
+            self.server_start_waiter(i, w);
         }
-        self.handler_released(req);
+        if late && let Some(t) = self.obs.series() {
+            t.wasted(now, stats, worked);
+        }
+        self.server_levels(stats);
+        true
+    }
+
+    /// A queued request's CoDel timeout: still waiting, it is shed.
+    #[inline(never)]
+    pub(super) fn server_queue_timeout(&mut self, req: ReqId) {
+        let now = self.now;
+        let service = self.requests[req].service;
+        let Some(i) = self.servers.state_of(service, req) else {
+            return;
+        };
+        let s = &mut self.servers.states[i];
+        let Some(w) = s.line.leave(|w| w.req == req) else {
+            return;
+        };
+        self.servers.codel_keys[req as usize] = None;
+        let s = &mut self.servers.states[i];
+        s.outstanding -= 1;
+        let (stats, replica) = (s.stats, s.replica);
+        let st = &mut self.servers.stats[stats];
+        st.queued.add(now, -1);
+        st.shed += 1;
+        st.in_server_ms += (now - w.arrived).as_ms();
+        if let Some(r) = replica {
+            st.replicas[r].shed += 1;
+        }
+        self.server_dequeued(i);
+        if let Some(t) = self.obs.series() {
+            t.shed(now, stats);
+        }
+        self.server_levels(stats);
+        self.respond(req, Outcome::Shed);
+    }
+
+    /// The instances of `service`, as indices into the states.
+    fn server_instances(&self, service: ServiceId) -> std::ops::Range<usize> {
+        match self.servers.by_service[service].as_ref() {
+            Some(Route::Single(i)) => *i..*i + 1,
+            Some(Route::Replicated(b)) => b.first..b.first + b.n,
+            None => 0..0,
+        }
+    }
+
+    /// A `slots` fault on `service` started or ended: each instance's limit now,
+    /// and the waiters it lets in start.
+    pub(super) fn server_slots_changed(&mut self, service: ServiceId) {
+        let now = self.now;
+        for i in self.server_instances(service) {
+            let s = &mut self.servers.states[i];
+            match self.faults.slots(s.subject, now) {
+                Some(n) => s.line.set_limit(n),
+                None => s.line.reset_limit(s.slots),
+            }
+            loop {
+                self.server_pick_order(i);
+                let Some(w) = self.servers.states[i].line.next() else {
+                    break;
+                };
+                self.server_start_waiter(i, w);
+            }
+            let stats = self.servers.states[i].stats;
+            self.server_levels(stats);
+        }
+    }
+
+    /// A `down` fault on `service` starts: the queued and running requests of each
+    /// instance it hits fail now (answered `error`).
+    pub(super) fn server_down(&mut self, service: ServiceId) {
+        let now = self.now;
+        for i in self.server_instances(service) {
+            if !self.faults.down(self.servers.states[i].subject, now) {
+                continue;
+            }
+            let s = &mut self.servers.states[i];
+            let queued = s.line.drain();
+            s.outstanding -= queued.len() as u32;
+            s.last_empty = now;
+            let st = s.stats;
+            for w in queued {
+                self.server_codel_off(w.req);
+                let stats = &mut self.servers.stats[st];
+                stats.queued.add(now, -1);
+                stats.in_server_ms += (now - w.arrived).as_ms();
+                self.respond(w.req, Outcome::Dropped);
+            }
+            let running: Vec<ReqId> = (0..self.requests.len() as ReqId)
+                .filter(|&r| {
+                    self.requests[r].in_handler
+                        && self.requests[r].service == service
+                        && self.servers.state_of(service, r) == Some(i)
+                })
+                .collect();
+            self.server_levels(st);
+            for r in running {
+                if self.requests[r].in_handler && self.server_stop(i, r, false) {
+                    self.respond(r, Outcome::Dropped);
+                }
+            }
+        }
     }
 }
 
@@ -635,5 +975,172 @@ mod tests {
         assert_eq!(successful, [1, 1, 0]);
         assert_eq!(r.servers[0].abandoned, 0);
         assert_eq!(r.servers[0].late_work_ms, 40.0);
+    }
+
+    /// Runs a scenario with one server `loan` (the given handler keys), a
+    /// workload and extra tables (faults).
+    fn run_with(handler: &str, workload: &str, extra: &str) -> RunResult {
+        let text = format!(
+            "[scenario]\nname = \"t\"\n[services.loan]\nroutes = [\"/loan\"]\n\
+             [services.loan.handler]\ntype = \"server\"\n{handler}\n\
+             [workload]\n{workload}\n{extra}\n"
+        );
+        let s = load_str(&text, Path::new("t.toml"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        crate::sim::run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Requests at 0, 1, 2, ... ms (`gap` ms apart), `n` of them.
+    fn every(gap_ms: f64, n: u32) -> String {
+        format!(
+            "type = \"open\"\narrivals = \"uniform\"\nrate_rps = {}\nrequests = {n}",
+            1000.0 / gap_ms
+        )
+    }
+
+    fn fault(kind: &str, at: f64, len: f64, value: Option<f64>) -> String {
+        let value = value.map_or(String::new(), |v| format!("value = {v}\n"));
+        format!(
+            "[[faults]]\ntarget = \"loan\"\nkind = \"{kind}\"\nat_ms = {at}\nfor_ms = {len}\n{value}"
+        )
+    }
+
+    fn script_at(times: &[f64]) -> String {
+        let groups: Vec<String> = times
+            .iter()
+            .map(|t| format!("{{ count = 1, at_ms = {t} }}"))
+            .collect();
+        format!("type = \"script\"\ngroups = [{}]", groups.join(", "))
+    }
+
+    #[test]
+    fn a_latency_fault_stretches_service_that_starts_at_its_first_tick_not_its_last() {
+        // arrivals exactly at the window's start (100) and end (150)
+        let r = run_with(
+            "slots = 1\nqueue = 5\nservice = { constant = 10 }",
+            &script_at(&[100.0, 150.0]),
+            &fault("latency_factor", 100.0, 50.0, Some(3.0)),
+        );
+        let mut resp = r.servers[0].response.clone();
+        assert_eq!(
+            resp.quantile_ms(0.0),
+            10.0,
+            "the one at the end tick: not stretched"
+        );
+        assert_eq!(
+            resp.quantile_ms(1.0),
+            30.0,
+            "the one at the start tick: stretched"
+        );
+    }
+
+    #[test]
+    fn a_down_server_fails_arrivals_at_its_first_tick_and_serves_at_its_end_tick() {
+        let r = run_with(
+            "slots = 1\nqueue = 5\nservice = { constant = 10 }",
+            &script_at(&[100.0, 150.0]),
+            &fault("down", 100.0, 50.0, None),
+        );
+        assert_eq!((r.dropped, r.answered), (1, 1));
+        assert_eq!(r.servers[0].processed, 1);
+    }
+
+    #[test]
+    fn down_fails_queued_and_running_work_at_its_start() {
+        // r0 in service 0-100, r1 and r2 queued: all fail at 50
+        let r = run_with(
+            "slots = 1\nqueue = 5\nservice = { constant = 100 }",
+            &every(1.0, 3),
+            &fault("down", 50.0, 10.0, None),
+        );
+        assert_eq!((r.dropped, r.answered), (3, 0));
+        assert_eq!(r.last_exit_ms, 50.0);
+        assert_eq!(r.servers[0].work_ms, 50.0, "r0 worked 0-50");
+        // a fault of length 0 never acts: the neutral compare row
+        let r = run_with(
+            "slots = 1\nqueue = 5\nservice = { constant = 100 }",
+            &every(1.0, 3),
+            &fault("down", 50.0, 0.0, None),
+        );
+        assert_eq!((r.dropped, r.answered), (0, 3));
+    }
+
+    #[test]
+    fn a_slots_fault_holds_waiters_until_it_ends_and_running_work_finishes() {
+        // 2 slots cut to 1 from 0 to 250: r0 0-100, r1 100-200, r2 200-300;
+        // at 250 the second slot returns and r3 starts: 250-350
+        let r = run_with(
+            "slots = 2\nqueue = 5\nservice = { constant = 100 }",
+            &every(1.0, 4),
+            &fault("slots", 0.0, 250.0, Some(1.0)),
+        );
+        let mut waits = r.servers[0].waits.clone();
+        assert_eq!(waits.quantile_ms(1.0), 247.0);
+        assert_eq!(r.sim_time_ms, 350.0);
+        // cut to 1 at 50 while r0 and r1 run: both finish; r2 starts only once
+        // no slot is busy (limit 1), when r1 ends at 101
+        let r = run_with(
+            "slots = 2\nqueue = 5\nservice = { constant = 100 }",
+            &every(1.0, 3),
+            &fault("slots", 50.0, 1000.0, Some(1.0)),
+        );
+        assert_eq!(r.servers[0].processed, 3);
+        assert_eq!(r.last_exit_ms, 201.0, "r2 starts at 101 when r1 ends");
+    }
+
+    #[test]
+    fn an_error_rate_fault_fails_requests_after_their_service_time() {
+        let r = run_with(
+            "slots = 1\nqueue = 5\nservice = { constant = 10 }",
+            &every(20.0, 10),
+            &fault("error_rate", 0.0, 100.0, Some(1.0)),
+        );
+        // sent at 0, 20, .. 180: the five done before 100 fail
+        assert_eq!((r.dropped, r.answered), (5, 5));
+        assert_eq!(r.servers[0].processed, 10);
+        assert_eq!(
+            r.servers[0].work_ms, 100.0,
+            "failures still took their time"
+        );
+    }
+
+    #[test]
+    fn codel_gives_the_interval_while_the_queue_was_recently_empty_then_the_target() {
+        let codel = "slots = 1\nqueue = 50\nservice = { constant = 100 }\n\
+                     codel = { target_ms = 5, interval_ms = 100 }";
+        // 1: the queue empties within the interval: timeouts of 100 ms
+        let r = run_with(codel, &every(1.0, 4), "");
+        assert_eq!((r.answered, r.shed), (2, 2));
+        let mut resp = r.response.clone();
+        assert_eq!(resp.quantile_ms(0.0), 100.0, "shed after the interval");
+        // 2: a standing queue (non-empty for more than 100 ms): newcomers get 5 ms
+        let r = run_with(codel, &every(10.0, 30), "");
+        let mut resp = r.response.clone();
+        assert_eq!(resp.quantile_ms(0.0), 5.0, "shed after the target");
+        assert!(r.shed > 20, "shed {}", r.shed);
+        assert_eq!(r.servers[0].shed, r.shed);
+    }
+
+    #[test]
+    fn adaptive_lifo_serves_fifo_until_the_queue_stands_for_an_interval() {
+        // r0 0-100; r1..r5 queue at 10..50 (empty last at 10)
+        let max_wait = |order: &str| {
+            let r = run_with(
+                &format!(
+                    "slots = 1\nqueue = 10\nservice = {{ constant = 100 }}\norder = \"{order}\""
+                ),
+                &every(10.0, 6),
+                "",
+            );
+            let mut w = r.servers[0].waits.clone();
+            w.quantile_ms(1.0)
+        };
+        // FIFO: r5 last, starts at 500
+        assert_eq!(max_wait("fifo"), 450.0);
+        // LIFO: r1 last
+        assert_eq!(max_wait("lifo"), 490.0);
+        // adaptive: at 100 the queue had been empty 90 ms ago: FIFO takes r1; at
+        // 200 it has stood for 190 ms: LIFO takes r5, r4, r3, then r2 at 500
+        assert_eq!(max_wait("adaptive_lifo"), 480.0);
     }
 }

@@ -492,7 +492,14 @@ impl World<'_> {
                     }
                     *n -= 1;
                 }
-                let gap = gap_ms(*arrivals, *mean_gap_ms, &mut sender.rng);
+                // an `arrival_factor` fault multiplies the rate for gaps drawn now
+                let mean_gap_ms = if self.plain {
+                    *mean_gap_ms
+                } else {
+                    let w = self.workload.workload_of[i] as usize;
+                    *mean_gap_ms / self.faults.arrival_factor(w, now)
+                };
+                let gap = gap_ms(*arrivals, mean_gap_ms, &mut sender.rng);
                 let next_at = now + Ticks::from_ms(gap);
                 let more = left.is_none_or(|n| n > 0) && until.is_none_or(|u| next_at < u);
                 self.send_from(i, s, timeout);
@@ -639,7 +646,7 @@ impl World<'_> {
     pub(super) fn client_answered(&mut self, source: u32, outcome: Outcome, response: Ticks) {
         let now = self.now;
         let workload = self.workload.workload_of.get(source as usize).copied();
-        self.obs.client_done(workload, outcome, response);
+        self.obs.client_done(now, workload, outcome, response);
         let Some(sender) = self.workload.senders.get_mut(source as usize) else {
             return;
         };

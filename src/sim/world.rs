@@ -4,6 +4,7 @@
 
 use super::call::Calls;
 use super::dependency::Dependencies;
+use super::faults::Faults;
 use super::limiter::Limiting;
 use super::observe::Observers;
 use super::plan::Plans;
@@ -37,6 +38,11 @@ pub(crate) struct World<'m> {
     pub obs: Observers,
     /// The request tracer (`--trace N`); None in an ordinary run.
     pub trace: Option<Box<Tracer>>,
+    /// What `[[faults]]` change, asked by the actors.
+    pub faults: Faults,
+    /// No faults and no time series: the actors skip every question about
+    /// them with this one flag (the fast path of every scenario without them).
+    pub plain: bool,
 }
 
 impl<'m> World<'m> {
@@ -58,15 +64,24 @@ impl<'m> World<'m> {
             limiting: Limiting::new(model),
             obs: Observers::new(model),
             trace: None,
+            faults: Faults::new(model, replication),
+            plain: false,
         };
+        world.plain = world.faults.none() && world.obs.series().is_none();
         timers::register(&mut world.queue, model);
+        world.schedule_fault_edges();
         world
     }
 
     pub fn run_loop(&mut self) -> Result<(), Error> {
         let limits = self.model.limits;
+        let series_end = self.obs.series_end();
+        let max_time = limits.max_sim_time.min(series_end);
         while let Some((at, event)) = self.queue.pop() {
-            if at > limits.max_sim_time {
+            if at > max_time {
+                if at > series_end {
+                    return Err(self.series_limit());
+                }
                 return Err(Error::Limit(format!(
                     "scenario `{}`: the run passed scenario.max_sim_time_ms = {} (raise it in [scenario] if the run is meant to be this long)",
                     self.model.name,
@@ -95,6 +110,17 @@ impl<'m> World<'m> {
             }
         }
         Ok(())
+    }
+
+    /// The time series would pass its row limit.
+    #[cold]
+    fn series_limit(&self) -> Error {
+        Error::Limit(format!(
+            "scenario `{}`: the time series would write more than {} rows (timeseries.csv and timeseries_services.csv): raise output.window_ms (faults without it use {} ms windows)",
+            self.model.name,
+            super::observe::MAX_SERIES_ROWS,
+            super::observe::DEFAULT_WINDOW_MS
+        ))
     }
 
     /// Work the system still holds after the client left must stay bounded too:
@@ -140,6 +166,8 @@ impl<'m> World<'m> {
             Event::CallArrive(call) => self.call_arrive(call),
             Event::DependencyDone(call) => self.dependency_done(call),
             Event::PolicyTimer(call) => self.policy_timer(call),
+            Event::FaultEdge(code) => self.fault_edge(code),
+            Event::QueueTimeout(req) => self.server_queue_timeout(req),
         }
     }
 

@@ -4,6 +4,7 @@ mod bad_input;
 mod call_graphs;
 mod cli;
 mod common;
+mod faults_time;
 mod golden_ay10;
 mod golden_dy13;
 mod golden_io22;

@@ -101,7 +101,21 @@ pub(super) fn analysis(a: &RawAnalysis) -> R<Analysis> {
     for (i, r) in a.p95_rules_rounds.iter().flatten().enumerate() {
         non_negative(&format!("analysis.p95_rules_rounds.{i}"), *r)?;
     }
+    let recovery_fraction = a.recovery_fraction.unwrap_or(0.9);
+    if !(recovery_fraction > 0.0 && recovery_fraction <= 1.0) {
+        return err(
+            "analysis.recovery_fraction",
+            format!("must be in (0, 1] (got {recovery_fraction})"),
+        );
+    }
+    let recovery_windows = count_u32(
+        "analysis.recovery_windows",
+        a.recovery_windows.unwrap_or(5),
+        1,
+    )?;
     Ok(Analysis {
+        recovery_windows,
+        recovery_fraction,
         error_budget,
         active_members: a
             .active_members

@@ -8,6 +8,7 @@
 //! that need what others validated get it through a [`Ctx`]; the order of the
 //! checks (and so which error a file with several gets) is the order below.
 
+mod faults;
 mod latency;
 mod limiters;
 mod meta;
@@ -253,6 +254,15 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let analysis = meta::analysis(&raw.analysis)?;
     let montecarlo = meta::montecarlo(raw.montecarlo.as_ref())?;
     let thresholds = meta::thresholds(raw)?;
+    let faults = faults::faults(raw, &ctx, &services, &workloads)?;
+    let (warmup, window) = faults::time(raw)?;
+    faults::check_series_rows(
+        window,
+        &faults,
+        &services,
+        ctx.dependencies.len(),
+        &workload,
+    )?;
     let Ctx {
         slo,
         gateway,
@@ -276,6 +286,9 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         latency_files: std::mem::take(&mut files.read),
         thresholds,
         policies,
+        faults,
+        warmup,
+        window,
         workloads,
     })
 }

@@ -138,8 +138,22 @@ pub(super) fn services(
                 cancellation,
                 on_failure,
                 branches,
+                order,
+                codel,
             }) => {
                 let p = format!("{path}.handler");
+                let order = one_of(&format!("{p}.order"), order.as_deref(), &QueueOrder::NAMES)?;
+                let codel = codel
+                    .as_ref()
+                    .map(|c| {
+                        let t = format!("{p}.codel.target_ms");
+                        let i = format!("{p}.codel.interval_ms");
+                        Ok::<_, ScenarioError>(Codel {
+                            target: ticks(&t, positive(&t, c.target_ms)?)?,
+                            interval: ticks(&i, positive(&i, c.interval_ms)?)?,
+                        })
+                    })
+                    .transpose()?;
                 let plan = match branches {
                     Some(branches) => {
                         let keys = PlanKeys {
@@ -173,6 +187,8 @@ pub(super) fn services(
                     service: latency(&format!("{p}.service"), service, files)?,
                     abandon: *abandon,
                     plan,
+                    order,
+                    codel,
                 })
             }
             Some(RawHandler::Plan {

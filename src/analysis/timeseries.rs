@@ -1,0 +1,285 @@
+//! Time series and recovery: per window, what the clients sent and got
+//! (`timeseries`), what each service and dependency did (`timeseries_services`),
+//! and, per fault, whether and when goodput came back (`recovery`).
+//!
+//! The recovery rule (the contract's): `before_goodput_per_s` is the mean
+//! goodput (answered requests per second, by end time) over the windows that
+//! start at or after `scenario.warmup_ms` and end at or before the fault's start;
+//! `recovered_at_ms` is the start of the first window starting at or after the
+//! fault's end from which the mean goodput of the next `analysis.recovery_windows`
+//! whole windows is at least `analysis.recovery_fraction` of before (empty if
+//! never: `stuck = true`); `recovery_ms` = recovered_at_ms - the fault's end.
+//! `min_goodput_per_s` is the lowest goodput of the windows from the one holding
+//! the fault's start until recovery (the run's end when stuck).
+//! `peak_amplification` is the largest attempts / first tries of the windows
+//! with first tries.
+
+use super::Results;
+use crate::model::Model;
+use crate::report::{Cell, Table};
+use crate::sim::timeseries::TimeSeries;
+
+pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
+    if !results.runs.iter().any(|r| r.timeseries.is_some()) {
+        return;
+    }
+    out.push(clients(results));
+    out.push(services(results));
+    if results.any(|m| !m.faults.is_empty()) {
+        out.push(recovery(results));
+    }
+}
+
+fn clients(results: &Results) -> Table {
+    let mut t = results.table(
+        "timeseries",
+        "Per window: first tries and attempts by send time, outcomes by end time (answered = goodput)",
+        &["window_start_ms"],
+        &[
+            "first_tries",
+            "attempts",
+            "answered",
+            "failed",
+            "timed_out",
+            "shed",
+            "rejected",
+            "p50_ms",
+            "p99_ms",
+        ],
+    );
+    t.printed = false;
+    for (i, run) in results.runs.iter().enumerate() {
+        let Some(s) = &run.timeseries else { continue };
+        for (k, w) in s.windows.iter().enumerate() {
+            let mut cells = results.axis_cells(i);
+            cells.extend([
+                Cell::Num(k as f64 * s.window_ms),
+                w.first_tries.into(),
+                w.attempts.into(),
+                w.answered.into(),
+                w.failed.into(),
+                w.timed_out.into(),
+                w.shed.into(),
+                w.rejected.into(),
+                w.p50_ms.into(),
+                w.p99_ms.into(),
+            ]);
+            t.push(cells);
+        }
+    }
+    t
+}
+
+fn services(results: &Results) -> Table {
+    let mut t = results.table(
+        "timeseries_services",
+        "Per window and service (servers, then dependencies): arrivals, work done, sheds, time-average queue and busy slots, work nobody waited for",
+        &["window_start_ms", "service"],
+        &[
+            "arrivals",
+            "processed",
+            "shed",
+            "mean_queue",
+            "mean_busy",
+            "wasted_ms",
+        ],
+    );
+    t.printed = false;
+    for (i, run) in results.runs.iter().enumerate() {
+        let Some(s) = &run.timeseries else { continue };
+        let n = s.names.len();
+        for k in 0..s.windows.len() {
+            for (j, name) in s.names.iter().enumerate() {
+                let w = &s.services[k * n + j];
+                let mut cells = results.axis_cells(i);
+                cells.extend([
+                    Cell::Num(k as f64 * s.window_ms),
+                    name.as_str().into(),
+                    w.arrivals.into(),
+                    w.processed.into(),
+                    w.shed.into(),
+                    w.mean_queue.into(),
+                    w.mean_busy.into(),
+                    w.wasted_ms.into(),
+                ]);
+                t.push(cells);
+            }
+        }
+    }
+    t
+}
+
+/// One fault's recovery, as the rule in the module docs computes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recovery {
+    pub before_goodput_per_s: Option<f64>,
+    pub min_goodput_per_s: Option<f64>,
+    pub recovered_at_ms: Option<f64>,
+    pub recovery_ms: Option<f64>,
+    pub stuck: bool,
+    pub peak_amplification: Option<f64>,
+}
+
+/// The recovery from a fault over `[at_ms, end_ms)` in `series`.
+pub fn recovery_of(
+    series: &TimeSeries,
+    warmup_ms: f64,
+    at_ms: f64,
+    end_ms: f64,
+    windows: usize,
+    fraction: f64,
+    last_event_ms: f64,
+) -> Recovery {
+    let w = series.window_ms;
+    let per_s = |k: usize| series.windows[k].answered as f64 * 1000.0 / w;
+    // whole windows only: the last one may be cut short by the run's end
+    let whole = series
+        .windows
+        .len()
+        .min((last_event_ms / w).floor() as usize);
+    let start = |k: usize| k as f64 * w;
+    let before: Vec<f64> = (0..whole)
+        .filter(|&k| start(k) >= warmup_ms && start(k) + w <= at_ms)
+        .map(per_s)
+        .collect();
+    let before_goodput =
+        (!before.is_empty()).then(|| before.iter().sum::<f64>() / before.len() as f64);
+    let first_after = (end_ms / w).ceil() as usize;
+    let recovered = before_goodput.and_then(|b| {
+        (first_after..whole.saturating_sub(windows - 1)).find(|&k| {
+            let mean = (k..k + windows).map(per_s).sum::<f64>() / windows as f64;
+            mean >= fraction * b
+        })
+    });
+    let fault_window = (at_ms / w).floor() as usize;
+    let min_until = recovered.unwrap_or(series.windows.len());
+    let min_goodput = (fault_window..min_until.min(series.windows.len()))
+        .map(per_s)
+        .min_by(f64::total_cmp);
+    let peak = series
+        .windows
+        .iter()
+        .filter(|x| x.first_tries > 0)
+        .map(|x| x.attempts as f64 / x.first_tries as f64)
+        .max_by(f64::total_cmp);
+    let recovered_at = recovered.map(start);
+    Recovery {
+        before_goodput_per_s: before_goodput,
+        min_goodput_per_s: min_goodput,
+        recovered_at_ms: recovered_at,
+        recovery_ms: recovered_at.map(|r| r - end_ms),
+        stuck: recovered.is_none(),
+        peak_amplification: peak,
+    }
+}
+
+fn recovery(results: &Results) -> Table {
+    let mut t = results.table(
+        "recovery",
+        "Per fault: goodput before it, its lowest, and when it came back (analysis.recovery_windows windows at analysis.recovery_fraction of before)",
+        &["fault"],
+        &[
+            "before_goodput_per_s",
+            "min_goodput_per_s",
+            "recovered_at_ms",
+            "recovery_ms",
+            "stuck",
+            "peak_amplification",
+        ],
+    );
+    for (i, run) in results.runs.iter().enumerate() {
+        let Some(s) = &run.timeseries else { continue };
+        let model: &Model = &results.scenario.rows[i].model;
+        for (f, fault) in model.faults.iter().enumerate() {
+            let r = recovery_of(
+                s,
+                model.warmup.as_ms(),
+                fault.at.as_ms(),
+                fault.until.as_ms(),
+                model.analysis.recovery_windows as usize,
+                model.analysis.recovery_fraction,
+                run.sim_time_ms,
+            );
+            let mut cells = results.axis_cells(i);
+            cells.extend([
+                Cell::from(f as u64),
+                r.before_goodput_per_s.into(),
+                r.min_goodput_per_s.into(),
+                r.recovered_at_ms.into(),
+                r.recovery_ms.into(),
+                r.stuck.into(),
+                r.peak_amplification.into(),
+            ]);
+            t.push(cells);
+        }
+    }
+    t.notes.push(
+        "before: mean goodput of the whole windows between scenario.warmup_ms and the fault's start; \
+         recovered_at_ms: the first window starting at or after the fault's end from which the next \
+         analysis.recovery_windows windows average at least analysis.recovery_fraction of before; \
+         stuck: never, before the run ended"
+            .into(),
+    );
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::timeseries::WindowStats;
+
+    fn series(answered: &[u64]) -> TimeSeries {
+        TimeSeries {
+            window_ms: 1000.0,
+            windows: answered
+                .iter()
+                .map(|&a| WindowStats {
+                    answered: a,
+                    first_tries: 10,
+                    attempts: 10 + a % 3,
+                    ..WindowStats::default()
+                })
+                .collect(),
+            names: Vec::new(),
+            services: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn recovery_is_the_first_window_after_the_end_whose_next_windows_reach_the_fraction() {
+        // before: 10/s; fault 2000-4000; windows 4.. : 5, 8, 9, 10, 10, 10
+        let s = series(&[10, 10, 2, 0, 5, 8, 9, 10, 10, 10]);
+        // 3 windows at 0.9: from 4: (5+8+9)/3 = 7.3 no; 5: 9 yes -> 5000
+        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 3, 0.9, 10_000.0);
+        assert_eq!(r.before_goodput_per_s, Some(10.0));
+        assert_eq!(r.recovered_at_ms, Some(5000.0));
+        assert_eq!(r.recovery_ms, Some(1000.0));
+        assert!(!r.stuck);
+        assert_eq!(r.min_goodput_per_s, Some(0.0));
+        assert_eq!(r.peak_amplification, Some(1.2));
+        // a fraction of 1 needs three whole windows of 10: from 7
+        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 3, 1.0, 10_000.0);
+        assert_eq!(r.recovered_at_ms, Some(7000.0));
+        // a fault ending mid-window: the first window starting at or after its end
+        let r = recovery_of(&s, 0.0, 2000.0, 4500.0, 1, 0.5, 10_000.0);
+        assert_eq!(r.recovered_at_ms, Some(5000.0));
+        assert_eq!(r.recovery_ms, Some(500.0));
+    }
+
+    #[test]
+    fn a_run_that_ends_before_enough_windows_recover_is_stuck() {
+        let s = series(&[10, 10, 0, 0, 9, 10]);
+        // 5 windows needed after 4000, the run has 2
+        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 5, 0.9, 6000.0);
+        assert!(r.stuck);
+        assert_eq!((r.recovered_at_ms, r.recovery_ms), (None, None));
+        // the warm-up leaves windows out of before: only window 1 counts
+        let s = series(&[2, 10, 0, 0, 9, 10]);
+        let r = recovery_of(&s, 1000.0, 2000.0, 4000.0, 2, 0.9, 6000.0);
+        assert_eq!(r.before_goodput_per_s, Some(10.0));
+        assert_eq!(r.recovered_at_ms, Some(4000.0));
+        // a partial last window is not a whole window
+        let r = recovery_of(&s, 1000.0, 2000.0, 4000.0, 2, 0.9, 5500.0);
+        assert!(r.stuck);
+    }
+}

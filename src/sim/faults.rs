@@ -1,0 +1,422 @@
+//! Faults over time: the one place actors ask what a `[[faults]]` entry changes
+//! for them now. A server asks for its latency factor when a request takes a
+//! slot, its error rate when a service time ends, whether it is down when a
+//! request arrives; a dependency the same for a call; the workload its arrival
+//! factor when it draws a gap. Slot counts and `down` also act at a fault's edges
+//! (`FaultEdge` events, received here): slots change, queued and running work
+//! fails.
+//!
+//! # The window-edge rule
+//!
+//! A fault acts on the half-open window `[at_ms, at_ms + for_ms)`: anything that
+//! happens at the tick `at_ms` (an arrival, a work start, a gap drawn) sees the
+//! fault, anything at the tick `at_ms + for_ms` does not. The edge events are
+//! scheduled before the run starts, so at their tick they run before every other
+//! event (ties run in scheduling order): a request arriving at the very tick a
+//! `down` fault starts finds the server already down, and one arriving at the
+//! tick a `slots` fault ends finds the slots restored.
+//!
+//! # Overlaps
+//!
+//! Factors of overlapping faults on one target multiply; for `slots` and
+//! `error_rate` the later-starting fault wins (ties: the later in the file);
+//! `down` is down while any is active. A base error rate (a dependency's own
+//! `error_rate`) is what applies when no `error_rate` fault does: an active fault
+//! replaces it, as a later-starting fault replaces an earlier one.
+//!
+//! A scenario without faults pays one branch per question (`Faults::none`).
+
+use super::World;
+use crate::engine::{Lane, Stream, Ticks, stream};
+use crate::model::{DependencyId, Fault, FaultKind, FaultTarget, Model, ServiceId};
+use rand::RngExt;
+
+/// What a question is about.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Subject {
+    /// Replica `replica` (0-based; 0 for a service with one instance) of a server.
+    Server {
+        service: ServiceId,
+        replica: u32,
+    },
+    Dependency(DependencyId),
+    /// A workload, by index.
+    Workload(usize),
+}
+
+impl Subject {
+    fn hit_by(self, target: FaultTarget) -> bool {
+        match (self, target) {
+            (
+                Subject::Server { service, replica },
+                FaultTarget::Server {
+                    service: s,
+                    replica: r,
+                },
+            ) => service == s && r.is_none_or(|r| r == replica),
+            (Subject::Dependency(d), FaultTarget::Dependency(t)) => d == t,
+            (Subject::Workload(w), FaultTarget::Workload(t)) => w == t,
+            _ => false,
+        }
+    }
+}
+
+/// The run's faults and the random streams of their error draws.
+pub(crate) struct Faults {
+    list: Vec<Fault>,
+    /// One stream per fault (`fault:<index>`), for `error_rate` draws.
+    rngs: Vec<Stream>,
+}
+
+impl Faults {
+    pub fn new(model: &Model, replication: u64) -> Faults {
+        Faults {
+            list: model.faults.clone(),
+            rngs: (0..model.faults.len())
+                .map(|i| stream(model.seed, replication, &format!("fault:{i}")))
+                .collect(),
+        }
+    }
+
+    /// No faults at all: every question has its neutral answer.
+    #[inline(always)]
+    pub fn none(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// The faults of `kind` acting on `subject` at `now`, in file order.
+    fn acting(
+        &self,
+        kind: FaultKind,
+        subject: Subject,
+        now: Ticks,
+    ) -> impl Iterator<Item = (usize, &Fault)> {
+        self.list
+            .iter()
+            .enumerate()
+            .filter(move |(_, f)| f.kind == kind && f.active(now) && subject.hit_by(f.target))
+    }
+
+    /// The later-starting acting fault of `kind` (ties: the later in the file).
+    fn latest(&self, kind: FaultKind, subject: Subject, now: Ticks) -> Option<(usize, &Fault)> {
+        self.acting(kind, subject, now)
+            .max_by_key(|(i, f)| (f.at, *i))
+    }
+
+    /// The factor work starting now takes (1 without a fault).
+    #[inline]
+    pub fn latency_factor(&self, subject: Subject, now: Ticks) -> f64 {
+        if self.none() {
+            return 1.0;
+        }
+        self.acting(FaultKind::LatencyFactor, subject, now)
+            .map(|(_, f)| f.value)
+            .product()
+    }
+
+    /// The factor open workload `workload`'s rate is multiplied by now.
+    #[inline]
+    pub fn arrival_factor(&self, workload: usize, now: Ticks) -> f64 {
+        if self.none() {
+            return 1.0;
+        }
+        self.acting(FaultKind::ArrivalFactor, Subject::Workload(workload), now)
+            .map(|(_, f)| f.value)
+            .product()
+    }
+
+    /// The slot count a `slots` fault sets now (None: the target's own).
+    pub fn slots(&self, subject: Subject, now: Ticks) -> Option<u32> {
+        if self.none() {
+            return None;
+        }
+        self.latest(FaultKind::Slots, subject, now)
+            .map(|(_, f)| f.value as u32)
+    }
+
+    /// Whether work that ends now fails by an `error_rate` fault: a draw from the
+    /// acting fault's own stream (no draw without one). A target's own base rate
+    /// (a dependency's `error_rate`) applies only when this finds no acting fault:
+    /// the fault replaces it, it does not add to it.
+    #[inline]
+    pub fn fails(&mut self, subject: Subject, now: Ticks) -> bool {
+        if self.none() {
+            return false;
+        }
+        let Some((i, f)) = self.latest(FaultKind::ErrorRate, subject, now) else {
+            return false;
+        };
+        let p = f.value;
+        let u: f64 = self.rngs[i].random();
+        u < p
+    }
+
+    /// With an `error_rate` fault acting on `subject` now: whether it fails this
+    /// call (None: no such fault acts; the target's own rate applies).
+    pub fn error_fault(&mut self, subject: Subject, now: Ticks) -> Option<bool> {
+        if self.none() {
+            return None;
+        }
+        let (i, f) = self.latest(FaultKind::ErrorRate, subject, now)?;
+        let p = f.value;
+        let u: f64 = self.rngs[i].random();
+        Some(u < p)
+    }
+
+    /// Whether a `down` fault acts on `subject` now.
+    #[inline]
+    pub fn down(&self, subject: Subject, now: Ticks) -> bool {
+        if self.none() {
+            return false;
+        }
+        self.acting(FaultKind::Down, subject, now).next().is_some()
+    }
+
+    /// Fault `i` as written.
+    pub fn get(&self, i: usize) -> &Fault {
+        &self.list[i]
+    }
+}
+
+/// Edges are encoded in one `u32`: fault index x 2, + 1 for the end.
+pub(crate) fn edge_code(fault: usize, end: bool) -> u32 {
+    (fault as u32) * 2 + u32::from(end)
+}
+
+impl World<'_> {
+    /// Schedules the edges of the faults that act at their edges (`slots`,
+    /// `down`); before the run starts, so that they run first in their tick.
+    pub(super) fn schedule_fault_edges(&mut self) {
+        for i in 0..self.faults.list.len() {
+            let f = self.faults.list[i];
+            if f.at == f.until || !matches!(f.kind, FaultKind::Slots | FaultKind::Down) {
+                continue;
+            }
+            self.post(
+                f.at,
+                Lane::Normal,
+                super::Event::FaultEdge(edge_code(i, false)),
+            );
+            if f.kind == FaultKind::Slots {
+                self.post(
+                    f.until,
+                    Lane::Normal,
+                    super::Event::FaultEdge(edge_code(i, true)),
+                );
+            }
+        }
+    }
+
+    /// A fault starts or ends: slots change (and queued work may start), or a
+    /// `down` target fails its queued and running work.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn fault_edge(&mut self, code: u32) {
+        let f = *self.faults.get((code / 2) as usize);
+        match (f.kind, f.target) {
+            (FaultKind::Slots, FaultTarget::Server { service, .. }) => {
+                self.server_slots_changed(service)
+            }
+            (FaultKind::Slots, FaultTarget::Dependency(d)) => self.dependency_slots_changed(d),
+            (FaultKind::Down, FaultTarget::Server { service, .. }) => self.server_down(service),
+            (FaultKind::Down, FaultTarget::Dependency(d)) => self.dependency_down(d),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::FaultTarget;
+
+    fn fault(kind: FaultKind, at: f64, len: f64, value: f64) -> Fault {
+        Fault {
+            kind,
+            target: FaultTarget::Dependency(0),
+            at: Ticks::from_ms(at),
+            until: Ticks::from_ms(at + len),
+            value,
+        }
+    }
+
+    fn faults(list: Vec<Fault>) -> Faults {
+        let n = list.len();
+        Faults {
+            list,
+            rngs: (0..n)
+                .map(|i| stream(1, 0, &format!("fault:{i}")))
+                .collect(),
+        }
+    }
+
+    const D: Subject = Subject::Dependency(0);
+
+    fn at(ms: f64) -> Ticks {
+        Ticks::from_ms(ms)
+    }
+
+    #[test]
+    fn a_window_is_half_open_and_for_ms_zero_never_acts() {
+        let f = faults(vec![fault(FaultKind::LatencyFactor, 100.0, 50.0, 3.0)]);
+        assert_eq!(f.latency_factor(D, at(99.999999)), 1.0);
+        assert_eq!(
+            f.latency_factor(D, at(100.0)),
+            3.0,
+            "the start tick sees it"
+        );
+        assert_eq!(f.latency_factor(D, at(149.999999)), 3.0);
+        assert_eq!(f.latency_factor(D, at(150.0)), 1.0, "the end tick does not");
+        let zero = faults(vec![fault(FaultKind::Down, 100.0, 0.0, 0.0)]);
+        assert!(!zero.down(D, at(100.0)));
+    }
+
+    #[test]
+    fn factors_multiply_and_slots_and_error_rates_take_the_later_start() {
+        let f = faults(vec![
+            fault(FaultKind::LatencyFactor, 0.0, 100.0, 2.0),
+            fault(FaultKind::LatencyFactor, 50.0, 100.0, 3.0),
+            fault(FaultKind::Slots, 50.0, 100.0, 4.0),
+            fault(FaultKind::Slots, 0.0, 200.0, 1.0),
+            fault(FaultKind::ErrorRate, 10.0, 100.0, 0.5),
+            fault(FaultKind::ErrorRate, 10.0, 100.0, 0.25),
+        ]);
+        assert_eq!(f.latency_factor(D, at(25.0)), 2.0);
+        assert_eq!(f.latency_factor(D, at(75.0)), 6.0);
+        assert_eq!(f.latency_factor(D, at(125.0)), 3.0);
+        // the later-starting fault wins though it comes first in the file
+        assert_eq!(f.slots(D, at(25.0)), Some(1));
+        assert_eq!(f.slots(D, at(75.0)), Some(4));
+        assert_eq!(f.slots(D, at(150.0)), Some(1), "back to the earlier one");
+        assert_eq!(f.slots(D, at(200.0)), None);
+        // same start: the later in the file
+        assert_eq!(
+            f.latest(FaultKind::ErrorRate, D, at(50.0))
+                .map(|(_, f)| f.value),
+            Some(0.25)
+        );
+        // other targets see nothing
+        let other = Subject::Dependency(1);
+        assert_eq!(f.latency_factor(other, at(75.0)), 1.0);
+        assert_eq!(f.slots(other, at(75.0)), None);
+    }
+
+    #[test]
+    fn error_draws_follow_the_rate_and_need_an_acting_fault() {
+        let mut f = faults(vec![fault(FaultKind::ErrorRate, 0.0, 1000.0, 0.3)]);
+        let n = 20_000;
+        let failed = (0..n).filter(|_| f.fails(D, at(5.0))).count();
+        let share = failed as f64 / n as f64;
+        assert!((share - 0.3).abs() < 0.02, "share {share}");
+        let mut none = faults(vec![fault(FaultKind::ErrorRate, 0.0, 1000.0, 1.0)]);
+        assert!(!none.fails(D, at(1000.0)), "after the window");
+        assert!(none.fails(D, at(0.0)));
+    }
+
+    #[test]
+    fn replica_faults_hit_one_replica_and_service_faults_all() {
+        let one = FaultTarget::Server {
+            service: 2,
+            replica: Some(1),
+        };
+        let all = FaultTarget::Server {
+            service: 2,
+            replica: None,
+        };
+        let r = |replica| Subject::Server {
+            service: 2,
+            replica,
+        };
+        assert!(r(1).hit_by(one) && !r(0).hit_by(one));
+        assert!(r(0).hit_by(all) && r(3).hit_by(all));
+        assert!(!Subject::Dependency(2).hit_by(all));
+    }
+
+    /// A plan calling store `store` (the given keys), requests every `gap_ms`
+    /// (`n` of them, from t = 0), and one fault on the store.
+    fn store_run(store: &str, gap_ms: f64, n: u32, fault: &str) -> crate::sim::RunResult {
+        let text = format!(
+            "[scenario]\nname = \"t\"\n[services.api]\nroutes = [\"/a\"]\n\
+             [services.api.handler]\ntype = \"plan\"\nbudget = \"none\"\n\
+             branches = [ {{ name = \"b\", calls = [\"store\"] }} ]\n\
+             [dependencies.store]\n{store}\n\
+             [workload]\ntype = \"open\"\narrivals = \"uniform\"\nrate_rps = {}\nrequests = {n}\n\
+             [[faults]]\ntarget = \"store\"\n{fault}\n",
+            1000.0 / gap_ms
+        );
+        let s = crate::scenario::load_str(
+            &text,
+            std::path::Path::new("t.toml"),
+            &crate::scenario::LoadOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        crate::sim::run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_down_dependency_fails_calls_at_its_first_tick_and_not_at_its_end_tick() {
+        // calls at 0, 100, 200, 300; down over [100, 200)
+        let r = store_run(
+            "slots = 1\nlatency = { constant = 10 }",
+            100.0,
+            4,
+            "kind = \"down\"\nat_ms = 100\nfor_ms = 100",
+        );
+        assert_eq!((r.answered, r.dropped), (3, 1));
+        assert_eq!(r.dependencies[0].failed, 1);
+        assert_eq!(
+            r.dependencies[0].work_started, 3,
+            "the failed call never worked"
+        );
+    }
+
+    #[test]
+    fn a_down_dependency_fails_its_running_and_waiting_calls_at_the_start() {
+        // 0-50 running, 10 and 20 waiting (1 slot) when it goes down at 30
+        let r = store_run(
+            "slots = 1\nlatency = { constant = 50 }",
+            10.0,
+            3,
+            "kind = \"down\"\nat_ms = 30\nfor_ms = 5",
+        );
+        assert_eq!((r.answered, r.dropped), (0, 3));
+        assert_eq!(r.last_exit_ms, 30.0);
+        assert_eq!(
+            r.dependencies[0].work_ms, 30.0,
+            "the running call worked 0-30"
+        );
+    }
+
+    #[test]
+    fn dependency_slots_latency_and_errors_follow_their_windows() {
+        // no slot at all until 100: the call at 0 waits, then takes 10 ms
+        let r = store_run(
+            "latency = { constant = 10 }",
+            1000.0,
+            1,
+            "kind = \"slots\"\nat_ms = 0\nfor_ms = 100\nvalue = 0",
+        );
+        let mut resp = r.response.clone();
+        assert_eq!(resp.quantile_ms(1.0), 110.0);
+        // twice as slow for work starting in [0, 50): the call at 0, not at 50
+        let r = store_run(
+            "latency = { constant = 10 }",
+            50.0,
+            2,
+            "kind = \"latency_factor\"\nat_ms = 0\nfor_ms = 50\nvalue = 2",
+        );
+        let mut resp = r.response.clone();
+        assert_eq!((resp.quantile_ms(0.0), resp.quantile_ms(1.0)), (10.0, 20.0));
+        // every call ending in [0, 50) fails after its latency: the call at 0
+        let r = store_run(
+            "latency = { constant = 10 }",
+            50.0,
+            2,
+            "kind = \"error_rate\"\nat_ms = 0\nfor_ms = 50\nvalue = 1",
+        );
+        assert_eq!((r.answered, r.dropped), (1, 1));
+        assert_eq!(r.dependencies[0].failed, 1);
+        let mut resp = r.response.clone();
+        assert_eq!(resp.quantile_ms(1.0), 10.0, "failed after its latency");
+    }
+}

@@ -1,0 +1,315 @@
+//! The time series: the run cut into windows of `[output] window_ms` (1000 ms by
+//! default when the scenario has faults), kept by the observers.
+//!
+//! Counting rules (the contract's): client first tries and attempts count in the
+//! window of their send time; outcomes (`answered` = goodput, `failed`,
+//! `timed_out`, `shed`, `rejected`) and the answered requests' percentiles in the
+//! window of their end. Per service (servers, then dependencies): `arrivals`,
+//! `processed` and `shed` in the window they happen, `wasted_ms` in the window the
+//! wasted work ends, and `mean_queue` / `mean_busy` as time averages over the
+//! window.
+//!
+//! Cost: every observation lands in the current window, since virtual time only
+//! moves forward; a window is closed (one row pushed) when time passes its end.
+//! So an observation is O(1) and nothing is allocated per request: the answered
+//! response times of the current window go into one buffer that is cleared, not
+//! freed, at each window's end.
+
+use crate::engine::Ticks;
+use crate::metrics::Samples;
+
+/// One window's client-side figures.
+#[derive(Debug, Clone, Default)]
+pub struct WindowStats {
+    /// Requests first sent in the window.
+    pub first_tries: u64,
+    /// Attempts sent in the window (first tries and retries).
+    pub attempts: u64,
+    /// Requests that ended in the window, by outcome.
+    pub answered: u64,
+    /// Failed: a plan's call failed, an `error` from a fault, a 404.
+    pub failed: u64,
+    /// Given up by their client.
+    pub timed_out: u64,
+    /// Refused by a full server (503) or dropped by CoDel.
+    pub shed: u64,
+    /// Rejected by a limiter (429).
+    pub rejected: u64,
+    /// Median response time of the answered requests (None: none answered).
+    pub p50_ms: Option<f64>,
+    /// 99th percentile of the same.
+    pub p99_ms: Option<f64>,
+}
+
+/// One window's figures for one service or dependency.
+#[derive(Debug, Clone, Default)]
+pub struct ServiceWindow {
+    /// Requests (calls) that arrived.
+    pub arrivals: u64,
+    /// Requests processed (dependency work ended).
+    pub processed: u64,
+    /// Requests shed.
+    pub shed: u64,
+    /// Time-average queued requests (waiting calls).
+    pub mean_queue: f64,
+    /// Time-average busy slots (calls at work).
+    pub mean_busy: f64,
+    /// Work nobody waited for, ending in the window.
+    pub wasted_ms: f64,
+}
+
+/// What a run's time series measured.
+#[derive(Debug, Clone, Default)]
+pub struct TimeSeries {
+    /// The windows' length.
+    pub window_ms: f64,
+    /// One per window from t = 0 to the last event.
+    pub windows: Vec<WindowStats>,
+    /// Names of the services rows (servers, then dependencies).
+    pub names: Vec<String>,
+    /// `windows.len() x names.len()`, window-major.
+    pub services: Vec<ServiceWindow>,
+}
+
+/// A level (busy slots, queued requests) and its area within the current window.
+#[derive(Debug, Clone, Copy, Default)]
+struct Level {
+    level: u64,
+    last: Ticks,
+    area: u128,
+}
+
+impl Level {
+    fn advance(&mut self, to: Ticks) {
+        self.area += u128::from(to.saturating_sub(self.last).0) * u128::from(self.level);
+        self.last = self.last.max(to);
+    }
+}
+
+/// The current window of one services row.
+#[derive(Debug, Clone, Copy, Default)]
+struct Open {
+    arrivals: u64,
+    processed: u64,
+    shed: u64,
+    wasted_ms: f64,
+    busy: Level,
+    queue: Level,
+}
+
+/// The time series being kept during a run.
+pub(crate) struct Timeline {
+    window: Ticks,
+    /// Start and end of the current window.
+    start: Ticks,
+    end: Ticks,
+    current: WindowStats,
+    answered: Samples,
+    rows: Vec<Open>,
+    out: TimeSeries,
+}
+
+impl Timeline {
+    pub fn new(window: Ticks, names: Vec<String>) -> Timeline {
+        Timeline {
+            window,
+            start: Ticks::ZERO,
+            end: window,
+            current: WindowStats::default(),
+            answered: Samples::default(),
+            rows: vec![Open::default(); names.len()],
+            out: TimeSeries {
+                window_ms: window.as_ms(),
+                names,
+                ..TimeSeries::default()
+            },
+        }
+    }
+
+    /// The window's length.
+    pub fn window(&self) -> Ticks {
+        self.window
+    }
+
+    /// Services rows per window.
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Brings the current window up to `now`: closes every window that ended.
+    #[inline]
+    fn at(&mut self, now: Ticks) {
+        if now >= self.end {
+            self.roll(now);
+        }
+    }
+
+    #[cold]
+    fn roll(&mut self, now: Ticks) {
+        while now >= self.end {
+            let end = self.end;
+            self.close(end, self.window);
+            self.start = end;
+            self.end = end + self.window;
+        }
+    }
+
+    /// Closes the current window at `end`, `length` long.
+    fn close(&mut self, end: Ticks, length: Ticks) {
+        let mut w = std::mem::take(&mut self.current);
+        if self.answered.count() > 0 {
+            w.p50_ms = Some(self.answered.quantile_ms(0.5));
+            w.p99_ms = Some(self.answered.quantile_ms(0.99));
+        }
+        self.answered.clear();
+        self.out.windows.push(w);
+        let len = length.0.max(1) as f64;
+        for row in &mut self.rows {
+            row.busy.advance(end);
+            row.queue.advance(end);
+            self.out.services.push(ServiceWindow {
+                arrivals: row.arrivals,
+                processed: row.processed,
+                shed: row.shed,
+                mean_queue: row.queue.area as f64 / len,
+                mean_busy: row.busy.area as f64 / len,
+                wasted_ms: row.wasted_ms,
+            });
+            *row = Open {
+                busy: Level {
+                    area: 0,
+                    ..row.busy
+                },
+                queue: Level {
+                    area: 0,
+                    ..row.queue
+                },
+                ..Open::default()
+            };
+        }
+    }
+
+    /// A client sends a request (its first try).
+    #[inline]
+    pub fn sent(&mut self, now: Ticks) {
+        self.at(now);
+        self.current.first_tries += 1;
+        self.current.attempts += 1;
+    }
+
+    /// A request ended: `answered` (goodput) with its response time, or `failed`,
+    /// `shed`, `rejected`.
+    #[inline]
+    pub fn ended(&mut self, now: Ticks, end: End, response: Ticks) {
+        self.at(now);
+        let w = &mut self.current;
+        match end {
+            End::Answered => {
+                w.answered += 1;
+                self.answered.push(response);
+            }
+            End::Failed => w.failed += 1,
+            End::TimedOut => w.timed_out += 1,
+            End::Shed => w.shed += 1,
+            End::Rejected => w.rejected += 1,
+        }
+    }
+
+    /// Services row `row`: a request or call arrived.
+    #[inline]
+    pub fn arrival(&mut self, now: Ticks, row: usize) {
+        self.at(now);
+        self.rows[row].arrivals += 1;
+    }
+
+    /// Services row `row`: work done (a request processed, a call's work ended).
+    #[inline]
+    pub fn processed(&mut self, now: Ticks, row: usize) {
+        self.at(now);
+        self.rows[row].processed += 1;
+    }
+
+    /// Services row `row`: a request shed.
+    #[inline]
+    pub fn shed(&mut self, now: Ticks, row: usize) {
+        self.at(now);
+        self.rows[row].shed += 1;
+    }
+
+    /// Services row `row`: work nobody waited for, ending now.
+    #[inline]
+    pub fn wasted(&mut self, now: Ticks, row: usize, ms: f64) {
+        self.at(now);
+        self.rows[row].wasted_ms += ms;
+    }
+
+    /// Services row `row`: its busy slots and queue length from now on.
+    #[inline]
+    pub fn levels(&mut self, now: Ticks, row: usize, busy: u64, queued: u64) {
+        self.at(now);
+        let r = &mut self.rows[row];
+        r.busy.advance(now);
+        r.busy.level = busy;
+        r.queue.advance(now);
+        r.queue.level = queued;
+    }
+
+    /// The series at the end of the run (`end`: the last event): the window
+    /// holding it is closed over the part that ran.
+    pub fn finish(mut self, end: Ticks) -> TimeSeries {
+        self.at(end);
+        let length = end.saturating_sub(self.start).max(Ticks(1));
+        self.close(self.start + length, length);
+        self.out
+    }
+}
+
+/// How a request ended, as the time series counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    Answered,
+    Failed,
+    TimedOut,
+    Shed,
+    Rejected,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: f64) -> Ticks {
+        Ticks::from_ms(x)
+    }
+
+    #[test]
+    fn observations_land_in_their_window_and_empty_windows_are_rows_too() {
+        let mut t = Timeline::new(ms(100.0), vec!["s".into()]);
+        t.sent(ms(0.0));
+        t.sent(ms(99.0));
+        t.ended(ms(99.999), End::Answered, ms(10.0));
+        t.sent(ms(100.0));
+        t.ended(ms(250.0), End::Shed, ms(0.0));
+        let s = t.finish(ms(250.0));
+        let tries: Vec<u64> = s.windows.iter().map(|w| w.first_tries).collect();
+        assert_eq!(tries, [2, 1, 0]);
+        let answered: Vec<u64> = s.windows.iter().map(|w| w.answered).collect();
+        assert_eq!(answered, [1, 0, 0]);
+        assert_eq!(s.windows[0].p99_ms, Some(10.0));
+        assert_eq!(s.windows[1].p50_ms, None);
+        assert_eq!(s.windows[2].shed, 1);
+    }
+
+    #[test]
+    fn levels_average_over_each_window_and_the_last_over_its_run_part() {
+        let mut t = Timeline::new(ms(100.0), vec!["s".into()]);
+        t.levels(ms(50.0), 0, 2, 1); // 2 busy from 50
+        t.levels(ms(150.0), 0, 0, 0); // to 150
+        let s = t.finish(ms(160.0));
+        // [0, 100): 2 busy for 50 ms; [100, 160) (the run's end): 2 busy for 50 ms
+        let busy: Vec<f64> = s.services.iter().map(|w| w.mean_busy).collect();
+        assert_eq!(busy, [1.0, 100.0 / 60.0]);
+        let queue: Vec<f64> = s.services.iter().map(|w| w.mean_queue).collect();
+        assert_eq!(queue, [0.5, 50.0 / 60.0]);
+    }
+}
