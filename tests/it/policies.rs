@@ -430,3 +430,21 @@ fn policy_sweeps_do_not_depend_on_threads_or_shards() {
         .success();
     assert!(read(&one, "summary.csv") == read(&merged, "summary.csv"));
 }
+
+/// Brooker's warning: ten shards behind round robin, one failing every call (a
+/// fault on `store#3`), so exactly one call in ten fails without a policy; one
+/// breaker at a 5 % threshold in front of the whole store opens on that shard and
+/// refuses nearly every call, good shards' too.
+#[test]
+fn one_breaker_in_front_of_ten_shards_turns_ten_percent_into_nearly_all() {
+    let dir = crate::common::run_into(&scenario("scenarios/breaker-shards.toml"), &[]);
+    let outcomes = crate::common::Csv::read(&dir.path().join("outcomes.csv"));
+    let share = |policy: &str| {
+        let r = outcomes.row(&[("call_policy", policy)]);
+        crate::common::num(r, "dropped") / crate::common::num(r, "requests")
+    };
+    // round robin over ten replicas: every tenth call reaches the failing one
+    assert!((share("none") - 0.10).abs() < 0.001, "{}", share("none"));
+    // the breaker is closed only for trial calls after each 5 s open period
+    assert!(share("breaker") > 0.95, "{}", share("breaker"));
+}
