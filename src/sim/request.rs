@@ -162,28 +162,12 @@ impl World<'_> {
         from: ReqId,
         deadline: Option<Ticks>,
     ) -> ReqId {
-        let id = self.requests.take();
-        let from = &self.requests[from];
-        let (client, member, source) = (from.client, from.member, from.source);
         let route = self.model.services[service]
             .routes
             .first()
             .copied()
             .unwrap_or(NO_ROUTE);
-        let r = &mut self.requests[id];
-        r.sent = self.now;
-        r.route = route;
-        r.service = service;
-        r.access = Some(Access::Direct);
-        r.client = client;
-        r.member = member;
-        r.closed = false;
-        r.in_handler = true;
-        r.client_timeout = None;
-        r.step = None;
-        r.deadline = deadline;
-        r.caller = Some(call);
-        r.source = source;
+        let id = self.call_request(call, from, (route, service, Some(Access::Direct)), deadline);
         trace!(self, call_request(id, call, service));
         id
     }
@@ -221,15 +205,27 @@ impl World<'_> {
         from: ReqId,
         deadline: Option<Ticks>,
     ) -> ReqId {
+        let f = &self.requests[from];
+        let to = (f.route, f.service, f.access);
+        self.call_request(call, from, to, deadline)
+    }
+
+    /// A request that is call `call` made on behalf of request `from`: sent now to
+    /// `to` (route, service, access), with `from`'s client, member and workload
+    /// sender, and the call's deadline.
+    fn call_request(
+        &mut self,
+        call: CallId,
+        from: ReqId,
+        to: (RouteId, ServiceId, Option<Access>),
+        deadline: Option<Ticks>,
+    ) -> ReqId {
         let id = self.requests.take();
         let f = &self.requests[from];
-        let (route, service, access) = (f.route, f.service, f.access);
         let (client, member, source) = (f.client, f.member, f.source);
         let r = &mut self.requests[id];
+        (r.route, r.service, r.access) = to;
         r.sent = self.now;
-        r.route = route;
-        r.service = service;
-        r.access = access;
         r.client = client;
         r.member = member;
         r.closed = false;
