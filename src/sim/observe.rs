@@ -200,6 +200,15 @@ impl Observers {
         }
     }
 
+    /// A client's policy sends another attempt (a retry or a hedge) now: the time
+    /// series counts it by its send time.
+    #[cold]
+    pub fn client_attempt_sent(&mut self, now: Ticks) {
+        if let Some(t) = self.series() {
+            t.attempt(now);
+        }
+    }
+
     /// The handler finished with a request (its client may have gone already).
     #[inline]
     pub fn handled(&mut self, step: Option<u32>, outcome: Outcome) {

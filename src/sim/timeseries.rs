@@ -197,6 +197,12 @@ impl Timeline {
         self.current.attempts += 1;
     }
 
+    /// A client sends another attempt of a request (a retry or a hedge).
+    pub fn attempt(&mut self, now: Ticks) {
+        self.at(now);
+        self.current.attempts += 1;
+    }
+
     /// A request ended: `answered` (goodput) with its response time, or `failed`,
     /// `shed`, `rejected`.
     #[inline]

@@ -323,3 +323,60 @@ proptest! {
         }
     }
 }
+
+/// A client's retries are attempts of the time series, counted by send time: the
+/// windows' attempts add up to the calls table's, and the retries fall in the
+/// windows of the fault that made the first tries fail.
+#[test]
+fn client_retries_count_as_attempts_in_the_time_series() {
+    let text = r#"
+[scenario]
+name = "retries in the series"
+seed = 3
+[policies.retry3]
+retry = { max_attempts = 3, on = ["error"], backoff = { kind = "none" } }
+[services.api]
+routes = ["/x"]
+[services.api.handler]
+type = "server"
+slots = 50
+queue = 0
+service = { constant = 1 }
+[[faults]]
+target = "api"
+kind = "error_rate"
+at_ms = 2000
+for_ms = 2000
+value = 1.0
+[workload]
+type = "open"
+rate_rps = 100
+arrivals = "uniform"
+duration_ms = 6000
+call_policy = "retry3"
+[output]
+window_ms = 1000
+"#;
+    let (dir, file) = crate::common::file_with(text);
+    let out = dir.path().join("out");
+    resim()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&file)
+        .assert()
+        .success();
+    let series = Csv::read(&out.join("timeseries.csv"));
+    let calls = Csv::read(&out.join("calls.csv"));
+    let total = |c: &str| -> f64 { series.rows.iter().map(|r| num(r, c)).sum() };
+    let attempts: f64 = calls.rows.iter().map(|r| num(r, "attempts")).sum();
+    assert_eq!(total("attempts"), attempts, "every attempt in some window");
+    assert_eq!(total("first_tries"), 600.0);
+    // 2 s of failing first tries at 100/s, each tried 3 times
+    assert_eq!(attempts - 600.0, 400.0);
+    let w = |start: &str| series.row(&[("window_start_ms", start)]).clone();
+    assert_eq!(num(&w("1000"), "attempts"), num(&w("1000"), "first_tries"));
+    assert_eq!(
+        num(&w("2000"), "attempts"),
+        3.0 * num(&w("2000"), "first_tries")
+    );
+}

@@ -402,6 +402,15 @@ impl World<'_> {
             t.request(now);
         }
         self.policies.calls[pc as usize].attempts += 1;
+        if !first
+            && matches!(
+                self.policies.calls[pc as usize].caller,
+                Caller::Client { .. }
+            )
+        {
+            // a client's retry or hedge: the time series counts attempts by send time
+            self.obs.client_attempt_sent(now);
+        }
         if let Some(id) = self.call(Caller::Policy { call: pc }, target, cap, cancel) {
             self.policies.calls[pc as usize].open.push(id);
         }
