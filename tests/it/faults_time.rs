@@ -380,3 +380,30 @@ window_ms = 1000
         3.0 * num(&w("2000"), "first_tries")
     );
 }
+
+/// retry-storm.toml: the boundary between a slowdown that recovers and one that
+/// retries keep alive, and which mitigation brings it back (recovery.csv).
+#[test]
+fn a_retry_storm_outlives_a_long_slowdown_unless_mitigated() {
+    let dir = run("scenarios/retry-storm.toml");
+    let rec = Csv::read(&dir.path().join("recovery.csv"));
+    let row = |v: &str, f: &str| rec.row(&[("variant", v), ("for_ms", f)]).clone();
+    let stuck = |v: &str, f: &str| row(v, f)["stuck"] == "true";
+    // no mitigation: a short slowdown recovers, longer ones stay stuck
+    assert!(!stuck("baseline", "500"));
+    assert!(stuck("baseline", "2000") && stuck("baseline", "10000"));
+    // the retries amplify the load about 3x while stuck
+    assert!(num(&row("baseline", "2000"), "peak_amplification") > 2.5);
+    // a 10 % retry budget recovers from 2 s (7 s after its end), not from 10 s
+    assert_eq!(num(&row("retry-budget", "2000"), "recovery_ms"), 7000.0);
+    assert!(stuck("retry-budget", "10000"));
+    // dropping abandoned attempts alone does not: FIFO still serves the oldest
+    assert!(stuck("abandon", "2000") && stuck("abandon", "10000"));
+    // CoDel and adaptive LIFO are back in the first window after the slowdown
+    for v in ["codel", "adaptive-lifo"] {
+        for f in ["500", "2000", "10000"] {
+            assert!(!stuck(v, f), "{v} {f}");
+            assert!(num(&row(v, f), "recovery_ms") <= 500.0, "{v} {f}");
+        }
+    }
+}
