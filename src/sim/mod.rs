@@ -126,6 +126,9 @@ pub(crate) enum Event {
     CallArrive(CallId),
     /// A policy call's backoff or hedge delay is over.
     PolicyTimer(u32),
+    /// An attempt of a policy call failed at once (its dependency is down): the
+    /// policy hears of it one event later at the same instant.
+    PolicyAttemptFailed(u32),
     /// A fault starts or ends (see `faults::edge_code`).
     FaultEdge(u32),
     /// A queued request's CoDel queue timeout.

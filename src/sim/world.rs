@@ -166,6 +166,7 @@ impl<'m> World<'m> {
             Event::CallArrive(call) => self.call_arrive(call),
             Event::DependencyDone(call) => self.dependency_done(call),
             Event::PolicyTimer(call) => self.policy_timer(call),
+            Event::PolicyAttemptFailed(call) => self.policy_attempt_failed(call),
             Event::FaultEdge(code) => self.fault_edge(code),
             Event::QueueTimeout(req) => self.server_queue_timeout(req),
         }

@@ -407,3 +407,82 @@ fn a_retry_storm_outlives_a_long_slowdown_unless_mitigated() {
         }
     }
 }
+
+/// breaker-recovery.toml: a store down from 10 s to 15 s. The breaker opens in
+/// the first second of the outage, its half-open trials fail while the store is
+/// down, and the first trial after it closes the breaker: the store's arrivals
+/// stop during the outage and resume after it (timeseries_services.csv).
+#[test]
+fn a_breaker_opens_in_an_outage_and_its_trials_close_it_after() {
+    let dir = run("scenarios/breaker-recovery.toml");
+    let calls = Csv::read(&dir.path().join("calls.csv"));
+    let c = calls.row(&[("caller", "api"), ("target", "store")]);
+    assert!(
+        num(c, "breaker_opened") >= 2.0,
+        "opened again after a failed trial"
+    );
+    assert!(
+        num(c, "breaker_refused") > 400.0,
+        "calls stopped while open"
+    );
+    assert!(num(c, "error") < 50.0, "few calls reach the down store");
+    let series = Csv::read(&dir.path().join("timeseries_services.csv"));
+    let arrivals = |start: &str| {
+        num(
+            series.row(&[("window_start_ms", start), ("service", "store")]),
+            "arrivals",
+        )
+    };
+    assert_eq!(arrivals("9000"), 100.0, "before the outage");
+    for w in ["11000", "12000", "13000", "14000", "15000"] {
+        assert!(arrivals(w) <= 5.0, "only trials during the outage ({w})");
+    }
+    assert!(
+        arrivals("16000") > 50.0,
+        "calls resume once a trial succeeds"
+    );
+    assert_eq!(arrivals("20000"), 100.0);
+}
+
+/// A policy's attempt at a down dependency fails at once with an error the
+/// policy counts (it was lost before, so retries and breakers never saw it).
+#[test]
+fn an_attempt_at_a_down_dependency_is_an_error_for_the_policy() {
+    let text = r#"
+[scenario]
+name = "down attempts"
+[policies.retry2]
+retry = { max_attempts = 2, on = ["error"], backoff = { kind = "none" } }
+[services.api]
+routes = ["/x"]
+[services.api.handler]
+type = "plan"
+budget = "none"
+branches = [{ name = "b", calls = [{ to = "store", call_policy = "retry2" }] }]
+[dependencies.store]
+latency = { constant = 1 }
+[[faults]]
+target = "store"
+kind = "down"
+at_ms = 0
+for_ms = 100000
+[workload]
+type = "sequence"
+requests = 10
+"#;
+    let (dir, file) = crate::common::file_with(text);
+    let out = dir.path().join("out");
+    resim()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&file)
+        .assert()
+        .success();
+    let calls = Csv::read(&out.join("calls.csv"));
+    let c = calls.row(&[("caller", "api"), ("target", "store")]);
+    assert_eq!(num(c, "attempts"), 20.0);
+    assert_eq!(num(c, "retries"), 10.0);
+    assert_eq!(num(c, "error"), 20.0);
+    let outcomes = Csv::read(&out.join("outcomes.csv"));
+    assert_eq!(num(&outcomes.rows[0], "dropped"), 10.0);
+}

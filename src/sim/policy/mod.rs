@@ -42,6 +42,11 @@ use throttle::ThrottleState;
 /// Set in the id a caller holds for a policy call (attempt ids never have it).
 pub(crate) const POLICY_CALL: CallId = 1 << 31;
 
+/// In a policy call's open attempts: an attempt that failed at once (its target
+/// is down) and is reported one event later (`PolicyAttemptFailed`), so the
+/// policy never re-enters itself while it sends.
+const FAILED_AT_ONCE: CallId = CallId::MAX;
+
 /// What one (caller, target, policy) did: a row of the `calls` table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CallStats {
@@ -166,6 +171,8 @@ struct PolicyCall {
     last: Outcome,
     /// A backoff or the next hedge.
     timer: Option<EventKey>,
+    /// The report of an attempt that failed at once, while pending.
+    failing: Option<EventKey>,
     /// The previous backoff (decorrelated jitter).
     sleep_ms: f64,
     /// How the breaker let it through.
@@ -293,6 +300,7 @@ impl World<'_> {
             open: Vec::new(),
             last: Outcome::TimedOut,
             timer: None,
+            failing: None,
             sleep_ms: 0.0,
             admit,
         };
@@ -411,10 +419,22 @@ impl World<'_> {
             // a client's retry or hedge: the time series counts attempts by send time
             self.obs.client_attempt_sent(now);
         }
-        if let Some(id) = self.call(Caller::Policy { call: pc }, target, cap, cancel) {
-            self.policies.calls[pc as usize].open.push(id);
+        match self.call(Caller::Policy { call: pc }, target, cap, cancel) {
+            Some(id) => self.policies.calls[pc as usize].open.push(id),
+            None => {
+                let key = self.schedule(now, Lane::Normal, Event::PolicyAttemptFailed(pc));
+                let p = &mut self.policies.calls[pc as usize];
+                p.open.push(FAILED_AT_ONCE);
+                p.failing = Some(key);
+            }
         }
         true
+    }
+
+    /// The attempt of `pc` that failed at once is reported: an error.
+    pub(super) fn policy_attempt_failed(&mut self, pc: u32) {
+        self.policies.calls[pc as usize].failing = None;
+        self.policy_attempt_ended(pc, FAILED_AT_ONCE, Outcome::Dropped);
     }
 
     /// Attempt `attempt` of policy call `pc` ended with `outcome`.
@@ -471,10 +491,15 @@ impl World<'_> {
         if let Some(key) = p.timer.take() {
             self.queue.cancel(key);
         }
+        if let Some(key) = p.failing.take() {
+            self.queue.cancel(key);
+        }
         let state = p.state as usize;
         while let Some(a) = self.policies.calls[pc as usize].open.pop() {
             self.policies.states[state].stats.cancelled += 1;
-            self.call_drop(a, cancel);
+            if a != FAILED_AT_ONCE {
+                self.call_drop(a, cancel);
+            }
         }
     }
 
