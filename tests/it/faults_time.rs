@@ -324,6 +324,20 @@ proptest! {
     }
 }
 
+/// Runs a scenario given as text; returns its folder (kept alive) and the output
+/// folder inside it.
+fn run_text(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, file) = crate::common::file_with(text);
+    let out = dir.path().join("out");
+    resim()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg(&file)
+        .assert()
+        .success();
+    (dir, out)
+}
+
 /// A client's retries are attempts of the time series, counted by send time: the
 /// windows' attempts add up to the calls table's, and the retries fall in the
 /// windows of the fault that made the first tries fail.
@@ -357,14 +371,7 @@ call_policy = "retry3"
 [output]
 window_ms = 1000
 "#;
-    let (dir, file) = crate::common::file_with(text);
-    let out = dir.path().join("out");
-    resim()
-        .args(["run", "-q", "--out"])
-        .arg(&out)
-        .arg(&file)
-        .assert()
-        .success();
+    let (_dir, out) = run_text(text);
     let series = Csv::read(&out.join("timeseries.csv"));
     let calls = Csv::read(&out.join("calls.csv"));
     let total = |c: &str| -> f64 { series.rows.iter().map(|r| num(r, c)).sum() };
@@ -470,14 +477,7 @@ for_ms = 100000
 type = "sequence"
 requests = 10
 "#;
-    let (dir, file) = crate::common::file_with(text);
-    let out = dir.path().join("out");
-    resim()
-        .args(["run", "-q", "--out"])
-        .arg(&out)
-        .arg(&file)
-        .assert()
-        .success();
+    let (_dir, out) = run_text(text);
     let calls = Csv::read(&out.join("calls.csv"));
     let c = calls.row(&[("caller", "api"), ("target", "store")]);
     assert_eq!(num(c, "attempts"), 20.0);
