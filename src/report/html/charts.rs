@@ -9,6 +9,8 @@
 
 use crate::error::Error;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::SegmentedCoord;
+use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
@@ -270,6 +272,36 @@ fn legend_rows<'a>(
     Ok(())
 }
 
+/// The mesh of a chart with one row per label (row 0 at the top), a number axis
+/// across: bar charts and forest plots.
+fn row_mesh<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordi32>>>,
+    x_label: &str,
+    y_label: &str,
+    labels: &[&str],
+) -> Result<(), String> {
+    let n = labels.len().max(1) as i32;
+    let label_of = |v: &SegmentValue<i32>| match v {
+        SegmentValue::CenterOf(i) => labels
+            .get((n - 1 - i) as usize)
+            .map_or(String::new(), |s| s.to_string()),
+        _ => String::new(),
+    };
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_label_formatter(&tick)
+        .y_label_formatter(&label_of)
+        .y_labels(n as usize)
+        .disable_y_mesh()
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 13))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
 /// Horizontal stacked bars, one per `bars` entry, top to bottom in order.
 pub fn bar_chart(c: &BarChart) -> Result<String, Error> {
     let n = c.bars.len().max(1) as u32;
@@ -285,26 +317,7 @@ pub fn bar_chart(c: &BarChart) -> Result<String, Error> {
             .y_label_area_size(label_width(labels.iter().map(|l| l.len())))
             .build_cartesian_2d(range(totals, true), (0..n as i32).into_segmented())
             .map_err(|e| e.to_string())?;
-        let label_of = |v: &SegmentValue<i32>| match v {
-            // row 0 at the top
-            SegmentValue::CenterOf(i) => labels
-                .get((n as i32 - 1 - i) as usize)
-                .map_or(String::new(), |s| s.to_string()),
-            _ => String::new(),
-        };
-        chart
-            .configure_mesh()
-            .x_desc(&c.x_label)
-            .y_desc(&c.y_label)
-            .x_label_formatter(&tick)
-            .y_label_formatter(&label_of)
-            .y_labels(n as usize)
-            .disable_y_mesh()
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 13))
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        row_mesh(&mut chart, &c.x_label, &c.y_label, &labels)?;
         for (i, bar) in c.bars.iter().enumerate() {
             let y = n as i32 - 1 - i as i32;
             let mut from = 0.0;
@@ -360,25 +373,7 @@ pub fn forest(c: &Forest) -> Result<String, Error> {
             .y_label_area_size(label_width(labels.iter().map(|l| l.len())))
             .build_cartesian_2d(range(xs, c.zero_line), (0..n as i32).into_segmented())
             .map_err(|e| e.to_string())?;
-        let label_of = |v: &SegmentValue<i32>| match v {
-            SegmentValue::CenterOf(i) => labels
-                .get((n as i32 - 1 - i) as usize)
-                .map_or(String::new(), |s| s.to_string()),
-            _ => String::new(),
-        };
-        chart
-            .configure_mesh()
-            .x_desc(&c.x_label)
-            .y_desc(&c.y_label)
-            .x_label_formatter(&tick)
-            .y_label_formatter(&label_of)
-            .y_labels(n as usize)
-            .disable_y_mesh()
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 13))
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        row_mesh(&mut chart, &c.x_label, &c.y_label, &labels)?;
         if c.zero_line {
             chart
                 .draw_series(std::iter::once(DashedPathElement::new(

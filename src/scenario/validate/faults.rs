@@ -205,7 +205,7 @@ pub(super) fn time(raw: &RawScenario) -> R<(Ticks, Option<Ticks>)> {
         .output
         .as_ref()
         .and_then(|o| o.window_ms)
-        .map(|ms| ticks("output.window_ms", positive("output.window_ms", ms)?))
+        .map(|ms| positive_ticks("output.window_ms", ms))
         .transpose()?;
     Ok((warmup, window))
 }

@@ -87,10 +87,7 @@ fn limiter(path: &str, name: &str, l: &RawLimiter, limits: &RunLimits) -> R<Limi
         algorithm,
         key,
         limit,
-        window: ticks(
-            &format!("{path}.window_ms"),
-            positive(&format!("{path}.window_ms"), l.window_ms)?,
-        )?,
+        window: positive_ticks(&format!("{path}.window_ms"), l.window_ms)?,
         mode,
         max_delay: ticks(
             &format!("{path}.max_delay_ms"),

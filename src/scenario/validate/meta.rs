@@ -21,12 +21,9 @@ pub(super) fn limits(m: &RawMeta) -> R<RunLimits> {
             Some(n) => n,
             None => DEFAULT_MAX_IN_FLIGHT,
         },
-        max_sim_time: ticks(
+        max_sim_time: positive_ticks(
             "scenario.max_sim_time_ms",
-            positive(
-                "scenario.max_sim_time_ms",
-                m.max_sim_time_ms.unwrap_or(DEFAULT_MAX_SIM_TIME_MS),
-            )?,
+            m.max_sim_time_ms.unwrap_or(DEFAULT_MAX_SIM_TIME_MS),
         )?,
     };
     Ok(limits)

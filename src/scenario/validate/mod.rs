@@ -109,6 +109,11 @@ fn ticks(path: &str, ms: f64) -> R<Ticks> {
     Ok(t)
 }
 
+/// A time that must be > 0, in ticks (checked before and after conversion).
+fn positive_ticks(path: &str, ms: f64) -> R<Ticks> {
+    ticks(path, positive(path, ms)?)
+}
+
 /// One of `allowed`, or an error suggesting the closest.
 fn choice<'a>(path: &str, value: &str, allowed: &[&'a str]) -> R<&'a str> {
     allowed

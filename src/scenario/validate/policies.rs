@@ -70,7 +70,7 @@ fn policy(path: &str, name: &str, p: &RawPolicy) -> R<ClientPolicy> {
         .timeout_ms
         .map(|ms| {
             let at = format!("{path}.timeout_ms");
-            ticks(&at, positive(&at, ms)?)
+            positive_ticks(&at, ms)
         })
         .transpose()?;
     Ok(ClientPolicy {
@@ -218,7 +218,7 @@ fn budget(path: &str, b: &RawRetryBudget) -> R<RetryBudget> {
             max: fraction(&format!("{path}.max"), b.max.unwrap_or(0.1))?,
             window: {
                 let at = format!("{path}.window_ms");
-                ticks(&at, positive(&at, b.window_ms.unwrap_or(10_000.0))?)?
+                positive_ticks(&at, b.window_ms.unwrap_or(10_000.0))?
             },
         },
         "token_bucket" => RetryBudget::TokenBucket {
@@ -238,7 +238,7 @@ fn budget(path: &str, b: &RawRetryBudget) -> R<RetryBudget> {
 fn hedge(path: &str, h: &RawHedge) -> R<Hedge> {
     let at = format!("{path}.delay_ms");
     Ok(Hedge {
-        delay: ticks(&at, positive(&at, h.delay_ms)?)?,
+        delay: positive_ticks(&at, h.delay_ms)?,
         max_attempts: count_u32(
             &format!("{path}.max_attempts"),
             h.max_attempts.unwrap_or(2),
@@ -257,7 +257,7 @@ fn breaker(path: &str, b: &RawBreaker) -> R<Breaker> {
                 (Some(n), None) => BreakerWindow::Count(count_u32(&format!("{at}.count"), n, 1)?),
                 (None, Some(ms)) => {
                     let at = format!("{at}.ms");
-                    BreakerWindow::Time(ticks(&at, positive(&at, ms)?)?)
+                    BreakerWindow::Time(positive_ticks(&at, ms)?)
                 }
                 _ => return err(at, "give exactly one of `count` (calls) and `ms` (time)"),
             }
@@ -276,7 +276,7 @@ fn breaker(path: &str, b: &RawBreaker) -> R<Breaker> {
         window,
         min_calls: count_u32(&format!("{path}.min_calls"), b.min_calls.unwrap_or(20), 1)?,
         failure_rate,
-        open: ticks(&open_at, positive(&open_at, b.open_ms.unwrap_or(5000.0))?)?,
+        open: positive_ticks(&open_at, b.open_ms.unwrap_or(5000.0))?,
         half_open_calls: count_u32(
             &format!("{path}.half_open_calls"),
             b.half_open_calls.unwrap_or(10),

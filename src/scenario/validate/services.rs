@@ -149,8 +149,8 @@ pub(super) fn services(
                         let t = format!("{p}.codel.target_ms");
                         let i = format!("{p}.codel.interval_ms");
                         Ok::<_, ScenarioError>(Codel {
-                            target: ticks(&t, positive(&t, c.target_ms)?)?,
-                            interval: ticks(&i, positive(&i, c.interval_ms)?)?,
+                            target: positive_ticks(&t, c.target_ms)?,
+                            interval: positive_ticks(&i, c.interval_ms)?,
                         })
                     })
                     .transpose()?;
@@ -504,7 +504,7 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                         c.timeout_ms
                             .map(|ms| {
                                 let p = format!("{cpath}.timeout_ms");
-                                ticks(&p, positive(&p, ms)?)
+                                positive_ticks(&p, ms)
                             })
                             .transpose()?,
                         super::policies::resolve(

@@ -148,12 +148,7 @@ fn workload(
                     .map(|n| count(&format!("{p}.requests"), n, 1))
                     .transpose()?,
                 duration: duration_ms
-                    .map(|d| {
-                        ticks(
-                            &format!("{p}.duration_ms"),
-                            positive(&format!("{p}.duration_ms"), d)?,
-                        )
-                    })
+                    .map(|d| positive_ticks(&format!("{p}.duration_ms"), d))
                     .transpose()?,
                 arrivals: one_of(
                     &format!("{p}.arrivals"),
@@ -164,12 +159,7 @@ fn workload(
                     ],
                 )?,
                 timeout: timeout_ms
-                    .map(|t| {
-                        ticks(
-                            &format!("{p}.timeout_ms"),
-                            positive(&format!("{p}.timeout_ms"), t)?,
-                        )
-                    })
+                    .map(|t| positive_ticks(&format!("{p}.timeout_ms"), t))
                     .transpose()?,
                 template: template(
                     p,
@@ -210,13 +200,13 @@ fn workload(
                 duration: duration_ms
                     .map(|d| {
                         let path = format!("{p}.duration_ms");
-                        ticks(&path, positive(&path, d)?)
+                        positive_ticks(&path, d)
                     })
                     .transpose()?,
                 timeout: timeout_ms
                     .map(|t| {
                         let path = format!("{p}.timeout_ms");
-                        ticks(&path, positive(&path, t)?)
+                        positive_ticks(&path, t)
                     })
                     .transpose()?,
                 template: template(
