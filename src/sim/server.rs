@@ -587,37 +587,35 @@ impl World<'_> {
             self.servers.done_keys[req as usize] = None;
         }
         let service = self.requests[req].service;
+        let Some(i) = self.servers.state_of(service, req) else {
+            return;
+        };
         if !self.plain && self.server_fails(req) {
             // an `error_rate` fault fails the request after its service time
-            self.server_release(req, Outcome::Dropped);
+            self.server_release(i, req, Outcome::Dropped);
             return;
         }
-        let calls = self
-            .servers
-            .state_of(service, req)
-            .is_some_and(|i| self.servers.states[i].calls);
-        if calls {
+        if self.servers.states[i].calls {
             self.plan_start(req);
             return;
         }
-        self.server_release(req, Outcome::Answered);
+        self.server_release(i, req, Outcome::Answered);
     }
 
     /// A server's calls are over for `req` (`outcome`): its slot is freed.
     pub(super) fn server_calls_done(&mut self, req: ReqId, outcome: Outcome) {
-        self.server_release(req, outcome);
+        let service = self.requests[req].service;
+        if let Some(i) = self.servers.state_of(service, req) {
+            self.server_release(i, req, outcome);
+        }
     }
 
-    /// `req` leaves its slot with `outcome`: the slot takes the next queued
-    /// request, then the answer goes back (so a new arrival it triggers sees the
-    /// freed slot taken).
-    fn server_release(&mut self, req: ReqId, outcome: Outcome) {
+    /// `req` leaves its slot at instance `i` with `outcome`: the slot takes the
+    /// next queued request, then the answer goes back (so a new arrival it
+    /// triggers sees the freed slot taken).
+    fn server_release(&mut self, i: usize, req: ReqId, outcome: Outcome) {
         let now = self.now;
         let (arrived, started) = self.servers.in_service[req as usize];
-        let service = self.requests[req].service;
-        let Some(i) = self.servers.state_of(service, req) else {
-            return;
-        };
         self.server_pick_order(i);
         let s = &mut self.servers.states[i];
         let next = s.line.release();
