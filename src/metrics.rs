@@ -42,6 +42,24 @@ impl TimeAverage {
     }
 }
 
+/// A sum of durations kept in ticks (exact, and no float conversion per
+/// observation), read in ms at the end.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TickSum(u128);
+
+impl TickSum {
+    /// Adds one duration.
+    #[inline]
+    pub fn add(&mut self, t: Ticks) {
+        self.0 += u128::from(t.0);
+    }
+
+    /// The sum in ms.
+    pub fn ms(&self) -> f64 {
+        self.0 as f64 / crate::engine::Ticks::from_ms(1.0).0 as f64
+    }
+}
+
 /// Above this many observations [`Samples`] switches from exact values to a
 /// log-linear histogram.
 pub const EXACT_CAP: usize = 1 << 20;
@@ -62,12 +80,13 @@ pub struct Samples {
     /// u64::MAX while empty.
     min: u64,
     max: u64,
-    /// `exact` is in ascending order: sorted once a fifth percentile is asked (a
-    /// report asks some statistics for dozens, where one sort beats a selection
-    /// each; for a few, selections are cheaper).
-    sorted: bool,
-    /// Percentiles asked since the last push.
-    queries: u8,
+    /// Set by the first percentile asked after a push: `exact` is then grouped by
+    /// [`index_bucket`] in ascending order, bucket `b` (counted from the bucket
+    /// of `min`) at `starts[b]..starts[b + 1]`, and sorted within where
+    /// `bucket_sorted[b]`.
+    indexed: bool,
+    starts: Vec<u32>,
+    bucket_sorted: Vec<bool>,
 }
 
 impl Default for Samples {
@@ -79,8 +98,9 @@ impl Default for Samples {
             sum: 0,
             min: u64::MAX,
             max: 0,
-            sorted: false,
-            queries: 0,
+            indexed: false,
+            starts: Vec::new(),
+            bucket_sorted: Vec::new(),
         }
     }
 }
@@ -115,8 +135,7 @@ impl Samples {
         self.max = self.max.max(v);
         self.count += 1;
         self.sum += u128::from(v);
-        self.sorted = false;
-        self.queries = 0;
+        self.indexed = false;
         if self.exact.len() < EXACT_CAP && self.buckets.is_empty() {
             self.exact.push(v);
         } else {
@@ -152,8 +171,7 @@ impl Samples {
         self.sum = 0;
         self.min = u64::MAX;
         self.max = 0;
-        self.sorted = false;
-        self.queries = 0;
+        self.indexed = false;
     }
 
     /// Values recorded.
@@ -195,16 +213,17 @@ impl Samples {
     /// The value of 0-based rank `rank` in sorted order.
     fn at_rank(&mut self, rank: u64) -> u64 {
         if self.buckets.is_empty() {
-            if self.sorted {
-                return self.exact[rank as usize];
+            if !self.indexed {
+                self.build_index();
             }
-            self.queries = self.queries.saturating_add(1);
-            if self.queries <= 4 {
-                let (_, v, _) = self.exact.select_nth_unstable(rank as usize);
-                return *v;
+            // the last bucket starting at or before `rank` (empty ones share
+            // their start with the next, so this one holds the rank)
+            let b = self.starts.partition_point(|&s| u64::from(s) <= rank) - 1;
+            let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+            if !self.bucket_sorted[b] {
+                sort_slice(&mut self.exact[lo..hi]);
+                self.bucket_sorted[b] = true;
             }
-            radix_sort(&mut self.exact);
-            self.sorted = true;
             return self.exact[rank as usize];
         }
         let mut seen = 0;
@@ -215,6 +234,44 @@ impl Samples {
             }
         }
         self.max
+    }
+
+    /// Groups the exact values by [`index_bucket`] (a counting sort: two linear
+    /// passes), so that a percentile then sorts only its own bucket, about 1/128
+    /// of an octave wide. A report asks some statistics for dozens of
+    /// percentiles and others for two; either way the cost stays near linear.
+    fn build_index(&mut self) {
+        let base = index_bucket(self.min);
+        let n_buckets = index_bucket(self.max) - base + 1;
+        self.starts.clear();
+        self.starts.resize(n_buckets + 1, 0);
+        // at most 7,424 buckets (`index_bucket(u64::MAX)`): a u16 each
+        let ids: Vec<u16> = self
+            .exact
+            .iter()
+            .map(|&x| {
+                let b = index_bucket(x) - base;
+                self.starts[b + 1] += 1;
+                b as u16
+            })
+            .collect();
+        for b in 1..self.starts.len() {
+            self.starts[b] += self.starts[b - 1];
+        }
+        let mut next = self.starts[..n_buckets].to_vec();
+        // the same capacity as `exact`, which it replaces (the cap check relies on
+        // the vector never growing past it)
+        let mut grouped = Vec::with_capacity(self.exact.capacity());
+        grouped.resize(self.exact.len(), 0u64);
+        for (&x, &b) in self.exact.iter().zip(&ids) {
+            let slot = &mut next[usize::from(b)];
+            grouped[*slot as usize] = x;
+            *slot += 1;
+        }
+        self.exact = grouped;
+        self.bucket_sorted.clear();
+        self.bucket_sorted.resize(n_buckets, false);
+        self.indexed = true;
     }
 
     /// Nearest-rank quantile: sorted[ceil(q n) - 1] (the seed's p95).
@@ -244,11 +301,33 @@ impl Samples {
     }
 }
 
+/// The bucket of the percentile index: log-linear, 128 per power of two, and
+/// monotone (a larger value never has a smaller bucket).
+fn index_bucket(v: u64) -> usize {
+    const BITS: u32 = 7;
+    if v < (1 << BITS) {
+        return v as usize;
+    }
+    let exp = 63 - v.leading_zeros();
+    let shift = exp - BITS;
+    let sub = (v >> shift) as usize & ((1 << BITS) - 1);
+    (((shift + 1) as usize) << BITS) + sub
+}
+
+/// Sorts one bucket of the index: a comparison sort while small, a radix sort
+/// when many values share a bucket (a narrow distribution).
+fn sort_slice(v: &mut [u64]) {
+    if v.len() < 4096 {
+        v.sort_unstable();
+    } else {
+        radix_sort(v);
+    }
+}
+
 /// Sorts `v` ascending: least-significant-byte radix sort, skipping the bytes in
-/// which every value agrees (times in ns use 4-6 of the 8). A report asks each
-/// statistic for dozens of percentiles; this sort is linear, where a comparison
-/// sort of a million values costs several times more.
-fn radix_sort(v: &mut Vec<u64>) {
+/// which every value agrees (values within one bucket share most of theirs). It is
+/// linear, where a comparison sort of a million values costs several times more.
+fn radix_sort(v: &mut [u64]) {
     if v.len() < 256 {
         v.sort_unstable();
         return;
@@ -261,13 +340,20 @@ fn radix_sort(v: &mut Vec<u64>) {
     let differ = lo ^ hi; // bits that are not the same in every value
     let mut buf = vec![0u64; v.len()];
     let mut counts = [0usize; 256];
+    // the passes alternate between `v` and `buf`; `in_buf` says where the values are
+    let mut in_buf = false;
     for byte in 0..8 {
         let shift = byte * 8;
         if (differ >> shift) & 0xff == 0 {
             continue;
         }
+        let (from, to): (&[u64], &mut [u64]) = if in_buf {
+            (&buf, &mut *v)
+        } else {
+            (&*v, &mut buf)
+        };
         counts.fill(0);
-        for &x in v.iter() {
+        for &x in from {
             counts[((x >> shift) & 0xff) as usize] += 1;
         }
         let mut at = 0;
@@ -276,12 +362,15 @@ fn radix_sort(v: &mut Vec<u64>) {
             *c = at;
             at += n;
         }
-        for &x in v.iter() {
+        for &x in from {
             let b = ((x >> shift) & 0xff) as usize;
-            buf[counts[b]] = x;
+            to[counts[b]] = x;
             counts[b] += 1;
         }
-        std::mem::swap(v, &mut buf);
+        in_buf = !in_buf;
+    }
+    if in_buf {
+        v.copy_from_slice(&buf);
     }
 }
 
@@ -318,6 +407,69 @@ mod tests {
                 want.sort_unstable();
                 radix_sort(&mut v);
                 assert_eq!(v, want, "n = {n}, spread = {spread}");
+            }
+        }
+    }
+
+    /// Every percentile through the bucket index equals the sorted copy's, for
+    /// wide, narrow, constant and heavy-tailed values, asked in any order and
+    /// with values pushed between the questions.
+    #[test]
+    fn indexed_percentiles_equal_a_sorted_copy() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let shapes: [&dyn Fn(u64) -> u64; 5] = [
+            &|r| r % 1_000_000_000,
+            &|r| 40_000_000 + r % 5_000,
+            &|_| 7,
+            &|r| {
+                if r % 100 == 0 {
+                    r % (1 << 50)
+                } else {
+                    r % 10_000
+                }
+            },
+            &|r| {
+                if r % 3 == 0 {
+                    0
+                } else {
+                    1_000 + r % 300_000_000
+                }
+            },
+        ];
+        for (i, shape) in shapes.iter().enumerate() {
+            for n in [1usize, 2, 100, 5_000, 20_000] {
+                let mut s = Samples::default();
+                let mut all = Vec::new();
+                for round in 0..2 {
+                    for _ in 0..n {
+                        let v = shape(next());
+                        all.push(v);
+                        s.push(Ticks(v));
+                    }
+                    let mut want = all.clone();
+                    want.sort_unstable();
+                    for k in 0..40u64 {
+                        let rank = (next() % want.len() as u64) as usize;
+                        let rank = if k == 0 {
+                            want.len() - 1
+                        } else if k == 1 {
+                            0
+                        } else {
+                            rank
+                        };
+                        assert_eq!(
+                            s.at_rank(rank as u64),
+                            want[rank],
+                            "shape {i}, n {n}, round {round}, rank {rank}"
+                        );
+                    }
+                }
             }
         }
     }

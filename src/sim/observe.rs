@@ -7,7 +7,7 @@
 use super::timeseries::{End, Timeline};
 use super::{DependencyStats, LimiterResults, Outcome, RunResult, ServerStats};
 use crate::engine::Ticks;
-use crate::metrics::{Samples, TimeAverage};
+use crate::metrics::{Samples, TickSum, TimeAverage};
 use crate::model::{DependencyId, Handler, Model, Workload};
 
 /// What one ladder step measured.
@@ -72,6 +72,10 @@ pub(crate) struct Observers {
     first_dependency_row: usize,
     /// A warm-up or a time series: the request books take their slow path.
     extra: bool,
+    /// The sum behind `in_system_ms`, and the time behind `last_exit_ms`, kept
+    /// in ticks during the run.
+    in_system: TickSum,
+    last_exit: Ticks,
 }
 
 /// The most time-series rows one run may write (a runaway limit).
@@ -128,6 +132,8 @@ impl Observers {
                 ..RunResult::default()
             },
             in_flight: TimeAverage::default(),
+            in_system: TickSum::default(),
+            last_exit: Ticks::ZERO,
         }
     }
 
@@ -326,8 +332,8 @@ impl Observers {
     #[inline]
     pub fn left(&mut self, now: Ticks, in_system: Ticks) {
         self.in_flight.add(now, -1);
-        self.result.in_system_ms += in_system.as_ms();
-        self.result.last_exit_ms = now.as_ms();
+        self.in_system.add(in_system);
+        self.last_exit = now;
     }
 
     /// A request of `step` is over for its client: `outcome`, in time or not.
@@ -409,7 +415,9 @@ impl Observers {
         r.sim_time_ms = end.as_ms();
         // Requests in flight, averaged while requests were in the system: work left
         // behind by given-up calls may run on after the last one left.
-        let last_exit = Ticks::from_ms(r.last_exit_ms);
+        r.in_system_ms = self.in_system.ms();
+        r.last_exit_ms = self.last_exit.as_ms();
+        let last_exit = self.last_exit;
         r.mean_in_flight = self.in_flight.mean(last_exit);
         let mut work = 0.0;
         for (stats, busy) in r.dependencies.iter_mut().zip(dependency_busy) {

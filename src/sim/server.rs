@@ -30,7 +30,7 @@ use super::slots::{Admit, SlotQueue};
 use super::trace::trace;
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
-use crate::metrics::{Samples, TimeAverage};
+use crate::metrics::{Samples, TickSum, TimeAverage};
 use crate::model::{Balancer, Codel, Handler, Model, QueueOrder, ServiceId, Target};
 use rand::RngExt;
 
@@ -77,6 +77,12 @@ pub struct ServerStats {
     pub in_server_ms: f64,
     /// Per replica (empty for a service with one).
     pub replicas: Vec<ReplicaStats>,
+    // the sums behind work_ms, late_work_ms, saved_ms and in_server_ms, kept in
+    // ticks during the run
+    work: TickSum,
+    late_work: TickSum,
+    saved: TickSum,
+    in_server: TickSum,
 }
 
 /// What one replica of a replicated server measured.
@@ -269,6 +275,10 @@ impl Servers {
         for st in &mut stats {
             st.mean_busy_slots = st.busy.mean(end);
             st.mean_queue = st.queued.mean(end);
+            st.work_ms = st.work.ms();
+            st.late_work_ms = st.late_work.ms();
+            st.saved_ms = st.saved.ms();
+            st.in_server_ms = st.in_server.ms();
             for r in &mut st.replicas {
                 r.mean_busy_slots = r.busy.mean(end);
             }
@@ -422,12 +432,12 @@ impl World<'_> {
     /// The time series sees a request leave its slot at server row `stats`.
     #[cold]
     #[inline(never)]
-    fn server_note_release(&mut self, stats: usize, late: bool, worked: f64) {
+    fn server_note_release(&mut self, stats: usize, late: bool, worked: Ticks) {
         let now = self.now;
         if let Some(t) = self.obs.series() {
             t.processed(now, stats);
             if late {
-                t.wasted(now, stats, worked);
+                t.wasted(now, stats, worked.as_ms());
             }
         }
         self.server_levels(stats);
@@ -623,15 +633,15 @@ impl World<'_> {
         let (stats, replica) = (s.stats, s.replica);
         let r = &self.requests[req];
         let late = r.closed || r.deadline.is_some_and(|d| now > d);
-        let worked = (now - started).as_ms();
+        let worked = now - started;
         let st = &mut self.servers.stats[stats];
         st.busy.add(now, -1);
         st.processed += 1;
         st.response.push(now - arrived);
-        st.in_server_ms += (now - arrived).as_ms();
-        st.work_ms += worked;
+        st.in_server.add(now - arrived);
+        st.work.add(worked);
         if late {
-            st.late_work_ms += worked;
+            st.late_work.add(worked);
         }
         if let Some(r) = replica {
             let r = &mut st.replicas[r];
@@ -673,9 +683,9 @@ impl World<'_> {
         let st = &mut self.servers.stats[s.stats];
         st.queued.add(now, -1);
         st.abandoned += 1;
-        st.saved_ms += w.demand.as_ms();
+        st.saved.add(w.demand);
         trace!(self, server_unqueued(req, w.arrived));
-        st.in_server_ms += (now - w.arrived).as_ms();
+        st.in_server.add(now - w.arrived);
         self.server_codel_off(w.req);
         let stats = self.servers.states[i].stats;
         self.server_dequeued(i);
@@ -721,15 +731,15 @@ impl World<'_> {
         let next = s.line.release();
         s.outstanding -= 1;
         let (stats, replica) = (s.stats, s.replica);
-        let worked = (now - started).as_ms();
+        let worked = now - started;
         let st = &mut self.servers.stats[stats];
         st.busy.add(now, -1);
         st.cancelled += u64::from(late);
-        st.work_ms += worked;
+        st.work.add(worked);
         if late {
-            st.late_work_ms += worked;
+            st.late_work.add(worked);
         }
-        st.in_server_ms += (now - arrived).as_ms();
+        st.in_server.add(now - arrived);
         trace!(self, served(req, None, arrived, started));
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
@@ -738,7 +748,7 @@ impl World<'_> {
             self.server_start_waiter(i, w);
         }
         if late && let Some(t) = self.obs.series() {
-            t.wasted(now, stats, worked);
+            t.wasted(now, stats, worked.as_ms());
         }
         self.server_levels(stats);
         true
@@ -763,7 +773,7 @@ impl World<'_> {
         let st = &mut self.servers.stats[stats];
         st.queued.add(now, -1);
         st.shed += 1;
-        st.in_server_ms += (now - w.arrived).as_ms();
+        st.in_server.add(now - w.arrived);
         if let Some(r) = replica {
             st.replicas[r].shed += 1;
         }
@@ -823,7 +833,7 @@ impl World<'_> {
                 self.server_codel_off(w.req);
                 let stats = &mut self.servers.stats[st];
                 stats.queued.add(now, -1);
-                stats.in_server_ms += (now - w.arrived).as_ms();
+                stats.in_server.add(now - w.arrived);
                 self.respond(w.req, Outcome::Dropped);
             }
             let running: Vec<ReqId> = (0..self.requests.len() as ReqId)
