@@ -108,7 +108,7 @@ impl Observers {
                 .into_iter()
                 .chain(model.dependencies.iter().map(|d| d.name.clone()))
                 .collect();
-            Box::new(Timeline::new(w, names))
+            Box::new(Timeline::new(w, names, model.workloads.len()))
         });
         Observers {
             extra: series.is_some() || model.warmup > Ticks::ZERO,
@@ -177,12 +177,13 @@ impl Observers {
         self.first_dependency_row + dep
     }
 
-    /// A request enters the system now.
+    /// A request of `workload` (its index; None: not a workload's) enters the
+    /// system now.
     #[inline]
-    pub fn request_sent(&mut self, now: Ticks) {
+    pub fn request_sent(&mut self, now: Ticks, workload: Option<u32>) {
         self.in_flight.add(now, 1);
         if self.extra {
-            self.sent_extra(now);
+            self.sent_extra(now, workload);
         } else {
             self.result.requests += 1;
         }
@@ -191,21 +192,21 @@ impl Observers {
     /// [`Self::request_sent`] with a warm-up or a time series.
     #[cold]
     #[inline(never)]
-    fn sent_extra(&mut self, now: Ticks) {
+    fn sent_extra(&mut self, now: Ticks, workload: Option<u32>) {
         if now >= self.warmup {
             self.result.requests += 1;
         }
         if let Some(t) = self.series() {
-            t.sent(now);
+            t.sent(now, workload);
         }
     }
 
-    /// A client's policy sends another attempt (a retry or a hedge) now: the time
-    /// series counts it by its send time.
+    /// A client of `workload` has its policy send another attempt (a retry or a
+    /// hedge) now: the time series counts it by its send time.
     #[cold]
-    pub fn client_attempt_sent(&mut self, now: Ticks) {
+    pub fn client_attempt_sent(&mut self, now: Ticks, workload: Option<u32>) {
         if let Some(t) = self.series() {
-            t.attempt(now);
+            t.attempt(now, workload);
         }
     }
 
@@ -258,22 +259,28 @@ impl Observers {
     #[inline(never)]
     fn answered_extra(&mut self, now: Ticks, outcome: Outcome, response: Ticks) -> bool {
         if let Some(t) = self.series() {
-            let end = match outcome {
-                Outcome::Answered => End::Answered,
-                Outcome::Dropped | Outcome::NotFound => End::Failed,
-                Outcome::TimedOut => End::TimedOut,
-                Outcome::Shed => End::Shed,
-                Outcome::Rejected(_) => End::Rejected,
-            };
-            t.ended(now, end, response);
+            t.ended(now, End::of(outcome), response);
         }
         now - response >= self.warmup
     }
 
-    /// Whether a request over now after `response` was sent during the warm-up.
+    /// The time series' part of [`Self::client_done`] (the request's workload's
+    /// windows, with several workloads); whether the request was sent during the
+    /// warm-up (the whole-run books leave it out).
     #[cold]
     #[inline(never)]
-    fn in_warmup(&self, now: Ticks, response: Ticks) -> bool {
+    fn client_done_extra(
+        &mut self,
+        now: Ticks,
+        workload: Option<u32>,
+        outcome: Outcome,
+        response: Ticks,
+    ) -> bool {
+        if let Some(t) = self.series.as_deref_mut()
+            && t.per_workload()
+        {
+            t.workload_ended(now, workload, End::of(outcome), response);
+        }
         now.saturating_sub(response) < self.warmup
     }
 
@@ -287,7 +294,7 @@ impl Observers {
         outcome: Outcome,
         response: Ticks,
     ) {
-        if self.extra && self.in_warmup(now, response) {
+        if self.extra && self.client_done_extra(now, workload, outcome, response) {
             return;
         }
         if outcome == Outcome::Answered {
