@@ -263,6 +263,12 @@ impl Servers {
         }
     }
 
+    /// Every server's figures, to start them again when the warm-up ends
+    /// (`observe::restart_server`).
+    pub fn stats_mut(&mut self) -> &mut [ServerStats] {
+        &mut self.stats
+    }
+
     /// End of run: time averages over the whole run, and every server's figures.
     pub fn finish(self, end: Ticks) -> Vec<ServerStats> {
         let mut stats = self.stats;
