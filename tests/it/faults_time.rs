@@ -647,3 +647,37 @@ duration_ms = 6000
         assert!(num(d, "ci_low") > 0.05 * steady, "{metric} paired: {d:?}");
     }
 }
+
+/// retry-storm.toml's boundary, drawn by a sweep over the fault's duration
+/// (`--set` on the compare axis) and magnitude (`--vary faults.0.value`): short,
+/// shallow slowdowns recover in every replication, long ones stay stuck in every
+/// replication, whatever their depth (docs/scenarios.md has the whole grid).
+#[test]
+fn a_sweep_over_the_fault_draws_the_retry_storm_boundary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    resim()
+        .args(["sweep", "-n", "3", "--quiet", "--no-report"])
+        .args(["--set", r#"compare.variant=["baseline"]"#])
+        .args(["--set", r#"compare."faults.0.for_ms"=[250, 4000]"#])
+        .args(["--vary", "faults.0.value=[1.5, 3]"])
+        .args(["--set", "workload.duration_ms=40000"])
+        .arg(scenario("scenarios/retry-storm.toml"))
+        .arg("--out")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let summary = Csv::read(&dir.path().join("summary.csv"));
+    let stuck = |for_ms: &str, value: &str| {
+        let r = summary.row(&[
+            ("for_ms", for_ms),
+            ("value", value),
+            ("metric", "recovery.stuck"),
+        ]);
+        assert_eq!(num(r, "n"), 3.0);
+        num(r, "mean")
+    };
+    for value in ["1.50", "3"] {
+        assert_eq!(stuck("250", value), 0.0, "250 ms at x{value} recovers");
+        assert_eq!(stuck("4000", value), 1.0, "4 s at x{value} stays stuck");
+    }
+}

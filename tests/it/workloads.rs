@@ -322,6 +322,15 @@ duration_ms = 5000
         total("all", "attempts"),
         total("plain", "attempts") + total("retrying", "attempts")
     );
+    // calls.csv has one row per calling workload (caller = its name; `none`
+    // for the one without a policy), matching its time-series rows
+    let calls = Csv::read(&out.path().join("calls.csv"));
+    assert_eq!(calls.rows.len(), 2);
+    for (w, policy) in [("plain", "none"), ("retrying", "retry3")] {
+        let row = calls.row(&[("caller", w), ("call_policy", policy)]);
+        assert_eq!(num(row, "attempts"), total(w, "attempts"), "{w}");
+        assert_eq!(num(row, "first_tries"), total(w, "first_tries"), "{w}");
+    }
     let (_d1, file) = file_with(&text(""));
     let out = run_into(&file, &["--quiet"]);
     let one = Csv::read(&out.path().join("timeseries.csv"));
