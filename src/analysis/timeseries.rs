@@ -15,9 +15,10 @@
 //! with first tries.
 
 use super::Results;
+use super::budget::ALL_WORKLOADS;
 use crate::model::Model;
 use crate::report::{Cell, Table};
-use crate::sim::timeseries::TimeSeries;
+use crate::sim::timeseries::{TimeSeries, WindowStats};
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     if !results.runs.iter().any(|r| r.timeseries.is_some()) {
@@ -31,10 +32,17 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
 }
 
 fn clients(results: &Results) -> Table {
+    // with several workloads, one row per (window, workload) and one for them all
+    let several = results.any(|m| m.workloads.len() > 1);
+    let key: &[&str] = if several {
+        &["window_start_ms", "workload"]
+    } else {
+        &["window_start_ms"]
+    };
     let mut t = results.table(
         "timeseries",
         "Per window: first tries and attempts by send time, outcomes by end time (answered = goodput)",
-        &["window_start_ms"],
+        key,
         &[
             "first_tries",
             "attempts",
@@ -50,24 +58,56 @@ fn clients(results: &Results) -> Table {
     t.printed = false;
     for (i, run) in results.runs.iter().enumerate() {
         let Some(s) = &run.timeseries else { continue };
-        for (k, w) in s.windows.iter().enumerate() {
-            let mut cells = results.axis_cells(i);
-            cells.extend([
-                Cell::Num(k as f64 * s.window_ms),
-                w.first_tries.into(),
-                w.attempts.into(),
-                w.answered.into(),
-                w.failed.into(),
-                w.timed_out.into(),
-                w.shed.into(),
-                w.rejected.into(),
-                w.p50_ms.into(),
-                w.p99_ms.into(),
-            ]);
-            t.push(cells);
+        let model: &Model = &results.scenario.rows[i].model;
+        for (k, all) in s.windows.iter().enumerate() {
+            let start = Cell::Num(k as f64 * s.window_ms);
+            let mut row = |workload: Option<&str>, w: &WindowStats| {
+                let mut cells = results.axis_cells(i);
+                cells.push(start.clone());
+                if let Some(name) = workload {
+                    cells.push(name.into());
+                }
+                cells.extend(window_cells(w));
+                t.push(cells);
+            };
+            if several {
+                // a row with one workload keeps its books in the whole run's
+                let own = &s.per_workload[k * s.workloads..(k + 1) * s.workloads];
+                if own.is_empty() {
+                    let name = model.workloads.first().map_or("main", |w| w.name.as_str());
+                    row(Some(name), all);
+                }
+                for (named, w) in model.workloads.iter().zip(own) {
+                    row(Some(named.name.as_str()), w);
+                }
+                row(Some(ALL_WORKLOADS), all);
+            } else {
+                row(None, all);
+            }
         }
     }
+    if several {
+        t.notes.push(format!(
+            "one row per window and workload (the workload's own requests: first tries and attempts by their send time, \
+             outcomes by their end time), then `{ALL_WORKLOADS}` for every request of the window"
+        ));
+    }
     t
+}
+
+/// A window's client-side figures, in column order.
+fn window_cells(w: &WindowStats) -> [Cell; 9] {
+    [
+        w.first_tries.into(),
+        w.attempts.into(),
+        w.answered.into(),
+        w.failed.into(),
+        w.timed_out.into(),
+        w.shed.into(),
+        w.rejected.into(),
+        w.p50_ms.into(),
+        w.p99_ms.into(),
+    ]
 }
 
 fn services(results: &Results) -> Table {
@@ -226,7 +266,6 @@ fn recovery(results: &Results) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::timeseries::WindowStats;
 
     fn series(answered: &[u64]) -> TimeSeries {
         TimeSeries {
@@ -240,8 +279,7 @@ mod tests {
                     ..WindowStats::default()
                 })
                 .collect(),
-            names: Vec::new(),
-            services: Vec::new(),
+            ..TimeSeries::default()
         }
     }
 

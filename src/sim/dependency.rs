@@ -86,6 +86,14 @@ impl Dependencies {
     }
 
     /// Time-average calls worked on, per dependency, until `end`.
+    /// The warm-up is over (now): busy time is averaged from here on (the
+    /// observers rescale the mean to the part after the warm-up).
+    pub fn restart(&mut self, now: Ticks) {
+        for d in &mut self.deps {
+            d.busy_average = super::observe::restarted(&d.busy_average, now);
+        }
+    }
+
     pub fn finish(&self, end: Ticks) -> Vec<f64> {
         self.deps.iter().map(|d| d.busy_average.mean(end)).collect()
     }

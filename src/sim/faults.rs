@@ -4,7 +4,8 @@
 //! request arrives; a dependency the same for a call; the workload its arrival
 //! factor when it draws a gap. Slot counts and `down` also act at a fault's edges
 //! (`FaultEdge` events, received here): slots change, queued and running work
-//! fails.
+//! fails. The end of `scenario.warmup_ms` is an edge too ([`WARMUP_END`]): the
+//! server and dependency books start again there.
 //!
 //! # The window-edge rule
 //!
@@ -183,10 +184,23 @@ pub(crate) fn edge_code(fault: usize, end: bool) -> u32 {
     (fault as u32) * 2 + u32::from(end)
 }
 
+/// The edge code of the end of `scenario.warmup_ms` (no fault's: a scenario
+/// has far fewer than 2^31 faults), when the server and dependency books start
+/// again (see `observe`).
+pub(crate) const WARMUP_END: u32 = u32::MAX;
+
 impl World<'_> {
-    /// Schedules the edges of the faults that act at their edges (`slots`,
-    /// `down`); before the run starts, so that they run first in their tick.
+    /// Schedules the end of the warm-up and the edges of the faults that act at
+    /// their edges (`slots`, `down`); before the run starts, so that they run
+    /// first in their tick.
     pub(super) fn schedule_fault_edges(&mut self) {
+        if self.model.warmup > Ticks::ZERO {
+            self.post(
+                self.model.warmup,
+                Lane::Normal,
+                super::Event::FaultEdge(WARMUP_END),
+            );
+        }
         for i in 0..self.faults.list.len() {
             let f = self.faults.list[i];
             if f.at == f.until || !matches!(f.kind, FaultKind::Slots | FaultKind::Down) {
@@ -212,6 +226,10 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn fault_edge(&mut self, code: u32) {
+        if code == WARMUP_END {
+            self.warmup_over();
+            return;
+        }
         let f = *self.faults.get((code / 2) as usize);
         match (f.kind, f.target) {
             (FaultKind::Slots, FaultTarget::Server { service, .. }) => {

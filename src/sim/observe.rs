@@ -3,7 +3,22 @@
 //! failed, worked, wasted work) and never update each other's counters. The books
 //! kept here are the whole-run outcome counts, the response-time samples, the time
 //! in flight, per-dependency figures and, for ladders, per-step figures.
+//!
+//! # The warm-up (`scenario.warmup_ms`)
+//!
+//! Client-side books (outcomes, response times, time in the system) count a
+//! request by its **send time**: one sent before the warm-up's end is left out
+//! wherever it ends. The server and dependency books (the `services`,
+//! `server_work`, `replicas` and `dependencies` figures, and the outcomes' and
+//! run's columns drawn from them) **start again** at the warm-up's end, an edge
+//! event that runs first in its tick: from then on every event counts by the
+//! time it happens (an arrival or a shed when it arrives, a wait when service
+//! starts, work, late work and a response when the request leaves its slot, a
+//! call when it is made), and time averages (busy slots, queue, requests in
+//! flight) cover the time from the warm-up's end to the run's end. Figures kept
+//! at the end of the run are rescaled to that span here.
 
+use super::World;
 use super::timeseries::{End, Timeline};
 use super::{DependencyStats, LimiterResults, Outcome, RunResult, ServerStats};
 use crate::engine::Ticks;
@@ -112,7 +127,7 @@ impl Observers {
                 .into_iter()
                 .chain(model.dependencies.iter().map(|d| d.name.clone()))
                 .collect();
-            Box::new(Timeline::new(w, names))
+            Box::new(Timeline::new(w, names, model.workloads.len()))
         });
         Observers {
             extra: series.is_some() || model.warmup > Ticks::ZERO,
@@ -183,12 +198,13 @@ impl Observers {
         self.first_dependency_row + dep
     }
 
-    /// A request enters the system now.
+    /// A request of `workload` (its index; None: not a workload's) enters the
+    /// system now.
     #[inline]
-    pub fn request_sent(&mut self, now: Ticks) {
+    pub fn request_sent(&mut self, now: Ticks, workload: Option<u32>) {
         self.in_flight.add(now, 1);
         if self.extra {
-            self.sent_extra(now);
+            self.sent_extra(now, workload);
         } else {
             self.result.requests += 1;
         }
@@ -197,21 +213,21 @@ impl Observers {
     /// [`Self::request_sent`] with a warm-up or a time series.
     #[cold]
     #[inline(never)]
-    fn sent_extra(&mut self, now: Ticks) {
+    fn sent_extra(&mut self, now: Ticks, workload: Option<u32>) {
         if now >= self.warmup {
             self.result.requests += 1;
         }
         if let Some(t) = self.series() {
-            t.sent(now);
+            t.sent(now, workload);
         }
     }
 
-    /// A client's policy sends another attempt (a retry or a hedge) now: the time
-    /// series counts it by its send time.
+    /// A client of `workload` has its policy send another attempt (a retry or a
+    /// hedge) now: the time series counts it by its send time.
     #[cold]
-    pub fn client_attempt_sent(&mut self, now: Ticks) {
+    pub fn client_attempt_sent(&mut self, now: Ticks, workload: Option<u32>) {
         if let Some(t) = self.series() {
-            t.attempt(now);
+            t.attempt(now, workload);
         }
     }
 
@@ -264,22 +280,28 @@ impl Observers {
     #[inline(never)]
     fn answered_extra(&mut self, now: Ticks, outcome: Outcome, response: Ticks) -> bool {
         if let Some(t) = self.series() {
-            let end = match outcome {
-                Outcome::Answered => End::Answered,
-                Outcome::Dropped | Outcome::NotFound => End::Failed,
-                Outcome::TimedOut => End::TimedOut,
-                Outcome::Shed => End::Shed,
-                Outcome::Rejected(_) => End::Rejected,
-            };
-            t.ended(now, end, response);
+            t.ended(now, End::of(outcome), response);
         }
         now - response >= self.warmup
     }
 
-    /// Whether a request over now after `response` was sent during the warm-up.
+    /// The time series' part of [`Self::client_done`] (the request's workload's
+    /// windows, with several workloads); whether the request was sent during the
+    /// warm-up (the whole-run books leave it out).
     #[cold]
     #[inline(never)]
-    fn in_warmup(&self, now: Ticks, response: Ticks) -> bool {
+    fn client_done_extra(
+        &mut self,
+        now: Ticks,
+        workload: Option<u32>,
+        outcome: Outcome,
+        response: Ticks,
+    ) -> bool {
+        if let Some(t) = self.series.as_deref_mut()
+            && t.per_workload()
+        {
+            t.workload_ended(now, workload, End::of(outcome), response);
+        }
         now.saturating_sub(response) < self.warmup
     }
 
@@ -293,7 +315,7 @@ impl Observers {
         outcome: Outcome,
         response: Ticks,
     ) {
-        if self.extra && self.in_warmup(now, response) {
+        if self.extra && self.client_done_extra(now, workload, outcome, response) {
             return;
         }
         if outcome == Outcome::Answered {
@@ -332,8 +354,27 @@ impl Observers {
     #[inline]
     pub fn left(&mut self, now: Ticks, in_system: Ticks) {
         self.in_flight.add(now, -1);
-        self.in_system.add(in_system);
         self.last_exit = now;
+        if self.extra && self.sent_in_warmup(now, in_system) {
+            return;
+        }
+        self.in_system.add(in_system);
+    }
+
+    /// Whether a request over now after `in_system` was sent during the warm-up.
+    #[cold]
+    #[inline(never)]
+    fn sent_in_warmup(&self, now: Ticks, in_system: Ticks) -> bool {
+        now.saturating_sub(in_system) < self.warmup
+    }
+
+    /// The warm-up is over (now): the dependency books and the requests in
+    /// flight start again (see the module docs).
+    fn restart(&mut self, now: Ticks) {
+        for d in &mut self.result.dependencies {
+            *d = DependencyStats::default();
+        }
+        self.in_flight = restarted(&self.in_flight, now);
     }
 
     /// A request of `step` is over for its client: `outcome`, in time or not.
@@ -410,6 +451,7 @@ impl Observers {
         servers: Vec<ServerStats>,
         limiters: LimiterResults,
     ) -> RunResult {
+        let warmup = self.warmup;
         let r = &mut self.result;
         r.events = events;
         r.sim_time_ms = end.as_ms();
@@ -418,17 +460,82 @@ impl Observers {
         r.in_system_ms = self.in_system.ms();
         r.last_exit_ms = self.last_exit.as_ms();
         let last_exit = self.last_exit;
-        r.mean_in_flight = self.in_flight.mean(last_exit);
+        r.mean_in_flight = self.in_flight.mean(last_exit) * after_warmup(warmup, last_exit);
         let mut work = 0.0;
+        let scale = after_warmup(warmup, end);
         for (stats, busy) in r.dependencies.iter_mut().zip(dependency_busy) {
-            stats.mean_busy = busy;
+            stats.mean_busy = busy * scale;
             work += stats.mean_busy;
         }
         r.mean_dependency_work = work;
         r.wasted_ms = r.dependencies.iter().map(|d| d.wasted_ms).sum();
+        let mut servers = servers;
+        if warmup > Ticks::ZERO {
+            for s in &mut servers {
+                s.mean_busy_slots *= scale;
+                s.mean_queue *= scale;
+                for r in &mut s.replicas {
+                    r.mean_busy_slots *= scale;
+                }
+            }
+        }
         r.servers = servers;
         r.limiters = limiters;
         r.timeseries = self.series.take().map(|t| t.finish(end));
         self.result
+    }
+}
+
+/// What turns a time average over [0, `until`] of a level restarted at the
+/// warm-up's end (0 before it) into its average over [warm-up, `until`]: 1
+/// without a warm-up, 0 when nothing ran after it.
+fn after_warmup(warmup: Ticks, until: Ticks) -> f64 {
+    if warmup == Ticks::ZERO {
+        1.0
+    } else if until > warmup {
+        until.0 as f64 / (until - warmup).0 as f64
+    } else {
+        0.0
+    }
+}
+
+/// `average` started again at `now`: its level kept, nothing before now
+/// counted (its mean over [0, end] then reads `after_warmup` short).
+pub(crate) fn restarted(average: &TimeAverage, now: Ticks) -> TimeAverage {
+    let mut a = TimeAverage::default();
+    a.add(now, average.level() as i64);
+    a
+}
+
+/// A server's figures started again at `now` (the warm-up's end): counts and
+/// samples emptied, time averages restarted with their current levels.
+fn restart_server(s: &mut ServerStats, now: Ticks) {
+    *s = ServerStats {
+        service: s.service,
+        busy: restarted(&s.busy, now),
+        queued: restarted(&s.queued, now),
+        replicas: s
+            .replicas
+            .iter()
+            .map(|r| super::server::ReplicaStats {
+                busy: restarted(&r.busy, now),
+                ..super::server::ReplicaStats::default()
+            })
+            .collect(),
+        ..ServerStats::default()
+    };
+}
+
+impl World<'_> {
+    /// `scenario.warmup_ms` ends now: the server and dependency books start
+    /// again (the client-side books filter by send time instead).
+    #[cold]
+    pub(super) fn warmup_over(&mut self) {
+        let now = self.now;
+        for s in self.servers.stats_mut() {
+            restart_server(s, now);
+        }
+        self.dependencies.restart(now);
+        self.obs.restart(now);
     }
 }

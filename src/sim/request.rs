@@ -127,7 +127,12 @@ impl World<'_> {
         r.source = self.workload.current;
         r.caller = None;
         trace!(self, sent(id, route, owner));
-        self.obs.request_sent(now);
+        let workload = self
+            .workload
+            .workload_of
+            .get(self.workload.current as usize)
+            .copied();
+        self.obs.request_sent(now, workload);
         if !self.model.policies.is_empty()
             && let Some(policy) = self.workload_policy(self.workload.current)
         {

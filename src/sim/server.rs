@@ -79,10 +79,10 @@ pub struct ServerStats {
     pub replicas: Vec<ReplicaStats>,
     // the sums behind work_ms, late_work_ms, saved_ms and in_server_ms, kept in
     // ticks during the run
-    work: TickSum,
-    late_work: TickSum,
-    saved: TickSum,
-    in_server: TickSum,
+    pub(crate) work: TickSum,
+    pub(crate) late_work: TickSum,
+    pub(crate) saved: TickSum,
+    pub(crate) in_server: TickSum,
 }
 
 /// What one replica of a replicated server measured.
@@ -267,6 +267,12 @@ impl Servers {
             done_keys: Vec::new(),
             codel_keys: Vec::new(),
         }
+    }
+
+    /// Every server's figures, to start them again when the warm-up ends
+    /// (`observe::restart_server`).
+    pub fn stats_mut(&mut self) -> &mut [ServerStats] {
+        &mut self.stats
     }
 
     /// End of run: time averages over the whole run, and every server's figures.

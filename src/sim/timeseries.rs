@@ -14,6 +14,12 @@
 //! So an observation is O(1) and nothing is allocated per request: the answered
 //! response times of the current window go into one buffer that is cleared, not
 //! freed, at each window's end.
+//!
+//! With several workloads the client-side figures are also kept per workload
+//! (first tries and attempts by the send time of the workload's requests, ends by
+//! their end time), one more buffer of answered response times per workload; the
+//! whole-run figures stay as they are, so the per-workload windows add up to them.
+//! A run with one workload keeps no per-workload books at all.
 
 use crate::engine::Ticks;
 use crate::metrics::Samples;
@@ -69,6 +75,12 @@ pub struct TimeSeries {
     pub names: Vec<String>,
     /// `windows.len() x names.len()`, window-major.
     pub services: Vec<ServiceWindow>,
+    /// Workloads with their own client-side rows: 0 with one workload, else
+    /// every workload of the model, in its order.
+    pub workloads: usize,
+    /// `windows.len() x workloads`, window-major: each workload's own
+    /// client-side figures (empty with one workload).
+    pub per_workload: Vec<WindowStats>,
 }
 
 /// A level (busy slots, queued requests) and its area within the current window.
@@ -97,30 +109,77 @@ struct Open {
     queue: Level,
 }
 
+/// The client-side figures of the current window: the whole run's, or one
+/// workload's.
+#[derive(Debug, Clone, Default)]
+struct Clients {
+    current: WindowStats,
+    /// Response times of the window's answered requests (cleared, not freed).
+    answered: Samples,
+}
+
+impl Clients {
+    fn sent(&mut self) {
+        self.current.first_tries += 1;
+        self.current.attempts += 1;
+    }
+
+    fn ended(&mut self, end: End, response: Ticks) {
+        let w = &mut self.current;
+        match end {
+            End::Answered => {
+                w.answered += 1;
+                self.answered.push(response);
+            }
+            End::Failed => w.failed += 1,
+            End::TimedOut => w.timed_out += 1,
+            End::Shed => w.shed += 1,
+            End::Rejected => w.rejected += 1,
+        }
+    }
+
+    /// The window's figures; the books start the next window empty.
+    fn close(&mut self) -> WindowStats {
+        let mut w = std::mem::take(&mut self.current);
+        if self.answered.count() > 0 {
+            w.p50_ms = Some(self.answered.quantile_ms(0.5));
+            w.p99_ms = Some(self.answered.quantile_ms(0.99));
+        }
+        self.answered.clear();
+        w
+    }
+}
+
 /// The time series being kept during a run.
 pub(crate) struct Timeline {
     window: Ticks,
     /// Start and end of the current window.
     start: Ticks,
     end: Ticks,
-    current: WindowStats,
-    answered: Samples,
+    clients: Clients,
+    /// One per workload with several workloads, else empty.
+    workloads: Vec<Clients>,
     rows: Vec<Open>,
     out: TimeSeries,
 }
 
 impl Timeline {
-    pub fn new(window: Ticks, names: Vec<String>) -> Timeline {
+    /// A time series of `window`-long windows with the services rows `names`,
+    /// and per-workload client rows for `workloads` workloads when there are
+    /// more than one.
+    pub fn new(window: Ticks, names: Vec<String>, workloads: usize) -> Timeline {
+        let workloads = if workloads > 1 { workloads } else { 0 };
         Timeline {
             window,
             start: Ticks::ZERO,
             end: window,
-            current: WindowStats::default(),
-            answered: Samples::default(),
+            clients: Clients::default(),
+            workloads: vec![Clients::default(); workloads],
             rows: vec![Open::default(); names.len()],
             out: TimeSeries {
                 window_ms: window.as_ms(),
                 names,
+                workloads,
                 ..TimeSeries::default()
             },
         }
@@ -156,13 +215,12 @@ impl Timeline {
 
     /// Closes the current window at `end`, `length` long.
     fn close(&mut self, end: Ticks, length: Ticks) {
-        let mut w = std::mem::take(&mut self.current);
-        if self.answered.count() > 0 {
-            w.p50_ms = Some(self.answered.quantile_ms(0.5));
-            w.p99_ms = Some(self.answered.quantile_ms(0.99));
-        }
-        self.answered.clear();
+        let w = self.clients.close();
         self.out.windows.push(w);
+        for c in &mut self.workloads {
+            let w = c.close();
+            self.out.per_workload.push(w);
+        }
         let len = length.0.max(1) as f64;
         for row in &mut self.rows {
             row.busy.advance(end);
@@ -189,36 +247,52 @@ impl Timeline {
         }
     }
 
-    /// A client sends a request (its first try).
+    /// A client of workload `workload` (None: not a workload's, or the only
+    /// one) sends a request (its first try).
     #[inline]
-    pub fn sent(&mut self, now: Ticks) {
+    pub fn sent(&mut self, now: Ticks, workload: Option<u32>) {
         self.at(now);
-        self.current.first_tries += 1;
-        self.current.attempts += 1;
+        self.clients.sent();
+        if let Some(c) = self.workload(workload) {
+            c.sent();
+        }
     }
 
-    /// A client sends another attempt of a request (a retry or a hedge).
-    pub fn attempt(&mut self, now: Ticks) {
+    /// A client of `workload` sends another attempt of a request (a retry or a
+    /// hedge).
+    pub fn attempt(&mut self, now: Ticks, workload: Option<u32>) {
         self.at(now);
-        self.current.attempts += 1;
+        self.clients.current.attempts += 1;
+        if let Some(c) = self.workload(workload) {
+            c.current.attempts += 1;
+        }
     }
 
     /// A request ended: `answered` (goodput) with its response time, or `failed`,
-    /// `shed`, `rejected`.
+    /// `shed`, `rejected` (the whole run's figures).
     #[inline]
     pub fn ended(&mut self, now: Ticks, end: End, response: Ticks) {
         self.at(now);
-        let w = &mut self.current;
-        match end {
-            End::Answered => {
-                w.answered += 1;
-                self.answered.push(response);
-            }
-            End::Failed => w.failed += 1,
-            End::TimedOut => w.timed_out += 1,
-            End::Shed => w.shed += 1,
-            End::Rejected => w.rejected += 1,
+        self.clients.ended(end, response);
+    }
+
+    /// [`Self::ended`] for the figures of the request's workload (kept only
+    /// with several workloads).
+    pub fn workload_ended(&mut self, now: Ticks, workload: Option<u32>, end: End, response: Ticks) {
+        self.at(now);
+        if let Some(c) = self.workload(workload) {
+            c.ended(end, response);
         }
+    }
+
+    /// Whether the series keeps per-workload figures.
+    #[inline]
+    pub fn per_workload(&self) -> bool {
+        !self.workloads.is_empty()
+    }
+
+    fn workload(&mut self, workload: Option<u32>) -> Option<&mut Clients> {
+        self.workloads.get_mut(workload? as usize)
     }
 
     /// Services row `row`: a request or call arrived.
@@ -280,6 +354,20 @@ pub(crate) enum End {
     Rejected,
 }
 
+impl End {
+    /// How the time series counts a request that ended with `outcome`.
+    pub fn of(outcome: super::Outcome) -> End {
+        use super::Outcome;
+        match outcome {
+            Outcome::Answered => End::Answered,
+            Outcome::Dropped | Outcome::NotFound => End::Failed,
+            Outcome::TimedOut => End::TimedOut,
+            Outcome::Shed => End::Shed,
+            Outcome::Rejected(_) => End::Rejected,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,11 +378,11 @@ mod tests {
 
     #[test]
     fn observations_land_in_their_window_and_empty_windows_are_rows_too() {
-        let mut t = Timeline::new(ms(100.0), vec!["s".into()]);
-        t.sent(ms(0.0));
-        t.sent(ms(99.0));
+        let mut t = Timeline::new(ms(100.0), vec!["s".into()], 1);
+        t.sent(ms(0.0), None);
+        t.sent(ms(99.0), None);
         t.ended(ms(99.999), End::Answered, ms(10.0));
-        t.sent(ms(100.0));
+        t.sent(ms(100.0), None);
         t.ended(ms(250.0), End::Shed, ms(0.0));
         let s = t.finish(ms(250.0));
         let tries: Vec<u64> = s.windows.iter().map(|w| w.first_tries).collect();
@@ -308,7 +396,7 @@ mod tests {
 
     #[test]
     fn levels_average_over_each_window_and_the_last_over_its_run_part() {
-        let mut t = Timeline::new(ms(100.0), vec!["s".into()]);
+        let mut t = Timeline::new(ms(100.0), vec!["s".into()], 1);
         t.levels(ms(50.0), 0, 2, 1); // 2 busy from 50
         t.levels(ms(150.0), 0, 0, 0); // to 150
         let s = t.finish(ms(160.0));

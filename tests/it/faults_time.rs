@@ -486,3 +486,198 @@ requests = 10
     let outcomes = Csv::read(&out.join("outcomes.csv"));
     assert_eq!(num(&outcomes.rows[0], "dropped"), 10.0);
 }
+
+/// `scenario.warmup_ms` starts the server and dependency books again at its end:
+/// `services.csv`, `server_work.csv` and the run's dependency work count exactly
+/// what the (unfiltered) time series shows from the warm-up's window on, and
+/// their time averages are the time series' averaged over the same span.
+#[test]
+fn warmup_cuts_the_server_and_dependency_tables_at_its_end() {
+    let text = |warmup: u32| {
+        format!(
+            r#"
+[scenario]
+name = "warm-up cuts the server and dependency books"
+seed = 4
+warmup_ms = {warmup}
+
+[services.api]
+routes = ["/api"]
+
+[services.api.handler]
+type = "server"
+slots = 1
+queue = 1000
+service = {{ exponential = {{ mean_ms = 8 }} }}
+budget = "none"
+branches = [ {{ name = "s", calls = ["store"] }} ]
+
+[dependencies.store]
+slots = 2
+latency = {{ exponential = {{ mean_ms = 5 }} }}
+
+[workload]
+type = "open"
+rate_rps = 70
+arrivals = "poisson"
+duration_ms = 20000
+timeout_ms = 150
+
+[output]
+window_ms = 1000
+"#
+        )
+    };
+    let (_d, warm) = run_text(&text(7000));
+    let (_d0, cold) = run_text(&text(0));
+    let read = |dir: &Path, t: &str| Csv::read(&dir.join(format!("{t}.csv")));
+    let services = read(&warm, "services");
+    let work = read(&warm, "server_work");
+    let run = read(&warm, "run");
+    let ts = read(&warm, "timeseries_services");
+    let end = num(&run.rows[0], "sim_time_ms");
+    // the time series of one row from 7 s on: sums, and length-weighted means
+    let after = |service: &str| -> Vec<_> {
+        ts.select(&[("service", service)])
+            .into_iter()
+            .filter(|r| num(r, "window_start_ms") >= 7000.0)
+            .cloned()
+            .collect()
+    };
+    let sum = |rows: &[std::collections::HashMap<String, String>], col: &str| -> f64 {
+        rows.iter().map(|r| num(r, col)).sum()
+    };
+    let mean = |rows: &[std::collections::HashMap<String, String>], col: &str| -> f64 {
+        let len = |r: &std::collections::HashMap<String, String>| {
+            let start = num(r, "window_start_ms");
+            (end - start).min(1000.0)
+        };
+        rows.iter().map(|r| num(r, col) * len(r)).sum::<f64>() / (end - 7000.0)
+    };
+    let close = |a: f64, b: f64, what: &str| {
+        assert!(
+            (a - b).abs() <= 1e-4 * b.abs().max(1.0),
+            "{what}: {a} vs {b}"
+        );
+    };
+    let api = after("api");
+    let s = &services.rows[0];
+    assert_eq!(num(s, "arrived"), sum(&api, "arrivals"));
+    assert_eq!(num(s, "processed"), sum(&api, "processed"));
+    close(num(s, "mean_busy_slots"), mean(&api, "mean_busy"), "busy");
+    close(num(s, "mean_queue"), mean(&api, "mean_queue"), "queue");
+    close(
+        num(&work.rows[0], "late_work_ms"),
+        sum(&api, "wasted_ms"),
+        "late work",
+    );
+    close(
+        num(&run.rows[0], "mean_dependency_work"),
+        mean(&after("store"), "mean_busy"),
+        "dependency work",
+    );
+    // and the cut is real: the whole run's books hold more
+    let all = &read(&cold, "services").rows[0];
+    assert!(num(all, "arrived") > num(s, "arrived") + 300.0);
+    assert_eq!(
+        num(all, "arrived"),
+        sum(
+            &ts.select(&[("service", "api")])
+                .into_iter()
+                .cloned()
+                .collect::<Vec<_>>(),
+            "arrivals"
+        )
+    );
+}
+
+/// The warm-up removes the empty start's bias from the server table: M/M/1 at
+/// load 0.9 (steady-state mean queue rho^2 / (1 - rho) = 8.1, mean wait
+/// rho / (mu - lambda) = 90 ms) over 400 runs of 6 s. Without a warm-up the
+/// whole-run mean queue's interval lies below 8.1; after a 3 s warm-up it holds
+/// 8.1, and the paired difference is clearly positive.
+#[test]
+fn warmup_removes_the_empty_start_bias_from_the_server_table() {
+    let (dir, file) = crate::common::file_with(
+        r#"
+[scenario]
+name = "M/M/1 warm-up"
+seed = 1
+
+[services.api]
+routes = ["/api"]
+
+[services.api.handler]
+type = "server"
+slots = 1
+queue = 100000
+service = { exponential = { mean_ms = 10 } }
+
+[workload]
+type = "open"
+rate_rps = 90
+arrivals = "poisson"
+duration_ms = 6000
+
+[compare]
+"scenario.warmup_ms" = [0, 3000]
+"#,
+    );
+    let out = dir.path().join("out");
+    resim()
+        .args(["sweep", "-n", "400", "--quiet", "--no-report", "--out"])
+        .arg(&out)
+        .arg(&file)
+        .assert()
+        .success();
+    let summary = Csv::read(&out.join("summary.csv"));
+    let paired = Csv::read(&out.join("paired.csv"));
+    for (metric, steady) in [
+        ("services.mean_queue", 8.1),
+        ("services.mean_wait_ms", 90.0),
+    ] {
+        let cold = summary.row(&[("warmup_ms", "0"), ("metric", metric)]);
+        let warm = summary.row(&[("warmup_ms", "3000"), ("metric", metric)]);
+        assert!(num(cold, "ci_high") < steady, "{metric} without: {cold:?}");
+        assert!(
+            num(warm, "ci_low") <= steady && steady <= num(warm, "ci_high"),
+            "{metric} with: {warm:?}"
+        );
+        let d = paired.row(&[("warmup_ms", "3000"), ("metric", metric)]);
+        assert!(num(d, "ci_low") > 0.05 * steady, "{metric} paired: {d:?}");
+    }
+}
+
+/// retry-storm.toml's boundary, drawn by a sweep over the fault's duration
+/// (`--set` on the compare axis) and magnitude (`--vary faults.0.value`): short,
+/// shallow slowdowns recover in every replication, long ones stay stuck in every
+/// replication, whatever their depth (docs/scenarios.md has the whole grid).
+#[test]
+fn a_sweep_over_the_fault_draws_the_retry_storm_boundary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    resim()
+        .args(["sweep", "-n", "3", "--quiet", "--no-report"])
+        .args(["--set", r#"compare.variant=["baseline"]"#])
+        .args(["--set", r#"compare."faults.0.for_ms"=[250, 4000]"#])
+        .args(["--vary", "faults.0.value=[1.5, 3]"])
+        .args(["--set", "workload.duration_ms=40000"])
+        .arg(scenario("scenarios/retry-storm.toml"))
+        .arg("--out")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let summary = Csv::read(&dir.path().join("summary.csv"));
+    let stuck = |for_ms: &str, value: &str| {
+        let r = summary.row(&[
+            ("for_ms", for_ms),
+            ("value", value),
+            ("metric", "recovery.stuck"),
+        ]);
+        assert_eq!(num(r, "n"), 3.0);
+        num(r, "mean")
+    };
+    for value in ["1.50", "3"] {
+        assert_eq!(stuck("250", value), 0.0, "250 ms at x{value} recovers");
+        assert_eq!(stuck("4000", value), 1.0, "4 s at x{value} stays stuck");
+    }
+}

@@ -184,3 +184,156 @@ clients = 3
     assert_eq!(num(l, "buckets"), 3.0, "one bucket per client label");
     assert_eq!((num(l, "passed"), num(l, "rejected")), (9.0, 1.0));
 }
+
+/// Sums column `col` of the `timeseries` rows of `workload`.
+fn series_total(csv: &Csv, workload: &str, col: &str) -> f64 {
+    csv.select(&[("workload", workload)])
+        .iter()
+        .map(|r| num(r, col))
+        .sum()
+}
+
+/// With several workloads the time series has one row per (window, workload)
+/// and one `all` row per window: each window's workload rows add up to its `all`
+/// row, each workload's windows to its `outcomes` row, and the limiter's
+/// rejections land on the large key alone, in every window.
+#[test]
+fn noisy_neighbour_windows_per_workload_add_up_to_the_whole() {
+    let out = run_into(&scenario("scenarios/noisy-neighbour.toml"), &["--quiet"]);
+    let series = Csv::read(&out.path().join("timeseries.csv"));
+    let outcomes = Csv::read(&out.path().join("outcomes.csv"));
+    assert_eq!(series.headers[..2], ["window_start_ms", "workload"]);
+    let workloads = ["small-a", "small-b", "large"];
+    let windows: Vec<&String> = series
+        .select(&[("workload", "all")])
+        .iter()
+        .map(|r| &r["window_start_ms"])
+        .collect();
+    // 10 s of traffic in 1 s windows, and the window holding the last answers
+    assert_eq!(windows.len(), 11);
+    assert_eq!(series.rows.len(), 4 * windows.len());
+    let counts = [
+        "first_tries",
+        "attempts",
+        "answered",
+        "failed",
+        "timed_out",
+        "shed",
+        "rejected",
+    ];
+    for start in &windows {
+        let all = series.row(&[("window_start_ms", start), ("workload", "all")]);
+        for col in counts {
+            let sum: f64 = workloads
+                .iter()
+                .map(|w| {
+                    num(
+                        series.row(&[("window_start_ms", start), ("workload", w)]),
+                        col,
+                    )
+                })
+                .sum();
+            assert_eq!(sum, num(all, col), "window {start}, {col}");
+        }
+        for small in ["small-a", "small-b"] {
+            let r = series.row(&[("window_start_ms", start), ("workload", small)]);
+            assert_eq!(num(r, "rejected"), 0.0, "{small} in window {start}");
+        }
+    }
+    // the large key is cut to ~100/s in every full window after the first
+    for start in &windows[1..10] {
+        let r = series.row(&[("window_start_ms", start), ("workload", "large")]);
+        let (answered, rejected) = (num(r, "answered"), num(r, "rejected"));
+        assert!((90.0..=110.0).contains(&answered), "{start}: {answered}");
+        assert!(rejected > 300.0, "{start}: {rejected}");
+    }
+    for w in workloads.iter().chain(&["all"]) {
+        let o = outcomes.row(&[("workload", w)]);
+        assert_eq!(
+            series_total(&series, w, "first_tries"),
+            num(o, "requests"),
+            "{w}"
+        );
+        assert_eq!(
+            series_total(&series, w, "answered"),
+            num(o, "answered"),
+            "{w}"
+        );
+        assert_eq!(
+            series_total(&series, w, "rejected"),
+            num(o, "requests") - num(o, "answered"),
+            "{w}"
+        );
+    }
+}
+
+/// A retrying workload's retries count in its own windows (by send time), not in
+/// its neighbour's; one workload keeps the time series as it was (no column).
+#[test]
+fn retries_count_in_the_windows_of_their_own_workload() {
+    let text = |second: &str| {
+        format!(
+            r#"
+[scenario]
+name = "retries per workload"
+seed = 5
+
+[services.s]
+routes = ["/x"]
+
+[services.s.handler]
+type = "server"
+slots = 1
+queue = 2
+service = {{ exponential = {{ mean_ms = 20 }} }}
+
+[policies.retry3]
+retry = {{ max_attempts = 3, backoff = {{ kind = "constant", base_ms = 5 }} }}
+
+[workloads.retrying]
+type = "open"
+rate_rps = 40
+duration_ms = 5000
+call_policy = "retry3"
+{second}
+[output]
+window_ms = 500
+"#
+        )
+    };
+    let (_d, file) = file_with(&text(
+        r#"
+[workloads.plain]
+type = "open"
+rate_rps = 20
+duration_ms = 5000
+"#,
+    ));
+    let out = run_into(&file, &["--quiet"]);
+    let series = Csv::read(&out.path().join("timeseries.csv"));
+    let total = |w: &str, col: &str| series_total(&series, w, col);
+    assert_eq!(total("plain", "attempts"), total("plain", "first_tries"));
+    let retries = total("retrying", "attempts") - total("retrying", "first_tries");
+    assert!(
+        retries > 50.0,
+        "the overloaded server sheds: {retries} retries"
+    );
+    assert_eq!(
+        total("all", "attempts"),
+        total("plain", "attempts") + total("retrying", "attempts")
+    );
+    // calls.csv has one row per calling workload (caller = its name; `none`
+    // for the one without a policy), matching its time-series rows
+    let calls = Csv::read(&out.path().join("calls.csv"));
+    assert_eq!(calls.rows.len(), 2);
+    for (w, policy) in [("plain", "none"), ("retrying", "retry3")] {
+        let row = calls.row(&[("caller", w), ("call_policy", policy)]);
+        assert_eq!(num(row, "attempts"), total(w, "attempts"), "{w}");
+        assert_eq!(num(row, "first_tries"), total(w, "first_tries"), "{w}");
+    }
+    let (_d1, file) = file_with(&text(""));
+    let out = run_into(&file, &["--quiet"]);
+    let one = Csv::read(&out.path().join("timeseries.csv"));
+    assert_eq!(one.headers[0], "window_start_ms");
+    assert!(!one.headers.iter().any(|h| h == "workload"));
+}

@@ -410,14 +410,11 @@ impl World<'_> {
             t.request(now);
         }
         self.policies.calls[pc as usize].attempts += 1;
-        if !first
-            && matches!(
-                self.policies.calls[pc as usize].caller,
-                Caller::Client { .. }
-            )
-        {
+        if !first && let Caller::Client { req } = self.policies.calls[pc as usize].caller {
             // a client's retry or hedge: the time series counts attempts by send time
-            self.obs.client_attempt_sent(now);
+            let source = self.requests[req].source as usize;
+            let workload = self.workload.workload_of.get(source).copied();
+            self.obs.client_attempt_sent(now, workload);
         }
         match self.call(Caller::Policy { call: pc }, target, cap, cancel) {
             Some(id) => self.policies.calls[pc as usize].open.push(id),
