@@ -435,7 +435,6 @@ fn timeseries_charts(
             None => groups.push((name, vec![row])),
         }
     }
-    let per_s = 1000.0 / w;
     let mut y_max: f64 = 0.0;
     let mut x_end: f64 = 0.0;
     let mut charts = Vec::new();
@@ -444,13 +443,7 @@ fn timeseries_charts(
             .iter()
             .filter_map(|&(column, name, color)| {
                 let c = t.column(column)?;
-                let points: Vec<(f64, f64)> = rows
-                    .iter()
-                    .filter_map(|r| {
-                        let s = number(&r[start])?;
-                        Some(((s + w / 2.0) / 1000.0, number(&r[c])? * per_s))
-                    })
-                    .collect();
+                let points = steps(rows, start, c, w);
                 Some(Styled {
                     name: format!("{name} per s"),
                     color,
@@ -463,7 +456,7 @@ fn timeseries_charts(
         for s in &series {
             for p in &s.points {
                 y_max = y_max.max(p.1);
-                x_end = x_end.max(p.0 + w / 2000.0);
+                x_end = x_end.max(p.0);
             }
         }
         let first = rows[0];
@@ -501,6 +494,16 @@ fn timeseries_charts(
         .collect()
 }
 
+/// A count column per second as a step line against time (s): each window level
+/// over its whole width, so that a change lines up with the fault bands.
+fn steps(rows: &[&Vec<Cell>], start: usize, column: usize, w: f64) -> Vec<(f64, f64)> {
+    let per_s = 1000.0 / w;
+    rows.iter()
+        .filter_map(|r| Some((number(&r[start])?, number(&r[column])? * per_s)))
+        .flat_map(|(s, v)| [(s / 1000.0, v), ((s + w) / 1000.0, v)])
+        .collect()
+}
+
 /// The recovery of each fault of the compare row `row` (recovery.csv), as a
 /// marker at its `recovered_at_ms`.
 fn recovered(rec: &Table, row: &[Cell], axes: usize) -> Vec<Marker> {
@@ -534,7 +537,6 @@ fn limiter_window_charts(t: &Table, axes: usize, times: &[RowTimes]) -> Result<V
         return Ok(Vec::new());
     };
     let w = window_of(t, start);
-    let per_s = 1000.0 / w;
     // (axes + limiter) -> key -> rows, first-seen order
     let mut charts: Vec<(Vec<Cell>, KeyRows)> = Vec::new();
     for row in &t.rows {
@@ -564,19 +566,13 @@ fn limiter_window_charts(t: &Table, axes: usize, times: &[RowTimes]) -> Result<V
         let mut series = Vec::new();
         for (i, (k, rows)) in shown.iter().enumerate() {
             for (column, what, dashed) in [(pass, "passed", false), (rej, "rejected", true)] {
-                let points: Vec<(f64, f64)> = rows
-                    .iter()
-                    .filter_map(|r| {
-                        let s = number(&r[start])?;
-                        Some(((s + w / 2.0) / 1000.0, number(&r[column])? * per_s))
-                    })
-                    .collect();
+                let points = steps(rows, start, column, w);
                 if dashed && points.iter().all(|p| p.1 == 0.0) {
                     continue;
                 }
                 for p in &points {
                     y_max = y_max.max(p.1);
-                    x_end = x_end.max(p.0 + w / 2000.0);
+                    x_end = x_end.max(p.0);
                 }
                 let name = if k == all {
                     format!("{what} per s")
