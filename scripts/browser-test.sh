@@ -56,6 +56,16 @@ if has("summary.csv"):
 else:
     n += 2 * has("ladder.csv") + has("latency_cdf.csv") + has("outcomes.csv")
     n += has("limiters.csv") + has("members.csv")
+    # time series: one chart per compare row; limiter windows: one per
+    # (compare row, limiter). The axis columns come before window_start_ms.
+    for table, key in (("timeseries.csv", ()), ("timeseries_limiters.csv", ("limiter",))):
+        if has(table):
+            with open(os.path.join(d, table)) as f:
+                r = csv.reader(f)
+                head = next(r)
+                axes = head.index("window_start_ms")
+                cols = list(range(axes)) + [head.index(k) for k in key]
+                n += len({tuple(row[c] for c in cols) for row in r})
 print(n)
 PY
 }

@@ -220,11 +220,64 @@ pub fn run_files(
             run_heading(scenario),
             &all,
             scenario.columns().len(),
+            &row_times(scenario),
             thresholds,
         )?;
         files.push((report::html::FILE.to_string(), page.into_bytes()));
     }
     Ok(files)
+}
+
+/// Each compare row's warm-up and fault windows, for the time-series charts.
+fn row_times(scenario: &Scenario) -> Vec<report::html::RowTimes> {
+    scenario
+        .rows
+        .iter()
+        .map(|row| {
+            let m = &row.model;
+            report::html::RowTimes {
+                labels: row.labels.clone(),
+                warmup_ms: m.warmup.as_ms(),
+                faults: m
+                    .faults
+                    .iter()
+                    .map(|f| report::html::FaultWindow {
+                        what: fault_label(m, f),
+                        from_ms: f.at.as_ms(),
+                        to_ms: f.until.as_ms(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// "latency_factor 3 on backend", "down on store (replica 1)".
+fn fault_label(m: &model::Model, f: &model::Fault) -> String {
+    use model::{FaultKind, FaultTarget};
+    let kind = FaultKind::NAMES
+        .iter()
+        .find(|(_, k)| *k == f.kind)
+        .map_or("fault", |(n, _)| n);
+    let target = match f.target {
+        FaultTarget::Server { service, replica } => {
+            let name = m.services.get(service).map_or("", |s| s.name.as_str());
+            match replica {
+                Some(r) => format!("{name} (replica {r})"),
+                None => name.to_string(),
+            }
+        }
+        FaultTarget::Dependency(d) => m
+            .dependencies
+            .get(d)
+            .map_or(String::new(), |x| x.name.clone()),
+        FaultTarget::Workload(w) => m.workloads.get(w).map_or(String::new(), |x| x.name.clone()),
+    };
+    if f.kind == FaultKind::Down {
+        format!("{kind} on {target}")
+    } else {
+        format!("{kind} {} on {target}", report::format_number(f.value))
+    }
 }
 
 fn run_heading(scenario: &Scenario) -> report::html::Heading {

@@ -1,6 +1,7 @@
 //! Time series and recovery: per window, what the clients sent and got
 //! (`timeseries`), what each service and dependency did (`timeseries_services`),
-//! and, per fault, whether and when goodput came back (`recovery`).
+//! what each limiter passed and rejected (`timeseries_limiters`), and, per fault,
+//! whether and when goodput came back (`recovery`).
 //!
 //! The recovery rule (the contract's): `before_goodput_per_s` is the mean
 //! goodput (answered requests per second, by end time) over the windows that
@@ -26,6 +27,9 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     }
     out.push(clients(results));
     out.push(services(results));
+    if results.any(|m| !m.limiters.is_empty()) {
+        out.push(limiters(results));
+    }
     if results.any(|m| !m.faults.is_empty()) {
         out.push(recovery(results));
     }
@@ -145,6 +149,55 @@ fn services(results: &Results) -> Table {
                 t.push(cells);
             }
         }
+    }
+    t
+}
+
+/// The `key` of a limiter's own row in `timeseries_limiters` (all its keys).
+pub const ALL_KEYS: &str = "all";
+
+fn limiters(results: &Results) -> Table {
+    let mut t = results.table(
+        "timeseries_limiters",
+        "Per window and limiter: requests passed and rejected (by decision time), the limiter's own (key = all), then per bucket key",
+        &["window_start_ms", "limiter", "key"],
+        &["passed", "rejected"],
+    );
+    t.printed = false;
+    let mut overflow = Vec::new();
+    for (i, run) in results.runs.iter().enumerate() {
+        let Some(s) = &run.timeseries else { continue };
+        let model: &Model = &results.scenario.rows[i].model;
+        let at = |counts: &[[u64; 2]], k: usize| counts.get(k).copied().unwrap_or([0, 0]);
+        for k in 0..s.windows.len() {
+            for (limiter, l) in model.limiters.iter().zip(&run.limiters.limiters) {
+                let Some(w) = &l.windows else { continue };
+                if k == 0 && w.too_many_keys {
+                    overflow.push(limiter.name.as_str());
+                }
+                let keys = w.keys.iter().map(|x| (x.key.as_str(), &x.counts[..]));
+                for (key, counts) in std::iter::once((ALL_KEYS, &w.total[..])).chain(keys) {
+                    let [passed, rejected] = at(counts, k);
+                    let mut cells = results.axis_cells(i);
+                    cells.extend([
+                        Cell::Num(k as f64 * s.window_ms),
+                        limiter.name.as_str().into(),
+                        key.into(),
+                        passed.into(),
+                        rejected.into(),
+                    ]);
+                    t.push(cells);
+                }
+            }
+        }
+    }
+    overflow.dedup();
+    if !overflow.is_empty() {
+        t.notes.push(format!(
+            "More than {} bucket keys: only the limiter's own rows for {}.",
+            crate::sim::limiter::KEYED_WINDOWS_MAX,
+            overflow.join(", ")
+        ));
     }
     t
 }

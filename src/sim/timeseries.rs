@@ -23,6 +23,16 @@
 
 use crate::engine::Ticks;
 use crate::metrics::Samples;
+use crate::model::Model;
+
+/// The time series' window of a run of `model`: `[output] window_ms`, else
+/// [`DEFAULT_WINDOW_MS`](super::observe::DEFAULT_WINDOW_MS) when it has faults, else
+/// none (no time series).
+pub(crate) fn window_of(model: &Model) -> Option<Ticks> {
+    model.window.or_else(|| {
+        (!model.faults.is_empty()).then(|| Ticks::from_ms(super::observe::DEFAULT_WINDOW_MS))
+    })
+}
 
 /// One window's client-side figures.
 #[derive(Debug, Clone, Default)]

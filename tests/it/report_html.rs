@@ -2,7 +2,7 @@
 //! the same inputs, skipped with `--no-report`, and the latency table behind its
 //! distribution chart.
 
-use crate::common::{Csv, resim, scenario};
+use crate::common::{Csv, num, resim, scenario};
 use std::path::Path;
 
 fn run(file: &str, out: &Path, extra: &[&str]) {
@@ -203,4 +203,96 @@ fn a_sweep_report_has_forest_plots_and_merge_writes_the_same_page() {
         .success();
     assert!(!again.join("report.html").exists());
     assert!(again.join("summary.csv").exists());
+}
+
+#[test]
+fn time_series_charts_shade_each_rows_own_fault_window_one_chart_per_row() {
+    let dir = tempfile::tempdir().unwrap();
+    run("scenarios/retry-storm.toml", dir.path(), &[]);
+    let html = page(dir.path());
+    let section = |id: &str| {
+        let start = html
+            .find(&format!("<section id=\"{id}\">"))
+            .unwrap_or_else(|| panic!("no section {id}"));
+        let end = start + html[start..].find("</section>").unwrap();
+        html[start..end].to_string()
+    };
+    let ts = section("timeseries");
+    // 5 variants x 3 fault lengths: small multiples, side by side
+    assert_eq!(ts.matches("<svg").count(), 15);
+    assert!(ts.contains("class=\"charts grid\""), "small multiples");
+    // each compare row's own fault window (faults.0.for_ms is a compare axis)
+    for (for_ms, end_s) in [(500, "10.50"), (2000, "12"), (10000, "20")] {
+        assert!(
+            ts.contains(&format!("variant = baseline, for_ms = {for_ms}")),
+            "{for_ms}"
+        );
+        assert!(
+            ts.contains(&format!(
+                "fault 0: latency_factor 3 on backend (10 to {end_s} s)"
+            )),
+            "{for_ms}"
+        );
+    }
+    // the recovery of the rows that recover (recovery.csv) is marked
+    let recovery = Csv::read(&dir.path().join("recovery.csv"));
+    let recovered = recovery
+        .rows
+        .iter()
+        .filter(|r| !r["recovered_at_ms"].is_empty())
+        .count();
+    assert!(recovered > 0 && recovered < 15, "{recovered}");
+    assert_eq!(ts.matches("recovered from fault 0").count(), recovered);
+    for axis in [
+        "time (s)",
+        "requests per second",
+        "answered (goodput) per s",
+    ] {
+        assert!(ts.contains(axis), "{axis}");
+    }
+}
+
+#[test]
+fn limiter_windows_sum_to_the_totals_and_are_charted_per_key() {
+    let dir = tempfile::tempdir().unwrap();
+    run("scenarios/noisy-neighbour.toml", dir.path(), &[]);
+    let windows = Csv::read(&dir.path().join("timeseries_limiters.csv"));
+    let totals = Csv::read(&dir.path().join("limiters.csv"));
+    let total = totals.row(&[("limiter", "per-client")]);
+    for column in ["passed", "rejected"] {
+        let sum: f64 = windows
+            .select(&[("key", "all")])
+            .iter()
+            .map(|r| num(r, column))
+            .sum();
+        assert_eq!(sum, num(total, column), "{column}");
+        let keys: f64 = windows
+            .rows
+            .iter()
+            .filter(|r| r["key"] != "all")
+            .map(|r| num(r, column))
+            .sum();
+        assert_eq!(keys, sum, "the keys' rows add up to the limiter's");
+    }
+    // the small keys are never rejected; the large one is held near its 100/s
+    for key in ["key-a", "key-b"] {
+        assert!(
+            windows
+                .select(&[("key", key)])
+                .iter()
+                .all(|r| num(r, "rejected") == 0.0)
+        );
+    }
+    for start in (1..10).map(|s| (s * 1000).to_string()) {
+        let large = windows.row(&[("key", "key-c"), ("window_start_ms", &start)]);
+        let passed = num(large, "passed");
+        assert!((99.0..=101.0).contains(&passed), "{start}: {passed}");
+    }
+    let html = page(dir.path());
+    assert!(html.contains("Limiter per-client: passes and rejects per second per key"));
+    assert!(html.contains("key-c: rejected per s"));
+    assert!(
+        !html.contains("key-a: rejected per s"),
+        "an all-zero line is left out"
+    );
 }

@@ -3,9 +3,10 @@
 //! size estimate, so no system font is read: the same data give the same bytes on
 //! every machine.
 //!
-//! Three kinds: lines (ladder curves, distributions) with optional vertical
-//! markers, stacked horizontal bars (limiter passes and rejects), and forest plots
-//! (means with their intervals).
+//! Four kinds: lines (ladder curves, distributions) with optional vertical
+//! markers, stacked horizontal bars (limiter passes and rejects), forest plots
+//! (means with their intervals), and time charts (lines against time over shaded
+//! fault and warm-up windows, optionally with interval areas).
 
 use crate::error::Error;
 use plotters::coord::Shift;
@@ -14,7 +15,7 @@ use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-const WIDTH: u32 = 720;
+pub(super) const WIDTH: u32 = 720;
 const FONT: &str = "sans-serif";
 
 /// Tableau 10: distinct on screen and in grey print.
@@ -148,9 +149,17 @@ fn svg(
     height: u32,
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
 ) -> Result<String, String> {
+    svg_sized(WIDTH, height, draw)
+}
+
+fn svg_sized(
+    width: u32,
+    height: u32,
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
+) -> Result<String, String> {
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         draw(&root)?;
         root.present().map_err(|e| e.to_string())?;
@@ -423,6 +432,230 @@ pub fn forest(c: &Forest) -> Result<String, Error> {
     .map_err(fail(&c.title))
 }
 
+/// A shaded stretch of the time axis: a fault's window or the warm-up.
+#[derive(Debug, Clone)]
+pub struct Band {
+    /// The legend entry.
+    pub name: String,
+    /// The short label written at the top of the band ("fault 0").
+    pub label: String,
+    pub from: f64,
+    pub to: f64,
+    /// The warm-up (grey) rather than a fault (red).
+    pub warmup: bool,
+}
+
+/// A line in a fixed palette colour, with an optional interval around it
+/// (x, low, high) drawn as a light area.
+#[derive(Debug, Clone)]
+pub struct Styled {
+    pub name: String,
+    pub color: usize,
+    pub dashed: bool,
+    pub points: Vec<(f64, f64)>,
+    pub interval: Vec<(f64, f64, f64)>,
+}
+
+/// A chart against time: lines over shaded bands, with vertical markers. The
+/// axis ranges are given, so that small multiples share their scales.
+#[derive(Debug, Clone)]
+pub struct TimeChart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<Styled>,
+    pub bands: Vec<Band>,
+    pub markers: Vec<Marker>,
+    pub x_range: std::ops::Range<f64>,
+    /// The largest y any chart of the set reaches.
+    pub y_max: f64,
+    /// Pixels across: narrow charts sit side by side.
+    pub width: u32,
+}
+
+const FAULT: RGBColor = RGBColor(214, 39, 40);
+const WARMUP: RGBColor = RGBColor(127, 127, 127);
+const MARKER: RGBColor = RGBColor(60, 60, 60);
+
+/// A legend entry's sample: a line, a dashed line or a filled box.
+#[derive(Clone, Copy)]
+enum Sample {
+    Line(RGBColor),
+    Dashed(RGBColor),
+    Area(RGBAColor),
+}
+
+/// Where each legend entry goes, and the height taken: lines in columns as wide
+/// as the longest line name (as many as fit in `width`), then bands and markers
+/// (longer names) a row each.
+fn legend_layout(lines: &[&str], others: usize, width: u32) -> (Vec<(i32, i32)>, u32) {
+    // a 24 px sample, a gap, about 6 px a character at 11 px
+    let column = lines
+        .iter()
+        .map(|n| 24 + 6 + (n.chars().count() * 6) as i32 + 16)
+        .max()
+        .unwrap_or(100);
+    let per_row = ((width as i32 - 20) / column).max(1) as usize;
+    let mut at: Vec<(i32, i32)> = (0..lines.len())
+        .map(|i| {
+            let (row, col) = (i / per_row, i % per_row);
+            (10 + col as i32 * column, 4 + row as i32 * 16)
+        })
+        .collect();
+    let mut y = 4 + lines.len().div_ceil(per_row) as i32 * 16;
+    for _ in 0..others {
+        at.push((10, y));
+        y += 16;
+    }
+    (at, (y + 4) as u32)
+}
+
+pub fn time_chart(c: &TimeChart) -> Result<String, Error> {
+    let mut entries: Vec<(&str, Sample)> = c
+        .series
+        .iter()
+        .map(|s| {
+            let col = color(s.color);
+            let sample = if s.dashed {
+                Sample::Dashed(col)
+            } else {
+                Sample::Line(col)
+            };
+            (s.name.as_str(), sample)
+        })
+        .collect();
+    entries.extend(c.bands.iter().map(|b| {
+        let fill = if b.warmup {
+            WARMUP.mix(0.25)
+        } else {
+            FAULT.mix(0.18)
+        };
+        (b.name.as_str(), Sample::Area(fill))
+    }));
+    entries.extend(
+        c.markers
+            .iter()
+            .map(|m| (m.name.as_str(), Sample::Dashed(MARKER))),
+    );
+    let lines: Vec<&str> = c.series.iter().map(|s| s.name.as_str()).collect();
+    let (at, legend_height) = legend_layout(&lines, entries.len() - lines.len(), c.width);
+    let plot_height = if c.width < 600 { 250 } else { 300 };
+    let small = c.width < 600;
+    svg_sized(c.width, plot_height + legend_height, |root| {
+        let (plot, legend) = root.split_vertically(plot_height);
+        // headroom above the data for the band labels
+        let y_top = if c.y_max > 0.0 { c.y_max * 1.18 } else { 1.0 };
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(&c.title, (FONT, if small { 13 } else { 16 }))
+            .margin(8)
+            .x_label_area_size(36)
+            .y_label_area_size(if small { 48 } else { 60 })
+            .build_cartesian_2d(c.x_range.clone(), 0.0..y_top)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc(&c.x_label)
+            .y_desc(&c.y_label)
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .x_labels(if small { 6 } else { 10 })
+            .y_labels(if small { 5 } else { 8 })
+            .label_style((FONT, 11))
+            .axis_desc_style((FONT, 12))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let x_end = c.x_range.end;
+        for b in &c.bands {
+            let (fill, text) = if b.warmup {
+                (WARMUP.mix(0.25), RGBColor(90, 90, 90))
+            } else {
+                (FAULT.mix(0.18), RGBColor(160, 20, 20))
+            };
+            let (from, to) = (b.from.max(c.x_range.start), b.to.min(x_end));
+            if to <= from {
+                continue;
+            }
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(from, 0.0), (to, y_top)],
+                    fill.filled(),
+                )))
+                .map_err(|e| e.to_string())?;
+            chart
+                .draw_series(std::iter::once(
+                    EmptyElement::at((from, y_top))
+                        + Text::new(b.label.clone(), (3, 3), (FONT, 11).into_font().color(&text)),
+                ))
+                .map_err(|e| e.to_string())?;
+        }
+        for s in &c.series {
+            if s.interval.len() > 1 {
+                let mut area: Vec<(f64, f64)> = s.interval.iter().map(|p| (p.0, p.2)).collect();
+                area.extend(s.interval.iter().rev().map(|p| (p.0, p.1)));
+                chart
+                    .draw_series(std::iter::once(Polygon::new(
+                        area,
+                        color(s.color).mix(0.2).filled(),
+                    )))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        for s in &c.series {
+            let style = color(s.color).stroke_width(2);
+            if s.dashed {
+                chart.draw_series(std::iter::once(DashedPathElement::new(
+                    s.points.clone(),
+                    7,
+                    3,
+                    style,
+                )))
+            } else {
+                chart.draw_series(LineSeries::new(s.points.iter().copied(), style))
+            }
+            .map_err(|e| e.to_string())?;
+        }
+        for m in &c.markers {
+            chart
+                .draw_series(std::iter::once(DashedPathElement::new(
+                    vec![(m.x, 0.0), (m.x, y_top)],
+                    6,
+                    4,
+                    MARKER.stroke_width(2),
+                )))
+                .map_err(|e| e.to_string())?;
+        }
+        for ((name, sample), (x, y)) in entries.iter().zip(&at) {
+            let (x, y) = (*x, *y);
+            match sample {
+                Sample::Line(col) => legend.draw(&PathElement::new(
+                    vec![(x, y + 6), (x + 24, y + 6)],
+                    col.stroke_width(2),
+                )),
+                Sample::Dashed(col) => legend.draw(&DashedPathElement::new(
+                    vec![(x, y + 6), (x + 24, y + 6)],
+                    5,
+                    3,
+                    col.stroke_width(2),
+                )),
+                Sample::Area(fill) => {
+                    legend.draw(&Rectangle::new([(x, y), (x + 24, y + 11)], fill.filled()))
+                }
+            }
+            .map_err(|e| e.to_string())?;
+            legend
+                .draw(&Text::new(
+                    name.to_string(),
+                    (x + 30, y),
+                    (FONT, 11).into_font(),
+                ))
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })
+    .map_err(fail(&c.title))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,6 +683,51 @@ mod tests {
         assert!(s.contains("x (ms)") && s.contains("knee"), "{s}");
         assert!(s.contains("a &amp; b"), "legend text escaped: {s}");
         assert_eq!(s, line_chart(&chart()).unwrap(), "deterministic");
+    }
+
+    #[test]
+    fn a_time_chart_shades_its_bands_and_names_them_in_the_legend() {
+        let c = TimeChart {
+            title: "t".into(),
+            x_label: "time (s)".into(),
+            y_label: "requests per second".into(),
+            series: vec![Styled {
+                name: "answered per s".into(),
+                color: 2,
+                dashed: false,
+                points: vec![(0.5, 10.0), (1.5, 0.0), (2.5, 10.0)],
+                interval: Vec::new(),
+            }],
+            bands: vec![Band {
+                name: "fault 0: down on s (1 to 2 s)".into(),
+                label: "fault 0".into(),
+                from: 1.0,
+                to: 2.0,
+                warmup: false,
+            }],
+            markers: vec![Marker {
+                name: "recovered".into(),
+                x: 2.0,
+            }],
+            x_range: 0.0..3.0,
+            y_max: 10.0,
+            width: 380,
+        };
+        let s = time_chart(&c).unwrap();
+        assert!(s.contains("width=\"380\""), "{s}");
+        for text in [
+            "fault 0",
+            "fault 0: down on s (1 to 2 s)",
+            "recovered",
+            "time (s)",
+        ] {
+            assert!(s.contains(text), "{text}: {s}");
+        }
+        assert!(
+            s.contains("opacity=\"0.18\""),
+            "the band is translucent: {s}"
+        );
+        assert_eq!(s, time_chart(&c).unwrap(), "deterministic");
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub(crate) mod charts;
 
 use super::{Cell, Table};
 use crate::error::Error;
-use charts::{Bar, BarChart, Forest, Interval, LineChart, Marker, Series};
+use charts::{Band, Bar, BarChart, Forest, Interval, LineChart, Marker, Series, Styled, TimeChart};
 use serde::Serialize;
 
 /// The file name of the report in an output folder.
@@ -91,6 +91,8 @@ struct SectionView {
     title: String,
     file: String,
     charts: Vec<String>,
+    /// Small multiples: the charts side by side.
+    grid: bool,
     table: TableView,
     notes: Vec<String>,
 }
@@ -120,6 +122,8 @@ pub struct Section {
     pub file: String,
     /// Its charts, as inline SVG documents.
     pub charts: Vec<String>,
+    /// Small multiples: the charts side by side rather than one under another.
+    pub grid: bool,
 }
 
 fn render(
@@ -140,6 +144,7 @@ fn render(
         sections: sections
             .into_iter()
             .map(|s| SectionView {
+                grid: s.grid,
                 name: s.table.name.clone(),
                 title: s.table.title.clone(),
                 file: s.file,
@@ -215,6 +220,7 @@ pub fn run_page(
     heading: Heading,
     tables: &[Table],
     axes: usize,
+    times: &[RowTimes],
     thresholds: Option<Thresholds>,
 ) -> Result<String, Error> {
     let find = |name: &str| tables.iter().find(|t| t.name == name);
@@ -223,6 +229,8 @@ pub fn run_page(
         let charts = match t.name.as_str() {
             "ladder" => ladder_charts(t, find("findings"), axes)?,
             "latency_cdf" => latency_chart(t, axes)?.into_iter().collect(),
+            "timeseries" => timeseries_charts(t, find("recovery"), axes, times)?,
+            "timeseries_limiters" => limiter_window_charts(t, axes, times)?,
             "outcomes" => stacked(
                 t,
                 axes,
@@ -252,14 +260,373 @@ pub fn run_page(
             )?,
             _ => Vec::new(),
         };
+        let grid = charts.len() > 1 && t.name.starts_with("timeseries");
         sections.push(Section {
             table: t.clone(),
             file: format!("{}.csv", t.name),
             charts,
+            grid,
         });
     }
     render(heading, thresholds, sections)
 }
+
+/// What the time-series charts of one compare row mark: its warm-up and fault
+/// windows, taken from its model (the tables hold the series, not the scenario).
+#[derive(Debug, Clone, Default)]
+pub struct RowTimes {
+    /// The row's compare-axis labels, as in the tables' axis cells.
+    pub labels: Vec<String>,
+    /// `scenario.warmup_ms`.
+    pub warmup_ms: f64,
+    /// `[[faults]]` in file order.
+    pub faults: Vec<FaultWindow>,
+}
+
+/// One fault's window, named for the legend.
+#[derive(Debug, Clone)]
+pub struct FaultWindow {
+    /// "latency_factor 3 on backend".
+    pub what: String,
+    /// Its start (`at_ms`).
+    pub from_ms: f64,
+    /// Its end (`at_ms + for_ms`).
+    pub to_ms: f64,
+}
+
+/// How wide each of `n` time charts is drawn: one full width, two or more side
+/// by side (small multiples, three to a row of the page).
+fn multiple_width(n: usize) -> u32 {
+    match n {
+        0 | 1 => charts::WIDTH,
+        2 => 560,
+        _ => 380,
+    }
+}
+
+/// The time axis label.
+const TIME: &str = "time (s)";
+
+/// "variant = codel, faults.0.for_ms = 500": a group's title from its axis cells.
+fn axes_title(t: &Table, row: &[Cell], axes: usize) -> String {
+    t.headers[..axes]
+        .iter()
+        .zip(row)
+        .map(|(h, c)| format!("{h} = {}", c.render()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The window length of a time-series table: the smallest step between window
+/// starts (1000 ms with a single window).
+fn window_of(t: &Table, start: usize) -> f64 {
+    let mut starts: Vec<f64> = t.rows.iter().filter_map(|r| number(&r[start])).collect();
+    starts.sort_by(f64::total_cmp);
+    starts.dedup();
+    starts
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|d| *d > 0.0)
+        .min_by(f64::total_cmp)
+        .unwrap_or(1000.0)
+}
+
+/// The shaded bands of a compare row: its warm-up, then its faults.
+fn bands(times: Option<&RowTimes>) -> Vec<Band> {
+    let Some(r) = times else { return Vec::new() };
+    let mut out = Vec::new();
+    if r.warmup_ms > 0.0 {
+        out.push(Band {
+            name: format!("warm-up (0 to {} s)", tick(&(r.warmup_ms / 1000.0))),
+            label: "warm-up".into(),
+            from: 0.0,
+            to: r.warmup_ms / 1000.0,
+            warmup: true,
+        });
+    }
+    for (i, f) in r.faults.iter().enumerate() {
+        out.push(Band {
+            name: format!(
+                "fault {i}: {} ({} to {} s)",
+                f.what,
+                tick(&(f.from_ms / 1000.0)),
+                tick(&(f.to_ms / 1000.0))
+            ),
+            label: format!("fault {i}"),
+            from: f.from_ms / 1000.0,
+            to: f.to_ms / 1000.0,
+            warmup: false,
+        });
+    }
+    out
+}
+
+fn tick(v: &f64) -> String {
+    crate::report::format_number((v * 1000.0).round() / 1000.0)
+}
+
+/// The marks of the compare row whose labels the row `row` starts with.
+fn times_of<'a>(times: &'a [RowTimes], row: &[Cell], axes: usize) -> Option<&'a RowTimes> {
+    times
+        .iter()
+        .find(|r| r.labels.len() == axes && r.labels.iter().zip(row).all(|(l, c)| *l == c.render()))
+}
+
+/// Rows of a per-workload table that count every workload: those with
+/// `workload = all` when the table has such a column and rows (all rows else).
+fn every_workload(t: &Table) -> Vec<&Vec<Cell>> {
+    // the whole run's rows of a per-workload table (as `outcomes.csv`)
+    let all = "all";
+    match t.column("workload") {
+        Some(w) if t.rows.iter().any(|r| r[w].render() == all) => {
+            t.rows.iter().filter(|r| r[w].render() == all).collect()
+        }
+        _ => t.rows.iter().collect(),
+    }
+}
+
+/// Per compare row, requests per second against time: answered (goodput),
+/// attempts (and first tries when retries make them differ), and each way of
+/// ending unanswered that happened; every fault window shaded and labelled, the
+/// warm-up shaded, and each fault's recovery (recovery.csv) as a dashed line.
+/// One chart per compare row (small multiples on shared scales).
+fn timeseries_charts(
+    t: &Table,
+    recovery: Option<&Table>,
+    axes: usize,
+    times: &[RowTimes],
+) -> Result<Vec<String>, Error> {
+    let Some(start) = t.column("window_start_ms") else {
+        return Ok(Vec::new());
+    };
+    let w = window_of(t, start);
+    let rows = every_workload(t);
+    let nonzero = |column: &str| {
+        t.column(column)
+            .is_some_and(|c| rows.iter().any(|r| number(&r[c]).unwrap_or(0.0) > 0.0))
+    };
+    let differ = match (t.column("first_tries"), t.column("attempts")) {
+        (Some(a), Some(b)) => rows.iter().any(|r| r[a] != r[b]),
+        _ => false,
+    };
+    // (column, legend name, palette colour)
+    let mut lines: Vec<(&str, &str, usize)> = vec![
+        ("answered", "answered (goodput)", 2),
+        ("attempts", "attempts sent", 0),
+    ];
+    if differ {
+        lines.push(("first_tries", "first tries sent", 9));
+    }
+    for (column, name, col) in [
+        ("timed_out", "timed out", 1),
+        ("failed", "failed", 3),
+        ("shed", "shed", 4),
+        ("rejected", "rejected (429)", 5),
+    ] {
+        if nonzero(column) {
+            lines.push((column, name, col));
+        }
+    }
+    let mut groups: Vec<(String, Vec<&Vec<Cell>>)> = Vec::new();
+    for row in rows {
+        let name = group_name(row, axes, "");
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, rows)) => rows.push(row),
+            None => groups.push((name, vec![row])),
+        }
+    }
+    let mut y_max: f64 = 0.0;
+    let mut x_end: f64 = 0.0;
+    let mut charts = Vec::new();
+    for (_, rows) in &groups {
+        let series: Vec<Styled> = lines
+            .iter()
+            .filter_map(|&(column, name, color)| {
+                let c = t.column(column)?;
+                let points = steps(rows, start, c, w);
+                Some(Styled {
+                    name: format!("{name} per s"),
+                    color,
+                    dashed: false,
+                    points,
+                    interval: Vec::new(),
+                })
+            })
+            .collect();
+        for s in &series {
+            for p in &s.points {
+                y_max = y_max.max(p.1);
+                x_end = x_end.max(p.0);
+            }
+        }
+        let first = rows[0];
+        let marks = if axes == 0 {
+            times.first()
+        } else {
+            times_of(times, first, axes)
+        };
+        let markers = recovery
+            .map(|rec| recovered(rec, first, axes))
+            .unwrap_or_default();
+        charts.push((axes_title(t, first, axes), series, bands(marks), markers));
+    }
+    let many = groups.len() > 1;
+    let width = multiple_width(groups.len());
+    charts
+        .into_iter()
+        .map(|(title, series, bands, markers)| {
+            charts::time_chart(&TimeChart {
+                title: if many {
+                    title
+                } else {
+                    "Requests per second: goodput, failures and attempts".into()
+                },
+                x_label: TIME.into(),
+                y_label: "requests per second".into(),
+                series,
+                bands,
+                markers,
+                x_range: 0.0..x_end.max(1.0),
+                y_max,
+                width,
+            })
+        })
+        .collect()
+}
+
+/// A count column per second as a step line against time (s): each window level
+/// over its whole width, so that a change lines up with the fault bands.
+fn steps(rows: &[&Vec<Cell>], start: usize, column: usize, w: f64) -> Vec<(f64, f64)> {
+    let per_s = 1000.0 / w;
+    rows.iter()
+        .filter_map(|r| Some((number(&r[start])?, number(&r[column])? * per_s)))
+        .flat_map(|(s, v)| [(s / 1000.0, v), ((s + w) / 1000.0, v)])
+        .collect()
+}
+
+/// The recovery of each fault of the compare row `row` (recovery.csv), as a
+/// marker at its `recovered_at_ms`.
+fn recovered(rec: &Table, row: &[Cell], axes: usize) -> Vec<Marker> {
+    let (Some(f), Some(at)) = (rec.column("fault"), rec.column("recovered_at_ms")) else {
+        return Vec::new();
+    };
+    rec.rows
+        .iter()
+        .filter(|r| r[..axes] == row[..axes])
+        .filter_map(|r| {
+            let x = number(&r[at])? / 1000.0;
+            Some(Marker {
+                name: format!("recovered from fault {} ({} s)", r[f].render(), tick(&x)),
+                x,
+            })
+        })
+        .collect()
+}
+
+/// Per compare row and limiter, passes and rejects per second against time: per
+/// bucket key when it has at most [`KEYS_CHARTED`] keys (passed solid, rejected
+/// dashed in the key's colour), else the limiter's own; fault windows shaded.
+fn limiter_window_charts(t: &Table, axes: usize, times: &[RowTimes]) -> Result<Vec<String>, Error> {
+    let (Some(start), Some(lim), Some(key), Some(pass), Some(rej)) = (
+        t.column("window_start_ms"),
+        t.column("limiter"),
+        t.column("key"),
+        t.column("passed"),
+        t.column("rejected"),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let w = window_of(t, start);
+    // (axes + limiter) -> key -> rows, first-seen order
+    let mut charts: Vec<(Vec<Cell>, KeyRows)> = Vec::new();
+    for row in &t.rows {
+        let mut id: Vec<Cell> = row[..axes].to_vec();
+        id.push(row[lim].clone());
+        let k = row[key].render();
+        let i = match charts.iter().position(|(c, _)| *c == id) {
+            Some(i) => i,
+            None => {
+                charts.push((id, Vec::new()));
+                charts.len() - 1
+            }
+        };
+        let keys = &mut charts[i].1;
+        match keys.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, rows)) => rows.push(row),
+            None => keys.push((k, vec![row])),
+        }
+    }
+    let all = crate::analysis::timeseries::ALL_KEYS;
+    let mut built = Vec::new();
+    let (mut y_max, mut x_end): (f64, f64) = (0.0, 0.0);
+    for (id, keys) in &charts {
+        let per_key = keys.len() > 1 && keys.len() - 1 <= KEYS_CHARTED;
+        let shown: Vec<&(String, Vec<&Vec<Cell>>)> =
+            keys.iter().filter(|(k, _)| (k == all) != per_key).collect();
+        let mut series = Vec::new();
+        for (i, (k, rows)) in shown.iter().enumerate() {
+            for (column, what, dashed) in [(pass, "passed", false), (rej, "rejected", true)] {
+                let points = steps(rows, start, column, w);
+                if dashed && points.iter().all(|p| p.1 == 0.0) {
+                    continue;
+                }
+                for p in &points {
+                    y_max = y_max.max(p.1);
+                    x_end = x_end.max(p.0);
+                }
+                let name = if k == all {
+                    format!("{what} per s")
+                } else {
+                    format!("{k}: {what} per s")
+                };
+                series.push(Styled {
+                    name,
+                    color: if per_key { i } else { usize::from(dashed) * 3 },
+                    dashed,
+                    points,
+                    interval: Vec::new(),
+                });
+            }
+        }
+        let limiter = id[axes].render();
+        let mut title = format!("Limiter {limiter}: passes and rejects per second");
+        if per_key {
+            title.push_str(" per key");
+        }
+        if axes > 0 {
+            title = format!("{title} ({})", axes_title(t, id, axes));
+        }
+        let marks = if axes == 0 {
+            times.first()
+        } else {
+            times_of(times, id, axes)
+        };
+        built.push((title, series, bands(marks)));
+    }
+    let width = multiple_width(built.len());
+    built
+        .into_iter()
+        .map(|(title, series, bands)| {
+            charts::time_chart(&TimeChart {
+                title,
+                x_label: TIME.into(),
+                y_label: "requests per second".into(),
+                series,
+                bands,
+                markers: Vec::new(),
+                x_range: 0.0..x_end.max(1.0),
+                y_max,
+                width,
+            })
+        })
+        .collect()
+}
+
+/// The rows of one chart by key, first-seen order.
+type KeyRows<'a> = Vec<(String, Vec<&'a Vec<Cell>>)>;
+
+/// A limiter's keys get a line each up to this many (else its own lines only).
+const KEYS_CHARTED: usize = 6;
 
 /// Ladder curves: processed and successful requests per step, and the p95 queue
 /// wait, against the step; the findings (saturation, knee, true limit) as
@@ -508,6 +875,7 @@ pub fn sweep_page(
             file: format!("{}.csv", t.name),
             table: shown,
             charts,
+            grid: false,
         });
     }
     render(heading, thresholds, sections)
@@ -550,7 +918,7 @@ mod tests {
     #[test]
     fn a_run_page_holds_each_table_and_its_charts_escaped() {
         let (l, f) = ladder();
-        let page = run_page(heading(), &[l, f], 0, None).unwrap();
+        let page = run_page(heading(), &[l, f], 0, &[], None).unwrap();
         assert!(page.contains("<title>T &lt;x&gt;</title>"), "{page}");
         assert_eq!(page.matches("<svg").count(), 2, "two ladder charts");
         assert!(page.contains("knee: concurrency = 2"), "finding marked");
@@ -560,7 +928,7 @@ mod tests {
         );
         assert_eq!(page.matches("<table>").count(), 2);
         let (l, f) = ladder();
-        assert_eq!(page, run_page(heading(), &[l, f], 0, None).unwrap());
+        assert_eq!(page, run_page(heading(), &[l, f], 0, &[], None).unwrap());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! chain, throttle holds (`LimiterResume`), and the tallies behind the results.
 
 use super::algorithms::{Bucket, Decision, decide};
+use super::windows::Windows;
 use crate::engine::{Lane, Ticks};
 use crate::model::{Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId};
 use crate::sim::request::NO_ROUTE;
@@ -46,6 +47,8 @@ pub(super) struct LimiterActor {
     /// Pass times within the last window, for the peak.
     recent: VecDeque<Ticks>,
     pub(super) peak: u64,
+    /// Passes and rejects per time-series window (with a time series).
+    pub(super) windows: Windows,
 }
 
 /// End-to-end outcomes of one member's requests.
@@ -68,6 +71,8 @@ pub(crate) struct Limiting {
     /// (requests, counted per limiter), indexed like `chains`.
     pub(super) traffic: Vec<(u64, Vec<u64>)>,
     pub(super) members: HashMap<u32, MemberTally>,
+    /// The time series' window: each limiter counts its decisions per window.
+    pub(super) window: Option<Ticks>,
 }
 
 fn slot(route: RouteId, access: Access) -> usize {
@@ -140,6 +145,7 @@ impl Limiting {
             traffic: vec![(0, vec![0; n]); chains.len()],
             chains,
             members: HashMap::new(),
+            window: crate::sim::timeseries::window_of(model),
         }
     }
 
@@ -285,6 +291,7 @@ impl World<'_> {
             };
         }
         let (member, route, now) = (r.member, r.route, self.now);
+        let window = self.limiting.window;
         let actor = &mut self.limiting.actors[l];
         let bucket = actor
             .buckets
@@ -298,6 +305,11 @@ impl World<'_> {
         } else {
             tally.0 += 1;
             actor.passed += 1;
+        }
+        if let Some(w) = window {
+            let keyed = !limiter.key.is_empty();
+            let rejected = decision == Decision::Reject;
+            actor.windows.count(w, now, key, keyed, rejected);
         }
         if let Decision::Delay(at) = decision {
             actor.delayed += 1;

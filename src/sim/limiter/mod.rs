@@ -29,11 +29,18 @@
 //!   tallies, as `impl World` reactions.
 //! - `results`: what the limiters measured ([`LimiterResults`]), built from the
 //!   actor's tallies at the end of a run.
+//! - `windows`: one limiter's passes and rejects per time-series window, overall
+//!   and per bucket key (`timeseries_limiters.csv`).
 
 mod actor;
 mod algorithms;
 mod results;
+mod windows;
 
 pub(crate) use actor::Limiting;
 pub use algorithms::{Bucket, Decision, decide, natural_cmp};
-pub use results::{LimiterResults, LimiterRun, MemberCount, MemberOutcome, RouteTraffic};
+pub use results::{
+    KeyWindows, LimiterResults, LimiterRun, LimiterWindows, MemberCount, MemberOutcome,
+    RouteTraffic,
+};
+pub use windows::KEYED_WINDOWS_MAX;

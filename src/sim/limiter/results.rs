@@ -2,7 +2,7 @@
 //! limiter, per (route, access) pair, per member.
 
 use super::algorithms::natural_cmp;
-use crate::model::{Access, RouteId};
+use crate::model::{Access, Field, Limiter, Model, RouteId};
 use crate::sim::World;
 
 /// One limiter's figures for the run.
@@ -26,6 +26,31 @@ pub struct LimiterRun {
     pub peak_passed_in_window: u64,
     /// Per member, in natural name order.
     pub members: Vec<MemberCount>,
+    /// Passes and rejects per time-series window (None: the run keeps no time
+    /// series).
+    pub windows: Option<LimiterWindows>,
+}
+
+/// One limiter's passes and rejects per time-series window.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LimiterWindows {
+    /// [passed, rejected] per window from t = 0, up to its last decision's window.
+    pub total: Vec<[u64; 2]>,
+    /// The same per bucket key, in natural name order; empty when the key has no
+    /// fields (one bucket) or the limiter met more than
+    /// [`KEYED_WINDOWS_MAX`](super::KEYED_WINDOWS_MAX) keys (`too_many_keys`).
+    pub keys: Vec<KeyWindows>,
+    /// More keys than per-key rows are kept for.
+    pub too_many_keys: bool,
+}
+
+/// One bucket key's passes and rejects per window.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyWindows {
+    /// The key's values joined by `+`, in the order of the limiter's `key`.
+    pub key: String,
+    /// [passed, rejected] per window, as [`LimiterWindows::total`].
+    pub counts: Vec<[u64; 2]>,
 }
 
 /// One member's requests at one limiter.
@@ -87,11 +112,14 @@ impl World<'_> {
         let n = self.model.limiters.len();
         let symbols = &self.symbols;
         let name = |id: &u32| symbols.get(*id as usize).cloned().unwrap_or_default();
+        let window = self.limiting.window;
+        let model = self.model;
         let limiters = self
             .limiting
             .actors
             .iter()
-            .map(|a| {
+            .zip(&model.limiters)
+            .map(|(a, limiter)| {
                 let mut members: Vec<MemberCount> = a
                     .members
                     .iter()
@@ -112,6 +140,11 @@ impl World<'_> {
                     buckets: a.buckets.len() as u64,
                     peak_passed_in_window: a.peak,
                     members,
+                    windows: window.map(|_| LimiterWindows {
+                        total: a.windows.total.clone(),
+                        keys: key_windows(model, limiter, symbols, &a.windows.keys),
+                        too_many_keys: a.windows.overflow,
+                    }),
                 }
             })
             .collect();
@@ -155,4 +188,42 @@ impl World<'_> {
             members,
         }
     }
+}
+
+/// Per-key windows with their keys written out, in natural key order.
+fn key_windows(
+    model: &Model,
+    limiter: &Limiter,
+    symbols: &[String],
+    keys: &[([u32; 4], Vec<[u64; 2]>)],
+) -> Vec<KeyWindows> {
+    let mut out: Vec<KeyWindows> = keys
+        .iter()
+        .map(|(key, counts)| {
+            let parts: Vec<&str> = limiter
+                .key
+                .iter()
+                .zip(key)
+                .map(|(f, &v)| match f {
+                    Field::Client | Field::Member => {
+                        symbols.get(v as usize).map_or("", String::as_str)
+                    }
+                    Field::Route => model.routes.get(v as usize).map_or("", |r| r.path.as_str()),
+                    Field::Access => {
+                        if v == Access::Gateway as u32 {
+                            Access::Gateway.name()
+                        } else {
+                            Access::Direct.name()
+                        }
+                    }
+                })
+                .collect();
+            KeyWindows {
+                key: parts.join("+"),
+                counts: counts.clone(),
+            }
+        })
+        .collect();
+    out.sort_by(|x, y| natural_cmp(&x.key, &y.key));
+    out
 }
