@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # resim side by side with its peers (SimPy, Ciw, nexosim, a hand-written Rust loop)
-# on the peer models M1 (ladder server, N = 1,000,000) and M2 (budget chain,
-# N = 200,000). See BENCHMARKS.md for the results and shared/peers/README.md for
-# the peers.
+# on the peer models M1 (ladder server, N = 1,000,000), M2 (budget chain,
+# N = 200,000) and M3 (retry chain: N = 1,000,000 first tries against the loop,
+# 100,000 against SimPy, as the peers run it). See BENCHMARKS.md for the results
+# and shared/peers/README.md for the peers.
 #
 #   bench/compare.sh                 # every comparison
 #   bench/compare.sh baseline        # only comparisons whose name contains 'baseline'
@@ -22,7 +23,10 @@
 # Printed: per row the median wall time, model events per second (the peers'
 # common definition: M1 arrivals + service completions; M2 arrivals + call outcomes
 # + completions of abandoned work; resim's own count adds the gateway hop of M2,
-# one event per request, which the peers add arithmetically, so it is subtracted),
+# one event per request, which the peers add arithmetically, so it is subtracted;
+# M3: resim has no such column, so the peers' formula is applied to its counters:
+# client attempts + client timeouts + frontend and backend completions + backend
+# timeouts),
 # median peak RSS, and the median over pairs of (peer wall / resim wall).
 # Then the statistics each engine printed in its first run, and the memory check
 # (M1 at N = 1e7 under 64 MiB). Raw outputs: bench/results/raw/.
@@ -113,6 +117,26 @@ csv_value() {
   awk -F, -v k="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == k) c = i } NR == 2 { print $c }' "$1"
 }
 
+# A column of the row of a CSV file whose first column is KEY (services.csv,
+# server_work.csv), or whose first two are KEY (calls.csv: "caller,target").
+csv_row_value() {
+  awk -F, -v key="$2" -v k="$3" '
+    NR == 1 { for (i = 1; i <= NF; i++) if ($i == k) c = i; next }
+    $1 == key || $1 "," $2 == key { print $c }' "$1"
+}
+
+# M3's model events as the peers count them, from resim's counters: first tries +
+# retries (= client attempts) + client timers that fired + frontend and backend
+# service completions + backend timers that fired.
+m3_model_events() {
+  local d=$1
+  echo $(( $(csv_row_value "$d/calls.csv" main,frontend attempts) \
+    + $(csv_row_value "$d/calls.csv" main,frontend timeout) \
+    + $(csv_row_value "$d/services.csv" frontend processed) \
+    + $(csv_row_value "$d/services.csv" backend processed) \
+    + $(csv_row_value "$d/calls.csv" frontend,backend timeout) ))
+}
+
 # compare NAME PAIRS MODEL RESIM_ARGS PEER_ENGINE PEER_CMD
 # RESIM_ARGS is one string (word-split); M2 rows subtract the gateway hop.
 compare() {
@@ -129,6 +153,8 @@ compare() {
     events=$(csv_value "$out/run.csv" events)
     if [ "$model" = M2 ]; then
       events=$((events - $(csv_value "$out/run.csv" requests)))
+    elif [ "$model" = M3 ]; then
+      events=$(m3_model_events "$out")
     fi
     printf '%s\tresim\t%s\t%s\t%s\t%s\n' "$name" "$i" "$WALL" "$RSS" "$events" >> "$RUNS"
     local r_wall=$WALL
@@ -142,6 +168,7 @@ compare() {
 
 M1_FILE=scenarios/bench/m1-ladder-server.toml
 M2_FILE=scenarios/bench/m2-budget-chain.toml
+M3_FILE=scenarios/bench/m3-retry-chain.toml
 M1_RESIM="$M1_FILE"
 M1_ARGS="--n 1000000 --lam 0.09 --seed 1"
 
@@ -158,6 +185,12 @@ for row in $M2_ROWS; do
   compare "m2-$variant-cancel_$cancel-baseline" "$PAIRS" M2 "$m2_resim" rust-baseline "$RB m2 $m2_args"
   compare "m2-$variant-cancel_$cancel-simpy" "$PY_PAIRS" M2 "$m2_resim" simpy "$PY $PEERS/py/simpy_m2_budget.py $m2_args"
 done
+
+# M3: the loop at the file's N (1,000,000 first tries); SimPy at 100,000 (as the
+# peers run it; about 20 s a run), resim at the same N for the pair
+compare m3-baseline "$PAIRS" M3 "$M3_FILE" rust-baseline "$RB m3 --n 1000000 --lam 0.5 --seed 1"
+compare m3-simpy "$PY_PAIRS" M3 "$M3_FILE --set workload.requests=100000" simpy \
+  "$PY $PEERS/py/simpy_m3_retry.py --n 100000 --lam 0.5 --seed 1"
 
 # --- summary -----------------------------------------------------------------
 TABLE=$RESULTS/table.md
@@ -186,6 +219,15 @@ END {
   }
   print ""
   print "(" pairs_note "; ratio > 1: resim is faster)"
+  # M3 per first try: SimPy runs 100,000 first tries, the loop row 1,000,000
+  a = "m3-simpy" SUBSEP "simpy"; b = "m3-baseline" SUBSEP "resim"; c = "m3-simpy" SUBSEP "resim"
+  if ((a in wall) && (b in wall)) {
+    ps = median(wall[a]) / 1e5; rb = median(wall[b]) / 1e6
+    msg = sprintf("M3 per first try: SimPy %.2f us (N = 1e5), resim %.3f us (N = 1e6): SimPy / resim = %.1fx", ps * 1e6, rb * 1e6, ps / rb)
+    if (c in wall) msg = msg sprintf("; resim at N = 1e5 %.3f us", median(wall[c]) / 1e5 * 1e6)
+    print ""
+    print msg
+  }
 }' "$RUNS" > "$TABLE"
 echo
 cat "$TABLE"
@@ -194,7 +236,21 @@ cat "$TABLE"
 # resim's CSV columns printed as the peers' keys, so the lines can be compared.
 resim_stats() {
   local dir=$1 c k
-  if [ -f "$dir/services.csv" ]; then
+  if [ -f "$dir/calls.csv" ]; then
+    # M3 (scenarios/bench/m3-retry-chain.toml explains the mapping)
+    local o=$dir/outcomes.csv cl=$dir/calls.csv sv=$dir/services.csv sw=$dir/server_work.csv
+    local n answered
+    n=$(csv_value "$o" requests); answered=$(csv_value "$o" answered)
+    echo "first_tries=$n answered=$answered failed=$((n - answered))" \
+      "attempts_client=$(csv_row_value "$cl" main,frontend attempts)" \
+      "attempts_backend=$(csv_row_value "$cl" frontend,backend attempts)" \
+      "p50_e2e_ms=$(csv_value "$o" p50_ms) p99_e2e_ms=$(csv_value "$o" p99_ms) mean_e2e_ms=$(csv_value "$o" answered_mean_ms)" \
+      "backend_wasted_ms=$(csv_row_value "$sw" backend late_work_ms) frontend_wasted_ms=$(csv_row_value "$sw" frontend late_work_ms)" \
+      "client_timeouts=$(csv_row_value "$cl" main,frontend timeout) client_shed=$(csv_row_value "$cl" main,frontend shed) client_errors=$(csv_row_value "$cl" main,frontend error)" \
+      "frontend_cancelled=$(csv_row_value "$sv" frontend abandoned)" \
+      "backend_timeouts=$(csv_row_value "$cl" frontend,backend timeout) backend_shed=$(csv_row_value "$sv" backend shed) backend_cancelled=$(csv_row_value "$sv" backend abandoned)" \
+      "model_events=$(m3_model_events "$dir")"
+  elif [ -f "$dir/services.csv" ]; then
     local arrived shed
     arrived=$(csv_value "$dir/services.csv" arrived); shed=$(csv_value "$dir/services.csv" shed)
     echo "admitted=$((arrived - shed)) rejected=$shed mean_wait_ms=$(csv_value "$dir/services.csv" mean_wait_ms) p95_wait_ms=$(csv_value "$dir/services.csv" p95_wait_ms) sim_end_ms=$(csv_value "$dir/run.csv" sim_time_ms)"
@@ -212,6 +268,7 @@ for f in "$RAW"/*.1.out; do
   name=$(basename "$f" .1.out)
   case "$name" in
     *.resim) echo "  $name: $(resim_stats "${f%.out}.d")" ;;
+    *m3-*) echo "  $name: $(sed -n '2,$p' "$f" | grep -v -e '^engine_events=' -e '^sim_loop_s=' | tr '\n' ' ')" ;;
     *) echo "  $name: $(sed -n 2p "$f")" ;;
   esac
 done

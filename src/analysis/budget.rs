@@ -79,11 +79,17 @@ fn slots(model: &Model, mean_ms: f64) -> Option<f64> {
 }
 
 /// The end-to-end percentiles of the answered requests, empty when none was.
-fn answered_cells(answered: u64, requests: u64, samples: &mut Samples) -> [Cell; 5] {
+fn answered_cells(answered: u64, requests: u64, samples: &mut Samples) -> [Cell; 6] {
     let pct = if requests == 0 {
         Cell::Empty
     } else {
         (answered as f64 / requests as f64 * 100.0).into()
+    };
+    // the mean is exact at any count (the percentiles past 2^20 are not)
+    let mean = if samples.count() == 0 {
+        Cell::Empty
+    } else {
+        samples.mean_ms().into()
     };
     let mut q = |p: f64| {
         if samples.count() == 0 {
@@ -92,7 +98,7 @@ fn answered_cells(answered: u64, requests: u64, samples: &mut Samples) -> [Cell;
             samples.quantile_ms(p).into()
         }
     };
-    [pct, q(0.5), q(0.9), q(0.99), q(0.999)]
+    [pct, q(0.5), q(0.9), q(0.99), q(0.999), mean]
 }
 
 /// The name of the row that sums every workload when there are several.
@@ -122,6 +128,7 @@ fn outcomes(results: &mut Results) -> Table {
         "p90_ms",
         "p99_ms",
         "p999_ms",
+        "answered_mean_ms",
     ]);
     // with several workloads, one row per workload and one for them all
     let several = results.any(|m| m.workloads.len() > 1);
@@ -210,7 +217,7 @@ fn outcomes(results: &mut Results) -> Table {
     );
     t.notes.push(
         "median_ms, worst_ms and mean_ms are over every response (shed, rejected and dropped ones too); \
-         answered_pct and p50_ms..p999_ms are over the answered requests only, end to end (nearest rank)"
+         answered_pct, p50_ms..p999_ms and answered_mean_ms are over the answered requests only, end to end (nearest rank)"
             .into(),
     );
     if several {

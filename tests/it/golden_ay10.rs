@@ -99,7 +99,8 @@ fn outcomes_match_the_seed_tables() {
             "p50_ms",
             "p90_ms",
             "p99_ms",
-            "p999_ms"
+            "p999_ms",
+            "answered_mean_ms"
         ]
     );
     assert_eq!(

@@ -255,3 +255,51 @@ variant = ["baseline", "open"]
     assert_eq!(run.rows.len(), 1);
     assert_eq!(run.row(&[("variant", "open")])["requests"], "48");
 }
+
+/// `answered_mean_ms` is the mean end-to-end time of the answered requests only,
+/// next to `mean_ms` over every response: a store alternating 10 ms and 300 ms
+/// against a 200 ms budget answers every other request in 10 ms and drops the
+/// others at their 200 ms timeout.
+#[test]
+fn answered_mean_ms_leaves_the_failed_responses_out() {
+    let text = r#"
+[scenario]
+name = "answered mean"
+seed = 1
+
+[slo]
+threshold_ms = 200
+
+[services.api]
+routes = ["/work"]
+handler = { type = "plan", budget = "slo", branches = [{ name = "b", calls = ["store"] }] }
+
+[dependencies.store]
+latency = { cycle = [10, 300] }
+
+[workload]
+type = "sequence"
+requests = 4
+"#;
+    let (_file_dir, file) = file_with(text);
+    let out = run_into(&file, &["--quiet"]);
+    let csv = Csv::read(&out.path().join("outcomes.csv"));
+    assert_eq!(
+        csv.headers.last().map(String::as_str),
+        Some("answered_mean_ms")
+    );
+    let row = &csv.rows[0];
+    let num = |c: &str| crate::common::num(row, c);
+    assert_eq!((num("answered"), num("dropped")), (2.0, 2.0));
+    assert_eq!(num("mean_ms"), 105.0, "(10 + 200) / 2 over every response");
+    assert_eq!(num("answered_mean_ms"), 10.0, "the answered ones only");
+    assert_eq!(num("p50_ms"), 10.0);
+
+    // nothing answered: the cell is empty, as the percentiles' are
+    let (_d, file) = file_with(&text.replace("[10, 300]", "[300]"));
+    let out = run_into(&file, &["--quiet"]);
+    let csv = Csv::read(&out.path().join("outcomes.csv"));
+    assert_eq!(csv.rows[0]["answered"], "0");
+    assert_eq!(csv.rows[0]["answered_mean_ms"], "");
+    assert_eq!(csv.rows[0]["p50_ms"], "");
+}
