@@ -86,6 +86,12 @@ pub use policy::CallStats;
 pub use server::ServerStats;
 use world::World;
 
+/// A hash map for the engine's per-request lookups (policy states, limiter
+/// buckets and members): foldhash's fixed-seed hasher, several times cheaper per
+/// lookup than the standard SipHash and the same in every run (every table built
+/// from these maps is sorted before it is written).
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+
 /// Requests and calls are addressed by slot in their slabs.
 pub(crate) type ReqId = u32;
 pub(crate) type CallId = u32;

@@ -6,8 +6,8 @@ use super::windows::Windows;
 use crate::engine::{Lane, Ticks};
 use crate::model::{Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId};
 use crate::sim::request::NO_ROUTE;
-use crate::sim::{Event, Outcome, ReqId, World};
-use std::collections::{HashMap, VecDeque};
+use crate::sim::{Event, FastMap, Outcome, ReqId, World};
+use std::collections::VecDeque;
 
 /// Where a request is on its way past the limiters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -36,9 +36,9 @@ struct Chain {
 /// One limiter's buckets and counts during a run.
 #[derive(Debug, Clone, Default)]
 pub(super) struct LimiterActor {
-    pub(super) buckets: HashMap<[u32; 4], Bucket>,
+    pub(super) buckets: FastMap<[u32; 4], Bucket>,
     /// member -> (passed, rejected)
-    pub(super) members: HashMap<u32, (u64, u64)>,
+    pub(super) members: FastMap<u32, (u64, u64)>,
     pub(super) passed: u64,
     pub(super) rejected: u64,
     pub(super) delayed: u64,
@@ -70,7 +70,7 @@ pub(crate) struct Limiting {
     chains: Vec<Chain>,
     /// (requests, counted per limiter), indexed like `chains`.
     pub(super) traffic: Vec<(u64, Vec<u64>)>,
-    pub(super) members: HashMap<u32, MemberTally>,
+    pub(super) members: FastMap<u32, MemberTally>,
     /// The time series' window: each limiter counts its decisions per window.
     pub(super) window: Option<Ticks>,
 }
@@ -144,7 +144,7 @@ impl Limiting {
             progress: Vec::new(),
             traffic: vec![(0, vec![0; n]); chains.len()],
             chains,
-            members: HashMap::new(),
+            members: FastMap::default(),
             window: crate::sim::timeseries::window_of(model),
         }
     }

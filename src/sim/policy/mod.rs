@@ -184,7 +184,7 @@ pub(crate) struct Policies {
     calls: Vec<PolicyCall>,
     free: Vec<u32>,
     states: Vec<PolicyState>,
-    index: HashMap<(Owner, PolicyId, Target), u32>,
+    index: super::FastMap<(Owner, PolicyId, Target), u32>,
     seed: u64,
     replication: u64,
 }
@@ -195,7 +195,7 @@ impl Policies {
             calls: Vec::new(),
             free: Vec::new(),
             states: Vec::new(),
-            index: HashMap::new(),
+            index: super::FastMap::default(),
             seed: model.seed,
             replication,
         }
