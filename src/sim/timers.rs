@@ -1,7 +1,7 @@
 //! Which delays get a FIFO lane in the event queue: the constant ones the model
 //! names (a constant service time or latency, the gateway's share, a plan call's
-//! share, which is its timeout unless the branch's budget runs short, a client
-//! timeout). Events scheduled that far ahead arrive in time order, so their lane
+//! share, which is its timeout unless the branch's budget runs short, a call's
+//! own timeout, a policy's per-attempt timeout, a client timeout). Events scheduled that far ahead arrive in time order, so their lane
 //! skips the heap; see `engine::EventQueue::add_fifo`. Only speed depends on this
 //! list: the order of events is the same with any choice.
 
@@ -22,10 +22,19 @@ pub(super) fn constant_delays(model: &Model) -> Vec<Ticks> {
                 if let Latency::Constant(t) = server.service {
                     add(t);
                 }
+                for call in server.plan.iter().flat_map(|p| &p.branches).flat_map(|b| &b.calls) {
+                    add(call.share);
+                    if let Some(t) = call.timeout {
+                        add(t);
+                    }
+                }
             }
             Handler::Plan(plan) => {
                 for call in plan.branches.iter().flat_map(|b| &b.calls) {
                     add(call.share);
+                    if let Some(t) = call.timeout {
+                        add(t);
+                    }
                 }
             }
             Handler::Respond => {}
@@ -33,6 +42,12 @@ pub(super) fn constant_delays(model: &Model) -> Vec<Ticks> {
     }
     for d in &model.dependencies {
         if let Latency::Constant(t) = d.latency {
+            add(t);
+        }
+    }
+    // an attempt's timer is the policy's timeout unless its call's deadline is nearer
+    for p in &model.policies {
+        if let Some(t) = p.timeout {
             add(t);
         }
     }
@@ -81,5 +96,20 @@ mod tests {
             .collect();
         // delivery 180, tariff and measure 90 (equal split), gateway 20
         assert_eq!(got, [180.0, 90.0, 20.0]);
+    }
+
+    #[test]
+    fn the_retry_chain_has_lanes_for_its_attempt_timeouts() {
+        let text = std::fs::read_to_string("scenarios/bench/m3-retry-chain.toml")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let s = load_str(&text, Path::new("m3.toml"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut got: Vec<f64> = constant_delays(&s.rows[0].model)
+            .iter()
+            .map(|t| t.as_ms())
+            .collect();
+        got.sort_by(f64::total_cmp);
+        // exponential services: only the client's 60 ms and the backend call's 25 ms
+        assert_eq!(got, [25.0, 60.0]);
     }
 }
