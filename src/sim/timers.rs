@@ -22,7 +22,12 @@ pub(super) fn constant_delays(model: &Model) -> Vec<Ticks> {
                 if let Latency::Constant(t) = server.service {
                     add(t);
                 }
-                for call in server.plan.iter().flat_map(|p| &p.branches).flat_map(|b| &b.calls) {
+                for call in server
+                    .plan
+                    .iter()
+                    .flat_map(|p| &p.branches)
+                    .flat_map(|b| &b.calls)
+                {
                     add(call.share);
                     if let Some(t) = call.timeout {
                         add(t);
@@ -69,8 +74,30 @@ pub(super) fn constant_delays(model: &Model) -> Vec<Ticks> {
     delays
 }
 
-/// Gives each constant delay of `model` a FIFO lane (as many as the queue takes).
+/// Whether the model schedules events for the current instant: a call into a
+/// service reaches it one event later at the same tick, and a policy reports an
+/// attempt that failed at once the same way.
+fn zero_delay_events(model: &Model) -> bool {
+    let calls_a_service = |plan: &crate::model::Plan| {
+        plan.branches
+            .iter()
+            .flat_map(|b| &b.calls)
+            .any(|c| matches!(c.target, crate::model::Target::Service(_)))
+    };
+    !model.policies.is_empty()
+        || model.services.iter().any(|s| match &s.handler {
+            Handler::Server(server) => server.plan.as_ref().is_some_and(calls_a_service),
+            Handler::Plan(plan) => calls_a_service(plan),
+            Handler::Respond => false,
+        })
+}
+
+/// Gives each constant delay of `model` a FIFO lane (as many as the queue takes),
+/// and events for the current instant one first where the model has them.
 pub(super) fn register<E>(queue: &mut EventQueue<E>, model: &Model) {
+    if zero_delay_events(model) {
+        let _ = queue.add_fifo(Ticks::ZERO);
+    }
     for d in constant_delays(model) {
         if !queue.add_fifo(d) {
             break;
