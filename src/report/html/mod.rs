@@ -1000,6 +1000,36 @@ mod tests {
     }
 
     #[test]
+    fn the_last_window_is_a_rate_over_the_part_that_ran_or_left_out_when_short() {
+        let rows: Vec<Vec<Cell>> = [(0i64, 10i64), (1000, 20), (2000, 6)]
+            .iter()
+            .map(|&(s, n)| vec![s.into(), n.into()])
+            .collect();
+        let rows: Vec<&Vec<Cell>> = rows.iter().collect();
+        // the run ended 600 ms into the last window: 6 in 0.6 s is 10 per s
+        assert_eq!(
+            steps(&rows, 0, 1, 1000.0, Some(2600.0)),
+            [
+                (0.0, 10.0),
+                (1.0, 10.0),
+                (1.0, 20.0),
+                (2.0, 20.0),
+                (2.0, 10.0),
+                (2.6, 10.0)
+            ]
+        );
+        // 200 ms would make it 30 per s out of a few requests: not charted
+        assert_eq!(steps(&rows, 0, 1, 1000.0, Some(2200.0)).len(), 4);
+        // a run that ends in its first window keeps it
+        assert_eq!(
+            steps(&rows[..1], 0, 1, 1000.0, Some(100.0)),
+            [(0.0, 100.0), (0.1, 100.0)]
+        );
+        // without the run's end: every window at full width
+        assert_eq!(steps(&rows, 0, 1, 1000.0, None).len(), 6);
+    }
+
+    #[test]
     fn units_come_from_the_metric_name() {
         assert_eq!(unit_of("outcomes.wasted_ms"), "ms");
         assert_eq!(unit_of("outcomes.held_slots"), "slots");
