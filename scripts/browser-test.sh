@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Opens the report.html of every bundled scenario (and of the three Monte-Carlo
-# sweeps) in headless Chromium, as a reader would, and checks for each page:
+# Opens the report.html of every bundled scenario (and of the Monte-Carlo sweeps,
+# and a short sweep of goodput-collapse for the time series) in headless Chromium, as a reader would, and checks for each page:
 #   - no console message (the page has no script: any message is an error),
 #   - a screenshot that is not blank (at least MIN_PIXELS distinct pixel values),
 #   - as many <svg> charts in the DOM as the page's CSV files call for.
@@ -30,6 +30,9 @@ mkdir -p "$SHOTS"
 for mc in scenarios/*-montecarlo.toml; do
   "$bin" sweep --quiet -n 20 --out "$work/sweep/$(basename "$mc" .toml)" "$mc"
 done
+# a sweep's time series (per-window means, fault windows shaded), kept short
+"$bin" sweep --quiet -n 5 --set workload.duration_ms=30000 \
+  --out "$work/sweep/goodput-collapse" scenarios/goodput-collapse.toml
 
 chrome() {
   chromium --headless --no-sandbox --disable-gpu --window-size=1280,2000 \
@@ -53,6 +56,19 @@ if has("summary.csv"):
         with open(os.path.join(d, table)) as f:
             metrics = {r["metric"] for r in csv.DictReader(f)}
         n += sum(1 for x in charted if x in metrics)
+    # the time series: one chart per compare row with window means
+    import re
+    lines = ("answered", "attempts", "timed_out", "failed", "shed", "rejected", "width_ms")
+    window = re.compile(r"timeseries\.window_start_ms_[0-9.]+\.(all\.)?([a-z_]+)$")
+    with open(os.path.join(d, "summary.csv")) as f:
+        r = csv.DictReader(f)
+        axes = r.fieldnames[: r.fieldnames.index("metric")]
+        rows = set()
+        for row in r:
+            m = window.match(row["metric"])
+            if m and m.group(2) in lines and row["mean"] != "":
+                rows.add(tuple(row[a] for a in axes))
+        n += len(rows)
 else:
     n += 2 * has("ladder.csv") + has("latency_cdf.csv") + has("outcomes.csv")
     n += has("limiters.csv") + has("members.csv")

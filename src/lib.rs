@@ -228,6 +228,17 @@ pub fn run_files(
     Ok(files)
 }
 
+/// The warm-up and fault windows of the compare rows with a time series, as a
+/// sweep's manifest keeps them (`[[timelines]]`).
+pub(crate) fn series_times(scenario: &Scenario) -> Vec<report::html::RowTimes> {
+    row_times(scenario)
+        .into_iter()
+        .zip(&scenario.rows)
+        .filter(|(_, row)| sim::timeseries::window_of(&row.model).is_some())
+        .map(|(times, _)| times)
+        .collect()
+}
+
 /// Each compare row's warm-up and fault windows, for the time-series charts.
 fn row_times(scenario: &Scenario) -> Vec<report::html::RowTimes> {
     scenario

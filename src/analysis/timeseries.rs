@@ -57,6 +57,7 @@ fn clients(results: &Results) -> Table {
             "rejected",
             "p50_ms",
             "p99_ms",
+            "width_ms",
         ],
     );
     t.printed = false;
@@ -64,7 +65,9 @@ fn clients(results: &Results) -> Table {
         let Some(s) = &run.timeseries else { continue };
         let model: &Model = &results.scenario.rows[i].model;
         for (k, all) in s.windows.iter().enumerate() {
-            let start = Cell::Num(k as f64 * s.window_ms);
+            let from = k as f64 * s.window_ms;
+            let start = Cell::Num(from);
+            let width = Cell::Num(width_ms(from, s.window_ms, run.sim_time_ms));
             let mut row = |workload: Option<&str>, w: &WindowStats| {
                 let mut cells = results.axis_cells(i);
                 cells.push(start.clone());
@@ -72,6 +75,7 @@ fn clients(results: &Results) -> Table {
                     cells.push(name.into());
                 }
                 cells.extend(window_cells(w));
+                cells.push(width.clone());
                 t.push(cells);
             };
             if several {
@@ -97,6 +101,13 @@ fn clients(results: &Results) -> Table {
         ));
     }
     t
+}
+
+/// How much of the window starting at `from` the run lasted: `window_ms`, except
+/// for the last window, which the run's last event (`end_ms`) cuts short. A rate
+/// of the window is its count over this width.
+pub fn width_ms(from: f64, window_ms: f64, end_ms: f64) -> f64 {
+    (end_ms - from).clamp(0.0, window_ms)
 }
 
 /// A window's client-side figures, in column order.

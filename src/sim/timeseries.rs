@@ -34,6 +34,23 @@ pub(crate) fn window_of(model: &Model) -> Option<Ticks> {
     })
 }
 
+/// Rows per window of the time series' tables besides the services rows, at
+/// most: `timeseries.csv`'s (one, or one per workload and `all` with several)
+/// and `timeseries_limiters.csv`'s. With the services rows they make what
+/// [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS) bounds.
+pub fn client_and_limiter_rows(workloads: usize, limiters: &[crate::model::Limiter]) -> u64 {
+    let clients = if workloads > 1 {
+        workloads as u64 + 1
+    } else {
+        1
+    };
+    clients
+        + limiters
+            .iter()
+            .map(super::limiter::rows_per_window)
+            .sum::<u64>()
+}
+
 /// One window's client-side figures.
 #[derive(Debug, Clone, Default)]
 pub struct WindowStats {

@@ -75,7 +75,12 @@ impl<'m> World<'m> {
 
     pub fn run_loop(&mut self) -> Result<(), Error> {
         let limits = self.model.limits;
-        let series_end = self.obs.series_end();
+        let series_end = self
+            .obs
+            .series_end(super::timeseries::client_and_limiter_rows(
+                self.model.workloads.len(),
+                &self.model.limiters,
+            ));
         let max_time = limits.max_sim_time.min(series_end);
         while let Some((at, event)) = self.queue.pop() {
             if at > max_time {
@@ -116,7 +121,7 @@ impl<'m> World<'m> {
     #[cold]
     fn series_limit(&self) -> Error {
         Error::Limit(format!(
-            "scenario `{}`: the time series would write more than {} rows (timeseries.csv and timeseries_services.csv): raise output.window_ms (faults without it use {} ms windows)",
+            "scenario `{}`: the time series would write more than {} rows (timeseries.csv, timeseries_services.csv and timeseries_limiters.csv): raise output.window_ms (faults without it use {} ms windows)",
             self.model.name,
             super::observe::MAX_SERIES_ROWS,
             super::observe::DEFAULT_WINDOW_MS

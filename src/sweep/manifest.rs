@@ -48,6 +48,11 @@ pub struct Manifest {
     /// `[thresholds]` as (metric, condition): a merge checks them as the sweep does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<(String, String)>,
+    /// Each compare row's warm-up and fault windows, for the rows with a time
+    /// series: the report's time-series charts shade them (a merge reads them
+    /// here). Absent without a time series.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timelines: Vec<crate::report::html::RowTimes>,
     /// The units this folder holds, for a `--shard` sweep (not compared by merge).
     pub shard: Option<ShardInfo>,
     /// How it was run (not compared by merge).
@@ -236,6 +241,15 @@ mod tests {
                 fnv1a64: fnv1a64(b"ms\n6\n"),
             }],
             thresholds: vec![],
+            timelines: vec![crate::report::html::RowTimes {
+                labels: vec!["baseline".into()],
+                warmup_ms: 500.0,
+                faults: vec![crate::report::html::FaultWindow {
+                    what: "down on store".into(),
+                    from_ms: 1000.0,
+                    to_ms: 3000.0,
+                }],
+            }],
             shard: Some(ShardInfo {
                 index: 1,
                 count: 2,

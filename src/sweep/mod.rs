@@ -20,7 +20,7 @@ mod output;
 mod report;
 mod runner;
 pub mod stats;
-mod summary;
+pub(crate) mod summary;
 
 pub use extract::{Named, RowRunner};
 pub use manifest::{HashedFile, Manifest, Shard};
@@ -269,6 +269,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         baseline: baseline.clone(),
         latency_files: latency_files(&scenario)?,
         thresholds: manifest_thresholds(&base.thresholds),
+        timelines: crate::series_times(&scenario),
         shard: opts.shard.map(|s| ShardInfo {
             index: s.index,
             count: s.count,

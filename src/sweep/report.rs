@@ -43,7 +43,14 @@ pub fn write_html(
         ),
         about: None,
     };
-    let page = html::sweep_page(heading, &s.summary, &s.paired, &metrics, thresholds)?;
+    let page = html::sweep_page(
+        heading,
+        &s.summary,
+        &s.paired,
+        &metrics,
+        &manifest.timelines,
+        thresholds,
+    )?;
     crate::report::write_files(dir, &[(html::FILE.to_string(), page.into_bytes())])
 }
 

@@ -296,3 +296,114 @@ fn limiter_windows_sum_to_the_totals_and_are_charted_per_key() {
         "an all-zero line is left out"
     );
 }
+
+/// The `<section id="..">` of a page, up to its end.
+fn section(html: &str, id: &str) -> String {
+    let start = html
+        .find(&format!("<section id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no section {id}"));
+    let end = start + html[start..].find("</section>").unwrap();
+    html[start..end].to_string()
+}
+
+#[test]
+fn a_sweeps_time_series_shades_each_rows_own_fault_and_merge_draws_the_same_page() {
+    let file = scenario("scenarios/retry-storm.toml");
+    let short = ["--set", "workload.duration_ms=15000", "-n", "3", "--quiet"];
+    let whole = tempfile::tempdir().unwrap();
+    resim()
+        .arg("sweep")
+        .arg(&file)
+        .args(short)
+        .arg("--out")
+        .arg(whole.path())
+        .assert()
+        .success();
+    let html = page(whole.path());
+    let ts = section(&html, "timeseries");
+    // one chart per compare row (5 variants x 3 fault lengths), side by side
+    assert_eq!(ts.matches("<svg").count(), 15);
+    assert!(ts.contains("class=\"charts grid\""), "small multiples");
+    for (for_ms, end_s) in [(500, "10.50"), (2000, "12"), (10000, "20")] {
+        assert!(ts.contains(&format!("variant = codel, for_ms = {for_ms}")));
+        let band = format!("fault 0: latency_factor 3 on backend (10 to {end_s} s)");
+        assert_eq!(ts.matches(&band).count(), 5, "{band}: one per variant");
+    }
+    for text in [
+        "answered (goodput) per s",
+        "attempts sent per s",
+        "timed out per s",
+        "95 % interval",
+    ] {
+        assert!(ts.contains(text), "{text}");
+    }
+    // the table beside the charts: summary.csv's window means, per second
+    let summary = Csv::read(&whole.path().join("summary.csv"));
+    for (variant, for_ms, start) in [("baseline", "2000", 13000), ("codel", "500", 3000)] {
+        let cell = |column: &str| {
+            let metric = format!("timeseries.window_start_ms_{start}.{column}");
+            let row = summary.row(&[
+                ("variant", variant),
+                ("for_ms", for_ms),
+                ("metric", metric.as_str()),
+            ]);
+            let half = (num(row, "ci_high") - num(row, "ci_low")) / 2.0;
+            // per second of a 1000 ms window; the page escapes the slash
+            format!("<td>{:.1} +&#x2f;- {half:.1}</td>", num(row, "mean"))
+        };
+        let line = format!(
+            "<td>{variant}</td><td>{for_ms}</td><td class=\"num\">{start}</td><td class=\"num\">1000</td>{}{}",
+            cell("answered"),
+            cell("attempts")
+        );
+        assert!(ts.contains(&line), "{line}");
+    }
+    let manifest = std::fs::read_to_string(whole.path().join("manifest.toml")).unwrap();
+    assert_eq!(manifest.matches("[[timelines]]").count(), 15);
+
+    // the shards' merge has the fault windows from the manifest: same bytes
+    let work = tempfile::tempdir().unwrap();
+    for k in 1..=2 {
+        resim()
+            .arg("sweep")
+            .arg(&file)
+            .args(short)
+            .args(["--shard", &format!("{k}/2"), "--out"])
+            .arg(work.path().join(format!("s{k}")))
+            .assert()
+            .success();
+    }
+    let merged = work.path().join("m");
+    resim()
+        .args(["merge", "--quiet", "--out"])
+        .arg(&merged)
+        .arg(work.path().join("s1"))
+        .arg(work.path().join("s2"))
+        .assert()
+        .success();
+    assert_eq!(page(&merged), html);
+}
+
+#[test]
+fn the_last_window_is_as_wide_as_the_run_lasted_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    run(
+        "scenarios/goodput-collapse.toml",
+        dir.path(),
+        &["--set", "workload.duration_ms=20000"],
+    );
+    let series = Csv::read(&dir.path().join("timeseries.csv"));
+    let run = Csv::read(&dir.path().join("run.csv"));
+    for abandon in ["false", "true"] {
+        let rows = series.select(&[("abandon", abandon)]);
+        let end = num(run.row(&[("abandon", abandon)]), "sim_time_ms");
+        let (last, full) = rows.split_last().unwrap();
+        assert!(full.iter().all(|r| num(r, "width_ms") == 1000.0));
+        let width = num(last, "width_ms");
+        assert!(width > 0.0 && width <= 1000.0, "{width}");
+        assert!(
+            (num(last, "window_start_ms") + width - end).abs() < 1e-6,
+            "{abandon}: the last window ends at the run's end {end}"
+        );
+    }
+}

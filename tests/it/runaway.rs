@@ -112,3 +112,12 @@ fn a_sliding_log_limit_is_capped_by_max_in_flight() {
         Some(0)
     );
 }
+
+#[test]
+fn time_series_rows_count_the_limiter_windows() {
+    // 1 ms windows over a 4000 s run: 2 rows a window without the keyed limiter's
+    // 1 + 16 fit 10^7 rows; with them the run stops (it used to run out of memory).
+    stops("runaway-series-limiter-rows", "run", "output.window_ms");
+    // and the load-time check counts them too (4 x 10^6 windows x 19 rows)
+    stops("window-limiter-rows", "check", "output.window_ms");
+}

@@ -12,10 +12,12 @@ pub(crate) mod charts;
 use super::{Cell, Table};
 use crate::error::Error;
 use charts::{Band, Bar, BarChart, Forest, Interval, LineChart, Marker, Series, Styled, TimeChart};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The file name of the report in an output folder.
 pub const FILE: &str = "report.html";
+
+mod sweep_time;
 
 /// Removes an earlier run's `report.html` from `dir` (a run with `--no-report`
 /// must not leave a page that contradicts its CSV files).
@@ -230,7 +232,9 @@ pub fn run_page(
             "ladder" => ladder_charts(t, find("findings"), axes)?,
             "latency_cdf" => latency_chart(t, axes)?.into_iter().collect(),
             "timeseries" => timeseries_charts(t, find("recovery"), axes, times)?,
-            "timeseries_limiters" => limiter_window_charts(t, axes, times)?,
+            "timeseries_limiters" => {
+                limiter_window_charts(t, &run_ends(find("timeseries"), axes), axes, times)?
+            }
             "outcomes" => stacked(
                 t,
                 axes,
@@ -273,7 +277,9 @@ pub fn run_page(
 
 /// What the time-series charts of one compare row mark: its warm-up and fault
 /// windows, taken from its model (the tables hold the series, not the scenario).
-#[derive(Debug, Clone, Default)]
+/// A sweep keeps them in its manifest (`[[timelines]]`), so a merge has them too.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RowTimes {
     /// The row's compare-axis labels, as in the tables' axis cells.
     pub labels: Vec<String>,
@@ -284,7 +290,8 @@ pub struct RowTimes {
 }
 
 /// One fault's window, named for the legend.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FaultWindow {
     /// "latency_factor 3 on backend".
     pub what: String,
@@ -400,6 +407,7 @@ fn timeseries_charts(
         return Ok(Vec::new());
     };
     let w = window_of(t, start);
+    let ends = run_ends(Some(t), axes);
     let rows = every_workload(t);
     let nonzero = |column: &str| {
         t.column(column)
@@ -443,7 +451,7 @@ fn timeseries_charts(
             .iter()
             .filter_map(|&(column, name, color)| {
                 let c = t.column(column)?;
-                let points = steps(rows, start, c, w);
+                let points = steps(rows, start, c, w, end_of(&ends, rows[0], axes));
                 Some(Styled {
                     name: format!("{name} per s"),
                     color,
@@ -495,13 +503,62 @@ fn timeseries_charts(
 }
 
 /// A count column per second as a step line against time (s): each window level
-/// over its whole width, so that a change lines up with the fault bands.
-fn steps(rows: &[&Vec<Cell>], start: usize, column: usize, w: f64) -> Vec<(f64, f64)> {
-    let per_s = 1000.0 / w;
+/// over its width, so that a change lines up with the fault bands. The last
+/// window ends at the run's end (`end_ms`, when known): it is drawn only that far
+/// and its count is a rate over that part, so the line does not dip at the very
+/// end.
+fn steps(
+    rows: &[&Vec<Cell>],
+    start: usize,
+    column: usize,
+    w: f64,
+    end_ms: Option<f64>,
+) -> Vec<(f64, f64)> {
     rows.iter()
-        .filter_map(|r| Some((number(&r[start])?, number(&r[column])? * per_s)))
-        .flat_map(|(s, v)| [(s / 1000.0, v), ((s + w) / 1000.0, v)])
+        .filter_map(|r| {
+            let s = number(&r[start])?;
+            let width = end_ms.map_or(w, |e| crate::analysis::timeseries::width_ms(s, w, e));
+            Some((s, width, number(&r[column])?))
+        })
+        .filter(|&(s, width, _)| charted_width(s, width, w))
+        .map(|(s, width, count)| (s, width, count * 1000.0 / width))
+        .flat_map(|(s, width, v)| [(s / 1000.0, v), ((s + width) / 1000.0, v)])
         .collect()
+}
+
+/// Whether a window of `width` ms (of `w`) starting at `start` is charted: a last
+/// window cut to less than half its width by the run's end is not (a rate over a
+/// few ms of draining would dwarf the rest), unless it is the only window. The
+/// CSV files keep it.
+fn charted_width(start: f64, width: f64, w: f64) -> bool {
+    width > 0.0 && (width >= w / 2.0 || start == 0.0)
+}
+
+/// Each compare row's run end (ms), from the `width_ms` column of `timeseries`:
+/// (the row's axis cells, the end of its last window).
+fn run_ends(t: Option<&Table>, axes: usize) -> Vec<(Vec<Cell>, f64)> {
+    let Some(t) = t else { return Vec::new() };
+    let (Some(start), Some(width)) = (t.column("window_start_ms"), t.column("width_ms")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(Vec<Cell>, f64)> = Vec::new();
+    for r in &t.rows {
+        let Some(end) = number(&r[start]).zip(number(&r[width])).map(|(s, w)| s + w) else {
+            continue;
+        };
+        match out.iter_mut().find(|(k, _)| k[..] == r[..axes]) {
+            Some((_, e)) => *e = e.max(end),
+            None => out.push((r[..axes].to_vec(), end)),
+        }
+    }
+    out
+}
+
+/// The run end of the compare row `row` starts with, among `ends`.
+fn end_of(ends: &[(Vec<Cell>, f64)], row: &[Cell], axes: usize) -> Option<f64> {
+    ends.iter()
+        .find(|(k, _)| k[..] == row[..axes])
+        .map(|(_, e)| *e)
 }
 
 /// The recovery of each fault of the compare row `row` (recovery.csv), as a
@@ -526,7 +583,12 @@ fn recovered(rec: &Table, row: &[Cell], axes: usize) -> Vec<Marker> {
 /// Per compare row and limiter, passes and rejects per second against time: per
 /// bucket key when it has at most [`KEYS_CHARTED`] keys (passed solid, rejected
 /// dashed in the key's colour), else the limiter's own; fault windows shaded.
-fn limiter_window_charts(t: &Table, axes: usize, times: &[RowTimes]) -> Result<Vec<String>, Error> {
+fn limiter_window_charts(
+    t: &Table,
+    ends: &[(Vec<Cell>, f64)],
+    axes: usize,
+    times: &[RowTimes],
+) -> Result<Vec<String>, Error> {
     let (Some(start), Some(lim), Some(key), Some(pass), Some(rej)) = (
         t.column("window_start_ms"),
         t.column("limiter"),
@@ -566,7 +628,7 @@ fn limiter_window_charts(t: &Table, axes: usize, times: &[RowTimes]) -> Result<V
         let mut series = Vec::new();
         for (i, (k, rows)) in shown.iter().enumerate() {
             for (column, what, dashed) in [(pass, "passed", false), (rej, "rejected", true)] {
-                let points = steps(rows, start, column, w);
+                let points = steps(rows, start, column, w, end_of(ends, id, axes));
                 if dashed && points.iter().all(|p| p.1 == 0.0) {
                     continue;
                 }
@@ -787,12 +849,15 @@ fn unit_of(metric: &str) -> &'static str {
 }
 
 /// The report of a sweep (or of its merge): `summary` and `paired` as written,
-/// forest plots for `metrics` (the `[montecarlo] report` metrics, or the first few).
+/// forest plots for `metrics` (the `[montecarlo] report` metrics, or the first few),
+/// and, when the summary holds a time series, its per-window means per compare row
+/// with the rows' fault windows (`times`, from the manifest) shaded.
 pub fn sweep_page(
     heading: Heading,
     summary: &Table,
     paired: &Table,
     metrics: &[String],
+    times: &[RowTimes],
     thresholds: Option<Thresholds>,
 ) -> Result<String, Error> {
     let mut sections = Vec::new();
@@ -877,6 +942,9 @@ pub fn sweep_page(
             charts,
             grid: false,
         });
+        if !paired_rows {
+            sections.extend(sweep_time::section(summary, times)?);
+        }
     }
     render(heading, thresholds, sections)
 }
@@ -929,6 +997,36 @@ mod tests {
         assert_eq!(page.matches("<table>").count(), 2);
         let (l, f) = ladder();
         assert_eq!(page, run_page(heading(), &[l, f], 0, &[], None).unwrap());
+    }
+
+    #[test]
+    fn the_last_window_is_a_rate_over_the_part_that_ran_or_left_out_when_short() {
+        let rows: Vec<Vec<Cell>> = [(0i64, 10i64), (1000, 20), (2000, 6)]
+            .iter()
+            .map(|&(s, n)| vec![s.into(), n.into()])
+            .collect();
+        let rows: Vec<&Vec<Cell>> = rows.iter().collect();
+        // the run ended 600 ms into the last window: 6 in 0.6 s is 10 per s
+        assert_eq!(
+            steps(&rows, 0, 1, 1000.0, Some(2600.0)),
+            [
+                (0.0, 10.0),
+                (1.0, 10.0),
+                (1.0, 20.0),
+                (2.0, 20.0),
+                (2.0, 10.0),
+                (2.6, 10.0)
+            ]
+        );
+        // 200 ms would make it 30 per s out of a few requests: not charted
+        assert_eq!(steps(&rows, 0, 1, 1000.0, Some(2200.0)).len(), 4);
+        // a run that ends in its first window keeps it
+        assert_eq!(
+            steps(&rows[..1], 0, 1, 1000.0, Some(100.0)),
+            [(0.0, 100.0), (0.1, 100.0)]
+        );
+        // without the run's end: every window at full width
+        assert_eq!(steps(&rows, 0, 1, 1000.0, None).len(), 6);
     }
 
     #[test]

@@ -218,6 +218,8 @@ pub(super) fn check_series_rows(
     faults: &[Fault],
     services: &[Service],
     dependencies: usize,
+    workloads: usize,
+    limiters: &[crate::model::Limiter],
     workload: &Workload,
 ) -> R<()> {
     let window_ms = match window {
@@ -243,7 +245,9 @@ pub(super) fn check_series_rows(
         .iter()
         .filter(|s| matches!(s.handler, Handler::Server(_)))
         .count();
-    let rows = (end_ms / window_ms).ceil() * (1 + servers + dependencies) as f64;
+    let per_window = crate::sim::timeseries::client_and_limiter_rows(workloads, limiters)
+        + (servers + dependencies) as u64;
+    let rows = (end_ms / window_ms).ceil() * per_window as f64;
     if rows > crate::sim::MAX_SERIES_ROWS as f64 {
         return err(
             "output.window_ms",

@@ -266,6 +266,8 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         &faults,
         &services,
         ctx.dependencies.len(),
+        workloads.len(),
+        &limiters,
         &workload,
     )?;
     let Ctx {

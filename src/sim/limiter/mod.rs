@@ -43,4 +43,4 @@ pub use results::{
     KeyWindows, LimiterResults, LimiterRun, LimiterWindows, MemberCount, MemberOutcome,
     RouteTraffic,
 };
-pub use windows::KEYED_WINDOWS_MAX;
+pub use windows::{KEYED_WINDOWS_MAX, rows_per_window};
