@@ -407,3 +407,35 @@ fn the_last_window_is_as_wide_as_the_run_lasted_in_it() {
         );
     }
 }
+
+/// A long run's time series: the page shows the first rows of the table and
+/// says so, the CSV keeps every row, and each chart line stays at most about a
+/// thousand steps (neighbouring windows merged), so the page stays small.
+#[test]
+fn a_long_time_series_is_cut_on_the_page_not_in_the_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    // 10 ms windows over goodput-collapse's 120 s: 12,000 windows per compare row
+    run(
+        "scenarios/goodput-collapse.toml",
+        dir.path(),
+        &["--set", "output.window_ms=10"],
+    );
+    let csv = std::fs::read_to_string(dir.path().join("timeseries.csv")).unwrap();
+    let rows = csv.lines().count() - 1;
+    assert!(rows > 20_000, "{rows} rows in the CSV");
+    let html = page(dir.path());
+    let note = format!("the first 2000 of {rows} rows are shown here; timeseries.csv has them all");
+    assert!(html.contains(&note), "missing {note:?}");
+    // the longest polyline of the page: at most two points per step
+    let longest = html
+        .split("<polyline")
+        .skip(1)
+        .map(|p| p[..p.find("/>").unwrap_or(p.len())].matches(',').count())
+        .max()
+        .unwrap_or(0);
+    assert!(
+        (1000..=2_100).contains(&longest),
+        "{longest} points in one line"
+    );
+    assert!(html.len() < 8_000_000, "{} bytes", html.len());
+}

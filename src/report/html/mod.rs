@@ -67,6 +67,15 @@ struct TableView {
     rows: Vec<Vec<CellView>>,
 }
 
+/// A page shows at most this many rows of a table (its CSV file has them all):
+/// a long run's time series would otherwise make a page of hundreds of
+/// megabytes that no browser opens.
+const MAX_PAGE_ROWS: usize = 2_000;
+
+/// A time-series chart draws at most this many steps per line: past it,
+/// neighbouring windows are merged (their counts summed over their widths).
+const MAX_STEPS: usize = 1_000;
+
 impl TableView {
     fn of(t: &Table) -> TableView {
         TableView {
@@ -74,6 +83,7 @@ impl TableView {
             rows: t
                 .rows
                 .iter()
+                .take(MAX_PAGE_ROWS)
                 .map(|r| {
                     r.iter()
                         .map(|c| CellView {
@@ -128,6 +138,19 @@ pub struct Section {
     pub grid: bool,
 }
 
+/// A table's notes on the page, with a word when the page shows only part of it.
+fn page_notes(t: &Table, file: &str) -> Vec<String> {
+    let mut notes = t.notes.clone();
+    if t.rows.len() > MAX_PAGE_ROWS {
+        notes.push(format!(
+            "the first {} of {} rows are shown here; {file} has them all",
+            crate::format::format_number(MAX_PAGE_ROWS as f64),
+            crate::format::format_number(t.rows.len() as f64)
+        ));
+    }
+    notes
+}
+
 fn render(
     heading: Heading,
     thresholds: Option<Thresholds>,
@@ -149,10 +172,10 @@ fn render(
                 grid: s.grid,
                 name: s.table.name.clone(),
                 title: s.table.title.clone(),
+                notes: page_notes(&s.table, &s.file),
                 file: s.file,
                 charts: s.charts,
                 table: TableView::of(&s.table),
-                notes: s.table.notes.clone(),
             })
             .collect(),
     };
@@ -514,14 +537,24 @@ fn steps(
     w: f64,
     end_ms: Option<f64>,
 ) -> Vec<(f64, f64)> {
-    rows.iter()
+    let windows: Vec<(f64, f64, f64)> = rows
+        .iter()
         .filter_map(|r| {
             let s = number(&r[start])?;
             let width = end_ms.map_or(w, |e| crate::analysis::timeseries::width_ms(s, w, e));
             Some((s, width, number(&r[column])?))
         })
         .filter(|&(s, width, _)| charted_width(s, width, w))
-        .map(|(s, width, count)| (s, width, count * 1000.0 / width))
+        .collect();
+    // a long run: k neighbouring windows per step, their counts over their widths
+    let k = windows.len().div_ceil(MAX_STEPS).max(1);
+    windows
+        .chunks(k)
+        .map(|c| {
+            let width: f64 = c.iter().map(|x| x.1).sum();
+            let count: f64 = c.iter().map(|x| x.2).sum();
+            (c[0].0, width, count * 1000.0 / width)
+        })
         .flat_map(|(s, width, v)| [(s / 1000.0, v), ((s + width) / 1000.0, v)])
         .collect()
 }
