@@ -92,12 +92,14 @@ impl Sampler {
         }
     }
 
-    /// The next latency. A constant is answered inline (the common service time);
-    /// the other models draw in `draw`.
+    /// The next latency. A constant (the common service time) and a lognormal
+    /// (the common dependency latency) are drawn inline; the other models in
+    /// `draw`.
     #[inline]
     pub fn sample(&mut self, rng: &mut Stream) -> Ticks {
         match self {
             Sampler::Constant(t) => *t,
+            Sampler::LogNormal(d) => Ticks::from_ms(d.sample(rng)),
             _ => self.draw(rng),
         }
     }
