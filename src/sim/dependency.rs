@@ -264,8 +264,8 @@ impl World<'_> {
     }
 
     /// The dependency stops working on a call (finished or cancelled) and takes the
-    /// next waiting one.
-    #[inline]
+    /// next waiting one. (Inlined: once per call on the answer's path.)
+    #[inline(always)]
     fn dependency_end(&mut self, dep: DependencyId, call: CallId) {
         let now = self.now;
         let w = &mut self.dependencies.work[call as usize];

@@ -92,14 +92,13 @@ impl Sampler {
         }
     }
 
-    /// The next latency. A constant (the common service time) and a lognormal
-    /// (the common dependency latency) are drawn inline; the other models in
-    /// `draw`.
+    /// The next latency. A constant is answered inline (the common service time);
+    /// the other models draw in `draw`. (Inlining the lognormal too saved M2 a
+    /// call per draw but cost M1's server path more than that, in spills.)
     #[inline]
     pub fn sample(&mut self, rng: &mut Stream) -> Ticks {
         match self {
             Sampler::Constant(t) => *t,
-            Sampler::LogNormal(d) => Ticks::from_ms(d.sample(rng)),
             _ => self.draw(rng),
         }
     }

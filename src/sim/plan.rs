@@ -109,8 +109,9 @@ impl<'m> World<'m> {
     }
 
     /// Starts the next call of branch `b` of `req`'s `plan`, failing at once those
-    /// that have no time left. (The plan is passed in: its callers have it.)
-    #[inline]
+    /// that have no time left. (The plan is passed in: its callers have it.
+    /// Inlined into both: once per call on the plan's path.)
+    #[inline(always)]
     fn call_next(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
         let calls = &plan.branches[b].calls;
         let now = self.now;
@@ -163,7 +164,8 @@ impl<'m> World<'m> {
     }
 
     /// A call of branch `b` is resolved for its caller: move the branch on.
-    #[inline]
+    /// (Inlined into the call's answer: one step of the per-call path.)
+    #[inline(always)]
     pub(super) fn plan_call_resolved(&mut self, req: ReqId, b: usize, ok: bool) {
         let plan = self.plan_of(req);
         let br = &mut self.plans.runs[req as usize].branches[b];
