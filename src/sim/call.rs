@@ -67,10 +67,21 @@ struct CallRun {
     gave_up: Ticks,
     /// The call's absolute deadline (None: no cap).
     deadline: Option<Ticks>,
-    /// A call to a service: its `CallArrive` event while on the way, then the
-    /// request it became at the callee.
-    arrive_key: Option<EventKey>,
-    callee: Option<ReqId>,
+    /// A call to a service: on its way, then the request it became.
+    below: Below,
+}
+
+/// Where a call to a service is below its caller (the two are never live at
+/// once, so one field holds either).
+#[derive(Debug, Clone, Copy)]
+enum Below {
+    /// A call to a dependency, one that never reached its service, or one whose
+    /// request was let go.
+    Nothing,
+    /// On its way: its `CallArrive` event.
+    OnTheWay(EventKey),
+    /// The request it became at the callee.
+    Request(ReqId),
 }
 
 /// The call slab: ids are reused once a call is over for caller and callee.
@@ -140,8 +151,7 @@ impl World<'_> {
             timeout_key: None,
             gave_up: Ticks::ZERO,
             deadline,
-            arrive_key: None,
-            callee: None,
+            below: Below::Nothing,
         });
         if self.trace.is_some() {
             let from = self.request_of(caller);
@@ -170,7 +180,7 @@ impl World<'_> {
             Target::Service(_) => {
                 let key = self.schedule(self.now, Lane::Normal, Event::CallArrive(id));
                 let c = &mut self.calls.slab[id as usize];
-                c.arrive_key = Some(key);
+                c.below = Below::OnTheWay(key);
                 if let Some(deadline) = deadline {
                     let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
                     self.calls.slab[id as usize].timeout_key = Some(key);
@@ -183,7 +193,7 @@ impl World<'_> {
     /// A call reaches the service it targets: it becomes a request there.
     pub(super) fn call_arrive(&mut self, call: CallId) {
         let c = &mut self.calls.slab[call as usize];
-        c.arrive_key = None;
+        c.below = Below::Nothing;
         let Target::Service(service) = c.target else {
             return;
         };
@@ -192,12 +202,12 @@ impl World<'_> {
             Caller::Client { req: from } => {
                 // a client's attempt: its request, as the client would send it
                 let req = self.send_attempt(call, from, deadline);
-                self.calls.slab[call as usize].callee = Some(req);
+                self.calls.slab[call as usize].below = Below::Request(req);
                 self.attempt_receive(req);
             }
             Caller::Branch { req: from, .. } => {
                 let req = self.send_call(call, service, from, deadline);
-                self.calls.slab[call as usize].callee = Some(req);
+                self.calls.slab[call as usize].below = Below::Request(req);
                 self.at_service(req);
             }
             Caller::Policy { .. } => {}
@@ -310,11 +320,13 @@ impl World<'_> {
                 }
             }
             Target::Service(_) => {
-                if let Some(key) = c.arrive_key.take() {
+                match std::mem::replace(&mut c.below, Below::Nothing) {
                     // still on its way: it never reaches the service
-                    self.queue.cancel(key);
-                } else if let Some(req) = c.callee.take() {
-                    self.caller_gone(req, cancel);
+                    Below::OnTheWay(key) => {
+                        self.queue.cancel(key);
+                    }
+                    Below::Request(req) => self.caller_gone(req, cancel),
+                    Below::Nothing => {}
                 }
                 self.calls.free.push(call);
             }

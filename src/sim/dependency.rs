@@ -144,6 +144,7 @@ impl World<'_> {
     /// Starts the work of a call that has taken a slot; returns when it will be
     /// done. A completion that comes after `cancelled_at` would be cancelled before
     /// it runs, so it is not scheduled (the cancel ends the work).
+    #[inline]
     fn dependency_begin(
         &mut self,
         dep: DependencyId,
@@ -162,7 +163,11 @@ impl World<'_> {
         let key = if cancelled_at.is_some_and(|c| done > c) {
             None
         } else {
-            Some(self.schedule(done, Lane::Normal, Event::DependencyDone(call)))
+            // the queue alone: the dependency's state stays borrowed apart
+            Some(
+                self.queue
+                    .schedule(done, Lane::Normal, Event::DependencyDone(call)),
+            )
         };
         self.dependencies.work[call as usize] = Work {
             dep,
@@ -259,7 +264,8 @@ impl World<'_> {
     }
 
     /// The dependency stops working on a call (finished or cancelled) and takes the
-    /// next waiting one.
+    /// next waiting one. (Inlined: once per call on the answer's path.)
+    #[inline(always)]
     fn dependency_end(&mut self, dep: DependencyId, call: CallId) {
         let now = self.now;
         let w = &mut self.dependencies.work[call as usize];

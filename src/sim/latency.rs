@@ -93,7 +93,8 @@ impl Sampler {
     }
 
     /// The next latency. A constant is answered inline (the common service time);
-    /// the other models draw in `draw`.
+    /// the other models draw in `draw`. (Inlining the lognormal too saved M2 a
+    /// call per draw but cost M1's server path more than that, in spills.)
     #[inline]
     pub fn sample(&mut self, rng: &mut Stream) -> Ticks {
         match self {

@@ -104,13 +104,15 @@ impl<'m> World<'m> {
         run.left = plan.branches.len() as u32;
         run.budget = budget;
         for b in 0..plan.branches.len() {
-            self.call_next(req, b);
+            self.call_next(plan, req, b);
         }
     }
 
-    /// Starts the branch's next call, failing at once those that have no time left.
-    fn call_next(&mut self, req: ReqId, b: usize) {
-        let plan = self.plan_of(req);
+    /// Starts the next call of branch `b` of `req`'s `plan`, failing at once those
+    /// that have no time left. (The plan is passed in: its callers have it.
+    /// Inlined into both: once per call on the plan's path.)
+    #[inline(always)]
+    fn call_next(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
         let calls = &plan.branches[b].calls;
         let now = self.now;
         loop {
@@ -162,6 +164,8 @@ impl<'m> World<'m> {
     }
 
     /// A call of branch `b` is resolved for its caller: move the branch on.
+    /// (Inlined into the call's answer: one step of the per-call path.)
+    #[inline(always)]
     pub(super) fn plan_call_resolved(&mut self, req: ReqId, b: usize, ok: bool) {
         let plan = self.plan_of(req);
         let br = &mut self.plans.runs[req as usize].branches[b];
@@ -172,7 +176,7 @@ impl<'m> World<'m> {
         } else {
             br.next + 1
         };
-        self.call_next(req, b);
+        self.call_next(plan, req, b);
     }
 
     fn branch_end(&mut self, req: ReqId) {
