@@ -194,11 +194,13 @@ impl<'m> World<'m> {
         result
     }
 
+    #[inline]
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {
         self.queue.schedule(at, lane, event)
     }
 
     /// Schedules an event that will never be cancelled.
+    #[inline]
     pub fn post(&mut self, at: Ticks, lane: Lane, event: Event) {
         let _ = self.queue.schedule(at, lane, event);
     }
