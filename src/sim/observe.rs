@@ -263,7 +263,11 @@ impl Observers {
         if self.extra && !self.answered_extra(now, outcome, response) {
             return;
         }
-        self.result.response.push(response);
+        // an answered request's response is in `answered_response` (client_done,
+        // the same request): `response` gets the rest and both at the end
+        if outcome != Outcome::Answered {
+            self.result.response.push(response);
+        }
         let r = &mut self.result;
         match outcome {
             Outcome::Answered => r.answered += 1,
@@ -454,6 +458,7 @@ impl Observers {
     ) -> RunResult {
         let warmup = self.warmup;
         let r = &mut self.result;
+        r.response.absorb(&r.answered_response);
         r.events = events;
         r.sim_time_ms = end.as_ms();
         // Requests in flight, averaged while requests were in the system: work left
