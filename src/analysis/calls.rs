@@ -28,10 +28,21 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     if !results.any(|m| !m.policies.is_empty()) {
         return;
     }
+    // several workloads: a `workload` key column (a client's row is its own
+    // workload's; a service's calls are split by the workload they serve)
+    let split = results
+        .runs
+        .iter()
+        .any(|r| r.calls.iter().any(|c| !c.workload.is_empty()));
+    let keys: &[&str] = if split {
+        &["caller", "workload", "target", "call_policy"]
+    } else {
+        &["caller", "target", "call_policy"]
+    };
     let mut t = results.table(
         "calls",
         "Client policies: calls, attempts by outcome, refusals and amplification",
-        &["caller", "target", "call_policy"],
+        keys,
         &COLUMNS,
     );
     for i in 0..results.runs.len() {
@@ -40,8 +51,11 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
             let mut cells = axis.clone();
             let amplification =
                 (c.first_tries > 0).then(|| c.attempts as f64 / c.first_tries as f64);
+            cells.push(Cell::from(c.caller.as_str()));
+            if split {
+                cells.push(c.workload.as_str().into());
+            }
             cells.extend([
-                Cell::from(c.caller.as_str()),
                 c.target.as_str().into(),
                 c.call_policy.as_str().into(),
                 c.first_tries.into(),
@@ -70,5 +84,12 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
          amplification = attempts / first_tries. A workload's clients are summed into one row (the caller is the workload's name)."
             .into(),
     );
+    if split {
+        t.notes.push(
+            "workload: the workload whose requests made the calls (a service's calls are split by the workload of the request \
+             they serve; its breaker and budget are shared, so breaker_opened repeats the state's openings on each of its rows)."
+                .into(),
+        );
+    }
     out.push(t);
 }

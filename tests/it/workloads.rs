@@ -337,3 +337,81 @@ duration_ms = 5000
     assert_eq!(one.headers[0], "window_start_ms");
     assert!(!one.headers.iter().any(|h| h == "workload"));
 }
+
+/// With several workloads, calls.csv gains a `workload` column: a client's
+/// row is its own workload's, and a service's calls are split by the workload
+/// of the request they serve (its breaker and budget stay shared), so the
+/// service's rows add up to its whole and each matches its workload's traffic.
+#[test]
+fn a_services_calls_are_split_by_the_workload_they_serve() {
+    let text = r#"
+[scenario]
+name = "calls per workload"
+seed = 3
+
+[policies.retry2]
+timeout_ms = 30
+retry = { max_attempts = 2, backoff = { kind = "none" } }
+
+[services.front]
+routes = ["/x"]
+
+[services.front.handler]
+type = "server"
+slots = 50
+queue = 0
+service = { constant = 1 }
+budget = "none"
+branches = [{ name = "store", calls = [{ to = "store", call_policy = "retry2" }] }]
+
+[services.store]
+routes = ["/store"]
+
+[services.store.handler]
+type = "server"
+slots = 2
+queue = 10
+service = { exponential = { mean_ms = 15 } }
+
+[workloads.small]
+type = "open"
+route = "/x"
+rate_rps = 20
+duration_ms = 4000
+
+[workloads.large]
+type = "open"
+route = "/x"
+rate_rps = 90
+duration_ms = 4000
+"#;
+    let (_d, file) = file_with(text);
+    let out = run_into(&file, &["--quiet"]);
+    let calls = Csv::read(&out.path().join("calls.csv"));
+    let outcomes = Csv::read(&out.path().join("outcomes.csv"));
+    let mut sum = 0.0;
+    for w in ["small", "large"] {
+        let row = calls.row(&[("caller", "front"), ("workload", w), ("target", "store")]);
+        // one call per request that reached the front's slot (nothing is shed there)
+        let requests = num(outcomes.row(&[("workload", w)]), "requests");
+        assert_eq!(num(row, "first_tries"), requests, "{w}");
+        assert!(num(row, "retries") > 0.0, "{w}: the store is overloaded");
+        sum += num(row, "attempts");
+        // the client rows carry their own workload
+        let client = calls.row(&[("caller", w)]);
+        assert_eq!(client.get("workload").map(String::as_str), Some(w));
+    }
+    let large = calls.row(&[("caller", "front"), ("workload", "large")]);
+    let small = calls.row(&[("caller", "front"), ("workload", "small")]);
+    assert!(num(large, "first_tries") > 3.0 * num(small, "first_tries"));
+    assert!(sum > 0.0);
+    // one workload: no column
+    let one = text.replace(
+        "[workloads.small]\ntype = \"open\"\nroute = \"/x\"\nrate_rps = 20\nduration_ms = 4000\n",
+        "",
+    );
+    let (_d1, file1) = file_with(&one);
+    let out1 = run_into(&file1, &["--quiet"]);
+    let calls1 = std::fs::read_to_string(out1.path().join("calls.csv")).unwrap();
+    assert!(calls1.starts_with("caller,target,call_policy,"), "{calls1}");
+}

@@ -61,8 +61,8 @@ impl World<'_> {
         };
         if p.attempts < h.max_attempts && self.attempt(pc) {
             let p = &self.policies.calls[pc as usize];
-            let (state, more) = (p.state, p.attempts < h.max_attempts);
-            self.policies.states[state as usize].stats.hedges += 1;
+            let (state, more, w) = (p.state, p.attempts < h.max_attempts, p.workload);
+            self.policies.states[state as usize].tally(w, |s| s.hedges += 1);
             if more {
                 self.policy_schedule(pc, self.now + h.delay);
             } else if let Some(key) = self.policies.calls[pc as usize].timer.take() {

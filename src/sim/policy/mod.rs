@@ -56,6 +56,10 @@ pub struct CallStats {
     pub target: String,
     /// The policy's name (`none`: calls without one).
     pub call_policy: String,
+    /// With several workloads, the workload whose requests made these calls
+    /// (a service's calls are split by the workload that sent the request they
+    /// serve); empty with one.
+    pub workload: String,
     /// Calls made, refused ones included.
     pub first_tries: u64,
     /// Attempts sent.
@@ -89,6 +93,18 @@ pub struct CallStats {
     pub most_attempts: u64,
     /// Attempts sent at or after their call's deadline (a check: always 0).
     pub late_attempts: u64,
+}
+
+impl PolicyState {
+    /// Applies `f` to the state's counts and, when they are split, to those of
+    /// workload `w`.
+    #[inline]
+    fn tally(&mut self, w: u32, f: impl Fn(&mut CallStats)) {
+        f(&mut self.stats);
+        if let Some(s) = self.by_workload.get_mut(w as usize) {
+            f(s);
+        }
+    }
 }
 
 impl CallStats {
@@ -147,6 +163,9 @@ enum Owner {
 /// The state of one (caller, policy, target).
 struct PolicyState {
     stats: CallStats,
+    /// A service's state with several workloads: its counts per workload (the
+    /// state itself, its breaker and budget, stays shared); empty otherwise.
+    by_workload: Vec<CallStats>,
     budget: BudgetState,
     breaker: Option<BreakerState>,
     throttle: Option<ThrottleState>,
@@ -177,6 +196,8 @@ struct PolicyCall {
     sleep_ms: f64,
     /// How the breaker let it through.
     admit: Admit,
+    /// The workload whose request it serves (0 with one workload).
+    workload: u32,
 }
 
 /// Every policy state and policy call of a run.
@@ -185,6 +206,8 @@ pub(crate) struct Policies {
     free: Vec<u32>,
     states: Vec<PolicyState>,
     index: super::FastMap<(Owner, PolicyId, Target), u32>,
+    /// Several workloads: a service's counts are split by workload.
+    workloads: Vec<String>,
     seed: u64,
     replication: u64,
 }
@@ -196,6 +219,11 @@ impl Policies {
             free: Vec::new(),
             states: Vec::new(),
             index: super::FastMap::default(),
+            workloads: if model.workloads.len() > 1 {
+                model.workloads.iter().map(|w| w.name.clone()).collect()
+            } else {
+                Vec::new()
+            },
             seed: model.seed,
             replication,
         }
@@ -209,23 +237,54 @@ impl Policies {
     /// The run's `calls` rows: states summed per (caller, target, policy), sorted.
     pub fn finish(&mut self) -> Vec<CallStats> {
         let mut rows: Vec<CallStats> = Vec::new();
-        let mut at: HashMap<(String, String, String), usize> = HashMap::new();
+        let mut at: HashMap<(String, String, String, String), usize> = HashMap::new();
         for st in &mut self.states {
-            let mut s = std::mem::take(&mut st.stats);
-            if let Some(b) = &st.breaker {
-                s.breaker_opened = b.opened;
+            let opened = st.breaker.as_ref().map_or(0, |b| b.opened);
+            let mut parts = Vec::new();
+            if st.by_workload.is_empty() {
+                let mut s = std::mem::take(&mut st.stats);
+                if !self.workloads.is_empty() {
+                    // a client's state: its workload is its caller
+                    s.workload = s.caller.clone();
+                }
+                parts.push(s);
+            } else {
+                // a service's state: a row per workload that made calls through it,
+                // each with the shared breaker's openings
+                for (w, mut s) in std::mem::take(&mut st.by_workload).into_iter().enumerate() {
+                    if s.first_tries > 0 {
+                        s.caller = st.stats.caller.clone();
+                        s.target = st.stats.target.clone();
+                        s.call_policy = st.stats.call_policy.clone();
+                        s.workload = self.workloads[w].clone();
+                        parts.push(s);
+                    }
+                }
             }
-            let key = (s.caller.clone(), s.target.clone(), s.call_policy.clone());
-            match at.get(&key) {
-                Some(&i) => rows[i].add(&s),
-                None => {
-                    at.insert(key, rows.len());
-                    rows.push(s);
+            for mut s in parts {
+                s.breaker_opened = opened;
+                let key = (
+                    s.caller.clone(),
+                    s.workload.clone(),
+                    s.target.clone(),
+                    s.call_policy.clone(),
+                );
+                match at.get(&key) {
+                    Some(&i) => rows[i].add(&s),
+                    None => {
+                        at.insert(key, rows.len());
+                        rows.push(s);
+                    }
                 }
             }
         }
         rows.sort_by(|a, b| {
-            (&a.caller, &a.target, &a.call_policy).cmp(&(&b.caller, &b.target, &b.call_policy))
+            (&a.caller, &a.workload, &a.target, &a.call_policy).cmp(&(
+                &b.caller,
+                &b.workload,
+                &b.target,
+                &b.call_policy,
+            ))
         });
         rows
     }
@@ -261,14 +320,19 @@ impl World<'_> {
         cancel: bool,
     ) -> Result<CallId, Outcome> {
         let state = self.policy_state(caller, policy, target) as usize;
+        let w = if self.policies.workloads.is_empty() {
+            0
+        } else {
+            self.policy_workload(caller)
+        };
         let now = self.now;
         let st = &mut self.policies.states[state];
-        st.stats.first_tries += 1;
+        st.tally(w, |s| s.first_tries += 1);
         st.budget.first_try(now);
         if let Some(t) = &mut st.throttle
             && t.refuse(now, &mut st.coins)
         {
-            st.stats.throttled += 1;
+            st.tally(w, |s| s.throttled += 1);
             return Err(Outcome::Dropped);
         }
         let admit = match &mut st.breaker {
@@ -276,14 +340,16 @@ impl World<'_> {
             None => Admit::Pass,
         };
         if admit == Admit::Refuse {
-            st.stats.breaker_refused += 1;
+            st.tally(w, |s| s.breaker_refused += 1);
             return Err(Outcome::Dropped);
         }
         if cap == Some(Ticks::ZERO) {
             // no time at all: one attempt that fails at once, as without a policy
-            st.stats.attempts += 1;
-            st.stats.timeout += 1;
-            st.stats.most_attempts = st.stats.most_attempts.max(1);
+            st.tally(w, |s| {
+                s.attempts += 1;
+                s.timeout += 1;
+                s.most_attempts = s.most_attempts.max(1);
+            });
             if let Some(b) = &mut st.breaker {
                 b.record(now, admit, true);
             }
@@ -304,6 +370,7 @@ impl World<'_> {
             failing: None,
             sleep_ms: 0.0,
             admit,
+            workload: w,
         };
         let id = match self.policies.free.pop() {
             Some(id) => {
@@ -323,6 +390,17 @@ impl World<'_> {
         self.attempt(id);
         self.hedge_started(id);
         Ok(id | POLICY_CALL)
+    }
+
+    /// The workload whose request `caller` serves.
+    #[cold]
+    fn policy_workload(&self, caller: Caller) -> u32 {
+        let req = match self.outer(caller) {
+            Caller::Client { req } | Caller::Branch { req, .. } => req,
+            Caller::Policy { .. } => return 0,
+        };
+        let source = self.requests[req].source as usize;
+        self.workload.workload_of.get(source).copied().unwrap_or(0)
     }
 
     /// The state of (the caller's identity, `policy`, `target`), made on first use.
@@ -366,6 +444,10 @@ impl World<'_> {
                 call_policy: p.name.clone(),
                 ..CallStats::default()
             },
+            by_workload: match owner {
+                Owner::Service(_) => vec![CallStats::default(); self.policies.workloads.len()],
+                Owner::Client(..) => Vec::new(),
+            },
             budget: BudgetState::new(p.retry.as_ref().and_then(|r| r.budget.as_ref())),
             breaker: p.breaker.map(BreakerState::new),
             throttle: p.throttle.map(ThrottleState::new),
@@ -401,12 +483,15 @@ impl World<'_> {
             return false;
         }
         let (target, cancel, state, first) = (p.target, p.cancel, p.state, p.attempts == 0);
+        let w = p.workload;
         let late = p.deadline.is_some_and(|d| now >= d);
         let n = p.attempts as u64 + 1;
         let st = &mut self.policies.states[state as usize];
-        st.stats.attempts += 1;
-        st.stats.late_attempts += late as u64;
-        st.stats.most_attempts = st.stats.most_attempts.max(n);
+        st.tally(w, |s| {
+            s.attempts += 1;
+            s.late_attempts += late as u64;
+            s.most_attempts = s.most_attempts.max(n);
+        });
         if !first && let Some(t) = &mut st.throttle {
             t.request(now);
         }
@@ -442,10 +527,10 @@ impl World<'_> {
         if let Some(i) = p.open.iter().position(|&a| a == attempt) {
             p.open.swap_remove(i);
         }
-        let (policy, state) = (p.policy, p.state);
+        let (policy, state, w) = (p.policy, p.state, p.workload);
         let o = attempt_outcome(outcome);
         let st = &mut self.policies.states[state as usize];
-        st.stats.count(o);
+        st.tally(w, |s| s.count(o));
         if o != AttemptOutcome::Ok {
             st.budget.failed();
         }
@@ -492,9 +577,9 @@ impl World<'_> {
         if let Some(key) = p.failing.take() {
             self.queue.cancel(key);
         }
-        let state = p.state as usize;
+        let (state, w) = (p.state as usize, p.workload);
         while let Some(a) = self.policies.calls[pc as usize].open.pop() {
-            self.policies.states[state].stats.cancelled += 1;
+            self.policies.states[state].tally(w, |s| s.cancelled += 1);
             if a != FAILED_AT_ONCE {
                 self.call_drop(a, cancel);
             }

@@ -33,7 +33,8 @@ impl World<'_> {
             return self.policy_resolve(pc, outcome);
         }
         if !st.budget.allow_retry(now) {
-            st.stats.budget_refused += 1;
+            let w = self.policies.calls[pc as usize].workload;
+            self.policies.states[state as usize].tally(w, |s| s.budget_refused += 1);
             return self.policy_resolve(pc, outcome);
         }
         self.policies.calls[pc as usize].sleep_ms = sleep;
@@ -48,8 +49,9 @@ impl World<'_> {
     /// Sends the retry of `pc` now (its backoff is over).
     pub(super) fn retry_now(&mut self, pc: u32) {
         if self.attempt(pc) {
-            let state = self.policies.calls[pc as usize].state;
-            self.policies.states[state as usize].stats.retries += 1;
+            let p = &self.policies.calls[pc as usize];
+            let (state, w) = (p.state, p.workload);
+            self.policies.states[state as usize].tally(w, |s| s.retries += 1);
         } else {
             let last = self.policies.calls[pc as usize].last;
             self.policy_resolve(pc, last);
