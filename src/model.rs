@@ -84,6 +84,17 @@ pub struct NamedWorkload {
 }
 
 impl Model {
+    /// Whether some service's calls go to another service (not only to
+    /// dependencies).
+    pub fn calls_a_service(&self) -> bool {
+        self.services
+            .iter()
+            .filter_map(|s| s.handler.plan())
+            .flat_map(|p| &p.branches)
+            .flat_map(|b| &b.calls)
+            .any(|c| matches!(c.target, Target::Service(_)))
+    }
+
     /// The name of a call's target (a service or a dependency).
     pub fn target_name(&self, t: Target) -> &str {
         match t {
@@ -316,6 +327,17 @@ pub enum Handler {
     Server(Server),
     /// A deadline-budgeted fan-out of calls (`plan`).
     Plan(Plan),
+}
+
+impl Handler {
+    /// The calls it makes, if any: a plan handler's plan, or a server's.
+    pub fn plan(&self) -> Option<&Plan> {
+        match self {
+            Handler::Plan(p) => Some(p),
+            Handler::Server(server) => server.plan.as_ref(),
+            Handler::Respond => None,
+        }
+    }
 }
 
 /// A `server` handler.

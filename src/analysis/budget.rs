@@ -14,11 +14,7 @@ fn plans(model: &Model) -> Vec<(&str, &Plan)> {
     model
         .services
         .iter()
-        .filter_map(|s| match &s.handler {
-            Handler::Plan(p) => Some((s.name.as_str(), p)),
-            Handler::Server(server) => server.plan.as_ref().map(|p| (s.name.as_str(), p)),
-            Handler::Respond => None,
-        })
+        .filter_map(|s| s.handler.plan().map(|p| (s.name.as_str(), p)))
         .collect()
 }
 

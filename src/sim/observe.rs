@@ -119,10 +119,7 @@ impl Observers {
             .map(|s| s.name.clone())
             .collect();
         let first_dependency_row = servers.len();
-        let window = model
-            .window
-            .or_else(|| (!model.faults.is_empty()).then(|| Ticks::from_ms(DEFAULT_WINDOW_MS)));
-        let series = window.map(|w| {
+        let series = super::timeseries::window_of(model).map(|w| {
             let names = servers
                 .into_iter()
                 .chain(model.dependencies.iter().map(|d| d.name.clone()))

@@ -127,11 +127,7 @@ impl World<'_> {
         r.source = self.workload.current;
         r.caller = None;
         trace!(self, sent(id, route, owner));
-        let workload = self
-            .workload
-            .workload_of
-            .get(self.workload.current as usize)
-            .copied();
+        let workload = self.workload.of(self.workload.current);
         self.obs.request_sent(now, workload);
         if !self.model.policies.is_empty()
             && let Some(policy) = self.workload_policy(self.workload.current)

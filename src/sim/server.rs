@@ -31,7 +31,7 @@ use super::trace::trace;
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::{Samples, TickSum, TimeAverage};
-use crate::model::{Balancer, Codel, Handler, Model, QueueOrder, ServiceId, Target};
+use crate::model::{Balancer, Codel, Handler, Model, QueueOrder, ServiceId};
 use rand::RngExt;
 
 /// What one server measured in a run.
@@ -243,20 +243,7 @@ impl Servers {
             .faults
             .iter()
             .any(|f| f.kind == crate::model::FaultKind::Down);
-        let cancellable = down
-            || model.services.iter().any(|s| {
-                let plan = match &s.handler {
-                    Handler::Plan(p) => Some(p),
-                    Handler::Server(server) => server.plan.as_ref(),
-                    Handler::Respond => None,
-                };
-                plan.is_some_and(|p| {
-                    p.branches
-                        .iter()
-                        .flat_map(|b| &b.calls)
-                        .any(|c| matches!(c.target, Target::Service(_)))
-                })
-            });
+        let cancellable = down || model.calls_a_service();
         Servers {
             states,
             by_service,

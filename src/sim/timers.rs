@@ -22,27 +22,20 @@ pub(super) fn constant_delays(model: &Model) -> Vec<Ticks> {
                 if let Latency::Constant(t) = server.service {
                     add(t);
                 }
-                for call in server
-                    .plan
-                    .iter()
-                    .flat_map(|p| &p.branches)
-                    .flat_map(|b| &b.calls)
-                {
-                    add(call.share);
-                    if let Some(t) = call.timeout {
-                        add(t);
-                    }
-                }
             }
-            Handler::Plan(plan) => {
-                for call in plan.branches.iter().flat_map(|b| &b.calls) {
-                    add(call.share);
-                    if let Some(t) = call.timeout {
-                        add(t);
-                    }
-                }
+            Handler::Plan(_) | Handler::Respond => {}
+        }
+        for call in s
+            .handler
+            .plan()
+            .iter()
+            .flat_map(|p| &p.branches)
+            .flat_map(|b| &b.calls)
+        {
+            add(call.share);
+            if let Some(t) = call.timeout {
+                add(t);
             }
-            Handler::Respond => {}
         }
     }
     for d in &model.dependencies {
@@ -78,18 +71,7 @@ pub(super) fn constant_delays(model: &Model) -> Vec<Ticks> {
 /// service reaches it one event later at the same tick, and a policy reports an
 /// attempt that failed at once the same way.
 fn zero_delay_events(model: &Model) -> bool {
-    let calls_a_service = |plan: &crate::model::Plan| {
-        plan.branches
-            .iter()
-            .flat_map(|b| &b.calls)
-            .any(|c| matches!(c.target, crate::model::Target::Service(_)))
-    };
-    !model.policies.is_empty()
-        || model.services.iter().any(|s| match &s.handler {
-            Handler::Server(server) => server.plan.as_ref().is_some_and(calls_a_service),
-            Handler::Plan(plan) => calls_a_service(plan),
-            Handler::Respond => false,
-        })
+    !model.policies.is_empty() || model.calls_a_service()
 }
 
 /// Gives each constant delay of `model` a FIFO lane (as many as the queue takes),

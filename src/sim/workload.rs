@@ -51,6 +51,13 @@ struct Sender {
 }
 
 impl Workloads {
+    /// The workload (its index) of sender `source`; None for a request no
+    /// sender made.
+    #[inline]
+    pub fn of(&self, source: u32) -> Option<u32> {
+        self.workload_of.get(source as usize).copied()
+    }
+
     pub fn new(model: &Model, replication: u64, symbols: &mut super::Symbols) -> Workloads {
         let mut senders = Vec::new();
         let mut workload_of = Vec::new();
@@ -431,7 +438,7 @@ impl World<'_> {
 
     /// The `call_policy` of sender `i`'s workload.
     pub(super) fn workload_policy(&self, i: u32) -> Option<crate::model::PolicyId> {
-        let w = *self.workload.workload_of.get(i as usize)?;
+        let w = self.workload.of(i)?;
         self.model.workloads.get(w as usize)?.call_policy
     }
 
@@ -645,7 +652,7 @@ impl World<'_> {
     /// next request.
     pub(super) fn client_answered(&mut self, source: u32, outcome: Outcome, response: Ticks) {
         let now = self.now;
-        let workload = self.workload.workload_of.get(source as usize).copied();
+        let workload = self.workload.of(source);
         self.obs.client_done(now, workload, outcome, response);
         let Some(sender) = self.workload.senders.get_mut(source as usize) else {
             return;

@@ -243,15 +243,6 @@ pub(super) fn services(
     Ok(services)
 }
 
-/// The plan a service's handler runs, if any.
-fn plan_of(s: &Service) -> Option<&Plan> {
-    match &s.handler {
-        Handler::Plan(p) => Some(p),
-        Handler::Server(server) => server.plan.as_ref(),
-        Handler::Respond => None,
-    }
-}
-
 /// Services calling services must not call back into themselves: a cycle is
 /// named, as `services.a -> services.b -> services.a`, at the call that closes it.
 pub(super) fn check_call_graph(services: &[Service]) -> R<()> {
@@ -261,7 +252,7 @@ pub(super) fn check_call_graph(services: &[Service]) -> R<()> {
     fn visit(s: usize, services: &[Service], state: &mut [u8], path: &mut Vec<usize>) -> R<()> {
         state[s] = 1;
         path.push(s);
-        if let Some(plan) = plan_of(&services[s]) {
+        if let Some(plan) = services[s].handler.plan() {
             for (b, branch) in plan.branches.iter().enumerate() {
                 for (i, call) in branch.calls.iter().enumerate() {
                     let Target::Service(t) = call.target else {
@@ -307,7 +298,7 @@ pub(super) fn check_deadlines<'a>(
     workloads: impl Iterator<Item = &'a Workload>,
 ) -> R<()> {
     let mut called = vec![false; services.len()];
-    for plan in services.iter().filter_map(plan_of) {
+    for plan in services.iter().filter_map(|s| s.handler.plan()) {
         for call in plan.branches.iter().flat_map(|b| &b.calls) {
             if let Target::Service(t) = call.target {
                 called[t] = true;
@@ -323,7 +314,9 @@ pub(super) fn check_deadlines<'a>(
         };
     }
     for (s, svc) in services.iter().enumerate() {
-        let Some(plan) = plan_of(svc) else { continue };
+        let Some(plan) = svc.handler.plan() else {
+            continue;
+        };
         // a service without routes that nobody calls is never reached
         let reached = !svc.routes.is_empty();
         if plan.budget_kind == BudgetKind::Deadline && reached && !called[s] && !workload_deadline {

@@ -399,8 +399,7 @@ impl World<'_> {
             Caller::Client { req } | Caller::Branch { req, .. } => req,
             Caller::Policy { .. } => return 0,
         };
-        let source = self.requests[req].source as usize;
-        self.workload.workload_of.get(source).copied().unwrap_or(0)
+        self.workload.of(self.requests[req].source).unwrap_or(0)
     }
 
     /// The state of (the caller's identity, `policy`, `target`), made on first use.
@@ -408,7 +407,7 @@ impl World<'_> {
         let owner = match self.outer(caller) {
             Caller::Client { req } => {
                 let r = &self.requests[req];
-                let w = self.workload.workload_of.get(r.source as usize).copied();
+                let w = self.workload.of(r.source);
                 Owner::Client(w.unwrap_or(0), r.client)
             }
             Caller::Branch { req, .. } => Owner::Service(self.requests[req].service),
@@ -498,8 +497,7 @@ impl World<'_> {
         self.policies.calls[pc as usize].attempts += 1;
         if !first && let Caller::Client { req } = self.policies.calls[pc as usize].caller {
             // a client's retry or hedge: the time series counts attempts by send time
-            let source = self.requests[req].source as usize;
-            let workload = self.workload.workload_of.get(source).copied();
+            let workload = self.workload.of(self.requests[req].source);
             self.obs.client_attempt_sent(now, workload);
         }
         match self.call(Caller::Policy { call: pc }, target, cap, cancel) {
