@@ -80,13 +80,11 @@ pub struct Samples {
     /// u64::MAX while empty.
     min: u64,
     max: u64,
-    /// Set by the first percentile asked after a push: `exact` is then grouped by
-    /// [`index_bucket`] in ascending order, bucket `b` (counted from the bucket
-    /// of `min`) at `starts[b]..starts[b + 1]`, and sorted within where
-    /// `bucket_sorted[b]`.
-    indexed: bool,
-    starts: Vec<u32>,
-    bucket_sorted: Vec<bool>,
+    /// Positions of `exact` that hold their sorted-order value, ascending: every
+    /// value before such a position is no larger and every value after it no
+    /// smaller (the partition points of the selections made since the last push),
+    /// so a later percentile selects only between its two neighbours.
+    splits: Vec<u32>,
 }
 
 impl Default for Samples {
@@ -98,9 +96,7 @@ impl Default for Samples {
             sum: 0,
             min: u64::MAX,
             max: 0,
-            indexed: false,
-            starts: Vec::new(),
-            bucket_sorted: Vec::new(),
+            splits: Vec::new(),
         }
     }
 }
@@ -135,7 +131,7 @@ impl Samples {
         self.max = self.max.max(v);
         self.count += 1;
         self.sum += u128::from(v);
-        self.indexed = false;
+        self.splits.clear();
         if self.exact.len() < EXACT_CAP && self.buckets.is_empty() {
             self.exact.push(v);
         } else {
@@ -172,7 +168,7 @@ impl Samples {
         self.max = self.max.max(other.max);
         self.count += other.count;
         self.sum += other.sum;
-        self.indexed = false;
+        self.splits.clear();
         let exact = self.buckets.is_empty() && other.buckets.is_empty();
         if exact && self.exact.len() + other.exact.len() <= EXACT_CAP {
             self.exact.extend_from_slice(&other.exact);
@@ -202,7 +198,7 @@ impl Samples {
         self.sum = 0;
         self.min = u64::MAX;
         self.max = 0;
-        self.indexed = false;
+        self.splits.clear();
     }
 
     /// Values recorded.
@@ -241,21 +237,29 @@ impl Samples {
         self.sum as f64 / crate::engine::Ticks::from_ms(1.0).0 as f64
     }
 
-    /// The value of 0-based rank `rank` in sorted order.
+    /// The value of 0-based rank `rank` in sorted order. Exact values are
+    /// selected in place (quickselect: linear, sequential in memory, no copy),
+    /// between the nearest positions earlier questions already fixed; a table
+    /// asking many percentiles of one statistic asks them through
+    /// [`Self::quantiles_ms`], whose order keeps the whole cost near `n log k`.
     fn at_rank(&mut self, rank: u64) -> u64 {
         if self.buckets.is_empty() {
-            if !self.indexed {
-                self.build_index();
-            }
-            // the last bucket starting at or before `rank` (empty ones share
-            // their start with the next, so this one holds the rank)
-            let b = self.starts.partition_point(|&s| u64::from(s) <= rank) - 1;
-            let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
-            if !self.bucket_sorted[b] {
-                sort_slice(&mut self.exact[lo..hi]);
-                self.bucket_sorted[b] = true;
-            }
-            return self.exact[rank as usize];
+            let r = rank as usize;
+            let i = self.splits.partition_point(|&p| (p as usize) < r);
+            let hi = match self.splits.get(i) {
+                Some(&p) if p as usize == r => return self.exact[r],
+                Some(&p) => p as usize,
+                None => self.exact.len(),
+            };
+            let lo = if i == 0 {
+                0
+            } else {
+                self.splits[i - 1] as usize + 1
+            };
+            self.exact[lo..hi].select_nth_unstable(r - lo);
+            // below EXACT_CAP (2^20): a position fits in u32
+            self.splits.insert(i, r as u32);
+            return self.exact[r];
         }
         let mut seen = 0;
         for (b, n) in self.buckets.iter().enumerate() {
@@ -267,40 +271,31 @@ impl Samples {
         self.max
     }
 
-    /// Groups the exact values by [`index_bucket`] (a counting sort: two linear
-    /// passes), so that a percentile then sorts only its own bucket, about 1/128
-    /// of an octave wide. A report asks some statistics for dozens of
-    /// percentiles and others for two; either way the cost stays near linear.
-    fn build_index(&mut self) {
-        let base = index_bucket(self.min);
-        let n_buckets = index_bucket(self.max) - base + 1;
-        self.starts.clear();
-        self.starts.resize(n_buckets + 1, 0);
-        for &x in &self.exact {
-            self.starts[index_bucket(x) - base + 1] += 1;
+    /// The 0-based rank of the nearest-rank quantile `q`.
+    fn rank_of(&self, q: f64) -> u64 {
+        ((q * self.count as f64).ceil() as u64).clamp(1, self.count) - 1
+    }
+
+    /// [`Self::quantile_ms`] of each of `qs`: the same values, selected in an
+    /// order (the middle rank first, then each half) in which every selection
+    /// works between two already fixed positions.
+    pub fn quantiles_ms(&mut self, qs: &[f64]) -> Vec<f64> {
+        if self.count == 0 {
+            return vec![0.0; qs.len()];
         }
-        for b in 1..self.starts.len() {
-            self.starts[b] += self.starts[b - 1];
-        }
-        // Scattered into a scratch vector kept per thread, which then trades
-        // places with `exact`: a fresh vector per statistic cost more in page
-        // faults than the scatter itself, and an in-place permutation more in
-        // cache misses.
-        let mut next = self.starts[..n_buckets].to_vec();
-        SCRATCH.with(|scratch| {
-            let mut grouped = scratch.borrow_mut();
-            grouped.clear();
-            grouped.resize(self.exact.len(), 0);
-            for &x in &self.exact {
-                let slot = &mut next[index_bucket(x) - base];
-                grouped[*slot as usize] = x;
-                *slot += 1;
+        let mut ranks: Vec<u64> = qs.iter().map(|&q| self.rank_of(q)).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        let mut pending = vec![(0, ranks.len())];
+        while let Some((lo, hi)) = pending.pop() {
+            if lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                self.at_rank(ranks[mid]);
+                pending.push((lo, mid));
+                pending.push((mid + 1, hi));
             }
-            std::mem::swap(&mut *grouped, &mut self.exact);
-        });
-        self.bucket_sorted.clear();
-        self.bucket_sorted.resize(n_buckets, false);
-        self.indexed = true;
+        }
+        qs.iter().map(|&q| self.quantile_ms(q)).collect()
     }
 
     /// Nearest-rank quantile: sorted[ceil(q n) - 1] (the seed's p95).
@@ -308,8 +303,7 @@ impl Samples {
         if self.count == 0 {
             return 0.0;
         }
-        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count) - 1;
-        Ticks(self.at_rank(rank)).as_ms()
+        Ticks(self.at_rank(self.rank_of(q))).as_ms()
     }
 
     /// How many observations are above zero (exact: zero has a bucket of its own).
@@ -330,87 +324,6 @@ impl Samples {
     }
 }
 
-thread_local! {
-    /// The scratch vector of [`Samples`]' percentile index (one per thread).
-    static SCRATCH: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The bucket of the percentile index: log-linear, 128 per power of two, and
-/// monotone (a larger value never has a smaller bucket).
-fn index_bucket(v: u64) -> usize {
-    const BITS: u32 = 7;
-    if v < (1 << BITS) {
-        return v as usize;
-    }
-    let exp = 63 - v.leading_zeros();
-    let shift = exp - BITS;
-    let sub = (v >> shift) as usize & ((1 << BITS) - 1);
-    (((shift + 1) as usize) << BITS) + sub
-}
-
-/// Sorts one bucket of the index: a comparison sort while small, a radix sort
-/// when many values share a bucket (a narrow distribution).
-fn sort_slice(v: &mut [u64]) {
-    if v.len() < 4096 {
-        v.sort_unstable();
-    } else {
-        radix_sort(v);
-    }
-}
-
-/// Sorts `v` ascending: least-significant-byte radix sort, skipping the bytes in
-/// which every value agrees (values within one bucket share most of theirs). It is
-/// linear, where a comparison sort of a million values costs several times more.
-fn radix_sort(v: &mut [u64]) {
-    if v.len() < 256 {
-        v.sort_unstable();
-        return;
-    }
-    let (mut lo, mut hi) = (u64::MAX, 0u64);
-    for &x in v.iter() {
-        lo &= x;
-        hi |= x;
-    }
-    let differ = lo ^ hi; // bits that are not the same in every value
-    if differ == 0 {
-        return; // all equal
-    }
-    let mut buf = vec![0u64; v.len()];
-    let mut counts = [0usize; 256];
-    // the passes alternate between `v` and `buf`; `in_buf` says where the values are
-    let mut in_buf = false;
-    for byte in 0..8 {
-        let shift = byte * 8;
-        if (differ >> shift) & 0xff == 0 {
-            continue;
-        }
-        let (from, to): (&[u64], &mut [u64]) = if in_buf {
-            (&buf, &mut *v)
-        } else {
-            (&*v, &mut buf)
-        };
-        counts.fill(0);
-        for &x in from {
-            counts[((x >> shift) & 0xff) as usize] += 1;
-        }
-        let mut at = 0;
-        for c in counts.iter_mut() {
-            let n = *c;
-            *c = at;
-            at += n;
-        }
-        for &x in from {
-            let b = ((x >> shift) & 0xff) as usize;
-            to[counts[b]] = x;
-            counts[b] += 1;
-        }
-        in_buf = !in_buf;
-    }
-    if in_buf {
-        v.copy_from_slice(&buf);
-    }
-}
-
 /// The note under a table whose percentiles came (partly) from the histogram, or
 /// None while every statistic in `samples` is exact.
 pub fn approximate_note<'a>(samples: impl IntoIterator<Item = &'a Samples>) -> Option<String> {
@@ -427,32 +340,11 @@ pub fn approximate_note<'a>(samples: impl IntoIterator<Item = &'a Samples>) -> O
 mod tests {
     use super::*;
 
+    /// Every percentile selected in place equals the sorted copy's, for wide,
+    /// narrow, constant and heavy-tailed values, asked one by one in any order or
+    /// many at once, with values pushed between the questions.
     #[test]
-    fn radix_sort_sorts_like_a_comparison_sort() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        for n in [0usize, 1, 255, 256, 1000, 5000] {
-            for spread in [1u64, 1000, u64::MAX] {
-                let mut v: Vec<u64> = (0..n)
-                    .map(|_| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        state % spread.max(1) + 7
-                    })
-                    .collect();
-                let mut want = v.clone();
-                want.sort_unstable();
-                radix_sort(&mut v);
-                assert_eq!(v, want, "n = {n}, spread = {spread}");
-            }
-        }
-    }
-
-    /// Every percentile through the bucket index equals the sorted copy's, for
-    /// wide, narrow, constant and heavy-tailed values, asked in any order and
-    /// with values pushed between the questions.
-    #[test]
-    fn indexed_percentiles_equal_a_sorted_copy() {
+    fn selected_percentiles_equal_a_sorted_copy() {
         let mut state = 0x2545_F491_4F6C_DD1Du64;
         let mut next = || {
             state ^= state << 13;
@@ -505,6 +397,13 @@ mod tests {
                             want[rank],
                             "shape {i}, n {n}, round {round}, rank {rank}"
                         );
+                    }
+                    let qs = [0.3, 0.0, 0.999, 0.5, 0.05, 1.0, 0.5, 0.9];
+                    let many = s.clone().quantiles_ms(&qs);
+                    for (q, got) in qs.iter().zip(many) {
+                        let rank =
+                            ((q * want.len() as f64).ceil() as usize).clamp(1, want.len()) - 1;
+                        assert_eq!(got, Ticks(want[rank]).as_ms(), "shape {i}, n {n}, q {q}");
                     }
                 }
             }

@@ -31,12 +31,9 @@ pub fn latency_cdf(results: &mut Results) -> Option<Table> {
         }
         let axis = results.axis_cells(i);
         let samples = &mut results.runs[i].response;
-        for p in PERCENTILES {
-            let ms = if p == 0.0 {
-                samples.min_ms()
-            } else {
-                samples.quantile_ms(p / 100.0)
-            };
+        let quantiles = samples.quantiles_ms(&PERCENTILES.map(|p| p / 100.0));
+        for (p, q) in PERCENTILES.into_iter().zip(quantiles) {
+            let ms = if p == 0.0 { samples.min_ms() } else { q };
             let mut cells = axis.clone();
             cells.extend([Cell::Num(p), Cell::Num(ms)]);
             t.push(cells);
