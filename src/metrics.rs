@@ -69,18 +69,24 @@ const SUB_BITS: u32 = 10;
 
 /// Observations (ticks) for exact order statistics, falling back to a log-linear
 /// histogram (relative error below 0.1 %) past [`EXACT_CAP`] values so memory stays
-/// flat: at most `EXACT_CAP` x 8 bytes (8 MiB) of exact values, then a histogram
-/// of at most 65 x 1024 counters. Count, sum, min and max stay exact either way.
+/// flat: at most `EXACT_CAP` x 4 bytes (4 MiB) of exact values while every value
+/// fits in 32 bits (below 2^32 ticks, 4.29 s), x 8 bytes (8 MiB) once one does not,
+/// then a histogram of at most 65 x 1024 counters. Count, sum, min and max stay
+/// exact either way.
 #[derive(Debug, Clone)]
 pub struct Samples {
-    exact: Vec<u64>,
+    /// The exact values while each fits in 32 bits: half the memory (and half
+    /// the memory traffic of a percentile) of `wide`.
+    narrow: Vec<u32>,
+    /// The exact values once one did not fit in `narrow` (they all moved here).
+    wide: Vec<u64>,
     buckets: Vec<u64>,
     count: u64,
     sum: u128,
     /// u64::MAX while empty.
     min: u64,
     max: u64,
-    /// Positions of `exact` that hold their sorted-order value, ascending: every
+    /// Positions of the exact values that hold their sorted-order value, ascending: every
     /// value before such a position is no larger and every value after it no
     /// smaller (the partition points of the selections made since the last push),
     /// so a later percentile selects only between its two neighbours.
@@ -90,7 +96,8 @@ pub struct Samples {
 impl Default for Samples {
     fn default() -> Self {
         Samples {
-            exact: Vec::new(),
+            narrow: Vec::new(),
+            wide: Vec::new(),
             buckets: Vec::new(),
             count: 0,
             sum: 0,
@@ -132,23 +139,57 @@ impl Samples {
         self.count += 1;
         self.sum += u128::from(v);
         self.splits.clear();
-        if self.exact.len() < EXACT_CAP && self.buckets.is_empty() {
-            self.exact.push(v);
+        if v <= u64::from(u32::MAX)
+            && self.narrow.len() < EXACT_CAP
+            && self.wide.is_empty()
+            && self.buckets.is_empty()
+        {
+            self.narrow.push(v as u32);
         } else {
-            self.push_binned(v);
+            self.push_slow(v);
         }
     }
 
-    /// Past the cap: the exact values move into the histogram (before the vector
+    /// Exact values held.
+    fn exact_len(&self) -> usize {
+        self.narrow.len() + self.wide.len()
+    }
+
+    /// A value past 32 bits, or past the cap: below the cap the exact values
+    /// widen to 64 bits; at the cap they move into the histogram (before a vector
     /// would grow past the cap), then every value is binned.
     #[cold]
-    fn push_binned(&mut self, v: u64) {
+    fn push_slow(&mut self, v: u64) {
         if self.buckets.is_empty() {
-            for x in std::mem::take(&mut self.exact) {
-                self.bin(x);
+            if self.exact_len() < EXACT_CAP {
+                self.widen();
+                self.wide.push(v);
+                return;
             }
+            self.bin_exact();
         }
         self.bin(v);
+    }
+
+    /// The exact values move from `narrow` to `wide` (no-op once wide). The
+    /// capacity is kept, so doubling still stops at the cap.
+    fn widen(&mut self) {
+        if self.wide.is_empty() {
+            let mut wide = Vec::with_capacity(self.narrow.capacity());
+            wide.extend(self.narrow.drain(..).map(u64::from));
+            self.narrow = Vec::new();
+            self.wide = wide;
+        }
+    }
+
+    /// The exact values move into the histogram.
+    fn bin_exact(&mut self) {
+        for x in std::mem::take(&mut self.narrow) {
+            self.bin(u64::from(x));
+        }
+        for x in std::mem::take(&mut self.wide) {
+            self.bin(x);
+        }
     }
 
     fn bin(&mut self, v: u64) {
@@ -170,16 +211,23 @@ impl Samples {
         self.sum += other.sum;
         self.splits.clear();
         let exact = self.buckets.is_empty() && other.buckets.is_empty();
-        if exact && self.exact.len() + other.exact.len() <= EXACT_CAP {
-            self.exact.extend_from_slice(&other.exact);
+        if exact && self.exact_len() + other.exact_len() <= EXACT_CAP {
+            if self.wide.is_empty() && other.wide.is_empty() {
+                self.narrow.extend_from_slice(&other.narrow);
+            } else {
+                self.widen();
+                self.wide.extend(other.narrow.iter().map(|&x| u64::from(x)));
+                self.wide.extend_from_slice(&other.wide);
+            }
             return;
         }
         if self.buckets.is_empty() {
-            for x in std::mem::take(&mut self.exact) {
-                self.bin(x);
-            }
+            self.bin_exact();
         }
-        for &x in &other.exact {
+        for &x in &other.narrow {
+            self.bin(u64::from(x));
+        }
+        for &x in &other.wide {
             self.bin(x);
         }
         if self.buckets.len() < other.buckets.len() {
@@ -192,7 +240,8 @@ impl Samples {
 
     /// Empties the samples, keeping their memory for the next ones.
     pub fn clear(&mut self) {
-        self.exact.clear();
+        self.narrow.clear();
+        self.wide.clear();
         self.buckets.clear();
         self.count = 0;
         self.sum = 0;
@@ -245,21 +294,11 @@ impl Samples {
     fn at_rank(&mut self, rank: u64) -> u64 {
         if self.buckets.is_empty() {
             let r = rank as usize;
-            let i = self.splits.partition_point(|&p| (p as usize) < r);
-            let hi = match self.splits.get(i) {
-                Some(&p) if p as usize == r => return self.exact[r],
-                Some(&p) => p as usize,
-                None => self.exact.len(),
-            };
-            let lo = if i == 0 {
-                0
+            return if self.wide.is_empty() {
+                u64::from(select(&mut self.narrow, &mut self.splits, r))
             } else {
-                self.splits[i - 1] as usize + 1
+                select(&mut self.wide, &mut self.splits, r)
             };
-            self.exact[lo..hi].select_nth_unstable(r - lo);
-            // below EXACT_CAP (2^20): a position fits in u32
-            self.splits.insert(i, r as u32);
-            return self.exact[r];
         }
         let mut seen = 0;
         for (b, n) in self.buckets.iter().enumerate() {
@@ -309,7 +348,8 @@ impl Samples {
     /// How many observations are above zero (exact: zero has a bucket of its own).
     pub fn count_positive(&self) -> u64 {
         if self.buckets.is_empty() {
-            self.exact.iter().filter(|v| **v > 0).count() as u64
+            (self.narrow.iter().filter(|v| **v > 0).count()
+                + self.wide.iter().filter(|v| **v > 0).count()) as u64
         } else {
             self.count - self.buckets[0]
         }
@@ -322,6 +362,26 @@ impl Samples {
         }
         Ticks(self.at_rank(self.count / 2)).as_ms()
     }
+}
+
+/// The value of 0-based rank `r` of `v`, selected in place between the nearest
+/// positions in `splits` (see [`Samples`]), which then holds `r` too.
+fn select<T: Ord + Copy>(v: &mut [T], splits: &mut Vec<u32>, r: usize) -> T {
+    let i = splits.partition_point(|&p| (p as usize) < r);
+    let hi = match splits.get(i) {
+        Some(&p) if p as usize == r => return v[r],
+        Some(&p) => p as usize,
+        None => v.len(),
+    };
+    let lo = if i == 0 {
+        0
+    } else {
+        splits[i - 1] as usize + 1
+    };
+    v[lo..hi].select_nth_unstable(r - lo);
+    // below EXACT_CAP (2^20): a position fits in u32
+    splits.insert(i, r as u32);
+    v[r]
 }
 
 /// The note under a table whose percentiles came (partly) from the histogram, or
@@ -410,23 +470,28 @@ mod tests {
         }
     }
 
-    /// Absorbing equals pushing, below the cap and past it (either side).
+    /// Absorbing equals pushing, below the cap and past it (either side), with
+    /// 32-bit values, 64-bit ones (from 2^32 ticks) on either side, or both.
     #[test]
     fn absorbing_equals_pushing_the_same_values() {
-        for (a, b) in [
-            (10u64, 20u64),
-            (EXACT_CAP as u64 - 5, 20),
-            (20, EXACT_CAP as u64 + 3),
+        let big = 1u64 << 33;
+        for (a, b, left_big, right_big) in [
+            (10u64, 20u64, 0, 0),
+            (EXACT_CAP as u64 - 5, 20, 0, 0),
+            (20, EXACT_CAP as u64 + 3, 0, 0),
+            (10, 20, 0, big),
+            (10, 20, big, 0),
+            (EXACT_CAP as u64 - 5, 20, big, big),
         ] {
             let (mut left, mut right, mut all) =
                 (Samples::default(), Samples::default(), Samples::default());
             for i in 0..a {
-                left.push(Ticks(i * 7 % 1000));
-                all.push(Ticks(i * 7 % 1000));
+                left.push(Ticks(i * 7 % 1000 + left_big));
+                all.push(Ticks(i * 7 % 1000 + left_big));
             }
             for i in 0..b {
-                right.push(Ticks(i * 13 % 5000 + 3));
-                all.push(Ticks(i * 13 % 5000 + 3));
+                right.push(Ticks(i * 13 % 5000 + 3 + right_big));
+                all.push(Ticks(i * 13 % 5000 + 3 + right_big));
             }
             left.absorb(&right);
             assert_eq!(left.count(), all.count());
@@ -508,7 +573,7 @@ mod tests {
             s.push(Ticks(v));
             if s.count() == EXACT_CAP as u64 {
                 assert!(s.is_exact());
-                assert_eq!(s.exact.capacity(), EXACT_CAP, "no growth past the cap");
+                assert_eq!(s.narrow.capacity(), EXACT_CAP, "no growth past the cap");
             }
         }
         assert!(!s.is_exact());
@@ -516,7 +581,8 @@ mod tests {
         assert_eq!(approximate_note([&exact]), None);
         let note = approximate_note([&exact, &s]).unwrap_or_default();
         assert!(note.contains("at most 0.1 %"), "{note}");
-        assert_eq!(s.exact.capacity(), 0, "the exact values were released");
+        assert_eq!(s.narrow.capacity(), 0, "the exact values were released");
+        assert_eq!(s.wide.capacity(), 0, "the exact values were released");
         assert!(s.buckets.len() <= 65 << SUB_BITS);
         all.sort_unstable();
         for q in [0.01, 0.5, 0.95, 0.99, 0.999, 1.0] {
