@@ -91,6 +91,13 @@ pub struct Samples {
     /// smaller (the partition points of the selections made since the last push),
     /// so a later percentile selects only between its two neighbours.
     splits: Vec<u32>,
+    /// The count `splits` was made at: a push since then makes them stale
+    /// (cleared by the next percentile, not by every push).
+    splits_of: u64,
+    /// How many values `narrow` may hold: [`EXACT_CAP`] while the values are
+    /// narrow, 0 once they widened or moved into the histogram (one comparison
+    /// per push tells both).
+    narrow_cap: usize,
 }
 
 impl Default for Samples {
@@ -104,6 +111,8 @@ impl Default for Samples {
             min: u64::MAX,
             max: 0,
             splits: Vec::new(),
+            splits_of: 0,
+            narrow_cap: EXACT_CAP,
         }
     }
 }
@@ -138,12 +147,7 @@ impl Samples {
         self.max = self.max.max(v);
         self.count += 1;
         self.sum += u128::from(v);
-        self.splits.clear();
-        if v <= u64::from(u32::MAX)
-            && self.narrow.len() < EXACT_CAP
-            && self.wide.is_empty()
-            && self.buckets.is_empty()
-        {
+        if v <= u64::from(u32::MAX) && self.narrow.len() < self.narrow_cap {
             self.narrow.push(v as u32);
         } else {
             self.push_slow(v);
@@ -174,6 +178,7 @@ impl Samples {
     /// The exact values move from `narrow` to `wide` (no-op once wide). The
     /// capacity is kept, so doubling still stops at the cap.
     fn widen(&mut self) {
+        self.narrow_cap = 0;
         if self.wide.is_empty() {
             let mut wide = Vec::with_capacity(self.narrow.capacity());
             wide.extend(self.narrow.drain(..).map(u64::from));
@@ -184,6 +189,7 @@ impl Samples {
 
     /// The exact values move into the histogram.
     fn bin_exact(&mut self) {
+        self.narrow_cap = 0;
         for x in std::mem::take(&mut self.narrow) {
             self.bin(u64::from(x));
         }
@@ -248,6 +254,8 @@ impl Samples {
         self.min = u64::MAX;
         self.max = 0;
         self.splits.clear();
+        self.splits_of = 0;
+        self.narrow_cap = EXACT_CAP;
     }
 
     /// Values recorded.
@@ -293,6 +301,10 @@ impl Samples {
     /// [`Self::quantiles_ms`], whose order keeps the whole cost near `n log k`.
     fn at_rank(&mut self, rank: u64) -> u64 {
         if self.buckets.is_empty() {
+            if self.splits_of != self.count {
+                self.splits.clear();
+                self.splits_of = self.count;
+            }
             let r = rank as usize;
             return if self.wide.is_empty() {
                 u64::from(select(&mut self.narrow, &mut self.splits, r))
