@@ -215,7 +215,7 @@ pub fn run_files(
         .map(|t| Ok((format!("{}.csv", t.name), report::to_csv(t)?)))
         .collect::<Result<Vec<_>, Error>>()?;
     if report {
-        let all: Vec<Table> = output.all_tables().cloned().collect();
+        let all: Vec<&Table> = output.all_tables().collect();
         let page = report::html::run_page(
             run_heading(scenario),
             &all,

@@ -13,6 +13,7 @@ use super::{Cell, Table};
 use crate::error::Error;
 use charts::{Band, Bar, BarChart, Forest, Interval, LineChart, Marker, Series, Styled, TimeChart};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// The file name of the report in an output folder.
 pub const FILE: &str = "report.html";
@@ -127,9 +128,9 @@ struct PageView {
 }
 
 /// One table with its charts, as a page section.
-pub struct Section {
-    /// The table shown.
-    pub table: Table,
+pub struct Section<'t> {
+    /// The table shown: borrowed from the run's tables, or made for the page.
+    pub table: Cow<'t, Table>,
     /// The table's CSV file, as the page names it.
     pub file: String,
     /// Its charts, as inline SVG documents.
@@ -154,7 +155,7 @@ fn page_notes(t: &Table, file: &str) -> Vec<String> {
 fn render(
     heading: Heading,
     thresholds: Option<Thresholds>,
-    sections: Vec<Section>,
+    sections: Vec<Section<'_>>,
 ) -> Result<String, Error> {
     let page = PageView {
         version: env!("CARGO_PKG_VERSION"),
@@ -243,14 +244,14 @@ fn axes_label(t: &Table, axes: usize) -> String {
 /// and chart tables), `axes` the number of compare-axis columns they start with.
 pub fn run_page(
     heading: Heading,
-    tables: &[Table],
+    tables: &[&Table],
     axes: usize,
     times: &[RowTimes],
     thresholds: Option<Thresholds>,
 ) -> Result<String, Error> {
-    let find = |name: &str| tables.iter().find(|t| t.name == name);
+    let find = |name: &str| tables.iter().find(|t| t.name == name).copied();
     let mut sections = Vec::new();
-    for t in tables {
+    for &t in tables {
         let charts = match t.name.as_str() {
             "ladder" => ladder_charts(t, find("findings"), axes)?,
             "latency_cdf" => latency_chart(t, axes)?.into_iter().collect(),
@@ -289,7 +290,7 @@ pub fn run_page(
         };
         let grid = charts.len() > 1 && t.name.starts_with("timeseries");
         sections.push(Section {
-            table: t.clone(),
+            table: Cow::Borrowed(t),
             file: format!("{}.csv", t.name),
             charts,
             grid,
@@ -971,7 +972,7 @@ pub fn sweep_page(
         }
         sections.push(Section {
             file: format!("{}.csv", t.name),
-            table: shown,
+            table: Cow::Owned(shown),
             charts,
             grid: false,
         });
@@ -1019,7 +1020,7 @@ mod tests {
     #[test]
     fn a_run_page_holds_each_table_and_its_charts_escaped() {
         let (l, f) = ladder();
-        let page = run_page(heading(), &[l, f], 0, &[], None).unwrap();
+        let page = run_page(heading(), &[&l, &f], 0, &[], None).unwrap();
         assert!(page.contains("<title>T &lt;x&gt;</title>"), "{page}");
         assert_eq!(page.matches("<svg").count(), 2, "two ladder charts");
         assert!(page.contains("knee: concurrency = 2"), "finding marked");
@@ -1029,7 +1030,7 @@ mod tests {
         );
         assert_eq!(page.matches("<table>").count(), 2);
         let (l, f) = ladder();
-        assert_eq!(page, run_page(heading(), &[l, f], 0, &[], None).unwrap());
+        assert_eq!(page, run_page(heading(), &[&l, &f], 0, &[], None).unwrap());
     }
 
     #[test]

@@ -57,7 +57,7 @@ fn parse(metric: &str) -> Option<(f64, &str)> {
 }
 
 /// The `timeseries` section of a sweep's page, when `summary` holds a time series.
-pub fn section(summary: &Table, times: &[RowTimes]) -> Result<Option<Section>, Error> {
+pub fn section(summary: &Table, times: &[RowTimes]) -> Result<Option<Section<'static>>, Error> {
     let (Some(m), Some(mean), Some(lo), Some(hi)) = (
         summary.column("metric"),
         summary.column("mean"),
@@ -219,7 +219,7 @@ pub fn section(summary: &Table, times: &[RowTimes]) -> Result<Option<Section>, E
             .into(),
     );
     Ok(Some(Section {
-        table,
+        table: std::borrow::Cow::Owned(table),
         file: "summary.csv".into(),
         charts,
         grid: many,
