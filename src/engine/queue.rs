@@ -248,13 +248,15 @@ impl<E> EventQueue<E> {
     #[inline]
     fn pop_entry(&mut self) -> Option<Entry> {
         // usize::MAX: the heap; otherwise a FIFO index.
+        // No entry has the key u128::MAX (its sequence number would need the
+        // top bit and every other): an empty heap reads as that.
         let mut from = usize::MAX;
-        let mut best = self.heap.peek().map(Entry::key);
+        let mut best = self.heap.peek().map_or(u128::MAX, Entry::key);
         for (i, fifo) in self.fifos.iter().enumerate() {
             if let Some(front) = fifo.front() {
                 let k = front.key();
-                if best.is_none_or(|b| k < b) {
-                    best = Some(k);
+                if k < best {
+                    best = k;
                     from = i;
                 }
             }

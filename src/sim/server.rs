@@ -31,7 +31,7 @@ use super::trace::trace;
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::{Samples, TickSum, TimeAverage};
-use crate::model::{Balancer, Codel, Handler, Model, QueueOrder, ServiceId};
+use crate::model::{Balancer, Codel, FaultKind, Handler, Model, QueueOrder, ServiceId};
 use rand::RngExt;
 
 /// What one server measured in a run.
@@ -338,7 +338,7 @@ impl World<'_> {
             self.respond(req, Outcome::Answered);
             return;
         };
-        if !self.plain && self.server_arrive_down(i, req) {
+        if !self.plain && self.faults.has(FaultKind::Down) && self.server_arrive_down(i, req) {
             return;
         }
         let s = &mut self.servers.states[i];
@@ -553,7 +553,7 @@ impl World<'_> {
     /// by a `latency_factor` fault acting now).
     fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
         let now = self.now;
-        let demand = if self.plain {
+        let demand = if self.plain || !self.faults.has(FaultKind::LatencyFactor) {
             demand
         } else {
             self.server_stretch(i, demand)
@@ -593,7 +593,7 @@ impl World<'_> {
         let Some(i) = self.servers.state_of(service, req) else {
             return;
         };
-        if !self.plain && self.server_fails(req) {
+        if !self.plain && self.faults.has(FaultKind::ErrorRate) && self.server_fails(req) {
             // an `error_rate` fault fails the request after its service time
             self.server_release(i, req, Outcome::Dropped);
             return;

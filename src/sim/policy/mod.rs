@@ -160,6 +160,9 @@ enum Owner {
     Service(usize),
 }
 
+/// What a policy state is kept per: (caller identity, policy, target).
+type StateKey = (Owner, PolicyId, Target);
+
 /// The state of one (caller, policy, target).
 struct PolicyState {
     stats: CallStats,
@@ -205,7 +208,10 @@ pub(crate) struct Policies {
     calls: Vec<PolicyCall>,
     free: Vec<u32>,
     states: Vec<PolicyState>,
-    index: super::FastMap<(Owner, PolicyId, Target), u32>,
+    index: super::FastMap<StateKey, u32>,
+    /// The last state found for a client and for a service: a model's calls
+    /// through one policy mostly repeat one key, which then skips the hash.
+    memo: [Option<(StateKey, u32)>; 2],
     /// Several workloads: a service's counts are split by workload.
     workloads: Vec<String>,
     seed: u64,
@@ -219,6 +225,7 @@ impl Policies {
             free: Vec::new(),
             states: Vec::new(),
             index: super::FastMap::default(),
+            memo: [None; 2],
             workloads: if model.workloads.len() > 1 {
                 model.workloads.iter().map(|w| w.name.clone()).collect()
             } else {
@@ -414,9 +421,25 @@ impl World<'_> {
             Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),
         };
         let key = (owner, policy, target);
-        if let Some(&i) = self.policies.index.get(&key) {
+        let m = matches!(owner, Owner::Service(_)) as usize;
+        if let Some((k, i)) = self.policies.memo[m]
+            && k == key
+        {
             return i;
         }
+        let i = match self.policies.index.get(&key) {
+            Some(&i) => i,
+            None => self.new_policy_state(key),
+        };
+        self.policies.memo[m] = Some((key, i));
+        i
+    }
+
+    /// Makes the state of `key` (its first call).
+    #[cold]
+    #[inline(never)]
+    fn new_policy_state(&mut self, key: StateKey) -> u32 {
+        let (owner, policy, target) = key;
         let p = &self.model.policies[policy];
         let (caller_name, identity) = match owner {
             Owner::Client(w, c) => {
