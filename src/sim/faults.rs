@@ -190,6 +190,14 @@ impl Faults {
     }
 }
 
+/// Whether some fault of `kind` in `model` targets `subject` (at any time).
+pub(crate) fn may_act(model: &Model, kind: FaultKind, subject: Subject) -> bool {
+    model
+        .faults
+        .iter()
+        .any(|f| f.kind == kind && subject.hit_by(f.target))
+}
+
 /// The kinds present in `list`, one bit each (see `Faults::has`).
 fn kinds_of(list: &[Fault]) -> u8 {
     list.iter().fold(0, |k, f| k | 1 << (f.kind as u8))
@@ -304,6 +312,30 @@ mod tests {
         assert_eq!(f.latency_factor(D, at(150.0)), 1.0, "the end tick does not");
         let zero = faults(vec![fault(FaultKind::Down, 100.0, 0.0, 0.0)]);
         assert!(!zero.down(D, at(100.0)));
+    }
+
+    /// A question about a kind no fault has takes the one-bit answer, the same
+    /// as asking the list: no draw, the neutral value.
+    #[test]
+    fn kinds_without_a_fault_answer_neutrally_and_draw_nothing() {
+        let mut f = faults(vec![fault(FaultKind::LatencyFactor, 0.0, 100.0, 3.0)]);
+        assert!(f.has(FaultKind::LatencyFactor));
+        for k in [
+            FaultKind::Slots,
+            FaultKind::ErrorRate,
+            FaultKind::Down,
+            FaultKind::ArrivalFactor,
+        ] {
+            assert!(!f.has(k), "{k:?}");
+        }
+        let before = f.rngs.clone();
+        assert!(!f.fails(D, at(50.0)));
+        assert_eq!(f.error_fault(D, at(50.0)), None);
+        assert!(!f.down(D, at(50.0)));
+        assert_eq!(f.slots(D, at(50.0)), None);
+        assert_eq!(f.rngs, before, "no draw");
+        assert_eq!(f.latency_factor(D, at(50.0)), 3.0);
+        assert!(!faults(Vec::new()).has(FaultKind::LatencyFactor));
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //! service's figures add up its replicas', and each replica's own are kept too.
 
 use super::dependency::scaled;
-use super::faults::Subject;
+use super::faults::{Subject, may_act};
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
 use super::trace::trace;
@@ -113,6 +113,8 @@ const ADAPTIVE_INTERVAL_MS: f64 = 100.0;
 struct ServerState {
     /// Which fault questions are about it.
     subject: Subject,
+    /// A `latency_factor` fault targets it: work starting here asks for its factor.
+    stretched: bool,
     /// Its own slots, restored when a `slots` fault ends.
     slots: u32,
     order: QueueOrder,
@@ -197,11 +199,13 @@ impl Servers {
                     let mut rng = stream(model.seed, replication, &name);
                     let mut line = SlotQueue::new(server.slots, Some(server.queue));
                     line.set_lifo(server.order == QueueOrder::Lifo);
+                    let subject = Subject::Server {
+                        service,
+                        replica: i as u32,
+                    };
                     states.push(ServerState {
-                        subject: Subject::Server {
-                            service,
-                            replica: i as u32,
-                        },
+                        subject,
+                        stretched: may_act(model, FaultKind::LatencyFactor, subject),
                         slots: server.slots,
                         order: server.order,
                         codel: server.codel,
@@ -553,7 +557,7 @@ impl World<'_> {
     /// by a `latency_factor` fault acting now).
     fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
         let now = self.now;
-        let demand = if self.plain || !self.faults.has(FaultKind::LatencyFactor) {
+        let demand = if self.plain || !self.servers.states[i].stretched {
             demand
         } else {
             self.server_stretch(i, demand)
