@@ -68,24 +68,34 @@ fn order(lane: Lane, seq: u64) -> u64 {
     ((lane as u64) << 63) | seq
 }
 
-/// A slab of event payloads with a free list.
+/// A slab of event payloads with a free list threaded through the free slots:
+/// a free slot holds no payload and, in place of its sequence number, the next
+/// free slot (no Vec of free slots to push and pop per event). A stale key
+/// that meets a free slot finds no payload, whatever the number there.
 struct Slab<E> {
     slots: Vec<(u64, Option<E>)>,
-    free: Vec<u32>,
+    /// The first free slot ([`NO_SLOT`]: none).
+    free: u32,
 }
+
+/// The end of the free list.
+const NO_SLOT: u32 = u32::MAX;
 
 impl<E> Slab<E> {
     fn new() -> Self {
         Slab {
             slots: Vec::new(),
-            free: Vec::new(),
+            free: NO_SLOT,
         }
     }
 
+    #[inline]
     fn insert(&mut self, seq: u64, event: E) -> u32 {
-        match self.free.pop() {
-            Some(s) => {
-                self.slots[s as usize] = (seq, Some(event));
+        let s = self.free;
+        match self.slots.get_mut(s as usize) {
+            Some(slot) => {
+                self.free = slot.0 as u32;
+                *slot = (seq, Some(event));
                 s
             }
             None => {
@@ -103,8 +113,14 @@ impl<E> Slab<E> {
         }
     }
 
+    /// Frees `slot`, whose payload was taken.
+    #[inline]
     fn release(&mut self, slot: u32) {
-        self.free.push(slot);
+        if let Some(s) = self.slots.get_mut(slot as usize) {
+            debug_assert!(s.1.is_none(), "a slot is freed once its payload is taken");
+            s.0 = u64::from(self.free);
+            self.free = slot;
+        }
     }
 }
 
@@ -230,6 +246,9 @@ pub struct EventQueue<E> {
     /// `fifo_delays[i]` is the delay (ticks after `now`) of the events in `fifos[i]`.
     fifo_delays: Vec<u64>,
     fifos: Vec<Ring>,
+    /// The key of each lane's front entry (u128::MAX: empty), side by side so
+    /// that the pop compares them without visiting the lanes.
+    fronts: [u128; MAX_FIFOS],
     /// The time of the last event delivered.
     now: u64,
     slab: Slab<E>,
@@ -251,6 +270,7 @@ impl<E> EventQueue<E> {
             heap: BinaryHeap::new(),
             fifo_delays: Vec::new(),
             fifos: Vec::new(),
+            fronts: [u128::MAX; MAX_FIFOS],
             now: 0,
             slab: Slab::new(),
             next_seq: 0,
@@ -304,6 +324,9 @@ impl<E> EventQueue<E> {
             if let Some(i) = self.fifo_delays.iter().position(|&d| d == delay) {
                 let fifo = &mut self.fifos[i];
                 if fifo.back().is_none_or(|b| b.key() <= entry.key()) {
+                    if fifo.len == 0 {
+                        self.fronts[i] = entry.key();
+                    }
                     fifo.push_back(entry);
                     return;
                 }
@@ -332,19 +355,20 @@ impl<E> EventQueue<E> {
         // top bit and every other): an empty heap reads as that.
         let mut from = usize::MAX;
         let mut best = self.heap.peek().map_or(u128::MAX, Entry::key);
-        for (i, fifo) in self.fifos.iter().enumerate() {
-            if let Some(front) = fifo.front() {
-                let k = front.key();
-                if k < best {
-                    best = k;
-                    from = i;
-                }
+        let n = self.fifos.len().min(MAX_FIFOS);
+        for (i, &k) in self.fronts[..n].iter().enumerate() {
+            if k < best {
+                best = k;
+                from = i;
             }
         }
         if from == usize::MAX {
             self.heap.pop()
         } else {
-            self.fifos[from].pop_front()
+            let fifo = &mut self.fifos[from];
+            let entry = fifo.pop_front();
+            self.fronts[from] = fifo.front().map_or(u128::MAX, Entry::key);
+            entry
         }
     }
 
@@ -560,6 +584,29 @@ mod tests {
             assert!(q.add_fifo(Ticks(d)));
         }
         assert!(!q.add_fifo(Ticks(99)), "no more than MAX_FIFOS lanes");
+    }
+
+    /// Freed slots are reused (the slab stays as large as the most events
+    /// pending at once), and a stale key never takes a reused or free slot.
+    #[test]
+    fn slots_are_reused_and_stale_keys_stay_stale() {
+        let mut q = EventQueue::new();
+        let mut stale = Vec::new();
+        for i in 0..1000u64 {
+            let a = q.schedule(Ticks(i), Lane::Normal, i);
+            let b = q.schedule(Ticks(i), Lane::Deadline, i + 1);
+            assert_eq!(q.pop(), Some((Ticks(i), i)));
+            assert!(q.cancel(b));
+            stale.extend([a, b]);
+            assert!(q.pop().is_none(), "the cancelled entry is skipped");
+        }
+        assert_eq!(q.slab.slots.len(), 2, "two pending at most: two slots");
+        let live = q.schedule(Ticks(5000), Lane::Normal, 7);
+        for k in stale {
+            assert!(!q.cancel(k));
+        }
+        assert_eq!(q.len(), 1);
+        assert!(q.cancel(live));
     }
 
     /// A lane keeps its order across wrap-around and growth.
