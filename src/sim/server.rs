@@ -413,7 +413,6 @@ impl World<'_> {
     }
 
     /// The time series sees an arrival at server row `stats` (shed: `full`).
-    #[cold]
     #[inline(never)]
     fn server_note_arrival(&mut self, stats: usize, full: bool) {
         let now = self.now;
@@ -427,7 +426,6 @@ impl World<'_> {
     }
 
     /// The time series sees a request leave its slot at server row `stats`.
-    #[cold]
     #[inline(never)]
     fn server_note_release(&mut self, stats: usize, late: bool, worked: Ticks) {
         let now = self.now;
