@@ -124,13 +124,8 @@ impl<E> Slab<E> {
     }
 }
 
-/// One heap entry: 24 bytes of fields in 32, ordered earliest first. The
-/// alignment of 16 makes every copy two aligned 16-byte moves, so a sift that
-/// moves an entry and reads its key back reads within one store (with 24 bytes
-/// the copy was a 16-byte and an 8-byte store and the read of `order` and
-/// `slot` spanned both, a store-forwarding stall at each heap step).
+/// One heap entry: 24 bytes, ordered earliest first.
 #[derive(Clone, Copy, PartialEq, Eq)]
-#[repr(align(16))]
 struct Entry {
     at: u64,
     order: u64,
