@@ -244,6 +244,10 @@ pub struct EventQueue<E> {
     /// The key of each lane's front entry (u128::MAX: empty), side by side so
     /// that the pop compares them without visiting the lanes.
     fronts: [u128; MAX_FIFOS],
+    /// The smallest of `fronts` and its lane (u128::MAX: every lane is empty):
+    /// a pop from the heap then compares one key, not every lane's.
+    min_front: u128,
+    min_lane: usize,
     /// The time of the last event delivered.
     now: u64,
     slab: Slab<E>,
@@ -266,6 +270,8 @@ impl<E> EventQueue<E> {
             fifo_delays: Vec::new(),
             fifos: Vec::new(),
             fronts: [u128::MAX; MAX_FIFOS],
+            min_front: u128::MAX,
+            min_lane: 0,
             now: 0,
             slab: Slab::new(),
             next_seq: 0,
@@ -320,7 +326,12 @@ impl<E> EventQueue<E> {
                 let fifo = &mut self.fifos[i];
                 if fifo.back().is_none_or(|b| b.key() <= entry.key()) {
                     if fifo.len == 0 {
-                        self.fronts[i] = entry.key();
+                        let k = entry.key();
+                        self.fronts[i] = k;
+                        if k < self.min_front {
+                            self.min_front = k;
+                            self.min_lane = i;
+                        }
                     }
                     fifo.push_back(entry);
                     return;
@@ -345,26 +356,28 @@ impl<E> EventQueue<E> {
     /// top and the FIFO fronts.
     #[inline]
     fn pop_entry(&mut self) -> Option<Entry> {
-        // usize::MAX: the heap; otherwise a FIFO index.
         // No entry has the key u128::MAX (its sequence number would need the
         // top bit and every other): an empty heap reads as that.
-        let mut from = usize::MAX;
-        let mut best = self.heap.peek().map_or(u128::MAX, Entry::key);
+        let heap = self.heap.peek().map_or(u128::MAX, Entry::key);
+        if self.min_front >= heap {
+            // the heap's top, or nothing (both u128::MAX)
+            return self.heap.pop();
+        }
+        let lane = self.min_lane;
+        let fifo = &mut self.fifos[lane];
+        let entry = fifo.pop_front();
+        self.fronts[lane] = fifo.front().map_or(u128::MAX, Entry::key);
+        // the lanes' new smallest front
         let n = self.fifos.len().min(MAX_FIFOS);
+        let (mut best, mut at) = (u128::MAX, 0);
         for (i, &k) in self.fronts[..n].iter().enumerate() {
             if k < best {
                 best = k;
-                from = i;
+                at = i;
             }
         }
-        if from == usize::MAX {
-            self.heap.pop()
-        } else {
-            let fifo = &mut self.fifos[from];
-            let entry = fifo.pop_front();
-            self.fronts[from] = fifo.front().map_or(u128::MAX, Entry::key);
-            entry
-        }
+        (self.min_front, self.min_lane) = (best, at);
+        entry
     }
 
     /// Takes the earliest event with its time.
