@@ -65,6 +65,10 @@ impl Subject {
 /// The run's faults and the random streams of their error draws.
 pub(crate) struct Faults {
     list: Vec<Fault>,
+    /// Bit `kind as u8` set: some fault of that kind exists. A question about a
+    /// kind no fault has is answered with one test (M3's backend slowdown made
+    /// every arrival ask `down` and every service end `error_rate`).
+    kinds: u8,
     /// One stream per fault (`fault:<index>`), for `error_rate` draws.
     rngs: Vec<Stream>,
 }
@@ -73,6 +77,7 @@ impl Faults {
     pub fn new(model: &Model, replication: u64) -> Faults {
         Faults {
             list: model.faults.clone(),
+            kinds: kinds_of(&model.faults),
             rngs: (0..model.faults.len())
                 .map(|i| stream(model.seed, replication, &format!("fault:{i}")))
                 .collect(),
@@ -83,6 +88,12 @@ impl Faults {
     #[inline(always)]
     pub fn none(&self) -> bool {
         self.list.is_empty()
+    }
+
+    /// Whether any fault of `kind` exists (false without faults).
+    #[inline(always)]
+    pub fn has(&self, kind: FaultKind) -> bool {
+        self.kinds & 1 << (kind as u8) != 0
     }
 
     /// The faults of `kind` acting on `subject` at `now`, in file order.
@@ -107,7 +118,7 @@ impl Faults {
     /// The factor work starting now takes (1 without a fault).
     #[inline]
     pub fn latency_factor(&self, subject: Subject, now: Ticks) -> f64 {
-        if self.none() {
+        if !self.has(FaultKind::LatencyFactor) {
             return 1.0;
         }
         self.acting(FaultKind::LatencyFactor, subject, now)
@@ -118,7 +129,7 @@ impl Faults {
     /// The factor open workload `workload`'s rate is multiplied by now.
     #[inline]
     pub fn arrival_factor(&self, workload: usize, now: Ticks) -> f64 {
-        if self.none() {
+        if !self.has(FaultKind::ArrivalFactor) {
             return 1.0;
         }
         self.acting(FaultKind::ArrivalFactor, Subject::Workload(workload), now)
@@ -128,7 +139,7 @@ impl Faults {
 
     /// The slot count a `slots` fault sets now (None: the target's own).
     pub fn slots(&self, subject: Subject, now: Ticks) -> Option<u32> {
-        if self.none() {
+        if !self.has(FaultKind::Slots) {
             return None;
         }
         self.latest(FaultKind::Slots, subject, now)
@@ -141,7 +152,7 @@ impl Faults {
     /// the fault replaces it, it does not add to it.
     #[inline]
     pub fn fails(&mut self, subject: Subject, now: Ticks) -> bool {
-        if self.none() {
+        if !self.has(FaultKind::ErrorRate) {
             return false;
         }
         let Some((i, f)) = self.latest(FaultKind::ErrorRate, subject, now) else {
@@ -155,7 +166,7 @@ impl Faults {
     /// With an `error_rate` fault acting on `subject` now: whether it fails this
     /// call (None: no such fault acts; the target's own rate applies).
     pub fn error_fault(&mut self, subject: Subject, now: Ticks) -> Option<bool> {
-        if self.none() {
+        if !self.has(FaultKind::ErrorRate) {
             return None;
         }
         let (i, f) = self.latest(FaultKind::ErrorRate, subject, now)?;
@@ -167,7 +178,7 @@ impl Faults {
     /// Whether a `down` fault acts on `subject` now.
     #[inline]
     pub fn down(&self, subject: Subject, now: Ticks) -> bool {
-        if self.none() {
+        if !self.has(FaultKind::Down) {
             return false;
         }
         self.acting(FaultKind::Down, subject, now).next().is_some()
@@ -177,6 +188,19 @@ impl Faults {
     pub fn get(&self, i: usize) -> &Fault {
         &self.list[i]
     }
+}
+
+/// Whether some fault of `kind` in `model` targets `subject` (at any time).
+pub(crate) fn may_act(model: &Model, kind: FaultKind, subject: Subject) -> bool {
+    model
+        .faults
+        .iter()
+        .any(|f| f.kind == kind && subject.hit_by(f.target))
+}
+
+/// The kinds present in `list`, one bit each (see `Faults::has`).
+fn kinds_of(list: &[Fault]) -> u8 {
+    list.iter().fold(0, |k, f| k | 1 << (f.kind as u8))
 }
 
 /// Edges are encoded in one `u32`: fault index x 2, + 1 for the end.
@@ -261,6 +285,7 @@ mod tests {
     fn faults(list: Vec<Fault>) -> Faults {
         let n = list.len();
         Faults {
+            kinds: kinds_of(&list),
             list,
             rngs: (0..n)
                 .map(|i| stream(1, 0, &format!("fault:{i}")))
@@ -287,6 +312,30 @@ mod tests {
         assert_eq!(f.latency_factor(D, at(150.0)), 1.0, "the end tick does not");
         let zero = faults(vec![fault(FaultKind::Down, 100.0, 0.0, 0.0)]);
         assert!(!zero.down(D, at(100.0)));
+    }
+
+    /// A question about a kind no fault has takes the one-bit answer, the same
+    /// as asking the list: no draw, the neutral value.
+    #[test]
+    fn kinds_without_a_fault_answer_neutrally_and_draw_nothing() {
+        let mut f = faults(vec![fault(FaultKind::LatencyFactor, 0.0, 100.0, 3.0)]);
+        assert!(f.has(FaultKind::LatencyFactor));
+        for k in [
+            FaultKind::Slots,
+            FaultKind::ErrorRate,
+            FaultKind::Down,
+            FaultKind::ArrivalFactor,
+        ] {
+            assert!(!f.has(k), "{k:?}");
+        }
+        let before = f.rngs.clone();
+        assert!(!f.fails(D, at(50.0)));
+        assert_eq!(f.error_fault(D, at(50.0)), None);
+        assert!(!f.down(D, at(50.0)));
+        assert_eq!(f.slots(D, at(50.0)), None);
+        assert_eq!(f.rngs, before, "no draw");
+        assert_eq!(f.latency_factor(D, at(50.0)), 3.0);
+        assert!(!faults(Vec::new()).has(FaultKind::LatencyFactor));
     }
 
     #[test]

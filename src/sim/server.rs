@@ -24,14 +24,14 @@
 //! service's figures add up its replicas', and each replica's own are kept too.
 
 use super::dependency::scaled;
-use super::faults::Subject;
+use super::faults::{Subject, may_act};
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
 use super::trace::trace;
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::{Samples, TickSum, TimeAverage};
-use crate::model::{Balancer, Codel, Handler, Model, QueueOrder, ServiceId};
+use crate::model::{Balancer, Codel, FaultKind, Handler, Model, QueueOrder, ServiceId};
 use rand::RngExt;
 
 /// What one server measured in a run.
@@ -113,6 +113,8 @@ const ADAPTIVE_INTERVAL_MS: f64 = 100.0;
 struct ServerState {
     /// Which fault questions are about it.
     subject: Subject,
+    /// A `latency_factor` fault targets it: work starting here asks for its factor.
+    stretched: bool,
     /// Its own slots, restored when a `slots` fault ends.
     slots: u32,
     order: QueueOrder,
@@ -197,11 +199,13 @@ impl Servers {
                     let mut rng = stream(model.seed, replication, &name);
                     let mut line = SlotQueue::new(server.slots, Some(server.queue));
                     line.set_lifo(server.order == QueueOrder::Lifo);
+                    let subject = Subject::Server {
+                        service,
+                        replica: i as u32,
+                    };
                     states.push(ServerState {
-                        subject: Subject::Server {
-                            service,
-                            replica: i as u32,
-                        },
+                        subject,
+                        stretched: may_act(model, FaultKind::LatencyFactor, subject),
                         slots: server.slots,
                         order: server.order,
                         codel: server.codel,
@@ -338,7 +342,7 @@ impl World<'_> {
             self.respond(req, Outcome::Answered);
             return;
         };
-        if !self.plain && self.server_arrive_down(i, req) {
+        if !self.plain && self.faults.has(FaultKind::Down) && self.server_arrive_down(i, req) {
             return;
         }
         let s = &mut self.servers.states[i];
@@ -409,7 +413,6 @@ impl World<'_> {
     }
 
     /// The time series sees an arrival at server row `stats` (shed: `full`).
-    #[cold]
     #[inline(never)]
     fn server_note_arrival(&mut self, stats: usize, full: bool) {
         let now = self.now;
@@ -423,7 +426,6 @@ impl World<'_> {
     }
 
     /// The time series sees a request leave its slot at server row `stats`.
-    #[cold]
     #[inline(never)]
     fn server_note_release(&mut self, stats: usize, late: bool, worked: Ticks) {
         let now = self.now;
@@ -553,7 +555,7 @@ impl World<'_> {
     /// by a `latency_factor` fault acting now).
     fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
         let now = self.now;
-        let demand = if self.plain {
+        let demand = if self.plain || !self.servers.states[i].stretched {
             demand
         } else {
             self.server_stretch(i, demand)
@@ -593,7 +595,7 @@ impl World<'_> {
         let Some(i) = self.servers.state_of(service, req) else {
             return;
         };
-        if !self.plain && self.server_fails(req) {
+        if !self.plain && self.faults.has(FaultKind::ErrorRate) && self.server_fails(req) {
             // an `error_rate` fault fails the request after its service time
             self.server_release(i, req, Outcome::Dropped);
             return;

@@ -160,6 +160,9 @@ enum Owner {
     Service(usize),
 }
 
+/// What a policy state is kept per: (caller identity, policy, target).
+type StateKey = (Owner, PolicyId, Target);
+
 /// The state of one (caller, policy, target).
 struct PolicyState {
     stats: CallStats,
@@ -184,8 +187,8 @@ struct PolicyCall {
     deadline: Option<Ticks>,
     /// Attempts sent so far.
     attempts: u32,
-    /// Attempts in flight (several while hedging); the Vec stays with the slot.
-    open: Vec<CallId>,
+    /// Attempts in flight (several while hedging); kept with the slot.
+    open: Open,
     /// The last failure, which ends the call when no attempt is left.
     last: Outcome,
     /// A backoff or the next hedge.
@@ -200,12 +203,83 @@ struct PolicyCall {
     workload: u32,
 }
 
+/// A policy call's attempts in flight, in the order a `Vec` with `push`,
+/// `swap_remove` and `pop` keeps them (the order `policy_stop_attempts` drops
+/// them in): the first two inline, more (hedges) in a Vec that stays with the
+/// slot. A retrying call has one at a time and follows no pointer for it.
+#[derive(Default)]
+struct Open {
+    n: usize,
+    head: [CallId; 2],
+    more: Vec<CallId>,
+}
+
+impl Open {
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> CallId {
+        if i < 2 {
+            self.head[i]
+        } else {
+            self.more[i - 2]
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, id: CallId) {
+        if self.n < 2 {
+            self.head[self.n] = id;
+        } else {
+            self.more.push(id);
+        }
+        self.n += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<CallId> {
+        if self.n == 0 {
+            return None;
+        }
+        self.n -= 1;
+        if self.n < 2 {
+            Some(self.head[self.n])
+        } else {
+            self.more.pop()
+        }
+    }
+
+    /// Takes `id` out as `Vec::swap_remove` would (the last one takes its place).
+    #[inline]
+    fn remove(&mut self, id: CallId) {
+        let Some(i) = (0..self.n).position(|i| self.get(i) == id) else {
+            return;
+        };
+        let Some(last) = self.pop() else {
+            return;
+        };
+        if i < self.n {
+            if i < 2 {
+                self.head[i] = last;
+            } else {
+                self.more[i - 2] = last;
+            }
+        }
+    }
+}
+
 /// Every policy state and policy call of a run.
 pub(crate) struct Policies {
     calls: Vec<PolicyCall>,
     free: Vec<u32>,
     states: Vec<PolicyState>,
-    index: super::FastMap<(Owner, PolicyId, Target), u32>,
+    index: super::FastMap<StateKey, u32>,
+    /// The last state found for a client and for a service: a model's calls
+    /// through one policy mostly repeat one key, which then skips the hash.
+    memo: [Option<(StateKey, u32)>; 2],
     /// Several workloads: a service's counts are split by workload.
     workloads: Vec<String>,
     seed: u64,
@@ -219,6 +293,7 @@ impl Policies {
             free: Vec::new(),
             states: Vec::new(),
             index: super::FastMap::default(),
+            memo: [None; 2],
             workloads: if model.workloads.len() > 1 {
                 model.workloads.iter().map(|w| w.name.clone()).collect()
             } else {
@@ -364,7 +439,7 @@ impl World<'_> {
             cancel,
             deadline: cap.map(|c| now + c),
             attempts: 0,
-            open: Vec::new(),
+            open: Open::default(),
             last: Outcome::TimedOut,
             timer: None,
             failing: None,
@@ -414,9 +489,25 @@ impl World<'_> {
             Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),
         };
         let key = (owner, policy, target);
-        if let Some(&i) = self.policies.index.get(&key) {
+        let m = matches!(owner, Owner::Service(_)) as usize;
+        if let Some((k, i)) = self.policies.memo[m]
+            && k == key
+        {
             return i;
         }
+        let i = match self.policies.index.get(&key) {
+            Some(&i) => i,
+            None => self.new_policy_state(key),
+        };
+        self.policies.memo[m] = Some((key, i));
+        i
+    }
+
+    /// Makes the state of `key` (its first call).
+    #[cold]
+    #[inline(never)]
+    fn new_policy_state(&mut self, key: StateKey) -> u32 {
+        let (owner, policy, target) = key;
         let p = &self.model.policies[policy];
         let (caller_name, identity) = match owner {
             Owner::Client(w, c) => {
@@ -522,9 +613,7 @@ impl World<'_> {
     pub(super) fn policy_attempt_ended(&mut self, pc: u32, attempt: CallId, outcome: Outcome) {
         let now = self.now;
         let p = &mut self.policies.calls[pc as usize];
-        if let Some(i) = p.open.iter().position(|&a| a == attempt) {
-            p.open.swap_remove(i);
-        }
+        p.open.remove(attempt);
         let (policy, state, w) = (p.policy, p.state, p.workload);
         let o = attempt_outcome(outcome);
         let st = &mut self.policies.states[state as usize];
@@ -612,5 +701,38 @@ impl World<'_> {
         }
         self.policy_stop_attempts(pc, cancel);
         self.policies.free.push(pc);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Open;
+    use rand::RngExt;
+
+    /// `Open` keeps the order a Vec with push, swap_remove and pop keeps, also
+    /// past its two inline places.
+    #[test]
+    fn open_attempts_keep_a_vecs_order() {
+        let mut rng = crate::engine::stream(7, 0, "open-test");
+        let (mut open, mut vec) = (Open::default(), Vec::new());
+        for id in 0..5_000u32 {
+            match rng.random_range(0..3) {
+                0 if vec.len() < 6 => {
+                    open.push(id);
+                    vec.push(id);
+                }
+                1 if !vec.is_empty() => {
+                    let a = vec[rng.random_range(0..vec.len())];
+                    open.remove(a);
+                    let i = vec.iter().position(|&x| x == a).expect("present");
+                    vec.swap_remove(i);
+                }
+                _ => assert_eq!(open.pop(), vec.pop()),
+            }
+            assert_eq!(open.is_empty(), vec.is_empty());
+            assert_eq!((0..open.n).map(|i| open.get(i)).collect::<Vec<_>>(), vec);
+        }
+        open.remove(u32::MAX - 1); // absent: nothing changes
+        assert_eq!(open.n, vec.len());
     }
 }
