@@ -100,13 +100,40 @@ impl Results<'_> {
 
 /// Every table the scenario calls for, in report order.
 pub fn analyse(results: &mut Results) -> Vec<Table> {
+    build(results, Tables::All)
+}
+
+/// The tables of [`analyse`] whose scope is [`crate::report::Scope::PerCompareRow`],
+/// in the same order and with the same contents: the only ones a sweep reads
+/// metrics from. The tables across rows (`deadline_cost`, `false_drops`,
+/// `error_budget`, `ladder_ratios`) are not built: `false_drops` alone cloned and
+/// compared the model about 30 times per sweep replication.
+pub fn analyse_per_row(results: &mut Results) -> Vec<Table> {
+    build(results, Tables::PerCompareRow)
+}
+
+/// Which of a scenario's tables to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tables {
+    All,
+    PerCompareRow,
+}
+
+impl Tables {
+    /// Whether tables across compare rows are wanted.
+    fn across_rows(self) -> bool {
+        self == Tables::All
+    }
+}
+
+fn build(results: &mut Results, wanted: Tables) -> Vec<Table> {
     let mut tables = Vec::new();
-    budget::tables(results, &mut tables);
+    budget::tables(results, &mut tables, wanted);
     limiters::tables(results, &mut tables);
     run::tables(results, &mut tables);
     services::tables(results, &mut tables);
     calls::tables(results, &mut tables);
-    ladder::tables(results, &mut tables);
+    ladder::tables(results, &mut tables, wanted);
     timeseries::tables(results, &mut tables);
     tables
 }

@@ -54,7 +54,7 @@ impl RowRunner {
             scenario,
             runs: vec![run],
         };
-        let tables = analysis::analyse(&mut results);
+        let tables = analysis::analyse_per_row(&mut results);
         self.named(&tables)
     }
 
@@ -63,7 +63,8 @@ impl RowRunner {
         self.rows.len()
     }
 
-    /// Runs replication `replication` of compare row `row`: its report tables.
+    /// Runs replication `replication` of compare row `row`: its report tables
+    /// per compare row (those across rows hold no metrics of the run).
     pub fn tables(&self, row: usize, replication: u64) -> Result<Vec<Table>, Error> {
         let scenario = &self.rows[row];
         let run = crate::sim::run(&scenario.rows[0].model, replication)?;
@@ -71,7 +72,7 @@ impl RowRunner {
             scenario,
             runs: vec![run],
         };
-        Ok(analysis::analyse(&mut results))
+        Ok(analysis::analyse_per_row(&mut results))
     }
 
     /// The metrics of a run's tables, by name.
@@ -94,11 +95,16 @@ impl RowRunner {
     ) -> Result<Measured, Error> {
         let tables = self.tables(row, replication)?;
         let (cells, unknown) = cells_of(&tables, layout, schema);
-        let text: Vec<String> = cells
-            .iter()
-            .map(|c| c.map(render_value).unwrap_or_default())
-            .collect();
-        let values = text.iter().map(|t| parse_value(t).ok().flatten()).collect();
+        let mut text = Vec::with_capacity(cells.len());
+        let mut values = Vec::with_capacity(cells.len());
+        for cell in cells {
+            let t = cell.map(render_value).unwrap_or_default();
+            values.push(
+                cell.and_then(exact_value)
+                    .unwrap_or_else(|| parse_value(&t).ok().flatten()),
+            );
+            text.push(t);
+        }
         Ok(Measured {
             text,
             values,
@@ -123,6 +129,23 @@ pub fn parse_value(text: &str) -> Result<Option<f64>, std::num::ParseFloatError>
         Ok(None)
     } else {
         text.parse().map(Some)
+    }
+}
+
+/// What [`parse_value`] reads back from [`render_value`]'s text of `cell`, when
+/// that is known without the text: an integer (a count, a boolean, a whole
+/// number below 10^15, written with all its digits) parses to the nearest `f64`,
+/// which is what `as f64` gives. `None`: parse the text.
+fn exact_value(cell: &Cell) -> Option<Option<f64>> {
+    match *cell {
+        Cell::Int(i) => Some(Some(i as f64)),
+        Cell::Bool(b) => Some(Some(f64::from(u8::from(b)))),
+        // the whole-number case of format_number; -0.0 is written "0"
+        Cell::Num(x) if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 => {
+            Some(Some(x as i64 as f64))
+        }
+        Cell::Text(_) | Cell::Empty => Some(None),
+        Cell::Num(_) => None,
     }
 }
 
@@ -423,6 +446,87 @@ mod tests {
             render(cells_of(&other, &layout, &schema)),
             ("46,45.80,1,7,".into(), 1)
         );
+    }
+
+    /// `exact_value` is what the text round trip gives, bit for bit.
+    #[test]
+    fn exact_values_are_the_parsed_text() {
+        let mut cells = vec![
+            Cell::Empty,
+            Cell::Text("x".into()),
+            Cell::Bool(true),
+            Cell::Bool(false),
+            Cell::Num(0.0),
+            Cell::Num(-0.0),
+            Cell::Num(-3.0),
+            Cell::Num(999_999_999_999_999.0),
+            Cell::Num(1e15),
+            Cell::Num(f64::NAN),
+            Cell::Num(f64::INFINITY),
+            Cell::Num(2.5),
+        ];
+        for i in [
+            0,
+            1,
+            -1,
+            48,
+            i64::MAX,
+            i64::MIN,
+            (1 << 53) + 1,
+            -(1 << 53) - 3,
+        ] {
+            cells.push(Cell::Int(i));
+        }
+        for cell in &cells {
+            let parsed = parse_value(&render_value(cell)).ok().flatten();
+            if let Some(exact) = exact_value(cell) {
+                assert_eq!(
+                    exact.map(f64::to_bits),
+                    parsed.map(f64::to_bits),
+                    "{cell:?}"
+                );
+            } else {
+                assert!(matches!(cell, Cell::Num(_)), "{cell:?}");
+            }
+        }
+    }
+
+    /// The sweep builds only the tables per compare row: the same tables, in the
+    /// same order, as the full analysis has, for scenarios with tables across rows
+    /// (deadline_cost, error_budget, false_drops), limiters and a ladder.
+    #[test]
+    fn sweeps_build_the_per_row_tables_of_the_full_analysis() {
+        use crate::scenario::{LoadOptions, Purpose};
+        for file in [
+            "ay10-tariff-slowdown",
+            "dy13-two-limiters",
+            "io22-capacity-ladder",
+        ] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios")
+                .join(format!("{file}.toml"));
+            let opts = LoadOptions {
+                purpose: Purpose::Sweep,
+                ..LoadOptions::default()
+            };
+            let scenario = crate::scenario::load(&path, &opts).expect(file);
+            let runner = RowRunner::new(&scenario);
+            let mut across = 0;
+            for row in 0..runner.row_count() {
+                let scenario = &runner.rows[row];
+                let run = crate::sim::run(&scenario.rows[0].model, 1).expect(file);
+                let mut results = Results {
+                    scenario,
+                    runs: vec![run],
+                };
+                let all = analysis::analyse(&mut results);
+                let per_row = analysis::analyse_per_row(&mut results);
+                let kept: Vec<&Table> = all.iter().filter(|t| t.key_columns().is_some()).collect();
+                across += all.len() - kept.len();
+                assert_eq!(per_row.iter().collect::<Vec<_>>(), kept, "{file} row {row}");
+            }
+            assert!(across > 0 || file != "ay10-tariff-slowdown", "{file}");
+        }
     }
 
     #[test]
