@@ -5,17 +5,35 @@
 /// Whole numbers without decimals; others with at least two and at most six,
 /// trailing zeros trimmed.
 pub fn format_number(x: f64) -> String {
+    let mut text = String::with_capacity(24);
+    push_number(&mut text, x);
+    text
+}
+
+/// Appends [`format_number`]`(x)` to `out`, without a `String` of its own (a
+/// sweep writes 10^6 numbers and more).
+pub fn push_number(out: &mut String, x: f64) {
     if !x.is_finite() {
-        return String::new();
+        return;
     }
     // whole numbers (most counts) without the fixed-precision formatting, which
     // is the slow part of a sweep's replications.csv; the same text either way
     if x.fract() == 0.0 && x.abs() < 1e15 {
-        return (x as i64).to_string();
+        let whole = x as i64;
+        if whole < 0 {
+            out.push('-');
+        }
+        push_digits(out, whole.unsigned_abs());
+        return;
     }
-    if let Some(text) = six_decimals(x) {
-        return text;
+    if six_decimals(out, x) {
+        return;
     }
+    out.push_str(&general(x));
+}
+
+/// The general path of [`format_number`]: `{:.6}`, trimmed.
+fn general(x: f64) -> String {
     let rounded = format!("{x:.6}");
     let trimmed = rounded.trim_end_matches('0');
     let (int, frac) = trimmed.split_once('.').unwrap_or((trimmed, ""));
@@ -32,18 +50,19 @@ pub fn format_number(x: f64) -> String {
     }
 }
 
-/// [`format_number`] of a number that is not whole, for 2^-40 <= |x| < 2^32,
-/// from the exact value in integers instead of the general fixed-precision
-/// formatting (several times cheaper: every mean in a sweep's 10^5 rows passes
-/// here). `x = m * 2^-shift` exactly, so `|x| * 10^6 = m * 10^6 / 2^shift`
-/// (below 2^73), rounded half to even as `{:.6}` rounds; then the trailing zeros
-/// trimmed to at least two decimals. `None` outside that range.
-fn six_decimals(x: f64) -> Option<String> {
+/// Appends [`format_number`] of a number that is not whole, for
+/// 2^-40 <= |x| < 2^32, computed from the exact value in integers instead of the
+/// general fixed-precision formatting (several times cheaper: every mean in a
+/// sweep's 10^5 rows passes here). `x = m * 2^-shift` exactly, so
+/// `|x| * 10^6 = m * 10^6 / 2^shift` (below 2^73), rounded half to even as
+/// `{:.6}` rounds; then the trailing zeros trimmed to at least two decimals.
+/// False (nothing written) outside that range.
+fn six_decimals(text: &mut String, x: f64) -> bool {
     let bits = x.to_bits();
     let exponent = ((bits >> 52) & 0x7ff) as u32;
     // the biased exponent: 2^-40 <= |x| < 2^32 (no subnormals, infinities or NaN)
     if !(1023 - 40..1023 + 32).contains(&exponent) {
-        return None;
+        return false;
     }
     let mantissa = u128::from((bits & ((1 << 52) - 1)) | (1 << 52));
     let shift = 1075 - exponent; // 22..=92
@@ -57,13 +76,12 @@ fn six_decimals(x: f64) -> Option<String> {
     // below 2^32 * 10^6 + 1: fits in u64
     let micros = micros as u64;
     let (int, mut frac) = (micros / 1_000_000, micros % 1_000_000);
-    let mut text = String::with_capacity(24);
     if x < 0.0 && micros != 0 {
         text.push('-');
     }
-    push_digits(&mut text, int);
+    push_digits(text, int);
     if frac == 0 {
-        return Some(text);
+        return true;
     }
     // six digits, trailing zeros dropped down to two
     let mut digits = 6;
@@ -77,7 +95,7 @@ fn six_decimals(x: f64) -> Option<String> {
         text.push(char::from(b'0' + (frac / scale % 10) as u8));
         scale /= 10;
     }
-    Some(text)
+    true
 }
 
 /// Appends the decimal digits of `n`.

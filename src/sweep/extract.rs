@@ -17,7 +17,8 @@
 
 use crate::analysis::{self, Results};
 use crate::error::Error;
-use crate::report::{Cell, Table, format_number};
+use crate::format::push_number;
+use crate::report::{Cell, Table};
 use crate::scenario::Scenario;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -95,15 +96,22 @@ impl RowRunner {
     ) -> Result<Measured, Error> {
         let tables = self.tables(row, replication)?;
         let (cells, unknown) = cells_of(&tables, layout, schema);
-        let mut text = Vec::with_capacity(cells.len());
+        // one string for the unit's cells, written by this worker and freed by
+        // the writer thread: two allocations per unit instead of one per cell
+        let mut text = String::with_capacity(cells.len() * 8);
         let mut values = Vec::with_capacity(cells.len());
-        for cell in cells {
-            let t = cell.map(render_value).unwrap_or_default();
+        for (i, cell) in cells.into_iter().enumerate() {
+            if i > 0 {
+                text.push(SEPARATOR);
+            }
+            let start = text.len();
+            if let Some(cell) = cell {
+                push_value(&mut text, cell);
+            }
             values.push(
                 cell.and_then(exact_value)
-                    .unwrap_or_else(|| parse_value(&t).ok().flatten()),
+                    .unwrap_or_else(|| parse_value(&text[start..]).ok().flatten()),
             );
-            text.push(t);
         }
         Ok(Measured {
             text,
@@ -117,10 +125,22 @@ impl RowRunner {
 /// parsed back from that text (what the summary uses, as a merge would).
 #[derive(Debug, Clone)]
 pub struct Measured {
-    pub text: Vec<String>,
+    /// The cells' text, joined by [`SEPARATOR`] (see [`Measured::text`]).
+    text: String,
     pub values: Vec<Option<f64>>,
     /// Metric values the schema has no column for.
     pub unknown: usize,
+}
+
+/// Between two cells of [`Measured`]'s text: a metric's text is a number or
+/// empty, never a comma.
+const SEPARATOR: char = ',';
+
+impl Measured {
+    /// Each metric's text, in schema order (one per value).
+    pub fn text(&self) -> impl Iterator<Item = &str> {
+        self.text.split(SEPARATOR).take(self.values.len())
+    }
 }
 
 /// A metric cell's text as a number: empty is missing (`Ok(None)`).
@@ -304,14 +324,27 @@ fn key_part(header: &str, cell: &Cell) -> String {
     }
 }
 
-/// How a metric value is written in `replications.csv`: numbers as in the report
-/// CSVs, booleans as 1 / 0, anything else (missing) as an empty cell.
-pub fn render_value(cell: &Cell) -> String {
+/// A metric value as [`push_value`] writes it, as a `String` of its own.
+#[cfg(test)]
+fn render_value(cell: &Cell) -> String {
+    let mut text = String::new();
+    push_value(&mut text, cell);
+    text
+}
+
+/// Appends how a metric value is written in `replications.csv` to `out`: numbers
+/// as in the report CSVs, booleans as 1 / 0, anything else (missing) as an empty
+/// cell.
+fn push_value(out: &mut String, cell: &Cell) {
+    use std::fmt::Write;
     match cell {
-        Cell::Int(i) => i.to_string(),
-        Cell::Num(x) => format_number(*x),
-        Cell::Bool(b) => u8::from(*b).to_string(),
-        Cell::Text(_) | Cell::Empty => String::new(),
+        // writing to a String cannot fail
+        Cell::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Cell::Num(x) => push_number(out, *x),
+        Cell::Bool(b) => out.push(if *b { '1' } else { '0' }),
+        Cell::Text(_) | Cell::Empty => {}
     }
 }
 
@@ -446,6 +479,28 @@ mod tests {
             render(cells_of(&other, &layout, &schema)),
             ("46,45.80,1,7,".into(), 1)
         );
+    }
+
+    #[test]
+    fn a_units_text_splits_into_one_cell_per_value() {
+        let m = Measured {
+            text: "1,,2.50".into(),
+            values: vec![Some(1.0), None, Some(2.5)],
+            unknown: 0,
+        };
+        assert_eq!(m.text().collect::<Vec<_>>(), ["1", "", "2.50"]);
+        let empty = Measured {
+            text: String::new(),
+            values: vec![],
+            unknown: 0,
+        };
+        assert_eq!(empty.text().count(), 0);
+        let one_missing = Measured {
+            text: String::new(),
+            values: vec![None],
+            unknown: 0,
+        };
+        assert_eq!(one_missing.text().collect::<Vec<_>>(), [""]);
     }
 
     /// `exact_value` is what the text round trip gives, bit for bit.
