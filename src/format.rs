@@ -122,9 +122,6 @@ mod tests {
     #[test]
     fn whole_numbers_read_as_the_general_path_writes_them() {
         let general = |x: f64| {
-            if let Some(text) = six_decimals(x) {
-                return text;
-            }
             let rounded = format!("{x:.6}");
             let t = rounded
                 .trim_end_matches('0')
