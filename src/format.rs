@@ -201,7 +201,7 @@ mod tests {
             let r = next();
             let x = match r % 4 {
                 // any bit pattern of a magnitude around the fast range
-                0 => f64::from_bits((r >> 2) % (1 << 52) | ((980 + (r >> 54) % 80) << 52)),
+                0 => f64::from_bits(((r >> 2) % (1 << 52)) | ((980 + (r >> 54) % 80) << 52)),
                 // a mean of integers
                 1 => ((r >> 8) % 1_000_000) as f64 / ((r >> 40) % 1000 + 1) as f64,
                 // six decimals and a half, give or take a bit
