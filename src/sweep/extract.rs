@@ -139,7 +139,11 @@ const SEPARATOR: char = ',';
 impl Measured {
     /// Each metric's text, in schema order (one per value).
     pub fn text(&self) -> impl Iterator<Item = &str> {
-        self.text.split(SEPARATOR).take(self.values.len())
+        // a closure, not the char: a plain scan, cheaper than memchr for cells
+        // of a few bytes
+        self.text
+            .split(|c: char| c == SEPARATOR)
+            .take(self.values.len())
     }
 }
 
