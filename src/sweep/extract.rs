@@ -51,10 +51,7 @@ impl RowRunner {
     /// a sweep names them.
     pub fn metrics_of(&self, row: usize, run: crate::sim::RunResult) -> Named {
         let scenario = &self.rows[row];
-        let mut results = Results {
-            scenario,
-            runs: vec![run],
-        };
+        let mut results = Results::new(scenario, vec![run]);
         let tables = analysis::analyse_per_row(&mut results);
         self.named(&tables)
     }
@@ -67,13 +64,18 @@ impl RowRunner {
     /// Runs replication `replication` of compare row `row`: its report tables
     /// per compare row (those across rows hold no metrics of the run).
     pub fn tables(&self, row: usize, replication: u64) -> Result<Vec<Table>, Error> {
+        self.run_tables(row, replication, analysis::analyse_per_row)
+    }
+
+    fn run_tables(
+        &self,
+        row: usize,
+        replication: u64,
+        analyse: fn(&mut Results) -> Vec<Table>,
+    ) -> Result<Vec<Table>, Error> {
         let scenario = &self.rows[row];
         let run = crate::sim::run(&scenario.rows[0].model, replication)?;
-        let mut results = Results {
-            scenario,
-            runs: vec![run],
-        };
-        Ok(analysis::analyse_per_row(&mut results))
+        Ok(analyse(&mut Results::new(scenario, vec![run])))
     }
 
     /// The metrics of a run's tables, by name.
@@ -94,8 +96,18 @@ impl RowRunner {
         layout: &Layout,
         schema: &Schema,
     ) -> Result<Measured, Error> {
-        let tables = self.tables(row, replication)?;
-        let (cells, unknown) = cells_of(&tables, layout, schema);
+        // the tables' cells alone when they have the layout's shape (nearly
+        // always); else the named tables, from the same run made again
+        let cells_only = self.run_tables(row, replication, analysis::analyse_cells)?;
+        let named;
+        let (tables, fits) = if layout.fits(&cells_only) {
+            (&cells_only, true)
+        } else {
+            named = self.tables(row, replication)?;
+            let fits = layout.fits(&named);
+            (&named, fits)
+        };
+        let (cells, unknown) = cells_of(tables, layout, schema, fits);
         // one string for the unit's cells, written by this worker and freed by
         // the writer thread: two allocations per unit instead of one per cell
         let mut text = String::with_capacity(cells.len() * 8);
@@ -139,11 +151,9 @@ const SEPARATOR: char = ',';
 impl Measured {
     /// Each metric's text, in schema order (one per value).
     pub fn text(&self) -> impl Iterator<Item = &str> {
-        // a closure, not the char: a plain scan, cheaper than memchr for cells
-        // of a few bytes
-        self.text
-            .split(|c: char| c == SEPARATOR)
-            .take(self.values.len())
+        // a one-char set, not the char: a plain scan, cheaper than memchr for
+        // cells of a few bytes
+        self.text.split([SEPARATOR]).take(self.values.len())
     }
 }
 
@@ -234,15 +244,17 @@ impl Layout {
     }
 }
 
-/// The metric cells of `tables` in schema order, and how many the schema lacks.
+/// The metric cells of `tables` in schema order, and how many the schema lacks;
+/// `fits`: whether `layout` fits `tables` (else their names decide).
 fn cells_of<'t>(
     tables: &'t [Table],
     layout: &Layout,
     schema: &Schema,
+    fits: bool,
 ) -> (Vec<Option<&'t Cell>>, usize) {
     let mut cells = vec![None; schema.names.len()];
     let mut unknown = 0;
-    if layout.fits(tables) {
+    if fits {
         for &(t, r, c, metric) in &layout.slots {
             cells[metric] = Some(&tables[t].rows[r][c]);
         }
@@ -473,14 +485,14 @@ mod tests {
         let later = run_tables(5, &["u1", "u2"]);
         assert!(layout.fits(&later));
         assert_eq!(
-            render(cells_of(&later, &layout, &schema)),
+            render(cells_of(&later, &layout, &schema, true)),
             ("46,45.80,1,5,5".into(), 0)
         );
         // u2 missing, u3 new: names decide, u3 has no column
         let other = run_tables(7, &["u1", "u3"]);
         assert!(!layout.fits(&other));
         assert_eq!(
-            render(cells_of(&other, &layout, &schema)),
+            render(cells_of(&other, &layout, &schema, false)),
             ("46,45.80,1,7,".into(), 1)
         );
     }
@@ -574,15 +586,39 @@ mod tests {
             for row in 0..runner.row_count() {
                 let scenario = &runner.rows[row];
                 let run = crate::sim::run(&scenario.rows[0].model, 1).expect(file);
-                let mut results = Results {
-                    scenario,
-                    runs: vec![run],
-                };
+                let mut results = Results::new(scenario, vec![run]);
                 let all = analysis::analyse(&mut results);
                 let per_row = analysis::analyse_per_row(&mut results);
                 let kept: Vec<&Table> = all.iter().filter(|t| t.key_columns().is_some()).collect();
                 across += all.len() - kept.len();
                 assert_eq!(per_row.iter().collect::<Vec<_>>(), kept, "{file} row {row}");
+                // the cells alone: the same tables with blank headers and no title
+                let cells = analysis::analyse_cells(&mut results);
+                assert_eq!(cells.len(), per_row.len(), "{file} row {row}");
+                for (c, t) in cells.iter().zip(&per_row) {
+                    assert_eq!(
+                        (&c.name, &c.rows, c.key_columns(), c.headers.len()),
+                        (&t.name, &t.rows, t.key_columns(), t.headers.len()),
+                        "{file} row {row}"
+                    );
+                    assert!(c.title.is_empty() && c.headers.iter().all(String::is_empty));
+                }
+                // a layout that does not fit takes the named tables: the same values
+                let probe = runner.tables(row, 0).expect(file);
+                let schema = Schema::new(&[named(&probe)]);
+                let layout = Layout::new(&probe, &schema);
+                let misfit = Layout::new(&[], &schema);
+                for replication in [0, 3] {
+                    let fast = runner
+                        .measure(row, replication, &layout, &schema)
+                        .expect(file);
+                    let slow = runner
+                        .measure(row, replication, &misfit, &schema)
+                        .expect(file);
+                    assert_eq!(fast.text, slow.text, "{file} row {row}");
+                    assert_eq!(fast.unknown, slow.unknown, "{file} row {row}");
+                    assert!(!fast.text.is_empty(), "{file} row {row}");
+                }
             }
             assert!(across > 0 || file != "ay10-tariff-slowdown", "{file}");
         }
