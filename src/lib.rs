@@ -109,7 +109,7 @@ pub fn run_scenario_traced(
             Some(report::trace::render(&rows)?)
         }
     };
-    let mut results = analysis::Results { scenario, runs };
+    let mut results = analysis::Results::new(scenario, runs);
     let tables = analysis::analyse(&mut results);
     let chart_tables = analysis::chart_tables(&mut results);
     let output = RunOutput {

@@ -2,7 +2,7 @@
 //! compare row with Little's-law slot figures, the cost of propagating the deadline,
 //! the extra drops of tight splits, and the error-budget sensitivity.
 
-use super::Results;
+use super::{Results, Tables};
 use crate::engine::Ticks;
 use crate::metrics::{Samples, approximate_note};
 use crate::model::{BudgetKind, Handler, Model, Plan, Policy};
@@ -18,12 +18,15 @@ fn plans(model: &Model) -> Vec<(&str, &Plan)> {
         .collect()
 }
 
-pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
+pub fn tables(results: &mut Results, out: &mut Vec<Table>, wanted: Tables) {
     let has_plans = results.any(|m| !plans(m).is_empty());
     if has_plans {
         out.push(shares(results));
     }
     out.push(outcomes(results));
+    if !wanted.across_rows() {
+        return;
+    }
     if has_plans {
         if let Some(t) = deadline_cost(results) {
             out.push(t);

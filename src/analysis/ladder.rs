@@ -9,7 +9,7 @@
 //! wait is the most whole rounds a request may wait and still be answered within
 //! the timeout: floor((timeout - round) / round).
 
-use super::Results;
+use super::{Results, Tables};
 use crate::model::{Handler, Ladder, Model, Workload};
 use crate::report::{Cell, Table, format_number};
 use crate::sim::{RunResult, StepStats};
@@ -221,7 +221,7 @@ fn verdict_line(v: &Verdict, acceptance: f64) -> String {
     }
 }
 
-pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
+pub fn tables(results: &mut Results, out: &mut Vec<Table>, wanted: Tables) {
     if !results.any(|m| ladder_of(m).is_some()) {
         return;
     }
@@ -238,6 +238,9 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
         out.push(t);
     }
     out.push(totals_table(results, &reads));
+    if !wanted.across_rows() {
+        return;
+    }
     if let Some(t) = ratios_table(results, &reads) {
         out.push(t);
     }

@@ -20,6 +20,18 @@ use crate::sim::RunResult;
 pub struct Results<'a> {
     pub scenario: &'a Scenario,
     pub runs: Vec<RunResult>,
+    /// Tables get blank headers and no title (see [`analyse_cells`]).
+    blank: bool,
+}
+
+impl<'a> Results<'a> {
+    pub fn new(scenario: &'a Scenario, runs: Vec<RunResult>) -> Results<'a> {
+        Results {
+            scenario,
+            runs,
+            blank: false,
+        }
+    }
 }
 
 impl Results<'_> {
@@ -64,6 +76,10 @@ impl Results<'_> {
     /// of the format): `x.balancer` next to a `balancer` column.
     pub fn table(&self, name: &str, title: &str, key: &[&str], rest: &[&str]) -> Table {
         let axes = self.scenario.axes.len();
+        if self.blank {
+            let headers = vec![String::new(); axes + key.len() + rest.len()];
+            return Table::per_compare_row(name, "", headers, axes, key.len());
+        }
         let own: Vec<&str> = key.iter().chain(rest).copied().collect();
         let mut headers: Vec<String> = self
             .scenario
@@ -100,13 +116,51 @@ impl Results<'_> {
 
 /// Every table the scenario calls for, in report order.
 pub fn analyse(results: &mut Results) -> Vec<Table> {
+    build(results, Tables::All)
+}
+
+/// The tables of [`analyse`] whose scope is [`crate::report::Scope::PerCompareRow`],
+/// in the same order and with the same contents: the only ones a sweep reads
+/// metrics from. The tables across rows (`deadline_cost`, `false_drops`,
+/// `error_budget`, `ladder_ratios`) are not built: `false_drops` alone cloned and
+/// compared the model about 30 times per sweep replication.
+pub fn analyse_per_row(results: &mut Results) -> Vec<Table> {
+    build(results, Tables::PerCompareRow)
+}
+
+/// The tables of [`analyse_per_row`] with their cells alone: every header blank
+/// (as many as the table has columns) and no title. A sweep reads each
+/// replication's metric cells by position, from a layout learnt from the named
+/// tables of replication 0, and so skips some 30 header strings per run.
+pub fn analyse_cells(results: &mut Results) -> Vec<Table> {
+    build(results, Tables::Cells)
+}
+
+/// Which of a scenario's tables to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tables {
+    All,
+    PerCompareRow,
+    /// Per compare row, cells only.
+    Cells,
+}
+
+impl Tables {
+    /// Whether tables across compare rows are wanted.
+    fn across_rows(self) -> bool {
+        self == Tables::All
+    }
+}
+
+fn build(results: &mut Results, wanted: Tables) -> Vec<Table> {
+    results.blank = wanted == Tables::Cells;
     let mut tables = Vec::new();
-    budget::tables(results, &mut tables);
+    budget::tables(results, &mut tables, wanted);
     limiters::tables(results, &mut tables);
     run::tables(results, &mut tables);
     services::tables(results, &mut tables);
     calls::tables(results, &mut tables);
-    ladder::tables(results, &mut tables);
+    ladder::tables(results, &mut tables, wanted);
     timeseries::tables(results, &mut tables);
     tables
 }

@@ -17,7 +17,8 @@
 
 use crate::analysis::{self, Results};
 use crate::error::Error;
-use crate::report::{Cell, Table, format_number};
+use crate::format::push_number;
+use crate::report::{Cell, Table};
 use crate::scenario::Scenario;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -50,11 +51,8 @@ impl RowRunner {
     /// a sweep names them.
     pub fn metrics_of(&self, row: usize, run: crate::sim::RunResult) -> Named {
         let scenario = &self.rows[row];
-        let mut results = Results {
-            scenario,
-            runs: vec![run],
-        };
-        let tables = analysis::analyse(&mut results);
+        let mut results = Results::new(scenario, vec![run]);
+        let tables = analysis::analyse_per_row(&mut results);
         self.named(&tables)
     }
 
@@ -63,15 +61,21 @@ impl RowRunner {
         self.rows.len()
     }
 
-    /// Runs replication `replication` of compare row `row`: its report tables.
+    /// Runs replication `replication` of compare row `row`: its report tables
+    /// per compare row (those across rows hold no metrics of the run).
     pub fn tables(&self, row: usize, replication: u64) -> Result<Vec<Table>, Error> {
+        self.run_tables(row, replication, analysis::analyse_per_row)
+    }
+
+    fn run_tables(
+        &self,
+        row: usize,
+        replication: u64,
+        analyse: fn(&mut Results) -> Vec<Table>,
+    ) -> Result<Vec<Table>, Error> {
         let scenario = &self.rows[row];
         let run = crate::sim::run(&scenario.rows[0].model, replication)?;
-        let mut results = Results {
-            scenario,
-            runs: vec![run],
-        };
-        Ok(analysis::analyse(&mut results))
+        Ok(analyse(&mut Results::new(scenario, vec![run])))
     }
 
     /// The metrics of a run's tables, by name.
@@ -92,13 +96,35 @@ impl RowRunner {
         layout: &Layout,
         schema: &Schema,
     ) -> Result<Measured, Error> {
-        let tables = self.tables(row, replication)?;
-        let (cells, unknown) = cells_of(&tables, layout, schema);
-        let text: Vec<String> = cells
-            .iter()
-            .map(|c| c.map(render_value).unwrap_or_default())
-            .collect();
-        let values = text.iter().map(|t| parse_value(t).ok().flatten()).collect();
+        // the tables' cells alone when they have the layout's shape (nearly
+        // always); else the named tables, from the same run made again
+        let cells_only = self.run_tables(row, replication, analysis::analyse_cells)?;
+        let named;
+        let (tables, fits) = if layout.fits(&cells_only) {
+            (&cells_only, true)
+        } else {
+            named = self.tables(row, replication)?;
+            let fits = layout.fits(&named);
+            (&named, fits)
+        };
+        let (cells, unknown) = cells_of(tables, layout, schema, fits);
+        // one string for the unit's cells, written by this worker and freed by
+        // the writer thread: two allocations per unit instead of one per cell
+        let mut text = String::with_capacity(cells.len() * 8);
+        let mut values = Vec::with_capacity(cells.len());
+        for (i, cell) in cells.into_iter().enumerate() {
+            if i > 0 {
+                text.push(SEPARATOR);
+            }
+            let start = text.len();
+            if let Some(cell) = cell {
+                push_value(&mut text, cell);
+            }
+            values.push(
+                cell.and_then(exact_value)
+                    .unwrap_or_else(|| parse_value(&text[start..]).ok().flatten()),
+            );
+        }
         Ok(Measured {
             text,
             values,
@@ -111,10 +137,24 @@ impl RowRunner {
 /// parsed back from that text (what the summary uses, as a merge would).
 #[derive(Debug, Clone)]
 pub struct Measured {
-    pub text: Vec<String>,
+    /// The cells' text, joined by [`SEPARATOR`] (see [`Measured::text`]).
+    text: String,
     pub values: Vec<Option<f64>>,
     /// Metric values the schema has no column for.
     pub unknown: usize,
+}
+
+/// Between two cells of [`Measured`]'s text: a metric's text is a number or
+/// empty, never a comma.
+const SEPARATOR: char = ',';
+
+impl Measured {
+    /// Each metric's text, in schema order (one per value).
+    pub fn text(&self) -> impl Iterator<Item = &str> {
+        // a one-char set, not the char: a plain scan, cheaper than memchr for
+        // cells of a few bytes
+        self.text.split([SEPARATOR]).take(self.values.len())
+    }
 }
 
 /// A metric cell's text as a number: empty is missing (`Ok(None)`).
@@ -123,6 +163,23 @@ pub fn parse_value(text: &str) -> Result<Option<f64>, std::num::ParseFloatError>
         Ok(None)
     } else {
         text.parse().map(Some)
+    }
+}
+
+/// What [`parse_value`] reads back from [`render_value`]'s text of `cell`, when
+/// that is known without the text: an integer (a count, a boolean, a whole
+/// number below 10^15, written with all its digits) parses to the nearest `f64`,
+/// which is what `as f64` gives. `None`: parse the text.
+fn exact_value(cell: &Cell) -> Option<Option<f64>> {
+    match *cell {
+        Cell::Int(i) => Some(Some(i as f64)),
+        Cell::Bool(b) => Some(Some(f64::from(u8::from(b)))),
+        // the whole-number case of format_number; -0.0 is written "0"
+        Cell::Num(x) if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 => {
+            Some(Some(x as i64 as f64))
+        }
+        Cell::Text(_) | Cell::Empty => Some(None),
+        Cell::Num(_) => None,
     }
 }
 
@@ -187,15 +244,17 @@ impl Layout {
     }
 }
 
-/// The metric cells of `tables` in schema order, and how many the schema lacks.
+/// The metric cells of `tables` in schema order, and how many the schema lacks;
+/// `fits`: whether `layout` fits `tables` (else their names decide).
 fn cells_of<'t>(
     tables: &'t [Table],
     layout: &Layout,
     schema: &Schema,
+    fits: bool,
 ) -> (Vec<Option<&'t Cell>>, usize) {
     let mut cells = vec![None; schema.names.len()];
     let mut unknown = 0;
-    if layout.fits(tables) {
+    if fits {
         for &(t, r, c, metric) in &layout.slots {
             cells[metric] = Some(&tables[t].rows[r][c]);
         }
@@ -281,14 +340,27 @@ fn key_part(header: &str, cell: &Cell) -> String {
     }
 }
 
-/// How a metric value is written in `replications.csv`: numbers as in the report
-/// CSVs, booleans as 1 / 0, anything else (missing) as an empty cell.
-pub fn render_value(cell: &Cell) -> String {
+/// A metric value as [`push_value`] writes it, as a `String` of its own.
+#[cfg(test)]
+fn render_value(cell: &Cell) -> String {
+    let mut text = String::new();
+    push_value(&mut text, cell);
+    text
+}
+
+/// Appends how a metric value is written in `replications.csv` to `out`: numbers
+/// as in the report CSVs, booleans as 1 / 0, anything else (missing) as an empty
+/// cell.
+fn push_value(out: &mut String, cell: &Cell) {
+    use std::fmt::Write;
     match cell {
-        Cell::Int(i) => i.to_string(),
-        Cell::Num(x) => format_number(*x),
-        Cell::Bool(b) => u8::from(*b).to_string(),
-        Cell::Text(_) | Cell::Empty => String::new(),
+        // writing to a String cannot fail
+        Cell::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Cell::Num(x) => push_number(out, *x),
+        Cell::Bool(b) => out.push(if *b { '1' } else { '0' }),
+        Cell::Text(_) | Cell::Empty => {}
     }
 }
 
@@ -413,16 +485,143 @@ mod tests {
         let later = run_tables(5, &["u1", "u2"]);
         assert!(layout.fits(&later));
         assert_eq!(
-            render(cells_of(&later, &layout, &schema)),
+            render(cells_of(&later, &layout, &schema, true)),
             ("46,45.80,1,5,5".into(), 0)
         );
         // u2 missing, u3 new: names decide, u3 has no column
         let other = run_tables(7, &["u1", "u3"]);
         assert!(!layout.fits(&other));
         assert_eq!(
-            render(cells_of(&other, &layout, &schema)),
+            render(cells_of(&other, &layout, &schema, false)),
             ("46,45.80,1,7,".into(), 1)
         );
+    }
+
+    #[test]
+    fn a_units_text_splits_into_one_cell_per_value() {
+        let m = Measured {
+            text: "1,,2.50".into(),
+            values: vec![Some(1.0), None, Some(2.5)],
+            unknown: 0,
+        };
+        assert_eq!(m.text().collect::<Vec<_>>(), ["1", "", "2.50"]);
+        let empty = Measured {
+            text: String::new(),
+            values: vec![],
+            unknown: 0,
+        };
+        assert_eq!(empty.text().count(), 0);
+        let one_missing = Measured {
+            text: String::new(),
+            values: vec![None],
+            unknown: 0,
+        };
+        assert_eq!(one_missing.text().collect::<Vec<_>>(), [""]);
+    }
+
+    /// `exact_value` is what the text round trip gives, bit for bit.
+    #[test]
+    fn exact_values_are_the_parsed_text() {
+        let mut cells = vec![
+            Cell::Empty,
+            Cell::Text("x".into()),
+            Cell::Bool(true),
+            Cell::Bool(false),
+            Cell::Num(0.0),
+            Cell::Num(-0.0),
+            Cell::Num(-3.0),
+            Cell::Num(999_999_999_999_999.0),
+            Cell::Num(1e15),
+            Cell::Num(f64::NAN),
+            Cell::Num(f64::INFINITY),
+            Cell::Num(2.5),
+        ];
+        for i in [
+            0,
+            1,
+            -1,
+            48,
+            i64::MAX,
+            i64::MIN,
+            (1 << 53) + 1,
+            -(1 << 53) - 3,
+        ] {
+            cells.push(Cell::Int(i));
+        }
+        for cell in &cells {
+            let parsed = parse_value(&render_value(cell)).ok().flatten();
+            if let Some(exact) = exact_value(cell) {
+                assert_eq!(
+                    exact.map(f64::to_bits),
+                    parsed.map(f64::to_bits),
+                    "{cell:?}"
+                );
+            } else {
+                assert!(matches!(cell, Cell::Num(_)), "{cell:?}");
+            }
+        }
+    }
+
+    /// The sweep builds only the tables per compare row: the same tables, in the
+    /// same order, as the full analysis has, for scenarios with tables across rows
+    /// (deadline_cost, error_budget, false_drops), limiters and a ladder.
+    #[test]
+    fn sweeps_build_the_per_row_tables_of_the_full_analysis() {
+        use crate::scenario::{LoadOptions, Purpose};
+        for file in [
+            "ay10-tariff-slowdown",
+            "dy13-two-limiters",
+            "io22-capacity-ladder",
+        ] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios")
+                .join(format!("{file}.toml"));
+            let opts = LoadOptions {
+                purpose: Purpose::Sweep,
+                ..LoadOptions::default()
+            };
+            let scenario = crate::scenario::load(&path, &opts).expect(file);
+            let runner = RowRunner::new(&scenario);
+            let mut across = 0;
+            for row in 0..runner.row_count() {
+                let scenario = &runner.rows[row];
+                let run = crate::sim::run(&scenario.rows[0].model, 1).expect(file);
+                let mut results = Results::new(scenario, vec![run]);
+                let all = analysis::analyse(&mut results);
+                let per_row = analysis::analyse_per_row(&mut results);
+                let kept: Vec<&Table> = all.iter().filter(|t| t.key_columns().is_some()).collect();
+                across += all.len() - kept.len();
+                assert_eq!(per_row.iter().collect::<Vec<_>>(), kept, "{file} row {row}");
+                // the cells alone: the same tables with blank headers and no title
+                let cells = analysis::analyse_cells(&mut results);
+                assert_eq!(cells.len(), per_row.len(), "{file} row {row}");
+                for (c, t) in cells.iter().zip(&per_row) {
+                    assert_eq!(
+                        (&c.name, &c.rows, c.key_columns(), c.headers.len()),
+                        (&t.name, &t.rows, t.key_columns(), t.headers.len()),
+                        "{file} row {row}"
+                    );
+                    assert!(c.title.is_empty() && c.headers.iter().all(String::is_empty));
+                }
+                // a layout that does not fit takes the named tables: the same values
+                let probe = runner.tables(row, 0).expect(file);
+                let schema = Schema::new(&[named(&probe)]);
+                let layout = Layout::new(&probe, &schema);
+                let misfit = Layout::new(&[], &schema);
+                for replication in [0, 3] {
+                    let fast = runner
+                        .measure(row, replication, &layout, &schema)
+                        .expect(file);
+                    let slow = runner
+                        .measure(row, replication, &misfit, &schema)
+                        .expect(file);
+                    assert_eq!(fast.text, slow.text, "{file} row {row}");
+                    assert_eq!(fast.unknown, slow.unknown, "{file} row {row}");
+                    assert!(!fast.text.is_empty(), "{file} row {row}");
+                }
+            }
+            assert!(across > 0 || file != "ay10-tariff-slowdown", "{file}");
+        }
     }
 
     #[test]

@@ -181,7 +181,8 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         for record in reader.records() {
             let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
             let fields: Vec<String> = record.iter().map(String::from).collect();
-            out.write(&fields[..axes], &fields[axes], &fields[axes + 1..], &[])?;
+            let text = fields[axes + 1..].iter().map(String::as_str);
+            out.write(&fields[..axes], &fields[axes], text, &[])?;
         }
     }
     out.finish(&dir)?;

@@ -306,7 +306,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
             out.write(
                 &scenario.rows[row].labels,
                 &rep.to_string(),
-                &measured.text,
+                measured.text(),
                 &measured.values,
             )?;
             if row as u64 == rows_n - 1 {

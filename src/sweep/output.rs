@@ -142,18 +142,18 @@ impl Replications {
 
     /// One row: the metric cells as text, and the numbers that text parses to
     /// (`extract::parse_value`), which the summary takes.
-    pub fn write(
+    pub fn write<'t>(
         &mut self,
-        labels: &[String],
-        replication: &str,
-        text: &[String],
+        labels: &'t [String],
+        replication: &'t str,
+        text: impl Iterator<Item = &'t str>,
         values: &[Option<f64>],
     ) -> Result<(), Error> {
         let record = labels
             .iter()
             .map(String::as_str)
             .chain([replication])
-            .chain(text.iter().map(String::as_str));
+            .chain(text);
         self.csv
             .write_record(record)
             .map_err(|e| csv_error(&self.path, e))?;
