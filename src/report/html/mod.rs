@@ -502,16 +502,36 @@ fn timeseries_charts(
             .unwrap_or_default();
         charts.push((axes_title(t, first, axes), series, bands(marks), markers));
     }
-    let many = groups.len() > 1;
+    rate_charts(
+        charts,
+        Some("Requests per second: goodput, failures and attempts".into()),
+        x_end,
+        y_max,
+    )
+}
+
+/// One time-series chart's title, lines, shaded bands and markers.
+pub(super) type RateChart = (String, Vec<Styled>, Vec<Band>, Vec<Marker>);
+
+/// One time-series chart of requests per second per group ([`RateChart`]), as
+/// small multiples on shared scales (times up to `x_end` s,
+/// rates up to `y_max`); a chart alone takes `lone_title` when given. The run
+/// page's client and limiter windows and the sweep page's means draw through it.
+pub(super) fn rate_charts(
+    groups: Vec<RateChart>,
+    lone_title: Option<String>,
+    x_end: f64,
+    y_max: f64,
+) -> Result<Vec<String>, Error> {
+    let lone = groups.len() == 1;
     let width = multiple_width(groups.len());
-    charts
+    groups
         .into_iter()
         .map(|(title, series, bands, markers)| {
             charts::time_chart(&TimeChart {
-                title: if many {
-                    title
-                } else {
-                    "Requests per second: goodput, failures and attempts".into()
+                title: match (&lone_title, lone) {
+                    (Some(t), true) => t.clone(),
+                    _ => title,
                 },
                 x_label: TIME.into(),
                 y_label: "requests per second".into(),
@@ -697,25 +717,9 @@ fn limiter_window_charts(
         } else {
             times_of(times, id, axes)
         };
-        built.push((title, series, bands(marks)));
+        built.push((title, series, bands(marks), Vec::new()));
     }
-    let width = multiple_width(built.len());
-    built
-        .into_iter()
-        .map(|(title, series, bands)| {
-            charts::time_chart(&TimeChart {
-                title,
-                x_label: TIME.into(),
-                y_label: "requests per second".into(),
-                series,
-                bands,
-                markers: Vec::new(),
-                x_range: 0.0..x_end.max(1.0),
-                y_max,
-                width,
-            })
-        })
-        .collect()
+    rate_charts(built, None, x_end, y_max)
 }
 
 /// The rows of one chart by key, first-seen order.

@@ -11,8 +11,8 @@
 //! ends, are drawn to the mean end, and left out when that is under half a window
 //! (as on a run's page).
 
-use super::charts::{self, Styled, TimeChart};
-use super::{RowTimes, Section, TIME, bands, charted_width, multiple_width, number, times_of};
+use super::charts::Styled;
+use super::{RowTimes, Section, bands, charted_width, number, times_of};
 use crate::error::Error;
 use crate::report::{Cell, Table};
 
@@ -184,33 +184,14 @@ pub fn section(summary: &Table, times: &[RowTimes]) -> Result<Option<Section<'st
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        built.push((title, series, bands(marks)));
+        built.push((title, series, bands(marks), Vec::new()));
     }
     let many = built.len() > 1;
-    let width = multiple_width(built.len());
-    let charts = built
-        .into_iter()
-        .map(|(title, series, bands)| {
-            charts::time_chart(&TimeChart {
-                title: if many {
-                    title
-                } else {
-                    format!(
-                        "Requests per second: mean per window and its {} interval",
-                        level(summary)
-                    )
-                },
-                x_label: TIME.into(),
-                y_label: "requests per second".into(),
-                series,
-                bands,
-                markers: Vec::new(),
-                x_range: 0.0..x_end.max(1.0),
-                y_max,
-                width,
-            })
-        })
-        .collect::<Result<Vec<_>, Error>>()?;
+    let lone_title = format!(
+        "Requests per second: mean per window and its {} interval",
+        level(summary)
+    );
+    let charts = super::rate_charts(built, Some(lone_title), x_end, y_max)?;
     table.notes.push(
         "Lines: the mean over the replications per window, light areas: its interval (lower ends below 0 drawn at 0); \
          red: the row's fault windows, grey: its warm-up. A window's rate is its mean count over its mean width_ms \
