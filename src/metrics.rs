@@ -215,7 +215,6 @@ impl Samples {
         self.max = self.max.max(other.max);
         self.count += other.count;
         self.sum += other.sum;
-        self.splits.clear();
         let exact = self.buckets.is_empty() && other.buckets.is_empty();
         if exact && self.exact_len() + other.exact_len() <= EXACT_CAP {
             if self.wide.is_empty() && other.wide.is_empty() {
