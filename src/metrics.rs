@@ -72,7 +72,8 @@ const SUB_BITS: u32 = 10;
 /// flat: at most `EXACT_CAP` x 4 bytes (4 MiB) of exact values while every value
 /// fits in 32 bits (below 2^32 ticks, 4.29 s), x 8 bytes (8 MiB) once one does not,
 /// then a histogram of at most 65 x 1024 counters. Count, sum, min and max stay
-/// exact either way.
+/// exact either way. Exact percentiles are selected in place (see
+/// [`Samples::select_for`]), never by sorting a copy.
 #[derive(Debug, Clone)]
 pub struct Samples {
     /// The exact values while each fits in 32 bits: half the memory (and half
@@ -296,8 +297,10 @@ impl Samples {
     /// The value of 0-based rank `rank` in sorted order. Exact values are
     /// selected in place (quickselect: linear, sequential in memory, no copy),
     /// between the nearest positions earlier questions already fixed; a table
-    /// asking many percentiles of one statistic asks them through
-    /// [`Self::quantiles_ms`], whose order keeps the whole cost near `n log k`.
+    /// asking several percentiles of one statistic asks them through
+    /// [`Self::quantiles_ms`] or first [`Self::select_for`], which select them
+    /// in the order that costs least. (Sorting instead, even by a radix sort,
+    /// costs more: see BENCHMARKS.md, "Percentiles by sorting".)
     fn at_rank(&mut self, rank: u64) -> u64 {
         if self.buckets.is_empty() {
             self.fresh_splits();
