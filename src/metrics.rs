@@ -655,6 +655,25 @@ mod tests {
             });
             assert_eq!(cost(&order, lo, hi), best, "{ranks:?}: {order:?}");
         }
+        // past 48 ranks the middle goes first: still every rank once, and a
+        // selection of them all fixes each
+        let many: Vec<usize> = (0..60).map(|i| 12 + i * 16).collect();
+        let mut order = Vec::new();
+        selection_order(&many, lo, hi, &mut order);
+        assert_eq!(order[0], many[30]);
+        order.sort_unstable();
+        assert_eq!(order, many);
+        let mut s = Samples::default();
+        for i in 0..1_000u64 {
+            s.push(Ticks(i * 7_919 % 1_000));
+        }
+        let qs: Vec<f64> = (0..60).map(|i| f64::from(i) / 60.0).collect();
+        s.select_for(&qs, false);
+        assert_eq!(s.splits.len(), 60);
+        for q in qs {
+            let rank = ((q * 1_000.0).ceil() as u64).clamp(1, 1_000) - 1;
+            assert_eq!(s.quantile_ms(q), Ticks(rank).as_ms());
+        }
         // p50, p90, p95, p99 of a million: 1.65 n, not 2.45 n in the table's order
         let n = 1_000_000;
         let ranks = [n / 2, 9 * n / 10, 95 * n / 100, 99 * n / 100];
