@@ -349,13 +349,7 @@ impl Samples {
         let mut order = Vec::with_capacity(ranks.len());
         let mut rest = &ranks[..];
         while let Some(&first) = rest.first() {
-            let i = self.splits.partition_point(|&p| (p as usize) < first);
-            let lo = if i == 0 {
-                0
-            } else {
-                self.splits[i - 1] as usize + 1
-            };
-            let hi = self.splits.get(i).map_or(self.exact_len(), |&p| p as usize);
+            let (_, lo, hi) = stretch(&self.splits, first, self.exact_len());
             let take = rest.partition_point(|&r| r < hi);
             let group = &rest[..take];
             // a rank on a fixed position (`hi`) needs nothing
@@ -410,20 +404,29 @@ impl Samples {
     }
 }
 
-/// The value of 0-based rank `r` of `v`, selected in place between the nearest
-/// positions in `splits` (see [`Samples`]), which then holds `r` too.
-fn select<T: Ord + Copy>(v: &mut [T], splits: &mut Vec<u32>, r: usize) -> T {
+/// Where rank `r` stands among the fixed positions `splits` (ascending) of `len`
+/// values: the index in `splits` of the first position at or after `r`, and the
+/// stretch `lo..hi` between the fixed positions around it (`hi` is `r` itself
+/// when `r` is fixed, `len` when no position follows).
+fn stretch(splits: &[u32], r: usize, len: usize) -> (usize, usize, usize) {
     let i = splits.partition_point(|&p| (p as usize) < r);
-    let hi = match splits.get(i) {
-        Some(&p) if p as usize == r => return v[r],
-        Some(&p) => p as usize,
-        None => v.len(),
-    };
     let lo = if i == 0 {
         0
     } else {
         splits[i - 1] as usize + 1
     };
+    let hi = splits.get(i).map_or(len, |&p| p as usize);
+    (i, lo, hi)
+}
+
+/// The value of 0-based rank `r` of `v`, selected in place between the nearest
+/// positions in `splits` (see [`Samples`]), which then holds `r` too.
+fn select<T: Ord + Copy>(v: &mut [T], splits: &mut Vec<u32>, r: usize) -> T {
+    let (i, lo, hi) = stretch(splits, r, v.len());
+    if hi == r {
+        // a position already fixed
+        return v[r];
+    }
     v[lo..hi].select_nth_unstable(r - lo);
     // below EXACT_CAP (2^20): a position fits in u32
     splits.insert(i, r as u32);
