@@ -9,7 +9,7 @@
 #   bench/compare.sh baseline        # only comparisons whose name contains 'baseline'
 #   PAIRS=15 PY_PAIRS=3 bench/compare.sh
 #
-# Each comparison runs resim and one peer alternately, A B A B ..., PAIRS times
+# Each comparison runs resim and one peer alternately, A B B A A B ..., PAIRS times
 # (default 11) so both see the same machine load; the Python peers (8-50 s a run)
 # use PY_PAIRS pairs instead (default 5; the table says how many pairs each row
 # had). Before each pair the script waits (at most QUIET_MAX_S, default 60 s) until
@@ -139,15 +139,16 @@ m3_model_events() {
 
 # compare NAME PAIRS MODEL RESIM_ARGS PEER_ENGINE PEER_CMD
 # RESIM_ARGS is one string (word-split); M2 rows subtract the gateway hop.
+# Which engine runs first alternates from pair to pair: the second run of a pair
+# was measured a few per cent slower than the first (the first one's output
+# still being written back, the caches it left), whichever engine it was.
 compare() {
   local name=$1 pairs=$2 model=$3 resim_args=$4 peer=$5 peer_cmd=$6
   [[ -n "$FILTER" && "$name" != *"$FILTER"* ]] && return 0
-  echo "== $name: $pairs pairs (resim, $peer alternately)" >&2
-  local i events
-  for i in $(seq 1 "$pairs"); do
-    wait_quiet
-    echo "busy_before_pct=$BUSY loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)" > "$RAW/$name.$i.env"
-    local out=$RAW/$name.resim.$i.d
+  echo "== $name: $pairs pairs (resim, $peer alternately; each goes first in every other pair)" >&2
+  local i r_wall p_wall
+  run_resim() {
+    local out=$RAW/$name.resim.$i.d events
     # shellcheck disable=SC2086
     run_timed "$name.resim.$i" "$RESIM" run $resim_args --out "$out"
     events=$(csv_value "$out/run.csv" events)
@@ -157,12 +158,27 @@ compare() {
       events=$(m3_model_events "$out")
     fi
     printf '%s\tresim\t%s\t%s\t%s\t%s\n' "$name" "$i" "$WALL" "$RSS" "$events" >> "$RUNS"
-    local r_wall=$WALL
+    r_wall=$WALL
+  }
+  run_peer() {
+    local events
     # shellcheck disable=SC2086
     run_timed "$name.$peer.$i" $peer_cmd
     events=$(peer_value "$RAW/$name.$peer.$i.out" model_events)
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$peer" "$i" "$WALL" "$RSS" "$events" >> "$RUNS"
-    printf '   pair %s: resim %.3f s, %s %.3f s (machine %s%% busy before)\n' "$i" "$r_wall" "$peer" "$WALL" "$BUSY" >&2
+    p_wall=$WALL
+  }
+  for i in $(seq 1 "$pairs"); do
+    wait_quiet
+    echo "busy_before_pct=$BUSY loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,) first=$( ((i % 2)) && echo resim || echo "$peer")" > "$RAW/$name.$i.env"
+    if ((i % 2)); then
+      run_resim
+      run_peer
+    else
+      run_peer
+      run_resim
+    fi
+    printf '   pair %s: resim %.3f s, %s %.3f s (machine %s%% busy before)\n' "$i" "$r_wall" "$peer" "$p_wall" "$BUSY" >&2
   done
 }
 
