@@ -13,7 +13,7 @@ use crate::engine::Ticks;
 /// subtract of `t`, where an interval's area is a 128-bit multiply of the
 /// level held since the last change, on every change. The result is the same
 /// integer either way, so the means are the same to the last bit.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct TimeAverage {
     /// The latest change (times never go back: the run loop checks).
     last: Ticks,
@@ -41,15 +41,26 @@ impl TimeAverage {
         self.level
     }
 
+    /// Sets the level to `level` at time `now`.
+    #[inline]
+    pub fn set(&mut self, now: Ticks, level: u64) {
+        self.add(now, level.wrapping_sub(self.level) as i64);
+    }
+
+    /// The area under the level (level x ticks) over [0, until], counted up to
+    /// the latest change when that came after `until`.
+    pub fn area(&self, until: Ticks) -> i128 {
+        let to = until.max(self.last);
+        i128::from(to.0) * i128::from(self.level) - self.moments
+    }
+
     /// The average level over [0, until] (the area counts up to the latest
     /// change when that came after `until`).
     pub fn mean(&self, until: Ticks) -> f64 {
         if until.0 == 0 {
             return 0.0;
         }
-        let to = until.max(self.last);
-        let area = i128::from(to.0) * i128::from(self.level) - self.moments;
-        area as f64 / until.0 as f64
+        self.area(until) as f64 / until.0 as f64
     }
 }
 

@@ -22,7 +22,7 @@
 //! A run with one workload keeps no per-workload books at all.
 
 use crate::engine::Ticks;
-use crate::metrics::Samples;
+use crate::metrics::{Samples, TimeAverage};
 use crate::model::Model;
 
 /// The time series' window of a run of `model`: `[output] window_ms`, else
@@ -110,18 +110,22 @@ pub struct TimeSeries {
     pub per_workload: Vec<WindowStats>,
 }
 
-/// A level (busy slots, queued requests) and its area within the current window.
+/// A level (busy slots, queued requests) over the run, and its area up to the
+/// current window's start.
 #[derive(Debug, Clone, Copy, Default)]
 struct Level {
-    level: u64,
-    last: Ticks,
-    area: u128,
+    run: TimeAverage,
+    start: i128,
 }
 
 impl Level {
-    fn advance(&mut self, to: Ticks) {
-        self.area += u128::from(to.saturating_sub(self.last).0) * u128::from(self.level);
-        self.last = self.last.max(to);
+    /// The area within the window that ends at `end` (at or after the latest
+    /// change); the next window starts there.
+    fn close(&mut self, end: Ticks) -> i128 {
+        let area = self.run.area(end);
+        let window = area - self.start;
+        self.start = area;
+        window
     }
 }
 
@@ -250,25 +254,17 @@ impl Timeline {
         }
         let len = length.0.max(1) as f64;
         for row in &mut self.rows {
-            row.busy.advance(end);
-            row.queue.advance(end);
             self.out.services.push(ServiceWindow {
                 arrivals: row.arrivals,
                 processed: row.processed,
                 shed: row.shed,
-                mean_queue: row.queue.area as f64 / len,
-                mean_busy: row.busy.area as f64 / len,
+                mean_queue: row.queue.close(end) as f64 / len,
+                mean_busy: row.busy.close(end) as f64 / len,
                 wasted_ms: row.wasted_ms,
             });
             *row = Open {
-                busy: Level {
-                    area: 0,
-                    ..row.busy
-                },
-                queue: Level {
-                    area: 0,
-                    ..row.queue
-                },
+                busy: row.busy,
+                queue: row.queue,
                 ..Open::default()
             };
         }
@@ -355,10 +351,8 @@ impl Timeline {
     pub fn levels(&mut self, now: Ticks, row: usize, busy: u64, queued: u64) {
         self.at(now);
         let r = &mut self.rows[row];
-        r.busy.advance(now);
-        r.busy.level = busy;
-        r.queue.advance(now);
-        r.queue.level = queued;
+        r.busy.run.set(now, busy);
+        r.queue.run.set(now, queued);
     }
 
     /// The series at the end of the run (`end`: the last event): the window
