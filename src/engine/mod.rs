@@ -20,6 +20,6 @@ mod queue;
 mod rng;
 mod time;
 
-pub use queue::{EventKey, EventQueue, Lane, RemovalQueue, Scheduler};
+pub use queue::{EventKey, EventQueue, Lane, Payload, RemovalQueue, Scheduler};
 pub use rng::{Stream, stream};
 pub use time::Ticks;

@@ -19,7 +19,9 @@
 //!   from the heap at once, at the cost of a hash index on every operation.
 //!
 //! Payloads live in a slab of reusable slots, so scheduling allocates nothing once
-//! the slab and heap have grown to the largest number of pending events.
+//! the slab and heap have grown to the largest number of pending events. An event
+//! that is never cancelled ([`EventQueue::post`]) and fits in a word ([`Payload`])
+//! skips the slab: its heap or lane entry holds it.
 
 use super::Ticks;
 use priority_queue::PriorityQueue;
@@ -62,6 +64,31 @@ pub trait Scheduler<E> {
     /// How many events have been delivered so far.
     fn popped(&self) -> u64;
 }
+
+/// How an event type is stored. An event that fits in a word ([`Self::to_word`]
+/// is `Some`) and is never cancelled ([`EventQueue::post`]) travels in its heap
+/// or lane entry, with no payload slot to fill, take back and free. The default
+/// (the impls below for plain types) keeps every event in a slot.
+pub trait Payload: Sized {
+    /// The event as a word below 2^63, if it has one.
+    fn to_word(&self) -> Option<u64> {
+        None
+    }
+    /// The event `to_word` made `word` from.
+    fn from_word(word: u64) -> Self {
+        unreachable!("no event of this type was stored as the word {word}")
+    }
+}
+
+impl Payload for i32 {}
+impl Payload for u32 {}
+impl Payload for u64 {}
+impl Payload for usize {}
+impl Payload for char {}
+impl Payload for &'static str {}
+
+/// Set in an entry's `slot` when the entry holds its event as a word.
+const INLINE: u64 = 1 << 63;
 
 /// Sequence numbers carry the lane in their top bit, so one integer orders both.
 fn order(lane: Lane, seq: u64) -> u64 {
@@ -132,6 +159,7 @@ struct Entry {
     /// A u32 slot number, stored as u64: with a u32 and 4 bytes of padding, the
     /// heap writes 4 bytes and reads the word back as 8, which stalls store
     /// forwarding on every sift (measured: a quarter of M1's scheduling time).
+    /// With [`INLINE`] set: the event itself, as its word.
     slot: u64,
 }
 
@@ -302,6 +330,46 @@ impl<E> EventQueue<E> {
         true
     }
 
+    /// Pending (not cancelled) events.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// True when no event is pending.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// How many events have been delivered so far.
+    pub fn popped(&self) -> u64 {
+        self.popped
+    }
+}
+
+impl<E: Payload> EventQueue<E> {
+    /// Schedules `event` at absolute time `at` in `lane`, never to be
+    /// cancelled: an event with a word form needs no payload slot. It runs
+    /// exactly where [`Self::schedule`] would have run it.
+    #[inline]
+    pub fn post(&mut self, at: Ticks, lane: Lane, event: E) {
+        match event.to_word() {
+            Some(word) => {
+                debug_assert!(word & INLINE == 0, "an event's word is below 2^63");
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                self.push(Entry {
+                    at: at.0,
+                    order: order(lane, seq),
+                    slot: word | INLINE,
+                });
+                self.live += 1;
+            }
+            None => {
+                let _ = self.schedule(at, lane, event);
+            }
+        }
+    }
+
     /// Schedules `event` at absolute time `at` in `lane`.
     #[inline]
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: E) -> EventKey {
@@ -387,8 +455,13 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(Ticks, E)> {
         while let Some(entry) = self.pop_entry() {
-            let event = self.slab.slots[entry.slot as usize].1.take();
-            self.slab.release(entry.slot as u32);
+            let event = if entry.slot & INLINE != 0 {
+                Some(E::from_word(entry.slot & !INLINE))
+            } else {
+                let event = self.slab.slots[entry.slot as usize].1.take();
+                self.slab.release(entry.slot as u32);
+                event
+            };
             if let Some(event) = event {
                 self.live -= 1;
                 self.popped += 1;
@@ -398,24 +471,9 @@ impl<E> EventQueue<E> {
         }
         None
     }
-
-    /// Pending (not cancelled) events.
-    pub fn len(&self) -> usize {
-        self.live
-    }
-
-    /// True when no event is pending.
-    pub fn is_empty(&self) -> bool {
-        self.live == 0
-    }
-
-    /// How many events have been delivered so far.
-    pub fn popped(&self) -> u64 {
-        self.popped
-    }
 }
 
-impl<E> Scheduler<E> for EventQueue<E> {
+impl<E: Payload> Scheduler<E> for EventQueue<E> {
     fn schedule(&mut self, at: Ticks, lane: Lane, event: E) -> EventKey {
         EventQueue::schedule(self, at, lane, event)
     }
@@ -647,8 +705,22 @@ mod tests {
         assert_eq!(r.buf.len(), 64, "grown by doubling from 16");
     }
 
+    /// A payload with a word form: posted ones travel in their entries.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct Word(u32);
+
+    impl Payload for Word {
+        fn to_word(&self) -> Option<u64> {
+            Some(u64::from(self.0))
+        }
+        fn from_word(word: u64) -> Self {
+            Word(word as u32)
+        }
+    }
+
     /// Both queues deliver the same sequence under a random mix of operations; the
-    /// lazy queue has FIFO lanes for some of the delays drawn.
+    /// lazy queue has FIFO lanes for some of the delays drawn, and holds some of
+    /// the never-cancelled events as words (`post`), the removal queue all in slots.
     #[test]
     fn lazy_and_removal_queues_agree() {
         use rand::RngExt;
@@ -661,6 +733,7 @@ mod tests {
         let mut keys = Vec::new();
         let mut now = 0u64;
         let mut in_fifos = 0;
+        let mut posted = 0;
         for i in 0..20_000u32 {
             match rng.random_range(0..10) {
                 0..=4 => {
@@ -675,9 +748,15 @@ mod tests {
                     } else {
                         Lane::Normal
                     };
-                    let k1 = lazy.schedule(at, lane, i);
-                    let k2 = removal.schedule(at, lane, i);
-                    keys.push((k1, k2));
+                    if rng.random_bool(0.4) {
+                        lazy.post(at, lane, Word(i));
+                        let _ = removal.schedule(at, lane, Word(i));
+                        posted += 1;
+                    } else {
+                        let k1 = lazy.schedule(at, lane, Word(i));
+                        let k2 = removal.schedule(at, lane, Word(i));
+                        keys.push((k1, k2));
+                    }
                 }
                 5..=6 if !keys.is_empty() => {
                     let (k1, k2) = keys.swap_remove(rng.random_range(0..keys.len()));
@@ -695,6 +774,13 @@ mod tests {
             in_fifos = in_fifos.max(lazy.fifos.iter().map(|f| f.len).sum());
         }
         assert!(in_fifos > 10, "the FIFO lanes were used ({in_fifos})");
+        assert!(posted > 1000, "events were posted as words ({posted})");
+        assert!(
+            lazy.slab.slots.len() < removal.slab.slots.len(),
+            "posted events took no slots ({} against {})",
+            lazy.slab.slots.len(),
+            removal.slab.slots.len()
+        );
         assert_eq!(drain(&mut lazy), drain(&mut removal));
     }
 }

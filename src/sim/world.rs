@@ -202,7 +202,7 @@ impl<'m> World<'m> {
     /// Schedules an event that will never be cancelled.
     #[inline]
     pub fn post(&mut self, at: Ticks, lane: Lane, event: Event) {
-        let _ = self.queue.schedule(at, lane, event);
+        self.queue.post(at, lane, event);
     }
 
     pub fn intern(symbols: &mut Symbols, name: &str) -> u32 {
