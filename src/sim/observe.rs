@@ -254,8 +254,10 @@ impl Observers {
         }
     }
 
-    /// The client got its answer `response` after sending, now.
-    #[inline]
+    /// The client got its answer `response` after sending, now. (Always
+    /// inlined: left to the compiler it stayed a call on every request's path,
+    /// measured at 3 % of M1's CPU time with its saves and restores.)
+    #[inline(always)]
     pub fn answered(&mut self, now: Ticks, outcome: Outcome, response: Ticks) {
         if self.extra && !self.answered_extra(now, outcome, response) {
             return;
