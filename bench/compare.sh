@@ -146,7 +146,7 @@ compare() {
   local name=$1 pairs=$2 model=$3 resim_args=$4 peer=$5 peer_cmd=$6
   [[ -n "$FILTER" && "$name" != *"$FILTER"* ]] && return 0
   echo "== $name: $pairs pairs (resim, $peer alternately; each goes first in every other pair)" >&2
-  local i r_wall p_wall
+  local i r_wall p_wall first
   run_resim() {
     local out=$RAW/$name.resim.$i.d events
     # shellcheck disable=SC2086
@@ -170,8 +170,10 @@ compare() {
   }
   for i in $(seq 1 "$pairs"); do
     wait_quiet
-    echo "busy_before_pct=$BUSY loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,) first=$( ((i % 2)) && echo resim || echo "$peer")" > "$RAW/$name.$i.env"
-    if ((i % 2)); then
+    first=resim
+    ((i % 2)) || first=$peer
+    echo "busy_before_pct=$BUSY loadavg=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,) first=$first" > "$RAW/$name.$i.env"
+    if [[ $first == resim ]]; then
       run_resim
       run_peer
     else
