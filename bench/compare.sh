@@ -33,7 +33,9 @@
 #
 # Environment: PEERS_SRC (the peers' folder, default ../shared/peers), PEERS (a
 # writable copy, default /tmp/peers), M2_ROWS (default "normal:false normal:true
-# slow:false slow:true"), MEMORY=0 skips the 1e7 run.
+# slow:false slow:true"), MEMORY=0 skips the 1e7 run, RESIM_BUILD=release times
+# the plain `cargo build --release` binary instead of the profile-guided one
+# (scripts/build-pgo.sh, trained on the bundled scenarios, not on these models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -45,6 +47,7 @@ PEERS_SRC=${PEERS_SRC:-$ROOT/../shared/peers}
 PEERS=${PEERS:-/tmp/peers}
 M2_ROWS=${M2_ROWS:-normal:false normal:true slow:false slow:true}
 MEMORY=${MEMORY:-1}
+RESIM_BUILD=${RESIM_BUILD:-pgo}
 FILTER=${1:-}
 RESULTS=$ROOT/bench/results
 RAW=$RESULTS/raw
@@ -67,9 +70,17 @@ if [ ! -d "$PEERS" ]; then
 fi
 echo "== building the peers ($PEERS/setup.sh)" >&2
 (cd "$PEERS" && ./setup.sh >&2)
-echo "== building resim (release)" >&2
-cargo build --release --locked -q
-RESIM=$ROOT/target/release/resim
+case $RESIM_BUILD in
+  pgo)
+    echo "== building resim (profile-guided: scripts/build-pgo.sh)" >&2
+    scripts/build-pgo.sh
+    RESIM=$ROOT/target/pgo/resim ;;
+  release)
+    echo "== building resim (release)" >&2
+    cargo build --release --locked -q
+    RESIM=$ROOT/target/release/resim ;;
+  *) echo "RESIM_BUILD must be pgo or release, not '$RESIM_BUILD'" >&2; exit 2 ;;
+esac
 PY=$PEERS/.venv/bin/python
 RB=$PEERS/rust-baseline/target/release/rust-baseline
 NX=$PEERS/nexosim-m1/target/release/nexosim-m1
@@ -212,7 +223,7 @@ compare m3-simpy "$PY_PAIRS" M3 "$M3_FILE --set workload.requests=100000" simpy 
 
 # --- summary -----------------------------------------------------------------
 TABLE=$RESULTS/table.md
-awk -F'\t' -v pairs_note="PAIRS=$PAIRS PY_PAIRS=$PY_PAIRS" '
+awk -F'\t' -v pairs_note="PAIRS=$PAIRS PY_PAIRS=$PY_PAIRS RESIM_BUILD=$RESIM_BUILD" '
 function median(list,   n, a, i, j, t) {
   n = split(list, a, " ")
   for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
