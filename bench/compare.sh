@@ -48,6 +48,10 @@ PEERS=${PEERS:-/tmp/peers}
 M2_ROWS=${M2_ROWS:-normal:false normal:true slow:false slow:true}
 MEMORY=${MEMORY:-1}
 RESIM_BUILD=${RESIM_BUILD:-pgo}
+case $RESIM_BUILD in
+  pgo | release) ;;
+  *) echo "RESIM_BUILD must be pgo or release, not '$RESIM_BUILD'" >&2; exit 2 ;;
+esac
 FILTER=${1:-}
 RESULTS=$ROOT/bench/results
 RAW=$RESULTS/raw
@@ -79,7 +83,6 @@ case $RESIM_BUILD in
     echo "== building resim (release)" >&2
     cargo build --release --locked -q
     RESIM=$ROOT/target/release/resim ;;
-  *) echo "RESIM_BUILD must be pgo or release, not '$RESIM_BUILD'" >&2; exit 2 ;;
 esac
 PY=$PEERS/.venv/bin/python
 RB=$PEERS/rust-baseline/target/release/rust-baseline
