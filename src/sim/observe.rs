@@ -19,7 +19,7 @@
 //! at the end of the run are rescaled to that span here.
 
 use super::World;
-use super::timeseries::{End, Timeline};
+use super::timeseries::{Areas, End, Timeline};
 use super::{DependencyStats, LimiterResults, Outcome, RunResult, ServerStats};
 use crate::engine::Ticks;
 use crate::metrics::{Samples, TickSum, TimeAverage};
@@ -124,7 +124,12 @@ impl Observers {
                 .into_iter()
                 .chain(model.dependencies.iter().map(|d| d.name.clone()))
                 .collect();
-            Box::new(Timeline::new(w, names, model.workloads.len()))
+            Box::new(Timeline::new(
+                w,
+                names,
+                first_dependency_row,
+                model.workloads.len(),
+            ))
         });
         Observers {
             extra: series.is_some() || model.warmup > Ticks::ZERO,
@@ -475,6 +480,8 @@ impl Observers {
         r.mean_dependency_work = work;
         r.wasted_ms = r.dependencies.iter().map(|d| d.wasted_ms).sum();
         let mut servers = servers;
+        // the series reads the servers' levels before the warm-up scaling
+        // below (which changes only the means, not the time averages)
         if warmup > Ticks::ZERO {
             for s in &mut servers {
                 s.mean_busy_slots *= scale;
@@ -484,9 +491,12 @@ impl Observers {
                 }
             }
         }
+        r.timeseries = self
+            .series
+            .take()
+            .map(|t| t.finish(end, |row, at| server_areas(&servers[row], at)));
         r.servers = servers;
         r.limiters = limiters;
-        r.timeseries = self.series.take().map(|t| t.finish(end));
         self.result
     }
 }
@@ -512,6 +522,13 @@ pub(crate) fn restarted(average: &TimeAverage, now: Ticks) -> TimeAverage {
     a
 }
 
+/// The areas under a server row's busy slots and queue over [0, `at`], as the
+/// time series reads them at a window's end.
+#[inline]
+fn server_areas(s: &ServerStats, at: Ticks) -> Areas {
+    (s.busy.area(at), s.queued.area(at))
+}
+
 /// A server's figures started again at `now` (the warm-up's end): counts and
 /// samples emptied, time averages restarted with their current levels.
 fn restart_server(s: &mut ServerStats, now: Ticks) {
@@ -532,12 +549,31 @@ fn restart_server(s: &mut ServerStats, now: Ticks) {
 }
 
 impl World<'_> {
+    /// The time series' current window ends at or before `now`: it closes the
+    /// windows that ended, reading the servers' levels, and returns the new
+    /// window's end (the run loop calls it before handing on an event at `now`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn series_roll(&mut self, now: Ticks) -> Ticks {
+        let stats = self.servers.stats();
+        match self.obs.series.as_deref_mut() {
+            Some(t) => {
+                t.roll(now, |row, at| server_areas(&stats[row], at));
+                t.end()
+            }
+            None => Ticks(u64::MAX),
+        }
+    }
+
     /// `scenario.warmup_ms` ends now: the server and dependency books start
     /// again (the client-side books filter by send time instead).
     #[cold]
     pub(super) fn warmup_over(&mut self) {
         let now = self.now;
-        for s in self.servers.stats_mut() {
+        for (row, s) in self.servers.stats_mut().iter_mut().enumerate() {
+            if let Some(t) = self.obs.series.as_deref_mut() {
+                t.restarting(row, server_areas(s, now));
+            }
             restart_server(s, now);
         }
         self.dependencies.restart(now);

@@ -260,6 +260,12 @@ impl Servers {
         }
     }
 
+    /// Every server's figures, for the time series to read its levels at a
+    /// window's end (`World::series_roll`).
+    pub fn stats(&self) -> &[ServerStats] {
+        &self.stats
+    }
+
     /// Every server's figures, to start them again when the warm-up ends
     /// (`observe::restart_server`).
     pub fn stats_mut(&mut self) -> &mut [ServerStats] {
@@ -422,7 +428,6 @@ impl World<'_> {
                 t.shed(now, stats);
             }
         }
-        self.server_levels(stats);
     }
 
     /// The time series sees a request leave its slot at server row `stats`.
@@ -435,7 +440,6 @@ impl World<'_> {
                 t.wasted(now, stats, worked.as_ms());
             }
         }
-        self.server_levels(stats);
     }
 
     /// `req` joins the queue of instance `i`, whose order or CoDel track the
@@ -483,16 +487,6 @@ impl World<'_> {
         match self.servers.state_of(service, req) {
             Some(i) => self.faults.fails(self.servers.states[i].subject, self.now),
             None => false,
-        }
-    }
-
-    /// The time series sees server row `stats`'s busy slots and queue now.
-    #[inline]
-    fn server_levels(&mut self, stats: usize) {
-        let now = self.now;
-        if let Some(t) = self.obs.series() {
-            let st = &self.servers.stats[stats];
-            t.levels(now, stats, st.busy.level(), st.queued.level());
         }
     }
 
@@ -682,9 +676,7 @@ impl World<'_> {
         trace!(self, server_unqueued(req, w.arrived));
         st.in_server.add(now - w.arrived);
         self.server_codel_off(w.req);
-        let stats = self.servers.states[i].stats;
         self.server_dequeued(i);
-        self.server_levels(stats);
         self.handler_released(req);
         self.obs.abandoned(self.requests[req].step);
         true
@@ -745,7 +737,6 @@ impl World<'_> {
         if late && let Some(t) = self.obs.series() {
             t.wasted(now, stats, worked.as_ms());
         }
-        self.server_levels(stats);
         true
     }
 
@@ -776,7 +767,6 @@ impl World<'_> {
         if let Some(t) = self.obs.series() {
             t.shed(now, stats);
         }
-        self.server_levels(stats);
         self.respond(req, Outcome::Shed);
     }
 
@@ -806,8 +796,6 @@ impl World<'_> {
                 };
                 self.server_start_waiter(i, w);
             }
-            let stats = self.servers.states[i].stats;
-            self.server_levels(stats);
         }
     }
 
@@ -838,7 +826,6 @@ impl World<'_> {
                         && self.servers.state_of(service, r) == Some(i)
                 })
                 .collect();
-            self.server_levels(st);
             for r in running {
                 if self.requests[r].in_handler && self.server_stop(i, r, false) {
                     self.respond(r, Outcome::Dropped);

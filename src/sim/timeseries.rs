@@ -11,9 +11,16 @@
 //!
 //! Cost: every observation lands in the current window, since virtual time only
 //! moves forward; a window is closed (one row pushed) when time passes its end.
-//! So an observation is O(1) and nothing is allocated per request: the answered
-//! response times of the current window go into one buffer that is cleared, not
-//! freed, at each window's end.
+//! The run loop closes the windows before it hands on the first event past their
+//! end ([`Timeline::roll`]), so an observation is one count and never asks which
+//! window it is in, and nothing is allocated per request: the answered response
+//! times of the current window go into one buffer that is cleared, not freed, at
+//! each window's end.
+//!
+//! A server row's `mean_busy` and `mean_queue` are read from the server's own
+//! time averages when a window closes (the roll is given them): the servers
+//! tell the time series nothing about their levels. A dependency row keeps its
+//! levels here, told by the dependency at each change.
 //!
 //! With several workloads the client-side figures are also kept per workload
 //! (first tries and attempts by the send time of the workload's requests, ends by
@@ -119,15 +126,18 @@ struct Level {
 }
 
 impl Level {
-    /// The area within the window that ends at `end` (at or after the latest
-    /// change); the next window starts there.
-    fn close(&mut self, end: Ticks) -> i128 {
-        let area = self.run.area(end);
+    /// The area within the window whose end has area `area` since t = 0; the
+    /// next window starts there.
+    fn close(&mut self, area: i128) -> i128 {
         let window = area - self.start;
         self.start = area;
         window
     }
 }
+
+/// The areas (level x ticks since t = 0) under a server row's busy slots and
+/// queue at a window's end, as its time averages give them: `(busy, queue)`.
+pub(crate) type Areas = (i128, i128);
 
 /// The current window of one services row.
 #[derive(Debug, Clone, Copy, Default)]
@@ -191,14 +201,20 @@ pub(crate) struct Timeline {
     /// One per workload with several workloads, else empty.
     workloads: Vec<Clients>,
     rows: Vec<Open>,
+    /// The first `servers` rows are servers: their levels are read at each
+    /// window's end, not kept here.
+    servers: usize,
+    /// Per server row, the areas its time averages dropped when they were
+    /// started again (the warm-up's end), so that its windows run on.
+    dropped: Vec<Areas>,
     out: TimeSeries,
 }
 
 impl Timeline {
-    /// A time series of `window`-long windows with the services rows `names`,
-    /// and per-workload client rows for `workloads` workloads when there are
-    /// more than one.
-    pub fn new(window: Ticks, names: Vec<String>, workloads: usize) -> Timeline {
+    /// A time series of `window`-long windows with the services rows `names`
+    /// (the first `servers` of them servers), and per-workload client rows for
+    /// `workloads` workloads when there are more than one.
+    pub fn new(window: Ticks, names: Vec<String>, servers: usize, workloads: usize) -> Timeline {
         let workloads = if workloads > 1 { workloads } else { 0 };
         Timeline {
             window,
@@ -207,6 +223,8 @@ impl Timeline {
             clients: Clients::default(),
             workloads: vec![Clients::default(); workloads],
             rows: vec![Open::default(); names.len()],
+            servers,
+            dropped: vec![(0, 0); servers],
             out: TimeSeries {
                 window_ms: window.as_ms(),
                 names,
@@ -226,26 +244,48 @@ impl Timeline {
         self.rows.len()
     }
 
-    /// Brings the current window up to `now`: closes every window that ended.
+    /// The end of the current window: an event at or after it must wait for
+    /// [`Self::roll`].
     #[inline]
-    fn at(&mut self, now: Ticks) {
-        if now >= self.end {
-            self.roll(now);
-        }
+    pub fn end(&self) -> Ticks {
+        self.end
     }
 
+    /// Brings the current window up to `now`: closes every window that ended
+    /// (`areas(row, end)`: a server row's areas at `end`). Called before any
+    /// observation at `now`; the servers' levels last changed before the first
+    /// window end it closes.
     #[cold]
-    fn roll(&mut self, now: Ticks) {
+    pub fn roll(&mut self, now: Ticks, areas: impl Fn(usize, Ticks) -> Areas) {
         while now >= self.end {
             let end = self.end;
-            self.close(end, self.window);
+            self.close(end, self.window, &areas);
             self.start = end;
             self.end = end + self.window;
         }
     }
 
+    /// Server row `row`'s time averages start again now, with `areas` behind
+    /// them: its windows go on from there.
+    pub fn restarting(&mut self, row: usize, areas: Areas) {
+        let d = &mut self.dropped[row];
+        d.0 += areas.0;
+        d.1 += areas.1;
+    }
+
+    /// Whether an observation at `now` is in the current window (the run loop
+    /// rolls first).
+    #[inline]
+    fn at(&self, now: Ticks) {
+        debug_assert!(
+            now < self.end,
+            "an observation at {now:?} past the window's end {:?}: not rolled",
+            self.end
+        );
+    }
+
     /// Closes the current window at `end`, `length` long.
-    fn close(&mut self, end: Ticks, length: Ticks) {
+    fn close(&mut self, end: Ticks, length: Ticks, areas: &impl Fn(usize, Ticks) -> Areas) {
         let w = self.clients.close();
         self.out.windows.push(w);
         for c in &mut self.workloads {
@@ -253,13 +293,20 @@ impl Timeline {
             self.out.per_workload.push(w);
         }
         let len = length.0.max(1) as f64;
-        for row in &mut self.rows {
+        for (i, row) in self.rows.iter_mut().enumerate() {
+            let (busy, queue) = match self.dropped.get(i) {
+                Some(d) => {
+                    let (b, q) = areas(i, end);
+                    (d.0 + b, d.1 + q)
+                }
+                None => (row.busy.run.area(end), row.queue.run.area(end)),
+            };
             self.out.services.push(ServiceWindow {
                 arrivals: row.arrivals,
                 processed: row.processed,
                 shed: row.shed,
-                mean_queue: row.queue.close(end) as f64 / len,
-                mean_busy: row.busy.close(end) as f64 / len,
+                mean_queue: row.queue.close(queue) as f64 / len,
+                mean_busy: row.busy.close(busy) as f64 / len,
                 wasted_ms: row.wasted_ms,
             });
             *row = Open {
@@ -346,21 +393,24 @@ impl Timeline {
         self.rows[row].wasted_ms += ms;
     }
 
-    /// Services row `row`: its busy slots and queue length from now on.
+    /// Services row `row` (a dependency's: a server's levels are read from
+    /// its own books): its busy slots and queue length from now on.
     #[inline]
     pub fn levels(&mut self, now: Ticks, row: usize, busy: u64, queued: u64) {
         self.at(now);
+        debug_assert!(row >= self.servers, "a server row's levels are its own");
         let r = &mut self.rows[row];
         r.busy.run.set(now, busy);
         r.queue.run.set(now, queued);
     }
 
     /// The series at the end of the run (`end`: the last event): the window
-    /// holding it is closed over the part that ran.
-    pub fn finish(mut self, end: Ticks) -> TimeSeries {
-        self.at(end);
+    /// holding it is closed over the part that ran (`areas` as for
+    /// [`Self::roll`]).
+    pub fn finish(mut self, end: Ticks, areas: impl Fn(usize, Ticks) -> Areas) -> TimeSeries {
+        self.roll(end, &areas);
         let length = end.saturating_sub(self.start).max(Ticks(1));
-        self.close(self.start + length, length);
+        self.close(self.start + length, length, &areas);
         self.out
     }
 }
@@ -392,20 +442,33 @@ impl End {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::TimeAverage;
 
     fn ms(x: f64) -> Ticks {
         Ticks::from_ms(x)
     }
 
+    /// No server rows: nothing to read at a window's end.
+    fn no_servers(_: usize, _: Ticks) -> Areas {
+        unreachable!("no server rows")
+    }
+
+    /// What the run loop does before an event at `at`.
+    fn roll(t: &mut Timeline, at: f64) {
+        t.roll(ms(at), no_servers);
+    }
+
     #[test]
     fn observations_land_in_their_window_and_empty_windows_are_rows_too() {
-        let mut t = Timeline::new(ms(100.0), vec!["s".into()], 1);
+        let mut t = Timeline::new(ms(100.0), vec!["s".into()], 0, 1);
         t.sent(ms(0.0), None);
         t.sent(ms(99.0), None);
         t.ended(ms(99.999), End::Answered, ms(10.0));
+        roll(&mut t, 100.0);
         t.sent(ms(100.0), None);
+        roll(&mut t, 250.0);
         t.ended(ms(250.0), End::Shed, ms(0.0));
-        let s = t.finish(ms(250.0));
+        let s = t.finish(ms(250.0), no_servers);
         let tries: Vec<u64> = s.windows.iter().map(|w| w.first_tries).collect();
         assert_eq!(tries, [2, 1, 0]);
         let answered: Vec<u64> = s.windows.iter().map(|w| w.answered).collect();
@@ -417,14 +480,41 @@ mod tests {
 
     #[test]
     fn levels_average_over_each_window_and_the_last_over_its_run_part() {
-        let mut t = Timeline::new(ms(100.0), vec!["s".into()], 1);
+        let mut t = Timeline::new(ms(100.0), vec!["s".into()], 0, 1);
         t.levels(ms(50.0), 0, 2, 1); // 2 busy from 50
+        roll(&mut t, 150.0);
         t.levels(ms(150.0), 0, 0, 0); // to 150
-        let s = t.finish(ms(160.0));
+        let s = t.finish(ms(160.0), no_servers);
         // [0, 100): 2 busy for 50 ms; [100, 160) (the run's end): 2 busy for 50 ms
         let busy: Vec<f64> = s.services.iter().map(|w| w.mean_busy).collect();
         assert_eq!(busy, [1.0, 100.0 / 60.0]);
         let queue: Vec<f64> = s.services.iter().map(|w| w.mean_queue).collect();
         assert_eq!(queue, [0.5, 50.0 / 60.0]);
+    }
+
+    /// A server row reads its levels from the server's own time averages at
+    /// each window's end, and runs on across their restart (the warm-up's end).
+    #[test]
+    fn server_rows_read_the_servers_time_averages_across_a_restart() {
+        let names = vec!["srv".to_string(), "dep".to_string()];
+        let mut t = Timeline::new(ms(100.0), names, 1, 1);
+        let mut busy = TimeAverage::default();
+        busy.add(ms(50.0), 2); // 2 busy from 50
+        fn read(b: &TimeAverage) -> impl Fn(usize, Ticks) -> Areas + '_ {
+            move |row, end| {
+                assert_eq!(row, 0, "only row 0 is a server");
+                (b.area(end), 0)
+            }
+        }
+        t.roll(ms(120.0), read(&busy));
+        // the books start again at 120 with their level (observe::restarted)
+        t.restarting(0, (busy.area(ms(120.0)), 0));
+        let mut again = TimeAverage::default();
+        again.add(ms(120.0), 2);
+        again.add(ms(150.0), -2); // to 150
+        let s = t.finish(ms(160.0), read(&again));
+        // rows: window 0 (srv, dep), window 1 (srv, dep)
+        let busy: Vec<f64> = s.services.iter().map(|w| w.mean_busy).collect();
+        assert_eq!(busy, [1.0, 0.0, 100.0 / 60.0, 0.0]);
     }
 }

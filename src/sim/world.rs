@@ -82,6 +82,8 @@ impl<'m> World<'m> {
                 &self.model.limiters,
             ));
         let max_time = limits.max_sim_time.min(series_end);
+        // the time series' current window end (never, without one)
+        let mut window_end = self.obs.series().map_or(Ticks(u64::MAX), |t| t.end());
         while let Some((at, event)) = self.queue.pop() {
             if at > max_time {
                 if at > series_end {
@@ -101,6 +103,9 @@ impl<'m> World<'m> {
             }
             debug_assert!(at >= self.now, "time went backwards");
             self.now = at;
+            if at >= window_end {
+                window_end = self.series_roll(at);
+            }
             self.dispatch(event);
             if self.obs.in_flight() > limits.max_in_flight {
                 return Err(Error::Limit(format!(
