@@ -214,8 +214,7 @@ impl Observers {
     }
 
     /// [`Self::request_sent`] with a warm-up or a time series.
-    #[cold]
-    #[inline(never)]
+    #[inline]
     fn sent_extra(&mut self, now: Ticks, workload: Option<u32>) {
         if now >= self.warmup {
             self.result.requests += 1;
@@ -285,8 +284,7 @@ impl Observers {
 
     /// The time series' part of [`Self::answered`]; whether the whole-run books
     /// count the request (sent after the warm-up).
-    #[cold]
-    #[inline(never)]
+    #[inline]
     fn answered_extra(&mut self, now: Ticks, outcome: Outcome, response: Ticks) -> bool {
         if let Some(t) = self.series() {
             t.ended(now, End::of(outcome), response);
@@ -297,8 +295,7 @@ impl Observers {
     /// The time series' part of [`Self::client_done`] (the request's workload's
     /// windows, with several workloads); whether the request was sent during the
     /// warm-up (the whole-run books leave it out).
-    #[cold]
-    #[inline(never)]
+    #[inline]
     fn client_done_extra(
         &mut self,
         now: Ticks,

@@ -419,7 +419,7 @@ impl World<'_> {
     }
 
     /// The time series sees an arrival at server row `stats` (shed: `full`).
-    #[inline(never)]
+    #[inline]
     fn server_note_arrival(&mut self, stats: usize, full: bool) {
         let now = self.now;
         if let Some(t) = self.obs.series() {
@@ -431,7 +431,7 @@ impl World<'_> {
     }
 
     /// The time series sees a request leave its slot at server row `stats`.
-    #[inline(never)]
+    #[inline]
     fn server_note_release(&mut self, stats: usize, late: bool, worked: Ticks) {
         let now = self.now;
         if let Some(t) = self.obs.series() {
