@@ -273,8 +273,8 @@ impl Timeline {
         d.1 += areas.1;
     }
 
-    /// Whether an observation at `now` is in the current window (the run loop
-    /// rolls first).
+    /// Checks, in debug builds, that an observation at `now` falls in the
+    /// current window (the run loop rolls before it hands on an event).
     #[inline]
     fn at(&self, now: Ticks) {
         debug_assert!(
