@@ -201,10 +201,8 @@ pub(crate) struct Timeline {
     /// One per workload with several workloads, else empty.
     workloads: Vec<Clients>,
     rows: Vec<Open>,
-    /// The first `servers` rows are servers: their levels are read at each
-    /// window's end, not kept here.
-    servers: usize,
-    /// Per server row, the areas its time averages dropped when they were
+    /// Per server row (the first rows: their levels are read at each window's
+    /// end, not kept here), the areas its time averages dropped when they were
     /// started again (the warm-up's end), so that its windows run on.
     dropped: Vec<Areas>,
     out: TimeSeries,
@@ -223,7 +221,6 @@ impl Timeline {
             clients: Clients::default(),
             workloads: vec![Clients::default(); workloads],
             rows: vec![Open::default(); names.len()],
-            servers,
             dropped: vec![(0, 0); servers],
             out: TimeSeries {
                 window_ms: window.as_ms(),
@@ -398,7 +395,10 @@ impl Timeline {
     #[inline]
     pub fn levels(&mut self, now: Ticks, row: usize, busy: u64, queued: u64) {
         self.at(now);
-        debug_assert!(row >= self.servers, "a server row's levels are its own");
+        debug_assert!(
+            row >= self.dropped.len(),
+            "a server row's levels are its own"
+        );
         let r = &mut self.rows[row];
         r.busy.run.set(now, busy);
         r.queue.run.set(now, queued);
