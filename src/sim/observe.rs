@@ -477,8 +477,6 @@ impl Observers {
         r.mean_dependency_work = work;
         r.wasted_ms = r.dependencies.iter().map(|d| d.wasted_ms).sum();
         let mut servers = servers;
-        // the series reads the servers' levels before the warm-up scaling
-        // below (which changes only the means, not the time averages)
         if warmup > Ticks::ZERO {
             for s in &mut servers {
                 s.mean_busy_slots *= scale;
@@ -488,6 +486,8 @@ impl Observers {
                 }
             }
         }
+        // the series reads the servers' time averages, which the warm-up
+        // scaling above leaves alone (it rescales only the means)
         r.timeseries = self
             .series
             .take()
