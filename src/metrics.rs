@@ -369,6 +369,7 @@ impl Samples {
         self.fresh_splits();
         // between two positions already fixed the ranks are a problem of their own
         let mut order = Vec::with_capacity(ranks.len());
+        let mut fixed = Vec::with_capacity(ranks.len());
         let mut rest = &ranks[..];
         while let Some(&first) = rest.first() {
             let (_, lo, hi) = stretch(&self.splits, first, self.exact_len());
@@ -376,12 +377,18 @@ impl Samples {
             let group = &rest[..take];
             // a rank on a fixed position (`hi`) needs nothing
             let skip = usize::from(rest.get(take) == Some(&hi));
+            order.clear();
             selection_order(group, lo, hi, &mut order);
+            if self.wide.is_empty() {
+                select_tree(&mut self.narrow[lo..hi], lo, &order);
+            } else {
+                select_tree(&mut self.wide[lo..hi], lo, &order);
+            }
+            fixed.extend_from_slice(group);
             rest = &rest[take + skip..];
         }
-        for r in order {
-            self.at_rank(r as u64);
-        }
+        self.splits.extend(fixed.iter().map(|&r| r as u32));
+        self.splits.sort_unstable();
     }
 
     /// The 0-based rank of the nearest-rank quantile `q`.
@@ -453,6 +460,35 @@ fn select<T: Ord + Copy>(v: &mut [T], splits: &mut Vec<u32>, r: usize) -> T {
     // below EXACT_CAP (2^20): a position fits in u32
     splits.insert(i, r as u32);
     v[r]
+}
+
+/// Below this many values on either side of a selected position, the selections
+/// left on the two sides run one after the other rather than on two cores (a
+/// selection over fewer values takes less time than handing it to another core).
+const PARALLEL_MIN: usize = 1 << 16;
+
+/// Selects the ranks `order` in `v`, which holds the positions `lo..lo + v.len()`
+/// (none of them fixed), in that order: the first over all of `v`, and each
+/// later one over the stretch between the positions fixed before it. The two
+/// sides of the first share nothing, so they run on two cores (rayon) when both
+/// are large; each side still sees its ranks in `order`'s order, so the values
+/// end where the same selections made one by one put them.
+fn select_tree<T: Ord + Copy + Send>(v: &mut [T], lo: usize, order: &[usize]) {
+    let Some((&first, rest)) = order.split_first() else {
+        return;
+    };
+    let (below, _, above) = v.select_nth_unstable(first - lo);
+    let left: Vec<usize> = rest.iter().copied().filter(|&r| r < first).collect();
+    let right: Vec<usize> = rest.iter().copied().filter(|&r| r > first).collect();
+    if below.len().min(above.len()) >= PARALLEL_MIN && !left.is_empty() && !right.is_empty() {
+        rayon::join(
+            || select_tree(below, lo, &left),
+            || select_tree(above, first + 1, &right),
+        );
+    } else {
+        select_tree(below, lo, &left);
+        select_tree(above, first + 1, &right);
+    }
 }
 
 /// Appends to `order` the ranks `ranks` (ascending, distinct, all within the
@@ -631,6 +667,49 @@ mod tests {
                 assert_eq!(s.median_ms(), Ticks(want[n as usize / 2]).as_ms());
                 assert_eq!(s.splits, splits, "nothing left to select");
             }
+        }
+    }
+
+    /// Past [`PARALLEL_MIN`] values on both sides, [`Samples::select_for`]
+    /// selects the two sides of its first rank on two cores: the values asked
+    /// equal a sorted copy's, and every value ends where the same selections
+    /// made one by one, in the same order, put it.
+    #[test]
+    fn selections_on_two_cores_end_as_one_by_one() {
+        let n = 6 * PARALLEL_MIN;
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut s = Samples::default();
+        let mut want = Vec::with_capacity(n);
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = x % 3_000_000;
+            want.push(v);
+            s.push(Ticks(v));
+        }
+        let mut one_by_one = s.clone();
+        want.sort_unstable();
+        let qs = [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999];
+        s.select_for(&qs, true);
+        // the same order, one selection at a time on one core
+        let mut ranks: Vec<usize> = qs.iter().map(|&q| s.rank_of(q) as usize).collect();
+        ranks.push(n / 2);
+        ranks.sort_unstable();
+        ranks.dedup();
+        let mut order = Vec::new();
+        selection_order(&ranks, 0, n, &mut order);
+        for &r in &order {
+            one_by_one.at_rank(r as u64);
+        }
+        assert!(
+            order[0] > PARALLEL_MIN && n - order[0] > PARALLEL_MIN,
+            "the first selection leaves two large sides"
+        );
+        assert_eq!(s.narrow, one_by_one.narrow, "the same arrangement");
+        assert_eq!(s.splits, one_by_one.splits, "the same positions fixed");
+        for &r in &ranks {
+            assert_eq!(u64::from(s.narrow[r]), want[r], "rank {r}");
         }
     }
 
