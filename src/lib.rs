@@ -110,6 +110,7 @@ pub fn run_scenario_traced(
         }
     };
     let mut results = analysis::Results::new(scenario, runs);
+    analysis::select_ahead(&mut results);
     let tables = analysis::analyse(&mut results);
     let chart_tables = analysis::chart_tables(&mut results);
     let output = RunOutput {

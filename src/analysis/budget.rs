@@ -77,6 +77,10 @@ fn slots(model: &Model, mean_ms: f64) -> Option<f64> {
     model.slo.peak_read_rps.map(|rps| rps * mean_ms / 1000.0)
 }
 
+/// The percentiles of the answered requests' end-to-end times the `outcomes`
+/// table gives (`p50_ms` to `p999_ms`).
+pub(super) const ANSWERED_QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
+
 /// The end-to-end percentiles of the answered requests, empty when none was.
 fn answered_cells(answered: u64, requests: u64, samples: &mut Samples) -> [Cell; 6] {
     let pct = if requests == 0 {
@@ -97,7 +101,8 @@ fn answered_cells(answered: u64, requests: u64, samples: &mut Samples) -> [Cell;
             samples.quantile_ms(p).into()
         }
     };
-    [pct, q(0.5), q(0.9), q(0.99), q(0.999), mean]
+    let [p50, p90, p99, p999] = ANSWERED_QUANTILES.map(&mut q);
+    [pct, p50, p90, p99, p999, mean]
 }
 
 /// The name of the row that sums every workload when there are several.

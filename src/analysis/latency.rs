@@ -13,6 +13,11 @@ pub const PERCENTILES: [f64; 19] = [
     99.9, 99.99, 100.0,
 ];
 
+/// [`PERCENTILES`] as quantiles (0 to 1).
+pub(super) fn cdf_quantiles() -> [f64; 19] {
+    PERCENTILES.map(|p| p / 100.0)
+}
+
 /// `latency_cdf`: per compare row with responses, the response time at each of
 /// [`PERCENTILES`] (nearest rank; 0 is the fastest response, 100 the slowest).
 /// `None` when no row got a response.
@@ -31,7 +36,7 @@ pub fn latency_cdf(results: &mut Results) -> Option<Table> {
         }
         let axis = results.axis_cells(i);
         let samples = &mut results.runs[i].response;
-        let quantiles = samples.quantiles_ms(&PERCENTILES.map(|p| p / 100.0));
+        let quantiles = samples.quantiles_ms(&cdf_quantiles());
         for (p, q) in PERCENTILES.into_iter().zip(quantiles) {
             let ms = if p == 0.0 { samples.min_ms() } else { q };
             let mut cells = axis.clone();

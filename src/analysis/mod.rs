@@ -114,6 +114,50 @@ impl Results<'_> {
     }
 }
 
+/// Below this many values a sample's percentiles are left to the table that asks
+/// them: handing so small a selection to another core gains nothing.
+const AHEAD_MIN: u64 = 1 << 16;
+
+/// Selects, on every core at once, the percentiles that [`analyse`] and
+/// [`chart_tables`] will ask of the large exact samples of every compare row, so
+/// that the tables find each in place. Only the work moves: every value is an
+/// order statistic, the same whichever core selects it and in whatever order
+/// (see [`crate::metrics::Samples::select_for`]). The simulation of one row
+/// uses one core, and a row's percentiles (a few selections over up to 2^20
+/// values per statistic) were, with the second core idle, the largest part
+/// of the time after it.
+pub fn select_ahead(results: &mut Results) {
+    use crate::metrics::Samples;
+    use rayon::prelude::*;
+    let cdf = latency::cdf_quantiles();
+    // `outcomes` has a row per workload only when some row has several
+    let several = results.any(|m| m.workloads.len() > 1);
+    let mut jobs: Vec<(&mut Samples, &[f64], bool)> = Vec::new();
+    for r in &mut results.runs {
+        // `outcomes` asks the median of every response, `latency_cdf` its
+        // distribution
+        jobs.push((&mut r.response, &cdf, true));
+        jobs.push((&mut r.answered_response, &budget::ANSWERED_QUANTILES, false));
+        for w in r.workloads.iter_mut().filter(|_| several) {
+            jobs.push((&mut w.response, &[], true));
+            jobs.push((&mut w.answered_response, &budget::ANSWERED_QUANTILES, false));
+        }
+        for st in &mut r.servers {
+            jobs.push((&mut st.waits, &services::SERVER_QUANTILES, true));
+            jobs.push((&mut st.response, &services::SERVER_QUANTILES, true));
+            for rep in &mut st.replicas {
+                jobs.push((&mut rep.response, &services::REPLICA_QUANTILES, false));
+            }
+        }
+    }
+    jobs.retain(|(s, ..)| s.count() >= AHEAD_MIN && s.is_exact());
+    // the largest first, so that the last job to start is a short one
+    jobs.sort_by_key(|(s, qs, _)| std::cmp::Reverse(s.count() * (qs.len() as u64 + 1)));
+    jobs.into_par_iter()
+        .with_max_len(1)
+        .for_each(|(s, qs, median)| s.select_for(qs, median));
+}
+
 /// Every table the scenario calls for, in report order.
 pub fn analyse(results: &mut Results) -> Vec<Table> {
     build(results, Tables::All)

@@ -9,6 +9,13 @@ use crate::metrics::approximate_note;
 use crate::model::Handler;
 use crate::report::{Cell, Table};
 
+/// The percentiles (besides the median) of a server's waits and times at the
+/// server that the `services` table gives.
+pub(super) const SERVER_QUANTILES: [f64; 3] = [0.9, 0.95, 0.99];
+
+/// The percentiles of a replica's times at the server (`replicas` table).
+pub(super) const REPLICA_QUANTILES: [f64; 2] = [0.5, 0.99];
+
 fn has_servers(results: &Results) -> bool {
     results.any(|m| {
         m.services
@@ -67,8 +74,8 @@ fn replicas(results: &mut Results) -> Table {
                     pct.into(),
                     r.processed.into(),
                     r.shed.into(),
-                    when_any(n, r.response.quantile_ms(0.5)),
-                    when_any(n, r.response.quantile_ms(0.99)),
+                    when_any(n, r.response.quantile_ms(REPLICA_QUANTILES[0])),
+                    when_any(n, r.response.quantile_ms(REPLICA_QUANTILES[1])),
                     r.mean_busy_slots.into(),
                 ]);
                 t.push(cells);
@@ -116,8 +123,8 @@ fn services(results: &mut Results) -> Table {
             let (nw, nr) = (st.waits.count(), st.response.count());
             // the columns' percentiles, selected in their cheapest order (the
             // columns ask p95 and p99 before the median)
-            st.waits.select_for(&[0.9, 0.95, 0.99], true);
-            st.response.select_for(&[0.9, 0.95, 0.99], true);
+            st.waits.select_for(&SERVER_QUANTILES, true);
+            st.response.select_for(&SERVER_QUANTILES, true);
             let mut cells = axis.clone();
             cells.extend([
                 model.services[st.service].name.as_str().into(),
