@@ -19,7 +19,7 @@
 //! at the end of the run are rescaled to that span here.
 
 use super::World;
-use super::timeseries::{Areas, End, Timeline};
+use super::timeseries::{End, Reading, Timeline};
 use super::{DependencyStats, LimiterResults, Outcome, RunResult, ServerStats};
 use crate::engine::Ticks;
 use crate::metrics::{Samples, TickSum, TimeAverage};
@@ -491,7 +491,7 @@ impl Observers {
         r.timeseries = self
             .series
             .take()
-            .map(|t| t.finish(end, |row, at| server_areas(&servers[row], at)));
+            .map(|t| t.finish(end, |row, at| server_reading(&servers[row], at)));
         r.servers = servers;
         r.limiters = limiters;
         self.result
@@ -519,11 +519,17 @@ pub(crate) fn restarted(average: &TimeAverage, now: Ticks) -> TimeAverage {
     a
 }
 
-/// The areas under a server row's busy slots and queue over [0, `at`], as the
-/// time series reads them at a window's end.
+/// A server row's books at `at` (the areas under its busy slots and queue over
+/// [0, `at`], and its counts), as the time series reads them at a window's end.
 #[inline]
-fn server_areas(s: &ServerStats, at: Ticks) -> Areas {
-    (s.busy.area(at), s.queued.area(at))
+fn server_reading(s: &ServerStats, at: Ticks) -> Reading {
+    Reading {
+        busy: s.busy.area(at),
+        queue: s.queued.area(at),
+        arrived: s.arrived,
+        processed: s.processed,
+        shed: s.shed,
+    }
 }
 
 /// A server's figures started again at `now` (the warm-up's end): counts and
@@ -555,7 +561,7 @@ impl World<'_> {
         let stats = self.servers.stats();
         match self.obs.series.as_deref_mut() {
             Some(t) => {
-                t.roll(now, |row, at| server_areas(&stats[row], at));
+                t.roll(now, |row, at| server_reading(&stats[row], at));
                 t.end()
             }
             None => Ticks(u64::MAX),
@@ -569,7 +575,7 @@ impl World<'_> {
         let now = self.now;
         for (row, s) in self.servers.stats_mut().iter_mut().enumerate() {
             if let Some(t) = self.obs.series.as_deref_mut() {
-                t.restarting(row, server_areas(s, now));
+                t.restarting(row, server_reading(s, now));
             }
             restart_server(s, now);
         }

@@ -392,9 +392,6 @@ impl World<'_> {
         } else {
             st.queued.add(now, 1);
         }
-        if !self.plain {
-            self.server_note_arrival(stats, full);
-        }
         if full {
             self.respond(req, Outcome::Shed);
         }
@@ -411,34 +408,19 @@ impl World<'_> {
         }
         let stats = self.servers.states[i].stats;
         self.servers.stats[stats].arrived += 1;
-        if let Some(t) = self.obs.series() {
-            t.arrival(now, stats);
-        }
         self.respond(req, Outcome::Dropped);
         true
     }
 
-    /// The time series sees an arrival at server row `stats` (shed: `full`).
-    #[inline]
-    fn server_note_arrival(&mut self, stats: usize, full: bool) {
+    /// The time series sees work nobody waited for (`worked`) end at server
+    /// row `stats`. (It reads the rest of a server's figures from its books at
+    /// each window's end.)
+    #[cold]
+    #[inline(never)]
+    fn server_note_late(&mut self, stats: usize, worked: Ticks) {
         let now = self.now;
         if let Some(t) = self.obs.series() {
-            t.arrival(now, stats);
-            if full {
-                t.shed(now, stats);
-            }
-        }
-    }
-
-    /// The time series sees a request leave its slot at server row `stats`.
-    #[inline]
-    fn server_note_release(&mut self, stats: usize, late: bool, worked: Ticks) {
-        let now = self.now;
-        if let Some(t) = self.obs.series() {
-            t.processed(now, stats);
-            if late {
-                t.wasted(now, stats, worked.as_ms());
-            }
+            t.wasted(now, stats, worked.as_ms());
         }
     }
 
@@ -642,8 +624,8 @@ impl World<'_> {
         if let Some(w) = next {
             self.server_start_waiter(i, w);
         }
-        if !self.plain {
-            self.server_note_release(stats, late, worked);
+        if late && !self.plain {
+            self.server_note_late(stats, worked);
         }
         self.respond(req, outcome);
     }
@@ -764,9 +746,6 @@ impl World<'_> {
             st.replicas[r].shed += 1;
         }
         self.server_dequeued(i);
-        if let Some(t) = self.obs.series() {
-            t.shed(now, stats);
-        }
         self.respond(req, Outcome::Shed);
     }
 

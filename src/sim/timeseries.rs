@@ -135,11 +135,35 @@ impl Level {
     }
 }
 
-/// The areas (level x ticks since t = 0) under a server row's busy slots and
-/// queue at a window's end, as its time averages give them: `(busy, queue)`.
-pub(crate) type Areas = (i128, i128);
+/// A server row's books at a window's end, as the server keeps them since its
+/// books started (t = 0, or the warm-up's end): the areas (level x ticks) under
+/// its busy slots and queue, as its time averages give them, and its counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Reading {
+    pub busy: i128,
+    pub queue: i128,
+    pub arrived: u64,
+    pub processed: u64,
+    pub shed: u64,
+}
 
-/// The current window of one services row.
+impl std::ops::Add for Reading {
+    type Output = Reading;
+    fn add(self, o: Reading) -> Reading {
+        Reading {
+            busy: self.busy + o.busy,
+            queue: self.queue + o.queue,
+            arrived: self.arrived + o.arrived,
+            processed: self.processed + o.processed,
+            shed: self.shed + o.shed,
+        }
+    }
+}
+
+/// The current window of one services row. A dependency row counts its
+/// arrivals, work done and levels here as they happen; a server row reads them
+/// from the server's books at the window's end (`Reading`), and keeps here only
+/// what the books held at the window's start.
 #[derive(Debug, Clone, Copy, Default)]
 struct Open {
     arrivals: u64,
@@ -201,10 +225,10 @@ pub(crate) struct Timeline {
     /// One per workload with several workloads, else empty.
     workloads: Vec<Clients>,
     rows: Vec<Open>,
-    /// Per server row (the first rows: their levels are read at each window's
-    /// end, not kept here), the areas its time averages dropped when they were
+    /// Per server row (the first rows: their levels and counts are read at each
+    /// window's end, not kept here), what its books dropped when they were
     /// started again (the warm-up's end), so that its windows run on.
-    dropped: Vec<Areas>,
+    dropped: Vec<Reading>,
     out: TimeSeries,
 }
 
@@ -221,7 +245,7 @@ impl Timeline {
             clients: Clients::default(),
             workloads: vec![Clients::default(); workloads],
             rows: vec![Open::default(); names.len()],
-            dropped: vec![(0, 0); servers],
+            dropped: vec![Reading::default(); servers],
             out: TimeSeries {
                 window_ms: window.as_ms(),
                 names,
@@ -249,25 +273,24 @@ impl Timeline {
     }
 
     /// Brings the current window up to `now`: closes every window that ended
-    /// (`areas(row, end)`: a server row's areas at `end`). Called before any
-    /// observation at `now`; the servers' levels last changed before the first
+    /// (`read(row, end)`: a server row's books at `end`). Called before any
+    /// observation at `now`; the servers' books last changed before the first
     /// window end it closes.
     #[cold]
-    pub fn roll(&mut self, now: Ticks, areas: impl Fn(usize, Ticks) -> Areas) {
+    pub fn roll(&mut self, now: Ticks, read: impl Fn(usize, Ticks) -> Reading) {
         while now >= self.end {
             let end = self.end;
-            self.close(end, self.window, &areas);
+            self.close(end, self.window, &read);
             self.start = end;
             self.end = end + self.window;
         }
     }
 
-    /// Server row `row`'s time averages start again now, with `areas` behind
-    /// them: its windows go on from there.
-    pub fn restarting(&mut self, row: usize, areas: Areas) {
+    /// Server row `row`'s books start again now, with `books` behind them: its
+    /// windows go on from there.
+    pub fn restarting(&mut self, row: usize, books: Reading) {
         let d = &mut self.dropped[row];
-        d.0 += areas.0;
-        d.1 += areas.1;
+        *d = *d + books;
     }
 
     /// Checks, in debug builds, that an observation at `now` falls in the
@@ -282,7 +305,7 @@ impl Timeline {
     }
 
     /// Closes the current window at `end`, `length` long.
-    fn close(&mut self, end: Ticks, length: Ticks, areas: &impl Fn(usize, Ticks) -> Areas) {
+    fn close(&mut self, end: Ticks, length: Ticks, read: &impl Fn(usize, Ticks) -> Reading) {
         let w = self.clients.close();
         self.out.windows.push(w);
         for c in &mut self.workloads {
@@ -291,26 +314,34 @@ impl Timeline {
         }
         let len = length.0.max(1) as f64;
         for (i, row) in self.rows.iter_mut().enumerate() {
-            let (busy, queue) = match self.dropped.get(i) {
-                Some(d) => {
-                    let (b, q) = areas(i, end);
-                    (d.0 + b, d.1 + q)
+            let (busy, queue, counts) = match self.dropped.get(i) {
+                Some(&d) => {
+                    // a server row: the books since t = 0, less those at the
+                    // window's start (kept in `row`'s counts)
+                    let r = d + read(i, end);
+                    let counts = (
+                        r.arrived - row.arrivals,
+                        r.processed - row.processed,
+                        r.shed - row.shed,
+                    );
+                    (row.arrivals, row.processed, row.shed) = (r.arrived, r.processed, r.shed);
+                    (r.busy, r.queue, counts)
                 }
-                None => (row.busy.run.area(end), row.queue.run.area(end)),
+                None => {
+                    let counts = (row.arrivals, row.processed, row.shed);
+                    (row.arrivals, row.processed, row.shed) = (0, 0, 0);
+                    (row.busy.run.area(end), row.queue.run.area(end), counts)
+                }
             };
             self.out.services.push(ServiceWindow {
-                arrivals: row.arrivals,
-                processed: row.processed,
-                shed: row.shed,
+                arrivals: counts.0,
+                processed: counts.1,
+                shed: counts.2,
                 mean_queue: row.queue.close(queue) as f64 / len,
                 mean_busy: row.busy.close(busy) as f64 / len,
                 wasted_ms: row.wasted_ms,
             });
-            *row = Open {
-                busy: row.busy,
-                queue: row.queue,
-                ..Open::default()
-            };
+            row.wasted_ms = 0.0;
         }
     }
 
@@ -362,25 +393,31 @@ impl Timeline {
         self.workloads.get_mut(workload? as usize)
     }
 
-    /// Services row `row`: a request or call arrived.
+    /// Services row `row` (a dependency's: a server's counts are read from its
+    /// own books): a call arrived.
     #[inline]
     pub fn arrival(&mut self, now: Ticks, row: usize) {
         self.at(now);
+        self.own_row(row);
         self.rows[row].arrivals += 1;
     }
 
-    /// Services row `row`: work done (a request processed, a call's work ended).
+    /// Services row `row` (a dependency's): a call's work ended.
     #[inline]
     pub fn processed(&mut self, now: Ticks, row: usize) {
         self.at(now);
+        self.own_row(row);
         self.rows[row].processed += 1;
     }
 
-    /// Services row `row`: a request shed.
+    /// Checks, in debug builds, that row `row` is not a server's, whose counts
+    /// and levels are read from its books.
     #[inline]
-    pub fn shed(&mut self, now: Ticks, row: usize) {
-        self.at(now);
-        self.rows[row].shed += 1;
+    fn own_row(&self, row: usize) {
+        debug_assert!(
+            row >= self.dropped.len(),
+            "a server row's counts and levels are its own"
+        );
     }
 
     /// Services row `row`: work nobody waited for, ending now.
@@ -395,22 +432,19 @@ impl Timeline {
     #[inline]
     pub fn levels(&mut self, now: Ticks, row: usize, busy: u64, queued: u64) {
         self.at(now);
-        debug_assert!(
-            row >= self.dropped.len(),
-            "a server row's levels are its own"
-        );
+        self.own_row(row);
         let r = &mut self.rows[row];
         r.busy.run.set(now, busy);
         r.queue.run.set(now, queued);
     }
 
     /// The series at the end of the run (`end`: the last event): the window
-    /// holding it is closed over the part that ran (`areas` as for
+    /// holding it is closed over the part that ran (`read` as for
     /// [`Self::roll`]).
-    pub fn finish(mut self, end: Ticks, areas: impl Fn(usize, Ticks) -> Areas) -> TimeSeries {
-        self.roll(end, &areas);
+    pub fn finish(mut self, end: Ticks, read: impl Fn(usize, Ticks) -> Reading) -> TimeSeries {
+        self.roll(end, &read);
         let length = end.saturating_sub(self.start).max(Ticks(1));
-        self.close(self.start + length, length, &areas);
+        self.close(self.start + length, length, &read);
         self.out
     }
 }
@@ -449,7 +483,7 @@ mod tests {
     }
 
     /// No server rows: nothing to read at a window's end.
-    fn no_servers(_: usize, _: Ticks) -> Areas {
+    fn no_servers(_: usize, _: Ticks) -> Reading {
         unreachable!("no server rows")
     }
 
@@ -492,29 +526,55 @@ mod tests {
         assert_eq!(queue, [0.5, 50.0 / 60.0]);
     }
 
-    /// A server row reads its levels from the server's own time averages at
+    /// A server row reads its levels and counts from the server's own books at
     /// each window's end, and runs on across their restart (the warm-up's end).
     #[test]
-    fn server_rows_read_the_servers_time_averages_across_a_restart() {
+    fn server_rows_read_the_servers_books_across_a_restart() {
         let names = vec!["srv".to_string(), "dep".to_string()];
         let mut t = Timeline::new(ms(100.0), names, 1, 1);
-        let mut busy = TimeAverage::default();
-        busy.add(ms(50.0), 2); // 2 busy from 50
-        fn read(b: &TimeAverage) -> impl Fn(usize, Ticks) -> Areas + '_ {
+        /// A server's books: its busy slots' time average and its counts.
+        #[derive(Default)]
+        struct Books {
+            busy: TimeAverage,
+            arrived: u64,
+            processed: u64,
+            shed: u64,
+        }
+        fn read(b: &Books) -> impl Fn(usize, Ticks) -> Reading + '_ {
             move |row, end| {
                 assert_eq!(row, 0, "only row 0 is a server");
-                (b.area(end), 0)
+                Reading {
+                    busy: b.busy.area(end),
+                    queue: 0,
+                    arrived: b.arrived,
+                    processed: b.processed,
+                    shed: b.shed,
+                }
             }
         }
-        t.roll(ms(120.0), read(&busy));
+        let mut books = Books::default();
+        books.busy.add(ms(50.0), 2); // 2 busy from 50
+        books.arrived = 3; // before 100
+        books.processed = 1;
+        t.arrival(ms(60.0), 1); // the dependency row counts its own
+        t.roll(ms(110.0), read(&books));
+        books.arrived += 1; // at 110
+        books.shed += 1;
         // the books start again at 120 with their level (observe::restarted)
-        t.restarting(0, (busy.area(ms(120.0)), 0));
-        let mut again = TimeAverage::default();
-        again.add(ms(120.0), 2);
-        again.add(ms(150.0), -2); // to 150
+        t.restarting(0, read(&books)(0, ms(120.0)));
+        let mut again = Books::default();
+        again.busy.add(ms(120.0), 2);
+        again.busy.add(ms(150.0), -2); // to 150
+        again.processed = 2; // after 120
         let s = t.finish(ms(160.0), read(&again));
         // rows: window 0 (srv, dep), window 1 (srv, dep)
         let busy: Vec<f64> = s.services.iter().map(|w| w.mean_busy).collect();
         assert_eq!(busy, [1.0, 0.0, 100.0 / 60.0, 0.0]);
+        let counts: Vec<(u64, u64, u64)> = s
+            .services
+            .iter()
+            .map(|w| (w.arrivals, w.processed, w.shed))
+            .collect();
+        assert_eq!(counts, [(3, 1, 0), (1, 0, 0), (1, 2, 1), (0, 0, 0)]);
     }
 }
