@@ -285,6 +285,17 @@ impl Samples {
         self.count
     }
 
+    /// How many positions selections have fixed since the last push (a test's
+    /// window on the work the percentiles asked so far took).
+    #[cfg(test)]
+    pub(crate) fn selected(&self) -> usize {
+        if self.splits_of == self.count {
+            self.splits.len()
+        } else {
+            0
+        }
+    }
+
     /// True while every order statistic is exact.
     pub fn is_exact(&self) -> bool {
         self.buckets.is_empty()

@@ -214,3 +214,61 @@ fn build(results: &mut Results, wanted: Tables) -> Vec<Table> {
 pub fn chart_tables(results: &mut Results) -> Vec<Table> {
     latency::latency_cdf(results).into_iter().collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{LoadOptions, load_str};
+    use std::path::Path;
+
+    /// The percentiles [`select_ahead`] selects are those the tables and the
+    /// chart ask: after it, building them selects nothing more in the large
+    /// samples (a table that came to ask another percentile without
+    /// `select_ahead` asking it too would select it alone, after the others).
+    #[test]
+    fn the_tables_find_every_percentile_select_ahead_selected() {
+        let text = r#"
+[scenario]
+name = "ahead"
+seed = 3
+[services.s]
+routes = ["/a"]
+handler = { type = "server", slots = 4, queue = 100, service = { exponential = { mean_ms = 1.5 } } }
+[workload]
+type = "open"
+rate_rps = 2000
+requests = 70000
+arrivals = "poisson"
+"#;
+        let scenario =
+            load_str(text, Path::new("ahead.toml"), &LoadOptions::default()).expect("loads");
+        let runs = scenario
+            .rows
+            .iter()
+            .map(|r| crate::sim::run(&r.model, 0).expect("runs"))
+            .collect();
+        let mut results = Results::new(&scenario, runs);
+        select_ahead(&mut results);
+        let fixed = |r: &Results| -> Vec<usize> {
+            let run = &r.runs[0];
+            let st = &run.servers[0];
+            [
+                &run.response,
+                &run.answered_response,
+                &st.waits,
+                &st.response,
+            ]
+            .iter()
+            .map(|s| s.selected())
+            .collect()
+        };
+        let before = fixed(&results);
+        assert!(
+            before.iter().all(|&n| n > 0),
+            "every large sample was selected ahead: {before:?}"
+        );
+        analyse(&mut results);
+        chart_tables(&mut results);
+        assert_eq!(fixed(&results), before, "no selection after select_ahead");
+    }
+}
