@@ -260,8 +260,8 @@ impl Servers {
         }
     }
 
-    /// Every server's figures, for the time series to read its levels at a
-    /// window's end (`World::series_roll`).
+    /// Every server's figures, for the time series to read its levels and counts
+    /// at a window's end (`World::series_roll`).
     pub fn stats(&self) -> &[ServerStats] {
         &self.stats
     }
