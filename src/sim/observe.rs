@@ -486,8 +486,8 @@ impl Observers {
                 }
             }
         }
-        // the series reads the servers' time averages, which the warm-up
-        // scaling above leaves alone (it rescales only the means)
+        // the series reads the servers' time averages and counts, which the
+        // warm-up scaling above leaves alone (it rescales only the means)
         r.timeseries = self
             .series
             .take()

@@ -160,18 +160,39 @@ impl std::ops::Add for Reading {
     }
 }
 
+impl std::ops::Sub for Reading {
+    type Output = Reading;
+    /// What the books gained since `o` (an earlier reading of them).
+    fn sub(self, o: Reading) -> Reading {
+        Reading {
+            busy: self.busy - o.busy,
+            queue: self.queue - o.queue,
+            arrived: self.arrived - o.arrived,
+            processed: self.processed - o.processed,
+            shed: self.shed - o.shed,
+        }
+    }
+}
+
 /// The current window of one services row. A dependency row counts its
 /// arrivals, work done and levels here as they happen; a server row reads them
-/// from the server's books at the window's end (`Reading`), and keeps here only
-/// what the books held at the window's start.
+/// from the server's books at the window's end (see [`ServerRow`]).
 #[derive(Debug, Clone, Copy, Default)]
 struct Open {
     arrivals: u64,
     processed: u64,
-    shed: u64,
     wasted_ms: f64,
     busy: Level,
     queue: Level,
+}
+
+/// What a server row keeps between windows: what its books dropped when they
+/// were started again (the warm-up's end), so that its windows run on, and
+/// what they held, with that added, at the current window's start.
+#[derive(Debug, Clone, Copy, Default)]
+struct ServerRow {
+    dropped: Reading,
+    start: Reading,
 }
 
 /// The client-side figures of the current window: the whole run's, or one
@@ -225,10 +246,9 @@ pub(crate) struct Timeline {
     /// One per workload with several workloads, else empty.
     workloads: Vec<Clients>,
     rows: Vec<Open>,
-    /// Per server row (the first rows: their levels and counts are read at each
-    /// window's end, not kept here), what its books dropped when they were
-    /// started again (the warm-up's end), so that its windows run on.
-    dropped: Vec<Reading>,
+    /// One per server row (the first rows: their levels and counts are read
+    /// from the server's books at each window's end, not kept in `rows`).
+    servers: Vec<ServerRow>,
     out: TimeSeries,
 }
 
@@ -245,7 +265,7 @@ impl Timeline {
             clients: Clients::default(),
             workloads: vec![Clients::default(); workloads],
             rows: vec![Open::default(); names.len()],
-            dropped: vec![Reading::default(); servers],
+            servers: vec![ServerRow::default(); servers],
             out: TimeSeries {
                 window_ms: window.as_ms(),
                 names,
@@ -289,7 +309,7 @@ impl Timeline {
     /// Server row `row`'s books start again now, with `books` behind them: its
     /// windows go on from there.
     pub fn restarting(&mut self, row: usize, books: Reading) {
-        let d = &mut self.dropped[row];
+        let d = &mut self.servers[row].dropped;
         *d = *d + books;
     }
 
@@ -314,31 +334,32 @@ impl Timeline {
         }
         let len = length.0.max(1) as f64;
         for (i, row) in self.rows.iter_mut().enumerate() {
-            let (busy, queue, counts) = match self.dropped.get(i) {
-                Some(&d) => {
-                    // a server row: the books since t = 0, less those at the
-                    // window's start (kept in `row`'s counts)
-                    let r = d + read(i, end);
-                    let counts = (
-                        r.arrived - row.arrivals,
-                        r.processed - row.processed,
-                        r.shed - row.shed,
-                    );
-                    (row.arrivals, row.processed, row.shed) = (r.arrived, r.processed, r.shed);
-                    (r.busy, r.queue, counts)
+            // the window's areas and counts
+            let w = match self.servers.get_mut(i) {
+                Some(s) => {
+                    // the books since t = 0, less those at the window's start
+                    let r = s.dropped + read(i, end);
+                    r - std::mem::replace(&mut s.start, r)
                 }
                 None => {
-                    let counts = (row.arrivals, row.processed, row.shed);
-                    (row.arrivals, row.processed, row.shed) = (0, 0, 0);
-                    (row.busy.run.area(end), row.queue.run.area(end), counts)
+                    // a dependency row: counted as they happened (none shed)
+                    let w = Reading {
+                        busy: row.busy.close(row.busy.run.area(end)),
+                        queue: row.queue.close(row.queue.run.area(end)),
+                        arrived: row.arrivals,
+                        processed: row.processed,
+                        shed: 0,
+                    };
+                    (row.arrivals, row.processed) = (0, 0);
+                    w
                 }
             };
             self.out.services.push(ServiceWindow {
-                arrivals: counts.0,
-                processed: counts.1,
-                shed: counts.2,
-                mean_queue: row.queue.close(queue) as f64 / len,
-                mean_busy: row.busy.close(busy) as f64 / len,
+                arrivals: w.arrived,
+                processed: w.processed,
+                shed: w.shed,
+                mean_queue: w.queue as f64 / len,
+                mean_busy: w.busy as f64 / len,
                 wasted_ms: row.wasted_ms,
             });
             row.wasted_ms = 0.0;
@@ -415,7 +436,7 @@ impl Timeline {
     #[inline]
     fn own_row(&self, row: usize) {
         debug_assert!(
-            row >= self.dropped.len(),
+            row >= self.servers.len(),
             "a server row's counts and levels are its own"
         );
     }
