@@ -138,9 +138,11 @@ pub fn select_ahead(results: &mut Results) {
         // distribution
         jobs.push((&mut r.response, &cdf, true));
         jobs.push((&mut r.answered_response, &budget::ANSWERED_QUANTILES, false));
-        for w in r.workloads.iter_mut().filter(|_| several) {
-            jobs.push((&mut w.response, &[], true));
-            jobs.push((&mut w.answered_response, &budget::ANSWERED_QUANTILES, false));
+        if several {
+            for w in &mut r.workloads {
+                jobs.push((&mut w.response, &[], true));
+                jobs.push((&mut w.answered_response, &budget::ANSWERED_QUANTILES, false));
+            }
         }
         for st in &mut r.servers {
             jobs.push((&mut st.waits, &services::SERVER_QUANTILES, true));
