@@ -95,7 +95,9 @@ const SUB_BITS: u32 = 10;
 /// fits in 32 bits (below 2^32 ticks, 4.29 s), x 8 bytes (8 MiB) once one does not,
 /// then a histogram of at most 65 x 1024 counters. Count, sum, min and max stay
 /// exact either way. Exact percentiles are selected in place (see
-/// [`Samples::select_for`]), never by sorting a copy.
+/// [`Samples::select_for`]), never by sorting a copy. Zeros are counted, not
+/// held: a wait is 0 whenever a slot was free, which is most waits at most
+/// servers, and a count takes no memory and no part in a selection.
 #[derive(Debug, Clone)]
 pub struct Samples {
     /// The exact values while each fits in 32 bits: half the memory (and half
@@ -104,6 +106,10 @@ pub struct Samples {
     /// The exact values once one did not fit in `narrow` (they all moved here).
     wide: Vec<u64>,
     buckets: Vec<u64>,
+    /// While exact: the values equal to 0, which `narrow` and `wide` leave out
+    /// (they sort first, so rank r is 0 below this count and the held value of
+    /// rank r - zeros above it). In the histogram they are its bucket 0.
+    zeros: u64,
     count: u64,
     sum: u128,
     /// u64::MAX while empty.
@@ -129,6 +135,7 @@ impl Default for Samples {
             narrow: Vec::new(),
             wide: Vec::new(),
             buckets: Vec::new(),
+            zeros: 0,
             count: 0,
             sum: 0,
             min: u64::MAX,
@@ -170,16 +177,26 @@ impl Samples {
         self.max = self.max.max(v);
         self.count += 1;
         self.sum += u128::from(v);
-        if v <= u64::from(u32::MAX) && self.narrow.len() < self.narrow_cap {
-            self.narrow.push(v as u32);
+        // while exact, `count` is every value so far, this one included
+        if v <= u64::from(u32::MAX) && self.count as usize <= self.narrow_cap {
+            if v == 0 {
+                self.zeros += 1;
+            } else {
+                self.narrow.push(v as u32);
+            }
         } else {
             self.push_slow(v);
         }
     }
 
-    /// Exact values held.
-    fn exact_len(&self) -> usize {
+    /// Exact values held (zeros are only counted).
+    fn held(&self) -> usize {
         self.narrow.len() + self.wide.len()
+    }
+
+    /// Exact values, held or counted.
+    fn exact_len(&self) -> usize {
+        self.held() + self.zeros as usize
     }
 
     /// A value past 32 bits, or past the cap: below the cap the exact values
@@ -188,9 +205,14 @@ impl Samples {
     #[cold]
     fn push_slow(&mut self, v: u64) {
         if self.buckets.is_empty() {
-            if self.exact_len() < EXACT_CAP {
+            // `count` includes `v`
+            if self.count as usize <= EXACT_CAP {
                 self.widen();
-                self.wide.push(v);
+                if v == 0 {
+                    self.zeros += 1;
+                } else {
+                    self.wide.push(v);
+                }
                 return;
             }
             self.bin_exact();
@@ -213,11 +235,23 @@ impl Samples {
     /// The exact values move into the histogram.
     fn bin_exact(&mut self) {
         self.narrow_cap = 0;
+        let zeros = std::mem::take(&mut self.zeros);
+        self.bin_zeros(zeros);
         for x in std::mem::take(&mut self.narrow) {
             self.bin(u64::from(x));
         }
         for x in std::mem::take(&mut self.wide) {
             self.bin(x);
+        }
+    }
+
+    /// `n` zeros into the histogram's bucket 0.
+    fn bin_zeros(&mut self, n: u64) {
+        if n > 0 {
+            if self.buckets.is_empty() {
+                self.buckets.push(0);
+            }
+            self.buckets[0] += n;
         }
     }
 
@@ -234,12 +268,14 @@ impl Samples {
         if other.count == 0 {
             return;
         }
+        let exact = self.buckets.is_empty() && other.buckets.is_empty();
+        let stay_exact = exact && self.exact_len() + other.exact_len() <= EXACT_CAP;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         self.count += other.count;
         self.sum += other.sum;
-        let exact = self.buckets.is_empty() && other.buckets.is_empty();
-        if exact && self.exact_len() + other.exact_len() <= EXACT_CAP {
+        if stay_exact {
+            self.zeros += other.zeros;
             if self.wide.is_empty() && other.wide.is_empty() {
                 self.narrow.extend_from_slice(&other.narrow);
             } else {
@@ -252,6 +288,7 @@ impl Samples {
         if self.buckets.is_empty() {
             self.bin_exact();
         }
+        self.bin_zeros(other.zeros);
         for &x in &other.narrow {
             self.bin(u64::from(x));
         }
@@ -271,6 +308,7 @@ impl Samples {
         self.narrow.clear();
         self.wide.clear();
         self.buckets.clear();
+        self.zeros = 0;
         self.count = 0;
         self.sum = 0;
         self.min = u64::MAX;
@@ -336,8 +374,11 @@ impl Samples {
     /// costs more: see BENCHMARKS.md, "Percentiles by sorting".)
     fn at_rank(&mut self, rank: u64) -> u64 {
         if self.buckets.is_empty() {
+            if rank < self.zeros {
+                return 0;
+            }
             self.fresh_splits();
-            let r = rank as usize;
+            let r = (rank - self.zeros) as usize;
             return if self.wide.is_empty() {
                 u64::from(select(&mut self.narrow, &mut self.splits, r))
             } else {
@@ -371,10 +412,17 @@ impl Samples {
         if self.count == 0 || !self.buckets.is_empty() {
             return;
         }
-        let mut ranks: Vec<usize> = qs.iter().map(|&q| self.rank_of(q) as usize).collect();
+        let mut ranks: Vec<u64> = qs.iter().map(|&q| self.rank_of(q)).collect();
         if median {
-            ranks.push((self.count / 2) as usize);
+            ranks.push(self.count / 2);
         }
+        // ranks below the zeros need nothing; the rest are ranks of the held values
+        let zeros = self.zeros;
+        let mut ranks: Vec<usize> = ranks
+            .into_iter()
+            .filter(|&r| r >= zeros)
+            .map(|r| (r - zeros) as usize)
+            .collect();
         ranks.sort_unstable();
         ranks.dedup();
         self.fresh_splits();
@@ -383,7 +431,7 @@ impl Samples {
         let mut fixed = Vec::with_capacity(ranks.len());
         let mut rest = &ranks[..];
         while let Some(&first) = rest.first() {
-            let (_, lo, hi) = stretch(&self.splits, first, self.exact_len());
+            let (_, lo, hi) = stretch(&self.splits, first, self.held());
             let take = rest.partition_point(|&r| r < hi);
             let group = &rest[..take];
             // a rank on a fixed position (`hi`) needs nothing
@@ -428,8 +476,7 @@ impl Samples {
     /// How many observations are above zero (exact: zero has a bucket of its own).
     pub fn count_positive(&self) -> u64 {
         if self.buckets.is_empty() {
-            (self.narrow.iter().filter(|v| **v > 0).count()
-                + self.wide.iter().filter(|v| **v > 0).count()) as u64
+            self.count - self.zeros
         } else {
             self.count - self.buckets[0]
         }
@@ -652,7 +699,8 @@ mod tests {
                 let mut want = Vec::new();
                 for _ in 0..n {
                     x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                    let v = (x >> 44) % 5_000;
+                    // above zero: zeros are counted, never at a position
+                    let v = 1 + (x >> 44) % 5_000;
                     want.push(v);
                     s.push(Ticks(v));
                 }
@@ -780,14 +828,14 @@ mod tests {
         assert_eq!(order, many);
         let mut s = Samples::default();
         for i in 0..1_000u64 {
-            s.push(Ticks(i * 7_919 % 1_000));
+            s.push(Ticks(1 + i * 7_919 % 1_000));
         }
         let qs: Vec<f64> = (0..60).map(|i| f64::from(i) / 60.0).collect();
         s.select_for(&qs, false);
         assert_eq!(s.splits.len(), 60);
         for q in qs {
             let rank = ((q * 1_000.0).ceil() as u64).clamp(1, 1_000) - 1;
-            assert_eq!(s.quantile_ms(q), Ticks(rank).as_ms());
+            assert_eq!(s.quantile_ms(q), Ticks(rank + 1).as_ms());
         }
         // p50, p90, p95, p99 of a million: 1.65 n, not 2.45 n in the table's order
         let n = 1_000_000;
@@ -884,6 +932,63 @@ mod tests {
         }
     }
 
+    /// Zeros are counted, not held, and every question reads as if they were
+    /// held: percentiles (one by one and selected together), positives, an
+    /// absorb, and the move into the histogram at the same count as before.
+    #[test]
+    fn zeros_are_counted_not_held() {
+        let values: Vec<u64> = (0..10_000u64)
+            .map(|i| {
+                if i % 10 < 7 {
+                    0
+                } else {
+                    1 + (i * 7_919) % 100_000
+                }
+            })
+            .collect();
+        let mut s = Samples::default();
+        for &v in &values {
+            s.push(Ticks(v));
+        }
+        assert_eq!((s.zeros, s.held()), (7_000, 3_000));
+        assert_eq!(s.count_positive(), 3_000);
+        let mut sorted = values.clone();
+        sorted.sort_unstable();
+        let qs = [0.5, 0.69, 0.7, 0.71, 0.9, 0.99, 1.0];
+        let mut together = s.clone();
+        let got = together.quantiles_ms(&qs);
+        for (q, g) in qs.iter().zip(got) {
+            let rank = ((q * 10_000.0_f64).ceil() as usize).clamp(1, 10_000) - 1;
+            assert_eq!(Ticks::from_ms(g).0, sorted[rank], "q {q}");
+            assert_eq!(s.quantile_ms(*q), g, "q {q} one by one");
+        }
+        assert_eq!(Ticks::from_ms(s.median_ms()).0, sorted[5_000]);
+        // an absorb keeps the other's zeros
+        let mut both = s.clone();
+        both.absorb(&s);
+        assert_eq!(
+            (both.zeros, both.held(), both.count()),
+            (14_000, 6_000, 20_000)
+        );
+        assert_eq!(Ticks::from_ms(both.quantile_ms(0.7)).0, 0);
+        assert!(both.quantile_ms(0.7001) > 0.0);
+        // the histogram takes over after EXACT_CAP values, zeros included
+        let mut big = Samples::default();
+        for i in 0..EXACT_CAP as u64 {
+            big.push(Ticks(i % 2));
+        }
+        assert!(big.is_exact());
+        assert_eq!(big.held(), EXACT_CAP / 2);
+        big.push(Ticks(0));
+        assert!(!big.is_exact());
+        assert_eq!(big.buckets[0], EXACT_CAP as u64 / 2 + 1);
+        assert_eq!(big.count_positive(), EXACT_CAP as u64 / 2);
+        let mut small = Samples::default();
+        small.push(Ticks(0));
+        big.absorb(&small);
+        assert_eq!(big.buckets[0], EXACT_CAP as u64 / 2 + 2);
+    }
+
     /// Past the cap the exact values never take more than `EXACT_CAP` slots, and
     /// every percentile of the histogram is within its stated bound: never below
     /// the true value, at most 1/1024 of it (plus one tick) above.
@@ -901,7 +1006,7 @@ mod tests {
             s.push(Ticks(v));
             if s.count() == EXACT_CAP as u64 {
                 assert!(s.is_exact());
-                assert_eq!(s.narrow.capacity(), EXACT_CAP, "no growth past the cap");
+                assert!(s.narrow.capacity() <= EXACT_CAP, "no growth past the cap");
             }
         }
         assert!(!s.is_exact());
