@@ -7,7 +7,9 @@
 //! * a limiter's passed + rejected = seen, per limiter and summed over members; a
 //!   server's processed + shed + abandoned = arrived (servers behind random stacked
 //!   limiters, under open or ladder load);
-//! * time never goes backwards (the engine's queue, and the run's debug assertion);
+//! * time never goes backwards (the engine's queue, with and without its FIFO
+//!   lanes, and the run's debug assertion);
+//! * a statistic's percentiles are a sorted copy's, zeros counted rather than held;
 //! * with cancellation no work is wasted;
 //! * the same seed gives the same bytes (report text and every CSV);
 //! * an open workload's measured concurrency is Little's law: exactly the sample-path
@@ -463,6 +465,10 @@ proptest! {
     ) {
         use std::collections::BTreeSet;
         let mut q = EventQueue::new();
+        // FIFO lanes for some delays, as the simulator registers its constant ones
+        for d in [0, 5, 10] {
+            prop_assert!(q.add_fifo(Ticks(d)));
+        }
         let mut keys = Vec::new();
         let mut pending: BTreeSet<(Ticks, Lane, usize)> = BTreeSet::new();
         let mut now = Ticks::ZERO;
@@ -496,6 +502,63 @@ proptest! {
             prop_assert_eq!(got, Some((expected.0, expected.2)));
         }
         prop_assert!(q.pop().is_none());
+    }
+
+    /// The statistics' percentiles equal a sorted copy's, with many zeros (which
+    /// are counted, not held), values past 32 bits, values pushed between the
+    /// questions, and another set absorbed.
+    #[test]
+    fn samples_answer_as_a_sorted_copy_would(
+        first in prop::collection::vec(
+            prop_oneof![3 => Just(0u64), 2 => 1u64..1_000, 1 => 1u64..6_000_000_000], 1..300),
+        later in prop::collection::vec(prop_oneof![Just(0u64), 1u64..1_000], 0..100),
+        other in prop::collection::vec(prop_oneof![Just(0u64), 1u64..100_000], 0..100),
+        qs in prop::collection::vec(0.0f64..=1.0, 1..8),
+    ) {
+        use resim::metrics::Samples;
+        fn check(s: &mut Samples, all: &[u64], qs: &[f64]) -> Result<(), TestCaseError> {
+            let mut sorted = all.to_vec();
+            sorted.sort_unstable();
+            let n = sorted.len();
+            prop_assert_eq!(s.count(), n as u64);
+            prop_assert_eq!(s.count_positive(), sorted.iter().filter(|&&v| v > 0).count() as u64);
+            prop_assert_eq!(s.min_ms(), Ticks(sorted[0]).as_ms());
+            prop_assert_eq!(s.max_ms(), Ticks(sorted[n - 1]).as_ms());
+            let want: Vec<f64> = qs
+                .iter()
+                .map(|q| {
+                    let rank = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+                    Ticks(sorted[rank]).as_ms()
+                })
+                .collect();
+            prop_assert_eq!(s.quantiles_ms(qs), want.clone());
+            for (q, w) in qs.iter().zip(&want) {
+                prop_assert_eq!(s.quantile_ms(*q), *w);
+            }
+            prop_assert_eq!(s.median_ms(), Ticks(sorted[n / 2]).as_ms());
+            Ok(())
+        }
+        let mut s = Samples::default();
+        let mut all = Vec::new();
+        for &v in &first {
+            s.push(Ticks(v));
+            all.push(v);
+        }
+        check(&mut s, &all, &qs)?;
+        for &v in &later {
+            s.push(Ticks(v));
+            all.push(v);
+        }
+        check(&mut s, &all, &qs)?;
+        if !other.is_empty() {
+            let mut t = Samples::default();
+            for &v in &other {
+                t.push(Ticks(v));
+            }
+            s.absorb(&t);
+            all.extend_from_slice(&other);
+            check(&mut s, &all, &qs)?;
+        }
     }
 }
 
