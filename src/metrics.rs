@@ -412,14 +412,12 @@ impl Samples {
         if self.count == 0 || !self.buckets.is_empty() {
             return;
         }
-        let mut ranks: Vec<u64> = qs.iter().map(|&q| self.rank_of(q)).collect();
-        if median {
-            ranks.push(self.count / 2);
-        }
         // ranks below the zeros need nothing; the rest are ranks of the held values
         let zeros = self.zeros;
-        let mut ranks: Vec<usize> = ranks
-            .into_iter()
+        let mut ranks: Vec<usize> = qs
+            .iter()
+            .map(|&q| self.rank_of(q))
+            .chain(median.then_some(self.count / 2))
             .filter(|&r| r >= zeros)
             .map(|r| (r - zeros) as usize)
             .collect();
@@ -1006,7 +1004,7 @@ mod tests {
             s.push(Ticks(v));
             if s.count() == EXACT_CAP as u64 {
                 assert!(s.is_exact());
-                assert!(s.narrow.capacity() <= EXACT_CAP, "no growth past the cap");
+                assert_eq!(s.narrow.capacity(), EXACT_CAP, "no growth past the cap");
             }
         }
         assert!(!s.is_exact());
