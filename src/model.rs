@@ -84,6 +84,24 @@ pub struct NamedWorkload {
 }
 
 impl Model {
+    /// Whether anything can stop work before it ends: a call with
+    /// `cancellation = true` (a plan's, or a server's calls), a hedge that
+    /// cancels its losers, or a `down` fault. Every cancellation starts at one
+    /// of them (a cancelled request cancels its own calls in turn): without any,
+    /// a server's or a dependency's completion is never cancelled, and the
+    /// engine posts it without a key to cancel it by.
+    pub fn cancels_work(&self) -> bool {
+        self.services
+            .iter()
+            .filter_map(|s| s.handler.plan())
+            .any(|p| p.cancellation)
+            || self
+                .policies
+                .iter()
+                .any(|p| p.hedge.is_some_and(|h| h.cancel_losers))
+            || self.faults.iter().any(|f| f.kind == FaultKind::Down)
+    }
+
     /// Whether some service's calls go to another service (not only to
     /// dependencies).
     pub fn calls_a_service(&self) -> bool {
@@ -1157,4 +1175,52 @@ pub struct Throttle {
     pub k: f64,
     /// The span the counts cover.
     pub window: Ticks,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{LoadOptions, load_str};
+    use std::path::Path;
+
+    /// A one-service model: a plan calling a store, with `extra` TOML.
+    fn model(cancellation: bool, extra: &str, policy: &str) -> crate::model::Model {
+        let text = format!(
+            r#"
+[scenario]
+name = "cancels work"
+[services.api]
+routes = ["/x"]
+handler = {{ type = "plan", budget = 100, cancellation = {cancellation}, branches = [{{ name = "b", calls = [{{ to = "store"{policy} }}] }}] }}
+[dependencies.store]
+latency = {{ constant = 10 }}
+[workload]
+type = "sequence"
+requests = 1
+{extra}
+"#
+        );
+        let s = load_str(&text, Path::new("test.toml"), &LoadOptions::default())
+            .expect("valid scenario");
+        s.rows[0].model.clone()
+    }
+
+    /// Each root of a cancellation makes the model one that cancels work, and
+    /// a model with none of them is not (its completions are posted unkeyed).
+    #[test]
+    fn cancels_work_names_every_root_of_a_cancellation() {
+        assert!(!model(false, "", "").cancels_work());
+        assert!(model(true, "", "").cancels_work());
+        let down = "[[faults]]\ntarget = \"store\"\nkind = \"down\"\nat_ms = 5\nfor_ms = 5";
+        assert!(model(false, down, "").cancels_work());
+        let slow = "[[faults]]\ntarget = \"store\"\nkind = \"latency_factor\"\nat_ms = 5\nfor_ms = 5\nvalue = 2.0";
+        assert!(!model(false, slow, "").cancels_work());
+        let hedge = |cancel: bool| {
+            format!(
+                "[policies.h]\nhedge = {{ delay_ms = 5, max_attempts = 2, cancel_losers = {cancel} }}"
+            )
+        };
+        let uses = r#", call_policy = "h""#;
+        assert!(model(false, &hedge(true), uses).cancels_work());
+        assert!(!model(false, &hedge(false), uses).cancels_work());
+    }
 }

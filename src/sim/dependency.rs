@@ -40,6 +40,10 @@ pub(crate) struct Dependencies {
     /// drawn); empty when no dependency fails calls.
     errors: Vec<Option<(f64, Stream)>>,
     work: Vec<Work>,
+    /// Whether a call's work may be stopped (`Model::cancels_work`): then each
+    /// pending completion keeps a key to cancel it by; otherwise it is posted
+    /// (no payload slot to fill and free).
+    cancellable: bool,
 }
 
 impl Dependencies {
@@ -76,6 +80,7 @@ impl Dependencies {
             deps,
             errors,
             work: Vec::new(),
+            cancellable: model.cancels_work(),
         }
     }
 
@@ -160,14 +165,18 @@ impl World<'_> {
         }
         self.obs.work_started(dep);
         let done = now + latency;
+        // (the queue alone: the dependency's state stays borrowed apart)
         let key = if cancelled_at.is_some_and(|c| done > c) {
             None
-        } else {
-            // the queue alone: the dependency's state stays borrowed apart
+        } else if self.dependencies.cancellable {
             Some(
                 self.queue
                     .schedule(done, Lane::Normal, Event::DependencyDone(call)),
             )
+        } else {
+            self.queue
+                .post(done, Lane::Normal, Event::DependencyDone(call));
+            None
         };
         self.dependencies.work[call as usize] = Work {
             dep,
@@ -287,6 +296,10 @@ impl World<'_> {
     /// work stops now.
     pub(super) fn dependency_cancel(&mut self, dep: DependencyId, call: CallId) {
         let w = self.dependencies.work[call as usize];
+        debug_assert!(
+            self.dependencies.cancellable,
+            "work stopped in a model that cancels none"
+        );
         if w.start.is_some() {
             if let Some(key) = w.done_key {
                 self.queue.cancel(key);

@@ -168,7 +168,7 @@ pub(crate) struct Servers {
     in_service: Vec<(Ticks, Ticks)>,
     /// The instance each request of a replicated service went to, by request id.
     replica_of: Vec<u32>,
-    /// Whether a caller may cancel a request here (the service is a call target):
+    /// Whether a request's service here may be stopped (`Model::cancels_work`):
     /// then each request's pending completion is kept, by request id.
     cancellable: bool,
     done_keys: Vec<Option<EventKey>>,
@@ -242,12 +242,8 @@ impl Servers {
                 })
             })
             .collect();
-        // a `down` fault stops running work, as a cancelling caller does
-        let down = model
-            .faults
-            .iter()
-            .any(|f| f.kind == crate::model::FaultKind::Down);
-        let cancellable = down || model.calls_a_service();
+        // a cancelling caller or a `down` fault may stop running work
+        let cancellable = model.cancels_work();
         Servers {
             states,
             by_service,
@@ -680,6 +676,10 @@ impl World<'_> {
     /// calls) and frees its slot; false if it was not running there (held by a
     /// limiter on its way). `late`: the work counts as late work.
     fn server_stop(&mut self, i: usize, req: ReqId, late: bool) -> bool {
+        debug_assert!(
+            self.servers.cancellable,
+            "work stopped in a model that cancels none"
+        );
         let in_service = self
             .servers
             .done_keys
