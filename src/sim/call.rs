@@ -80,15 +80,41 @@ enum Below {
     Nothing,
     /// On its way: its `CallArrive` event.
     OnTheWay(EventKey),
+    /// On its way, its `CallArrive` posted without a key (see
+    /// `Calls::keyed_arrivals`).
+    Posted,
+    /// Given up while on its way without a key: its `CallArrive` still comes,
+    /// finds this and frees the call's slot (held until then, so that no
+    /// other call takes it first).
+    GivenUp,
     /// The request it became at the callee.
     Request(ReqId),
 }
 
 /// The call slab: ids are reused once a call is over for caller and callee.
-#[derive(Default)]
 pub(crate) struct Calls {
     slab: Vec<CallRun>,
     free: Vec<CallId>,
+    /// Whether a call into a service keeps a key to its `CallArrive`. The
+    /// arrival runs at the instant of the call, in the normal lane, so only an
+    /// event of that instant's normal lane that ran first can give the call up
+    /// before it arrives: a hedge's winner dropping a loser, or a
+    /// cancellation from above (`Model::cancels_work`; timeouts run in the
+    /// deadline lane, after every normal event of their instant). Without
+    /// either, an arrival is posted without a key; should a give-up come
+    /// first all the same, the arrival still runs and does nothing.
+    keyed_arrivals: bool,
+}
+
+impl Calls {
+    pub fn new(model: &crate::model::Model) -> Calls {
+        Calls {
+            slab: Vec::new(),
+            free: Vec::new(),
+            keyed_arrivals: model.cancels_work()
+                || model.policies.iter().any(|p| p.hedge.is_some()),
+        }
+    }
 }
 
 impl Calls {
@@ -178,9 +204,14 @@ impl World<'_> {
                 }
             }
             Target::Service(_) => {
-                let key = self.schedule(self.now, Lane::Normal, Event::CallArrive(id));
+                let below = if self.calls.keyed_arrivals {
+                    Below::OnTheWay(self.schedule(self.now, Lane::Normal, Event::CallArrive(id)))
+                } else {
+                    self.post(self.now, Lane::Normal, Event::CallArrive(id));
+                    Below::Posted
+                };
                 let c = &mut self.calls.slab[id as usize];
-                c.below = Below::OnTheWay(key);
+                c.below = below;
                 if let Some(deadline) = deadline {
                     let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
                     self.calls.slab[id as usize].timeout_key = Some(key);
@@ -193,7 +224,14 @@ impl World<'_> {
     /// A call reaches the service it targets: it becomes a request there.
     pub(super) fn call_arrive(&mut self, call: CallId) {
         let c = &mut self.calls.slab[call as usize];
-        c.below = Below::Nothing;
+        if matches!(
+            std::mem::replace(&mut c.below, Below::Nothing),
+            Below::GivenUp
+        ) {
+            // given up on its way: nothing reaches the service
+            self.calls.free.push(call);
+            return;
+        }
         let Target::Service(service) = c.target else {
             return;
         };
@@ -325,8 +363,17 @@ impl World<'_> {
                     Below::OnTheWay(key) => {
                         self.queue.cancel(key);
                     }
+                    Below::Posted => {
+                        debug_assert!(
+                            false,
+                            "a call given up on its way in a model without hedges or cancellation"
+                        );
+                        // its arrival frees the slot
+                        self.calls.slab[call as usize].below = Below::GivenUp;
+                        return;
+                    }
                     Below::Request(req) => self.caller_gone(req, cancel),
-                    Below::Nothing => {}
+                    Below::Nothing | Below::GivenUp => {}
                 }
                 self.calls.free.push(call);
             }

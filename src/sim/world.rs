@@ -54,7 +54,7 @@ impl<'m> World<'m> {
             queue: EventQueue::new(),
             now: Ticks::ZERO,
             requests: Requests::default(),
-            calls: Calls::default(),
+            calls: Calls::new(model),
             dependencies: Dependencies::new(model, replication),
             servers: Servers::new(model, replication),
             plans: Plans::default(),
