@@ -373,7 +373,12 @@ impl World<'_> {
                         return;
                     }
                     Below::Request(req) => self.caller_gone(req, cancel),
-                    Below::Nothing | Below::GivenUp => {}
+                    Below::GivenUp => {
+                        // given up before: its arrival still frees the slot
+                        self.calls.slab[call as usize].below = Below::GivenUp;
+                        return;
+                    }
+                    Below::Nothing => {}
                 }
                 self.calls.free.push(call);
             }
