@@ -115,9 +115,7 @@ impl Calls {
                 || model.policies.iter().any(|p| p.hedge.is_some()),
         }
     }
-}
 
-impl Calls {
     /// Entries in use (requests or calls not yet released).
     #[inline]
     pub fn held(&self) -> u64 {
@@ -363,21 +361,17 @@ impl World<'_> {
                     Below::OnTheWay(key) => {
                         self.queue.cancel(key);
                     }
-                    Below::Posted => {
+                    // posted without a key (given up before, or not): its
+                    // arrival still comes and frees the slot
+                    Below::Posted | Below::GivenUp => {
                         debug_assert!(
                             false,
                             "a call given up on its way in a model without hedges or cancellation"
                         );
-                        // its arrival frees the slot
                         self.calls.slab[call as usize].below = Below::GivenUp;
                         return;
                     }
                     Below::Request(req) => self.caller_gone(req, cancel),
-                    Below::GivenUp => {
-                        // given up before: its arrival still frees the slot
-                        self.calls.slab[call as usize].below = Below::GivenUp;
-                        return;
-                    }
                     Below::Nothing => {}
                 }
                 self.calls.free.push(call);
