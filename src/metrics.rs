@@ -120,9 +120,12 @@ pub struct Samples {
     /// smaller (the partition points of the selections made since the last push),
     /// so a later percentile selects only between its two neighbours.
     splits: Vec<u32>,
-    /// The count `splits` was made at: a push since then makes them stale
-    /// (cleared by the next percentile, not by every push).
+    /// The count `splits` (and `known`) were made at: a push since then makes
+    /// them stale (cleared by the next percentile, not by every push).
     splits_of: u64,
+    /// Values of ranks (zeros included) another statistic holding the same
+    /// values selected ([`Samples::select_together`]), ascending by rank.
+    known: Vec<(u64, u64)>,
     /// How many values `narrow` may hold: [`EXACT_CAP`] while the values are
     /// narrow, 0 once they widened or moved into the histogram (one comparison
     /// per push tells both).
@@ -142,6 +145,7 @@ impl Default for Samples {
             max: 0,
             splits: Vec::new(),
             splits_of: 0,
+            known: Vec::new(),
             narrow_cap: EXACT_CAP,
         }
     }
@@ -315,6 +319,7 @@ impl Samples {
         self.max = 0;
         self.splits.clear();
         self.splits_of = 0;
+        self.known.clear();
         self.narrow_cap = EXACT_CAP;
     }
 
@@ -323,12 +328,13 @@ impl Samples {
         self.count
     }
 
-    /// How many positions selections have fixed since the last push (a test's
-    /// window on the work the percentiles asked so far took).
+    /// How many positions selections have fixed since the last push, here or
+    /// in a statistic holding the same values (a test's window on the work the
+    /// percentiles asked so far took).
     #[cfg(test)]
     pub(crate) fn selected(&self) -> usize {
         if self.splits_of == self.count {
-            self.splits.len()
+            self.splits.len() + self.known.len()
         } else {
             0
         }
@@ -378,6 +384,9 @@ impl Samples {
                 return 0;
             }
             self.fresh_splits();
+            if let Ok(i) = self.known.binary_search_by_key(&rank, |&(r, _)| r) {
+                return self.known[i].1;
+            }
             let r = (rank - self.zeros) as usize;
             return if self.wide.is_empty() {
                 u64::from(select(&mut self.narrow, &mut self.splits, r))
@@ -399,6 +408,7 @@ impl Samples {
     fn fresh_splits(&mut self) {
         if self.splits_of != self.count {
             self.splits.clear();
+            self.known.clear();
             self.splits_of = self.count;
         }
     }
@@ -412,22 +422,97 @@ impl Samples {
         if self.count == 0 || !self.buckets.is_empty() {
             return;
         }
-        // ranks below the zeros need nothing; the rest are ranks of the held values
+        self.fresh_splits();
+        let mut ranks = self.held_ranks(qs, median);
+        // ranks another statistic selected need nothing
         let zeros = self.zeros;
-        let mut ranks: Vec<usize> = qs
-            .iter()
+        let known = &self.known;
+        ranks.retain(|&h| {
+            known
+                .binary_search_by_key(&(h as u64 + zeros), |&(r, _)| r)
+                .is_err()
+        });
+        ranks.sort_unstable();
+        ranks.dedup();
+        self.select_held(&ranks);
+    }
+
+    /// [`Self::select_for`] for each statistic of `group`, whose later members
+    /// hold the same exact values in the same order as the first
+    /// ([`Self::holds_as`]; their zeros, counted apart, may differ): every
+    /// response and the answered ones when every other response took no time
+    /// (a rejection at once), a lone server's responses when its clients got
+    /// every answer in the order it gave them. The ranks they all ask are
+    /// selected once, over the first's values; the others take the values of
+    /// theirs from it (`known`), and their own values stay as they are.
+    pub fn select_together(group: &mut [(&mut Samples, &[f64], bool)]) {
+        let Some(((first, qs, median), rest)) = group.split_first_mut() else {
+            return;
+        };
+        if first.count == 0 || !first.buckets.is_empty() {
+            return;
+        }
+        let mut ranks = first.held_ranks(qs, *median);
+        for (s, qs, median) in rest.iter() {
+            debug_assert!(first.holds_as(s), "a group holds the same values");
+            if s.count > 0 {
+                ranks.extend(s.held_ranks(qs, *median));
+            }
+        }
+        ranks.sort_unstable();
+        ranks.dedup();
+        first.select_held(&ranks);
+        for (s, qs, median) in rest.iter_mut() {
+            if s.count == 0 {
+                continue;
+            }
+            s.fresh_splits();
+            for h in s.held_ranks(qs, *median) {
+                let v = if first.wide.is_empty() {
+                    u64::from(first.narrow[h])
+                } else {
+                    first.wide[h]
+                };
+                s.known.push((h as u64 + s.zeros, v));
+            }
+            s.known.sort_unstable();
+            s.known.dedup();
+        }
+    }
+
+    /// Whether `self` and `other` are exact and hold the same values in the
+    /// same order (their zeros, counted apart, may differ). Statistics of
+    /// different sizes, sums or largest values differ at the first look.
+    pub fn holds_as(&self, other: &Samples) -> bool {
+        self.buckets.is_empty()
+            && other.buckets.is_empty()
+            && self.sum == other.sum
+            && self.max == other.max
+            && self.narrow == other.narrow
+            && self.wide == other.wide
+    }
+
+    /// The ranks among the held values (zeros left out) of the nearest-rank
+    /// quantiles `qs` and, with `median`, the upper median; ranks that fall on
+    /// a zero need nothing and are left out. Unsorted; `count` must not be 0.
+    fn held_ranks(&self, qs: &[f64], median: bool) -> Vec<usize> {
+        let zeros = self.zeros;
+        qs.iter()
             .map(|&q| self.rank_of(q))
             .chain(median.then_some(self.count / 2))
             .filter(|&r| r >= zeros)
             .map(|r| (r - zeros) as usize)
-            .collect();
-        ranks.sort_unstable();
-        ranks.dedup();
+            .collect()
+    }
+
+    /// Selects the held ranks `ranks` (ascending, distinct) in the order that
+    /// costs least between the positions earlier selections fixed.
+    fn select_held(&mut self, ranks: &[usize]) {
         self.fresh_splits();
         // between two positions already fixed the ranks are a problem of their own
         let mut order = Vec::with_capacity(ranks.len());
         let mut fixed = Vec::with_capacity(ranks.len());
-        let mut rest = &ranks[..];
+        let mut rest = ranks;
         while let Some(&first) = rest.first() {
             let (_, lo, hi) = stretch(&self.splits, first, self.held());
             let take = rest.partition_point(|&r| r < hi);
@@ -682,6 +767,79 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Statistics that hold the same values with different zeros, selected
+    /// together: each answers every percentile (asked ahead or not, before and
+    /// after more pushes) as a sorted copy of its own values would, the second
+    /// without selecting over its own values for the ranks asked ahead; one
+    /// holding other values is not taken for the same.
+    #[test]
+    fn statistics_selected_together_answer_as_their_own_sorted_copies() {
+        let values: Vec<u64> = (0..30_000u64).map(|i| (i * 7_919) % 50_021 + 1).collect();
+        let (mut all, mut answered) = (Samples::default(), Samples::default());
+        for (i, &v) in values.iter().enumerate() {
+            if i % 10 == 0 {
+                all.push(Ticks::ZERO);
+            }
+            all.push(Ticks(v));
+            answered.push(Ticks(v));
+        }
+        answered.push(Ticks::ZERO);
+        let mut other = answered.clone();
+        other.push(Ticks(3));
+        assert!(all.holds_as(&answered) && answered.holds_as(&all));
+        assert!(!all.holds_as(&other), "one more value");
+        let want = |s: &Samples, extra: &[u64]| {
+            let mut v = values.clone();
+            v.extend(std::iter::repeat_n(0, s.zeros as usize));
+            v.extend_from_slice(extra);
+            v.sort_unstable();
+            v
+        };
+        let cdf = [0.1, 0.5, 0.9, 0.99];
+        let asked = [0.5, 0.999];
+        Samples::select_together(&mut [(&mut all, &cdf, true), (&mut answered, &asked, false)]);
+        assert!(
+            answered.splits.is_empty(),
+            "the second selected nothing itself"
+        );
+        let at = |sorted: &[u64], q: f64| {
+            let r = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+            Ticks(sorted[r]).as_ms()
+        };
+        let (want_all, want_answered) = (want(&all, &[]), want(&answered, &[]));
+        for q in asked {
+            assert_eq!(
+                answered.quantile_ms(q),
+                at(&want_answered, q),
+                "answered, q {q}"
+            );
+        }
+        assert!(
+            answered.splits.is_empty(),
+            "what was asked ahead needs no selection"
+        );
+        for q in [0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0, 0.37] {
+            assert_eq!(all.quantile_ms(q), at(&want_all, q), "all, q {q}");
+            assert_eq!(
+                answered.quantile_ms(q),
+                at(&want_answered, q),
+                "answered, q {q}"
+            );
+        }
+        let upper_median = Ticks(want_answered[want_answered.len() / 2]).as_ms();
+        assert_eq!(answered.median_ms(), upper_median);
+        // a push makes what was selected for it stale
+        answered.push(Ticks(60_000));
+        let after = want(&answered, &[60_000]);
+        for q in [0.5, 0.999, 1.0] {
+            assert_eq!(
+                answered.quantile_ms(q),
+                at(&after, q),
+                "after a push, q {q}"
+            );
         }
     }
 
