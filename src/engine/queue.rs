@@ -373,6 +373,57 @@ impl<E: Payload> EventQueue<E> {
         }
     }
 
+    /// Takes the sequence number a post now would take, for an event of the
+    /// current instant that its owner keeps and runs itself when nothing in
+    /// the queue comes before it ([`Self::has_before`]), or else hands back
+    /// with [`Self::post_taken`]: every other event keeps its place.
+    #[inline]
+    pub fn take_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
+    /// Whether an entry in the queue (pending or cancelled) comes before an
+    /// event at `at` in `lane` with sequence number `seq`.
+    #[inline]
+    pub fn has_before(&self, at: Ticks, lane: Lane, seq: u64) -> bool {
+        let key = (u128::from(at.0) << 64) | u128::from(order(lane, seq));
+        self.min_front < key || self.heap.peek().is_some_and(|e| e.key() < key)
+    }
+
+    /// Posts an event with the sequence number [`Self::take_seq`] gave it: it
+    /// runs where a post at that moment would have run it.
+    #[inline]
+    pub fn post_taken(&mut self, at: Ticks, lane: Lane, seq: u64, event: E) {
+        let order = order(lane, seq);
+        match event.to_word() {
+            Some(word) => {
+                self.heap.push(Entry {
+                    at: at.0,
+                    order,
+                    slot: word | INLINE,
+                });
+            }
+            None => {
+                let slot = self.slab.insert(seq, event);
+                self.heap.push(Entry {
+                    at: at.0,
+                    order,
+                    slot: u64::from(slot),
+                });
+            }
+        }
+        self.live += 1;
+    }
+
+    /// Counts an event its owner ran itself at the current instant (see
+    /// [`Self::take_seq`]) as delivered.
+    #[inline]
+    pub fn delivered_by_owner(&mut self) {
+        self.popped += 1;
+    }
+
     /// Schedules `event` at absolute time `at` in `lane`.
     #[inline]
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: E) -> EventKey {
@@ -630,6 +681,33 @@ mod tests {
         cancellation,
         cancel_removes_a_pending_event_and_ignores_stale_keys
     );
+
+    /// An event whose sequence number was taken and that was posted later runs
+    /// where a post at the taking would have run it; `has_before` tells whether
+    /// anything queued comes first.
+    #[test]
+    fn a_taken_sequence_number_keeps_the_events_place() {
+        let mut q = EventQueue::new();
+        assert!(q.add_fifo(Ticks::ZERO));
+        let _ = q.schedule(Ticks(5), Lane::Normal, "first");
+        assert_eq!(q.pop(), Some((Ticks(5), "first")));
+        let _ = q.schedule(Ticks(5), Lane::Deadline, "deadline");
+        assert!(!q.has_before(Ticks(5), Lane::Normal, q.next_seq));
+        q.post(Ticks(5), Lane::Normal, "before");
+        let taken = q.take_seq();
+        assert!(
+            q.has_before(Ticks(5), Lane::Normal, taken),
+            "`before` comes first"
+        );
+        q.post(Ticks(5), Lane::Normal, "after");
+        q.post_taken(Ticks(5), Lane::Normal, taken, "taken");
+        assert_eq!(q.len(), 4);
+        let got: Vec<&str> = drain(&mut q).into_iter().map(|(_, e)| e).collect();
+        assert_eq!(got, ["before", "taken", "after", "deadline"]);
+        // one the owner ran itself counts as delivered
+        q.delivered_by_owner();
+        assert_eq!(q.popped(), 6);
+    }
 
     /// FIFO lanes deliver in the heap's order: time, then lane, then FIFO, also
     /// when a lane's delay would put a deadline before a normal event of its tick.

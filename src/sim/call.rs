@@ -30,6 +30,7 @@ use super::trace::trace;
 use super::{CallId, Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::Target;
+use std::collections::VecDeque;
 
 /// Who waits for a call's answer.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +81,7 @@ enum Below {
     Nothing,
     /// On its way: its `CallArrive` event.
     OnTheWay(EventKey),
-    /// On its way, its `CallArrive` posted without a key (see
+    /// On its way without a key, waiting in `Calls::arriving` (see
     /// `Calls::keyed_arrivals`).
     Posted,
     /// Given up while on its way without a key: its `CallArrive` still comes,
@@ -101,9 +102,14 @@ pub(crate) struct Calls {
     /// before it arrives: a hedge's winner dropping a loser, or a
     /// cancellation from above (`Model::cancels_work`; timeouts run in the
     /// deadline lane, after every normal event of their instant). Without
-    /// either, an arrival is posted without a key; should a give-up come
-    /// first all the same, the arrival still runs and does nothing.
+    /// either, an arrival waits in `arriving` without a key; should a give-up
+    /// come first all the same, the arrival still runs and does nothing.
     keyed_arrivals: bool,
+    /// Arrivals of this instant made without a key, with the sequence
+    /// numbers the queue gave them, oldest first: the run loop runs each
+    /// itself when nothing in the queue comes first (`World::arrival_due`),
+    /// as the queue would have, without the queue's round trip.
+    arriving: VecDeque<(u64, CallId)>,
 }
 
 impl Calls {
@@ -113,6 +119,7 @@ impl Calls {
             free: Vec::new(),
             keyed_arrivals: model.cancels_work()
                 || model.policies.iter().any(|p| p.hedge.is_some()),
+            arriving: VecDeque::new(),
         }
     }
 
@@ -205,7 +212,8 @@ impl World<'_> {
                 let below = if self.calls.keyed_arrivals {
                     Below::OnTheWay(self.schedule(self.now, Lane::Normal, Event::CallArrive(id)))
                 } else {
-                    self.post(self.now, Lane::Normal, Event::CallArrive(id));
+                    let seq = self.queue.take_seq();
+                    self.calls.arriving.push_back((seq, id));
                     Below::Posted
                 };
                 let c = &mut self.calls.slab[id as usize];
@@ -217,6 +225,25 @@ impl World<'_> {
             }
         }
         Some(id)
+    }
+
+    /// The call whose arrival is due now, before anything in the queue,
+    /// counted as a delivered event; None when no arrival waits or an event
+    /// of this instant comes first (every waiting arrival then goes into the
+    /// queue, each where a post would have put it).
+    #[inline]
+    pub(super) fn arrival_due(&mut self) -> Option<CallId> {
+        let &(seq, call) = self.calls.arriving.front()?;
+        if self.queue.has_before(self.now, Lane::Normal, seq) {
+            for (seq, call) in std::mem::take(&mut self.calls.arriving) {
+                self.queue
+                    .post_taken(self.now, Lane::Normal, seq, Event::CallArrive(call));
+            }
+            return None;
+        }
+        self.calls.arriving.pop_front();
+        self.queue.delivered_by_owner();
+        Some(call)
     }
 
     /// A call reaches the service it targets: it becomes a request there.
@@ -400,5 +427,48 @@ impl World<'_> {
             Caller::Client { req } => self.client_call_over(req, outcome),
             Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{LoadOptions, load_str};
+    use std::path::Path;
+
+    /// A call's arrival runs where its event would: after every event of its
+    /// instant that was scheduled before the call was made. Two workloads
+    /// send at the same instants, `via` first (declared first); its request
+    /// calls `x` (one slot, no queue), the other's reaches `x` directly. The
+    /// direct request was due before the call was made, so it takes the slot
+    /// and the call finds none.
+    #[test]
+    fn a_call_arrives_after_the_events_of_its_instant_scheduled_before_it() {
+        let text = r#"
+[scenario]
+name = "ties"
+[services.front]
+routes = ["/front"]
+handler = { type = "plan", budget = 100, branches = [{ name = "b", calls = [{ to = "x" }] }] }
+[services.x]
+routes = ["/x"]
+handler = { type = "server", slots = 1, queue = 0, service = { constant = 5 } }
+[workloads.via]
+type = "open"
+rate_rps = 10
+requests = 20
+arrivals = "uniform"
+route = "/front"
+[workloads.direct]
+type = "open"
+rate_rps = 10
+requests = 20
+arrivals = "uniform"
+route = "/x"
+"#;
+        let s = load_str(text, Path::new("ties.toml"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let r = crate::sim::run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"));
+        let answered: Vec<u64> = r.workloads.iter().map(|w| w.answered).collect();
+        assert_eq!(answered, [0, 20], "via, direct");
     }
 }

@@ -84,7 +84,16 @@ impl<'m> World<'m> {
         let max_time = limits.max_sim_time.min(series_end);
         // the time series' current window end (never, without one)
         let mut window_end = self.obs.series().map_or(Ticks(u64::MAX), |t| t.end());
-        while let Some((at, event)) = self.queue.pop() {
+        loop {
+            // a call's arrival due now runs without the queue's round trip
+            let arrival = self.arrival_due();
+            let (at, event) = match arrival {
+                Some(call) => (self.now, Event::CallArrive(call)),
+                None => match self.queue.pop() {
+                    Some(next) => next,
+                    None => break,
+                },
+            };
             if at > max_time {
                 if at > series_end {
                     return Err(self.series_limit());
@@ -106,7 +115,10 @@ impl<'m> World<'m> {
             if at >= window_end {
                 window_end = self.series_roll(at);
             }
-            self.dispatch(event);
+            match arrival {
+                Some(call) => self.call_arrive(call),
+                None => self.dispatch(event),
+            }
             if self.obs.in_flight() > limits.max_in_flight {
                 return Err(Error::Limit(format!(
                     "scenario `{}`: more than scenario.max_in_flight = {} requests in flight at once (raise it in [scenario] if the system is meant to hold this many)",
