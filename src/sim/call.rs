@@ -83,7 +83,7 @@ enum Below {
     OnTheWay(EventKey),
     /// On its way without a key, waiting in `Calls::arriving` (see
     /// `Calls::keyed_arrivals`).
-    Posted,
+    Arriving,
     /// Given up while on its way without a key: its `CallArrive` still comes,
     /// finds this and frees the call's slot (held until then, so that no
     /// other call takes it first).
@@ -214,7 +214,7 @@ impl World<'_> {
                 } else {
                     let seq = self.queue.take_seq();
                     self.calls.arriving.push_back((seq, id));
-                    Below::Posted
+                    Below::Arriving
                 };
                 let c = &mut self.calls.slab[id as usize];
                 c.below = below;
@@ -388,9 +388,9 @@ impl World<'_> {
                     Below::OnTheWay(key) => {
                         self.queue.cancel(key);
                     }
-                    // posted without a key (given up before, or not): its
+                    // arriving without a key (given up before, or not): its
                     // arrival still comes and frees the slot
-                    Below::Posted | Below::GivenUp => {
+                    Below::Arriving | Below::GivenUp => {
                         debug_assert!(
                             false,
                             "a call given up on its way in a model without hedges or cancellation"
