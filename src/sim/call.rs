@@ -235,7 +235,8 @@ impl World<'_> {
     pub(super) fn arrival_due(&mut self) -> Option<CallId> {
         let &(seq, call) = self.calls.arriving.front()?;
         if self.queue.has_before(self.now, Lane::Normal, seq) {
-            for (seq, call) in std::mem::take(&mut self.calls.arriving) {
+            // (drained, not taken: the deque keeps its memory for the next)
+            for (seq, call) in self.calls.arriving.drain(..) {
                 self.queue
                     .post_taken(self.now, Lane::Normal, seq, Event::CallArrive(call));
             }
