@@ -355,22 +355,8 @@ impl<E: Payload> EventQueue<E> {
     /// exactly where [`Self::schedule`] would have run it.
     #[inline]
     pub fn post(&mut self, at: Ticks, lane: Lane, event: E) {
-        match event.to_word() {
-            Some(word) => {
-                debug_assert!(word & INLINE == 0, "an event's word is below 2^63");
-                let seq = self.next_seq;
-                self.next_seq += 1;
-                self.push(Entry {
-                    at: at.0,
-                    order: order(lane, seq),
-                    slot: word | INLINE,
-                });
-                self.live += 1;
-            }
-            None => {
-                let _ = self.schedule(at, lane, event);
-            }
-        }
+        let seq = self.take_seq();
+        self.post_taken(at, lane, seq, event);
     }
 
     /// Takes the sequence number a post now would take, for an event of the
@@ -396,24 +382,18 @@ impl<E: Payload> EventQueue<E> {
     /// runs where a post at that moment would have run it.
     #[inline]
     pub fn post_taken(&mut self, at: Ticks, lane: Lane, seq: u64, event: E) {
-        let order = order(lane, seq);
-        match event.to_word() {
+        let slot = match event.to_word() {
             Some(word) => {
-                self.heap.push(Entry {
-                    at: at.0,
-                    order,
-                    slot: word | INLINE,
-                });
+                debug_assert!(word & INLINE == 0, "an event's word is below 2^63");
+                word | INLINE
             }
-            None => {
-                let slot = self.slab.insert(seq, event);
-                self.heap.push(Entry {
-                    at: at.0,
-                    order,
-                    slot: u64::from(slot),
-                });
-            }
-        }
+            None => u64::from(self.slab.insert(seq, event)),
+        };
+        self.push(Entry {
+            at: at.0,
+            order: order(lane, seq),
+            slot,
+        });
         self.live += 1;
     }
 
@@ -427,8 +407,7 @@ impl<E: Payload> EventQueue<E> {
     /// Schedules `event` at absolute time `at` in `lane`.
     #[inline]
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: E) -> EventKey {
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let seq = self.take_seq();
         let slot = self.slab.insert(seq, event);
         self.push(Entry {
             at: at.0,
