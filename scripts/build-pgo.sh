@@ -54,9 +54,12 @@ RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$data" CARGO_TARGET_DIR="$PGO_DIR/g
 echo "== 2/4 training run: scenarios scenarios/examples" >&2
 # on one thread: counts that vary less between builds (hash seeds and the progress
 # bar's timer still vary them a little; the outputs never vary)
-# (exit 3: a scenario's [thresholds] failed, which is still a run to learn from)
+# (exit 3: a scenario's [thresholds] failed, which is still a run to learn from);
+# drawing ahead on, as `auto` has it on a machine with a core to spare, so that
+# both the helper's draws and the reads of them are counted
 rc=0
-RAYON_NUM_THREADS=1 "$PGO_DIR/gen/release/resim" run scenarios scenarios/examples -q --out "$PGO_DIR/train" >&2 || rc=$?
+RAYON_NUM_THREADS=1 "$PGO_DIR/gen/release/resim" run scenarios scenarios/examples -q \
+  --draw-ahead on --out "$PGO_DIR/train" >&2 || rc=$?
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
   echo "build-pgo: the training run failed (exit $rc)" >&2
   exit 1

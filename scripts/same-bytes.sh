@@ -5,13 +5,16 @@
 #
 #   scripts/same-bytes.sh BINARY OUTDIR
 #   diff -r OUT_BEFORE OUT_AFTER && echo same bytes
+#
+# RUN_ARGS (word-split) is added to every `run`, e.g. RUN_ARGS="--draw-ahead on".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$1 out=$2
 rm -rf "$out"; mkdir -p "$out"
 for f in scenarios/*.toml scenarios/examples/*.toml scenarios/bench/*.toml; do
   stem=$(basename "$f" .toml)
-  "$bin" run "$f" --out "$out/run/$stem" > "$out/run-$stem.txt"
+  # shellcheck disable=SC2086
+  "$bin" run "$f" ${RUN_ARGS:-} --out "$out/run/$stem" > "$out/run-$stem.txt"
 done
 for f in scenarios/*montecarlo*.toml; do
   stem=$(basename "$f" .toml)

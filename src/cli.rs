@@ -50,6 +50,11 @@ enum Command {
         /// workloads send, one process per compare row, one row per request
         #[arg(long, value_name = "N")]
         trace: Option<u32>,
+        /// Draw each compare row's random latencies and arrival gaps ahead on a
+        /// helper thread: `auto` when the rows leave a core spare for each
+        /// helper. The output is the same byte for byte; only the time differs
+        #[arg(long, value_name = "WHEN", default_value = "auto")]
+        draw_ahead: crate::DrawAhead,
     },
     /// Monte-Carlo sweep: run every compare row over many seeded replications and
     /// write replications.csv, summary.csv, paired.csv and manifest.toml
@@ -190,6 +195,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             no_report,
             json,
             trace,
+            draw_ahead,
         } => {
             let files = scenario_files(&paths)?;
             let opts = LoadOptions {
@@ -211,7 +217,8 @@ fn dispatch(command: Command) -> Result<(), Error> {
             let mut failed = Vec::new();
             let mut documents = Vec::new();
             for s in &scenarios {
-                let (output, trace_file) = crate::run_scenario_traced(s, progress, trace)?;
+                let (output, trace_file) =
+                    crate::run_scenario_traced(s, progress, trace, draw_ahead)?;
                 for warning in crate::fault_warnings(s, &output.runs) {
                     eprintln!("warning: {warning}");
                 }

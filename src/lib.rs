@@ -63,16 +63,48 @@ impl RunOutput {
 /// bar on stderr (compare rows done) when `progress` and the run takes more than a
 /// second.
 pub fn run_scenario_output(scenario: &Scenario, progress: bool) -> Result<RunOutput, Error> {
-    Ok(run_scenario_traced(scenario, progress, None)?.0)
+    Ok(run_scenario_traced(scenario, progress, None, DrawAhead::Off)?.0)
+}
+
+/// Whether a run's random streams are drawn ahead on a spare core
+/// (`resim run --draw-ahead`). The results are the same whichever is chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum DrawAhead {
+    /// When every compare row running at once can have a core of its own for
+    /// its helper: twice the rows running at once fit in the cores.
+    #[default]
+    Auto,
+    /// Always (each compare row gets a helper thread).
+    On,
+    /// Never: every draw is made where it is used.
+    Off,
+}
+
+impl DrawAhead {
+    /// Whether `rows` compare rows, run in parallel on the thread pool, draw ahead.
+    fn for_rows(self, rows: usize) -> bool {
+        match self {
+            DrawAhead::On => true,
+            DrawAhead::Off => false,
+            DrawAhead::Auto => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                2 * rows.min(rayon::current_num_threads()) <= cores
+            }
+        }
+    }
 }
 
 /// [`run_scenario_output`], and with `trace = Some(n)` the life of the first `n`
-/// requests of each compare row as `trace.json` bytes (one process per row).
+/// requests of each compare row as `trace.json` bytes (one process per row);
+/// `draw_ahead` says whether the rows draw their random streams ahead on spare
+/// cores (the same results either way).
 pub fn run_scenario_traced(
     scenario: &Scenario,
     progress: bool,
     trace: Option<u32>,
+    draw_ahead: DrawAhead,
 ) -> Result<(RunOutput, Option<Vec<u8>>), Error> {
+    let ahead = draw_ahead.for_rows(scenario.rows.len());
     let bar = progress::Delayed::new(
         scenario.rows.len() as u64,
         progress,
@@ -86,8 +118,8 @@ pub fn run_scenario_traced(
         .par_iter()
         .map(|row| {
             let run = match trace {
-                None => sim::run(&row.model, 0).map(|r| (r, None)),
-                Some(n) => sim::run_traced(&row.model, 0, n).map(|(r, t)| (r, Some(t))),
+                None => sim::run_with(&row.model, 0, ahead).map(|r| (r, None)),
+                Some(n) => sim::run_traced(&row.model, 0, n, ahead).map(|(r, t)| (r, Some(t))),
             };
             bar.inc(1);
             run.map_err(|e| in_row(e, scenario, row))

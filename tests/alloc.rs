@@ -11,6 +11,7 @@
 //!
 //! `cargo test --locked --test alloc -- --nocapture` prints the counts.
 
+use resim::DrawAhead;
 use resim::report::{Cell, Table};
 use resim::scenario::{self, LoadOptions, Override};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -88,7 +89,7 @@ fn requests_sent(tables: &[Table]) -> f64 {
 /// Loads `file` with `workload.requests = requests` and counts the allocations of
 /// running it (every compare row, analyses and tables included; loading is not
 /// counted). Returns (allocations, requests sent).
-fn count(file: &Path, requests: u64, extra: &[&str]) -> (u64, f64) {
+fn count(file: &Path, requests: u64, extra: &[&str], ahead: DrawAhead) -> (u64, f64) {
     let mut overrides = vec![Override::parse(&format!("workload.requests={requests}")).unwrap()];
     overrides.extend(extra.iter().map(|o| Override::parse(o).unwrap()));
     let opts = LoadOptions {
@@ -98,7 +99,10 @@ fn count(file: &Path, requests: u64, extra: &[&str]) -> (u64, f64) {
     };
     let s = scenario::load(file, &opts).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let before = ALLOCATIONS.load(Ordering::SeqCst);
-    let tables = resim::run_scenario(&s).unwrap();
+    let tables = resim::run_scenario_traced(&s, false, None, ahead)
+        .unwrap()
+        .0
+        .tables;
     let after = ALLOCATIONS.load(Ordering::SeqCst);
     let sent = requests_sent(&tables);
     drop(tables);
@@ -107,19 +111,19 @@ fn count(file: &Path, requests: u64, extra: &[&str]) -> (u64, f64) {
 
 /// (allocations at n, at 10n, extra allocations per extra request), after asserting
 /// that the runs sent what they were asked to; `extra` overrides more keys.
-fn growth(file: &str, n: u64, rows: f64, extra: &[&str]) -> (u64, u64, f64) {
+fn growth(file: &str, n: u64, rows: f64, extra: &[&str], ahead: DrawAhead) -> (u64, u64, f64) {
     let file = bench(file);
     // Warm up: the thread pool and any lazily built statics are not the run's.
-    count(&file, 10, extra);
-    let (small, sent_small) = count(&file, n, extra);
-    let (large, sent_large) = count(&file, 10 * n, extra);
+    count(&file, 10, extra, ahead);
+    let (small, sent_small) = count(&file, n, extra, ahead);
+    let (large, sent_large) = count(&file, 10 * n, extra, ahead);
     assert_eq!(sent_small, rows * n as f64, "{}", file.display());
     assert_eq!(sent_large, rows * 10.0 * n as f64, "{}", file.display());
     // The counter sees the run's allocations at all (a run builds its tables).
     assert!(small > 50, "{}: only {small} allocations", file.display());
     let per_extra = (large as f64 - small as f64) / (sent_large - sent_small);
     println!(
-        "{}: {small} allocations at {n} requests a row, {large} at {}: {per_extra:.6} per extra request",
+        "{} (drawing ahead {ahead:?}): {small} allocations at {n} requests a row, {large} at {}: {per_extra:.6} per extra request",
         file.display(),
         10 * n
     );
@@ -129,34 +133,40 @@ fn growth(file: &str, n: u64, rows: f64, extra: &[&str]) -> (u64, u64, f64) {
 #[test]
 fn allocations_per_request_stay_bounded_as_runs_grow() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // M1: one server, Poisson arrivals (one compare row).
-    let (_, _, m1) = growth("m1-ladder-server.toml", 10_000, 1.0, &[]);
-    // M2: a plan calling three dependencies, with and without cancellation, four rows.
-    let (_, _, m2) = growth("m2-budget-chain.toml", 2_000, 4.0, &[]);
-    // M3: retries, per-attempt timeouts, a frontend holding its slot across its
-    // own retried call, and a backend slowdown from 100 s to 110 s with the
-    // time series it brings (one row). 60,000 first tries take 120 s, so both
-    // runs pass through the retry storm. The windows are output rows, as many
-    // as the run has seconds; one window longer than either run keeps them out
-    // of the count.
-    let (_, _, m3) = growth(
-        "m3-retry-chain.toml",
-        60_000,
-        1.0,
-        &["output.window_ms=100000000"],
-    );
-    assert!(
-        m1 < PER_EXTRA_REQUEST,
-        "M1 allocates {m1:.4} times per extra request"
-    );
-    assert!(
-        m2 < PER_EXTRA_REQUEST,
-        "M2 allocates {m2:.4} times per extra request"
-    );
-    assert!(
-        m3 < PER_EXTRA_REQUEST,
-        "M3 allocates {m3:.4} times per extra first try"
-    );
+    // Drawing where the draws are used, and ahead on helper threads (whose
+    // chunks and channels are counted too: the allocator is global).
+    for ahead in [DrawAhead::Off, DrawAhead::On] {
+        // M1: one server, Poisson arrivals (one compare row).
+        let (_, _, m1) = growth("m1-ladder-server.toml", 10_000, 1.0, &[], ahead);
+        // M2: a plan calling three dependencies, with and without cancellation,
+        // four rows.
+        let (_, _, m2) = growth("m2-budget-chain.toml", 2_000, 4.0, &[], ahead);
+        // M3: retries, per-attempt timeouts, a frontend holding its slot across
+        // its own retried call, and a backend slowdown from 100 s to 110 s with
+        // the time series it brings (one row). 60,000 first tries take 120 s, so
+        // both runs pass through the retry storm. The windows are output rows,
+        // as many as the run has seconds; one window longer than either run
+        // keeps them out of the count.
+        let (_, _, m3) = growth(
+            "m3-retry-chain.toml",
+            60_000,
+            1.0,
+            &["output.window_ms=100000000"],
+            ahead,
+        );
+        assert!(
+            m1 < PER_EXTRA_REQUEST,
+            "M1 ({ahead:?}) allocates {m1:.4} times per extra request"
+        );
+        assert!(
+            m2 < PER_EXTRA_REQUEST,
+            "M2 ({ahead:?}) allocates {m2:.4} times per extra request"
+        );
+        assert!(
+            m3 < PER_EXTRA_REQUEST,
+            "M3 ({ahead:?}) allocates {m3:.4} times per extra first try"
+        );
+    }
 }
 
 /// Retries and hedges allocate nothing per attempt beyond the call's slab slot:

@@ -3,6 +3,7 @@
 //! after the caller gives up unless the caller cancels it. It answers through
 //! [`call`](super::call): `call_answered` when the work is done.
 
+use super::ahead::Draws;
 use super::faults::Subject;
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
@@ -16,8 +17,8 @@ use rand::RngExt;
 struct DependencyState {
     /// Its own `slots` (0 = unlimited), restored when a `slots` fault ends.
     slots: u32,
-    sampler: Sampler,
-    rng: Stream,
+    /// Its latencies.
+    draws: Draws,
     /// `slots` calls at once (0 = unlimited), the rest wait without bound.
     line: SlotQueue<CallId>,
     /// Calls being worked on, over time (abandoned work included).
@@ -47,6 +48,11 @@ pub(crate) struct Dependencies {
 }
 
 impl Dependencies {
+    /// Every dependency's latencies, for drawing ahead.
+    pub fn draws(&mut self) -> impl Iterator<Item = &mut Draws> {
+        self.deps.iter_mut().map(|d| &mut d.draws)
+    }
+
     pub fn new(model: &Model, replication: u64) -> Dependencies {
         let deps = model
             .dependencies
@@ -55,8 +61,7 @@ impl Dependencies {
                 let mut rng = stream(model.seed, replication, &format!("dependency:{}", d.name));
                 DependencyState {
                     slots: d.slots,
-                    sampler: Sampler::new(&d.latency, &mut rng),
-                    rng,
+                    draws: Draws::here(Sampler::new(&d.latency, &mut rng), rng),
                     line: SlotQueue::new(d.slots, None),
                     busy_average: TimeAverage::default(),
                 }
@@ -159,7 +164,7 @@ impl World<'_> {
         let now = self.now;
         let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, 1);
-        let mut latency = d.sampler.sample(&mut d.rng);
+        let mut latency = d.draws.sample();
         if !self.plain {
             latency = self.dependency_stretch(dep, latency);
         }

@@ -23,6 +23,7 @@
 //! (`server:<service>#i` for i > 1) and a balancer picks one per request; the
 //! service's figures add up its replicas', and each replica's own are kept too.
 
+use super::ahead::Draws;
 use super::dependency::scaled;
 use super::faults::{Subject, may_act};
 use super::latency::Sampler;
@@ -126,8 +127,8 @@ struct ServerState {
     /// The last time the queue was empty (kept for CoDel and adaptive LIFO).
     last_empty: Ticks,
     abandon: bool,
-    sampler: Sampler,
-    rng: Stream,
+    /// Its service times.
+    draws: Draws,
     /// `slots` at once, `queue` places in line, the rest shed.
     line: SlotQueue<Waiting>,
     /// Index into `Servers::stats`.
@@ -177,6 +178,11 @@ pub(crate) struct Servers {
 }
 
 impl Servers {
+    /// Every server's service times, for drawing ahead.
+    pub fn draws(&mut self) -> impl Iterator<Item = &mut Draws> {
+        self.states.iter_mut().map(|s| &mut s.draws)
+    }
+
     pub fn new(model: &Model, replication: u64) -> Servers {
         let mut states = Vec::new();
         let mut stats = Vec::new();
@@ -215,8 +221,7 @@ impl Servers {
                             .map_or(Ticks::from_ms(ADAPTIVE_INTERVAL_MS), |c| c.interval),
                         last_empty: Ticks::ZERO,
                         abandon: server.abandon,
-                        sampler: Sampler::new(&server.service, &mut rng),
-                        rng,
+                        draws: Draws::here(Sampler::new(&server.service, &mut rng), rng),
                         line,
                         stats: stats.len(),
                         replica: (n > 1).then_some(i),
@@ -351,11 +356,7 @@ impl World<'_> {
         let admit = s.line.admit();
         let full = admit == Admit::Refuse;
         let start_now = admit == Admit::Start;
-        let demand = if full {
-            Ticks::ZERO
-        } else {
-            s.sampler.sample(&mut s.rng)
-        };
+        let demand = if full { Ticks::ZERO } else { s.draws.sample() };
         let (stats, replica, timed) = (s.stats, s.replica, s.timed);
         if !full {
             s.outstanding += 1;

@@ -19,6 +19,7 @@
 //! in declaration order (owned routes, then the workload's unowned ones), each
 //! through every listed access path in order.
 
+use super::ahead::{Draws, Exp1Draws, Handover};
 use super::latency::Sampler;
 use super::{Event, Outcome, Tag, World};
 use crate::engine::{Lane, Stream, Ticks, stream};
@@ -45,12 +46,29 @@ struct Sender {
     state: WorkloadState,
     start: Ticks,
     /// Arrival gaps and ladder jitter.
-    rng: Stream,
+    rng: Exp1Draws,
     /// A closed population's think time, from its own stream.
-    think: Option<(Sampler, Stream)>,
+    think: Option<Draws>,
 }
 
 impl Workloads {
+    /// The streams an open Poisson workload draws its gaps from, and closed
+    /// populations' think times, for drawing ahead.
+    pub fn draws(&mut self) -> impl Iterator<Item = Handover<'_>> {
+        self.senders.iter_mut().flat_map(|s| {
+            let gaps = matches!(
+                s.state,
+                WorkloadState::Open {
+                    arrivals: Arrivals::Poisson,
+                    ..
+                }
+            )
+            .then_some(Handover::Exp1(&mut s.rng));
+            gaps.into_iter()
+                .chain(s.think.as_mut().map(Handover::Latency))
+        })
+    }
+
     /// The workload (its index) of sender `source`; None for a request no
     /// sender made.
     #[inline]
@@ -67,14 +85,14 @@ impl Workloads {
                     Workload::Closed { think, .. } => {
                         let mut rng =
                             stream(model.seed, replication, &format!("{}/think", named.stream));
-                        Some((Sampler::new(think, &mut rng), rng))
+                        Some(Draws::here(Sampler::new(think, &mut rng), rng))
                     }
                     _ => None,
                 };
                 senders.push(Sender {
                     state,
                     start: named.start,
-                    rng: stream(model.seed, replication, &stream_name),
+                    rng: Exp1Draws::Here(stream(model.seed, replication, &stream_name)),
                     think,
                 });
                 workload_of.push(w as u32);
@@ -369,15 +387,13 @@ fn ladder_requests(l: &Ladder) -> u64 {
 }
 
 /// The gap before an open workload's next request.
-fn gap_ms(arrivals: Arrivals, mean_gap_ms: f64, rng: &mut Stream) -> f64 {
+fn gap_ms(arrivals: Arrivals, mean_gap_ms: f64, rng: &mut Exp1Draws) -> f64 {
     match arrivals {
         Arrivals::Uniform => mean_gap_ms,
         // Exp(1) by rand_distr's ziggurat, as the `exponential` latency model and
         // the peer models draw it: a table lookup and a multiply for most draws,
         // where -ln(1 - u) was a libm call (about a tenth of an M1 run's time)
-        Arrivals::Poisson => {
-            rand_distr::Distribution::<f64>::sample(&rand_distr::Exp1, rng) * mean_gap_ms
-        }
+        Arrivals::Poisson => rng.exp1() * mean_gap_ms,
     }
 }
 
@@ -524,7 +540,7 @@ impl World<'_> {
     /// The ladder's state and stream: a ladder is always the only workload.
     fn ladder(&mut self) -> Option<(&mut WorkloadState, &mut Stream)> {
         let s = self.workload.senders.first_mut()?;
-        Some((&mut s.state, &mut s.rng))
+        Some((&mut s.state, s.rng.stream()))
     }
 
     /// Sends one ladder request tagged with its step.
@@ -676,10 +692,7 @@ impl World<'_> {
             WorkloadState::Population { left, until, .. }
                 if *left != Some(0) && until.is_none_or(|u| now < u) =>
             {
-                sender
-                    .think
-                    .as_mut()
-                    .map(|(think, rng)| now + think.sample(rng))
+                sender.think.as_mut().map(|think| now + think.sample())
             }
             _ => None,
         };

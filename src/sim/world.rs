@@ -43,6 +43,8 @@ pub(crate) struct World<'m> {
     /// No faults and no time series: the actors skip every question about
     /// them with this one flag (the fast path of every scenario without them).
     pub plain: bool,
+    /// The thread drawing random streams ahead, if any (dropping it stops it).
+    pub helper: Option<super::ahead::Helper>,
 }
 
 impl<'m> World<'m> {
@@ -66,11 +68,23 @@ impl<'m> World<'m> {
             trace: None,
             faults: Faults::new(model, replication),
             plain: false,
+            helper: None,
         };
         world.plain = world.faults.none() && world.obs.series().is_none();
         timers::register(&mut world.queue, model);
         world.schedule_fault_edges();
         world
+    }
+
+    /// Hands the random streams worth it to a helper thread that draws them
+    /// ahead on another core (see [`super::ahead`]); the results stay the same.
+    pub fn draw_ahead(&mut self) {
+        use super::ahead::Handover;
+        let streams = (self.dependencies.draws())
+            .chain(self.servers.draws())
+            .map(Handover::Latency)
+            .chain(self.workload.draws());
+        self.helper = super::ahead::start(streams);
     }
 
     pub fn run_loop(&mut self) -> Result<(), Error> {
@@ -196,6 +210,8 @@ impl<'m> World<'m> {
 
     /// Collects every actor's figures into the run's result.
     pub fn finish_run(mut self) -> RunResult {
+        // the run drew its last: the helper's core is free again
+        self.helper = None;
         let end = self.now;
         let events = self.queue.popped();
         let dependency_busy = self.dependencies.finish(end);

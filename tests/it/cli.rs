@@ -198,3 +198,73 @@ fn a_closed_stdout_is_not_a_panic_and_the_csv_is_still_written() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(out.path().join("outcomes.csv").is_file());
 }
+
+/// Every file of an output folder, by name.
+fn folder_bytes(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .expect("the output folder")
+        .map(|e| e.expect("a folder entry"))
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).expect("an output file"))
+        })
+        .collect()
+}
+
+/// Drawing ahead changes when a draw is made, never its value: the bundled
+/// scenarios whose servers, dependencies and open workloads draw from
+/// distributions, and a closed population's think times, write the same bytes
+/// with `--draw-ahead on` as with `off`.
+#[test]
+fn drawing_ahead_writes_the_same_bytes() {
+    let (_dir, closed) = file_with(
+        r#"
+[scenario]
+name = "closed, thinking"
+seed = 5
+
+[services.s]
+routes = ["/x"]
+handler = { type = "server", slots = 2, queue = 20, service = { lognormal = { p50_ms = 8, sigma = 0.6 } } }
+
+[workload]
+type = "closed"
+users = 6
+think_ms = { exponential = { mean_ms = 30 } }
+duration_ms = 60000
+"#,
+    );
+    let mut files: Vec<std::path::PathBuf> = [
+        "retry-storm.toml",
+        "hedging.toml",
+        "replicas.toml",
+        "lifo-after-spike.toml",
+        "noisy-neighbour.toml",
+        "goodput-collapse.toml",
+        "warmup.toml",
+        "examples/measured-latencies.toml",
+    ]
+    .iter()
+    .map(|f| scenario(&format!("scenarios/{f}")))
+    .collect();
+    files.push(closed);
+    for file in &files {
+        let on = run_into(file, &["--quiet", "--draw-ahead", "on"]);
+        let off = run_into(file, &["--quiet", "--draw-ahead", "off"]);
+        let (on, off) = (folder_bytes(on.path()), folder_bytes(off.path()));
+        assert!(on.len() > 2, "{}: {:?}", file.display(), on.keys());
+        assert_eq!(
+            on.keys().collect::<Vec<_>>(),
+            off.keys().collect::<Vec<_>>(),
+            "{}",
+            file.display()
+        );
+        for (name, bytes) in &on {
+            assert!(
+                *bytes == off[name],
+                "{}: {name} differs between --draw-ahead on and off",
+                file.display()
+            );
+        }
+    }
+}

@@ -18,6 +18,7 @@
 //! Case counts are bounded (CASES) so `cargo test` stays fast.
 
 use proptest::prelude::*;
+use resim::DrawAhead;
 use resim::engine::{EventQueue, Lane, Ticks};
 use resim::model::{Handler, Workload};
 use resim::scenario::{LoadOptions, Scenario, load_str};
@@ -335,9 +336,13 @@ fn load(text: &str) -> Scenario {
         .unwrap_or_else(|e| panic!("a generated scenario must load: {e}\n{text}"))
 }
 
-/// The report and every CSV of a scenario, as bytes.
-fn output_bytes(s: &Scenario) -> Vec<u8> {
-    let tables = resim::run_scenario(s).unwrap_or_else(|e| panic!("run failed: {e}"));
+/// The report and every CSV of a scenario, as bytes, its random streams drawn
+/// where they are used or `ahead` on helper threads.
+fn output_bytes(s: &Scenario, ahead: DrawAhead) -> Vec<u8> {
+    let tables = resim::run_scenario_traced(s, false, None, ahead)
+        .unwrap_or_else(|e| panic!("run failed: {e}"))
+        .0
+        .tables;
     let mut out = resim::render_report(s, &tables).into_bytes();
     for t in &tables {
         out.extend(resim::report::to_csv(t).expect("csv renders"));
@@ -405,11 +410,12 @@ proptest! {
         }
     }
 
+    /// Also whether the second run draws its streams ahead on helper threads.
     #[test]
     fn same_seed_gives_the_same_bytes(spec in spec(false)) {
         let text = spec.toml();
-        let first = output_bytes(&load(&text));
-        let second = output_bytes(&load(&text));
+        let first = output_bytes(&load(&text), DrawAhead::Off);
+        let second = output_bytes(&load(&text), DrawAhead::On);
         prop_assert!(first == second, "two runs of the same scenario differ\n{}", text);
     }
 
@@ -759,7 +765,10 @@ proptest! {
         if !spec.abandon {
             prop_assert_eq!(server.abandoned, 0);
         }
-        // Same seed, same bytes.
-        prop_assert_eq!(output_bytes(&s), output_bytes(&load(&text)));
+        // Same seed, same bytes, the service times drawn here or ahead.
+        prop_assert_eq!(
+            output_bytes(&s, DrawAhead::Off),
+            output_bytes(&load(&text), DrawAhead::On)
+        );
     }
 }
