@@ -35,7 +35,10 @@
 # writable copy, default /tmp/peers), M2_ROWS (default "normal:false normal:true
 # slow:false slow:true"), MEMORY=0 skips the 1e7 run, RESIM_BUILD=release times
 # the plain `cargo build --release` binary instead of the profile-guided one
-# (scripts/build-pgo.sh, trained on the bundled scenarios, not on these models).
+# (scripts/build-pgo.sh, trained on the bundled scenarios, not on these models),
+# RESIM_ARGS (word-split) is added to every resim run: RESIM_ARGS="--draw-ahead
+# off" times resim on one core (by default a single-row run draws its random
+# streams ahead on the second core; the CPU column shows what that costs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -47,6 +50,7 @@ PEERS_SRC=${PEERS_SRC:-$ROOT/../shared/peers}
 PEERS=${PEERS:-/tmp/peers}
 M2_ROWS=${M2_ROWS:-normal:false normal:true slow:false slow:true}
 MEMORY=${MEMORY:-1}
+RESIM_ARGS=${RESIM_ARGS:-}
 RESIM_BUILD=${RESIM_BUILD:-pgo}
 case $RESIM_BUILD in
   pgo | release) ;;
@@ -90,10 +94,11 @@ NX=$PEERS/nexosim-m1/target/release/nexosim-m1
 
 rm -rf "$RAW"; mkdir -p "$RAW"
 RUNS=$RESULTS/runs.tsv
-printf 'comparison\tengine\tpair\twall_s\trss_kib\tmodel_events\n' > "$RUNS"
+printf 'comparison\tengine\tpair\twall_s\trss_kib\tmodel_events\tcpu_s\n' > "$RUNS"
 
 # --- one timed run -----------------------------------------------------------
-# run_timed NAME CMD...: runs CMD with stdout to $RAW/NAME.out; sets WALL, RSS.
+# run_timed NAME CMD...: runs CMD with stdout to $RAW/NAME.out; sets WALL, RSS and
+# CPU (user + system seconds, every thread; /usr/bin/time's 10 ms steps).
 run_timed() {
   local name=$1; shift
   local t0=$EPOCHREALTIME
@@ -101,6 +106,7 @@ run_timed() {
   local t1=$EPOCHREALTIME
   WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
   RSS=$(awk -F': ' '/Maximum resident/ { print $2 }' "$RAW/$name.time")
+  CPU=$(awk -F': ' '/User time|System time/ { t += $2 } END { printf "%.2f", t }' "$RAW/$name.time")
 }
 
 # Percent of all CPUs busy over half a second, from /proc/stat.
@@ -164,14 +170,14 @@ compare() {
   run_resim() {
     local out=$RAW/$name.resim.$i.d events
     # shellcheck disable=SC2086
-    run_timed "$name.resim.$i" "$RESIM" run $resim_args --out "$out"
+    run_timed "$name.resim.$i" "$RESIM" run $resim_args $RESIM_ARGS --out "$out"
     events=$(csv_value "$out/run.csv" events)
     if [ "$model" = M2 ]; then
       events=$((events - $(csv_value "$out/run.csv" requests)))
     elif [ "$model" = M3 ]; then
       events=$(m3_model_events "$out")
     fi
-    printf '%s\tresim\t%s\t%s\t%s\t%s\n' "$name" "$i" "$WALL" "$RSS" "$events" >> "$RUNS"
+    printf '%s\tresim\t%s\t%s\t%s\t%s\t%s\n' "$name" "$i" "$WALL" "$RSS" "$events" "$CPU" >> "$RUNS"
     r_wall=$WALL
   }
   run_peer() {
@@ -179,7 +185,7 @@ compare() {
     # shellcheck disable=SC2086
     run_timed "$name.$peer.$i" $peer_cmd
     events=$(peer_value "$RAW/$name.$peer.$i.out" model_events)
-    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$peer" "$i" "$WALL" "$RSS" "$events" >> "$RUNS"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$peer" "$i" "$WALL" "$RSS" "$events" "$CPU" >> "$RUNS"
     p_wall=$WALL
   }
   for i in $(seq 1 "$pairs"); do
@@ -226,7 +232,7 @@ compare m3-simpy "$PY_PAIRS" M3 "$M3_FILE --set workload.requests=100000" simpy 
 
 # --- summary -----------------------------------------------------------------
 TABLE=$RESULTS/table.md
-awk -F'\t' -v pairs_note="PAIRS=$PAIRS PY_PAIRS=$PY_PAIRS RESIM_BUILD=$RESIM_BUILD" '
+awk -F'\t' -v pairs_note="PAIRS=$PAIRS PY_PAIRS=$PY_PAIRS RESIM_BUILD=$RESIM_BUILD RESIM_ARGS=$RESIM_ARGS" '
 function median(list,   n, a, i, j, t) {
   n = split(list, a, " ")
   for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
@@ -237,20 +243,20 @@ NR == 1 { next }
 {
   key = $1 SUBSEP $2
   if (!(key in wall)) { order[++n] = key; comp[key] = $1; eng[key] = $2 }
-  wall[key] = wall[key] " " $4; rss[key] = rss[key] " " $5; ev[key] = $6; cnt[key]++
+  wall[key] = wall[key] " " $4; rss[key] = rss[key] " " $5; ev[key] = $6; cpu[key] = cpu[key] " " $7; cnt[key]++
   if ($2 == "resim") rw[$1 SUBSEP $3] = $4; else pw[$1 SUBSEP $3] = $4
 }
 END {
   for (k in pw) { split(k, p, SUBSEP); ratios[p[1]] = ratios[p[1]] " " pw[k] / rw[k] }
-  print "| comparison | engine | pairs | median wall s | model events | model events/s (wall) | peak RSS MiB | peer wall / resim wall (median of pairs) |"
-  print "|---|---|---:|---:|---:|---:|---:|---:|"
+  print "| comparison | engine | pairs | median wall s | median CPU s | model events | model events/s (wall) | peak RSS MiB | peer wall / resim wall (median of pairs) |"
+  print "|---|---|---:|---:|---:|---:|---:|---:|---:|"
   for (i = 1; i <= n; i++) {
     k = order[i]; w = median(wall[k])
     r = eng[k] == "resim" ? "" : sprintf("%.2fx", median(ratios[comp[k]]))
-    printf "| %s | %s | %d | %.3f | %d | %s | %.1f | %s |\n", comp[k], eng[k], cnt[k], w, ev[k], rate(ev[k] / w), median(rss[k]) / 1024, r
+    printf "| %s | %s | %d | %.3f | %.2f | %d | %s | %.1f | %s |\n", comp[k], eng[k], cnt[k], w, median(cpu[k]), ev[k], rate(ev[k] / w), median(rss[k]) / 1024, r
   }
   print ""
-  print "(" pairs_note "; ratio > 1: resim is faster)"
+  print "(" pairs_note "; ratio > 1: resim is faster; CPU: user + system time of every thread)"
   # M3 per first try: SimPy runs 100,000 first tries, the loop row 1,000,000
   a = "m3-simpy" SUBSEP "simpy"; b = "m3-baseline" SUBSEP "resim"; c = "m3-simpy" SUBSEP "resim"
   if ((a in wall) && (b in wall)) {
