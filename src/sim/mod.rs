@@ -309,10 +309,11 @@ pub fn run(model: &Model, replication: u64) -> Result<RunResult, Error> {
 }
 
 /// [`run`], with `draw_ahead`: the random streams worth it (latencies other than
-/// constants and cycles, open workloads' Poisson gaps) are drawn ahead by a
-/// helper thread on another core. The result is the same either way; with a
-/// spare core it comes sooner (M2 14 % in BENCHMARKS.md). The helper waits by
-/// spinning, so it is only worth it on a core nothing else needs.
+/// constants and cycles, closed populations' think times, open workloads'
+/// Poisson gaps) are drawn ahead by a helper thread on another core. The result
+/// is the same either way; with a spare core it comes sooner (M2 about 15 %,
+/// BENCHMARKS.md). The helper's CPU time is the draws it takes over; it is only
+/// worth it when a core would otherwise sit idle.
 pub fn run_with(model: &Model, replication: u64, draw_ahead: bool) -> Result<RunResult, Error> {
     let mut world = world::World::new(model, replication);
     if draw_ahead {
