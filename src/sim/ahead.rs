@@ -24,6 +24,8 @@ const CHUNK: usize = 1024;
 /// Chunks per stream, the one being read included: the helper stays this far
 /// ahead.
 const CHUNKS: usize = 8;
+/// Draws per stream made by the run itself when it hands the stream over.
+const FIRST: usize = 256;
 /// The helper's sleep when no chunk came back since its last look.
 const NAP: std::time::Duration = std::time::Duration::from_micros(100);
 
@@ -114,7 +116,7 @@ impl Job {
     }
 }
 
-impl Handover<'_> {
+impl<'a> Handover<'a> {
     /// Worth drawing ahead: a stream drawn here whose draw costs more than a
     /// read (not a constant or a cycle).
     fn worth_it(&self) -> bool {
@@ -126,14 +128,20 @@ impl Handover<'_> {
     }
 
     /// Takes the stream (one `worth_it`) over, leaving `feed` in its place.
-    fn take(self, feed: Feed) -> Job {
+    fn take(self, feed: Feed) -> (Job, &'a mut Feed) {
         match self {
             Handover::Latency(d) => match std::mem::replace(d, Draws::Ahead(feed)) {
-                Draws::Here { sampler, rng } => Job::Latency(sampler, rng),
+                Draws::Here { sampler, rng } => match d {
+                    Draws::Ahead(feed) => (Job::Latency(sampler, rng), feed),
+                    Draws::Here { .. } => unreachable!("the feed was just put there"),
+                },
                 Draws::Ahead(_) => unreachable!("a stream drawn ahead is not handed over"),
             },
             Handover::Exp1(e) => match std::mem::replace(e, Exp1Draws::Ahead(feed)) {
-                Exp1Draws::Here(rng) => Job::Exp1(rng),
+                Exp1Draws::Here(rng) => match e {
+                    Exp1Draws::Ahead(feed) => (Job::Exp1(rng), feed),
+                    Exp1Draws::Here(_) => unreachable!("the feed was just put there"),
+                },
                 Exp1Draws::Ahead(_) => unreachable!("a stream drawn ahead is not handed over"),
             },
         }
@@ -172,8 +180,9 @@ impl Feed {
     #[inline(never)]
     fn refill(&mut self) -> u64 {
         let read = std::mem::take(&mut self.chunk);
-        if read.capacity() > 0 {
-            // (a helper that stopped takes nothing back)
+        if read.len() == CHUNK {
+            // (a helper that stopped takes nothing back; the first, short
+            // chunk, drawn by the run itself, is not the helper's)
             let _ = self.empty.send((self.id, read));
         }
         self.chunk = self
@@ -196,6 +205,8 @@ impl Drop for Helper {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
+            // out of its nap at once
+            t.thread().unpark();
             // the thread never panics short of a bug, which the run reports itself
             let _ = t.join();
         }
@@ -238,7 +249,11 @@ pub(crate) fn start<'a>(streams: impl IntoIterator<Item = Handover<'a>>) -> Opti
                 full: full_rx,
                 empty: empty_tx.clone(),
             };
-            (h.take(feed), full_tx)
+            let (mut job, feed) = h.take(feed);
+            // the first draws are made here, so that the run starts without
+            // waiting for the thread to start (and a short run never waits)
+            feed.chunk = (0..FIRST).map(|_| job.draw()).collect();
+            (job, full_tx)
         })
         .collect();
     // the thread waits for exactly this
@@ -290,7 +305,7 @@ fn draw(
             }
         }
         if !filled {
-            std::thread::sleep(NAP);
+            std::thread::park_timeout(NAP);
         }
     }
 }
