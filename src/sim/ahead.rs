@@ -23,11 +23,11 @@ use std::thread::JoinHandle;
 const CHUNK: usize = 1024;
 /// Chunks per stream, the one being read included: the helper stays this far
 /// ahead.
-const CHUNKS: usize = 8;
+const CHUNKS: usize = 32;
 /// Draws per stream made by the run itself when it hands the stream over.
 const FIRST: usize = 256;
 /// The helper's sleep when no chunk came back since its last look.
-const NAP: std::time::Duration = std::time::Duration::from_micros(100);
+const NAP: std::time::Duration = std::time::Duration::from_micros(1000);
 
 /// Where an actor's latencies come from.
 // Each actor holds one for the whole run, in place (as it held its sampler and
@@ -284,12 +284,17 @@ fn draw(
             }
         }
     }
-    // Between rounds the helper naps on a timer. The run loop never wakes it: a
-    // read chunk goes back with no system call, and the chunks still ahead
-    // (CHUNKS - 1 per stream) last far longer than a nap. (A helper blocked on
-    // the channel, woken by each returned chunk, made M3 3 % slower instead of
-    // 6 % faster; one spinning between looks was as fast as this but kept its
-    // core busy: M3 0.62 s of CPU against 0.37 s.)
+    // Between rounds the helper naps on a timer (1 ms). The run loop never
+    // wakes it: a read chunk goes back with no system call, and the chunks
+    // still ahead (CHUNKS - 1 per stream: M1 reads its one stream's 31 in
+    // about 2.5 ms) last longer than a nap. Few wake-ups matter when the other
+    // core is not free after all, since each may take the run loop's core from
+    // it. Measured on M3: a helper blocked on the channel, woken by each
+    // returned chunk, made it 3 % slower instead of 6 % faster; one spinning
+    // between looks was as fast as this but kept its core busy (0.62 s of CPU
+    // against 0.37 s); one napping 100 us with 8 chunks ahead made it 15 %
+    // slower than drawing here while another process kept the second core
+    // busy, this one 0-4 % (M1, M2, M3).
     while !stop.load(Ordering::Relaxed) {
         let mut filled = false;
         loop {
