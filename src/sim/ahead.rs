@@ -221,7 +221,8 @@ pub(crate) fn start<'a>(streams: impl IntoIterator<Item = Handover<'a>>) -> Opti
     if streams.is_empty() {
         return None;
     }
-    let (jobs_tx, jobs_rx) = channel::<Vec<(Job, SyncSender<Vec<u64>>)>>();
+    type Jobs = (Vec<(Job, SyncSender<Vec<u64>>)>, Vec<Vec<u64>>);
+    let (jobs_tx, jobs_rx) = channel::<Jobs>();
     // room for every chunk there is: a read chunk's return never waits, and a
     // bounded channel allocates nothing per message (an unbounded one does, a
     // block every 31)
@@ -232,12 +233,12 @@ pub(crate) fn start<'a>(streams: impl IntoIterator<Item = Handover<'a>>) -> Opti
     let thread = std::thread::Builder::new()
         .name("resim-draws".into())
         .spawn(move || {
-            if let Ok(jobs) = jobs_rx.recv() {
-                draw(jobs, &empty_rx, &stopped);
+            if let Ok((jobs, chunks)) = jobs_rx.recv() {
+                draw(jobs, chunks, &empty_rx, &stopped);
             }
         })
         .ok()?;
-    let jobs = streams
+    let jobs: Vec<_> = streams
         .into_iter()
         .enumerate()
         .map(|(id, h)| {
@@ -256,8 +257,13 @@ pub(crate) fn start<'a>(streams: impl IntoIterator<Item = Handover<'a>>) -> Opti
             (job, full_tx)
         })
         .collect();
+    // Every chunk the helper will use, allocated here: a run allocates the
+    // same whatever its length, and however far the helper got before it ended.
+    let chunks = (0..jobs.len() * CHUNKS)
+        .map(|_| Vec::with_capacity(CHUNK))
+        .collect();
     // the thread waits for exactly this
-    let _ = jobs_tx.send(jobs);
+    let _ = jobs_tx.send((jobs, chunks));
     Some(Helper {
         thread: Some(thread),
         stop,
@@ -268,6 +274,7 @@ pub(crate) fn start<'a>(streams: impl IntoIterator<Item = Handover<'a>>) -> Opti
 /// filled again as it comes back. Ends when told to stop or the feeds are gone.
 fn draw(
     mut jobs: Vec<(Job, SyncSender<Vec<u64>>)>,
+    mut chunks: Vec<Vec<u64>>,
     empty: &Receiver<(usize, Vec<u64>)>,
     stop: &AtomicBool,
 ) {
@@ -279,7 +286,8 @@ fn draw(
     };
     for _ in 0..CHUNKS {
         for job in &mut jobs {
-            if stop.load(Ordering::Relaxed) || !fill(job, Vec::with_capacity(CHUNK)) {
+            let chunk = chunks.pop().unwrap_or_default();
+            if stop.load(Ordering::Relaxed) || !fill(job, chunk) {
                 return;
             }
         }
