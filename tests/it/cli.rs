@@ -199,18 +199,6 @@ fn a_closed_stdout_is_not_a_panic_and_the_csv_is_still_written() {
     assert!(out.path().join("outcomes.csv").is_file());
 }
 
-/// Every file of an output folder, by name.
-fn folder_bytes(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .expect("the output folder")
-        .map(|e| e.expect("a folder entry"))
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            (name, std::fs::read(e.path()).expect("an output file"))
-        })
-        .collect()
-}
-
 /// Drawing ahead changes when a draw is made, never its value: the bundled
 /// scenarios whose servers, dependencies and open workloads draw from
 /// distributions, and a closed population's think times, write the same bytes

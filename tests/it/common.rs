@@ -129,3 +129,16 @@ pub fn file_with(text: &str) -> (tempfile::TempDir, PathBuf) {
         .expect("write the scenario file");
     (dir, path)
 }
+
+/// Every file of a folder (not its subfolders' files), by name, as bytes.
+pub fn folder_bytes(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .expect("the folder")
+        .map(|e| e.expect("a folder entry"))
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).expect("a file"))
+        })
+        .collect()
+}

@@ -1,7 +1,7 @@
 //! Hostile input, round 2 (issue 18): what an outside attack found beyond the
 //! tests/bad battery. Each test fails on the code before its fix.
 
-use crate::common::scenario;
+use crate::common::{folder_bytes, scenario};
 use std::process::{Command, Stdio};
 
 const AY10: &str = "scenarios/ay10-tariff-slowdown.toml";
@@ -207,22 +207,11 @@ fn merge(
         .assert()
 }
 
-fn files(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            (name, std::fs::read(e.path()).unwrap())
-        })
-        .collect()
-}
-
 #[test]
 fn merge_checks_every_shard_before_touching_its_output_and_blames_the_shard() {
     let work = tempfile::tempdir().unwrap();
     let [s1, s2, m] = shards_and_merge(work.path());
-    let before = files(&m);
+    let before = folder_bytes(&m);
     // swap two rows of one replication in shard 2
     let path = s2.join("replications.csv");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -235,7 +224,7 @@ fn merge_checks_every_shard_before_touching_its_output_and_blames_the_shard() {
         stderr.contains(&path.display().to_string()) && stderr.contains("in order"),
         "{stderr}"
     );
-    assert!(files(&m) == before, "the earlier merge was changed");
+    assert!(folder_bytes(&m) == before, "the earlier merge was changed");
 }
 
 #[test]
