@@ -1,5 +1,6 @@
 //! The integration test binary: one module per behaviour.
 
+mod accounting;
 mod bad_input;
 mod call_graphs;
 mod cli;
