@@ -337,6 +337,15 @@ pub fn run_with(model: &Model, replication: u64, draw_ahead: bool) -> Result<Run
     Ok(world.finish_run())
 }
 
+/// What a run of `model` gives before any event: its books as the model shapes
+/// them (per service, dependency, limiter, ladder step and fault), with no
+/// request sent. The tables built from it have the columns and the rows the
+/// scenario alone decides, which is what `resim check` knows of a run's
+/// metrics without running it.
+pub fn shape(model: &Model) -> RunResult {
+    world::World::new(model, 0).finish_run()
+}
+
 /// [`run_with`], recording the life of the first `requests` requests the
 /// workloads send (see [`trace`]). The result is the same as `run`'s.
 pub fn run_traced(
