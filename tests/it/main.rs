@@ -22,4 +22,5 @@ mod sweep;
 mod tables;
 mod thresholds_json;
 mod trace;
+mod trace_properties;
 mod workloads;
