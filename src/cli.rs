@@ -46,8 +46,9 @@ enum Command {
         json: bool,
         /// Also write trace.json (Chrome trace-event format: open it in
         /// https://ui.perfetto.dev or chrome://tracing): the queue waits, services,
-        /// calls, dependency work and cancellations of the first N requests the
-        /// workloads send, one process per compare row, one row per request
+        /// calls (with their retries and hedges as attempts), dependency work and
+        /// cancellations of the first N requests the workloads send, one process
+        /// per compare row, one row per request
         #[arg(long, value_name = "N")]
         trace: Option<u32>,
         /// Draw each compare row's random latencies and arrival gaps ahead on a

@@ -24,4 +24,5 @@ mod sweep;
 mod tables;
 mod thresholds_json;
 mod trace;
+mod trace_properties;
 mod workloads;
