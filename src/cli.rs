@@ -240,10 +240,15 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 if let Some(bytes) = trace_file {
                     written.push((crate::report::trace::FILE.into(), bytes));
                 }
-                crate::report::write_files(&dir, &written)?;
-                if no_report {
-                    crate::report::html::remove_stale(&dir)?;
-                }
+                // The folder's complete set: a file of an earlier run that this one
+                // does not write again (report.html with --no-report, recovery.csv
+                // without faults) is removed.
+                crate::report::Folder::open(&dir, RUN_LEGACY)?.replace(
+                    written
+                        .into_iter()
+                        .map(|(name, bytes)| (name, crate::report::Content::Bytes(bytes)))
+                        .collect(),
+                )?;
                 if json {
                     documents.push(crate::report::json::scenario(
                         s,
@@ -346,6 +351,10 @@ fn dispatch(command: Command) -> Result<(), Error> {
         }
     }
 }
+
+/// What a run owns in a folder without a record (written by an older resim): the
+/// page `--no-report` always removed.
+const RUN_LEGACY: &[&str] = &[crate::report::html::FILE];
 
 /// Prints a line on stdout (see [`out_text`]).
 fn out_line(text: &str) -> Result<(), Error> {

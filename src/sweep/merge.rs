@@ -12,6 +12,7 @@ use super::output::{self, REPLICATIONS, Replications};
 use super::summary::{Summarizer, Summary};
 use super::{SweepReport, report};
 use crate::error::{Error, ScenarioError};
+use crate::report::Content;
 use std::path::{Path, PathBuf};
 
 /// What `resim merge` was asked for (the command line, parsed).
@@ -42,6 +43,16 @@ struct Part {
 fn parts(dirs: &[PathBuf]) -> Result<Vec<Part>, Error> {
     let mut parts = Vec::new();
     for dir in dirs {
+        if !dir.join(super::manifest::FILE).exists() && dir.join(output::PARTIAL).exists() {
+            return Err(refuse(
+                dir,
+                format!(
+                    "the shard is incomplete: its sweep stopped before the end and left only {} \
+                     (run it again)",
+                    output::PARTIAL
+                ),
+            ));
+        }
         let manifest = Manifest::read(dir)?;
         let total = manifest.rows * manifest.replications;
         let (shard, units) = match &manifest.shard {
@@ -164,36 +175,6 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     // Everything is checked (and summarized) before the output folder is touched:
     // a bad shard must not destroy an earlier good merge.
     let (axis_columns, summary) = check_shards(&parts, first)?;
-    let _lock = output::prepare(&dir, &manifest)?;
-    let mut out = Replications::create(
-        &dir,
-        &axis_columns,
-        &first.metrics,
-        first.confidence,
-        &first.baseline,
-        false,
-    )?;
-    let axes = axis_columns.len();
-    for part in &parts {
-        let path = part.dir.join(REPLICATIONS);
-        let mut reader = csv::Reader::from_path(&path)
-            .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
-        for record in reader.records() {
-            let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
-            let fields: Vec<String> = record.iter().map(String::from).collect();
-            let text = fields[axes + 1..].iter().map(String::as_str);
-            out.write(&fields[..axes], &fields[axes], text, &[])?;
-        }
-    }
-    out.finish(&dir)?;
-    crate::report::write_tables(
-        &dir,
-        &[
-            summary.summary.clone(),
-            summary.paired.clone(),
-            summary.wide.clone(),
-        ],
-    )?;
     let thresholds = first
         .thresholds
         .iter()
@@ -206,6 +187,19 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let folder = output::prepare(&dir)?;
+    let partial = folder.partial();
+    // A merge's partial rows are of no use (the shards hold them): on a failure
+    // the staging file goes, and the folder keeps its previous files.
+    if let Err(e) = copy_rows(&parts, &partial, &axis_columns, first) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(e);
+    }
+    let mut files = output::summary_files(&summary)?;
+    files.push((
+        super::manifest::FILE.into(),
+        Content::Bytes(manifest.to_toml()?.into_bytes()),
+    ));
     let mut text = format!(
         "== {} (merged {} shard(s) of {} replications x {} compare rows, seed {})\n",
         first.scenario_name,
@@ -222,13 +216,46 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         &thresholds,
         opts.report,
         &mut text,
+        &mut files,
     )?;
+    folder.commit(files)?;
     text.push_str(&report::footer(&dir));
     Ok(SweepReport {
         dir,
         text,
         thresholds_failed,
     })
+}
+
+/// Copies the shards' rows, in shard order, into `partial` (the merged
+/// `replications.csv` to be).
+fn copy_rows(
+    parts: &[Part],
+    partial: &Path,
+    axis_columns: &[String],
+    first: &Manifest,
+) -> Result<(), Error> {
+    let mut out = Replications::create(
+        partial,
+        axis_columns,
+        &first.metrics,
+        first.confidence,
+        &first.baseline,
+        false,
+    )?;
+    let axes = axis_columns.len();
+    for part in parts {
+        let path = part.dir.join(REPLICATIONS);
+        let mut reader = csv::Reader::from_path(&path)
+            .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
+        for record in reader.records() {
+            let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
+            let fields: Vec<String> = record.iter().map(String::from).collect();
+            let text = fields[axes + 1..].iter().map(String::as_str);
+            out.write(&fields[..axes], &fields[axes], text, &[])?;
+        }
+    }
+    out.finish().map(|_| ())
 }
 
 /// Reads every shard's `replications.csv` through: headers that match the manifest

@@ -1,15 +1,32 @@
-//! A sweep output folder: `manifest.toml`, `replications.csv` written row by row as
-//! units finish (flushed at every finished replication, so an interrupted run keeps
-//! them), and `summary.csv`, `paired.csv` and `summary_wide.csv` written whole at the end.
+//! A sweep output folder: `replications.csv` grows row by row as units finish, in
+//! a staging file of its own (`replications.partial.csv`, flushed at every finished
+//! replication, so an interrupted run keeps them); the summary files, the manifest
+//! and the page are rendered at the end, and the whole set is put in place at once
+//! ([`crate::report::Folder`]), so a sweep that fails or is killed leaves the
+//! folder's previous results as they were.
 
-use super::manifest::{self, Manifest};
 use super::summary::{Summarizer, Summary};
 use crate::error::Error;
+use crate::report::{Content, Folder};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const REPLICATIONS: &str = "replications.csv";
+
+/// Where `replications.csv` grows while a sweep or merge runs; renamed to it when
+/// the run completes, kept (with the rows finished before) when it stops.
+pub const PARTIAL: &str = "replications.partial.csv";
+
+/// What a sweep or merge owns in a folder without a record (written by an older
+/// resim): the files it always removed before writing `replications.csv`.
+const LEGACY: &[&str] = &[
+    "summary.csv",
+    "paired.csv",
+    "summary_wide.csv",
+    "thresholds.csv",
+    crate::report::html::FILE,
+];
 
 fn io(context: String) -> impl FnOnce(std::io::Error) -> Error {
     move |source| Error::Io {
@@ -57,29 +74,50 @@ pub fn lock(dir: &Path) -> Result<FolderLock, Error> {
     }
 }
 
-/// Locks `dir` (see [`lock`]), removes results of an earlier sweep that the new
-/// `replications.csv` would contradict, and writes the manifest (temp + rename).
-pub fn prepare(dir: &Path, manifest: &Manifest) -> Result<FolderLock, Error> {
+/// A sweep's or merge's output folder while it runs: locked, its staging file
+/// claimed, its previous results untouched until [`Output::commit`].
+pub struct Output {
+    _lock: FolderLock,
+    folder: Folder,
+}
+
+/// Locks `dir` (see [`lock`]) and records the staging file as resim's, so that a
+/// later complete run removes it should this one stop.
+pub fn prepare(dir: &Path) -> Result<Output, Error> {
     let lock = lock(dir)?;
-    crate::report::remove_stale_temporaries(dir);
-    for stale in [
-        "summary.csv",
-        "paired.csv",
-        "summary_wide.csv",
-        "thresholds.csv",
-        crate::report::html::FILE,
-    ] {
-        let p = dir.join(stale);
-        if p.exists() {
-            std::fs::remove_file(&p).map_err(io(format!("cannot remove {}", p.display())))?;
-        }
+    let mut folder = Folder::open(dir, LEGACY)?;
+    folder.claim(&[PARTIAL])?;
+    Ok(Output {
+        _lock: lock,
+        folder,
+    })
+}
+
+impl Output {
+    /// The staging file of `replications.csv`.
+    pub fn partial(&self) -> PathBuf {
+        self.folder.dir().join(PARTIAL)
     }
-    let target = dir.join(manifest::FILE);
-    let tmp = dir.join(format!(".{}.tmp", manifest::FILE));
-    std::fs::write(&tmp, manifest.to_toml()?)
-        .and_then(|_| std::fs::rename(&tmp, &target))
-        .map_err(io(format!("cannot write {}", target.display())))?;
-    Ok(lock)
+
+    /// Puts `files` and the staged `replications.csv` in place as the folder's
+    /// new set (the files of the previous one it does not hold are removed).
+    pub fn commit(self, mut files: Vec<(String, Content)>) -> Result<(), Error> {
+        files.push((REPLICATIONS.into(), Content::Staged(self.partial())));
+        self.folder.replace(files)
+    }
+}
+
+/// `summary.csv`, `paired.csv` and `summary_wide.csv`, rendered.
+pub fn summary_files(summary: &Summary) -> Result<Vec<(String, Content)>, Error> {
+    [&summary.summary, &summary.paired, &summary.wide]
+        .into_iter()
+        .map(|t| {
+            Ok((
+                format!("{}.csv", t.name),
+                Content::Bytes(crate::report::to_csv(t)?),
+            ))
+        })
+        .collect()
 }
 
 /// The rows of `replications.csv`, in unit order, and the summary they feed.
@@ -98,17 +136,18 @@ pub struct Replications {
 }
 
 impl Replications {
-    /// Starts `dir/replications.csv` with its header. With `summarize`, every row
-    /// also feeds the summary (only a whole run or a merge has every row).
+    /// Starts the file `path` (the staging file of `replications.csv`) with its
+    /// header. With `summarize`, every row also feeds the summary (only a whole
+    /// run or a merge has every row).
     pub fn create(
-        dir: &Path,
+        path: &Path,
         axis_columns: &[String],
         metrics: &[String],
         confidence: f64,
         baseline: &[String],
         summarize: bool,
     ) -> Result<Replications, Error> {
-        let path = dir.join(REPLICATIONS);
+        let path = path.to_path_buf();
         let file = File::create(&path).map_err(io(format!("cannot write {}", path.display())))?;
         let mut csv = csv::Writer::from_writer(Vec::new());
         let header = axis_columns
@@ -200,22 +239,10 @@ impl Replications {
         &self.path
     }
 
-    /// Flushes and, when summarizing, writes `summary.csv` and `paired.csv`.
-    pub fn finish(mut self, dir: &Path) -> Result<Option<Summary>, Error> {
+    /// Flushes and, when summarizing, returns the summary of every row.
+    pub fn finish(mut self) -> Result<Option<Summary>, Error> {
         self.flush()?;
-        let Some(s) = self.summarizer else {
-            return Ok(None);
-        };
-        let summary = s.finish()?;
-        crate::report::write_tables(
-            dir,
-            &[
-                summary.summary.clone(),
-                summary.paired.clone(),
-                summary.wide.clone(),
-            ],
-        )?;
-        Ok(Some(summary))
+        self.summarizer.map(Summarizer::finish).transpose()
     }
 }
 
