@@ -833,7 +833,7 @@ fn latency_chart(t: &Table, axes: usize) -> Result<Option<String>, Error> {
     let series = groups(t, axes)
         .into_iter()
         .map(|(g, rows)| Series {
-            name: if g.is_empty() { "responses".into() } else { g },
+            name: if g.is_empty() { "requests".into() } else { g },
             points: rows
                 .iter()
                 .filter_map(|r| Some((number(&r[ms])?, number(&r[p])?)))
@@ -851,7 +851,7 @@ fn latency_chart(t: &Table, axes: usize) -> Result<Option<String>, Error> {
     Ok(Some(charts::line_chart(&LineChart {
         title,
         x_label: "response time (ms)".into(),
-        y_label: "responses within (%)".into(),
+        y_label: "all requests answered within (%)".into(),
         series,
         markers: Vec::new(),
     })?))
