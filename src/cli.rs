@@ -38,6 +38,10 @@ enum Command {
         /// Print nothing on stdout (the CSV files are still written)
         #[arg(long, short)]
         quiet: bool,
+        /// Print every table in full instead of the digest (the outcome per
+        /// compare row and the tables that answer the scenario's question)
+        #[arg(long, short = 'v')]
+        tables: bool,
         /// Do not write report.html (the CSV files are still written)
         #[arg(long)]
         no_report: bool,
@@ -193,6 +197,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             set,
             seed,
             quiet,
+            tables,
             no_report,
             json,
             trace,
@@ -220,6 +225,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             };
             let mut failed = Vec::new();
             let mut documents = Vec::new();
+            let mut index = Vec::new();
             for s in &scenarios {
                 let (output, trace_file) =
                     crate::run_scenario_traced(s, progress, trace, draw_ahead)?;
@@ -240,6 +246,16 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 if let Some(bytes) = trace_file {
                     written.push((crate::report::trace::FILE.into(), bytes));
                 }
+                let csv_files = written.iter().filter(|(n, _)| n.ends_with(".csv")).count();
+                let where_files = if no_report {
+                    format!("Files: {} ({csv_files} CSV files)", dir.display())
+                } else {
+                    format!(
+                        "Files: {} ({csv_files} CSV files); report: {}",
+                        dir.display(),
+                        dir.join(crate::report::html::FILE).display()
+                    )
+                };
                 // The folder's complete set: a file of an earlier run that this one
                 // does not write again (report.html with --no-report, recovery.csv
                 // without faults) is removed.
@@ -249,6 +265,15 @@ fn dispatch(command: Command) -> Result<(), Error> {
                         .map(|(name, bytes)| (name, crate::report::Content::Bytes(bytes)))
                         .collect(),
                 )?;
+                if several {
+                    index.push(crate::report::html::IndexEntry {
+                        title: s.base().name.clone(),
+                        folder: s.stem(),
+                        report: !no_report,
+                        headline: crate::report::digest::headline(&output.tables),
+                        about: s.base().about.clone(),
+                    });
+                }
                 if json {
                     documents.push(crate::report::json::scenario(
                         s,
@@ -256,7 +281,11 @@ fn dispatch(command: Command) -> Result<(), Error> {
                         verdict.as_ref(),
                     ));
                 } else if !quiet {
-                    out_line(&crate::render_report(s, &output.tables))?;
+                    if tables {
+                        out_line(&crate::render_report(s, &output.tables))?;
+                    } else {
+                        out_text(&crate::render_digest(s, &output.tables, &where_files))?;
+                    }
                     if let Some(v) = &verdict {
                         out_line(&format!(
                             "\n{}Thresholds: {}",
@@ -264,10 +293,27 @@ fn dispatch(command: Command) -> Result<(), Error> {
                             v.summary()
                         ))?;
                     }
-                    out_line(&format!("CSV: {}", dir.display()))?;
+                    if tables {
+                        out_line(&where_files)?;
+                    }
                 }
                 if let Some(e) = verdict.and_then(|v| v.error(&s.file.display().to_string())) {
                     failed.push(e.to_string());
+                }
+            }
+            if several {
+                // every scenario's report, one link each, beside their folders
+                let base = out.as_deref().unwrap_or(Path::new("out"));
+                let page = crate::report::html::index_page(&index);
+                crate::report::Folder::open(base, &[])?.replace(vec![(
+                    crate::report::html::INDEX.into(),
+                    crate::report::Content::Bytes(page.into_bytes()),
+                )])?;
+                if !quiet && !json {
+                    out_line(&format!(
+                        "\nIndex of every scenario's report: {}",
+                        base.join(crate::report::html::INDEX).display()
+                    ))?;
                 }
             }
             if json {

@@ -211,14 +211,26 @@ fn in_row(e: Error, scenario: &Scenario, row: &scenario::Row) -> Error {
     }
 }
 
-/// The report header and every table as text.
-pub fn render_report(scenario: &Scenario, tables: &[Table]) -> String {
+/// The report header: the scenario's name, file and `about`.
+fn render_header(scenario: &Scenario) -> String {
     let base = scenario.base();
     let mut out = format!("== {} ({})\n", base.name, scenario.file.display());
     if let Some(about) = &base.about {
         out.push_str(about.trim());
         out.push('\n');
     }
+    out
+}
+
+/// The report header and the digest (see [`report::digest`]): what `resim
+/// run` prints by default. `files` says where the files are.
+pub fn render_digest(scenario: &Scenario, tables: &[Table], files: &str) -> String {
+    render_header(scenario) + &report::digest::text(tables, files)
+}
+
+/// The report header and every table as text (`resim run --tables`).
+pub fn render_report(scenario: &Scenario, tables: &[Table]) -> String {
+    let mut out = render_header(scenario);
     for t in tables {
         out.push('\n');
         if t.printed {

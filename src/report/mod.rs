@@ -2,6 +2,7 @@
 //! as a CSV file, so the two always show the same figures.
 
 mod csv_out;
+pub mod digest;
 pub mod folder;
 pub mod html;
 pub mod json;

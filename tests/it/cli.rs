@@ -150,11 +150,52 @@ fn help_is_available_on_every_command() {
 }
 
 #[test]
+fn run_prints_a_digest_and_every_table_with_tables() {
+    let out = tempfile::tempdir().unwrap();
+    let digest = resim()
+        .arg("run")
+        .arg(scenario(AY10))
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&digest.stdout);
+    // the outcome per row and the answering table, not every table
+    assert!(text.contains("tariff-slow  weighted  true"), "{text}");
+    assert!(text.contains("dropped 48"), "{text}");
+    assert!(
+        text.contains("extra_drop_pct"),
+        "false_drops answers AY10: {text}"
+    );
+    assert!(
+        !text.contains("failed_measure"),
+        "outcomes in full is not printed: {text}"
+    );
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "Not shown here: outcomes in full, shares, deadline_cost, error_budget (add --tables"
+        ),
+        "{text}"
+    );
+    assert!(flat.contains(&format!(
+        "report: {}",
+        out.path().join("report.html").display()
+    )));
+    let page = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    assert!(
+        page.contains("<h2>At a glance</h2>"),
+        "the page opens with the digest"
+    );
+}
+
+#[test]
 fn run_prints_the_report_and_names_the_csv_folder() {
     let out = tempfile::tempdir().unwrap();
     resim()
         .arg("run")
         .arg(scenario(AY10))
+        .arg("--tables")
         .arg("--out")
         .arg(out.path())
         .assert()
@@ -254,5 +295,39 @@ duration_ms = 60000
                 file.display()
             );
         }
+    }
+}
+
+/// A run of several scenarios writes `index.html` beside their folders: a link
+/// to each report, with its title and headline.
+#[test]
+fn a_run_of_several_scenarios_writes_an_index_of_their_reports() {
+    let out = tempfile::tempdir().unwrap();
+    resim()
+        .arg("run")
+        .arg(scenario("scenarios/dy13-limiter-keys.toml"))
+        .arg(scenario("scenarios/io22-capacity-ladder.toml"))
+        .arg("--quiet")
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .success();
+    let index = std::fs::read_to_string(out.path().join("index.html")).unwrap();
+    for (link, title, headline) in [
+        (
+            "dy13-limiter-keys/report.html",
+            "DY13: the key decides whom a limiter limits",
+            "4 rows; answered 28.6 % to 71.4 %; failed: rejected",
+        ),
+        (
+            "io22-capacity-ladder/report.html",
+            "IO22-IO25: capacity ladder",
+            "1 row; answered 86.6 %; failed: shed",
+        ),
+    ] {
+        assert!(index.contains(&format!("href=\"{link}\"")), "{index}");
+        assert!(out.path().join(link).is_file());
+        assert!(index.contains(title), "{index}");
+        assert!(index.contains(headline), "{index}");
     }
 }

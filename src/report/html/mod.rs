@@ -148,7 +148,18 @@ struct PageView {
     subtitle: String,
     about: Option<String>,
     thresholds: Option<ThresholdsView>,
+    digest: Option<DigestView>,
     sections: Vec<SectionView>,
+}
+
+/// The digest at the top of a run's page (see [`crate::report::digest`]): the
+/// outcome per row and links to the tables that answer the scenario's question.
+#[derive(Serialize)]
+struct DigestView {
+    title: String,
+    table: TableView,
+    notes: Vec<String>,
+    answers: Vec<String>,
 }
 
 /// One table with its charts, as a page section.
@@ -181,7 +192,24 @@ fn render(
     thresholds: Option<Thresholds>,
     sections: Vec<Section<'_>>,
 ) -> Result<String, Error> {
+    // a run's page opens with the digest; a sweep's (no `outcomes` table) does not
+    let tables: Vec<Table> = sections
+        .iter()
+        .filter(|s| s.table.name == "outcomes")
+        .map(|s| s.table.clone().into_owned())
+        .collect();
+    let digest = crate::report::digest::outcomes(&tables).map(|t| DigestView {
+        title: t.title.clone(),
+        table: TableView::of(&t),
+        notes: t.notes.clone(),
+        answers: crate::report::digest::ANSWERS
+            .iter()
+            .filter(|name| sections.iter().any(|s| s.table.name == **name))
+            .map(|name| name.to_string())
+            .collect(),
+    });
     let page = PageView {
+        digest,
         version: env!("CARGO_PKG_VERSION"),
         title: heading.title,
         subtitle: heading.subtitle,
@@ -276,6 +304,60 @@ const OUTCOME_PARTS: [&str; 8] = [
     "refused",
     "not_found",
 ];
+
+/// One scenario of a run of several, as `index.html` lists it.
+pub struct IndexEntry {
+    /// The scenario's name.
+    pub title: String,
+    /// Its folder, relative to the index (its `report.html` is in it).
+    pub folder: String,
+    /// Whether the folder holds a `report.html` (not with `--no-report`).
+    pub report: bool,
+    /// The figures that sum it up (see [`crate::report::digest::headline`]).
+    pub headline: String,
+    /// The scenario's `about`.
+    pub about: Option<String>,
+}
+
+/// The file name of the index a run of several scenarios writes.
+pub const INDEX: &str = "index.html";
+
+/// `index.html`: a link to each scenario's report, with its title, headline
+/// and `about`. Self-contained like the reports (no script, no external URL).
+pub fn index_page(entries: &[IndexEntry]) -> String {
+    use std::fmt::Write;
+    let e = |s: &str| minijinja::HtmlEscape(s).to_string();
+    let mut out = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>resim: the scenarios of this run</title>\n<style>\n\
+         body { font-family: sans-serif; margin: 1.5em 2em; color: #222; background: #fff; max-width: 60em; }\n\
+         h1 { font-size: 1.5em; } li { margin: 0.8em 0; } .headline { color: #333; } .about { color: #555; font-size: 0.9em; }\n\
+         </style>\n</head>\n<body>\n<h1>The scenarios of this run</h1>\n<ul>\n",
+    );
+    for entry in entries {
+        // (the folder escaped alone: the escape would write `/` as `&#x2f;`)
+        let target = if entry.report {
+            format!("{}/{FILE}", e(&entry.folder))
+        } else {
+            format!("{}/", e(&entry.folder))
+        };
+        // writing into a String cannot fail
+        let _ = write!(
+            out,
+            "<li><a href=\"{}\">{}</a><br><span class=\"headline\">{}</span>",
+            target,
+            e(&entry.title),
+            e(&entry.headline)
+        );
+        if let Some(about) = &entry.about {
+            let _ = write!(out, "<br><span class=\"about\">{}</span>", e(about.trim()));
+        }
+        out.push_str("</li>\n");
+    }
+    out.push_str("</ul>\n</body>\n</html>\n");
+    out
+}
 
 /// The report of one `resim run`: `tables` are every table written (printed ones
 /// and chart tables), `axes` the number of compare-axis columns they start with.
