@@ -3,6 +3,7 @@
 mod accounting;
 mod bad_input;
 mod call_graphs;
+mod call_sites_time;
 mod cli;
 mod common;
 mod faults_time;

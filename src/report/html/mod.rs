@@ -378,6 +378,32 @@ pub fn run_page(
             "timeseries_limiters" => {
                 limiter_window_charts(t, &run_ends(find("timeseries"), axes), axes, times)?
             }
+            "timeseries_services" => keyed_rate_charts(
+                t,
+                &KeyedRates {
+                    keys: &["service"],
+                    value: "arrivals",
+                    what: "Arrivals per second at each server and dependency",
+                    y_label: "arrivals per second",
+                },
+                find("recovery"),
+                &run_ends(find("timeseries"), axes),
+                axes,
+                times,
+            )?,
+            "timeseries_calls" => keyed_rate_charts(
+                t,
+                &KeyedRates {
+                    keys: &["caller", "target"],
+                    value: "attempts",
+                    what: "Attempts per second at each call site",
+                    y_label: "attempts per second",
+                },
+                find("recovery"),
+                &run_ends(find("timeseries"), axes),
+                axes,
+                times,
+            )?,
             "outcomes" => stacked(
                 t,
                 axes,
@@ -639,6 +665,17 @@ pub(super) fn rate_charts(
     x_end: f64,
     y_max: f64,
 ) -> Result<Vec<String>, Error> {
+    labelled_rate_charts(groups, lone_title, "requests per second", x_end, y_max)
+}
+
+/// [`rate_charts`] with its own label of the rate axis.
+fn labelled_rate_charts(
+    groups: Vec<RateChart>,
+    lone_title: Option<String>,
+    y_label: &str,
+    x_end: f64,
+    y_max: f64,
+) -> Result<Vec<String>, Error> {
     let lone = groups.len() == 1;
     let width = multiple_width(groups.len());
     groups
@@ -650,7 +687,7 @@ pub(super) fn rate_charts(
                     _ => title,
                 },
                 x_label: TIME.into(),
-                y_label: "requests per second".into(),
+                y_label: y_label.into(),
                 series,
                 bands,
                 markers,
@@ -840,6 +877,132 @@ fn limiter_window_charts(
 
 /// The rows of one chart by key, first-seen order.
 type KeyRows<'a> = Vec<(String, Vec<&'a Vec<Cell>>)>;
+
+/// What [`keyed_rate_charts`] draws: a line per key (the `keys` columns'
+/// values joined by " -> ") of the count column `value`, per second.
+struct KeyedRates<'a> {
+    keys: &'a [&'a str],
+    value: &'a str,
+    /// The charts' title, before the compare row's labels.
+    what: &'a str,
+    y_label: &'a str,
+}
+
+/// A chart draws at most this many lines (the keys with the largest counts
+/// over the whole table; its title says so).
+const LINES_CHARTED: usize = 20;
+
+/// Per compare row, a count column per second against time, one line per key
+/// (a server or dependency of `timeseries_services`, a call site of
+/// `timeseries_calls`): each key in the same colour in every chart (dashed
+/// past the palette's ten), fault windows and the warm-up shaded, each
+/// fault's recovery (recovery.csv) a dashed line; small multiples on shared
+/// scales.
+fn keyed_rate_charts(
+    t: &Table,
+    k: &KeyedRates,
+    recovery: Option<&Table>,
+    ends: &[(Vec<Cell>, f64)],
+    axes: usize,
+    times: &[RowTimes],
+) -> Result<Vec<String>, Error> {
+    let (Some(start), Some(value)) = (t.column("window_start_ms"), t.column(k.value)) else {
+        return Ok(Vec::new());
+    };
+    let Some(keys) = k
+        .keys
+        .iter()
+        .map(|c| t.column(c))
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return Ok(Vec::new());
+    };
+    let w = window_of(t, start);
+    let key_of = |row: &[Cell]| {
+        keys.iter()
+            .map(|&c| row[c].render())
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    };
+    // every key in first-seen order with its total, to pick the lines and
+    // give each its colour
+    let mut totals: Vec<(String, f64)> = Vec::new();
+    for row in &t.rows {
+        let (name, n) = (key_of(row), number(&row[value]).unwrap_or(0.0));
+        match totals.iter_mut().find(|(k, _)| *k == name) {
+            Some((_, total)) => *total += n,
+            None => totals.push((name, n)),
+        }
+    }
+    let mut busiest: Vec<usize> = (0..totals.len()).collect();
+    busiest.sort_by(|&a, &b| totals[b].1.total_cmp(&totals[a].1).then(a.cmp(&b)));
+    busiest.truncate(LINES_CHARTED);
+    let charted = |name: &str| {
+        totals
+            .iter()
+            .position(|(k, _)| k == name)
+            .filter(|i| busiest.contains(i))
+    };
+    let busiest_only = (totals.len() > LINES_CHARTED)
+        .then(|| format!("the {LINES_CHARTED} busiest of {}", totals.len()));
+    let what = match &busiest_only {
+        Some(b) => format!("{} ({b})", k.what),
+        None => k.what.to_string(),
+    };
+    // (axes) -> key -> rows, first-seen order
+    let mut charts: Vec<(Vec<Cell>, KeyRows)> = Vec::new();
+    for row in &t.rows {
+        let id: Vec<Cell> = row[..axes].to_vec();
+        let i = match charts.iter().position(|(c, _)| *c == id) {
+            Some(i) => i,
+            None => {
+                charts.push((id, Vec::new()));
+                charts.len() - 1
+            }
+        };
+        let name = key_of(row);
+        let lines = &mut charts[i].1;
+        match lines.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, rows)) => rows.push(row),
+            None => lines.push((name, vec![row])),
+        }
+    }
+    let mut built = Vec::new();
+    let (mut y_max, mut x_end): (f64, f64) = (0.0, 0.0);
+    for (id, lines) in &charts {
+        let mut series = Vec::new();
+        for (name, rows) in lines {
+            let Some(i) = charted(name) else { continue };
+            let points = steps(rows, start, value, w, end_of(ends, id, axes));
+            for p in &points {
+                y_max = y_max.max(p.1);
+                x_end = x_end.max(p.0);
+            }
+            series.push(Styled {
+                name: name.clone(),
+                color: i,
+                dashed: (i / 10) % 2 == 1,
+                points,
+                interval: Vec::new(),
+            });
+        }
+        // a small multiple is titled by its compare row (the section says what)
+        let title = match &busiest_only {
+            Some(b) => format!("{} ({b})", axes_title(t, id, axes)),
+            None => axes_title(t, id, axes),
+        };
+        let marks = if axes == 0 {
+            times.first()
+        } else {
+            times_of(times, id, axes)
+        };
+        let markers = recovery
+            .map(|rec| recovered(rec, id, axes))
+            .unwrap_or_default();
+        built.push((title, series, bands(marks), markers));
+    }
+    labelled_rate_charts(built, Some(what), k.y_label, x_end, y_max)
+}
 
 /// A limiter's keys get a line each up to this many (else its own lines only).
 const KEYS_CHARTED: usize = 6;
@@ -1234,6 +1397,58 @@ mod tests {
         );
         // without the run's end: every window at full width
         assert_eq!(steps(&rows, 0, 1, 1000.0, None).len(), 6);
+    }
+
+    /// A line per key, the same colour for a key in every compare row's
+    /// chart, and past 20 keys the 20 with the largest counts (the title
+    /// says so).
+    #[test]
+    fn keyed_rates_draw_a_line_per_key_and_the_busiest_twenty_past_that() {
+        let table = |sites: i64| {
+            let headers = ["row", "window_start_ms", "caller", "target", "attempts"];
+            let mut t = Table::new("timeseries_calls", "T", headers.map(String::from).to_vec());
+            for row in ["a", "b"] {
+                for w in [0i64, 1000] {
+                    for k in 0..sites {
+                        let cells = vec![
+                            row.into(),
+                            w.into(),
+                            "c".into(),
+                            format!("t{k}").into(),
+                            (k * 10).into(),
+                        ];
+                        t.push(cells);
+                    }
+                }
+            }
+            t
+        };
+        let k = KeyedRates {
+            keys: &["caller", "target"],
+            value: "attempts",
+            what: "Attempts per second at each call site",
+            y_label: "attempts per second",
+        };
+        let charts = keyed_rate_charts(&table(3), &k, None, &[], 1, &[]).unwrap();
+        assert_eq!(charts.len(), 2, "one per compare row");
+        for c in &charts {
+            for key in ["c -&gt; t0", "c -&gt; t1", "c -&gt; t2"] {
+                assert_eq!(c.matches(key).count(), 1, "{key}");
+            }
+            assert!(
+                c.contains("row = b") || c.contains("row = a"),
+                "titled by its row"
+            );
+        }
+        let t = table(25);
+        let charts = keyed_rate_charts(&t, &k, None, &[], 1, &[]).unwrap();
+        let c = &charts[0];
+        assert!(c.contains("row = a (the 20 busiest of 25)"), "{c}");
+        assert!(c.contains("\nc -&gt; t24\n") && c.contains("\nc -&gt; t5\n"));
+        assert!(
+            !c.contains("\nc -&gt; t4\n"),
+            "the quietest five are left out"
+        );
     }
 
     #[test]

@@ -213,15 +213,17 @@ pub(super) fn time(raw: &RawScenario) -> R<(Ticks, Option<Ticks>)> {
 /// A time series that would pass the row limit before the workload even stops
 /// sending (an open workload's duration, or its requests at its rate) is refused
 /// at load, before a run fills memory with it; the run checks the rest.
-pub(super) fn check_series_rows(
-    window: Option<Ticks>,
-    faults: &[Fault],
-    services: &[Service],
-    dependencies: usize,
-    workloads: usize,
-    limiters: &[crate::model::Limiter],
-    workload: &Workload,
-) -> R<()> {
+pub(super) fn check_series_rows(model: &Model) -> R<()> {
+    let Model {
+        window,
+        faults,
+        services,
+        dependencies,
+        workloads,
+        limiters,
+        workload,
+        ..
+    } = model;
     let window_ms = match window {
         Some(w) => w.as_ms(),
         None if !faults.is_empty() => crate::sim::DEFAULT_WINDOW_MS,
@@ -245,8 +247,9 @@ pub(super) fn check_series_rows(
         .iter()
         .filter(|s| matches!(s.handler, Handler::Server(_)))
         .count();
-    let per_window = crate::sim::timeseries::client_and_limiter_rows(workloads, limiters)
-        + (servers + dependencies) as u64;
+    let per_window = crate::sim::timeseries::client_and_limiter_rows(workloads.len(), limiters)
+        + crate::sim::timeseries::call_site_rows(model)
+        + (servers + dependencies.len()) as u64;
     let rows = (end_ms / window_ms).ceil() * per_window as f64;
     if rows > crate::sim::MAX_SERIES_ROWS as f64 {
         return err(

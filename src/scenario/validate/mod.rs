@@ -261,22 +261,13 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let thresholds = meta::thresholds(raw)?;
     let faults = faults::faults(raw, &ctx, &services, &workloads)?;
     let (warmup, window) = faults::time(raw)?;
-    faults::check_series_rows(
-        window,
-        &faults,
-        &services,
-        ctx.dependencies.len(),
-        workloads.len(),
-        &limiters,
-        &workload,
-    )?;
     let Ctx {
         slo,
         gateway,
         dependencies,
         ..
     } = ctx;
-    Ok(Model {
+    let model = Model {
         name: raw.scenario.name.clone(),
         about: raw.scenario.about.clone(),
         seed: super::seed(raw, None, super::Purpose::Run),
@@ -297,7 +288,9 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         warmup,
         window,
         workloads,
-    })
+    };
+    faults::check_series_rows(&model)?;
+    Ok(model)
 }
 
 /// Every name that reaches a CSV cell or header is safe to open in a spreadsheet.
