@@ -83,9 +83,15 @@ enum Command {
         /// first value; overrides [montecarlo] baseline)
         #[arg(long, value_name = "AXIS=VALUE")]
         baseline: Vec<String>,
-        /// Run only the K-th of N disjoint slices (1 <= K <= N); combine with `resim merge`
-        #[arg(long, value_name = "K/N")]
+        /// Run only the K-th of N disjoint slices (1 <= K <= N); combine with `resim
+        /// merge`. `auto`: K (and N) from the array job this runs in (Slurm, GitLab
+        /// CI, Kubernetes Indexed Jobs, AWS Batch, GNU parallel; see docs/cluster.md)
+        #[arg(long, value_name = "K/N|auto")]
         shard: Option<String>,
+        /// With --shard auto: the number of slices, for schedulers that do not tell
+        /// their jobs how many there are (Kubernetes, AWS Batch, GNU parallel)
+        #[arg(long, value_name = "N")]
+        shards: Option<u64>,
         /// Output folder (default out/<file stem>-sweep, shards in shard-K-of-N below it)
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
@@ -332,12 +338,32 @@ fn dispatch(command: Command) -> Result<(), Error> {
             vary,
             baseline,
             shard,
+            shards,
             out,
             set,
             quiet,
             no_report,
         } => {
             use std::io::IsTerminal;
+            if shards.is_some() && shard.as_deref() != Some("auto") {
+                return Err(crate::error::ScenarioError::new(
+                    "",
+                    "--shards N goes with --shard auto (with --shard K/N the count is N)",
+                )
+                .into());
+            }
+            let shard = match shard.as_deref() {
+                None => None,
+                Some("auto") => {
+                    let (slice, from) =
+                        crate::sweep::Shard::from_env(|name| std::env::var(name).ok(), shards)?;
+                    if !quiet {
+                        eprintln!("--shard auto: {}/{} from {from}", slice.index, slice.count);
+                    }
+                    Some(slice)
+                }
+                Some(text) => Some(crate::sweep::Shard::parse(text)?),
+            };
             let opts = crate::sweep::SweepOptions {
                 file,
                 overrides: overrides(&set)?,
@@ -346,10 +372,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 jobs,
                 vary,
                 baseline,
-                shard: shard
-                    .as_deref()
-                    .map(crate::sweep::Shard::parse)
-                    .transpose()?,
+                shard,
                 out,
                 progress: !quiet && std::io::stderr().is_terminal(),
                 command: command_line(),

@@ -21,6 +21,7 @@ mod properties;
 mod queueing;
 mod report_html;
 mod runaway;
+mod shard_auto;
 mod sweep;
 mod tables;
 mod thresholds_json;
