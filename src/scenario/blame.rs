@@ -48,12 +48,33 @@ pub fn blame(
     } else {
         sources.iter().rev().find(|s| overlaps(&s.path, &e.path))
     };
-    match culprit {
-        Some(s) => {
+    // A cross-field check blames the value to change, but an override of another
+    // value it read may be what broke it: say so, at the position of the value
+    // blamed (`slo.threshold_ms` ... `(gateway.share_ms from --set ...)`).
+    let other = || {
+        sources.iter().rev().find(|s| {
+            e.related
+                .iter()
+                .any(|r| !r.is_empty() && overlaps(&s.path, r))
+        })
+    };
+    match (culprit, other()) {
+        (Some(s), _) => {
             let position = s.position;
             e.context(&s.origin).at(position).in_file(file)
         }
-        None => {
+        (None, Some(s)) => {
+            let position = paths::locate(text, &e.path).or(s.position);
+            let origin = if s.origin.starts_with("from ") {
+                s.origin.clone()
+            } else if s.origin.starts_with("in ") {
+                format!("`{}` {}", s.path, s.origin)
+            } else {
+                format!("`{}` from {}", s.path, s.origin)
+            };
+            e.context(&origin).at(position).in_file(file)
+        }
+        (None, None) => {
             let position = paths::locate(text, &e.path);
             e.context(fallback).at(position).in_file(file)
         }

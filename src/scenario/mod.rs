@@ -401,7 +401,7 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
 }
 
 /// Command-line text as quoted in messages: long pastes are cut.
-fn shorten(text: &str) -> String {
+pub(crate) fn shorten(text: &str) -> String {
     const MAX: usize = 120;
     match text.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}...", &text[..cut]),

@@ -20,7 +20,7 @@ pub(crate) use latency::latency;
 
 use super::raw::*;
 use crate::engine::Ticks;
-use crate::error::{ScenarioError, did_you_mean, list};
+use crate::error::{ScenarioError, did_you_mean, list, num};
 use crate::model::*;
 
 type R<T> = Result<T, ScenarioError>;
@@ -29,11 +29,16 @@ fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> R<T> {
     Err(ScenarioError::new(path, msg))
 }
 
+/// An error at `path` found by comparing its value with the one at `other`.
+fn err_vs<T>(path: impl Into<String>, other: impl Into<String>, msg: impl Into<String>) -> R<T> {
+    Err(ScenarioError::new(path, msg).related(other))
+}
+
 fn finite(path: &str, v: f64) -> R<f64> {
     if v.is_finite() {
         Ok(v)
     } else {
-        err(path, format!("must be a finite number (got {v})"))
+        err(path, format!("must be a finite number (got {})", num(v)))
     }
 }
 
@@ -41,7 +46,7 @@ fn positive(path: &str, v: f64) -> R<f64> {
     if finite(path, v)? > 0.0 {
         Ok(v)
     } else {
-        err(path, format!("must be > 0 (got {v})"))
+        err(path, format!("must be > 0 (got {})", num(v)))
     }
 }
 
@@ -49,7 +54,7 @@ fn non_negative(path: &str, v: f64) -> R<f64> {
     if finite(path, v)? >= 0.0 {
         Ok(v)
     } else {
-        err(path, format!("must be >= 0 (got {v})"))
+        err(path, format!("must be >= 0 (got {})", num(v)))
     }
 }
 
@@ -95,14 +100,18 @@ pub(crate) fn csv_name(path: &str, name: &str) -> R<()> {
 fn ticks(path: &str, ms: f64) -> R<Ticks> {
     non_negative(path, ms)?;
     if ms * crate::engine::Ticks::from_ms(1.0).0 as f64 >= u64::MAX as f64 / 2.0 {
-        return err(path, format!("{ms} ms is beyond the virtual clock's range"));
+        return err(
+            path,
+            format!("{} ms is beyond the virtual clock's range", num(ms)),
+        );
     }
     let t = Ticks::from_ms(ms);
     if ms > 0.0 && t == Ticks::ZERO {
         return err(
             path,
             format!(
-                "{ms} ms rounds to 0 ns (the virtual clock counts whole nanoseconds): must be > 0 after conversion, at least 0.0000005"
+                "{} ms rounds to 0 ns (the virtual clock counts whole nanoseconds): must be > 0 after conversion, at least 5e-7",
+                num(ms)
             ),
         );
     }
@@ -259,13 +268,14 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let analysis = meta::analysis(&raw.analysis)?;
     let montecarlo = meta::montecarlo(raw.montecarlo.as_ref())?;
     let thresholds = meta::thresholds(raw)?;
-    let faults = faults::faults(raw, &ctx, &services, &workloads)?;
-    let (warmup, window) = faults::time(raw)?;
+    let faults = faults::faults(raw, &ctx, &services, &workloads, &limits)?;
+    let (warmup, window) = faults::time(raw, &limits)?;
     faults::check_series_rows(
         window,
+        warmup,
         &faults,
+        &ctx,
         &services,
-        ctx.dependencies.len(),
         workloads.len(),
         &limiters,
         &workload,

@@ -163,9 +163,14 @@ fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
             let at = format!("{path}.cap_ms");
             let ms = non_negative(&at, ms)?;
             if ms < base_ms {
-                return err(
+                return err_vs(
                     at,
-                    format!("the cap ({ms} ms) is below `base_ms` ({base_ms} ms)"),
+                    format!("{path}.base_ms"),
+                    format!(
+                        "the cap ({} ms) is below `base_ms` ({} ms)",
+                        num(ms),
+                        num(base_ms)
+                    ),
                 );
             }
             ms
@@ -190,7 +195,7 @@ fn fraction(path: &str, v: f64) -> R<f64> {
     if (0.0..=1.0).contains(&finite(path, v)?) {
         Ok(v)
     } else {
-        err(path, format!("must be between 0 and 1 (got {v})"))
+        err(path, format!("must be between 0 and 1 (got {})", num(v)))
     }
 }
 
@@ -268,7 +273,10 @@ fn breaker(path: &str, b: &RawBreaker) -> R<Breaker> {
     if !(failure_rate > 0.0 && failure_rate <= 1.0) {
         return err(
             rate_at,
-            format!("must be in (0, 1]: above 0 and at most 1 (got {failure_rate})"),
+            format!(
+                "must be in (0, 1]: above 0 and at most 1 (got {})",
+                num(failure_rate)
+            ),
         );
     }
     let open_at = format!("{path}.open_ms");

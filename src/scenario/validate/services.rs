@@ -61,7 +61,7 @@ pub(super) fn dependencies(raw: &RawScenario, files: &mut Files) -> R<Vec<Depend
                         let at = format!("{path}.error_rate");
                         let r = finite(&at, r)?;
                         if !(0.0..=1.0).contains(&r) {
-                            return err(at, format!("must be between 0 and 1 (got {r})"));
+                            return err(at, format!("must be between 0 and 1 (got {})", num(r)));
                         }
                         r
                     }
@@ -349,10 +349,16 @@ fn slo_budget(path: &str, ctx: &Ctx) -> R<f64> {
     };
     let r = th - share_ms;
     if r <= 0.0 {
-        return err(
-            format!("{path}.budget"),
-            format!("slo.threshold_ms ({th}) minus gateway.share_ms ({share_ms}) leaves no budget"),
-        );
+        return Err(ScenarioError::new(
+            "slo.threshold_ms",
+            format!(
+                "{} minus gateway.share_ms ({}) leaves no budget for {path} (its budget is `slo`): must be > gateway.share_ms",
+                num(th),
+                num(share_ms)
+            ),
+        )
+        .related("gateway.share_ms")
+        .related(format!("{path}.budget")));
     }
     Ok(r)
 }
