@@ -47,20 +47,36 @@ impl Override {
                 format!("`--set {s}`: the key path is empty"),
             ));
         }
+        let value = try_value(value.trim()).map_err(|message| {
+            ScenarioError::new(path, message).context(&format!("from --set {}", shorten(s)))
+        })?;
         Ok(Override {
             path: path.to_string(),
-            value: parse_value(value.trim()),
+            value,
             text: s.to_string(),
         })
     }
 }
 
-/// Parses a TOML value; anything that is not valid TOML is taken as a plain string.
-pub(crate) fn parse_value(text: &str) -> Value {
-    toml::from_str::<toml::Table>(&format!("v = {text}"))
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| Value::String(text.to_string()))
+/// Parses a TOML value; anything that is not valid TOML is taken as a plain
+/// string, except text written as a TOML table, list or quoted string: that is
+/// an error (the TOML message), so `{ a = 1, a = 2 }` is a duplicate key, not
+/// the string "{ a = 1, a = 2 }".
+fn try_value(text: &str) -> Result<Value, String> {
+    let doc = format!("v = {text}");
+    match toml::from_str::<toml::Table>(&doc) {
+        Ok(mut t) => Ok(t.remove("v").unwrap_or_else(|| Value::String(text.to_string()))),
+        Err(e) if text.starts_with(['{', '[', '"', '\'']) => {
+            let mut message = e.message().trim().to_string();
+            if message == "duplicate key"
+                && let Some(key) = e.span().and_then(|s| doc.get(s))
+            {
+                message = format!("duplicate key `{}`", key.trim());
+            }
+            Err(format!("the value is not valid TOML: {message}"))
+        }
+        Err(_) => Ok(Value::String(text.to_string())),
+    }
 }
 
 /// One comparison axis: a column of the output tables.
@@ -695,6 +711,16 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
         };
         return ScenarioError::new(full, format!("unknown key{hint}; {listing}"));
     }
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        let field = rest.split('`').next().unwrap_or_default();
+        return match blame::missing_key_path(doc, path, field) {
+            Some(full) => ScenarioError::new(full, "missing: this key is required"),
+            None => ScenarioError::new(
+                path,
+                format!("missing key `{field}` (in this table or a table inside it)"),
+            ),
+        };
+    }
     if let Some(rest) = message.strip_prefix("unknown variant `") {
         let word = rest.split('`').next().unwrap_or_default();
         let expected: Vec<&str> = ticked.iter().skip(1).copied().collect();
@@ -733,6 +759,11 @@ mod tests {
             Value::Boolean(true)
         );
         assert!(Override::parse("novalue").is_err());
+        let e = Override::parse("x={ a = 1, a = 2 }").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x: the value is not valid TOML: duplicate key `a` (from --set x={ a = 1, a = 2 })"
+        );
     }
 
     #[test]
@@ -789,9 +820,9 @@ mod tests {
 
     #[test]
     fn key_lists_are_labelled_with_plus_and_constant() {
-        assert_eq!(label(&parse_value("[]")), "constant");
+        assert_eq!(label(&try_value("[]").unwrap()), "constant");
         assert_eq!(
-            label(&parse_value(r#"["client", "route"]"#)),
+            label(&try_value(r#"["client", "route"]"#).unwrap()),
             "client+route"
         );
     }

@@ -151,6 +151,25 @@ fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
     )?;
     let needs_base = kind != BackoffKind::None;
     let needs_cap = !matches!(kind, BackoffKind::None | BackoffKind::Constant);
+    // a key the kind does not use would be silently ignored: name it and the kind
+    for (key, given, used) in [
+        ("base_ms", b.base_ms.is_some(), needs_base),
+        ("cap_ms", b.cap_ms.is_some(), needs_cap),
+    ] {
+        if given && !used {
+            let why = match kind {
+                BackoffKind::None => "it retries at once, without waiting",
+                _ => "it always waits `base_ms`",
+            };
+            return err(
+                format!("{path}.{key}"),
+                format!(
+                    "a `{}` backoff does not use `{key}` ({why}): remove it, or pick a kind that uses it",
+                    b.kind
+                ),
+            );
+        }
+    }
     let base_ms = match b.base_ms {
         Some(ms) => non_negative(&format!("{path}.base_ms"), ms)?,
         None if needs_base => {

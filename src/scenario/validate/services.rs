@@ -146,11 +146,19 @@ pub(super) fn services(
                 let codel = codel
                     .as_ref()
                     .map(|c| {
-                        let t = format!("{p}.codel.target_ms");
-                        let i = format!("{p}.codel.interval_ms");
+                        let required = |key: &str, v: Option<f64>| {
+                            let at = format!("{p}.codel.{key}");
+                            let ms = v.ok_or_else(|| {
+                                ScenarioError::new(
+                                    at.as_str(),
+                                    "missing: CoDel needs both `target_ms` (the queue timeout while the queue stands) and `interval_ms` (how far back an empty queue counts, and the timeout then)",
+                                )
+                            })?;
+                            positive_ticks(&at, ms)
+                        };
                         Ok::<_, ScenarioError>(Codel {
-                            target: positive_ticks(&t, c.target_ms)?,
-                            interval: positive_ticks(&i, c.interval_ms)?,
+                            target: required("target_ms", c.target_ms)?,
+                            interval: required("interval_ms", c.interval_ms)?,
                         })
                     })
                     .transpose()?;
