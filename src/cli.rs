@@ -294,7 +294,10 @@ fn dispatch(command: Command) -> Result<(), Error> {
                             v.summary()
                         ))?;
                     }
-                    out_line(&format!("CSV: {}", dir.display()))?;
+                    out_line(&format!(
+                        "CSV: {}",
+                        crate::error::printable(&dir.display().to_string())
+                    ))?;
                 }
                 if let Some(e) = verdict.and_then(|v| v.error(&s.file.display().to_string())) {
                     failed.push(e.to_string());

@@ -200,6 +200,33 @@ impl Table {
         self.rows.push(row);
     }
 
+    /// A note naming the columns with a figure that is not a finite number (a
+    /// product that overflowed past 1.8e308, or 0/0): such a figure is an empty
+    /// cell, and an empty cell must not pass for a figure that does not exist.
+    pub fn overflow_note(&self) -> Option<String> {
+        let columns: Vec<&str> = (0..self.headers.len())
+            .filter(|&c| {
+                self.rows
+                    .iter()
+                    .any(|r| matches!(r[c], Cell::Num(x) if !x.is_finite()))
+            })
+            .map(|c| self.headers[c].as_str())
+            .collect();
+        (!columns.is_empty()).then(|| {
+            format!(
+                "empty where the figure is not a finite number (it overflowed past 1.8e308, or is 0/0; check the inputs it is computed from): {}",
+                columns.join(", ")
+            )
+        })
+    }
+
+    /// The table's notes, with [`Self::overflow_note`] last when there is one.
+    pub fn all_notes(&self) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        notes.extend(self.overflow_note());
+        notes
+    }
+
     /// The column index of `header`.
     pub fn column(&self, header: &str) -> Option<usize> {
         self.headers.iter().position(|h| h == header)
@@ -218,11 +245,15 @@ impl Table {
             .filter(|&c| !self.rows.is_empty() && self.rows.iter().all(|r| r[c] == Cell::Empty))
             .collect();
         if empty.is_empty() || empty.len() == self.headers.len() {
-            return self.render_all_columns();
+            return Table {
+                notes: self.all_notes(),
+                ..self.clone()
+            }
+            .render_all_columns();
         }
         let kept = |c: &usize| !empty.contains(c);
         let names: Vec<&str> = empty.iter().map(|&c| self.headers[c].as_str()).collect();
-        let mut notes = self.notes.clone();
+        let mut notes = self.all_notes();
         notes.push(format!(
             "not shown, empty in every row (the CSV has them): {}",
             names.join(", ")

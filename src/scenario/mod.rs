@@ -620,6 +620,15 @@ fn compare_axes(
 
 /// Every path a variant patches must name entries the file defines.
 fn check_variants(raw: &RawScenario, doc: &toml::Table, text: &str) -> Result<(), ScenarioError> {
+    validate::distinct_looking(
+        raw.variants
+            .keys()
+            .map(|n| (format!("variants.{n}"), n.as_str())),
+    )
+    .map_err(|e| {
+        let at = paths::find(text, &paths::segments(&e.path));
+        e.at(at.key.or(at.value).map(|o| paths::line_col(text, o)))
+    })?;
     for (name, patch) in &raw.variants {
         validate::csv_name(&format!("variants.{name}"), name).map_err(|e| {
             let at = paths::find(text, &["variants", name]);
@@ -642,12 +651,18 @@ fn check_variants(raw: &RawScenario, doc: &toml::Table, text: &str) -> Result<()
 }
 
 /// The values of an axis are distinct as the tables show them (two rows with the
-/// same labels could not be told apart); else the index of the first repeat.
+/// same labels could not be told apart), and their labels hold no control
+/// characters (they are CSV cells); else the index of the first that fails.
 fn check_distinct(values: &[Value]) -> Result<(), (usize, String)> {
     let mut seen = std::collections::HashMap::with_capacity(values.len());
     for (i, v) in values.iter().enumerate() {
         let shown = label(v);
-        if let Some(first) = seen.insert(shown.clone(), i) {
+        if let Err(e) = validate::plain_text("", &shown, &[]) {
+            return Err((i, format!("the label {}", e.message)));
+        }
+        // labels equal after NFC normalisation look the same in the tables
+        let key: String = unicode_normalization::UnicodeNormalization::nfc(shown.as_str()).collect();
+        if let Some(first) = seen.insert(key, i) {
             return Err((
                 i,
                 format!("`{shown}` is already value {first} of this axis: give each value once"),

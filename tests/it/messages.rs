@@ -112,3 +112,35 @@ fn a_utf8_byte_order_mark_is_accepted() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.starts_with("error: bad.toml:2:8: scenario.name: "), "{err}");
 }
+
+/// A figure that overflows (peak_read_rps x mean_ms past 1.8e308) is an empty CSV
+/// cell, and the report says why under its table, naming the column.
+#[test]
+fn an_overflowing_figure_is_named_under_its_table() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out = tmp.path().join("o");
+    let run = resim()
+        .current_dir(root())
+        .args(["run", "tests/bad/set-base.toml", "--out"])
+        .arg(&out)
+        .args(["--set", "slo.peak_read_rps=1.7e308"])
+        .output()
+        .expect("resim runs");
+    assert_eq!(run.status.code(), Some(0));
+    let csv = crate::common::Csv::read(&out.join("outcomes.csv"));
+    assert_eq!(csv.rows[0]["held_slots"], "");
+    let stdout = String::from_utf8_lossy(&run.stdout).replace("\n  ", " ");
+    let note = "empty where the figure is not a finite number (it overflowed past 1.8e308, or is 0/0; check the inputs it is computed from): held_slots, total_slots";
+    assert!(stdout.contains(note), "{stdout}");
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    assert!(html.contains("held_slots, total_slots"), "the page names them");
+    // without the overflow, no such note
+    let run = resim()
+        .current_dir(root())
+        .args(["run", "tests/bad/set-base.toml", "--out"])
+        .arg(&out)
+        .args(["--set", "slo.peak_read_rps=100"])
+        .output()
+        .expect("resim runs");
+    assert!(!String::from_utf8_lossy(&run.stdout).contains("not a finite number"));
+}
