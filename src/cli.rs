@@ -204,11 +204,9 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
         } else if p.exists() {
             files.push(p.clone());
         } else {
-            return Err(
-                ScenarioError::new("", crate::scenario::missing_reason(p))
-                    .in_file(p)
-                    .into(),
-            );
+            return Err(ScenarioError::new("", crate::scenario::missing_reason(p))
+                .in_file(p)
+                .into());
         }
     }
     Ok(files)

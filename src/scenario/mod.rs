@@ -65,7 +65,9 @@ impl Override {
 fn try_value(text: &str) -> Result<Value, String> {
     let doc = format!("v = {text}");
     match toml::from_str::<toml::Table>(&doc) {
-        Ok(mut t) => Ok(t.remove("v").unwrap_or_else(|| Value::String(text.to_string()))),
+        Ok(mut t) => Ok(t
+            .remove("v")
+            .unwrap_or_else(|| Value::String(text.to_string()))),
         Err(e) if text.starts_with(['{', '[', '"', '\'']) => {
             let mut message = e.message().trim().to_string();
             if message == "duplicate key"
@@ -194,15 +196,13 @@ pub(crate) fn io_reason(e: &std::io::Error) -> String {
 /// such file or folder.
 pub(crate) fn missing_reason(path: &Path) -> String {
     match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            match std::fs::read_link(path) {
-                Ok(to) => format!(
-                    "a symbolic link to {}, which does not exist",
-                    crate::error::printable(&to.display().to_string())
-                ),
-                Err(_) => io_reason(&e),
-            }
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::read_link(path) {
+            Ok(to) => format!(
+                "a symbolic link to {}, which does not exist",
+                crate::error::printable(&to.display().to_string())
+            ),
+            Err(_) => io_reason(&e),
+        },
         Err(e) => io_reason(&e),
         Ok(_) => "no such file or folder".to_string(),
     }
@@ -661,7 +661,8 @@ fn check_distinct(values: &[Value]) -> Result<(), (usize, String)> {
             return Err((i, format!("the label {}", e.message)));
         }
         // labels equal after NFC normalisation look the same in the tables
-        let key: String = unicode_normalization::UnicodeNormalization::nfc(shown.as_str()).collect();
+        let key: String =
+            unicode_normalization::UnicodeNormalization::nfc(shown.as_str()).collect();
         if let Some(first) = seen.insert(key, i) {
             return Err((
                 i,

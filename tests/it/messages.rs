@@ -72,7 +72,10 @@ fn utf16_files_are_called_utf16() {
     ];
     for (name, bytes, why) in files {
         std::fs::write(tmp.path().join(name), bytes).expect("write");
-        for args in [vec!["run", name, "--out", "o"], vec!["sweep", name, "--out", "o"]] {
+        for args in [
+            vec!["run", name, "--out", "o"],
+            vec!["sweep", name, "--out", "o"],
+        ] {
             let (code, err) = run_in(tmp.path(), &args);
             assert_eq!(code, Some(2), "{args:?}: {err}");
             let kind = if why.contains("mark") {
@@ -110,7 +113,10 @@ fn a_utf8_byte_order_mark_is_accepted() {
     std::fs::write(tmp.path().join("bad.toml"), bytes).expect("write");
     let (code, err) = run_in(tmp.path(), &["check", "bad.toml"]);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.starts_with("error: bad.toml:2:8: scenario.name: "), "{err}");
+    assert!(
+        err.starts_with("error: bad.toml:2:8: scenario.name: "),
+        "{err}"
+    );
 }
 
 /// A figure that overflows (peak_read_rps x mean_ms past 1.8e308) is an empty CSV
@@ -133,7 +139,10 @@ fn an_overflowing_figure_is_named_under_its_table() {
     let note = "empty where the figure is not a finite number (it overflowed past 1.8e308, or is 0/0; check the inputs it is computed from): held_slots, total_slots";
     assert!(stdout.contains(note), "{stdout}");
     let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
-    assert!(html.contains("held_slots, total_slots"), "the page names them");
+    assert!(
+        html.contains("held_slots, total_slots"),
+        "the page names them"
+    );
     // without the overflow, no such note
     let run = resim()
         .current_dir(root())

@@ -168,13 +168,19 @@ fn value(path: &str, kind: FaultKind, value: Option<f64>) -> R<f64> {
         }
         FaultKind::Slots => {
             if !v.is_finite() || v < 0.0 || v.fract() != 0.0 || v > f64::from(u32::MAX) {
-                return err(p, format!("must be a whole number of slots >= 0 (got {})", num(v)));
+                return err(
+                    p,
+                    format!("must be a whole number of slots >= 0 (got {})", num(v)),
+                );
             }
             Ok(v)
         }
         FaultKind::ErrorRate => {
             if !(0.0..=1.0).contains(&v) {
-                return err(p, format!("must be a probability in [0, 1] (got {})", num(v)));
+                return err(
+                    p,
+                    format!("must be a probability in [0, 1] (got {})", num(v)),
+                );
             }
             Ok(v)
         }
@@ -316,9 +322,9 @@ pub(super) fn check_series_rows(
     };
     let windows_are = match window {
         Some(_) => format!("{window_ms} ms windows"),
-        None => format!(
-            "the {window_ms} ms windows a run with faults keeps without [output] window_ms"
-        ),
+        None => {
+            format!("the {window_ms} ms windows a run with faults keeps without [output] window_ms")
+        }
     };
     let servers = services
         .iter()

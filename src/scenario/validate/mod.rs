@@ -442,7 +442,11 @@ fn check_names(raw: &RawScenario) -> R<()> {
         ("policies", raw.policies.keys().collect()),
         ("workloads", raw.workloads.keys().collect()),
     ] {
-        distinct_looking(names.into_iter().map(|n| (format!("{section}.{n}"), n.as_str())))?;
+        distinct_looking(
+            names
+                .into_iter()
+                .map(|n| (format!("{section}.{n}"), n.as_str())),
+        )?;
     }
     for (sname, svc) in &raw.services {
         for (i, route) in svc.routes.iter().enumerate() {
