@@ -286,7 +286,10 @@ impl Table {
                 r.iter()
                     .zip(&decimals)
                     .map(|(cell, d)| match (cell, d) {
-                        (Cell::Num(x), Some(d)) if x.is_finite() => format!("{x:.d$}"),
+                        // 10^15 and more: scientific, as format_number writes it
+                        (Cell::Num(x), Some(d)) if x.is_finite() && x.abs() < 1e15 => {
+                            format!("{x:.d$}")
+                        }
                         _ => cell.render(),
                     })
                     .collect()
@@ -381,7 +384,7 @@ impl Table {
 fn column_decimals<'a>(cells: impl Iterator<Item = &'a Cell>) -> Option<usize> {
     cells
         .filter_map(|c| match c {
-            Cell::Num(x) if x.is_finite() => {
+            Cell::Num(x) if x.is_finite() && x.abs() < 1e15 => {
                 let s = format_number(*x);
                 s.split_once('.').map(|(_, f)| f.len())
             }
@@ -440,6 +443,21 @@ mod tests {
         assert_eq!(
             t.render_text(),
             "Title\nname  n\n----  --\na     10\nlong   2\n"
+        );
+    }
+
+    #[test]
+    fn huge_figures_are_scientific_and_overflows_are_named() {
+        let mut t = Table::new("t", "T", vec!["a".into(), "b".into()]);
+        t.push(vec![Cell::Num(1e308), Cell::Num(f64::INFINITY)]);
+        t.push(vec![Cell::Num(1.5), Cell::Num(2.0)]);
+        let text = t.render_text();
+        assert!(text.contains("1e308"), "{text}");
+        assert!(text.contains("not a finite number"), "{text}");
+        assert!(text.trim_end().ends_with(": b"), "{text}");
+        assert_eq!(
+            String::from_utf8(to_csv(&t).unwrap()).unwrap(),
+            "a,b\n1e308,\n1.50,2\n"
         );
     }
 }

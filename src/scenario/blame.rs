@@ -65,7 +65,8 @@ pub fn blame(
         }
         (None, Some(s)) => {
             let position = paths::locate(text, &e.path).or(s.position);
-            let origin = if s.origin.starts_with("from ") {
+            // `--set` and compare rows name the key they set already
+            let origin = if s.origin.starts_with("from ") || s.origin.starts_with("compare row") {
                 s.origin.clone()
             } else if s.origin.starts_with("in ") {
                 format!("`{}` {}", s.path, s.origin)
@@ -321,5 +322,26 @@ mod tests {
             "row",
         );
         assert_eq!(e.to_string(), "f.toml:1:5: x: bad (row)");
+    }
+
+    #[test]
+    fn an_override_of_a_value_a_check_compared_with_is_named() {
+        let sources = vec![Source {
+            path: "gateway.share_ms".into(),
+            position: None,
+            origin: "from --set gateway.share_ms=300".into(),
+        }];
+        let text = "[slo]\nthreshold_ms = 200\n";
+        let e =
+            ScenarioError::new("slo.threshold_ms", "leaves no budget").related("gateway.share_ms");
+        assert_eq!(
+            blame(text, Path::new("f.toml"), e, &sources, "").to_string(),
+            "f.toml:2:16: slo.threshold_ms: leaves no budget (from --set gateway.share_ms=300)"
+        );
+        let e = ScenarioError::new("slo.threshold_ms", "bad").related("gateway.rules");
+        assert_eq!(
+            blame(text, Path::new("f.toml"), e, &sources, "").to_string(),
+            "f.toml:2:16: slo.threshold_ms: bad"
+        );
     }
 }

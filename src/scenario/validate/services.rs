@@ -476,6 +476,8 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                             format!("{bpath}.calls.{i}"),
                             format!("the weighted policy needs `{key}`"),
                         )
+                        .related(format!("{path}.policy"))
+                        .related(key.as_str())
                     })
                 })
                 .collect::<R<_>>()?,
