@@ -147,10 +147,37 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         Err(e) => {
             // Not eprintln!: a closed stderr must not turn an error into a panic.
+            // Paths and values quoted from files reach the terminal escaped.
             use std::io::Write;
-            let _ = writeln!(std::io::stderr().lock(), "error: {e}");
+            let text = e.to_string();
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "error: {}",
+                crate::error::printable(&text)
+            );
             e.exit_code()
         }
+    }
+}
+
+/// A run that stopped on a limit (`scenario.max_sim_time_ms = 0.5`) whose value a
+/// `--set` gave says so, as a load error does: `(from --set KEY=VALUE)`.
+fn limit_origin(e: Error, overrides: &[Override]) -> Error {
+    let Error::Limit(message) = e else {
+        return e;
+    };
+    let names = |o: &&Override| {
+        message.match_indices(o.path.as_str()).any(|(at, p)| {
+            let next = message[at + p.len()..].chars().next();
+            !next.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        })
+    };
+    match overrides.iter().rev().find(names) {
+        Some(o) => Error::Limit(format!(
+            "{message} (from --set {})",
+            crate::scenario::shorten(&o.text)
+        )),
+        None => Error::Limit(message),
     }
 }
 
@@ -187,7 +214,7 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
         } else if p.exists() {
             files.push(p.clone());
         } else {
-            return Err(ScenarioError::new("", "no such file or folder")
+            return Err(ScenarioError::new("", crate::scenario::missing_reason(p))
                 .in_file(p)
                 .into());
         }
@@ -234,9 +261,10 @@ fn dispatch(command: Command) -> Result<(), Error> {
             let mut index = Vec::new();
             for s in &scenarios {
                 let (output, trace_file) =
-                    crate::run_scenario_traced(s, progress, trace, draw_ahead)?;
+                    crate::run_scenario_traced(s, progress, trace, draw_ahead)
+                        .map_err(|e| limit_origin(e, &opts.overrides))?;
                 for warning in crate::fault_warnings(s, &output.runs) {
-                    eprintln!("warning: {warning}");
+                    eprintln!("warning: {}", crate::error::printable(&warning));
                 }
                 let verdict = crate::thresholds::check_run(s, &output.runs)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
@@ -300,7 +328,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                         ))?;
                     }
                     if tables {
-                        out_line(&where_files)?;
+                        out_line(&crate::error::printable(&where_files))?;
                     }
                 }
                 if let Some(e) = verdict.and_then(|v| v.error(&s.file.display().to_string())) {
@@ -378,7 +406,8 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 command: command_line(),
                 report: !no_report,
             };
-            let report = crate::sweep::sweep(&opts)?;
+            let report =
+                crate::sweep::sweep(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
             if !quiet {
                 out_text(&report.text)?;
             }

@@ -225,7 +225,7 @@ fn render_header(scenario: &Scenario) -> String {
 /// The report header and the digest (see [`report::digest`]): what `resim
 /// run` prints by default. `files` says where the files are.
 pub fn render_digest(scenario: &Scenario, tables: &[Table], files: &str) -> String {
-    render_header(scenario) + &report::digest::text(tables, files)
+    render_header(scenario) + &report::digest::text(tables, &error::printable(files))
 }
 
 /// The report header and every table as text (`resim run --tables`).

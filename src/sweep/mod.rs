@@ -175,12 +175,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(in_file)?;
     let bytes = scenario::read_input(&opts.file, "scenario file")?;
-    let text = String::from_utf8(bytes.clone()).map_err(|_| {
-        in_file(ScenarioError::new(
-            "",
-            "the scenario file is not UTF-8 text",
-        ))
-    })?;
+    let text = scenario::decode_text(bytes.clone(), "scenario file").map_err(in_file)?;
     let scenario = scenario::load_str(
         &text,
         &opts.file,

@@ -12,6 +12,7 @@ mod golden_dy13;
 mod golden_io22;
 mod hostile;
 mod latency_files;
+mod messages;
 mod metric_names;
 mod output_safety;
 mod peers;

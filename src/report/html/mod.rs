@@ -176,7 +176,7 @@ pub struct Section<'t> {
 
 /// A table's notes on the page, with a word when the page shows only part of it.
 fn page_notes(t: &Table, file: &str) -> Vec<String> {
-    let mut notes = t.notes.clone();
+    let mut notes = t.all_notes();
     if t.rows.len() > MAX_PAGE_ROWS {
         notes.push(format!(
             "the first {} of {} rows are shown here; {file} has them all",
