@@ -121,6 +121,19 @@ enum Command {
         #[arg(long)]
         no_report: bool,
     },
+    /// Start a scenario file from a bundled one, comments and all
+    New {
+        /// The new file: NAME.toml (`.toml` is added when missing); never overwritten
+        #[arg(value_name = "NAME", required_unless_present = "list")]
+        name: Option<PathBuf>,
+        /// The bundled scenario to start from (`retry-storm`,
+        /// `examples/starter`; see --list), or a scenario file
+        #[arg(long, value_name = "SCENARIO", default_value = "examples/starter")]
+        from: String,
+        /// List the bundled scenarios with their titles, and write nothing
+        #[arg(long)]
+        list: bool,
+    },
     /// Validate scenario files without running them
     Check {
         #[arg(required = true, value_name = "FILE|DIR")]
@@ -430,6 +443,19 @@ fn dispatch(command: Command) -> Result<(), Error> {
             }
             report.thresholds_result()
         }
+        Command::New { name, from, list } => match name {
+            Some(name) if !list => new_scenario(&name, &from),
+            _ => {
+                for n in scenario::bundled::names() {
+                    let title = scenario::bundled::scenario(n)
+                        .and_then(|(_, text)| text.parse::<toml::Table>().ok())
+                        .and_then(|t| t.get("scenario")?.get("name")?.as_str().map(String::from))
+                        .unwrap_or_default();
+                    out_line(&format!("{n:<36} {title}"))?;
+                }
+                Ok(())
+            }
+        },
         Command::Check { paths, set } => {
             let files = scenario_files(&paths)?;
             let opts = LoadOptions {
@@ -453,6 +479,109 @@ fn dispatch(command: Command) -> Result<(), Error> {
 /// What a run owns in a folder without a record (written by an older resim): the
 /// page `--no-report` always removed.
 const RUN_LEGACY: &[&str] = &[crate::report::html::FILE];
+
+/// `resim new NAME --from SCENARIO`: writes NAME.toml from a bundled scenario
+/// (or a scenario file), with the data files it reads beside it; refuses to
+/// overwrite anything, and checks the result loads.
+fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
+    let target = if name.extension().is_some_and(|e| e == "toml") {
+        name.to_path_buf()
+    } else {
+        let mut t = name.as_os_str().to_owned();
+        t.push(".toml");
+        PathBuf::from(t)
+    };
+    let usage = |message: String| Error::from(crate::error::ScenarioError::new("", message));
+    // a bundled scenario by name, else a file; its data files come from beside it
+    let (text, origin, data): (String, String, Box<dyn Fn(&str) -> Option<Vec<u8>>>) =
+        match scenario::bundled::scenario(from) {
+            Some((path, text)) => {
+                let dir = path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+                let data = move |rel: &str| {
+                    let at = if dir.is_empty() {
+                        rel.to_string()
+                    } else {
+                        format!("{dir}/{rel}")
+                    };
+                    scenario::bundled::file(&at).map(|t| t.as_bytes().to_vec())
+                };
+                (
+                    text.to_string(),
+                    format!("the bundled scenario scenarios/{path}"),
+                    Box::new(data),
+                )
+            }
+            None if Path::new(from).is_file() => {
+                let text = std::fs::read_to_string(from).map_err(|e| Error::Io {
+                    context: format!("cannot read {from}"),
+                    source: e,
+                    user_path: true,
+                })?;
+                let dir = Path::new(from)
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default();
+                (
+                    text,
+                    from.to_string(),
+                    Box::new(move |rel: &str| std::fs::read(dir.join(rel)).ok()),
+                )
+            }
+            None => {
+                let names = scenario::bundled::names();
+                return Err(usage(format!(
+                    "--from {from}: no bundled scenario or file of that name{}; `resim new --list` lists them",
+                    crate::error::did_you_mean(from, names.iter().copied())
+                )));
+            }
+        };
+    let stem = target
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (text, files) = scenario::starting_point(&text, &stem, &origin).map_err(usage)?;
+    let dir = target.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut writes = vec![(target.clone(), text.into_bytes())];
+    for rel in files {
+        let bytes = data(&rel).ok_or_else(|| {
+            usage(format!(
+                "{origin} reads {rel}, which is not beside it: copy it by hand"
+            ))
+        })?;
+        writes.push((dir.join(&rel), bytes));
+    }
+    for (path, _) in &writes {
+        if path.exists() {
+            return Err(usage(format!(
+                "{} exists already: choose another name (resim new never overwrites)",
+                path.display()
+            )));
+        }
+    }
+    for (path, bytes) in &writes {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| Error::Io {
+                context: format!("cannot create {}", parent.display()),
+                source: e,
+                user_path: true,
+            })?;
+        }
+        std::fs::write(path, bytes).map_err(|e| Error::Io {
+            context: format!("cannot write {}", path.display()),
+            source: e,
+            user_path: true,
+        })?;
+    }
+    // what it wrote must load
+    scenario::load(&target, &LoadOptions::default())?;
+    for (path, _) in &writes {
+        out_line(&format!("wrote {}", path.display()))?;
+    }
+    out_line(&format!(
+        "next: resim run {} (then open the report it names)",
+        target.display()
+    ))
+}
 
 /// Prints a line on stdout (see [`out_text`]).
 fn out_line(text: &str) -> Result<(), Error> {

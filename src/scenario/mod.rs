@@ -8,6 +8,7 @@
 //! `branches.1.calls`), which is how `--set`, `[variants.*]` and `[compare]` change it.
 
 pub(crate) mod blame;
+pub mod bundled;
 mod latency_file;
 pub(crate) mod paths;
 pub(crate) mod raw;
@@ -834,6 +835,68 @@ fn plain_types(message: &str) -> String {
         .replace("expected i64", "expected a whole number")
         .replace("expected u64", "expected a whole number >= 0")
         .replace("expected f64", "expected a number")
+}
+
+/// A new scenario file's text from `text` (the scenario it starts from, named
+/// `from`), comments and layout kept: `[scenario] name` becomes `name`, and a
+/// first line says where it came from. Also the data files it reads (`file` keys,
+/// relative to its folder), so that they can be copied beside it.
+pub fn starting_point(text: &str, name: &str, from: &str) -> Result<(String, Vec<String>), String> {
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| format!("{from} is not valid TOML: {e}"))?;
+    if let Some(scenario) = doc.get_mut("scenario").and_then(|t| t.as_table_like_mut()) {
+        if let Some(old) = scenario.get_mut("name") {
+            // the value's own spacing and comment stay
+            let decor = old.as_value().map(|v| v.decor().clone());
+            *old = toml_edit::value(name);
+            if let (Some(d), Some(v)) = (decor, old.as_value_mut()) {
+                *v.decor_mut() = d;
+            }
+        } else {
+            scenario.insert("name", toml_edit::value(name));
+        }
+    }
+    /// A `file = "..."` entry, once each.
+    fn note(key: &str, v: &toml_edit::Value, files: &mut Vec<String>) {
+        if key == "file"
+            && let Some(s) = v.as_str()
+            && !files.iter().any(|f| f == s)
+        {
+            files.push(s.to_string());
+        }
+    }
+    fn walk_value(v: &toml_edit::Value, files: &mut Vec<String>) {
+        match v {
+            toml_edit::Value::InlineTable(t) => {
+                for (k, v) in t.iter() {
+                    note(k, v, files);
+                    walk_value(v, files);
+                }
+            }
+            toml_edit::Value::Array(a) => a.iter().for_each(|v| walk_value(v, files)),
+            _ => {}
+        }
+    }
+    fn walk_table(t: &toml_edit::Table, files: &mut Vec<String>) {
+        for (k, i) in t.iter() {
+            match i {
+                toml_edit::Item::Value(v) => {
+                    note(k, v, files);
+                    walk_value(v, files);
+                }
+                toml_edit::Item::Table(t) => walk_table(t, files),
+                toml_edit::Item::ArrayOfTables(a) => a.iter().for_each(|t| walk_table(t, files)),
+                toml_edit::Item::None => {}
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk_table(doc.as_table(), &mut files);
+    let text = format!(
+        "# Started from {from} (resim new): change what you need, then `resim run` it.\n{doc}"
+    );
+    Ok((text, files))
 }
 
 #[cfg(test)]
