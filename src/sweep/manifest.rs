@@ -37,6 +37,12 @@ pub struct Manifest {
     pub metrics: Vec<String>,
     /// The metrics the printed report shows (`[montecarlo] report`).
     pub report: Vec<String>,
+    /// The metrics whose cells are booleans (0/1 per replication: Wilson
+    /// intervals), learnt from replication 0 of every row. Absent when none (and
+    /// in folders of resim versions before it: every metric then gets a t
+    /// interval).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proportions: Vec<String>,
     /// `axis=value` rows the paired differences are taken against (`--baseline`,
     /// `[montecarlo] baseline`); absent: each axis's first value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -233,8 +239,9 @@ mod tests {
             rows: 2,
             overrides: vec![],
             vary: vec![],
-            metrics: vec!["outcomes.answered".into()],
+            metrics: vec!["outcomes.answered".into(), "recovery.stuck".into()],
             report: vec![],
+            proportions: vec!["recovery.stuck".into()],
             baseline: vec![],
             latency_files: vec![HashedFile {
                 file: "latencies.csv".into(),

@@ -165,14 +165,7 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     // a bad shard must not destroy an earlier good merge.
     let (axis_columns, summary) = check_shards(&parts, first)?;
     let _lock = output::prepare(&dir, &manifest)?;
-    let mut out = Replications::create(
-        &dir,
-        &axis_columns,
-        &first.metrics,
-        first.confidence,
-        &first.baseline,
-        false,
-    )?;
+    let mut out = Replications::create(&dir, &axis_columns, first, false)?;
     let axes = axis_columns.len();
     for part in &parts {
         let path = part.dir.join(REPLICATIONS);
@@ -268,6 +261,7 @@ fn check_shards(parts: &[Part], first: &Manifest) -> Result<(Vec<String>, Summar
                 &shown,
             )
             .with_baseline(first.baseline.clone())
+            .with_proportions(&first.proportions)
         });
         // Messages about a row name the shard file it is in, and its line there.
         s.set_source(&shown, 0);

@@ -14,6 +14,7 @@
 //! (computed from the file's text alone) comes out byte for byte the same.
 
 mod extract;
+mod kinds;
 mod manifest;
 mod merge;
 mod output;
@@ -266,6 +267,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         vary: opts.vary.clone(),
         metrics: schema.names.clone(),
         report: mc.report.clone(),
+        proportions: proportions(&named),
         baseline: baseline.clone(),
         latency_files: latency_files(&scenario)?,
         thresholds: manifest_thresholds(&base.thresholds),
@@ -284,14 +286,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     };
     let _lock = output::prepare(&dir, &manifest)?;
     let whole = units == (0, total);
-    let mut out = Replications::create(
-        &dir,
-        &scenario.columns(),
-        &schema.names,
-        mc.confidence,
-        &baseline,
-        whole,
-    )?;
+    let mut out = Replications::create(&dir, &scenario.columns(), &manifest, whole)?;
 
     let rows_n = rows;
     let result = runner::run(
@@ -362,6 +357,18 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         text,
         thresholds_failed,
     })
+}
+
+/// The metrics whose cells are booleans in any row's replication 0, in first-seen
+/// order: 0/1 by definition (the manifest's `proportions`).
+fn proportions(named: &[Named]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (name, cell) in named.iter().flatten() {
+        if matches!(cell, crate::report::Cell::Bool(_)) && !out.contains(name) {
+            out.push(name.clone());
+        }
+    }
+    out
 }
 
 /// Every file a compare row's latency models read, once each, with its hash.

@@ -103,11 +103,10 @@ impl Replications {
     pub fn create(
         dir: &Path,
         axis_columns: &[String],
-        metrics: &[String],
-        confidence: f64,
-        baseline: &[String],
+        manifest: &Manifest,
         summarize: bool,
     ) -> Result<Replications, Error> {
+        let metrics = &manifest.metrics;
         let path = dir.join(REPLICATIONS);
         let file = File::create(&path).map_err(io(format!("cannot write {}", path.display())))?;
         let mut csv = csv::Writer::from_writer(Vec::new());
@@ -121,10 +120,11 @@ impl Replications {
                 Summarizer::new(
                     axis_columns.to_vec(),
                     metrics.to_vec(),
-                    confidence,
+                    manifest.confidence,
                     &path.display().to_string(),
                 )
-                .with_baseline(baseline.to_vec())
+                .with_baseline(manifest.baseline.clone())
+                .with_proportions(&manifest.proportions)
             }),
             csv: {
                 csv.write_record(header).map_err(|e| csv_error(&path, e))?;
