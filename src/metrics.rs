@@ -151,7 +151,11 @@ impl Default for Samples {
     }
 }
 
-fn bucket_of(v: u64) -> usize {
+/// The histogram's bucket of value `v`: values below 1024 have a bucket each,
+/// then every power of two is cut into 1024 buckets of equal width, so a bucket
+/// spans [`bucket_low`] to [`bucket_value`], at most 1/1024 of its values apart.
+/// A sweep pools its replications' answered times in the same buckets.
+pub(crate) fn bucket_of(v: u64) -> usize {
     if v < (1 << SUB_BITS) {
         return v as usize;
     }
@@ -161,8 +165,19 @@ fn bucket_of(v: u64) -> usize {
     (((shift + 1) as usize) << SUB_BITS) + sub
 }
 
+/// The lower edge of a bucket: its smallest value.
+pub(crate) fn bucket_low(b: usize) -> u64 {
+    let group = b >> SUB_BITS;
+    if group == 0 {
+        return b as u64;
+    }
+    let shift = (group - 1) as u32;
+    let sub = (b & ((1 << SUB_BITS) - 1)) as u64;
+    ((1u64 << SUB_BITS) + sub) << shift
+}
+
 /// The upper edge of a bucket: reported values never understate.
-fn bucket_value(b: usize) -> u64 {
+pub(crate) fn bucket_value(b: usize) -> u64 {
     let group = b >> SUB_BITS;
     if group == 0 {
         return b as u64;
@@ -554,6 +569,40 @@ impl Samples {
             return 0.0;
         }
         Ticks(self.at_rank(self.rank_of(q))).as_ms()
+    }
+
+    /// The values by histogram bucket ([`bucket_of`]), in bucket order: (bucket,
+    /// values in it, the largest of them). While the samples are exact the
+    /// largest value is exact; once they are binned it is the bucket's upper
+    /// edge, or the largest value of all in the top bucket (never below a value
+    /// of the bucket). For pooling runs: a sort of a copy, so not for the hot path.
+    pub fn log_buckets(&self) -> Vec<(u32, u64, u64)> {
+        let mut out: Vec<(u32, u64, u64)> = Vec::new();
+        if !self.buckets.is_empty() {
+            for (b, &n) in self.buckets.iter().enumerate() {
+                if n > 0 {
+                    out.push((b as u32, n, bucket_value(b).min(self.max)));
+                }
+            }
+            return out;
+        }
+        if self.zeros > 0 {
+            out.push((0, self.zeros, 0));
+        }
+        let mut values: Vec<u64> = self.narrow.iter().map(|&x| u64::from(x)).collect();
+        values.extend_from_slice(&self.wide);
+        values.sort_unstable();
+        for v in values {
+            let b = bucket_of(v) as u32;
+            match out.last_mut() {
+                Some(last) if last.0 == b => {
+                    last.1 += 1;
+                    last.2 = v;
+                }
+                _ => out.push((b, 1, v)),
+            }
+        }
+        out
     }
 
     /// How many observations are above zero (exact: zero has a bucket of its own).
@@ -1036,6 +1085,43 @@ mod tests {
             }
             assert_eq!(left.count_positive(), all.count_positive());
         }
+    }
+
+    #[test]
+    fn log_buckets_hold_every_value_between_their_edges() {
+        for v in (0..5000u64).chain([1 << 20, 123_456_789, 999_999_999, u64::MAX / 3]) {
+            let b = bucket_of(v);
+            assert!(bucket_low(b) <= v && v <= bucket_value(b), "{v}");
+            assert_eq!(bucket_of(bucket_low(b)), b);
+            assert_eq!(bucket_of(bucket_value(b)), b);
+            assert!(
+                bucket_value(b) - bucket_low(b) <= bucket_low(b) / 1024,
+                "{v}"
+            );
+        }
+        let mut s = Samples::default();
+        for v in [0, 5, 5, 0, 1_000_000, 1_000_300, 2_000_000_000] {
+            s.push(Ticks(v));
+        }
+        // 1,000,000 and 1,000,300 share a bucket (width 512 ns there)
+        assert_eq!(
+            s.log_buckets(),
+            [
+                (0, 2, 0),
+                (5, 2, 5),
+                (bucket_of(1_000_000) as u32, 2, 1_000_300),
+                (bucket_of(2_000_000_000) as u32, 1, 2_000_000_000)
+            ]
+        );
+        // binned: counts kept, the largest value an upper edge (or the maximum)
+        let mut big = Samples::default();
+        for i in 0..=EXACT_CAP as u64 {
+            big.push(Ticks(1000 + i % 7));
+        }
+        assert!(!big.is_exact());
+        let b = big.log_buckets();
+        assert_eq!(b.iter().map(|x| x.1).sum::<u64>(), big.count());
+        assert_eq!(b.last().map(|x| x.2), Some(1006));
     }
 
     #[test]

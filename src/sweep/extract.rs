@@ -15,6 +15,7 @@
 //!
 //! Booleans become 1 / 0 (their mean is a share); an empty cell is a missing value.
 
+use super::pooled::UnitCounts;
 use crate::analysis::{self, Results};
 use crate::error::Error;
 use crate::format::push_number;
@@ -73,9 +74,20 @@ impl RowRunner {
         replication: u64,
         analyse: fn(&mut Results) -> Vec<Table>,
     ) -> Result<Vec<Table>, Error> {
+        Ok(self.run_counted(row, replication, analyse)?.0)
+    }
+
+    /// [`Self::run_tables`], and what the run adds to `pooled.csv`.
+    fn run_counted(
+        &self,
+        row: usize,
+        replication: u64,
+        analyse: fn(&mut Results) -> Vec<Table>,
+    ) -> Result<(Vec<Table>, UnitCounts), Error> {
         let scenario = &self.rows[row];
         let run = crate::sim::run(&scenario.rows[0].model, replication)?;
-        Ok(analyse(&mut Results::new(scenario, vec![run])))
+        let counts = UnitCounts::of(&run);
+        Ok((analyse(&mut Results::new(scenario, vec![run])), counts))
     }
 
     /// The metrics of a run's tables, by name.
@@ -98,7 +110,7 @@ impl RowRunner {
     ) -> Result<Measured, Error> {
         // the tables' cells alone when they have the layout's shape (nearly
         // always); else the named tables, from the same run made again
-        let cells_only = self.run_tables(row, replication, analysis::analyse_cells)?;
+        let (cells_only, counts) = self.run_counted(row, replication, analysis::analyse_cells)?;
         let named;
         let (tables, fits) = if layout.fits(&cells_only) {
             (&cells_only, true)
@@ -129,6 +141,7 @@ impl RowRunner {
             text,
             values,
             unknown,
+            counts,
         })
     }
 }
@@ -142,6 +155,8 @@ pub struct Measured {
     pub values: Vec<Option<f64>>,
     /// Metric values the schema has no column for.
     pub unknown: usize,
+    /// The run's requests and answered times, for `pooled.csv`.
+    pub counts: UnitCounts,
 }
 
 /// Between two cells of [`Measured`]'s text: a metric's text is a number or
@@ -503,18 +518,21 @@ mod tests {
             text: "1,,2.50".into(),
             values: vec![Some(1.0), None, Some(2.5)],
             unknown: 0,
+            counts: UnitCounts::default(),
         };
         assert_eq!(m.text().collect::<Vec<_>>(), ["1", "", "2.50"]);
         let empty = Measured {
             text: String::new(),
             values: vec![],
             unknown: 0,
+            counts: UnitCounts::default(),
         };
         assert_eq!(empty.text().count(), 0);
         let one_missing = Measured {
             text: String::new(),
             values: vec![None],
             unknown: 0,
+            counts: UnitCounts::default(),
         };
         assert_eq!(one_missing.text().collect::<Vec<_>>(), [""]);
     }

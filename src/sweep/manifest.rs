@@ -43,6 +43,11 @@ pub struct Manifest {
     /// interval).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub proportions: Vec<String>,
+    /// The bucket scheme of `histograms.csv` (the answered requests' times that
+    /// `pooled.csv` pools): a merge adds the shards' histograms. Absent in
+    /// folders of resim versions before it, which have no `histograms.csv`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub histograms: String,
     /// `axis=value` rows the paired differences are taken against (`--baseline`,
     /// `[montecarlo] baseline`); absent: each axis's first value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -242,6 +247,7 @@ mod tests {
             metrics: vec!["outcomes.answered".into(), "recovery.stuck".into()],
             report: vec![],
             proportions: vec!["recovery.stuck".into()],
+            histograms: "log-linear, 1024 buckets per power of two, ns".into(),
             baseline: vec![],
             latency_files: vec![HashedFile {
                 file: "latencies.csv".into(),

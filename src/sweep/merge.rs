@@ -9,6 +9,7 @@
 use super::extract::parse_value;
 use super::manifest::{Invocation, Manifest, Shard};
 use super::output::{self, REPLICATIONS, Replications};
+use super::pooled::{self, Pooled};
 use super::summary::{Summarizer, Summary};
 use super::{SweepReport, report};
 use crate::error::{Error, ScenarioError};
@@ -163,7 +164,9 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     };
     // Everything is checked (and summarized) before the output folder is touched:
     // a bad shard must not destroy an earlier good merge.
-    let (axis_columns, summary) = check_shards(&parts, first)?;
+    let (axis_columns, mut summary) = check_shards(&parts, first)?;
+    let pooled = pooled_counts(&parts, first, &axis_columns, &summary)?;
+    summary.pooled = pooled.as_ref().map(|p| p.table(&axis_columns));
     let _lock = output::prepare(&dir, &manifest)?;
     let mut out = Replications::create(&dir, &axis_columns, first, false)?;
     let axes = axis_columns.len();
@@ -179,14 +182,9 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         }
     }
     out.finish(&dir)?;
-    crate::report::write_tables(
-        &dir,
-        &[
-            summary.summary.clone(),
-            summary.paired.clone(),
-            summary.wide.clone(),
-        ],
-    )?;
+    let mut tables = summary.tables();
+    tables.extend(pooled.map(|p| p.histograms(&axis_columns)));
+    crate::report::write_tables(&dir, &tables)?;
     let thresholds = first
         .thresholds
         .iter()
@@ -327,6 +325,38 @@ fn check_shards(parts: &[Part], first: &Manifest) -> Result<(Vec<String>, Summar
     let axes = header.len() - first.metrics.len() - 1;
     let axis_columns = header.iter().take(axes).map(String::from).collect();
     Ok((axis_columns, s.finish().map_err(as_input)?))
+}
+
+/// The shards' `histograms.csv` added up, when their manifests say they have
+/// one (folders of resim versions before it have none: no `pooled.csv` then).
+fn pooled_counts(
+    parts: &[Part],
+    first: &Manifest,
+    axis_columns: &[String],
+    summary: &Summary,
+) -> Result<Option<Pooled>, Error> {
+    if first.histograms.is_empty() {
+        return Ok(None);
+    }
+    if first.histograms != pooled::SCHEME {
+        return Err(refuse(
+            &parts[0].dir.join(super::manifest::FILE),
+            format!(
+                "histograms: `{}` is not a bucket scheme this resim knows (`{}`)",
+                first.histograms,
+                pooled::SCHEME
+            ),
+        ));
+    }
+    let axes = axis_columns.len();
+    let labels: Vec<Vec<String>> = summary
+        .wide
+        .rows
+        .iter()
+        .map(|r| r[..axes].iter().map(crate::report::Cell::render).collect())
+        .collect();
+    let dirs: Vec<&Path> = parts.iter().map(|p| p.dir.as_path()).collect();
+    Pooled::read_all(&dirs, axis_columns, &labels).map(Some)
 }
 
 /// A shard whose rows do not add up is bad input (exit 2), not a failure of resim.

@@ -18,6 +18,7 @@ mod kinds;
 mod manifest;
 mod merge;
 mod output;
+mod pooled;
 mod report;
 mod runner;
 pub mod stats;
@@ -268,6 +269,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         metrics: schema.names.clone(),
         report: mc.report.clone(),
         proportions: proportions(&named),
+        histograms: pooled::SCHEME.into(),
         baseline: baseline.clone(),
         latency_files: latency_files(&scenario)?,
         thresholds: manifest_thresholds(&base.thresholds),
@@ -286,7 +288,8 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     };
     let _lock = output::prepare(&dir, &manifest)?;
     let whole = units == (0, total);
-    let mut out = Replications::create(&dir, &scenario.columns(), &manifest, whole)?;
+    let mut out = Replications::create(&dir, &scenario.columns(), &manifest, whole)?
+        .pooling(scenario.rows.iter().map(|r| r.labels.clone()).collect());
 
     let rows_n = rows;
     let result = runner::run(
@@ -304,6 +307,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
                 measured.text(),
                 &measured.values,
             )?;
+            out.pool(row, &measured.counts);
             if row as u64 == rows_n - 1 {
                 out.flush()?;
             }

@@ -1,8 +1,10 @@
 //! A sweep output folder: `manifest.toml`, `replications.csv` written row by row as
 //! units finish (flushed at every finished replication, so an interrupted run keeps
-//! them), and `summary.csv`, `paired.csv` and `summary_wide.csv` written whole at the end.
+//! them), and `summary.csv`, `paired.csv`, `summary_wide.csv`, `pooled.csv` and
+//! `histograms.csv` written whole at the end.
 
 use super::manifest::{self, Manifest};
+use super::pooled::{Pooled, UnitCounts};
 use super::summary::{Summarizer, Summary};
 use crate::error::Error;
 use std::fs::File;
@@ -66,6 +68,8 @@ pub fn prepare(dir: &Path, manifest: &Manifest) -> Result<FolderLock, Error> {
         "summary.csv",
         "paired.csv",
         "summary_wide.csv",
+        "pooled.csv",
+        super::pooled::HISTOGRAMS,
         "thresholds.csv",
         crate::report::html::FILE,
     ] {
@@ -90,6 +94,9 @@ pub struct Replications {
     file: File,
     path: PathBuf,
     summarizer: Option<Summarizer>,
+    /// Every replication's requests and answered times, per compare row.
+    pooled: Option<Pooled>,
+    axis_columns: Vec<String>,
     rows_written: u64,
     /// Rows in `csv`, not yet in the file.
     pending_rows: u64,
@@ -132,6 +139,8 @@ impl Replications {
             },
             file,
             path,
+            pooled: None,
+            axis_columns: axis_columns.to_vec(),
             rows_written: 0,
             pending_rows: 0,
             committed: 0,
@@ -162,6 +171,20 @@ impl Replications {
             s.push(labels, replication, values)?;
         }
         Ok(())
+    }
+
+    /// Pools the runs' requests ([`Self::pool`]) of the compare rows with these
+    /// labels, for `histograms.csv` (and `pooled.csv` when summarizing).
+    pub fn pooling(mut self, labels: Vec<Vec<String>>) -> Replications {
+        self.pooled = Some(Pooled::new(labels));
+        self
+    }
+
+    /// Adds one run of compare row `row` to the pooled counts.
+    pub fn pool(&mut self, row: usize, counts: &UnitCounts) {
+        if let Some(p) = &mut self.pooled {
+            p.add(row, counts);
+        }
     }
 
     /// Hands the rows written so far to the operating system, in one write. A write
@@ -200,21 +223,23 @@ impl Replications {
         &self.path
     }
 
-    /// Flushes and, when summarizing, writes `summary.csv` and `paired.csv`.
+    /// Flushes, writes `histograms.csv` when pooling and, when summarizing,
+    /// `summary.csv`, `paired.csv`, `summary_wide.csv` and `pooled.csv`.
     pub fn finish(mut self, dir: &Path) -> Result<Option<Summary>, Error> {
         self.flush()?;
+        let histograms = self
+            .pooled
+            .as_ref()
+            .map(|p| p.histograms(&self.axis_columns));
         let Some(s) = self.summarizer else {
+            crate::report::write_tables(dir, &Vec::from_iter(histograms))?;
             return Ok(None);
         };
-        let summary = s.finish()?;
-        crate::report::write_tables(
-            dir,
-            &[
-                summary.summary.clone(),
-                summary.paired.clone(),
-                summary.wide.clone(),
-            ],
-        )?;
+        let mut summary = s.finish()?;
+        summary.pooled = self.pooled.as_ref().map(|p| p.table(&self.axis_columns));
+        let mut tables = summary.tables();
+        tables.extend(histograms);
+        crate::report::write_tables(dir, &tables)?;
         Ok(Some(summary))
     }
 }

@@ -132,9 +132,10 @@ pub fn render(s: &Summary, report: &[String], confidence: f64) -> String {
     if report.is_empty() {
         out.push('\n');
         out.push_str(&varying(&s.summary, &level));
+        out.push_str(&pooled(s));
         out.push_str(&crate::report::wrap(
             "Every metric per row: summary.csv (one column per metric: summary_wide.csv); \
-             paired differences between rows: paired.csv.",
+             paired differences between rows: paired.csv; percentiles of all requests: pooled.csv.",
             crate::report::WIDTH,
         ));
         return out;
@@ -305,6 +306,13 @@ fn notes<'a>(summary: &Table, axes: usize, shown: impl Iterator<Item = &'a str>,
                 .into(),
         );
     }
+    if shown.iter().any(|m| is_percentile(m)) {
+        into.notes.push(
+            "A percentile here (p99_ms, ...) is the mean of each replication's own percentile, not a percentile of \
+             the requests: pooled.csv has the end-to-end percentiles of every replication's requests together."
+                .into(),
+        );
+    }
     if kinds("wilson") {
         into.notes.push(
             "0/1 metrics (one true/false per replication): the share of replications and its Wilson score interval."
@@ -315,6 +323,25 @@ fn notes<'a>(summary: &Table, axes: usize, shown: impl Iterator<Item = &'a str>,
         into.notes.push(
             "Percentages (_pct): the t interval cut to [0, 100], where the mean must lie.".into(),
         );
+    }
+}
+
+/// Whether metric `name` is a per-replication percentile (`outcomes.p99_ms`,
+/// `services.api.p95_wait_ms`, `...median_ms`): its mean over the replications
+/// is no percentile of the requests.
+fn is_percentile(name: &str) -> bool {
+    let column = name.rsplit('.').next().unwrap_or(name);
+    let digits = column
+        .strip_prefix('p')
+        .map(|rest| rest.bytes().take_while(u8::is_ascii_digit).count());
+    column.ends_with("_ms") && (column.starts_with("median") || digits.is_some_and(|d| d > 0))
+}
+
+/// The pooled percentiles as the report prints them (nothing without them).
+fn pooled(s: &Summary) -> String {
+    match &s.pooled {
+        Some(t) if !t.rows.is_empty() => format!("\n{}", t.render_text()),
+        _ => String::new(),
     }
 }
 
@@ -355,10 +382,53 @@ fn wide(
 pub fn footer(dir: &Path) -> String {
     let note = "replications.csv gets each run's row as soon as it and all before it are done \
          (flushed at every finished replication): an interrupted sweep keeps every finished \
-         replication there; summary.csv, summary_wide.csv and paired.csv are written at the end.";
+         replication there; summary.csv, summary_wide.csv, paired.csv, pooled.csv and histograms.csv \
+         are written at the end.";
     format!(
         "\n{}CSV: {}\n",
         crate::report::wrap(note, crate::report::WIDTH),
         dir.display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_told_by_their_column() {
+        for yes in [
+            "outcomes.p99_ms",
+            "outcomes.all.p999_all_ms",
+            "services.api.p95_wait_ms",
+            "outcomes.median_ms",
+        ] {
+            assert!(is_percentile(yes), "{yes}");
+        }
+        for no in [
+            "outcomes.mean_ms",
+            "pool.peak_ms",
+            "outcomes.p_ms",
+            "outcomes.p99",
+        ] {
+            assert!(!is_percentile(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn asymmetric_intervals_show_their_ends() {
+        let c = |x: f64| Cell::Num(x);
+        assert_eq!(
+            mean_and_interval(&c(0.5), &c(0.3), &c(0.7)).render(),
+            "0.50 +/- 0.20"
+        );
+        assert_eq!(
+            mean_and_interval(&c(0.0), &c(0.0), &c(0.161)).render(),
+            "0.00 [0.00, 0.16]"
+        );
+        assert_eq!(
+            mean_and_interval(&c(3.0), &Cell::Empty, &Cell::Empty).render(),
+            "3.00"
+        );
+    }
 }

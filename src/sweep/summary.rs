@@ -87,6 +87,18 @@ pub struct Summary {
     /// `summary` pivoted for spreadsheets: one row per compare row, one column
     /// per metric (its mean).
     pub wide: Table,
+    /// `pooled.csv`: percentiles over every replication's requests (absent in a
+    /// merge of folders written before it).
+    pub pooled: Option<Table>,
+}
+
+impl Summary {
+    /// The tables written as CSV files.
+    pub fn tables(&self) -> Vec<Table> {
+        let mut out = vec![self.summary.clone(), self.paired.clone(), self.wide.clone()];
+        out.extend(self.pooled.clone());
+        out
+    }
 }
 
 impl Summarizer {
@@ -448,6 +460,7 @@ impl Summarizer {
             summary,
             paired,
             wide,
+            pooled: None,
         })
     }
 }
