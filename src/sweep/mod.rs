@@ -288,7 +288,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     };
     let _lock = output::prepare(&dir, &manifest)?;
     let whole = units == (0, total);
-    let mut out = Replications::create(&dir, &scenario.columns(), &manifest, whole)?
+    let mut out = Replications::create(&dir, &scenario.columns(), &schema.names, &manifest, whole)?
         .pooling(scenario.rows.iter().map(|r| r.labels.clone()).collect());
 
     let rows_n = rows;
@@ -307,6 +307,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
                 measured.text(),
                 &measured.values,
             )?;
+            out.extra(&measured.extras)?;
             out.pool(row, &measured.counts);
             if row as u64 == rows_n - 1 {
                 out.flush()?;
@@ -314,34 +315,22 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
             Ok(())
         },
     );
-    let unknown = match result {
-        Ok(unknown) => unknown,
-        Err(e) => {
-            let _ = out.flush();
-            let kept = out.rows_written();
-            let path = out.path().display().to_string();
-            let note = format!(
-                "\n(the sweep stopped; the {kept} rows finished before it are kept in {path})"
-            );
-            return Err(with_note(e, &note));
-        }
-    };
-    if unknown > 0 {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "warning: {unknown} metric values had no column in replications.csv: a table \
-             had rows that replication 0 of its compare row did not have (the columns \
-             are fixed by replication 0)"
-        );
+    if let Err(e) = result {
+        let _ = out.flush();
+        let kept = out.rows_written();
+        let path = out.path().display().to_string();
+        let note =
+            format!("\n(the sweep stopped; the {kept} rows finished before it are kept in {path})");
+        return Err(with_note(e, &note));
     }
-    let summary = out.finish(&dir)?;
+    let (summary, added) = out.finish(&dir)?;
 
     let mut text = format!("== {} ({})\n", base.name, opts.file.display());
     text.push_str(&format!(
         "Monte-Carlo sweep: {replications} replication(s) x {rows} compare row(s), seed {}, {} thread(s)\n",
         seed, jobs
     ));
+    text.push_str(&report::added_columns(added));
     match (&summary, opts.shard) {
         (Some(s), _) => text.push_str(&report::render(s, &mc.report, mc.confidence)),
         (None, Some(s)) => text.push_str(&format!(

@@ -96,6 +96,10 @@ pub struct Replications {
     summarizer: Option<Summarizer>,
     /// Every replication's requests and answered times, per compare row.
     pooled: Option<Pooled>,
+    /// Values of metrics `metrics` lacks, kept aside until the end.
+    extras: Option<Extras>,
+    metrics: Vec<String>,
+    manifest: Manifest,
     axis_columns: Vec<String>,
     rows_written: u64,
     /// Rows in `csv`, not yet in the file.
@@ -107,13 +111,15 @@ pub struct Replications {
 impl Replications {
     /// Starts `dir/replications.csv` with its header. With `summarize`, every row
     /// also feeds the summary (only a whole run or a merge has every row).
+    /// The metric columns are `metrics` (the manifest's, or a merge's with the
+    /// shards' later columns).
     pub fn create(
         dir: &Path,
         axis_columns: &[String],
+        metrics: &[String],
         manifest: &Manifest,
         summarize: bool,
     ) -> Result<Replications, Error> {
-        let metrics = &manifest.metrics;
         let path = dir.join(REPLICATIONS);
         let file = File::create(&path).map_err(io(format!("cannot write {}", path.display())))?;
         let mut csv = csv::Writer::from_writer(Vec::new());
@@ -140,6 +146,9 @@ impl Replications {
             file,
             path,
             pooled: None,
+            extras: None,
+            metrics: metrics.to_vec(),
+            manifest: manifest.clone(),
             axis_columns: axis_columns.to_vec(),
             rows_written: 0,
             pending_rows: 0,
@@ -187,6 +196,23 @@ impl Replications {
         }
     }
 
+    /// Keeps the values of metrics that have no column (`name`, text) of the row
+    /// written last, for the columns added at the end ([`Self::finish`]).
+    pub fn extra(&mut self, values: &[(String, String)]) -> Result<(), Error> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let row = self.rows_written + self.pending_rows - 1;
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        if self.extras.is_none() {
+            self.extras = Some(Extras::create(dir)?);
+        }
+        if let Some(e) = &mut self.extras {
+            e.push(row, values)?;
+        }
+        Ok(())
+    }
+
     /// Hands the rows written so far to the operating system, in one write. A write
     /// that fails part-way (a full disk) is cut back to the last whole row, so the
     /// file never ends in a partial line.
@@ -223,10 +249,32 @@ impl Replications {
         &self.path
     }
 
-    /// Flushes, writes `histograms.csv` when pooling and, when summarizing,
-    /// `summary.csv`, `paired.csv`, `summary_wide.csv` and `pooled.csv`.
-    pub fn finish(mut self, dir: &Path) -> Result<Option<Summary>, Error> {
+    /// Flushes, adds the columns of metrics later replications had (rewriting
+    /// the file once, see [`Extras`]), writes `histograms.csv` when pooling and,
+    /// when summarizing, `summary.csv`, `paired.csv`, `summary_wide.csv` and
+    /// `pooled.csv`. Returns the summary and how many columns were added.
+    pub fn finish(mut self, dir: &Path) -> Result<(Option<Summary>, usize), Error> {
         self.flush()?;
+        let mut added = 0;
+        if let Some(extras) = self.extras.take() {
+            added = extras.names.len();
+            let summarizer = self.summarizer.is_some().then(|| {
+                let metrics = super::extract::place(&self.metrics, &extras.names);
+                Summarizer::new(
+                    self.axis_columns.clone(),
+                    metrics,
+                    self.manifest.confidence,
+                    &self.path.display().to_string(),
+                )
+                .with_baseline(self.manifest.baseline.clone())
+                .with_proportions(&self.manifest.proportions)
+            });
+            self.summarizer = extras.rewrite(&self.path, &self.metrics, summarizer)?;
+        }
+        Ok((self.summary(dir)?, added))
+    }
+
+    fn summary(self, dir: &Path) -> Result<Option<Summary>, Error> {
         let histograms = self
             .pooled
             .as_ref()
@@ -241,6 +289,150 @@ impl Replications {
         tables.extend(histograms);
         crate::report::write_tables(dir, &tables)?;
         Ok(Some(summary))
+    }
+}
+
+/// Values of metrics that replication 0 did not have (its compare row's tables
+/// had fewer rows: a later replication's run lasted more windows, a member was
+/// seen only sometimes). While the sweep runs they go to a temporary file
+/// beside `replications.csv` (`row,metric,value`, in row order), so memory stays
+/// bounded; at the end `replications.csv` is rewritten once with their columns
+/// ([`super::extract::place`]), rows that lack one having an empty cell. An
+/// interrupted sweep keeps its rows without them.
+struct Extras {
+    /// The metrics in first-seen order.
+    names: Vec<String>,
+    index: std::collections::HashMap<String, usize>,
+    spill: csv::Writer<std::io::BufWriter<File>>,
+    path: PathBuf,
+}
+
+impl Extras {
+    fn create(dir: &Path) -> Result<Extras, Error> {
+        let path = dir.join(format!(
+            ".replications_extra.csv.{}.tmp",
+            std::process::id()
+        ));
+        let file = File::create(&path).map_err(io(format!("cannot write {}", path.display())))?;
+        Ok(Extras {
+            names: Vec::new(),
+            index: std::collections::HashMap::new(),
+            spill: csv::Writer::from_writer(std::io::BufWriter::new(file)),
+            path,
+        })
+    }
+
+    fn push(&mut self, row: u64, values: &[(String, String)]) -> Result<(), Error> {
+        for (name, text) in values {
+            let k = match self.index.get(name) {
+                Some(&k) => k,
+                None => {
+                    self.index.insert(name.clone(), self.names.len());
+                    self.names.push(name.clone());
+                    self.names.len() - 1
+                }
+            };
+            self.spill
+                .write_record([row.to_string(), k.to_string(), text.clone()])
+                .map_err(|e| csv_error(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites `replications.csv` at `target` (metric columns `base`) with
+    /// every metric's column (temporary file + rename), feeding `summarizer`
+    /// (whose metrics are the new columns) every row; returns it.
+    fn rewrite(
+        mut self,
+        target: &Path,
+        base: &[String],
+        mut summarizer: Option<Summarizer>,
+    ) -> Result<Option<Summarizer>, Error> {
+        let spill_error = |e: csv::Error| csv_error(&self.path, e);
+        self.spill
+            .flush()
+            .map_err(|e| csv_error(&self.path, e.into()))?;
+        let columns = super::extract::place(base, &self.names);
+        let at: std::collections::HashMap<&str, usize> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.as_str(), i))
+            .collect();
+        let base_at: Vec<usize> = base.iter().map(|m| at[m.as_str()]).collect();
+        let extra_at: Vec<usize> = self.names.iter().map(|m| at[m.as_str()]).collect();
+        let mut spill = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_path(&self.path)
+            .map_err(spill_error)?
+            .into_records()
+            .peekable();
+        let mut reader = csv::Reader::from_path(target).map_err(|e| csv_error(target, e))?;
+        let header = reader.headers().map_err(|e| csv_error(target, e))?.clone();
+        let axes = header.len() - base.len() - 1;
+        let tmp = target.with_file_name(format!(".{REPLICATIONS}.{}.tmp", std::process::id()));
+        let written = (|| -> Result<(), Error> {
+            let file = File::create(&tmp).map_err(io(format!("cannot write {}", tmp.display())))?;
+            let mut out = csv::Writer::from_writer(std::io::BufWriter::new(file));
+            let fail = |e: csv::Error| csv_error(target, e);
+            out.write_record(
+                header
+                    .iter()
+                    .take(axes + 1)
+                    .chain(columns.iter().map(String::as_str)),
+            )
+            .map_err(fail)?;
+            let mut cells = vec![String::new(); columns.len()];
+            let mut values = vec![None; columns.len()];
+            for (row, record) in reader.records().enumerate() {
+                let record = record.map_err(fail)?;
+                cells.iter_mut().for_each(String::clear);
+                for (i, text) in record.iter().skip(axes + 1).enumerate() {
+                    cells[base_at[i]].push_str(text);
+                }
+                while let Some(Ok(e)) = spill.peek() {
+                    if e.get(0).and_then(|r| r.parse::<usize>().ok()) != Some(row) {
+                        break;
+                    }
+                    let k: usize = e.get(1).and_then(|k| k.parse().ok()).unwrap_or(usize::MAX);
+                    if let (Some(&c), Some(text)) = (extra_at.get(k), e.get(2)) {
+                        cells[c] = text.to_string();
+                    }
+                    spill.next();
+                }
+                if let Some(s) = &mut summarizer {
+                    for (v, text) in values.iter_mut().zip(&cells) {
+                        *v = super::extract::parse_value(text).ok().flatten();
+                    }
+                    let labels: Vec<String> = record.iter().take(axes).map(String::from).collect();
+                    s.push(&labels, &record[axes], &values)?;
+                }
+                out.write_record(
+                    record
+                        .iter()
+                        .take(axes + 1)
+                        .chain(cells.iter().map(String::as_str)),
+                )
+                .map_err(fail)?;
+            }
+            out.into_inner()
+                .map_err(|e| io(format!("cannot write {}", tmp.display()))(e.into_error()))?
+                .into_inner()
+                .map_err(|e| io(format!("cannot write {}", tmp.display()))(e.into_error()))?
+                .sync_all()
+                .map_err(io(format!("cannot write {}", tmp.display())))?;
+            std::fs::rename(&tmp, target).map_err(io(format!("cannot write {}", target.display())))
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written?;
+        Ok(summarizer)
+    }
+}
+
+impl Drop for Extras {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 

@@ -49,6 +49,7 @@ pub fn write_html(
     let page = html::sweep_page(
         heading,
         &s.summary,
+        s.pooled.as_ref(),
         &s.paired,
         &metrics,
         &manifest.timelines,
@@ -377,6 +378,23 @@ fn wide(
         }
     }
     flush(current, &mut values, into);
+}
+
+/// The line saying that `replications.csv` got `added` columns at the end
+/// (nothing when none).
+pub fn added_columns(added: usize) -> String {
+    if added == 0 {
+        return String::new();
+    }
+    crate::report::wrap(
+        &format!(
+            "{added} metric column(s) come from later replications: rows their tables had that replication 0 \
+             of the compare row did not (e.g. the windows of a run that lasted longer). replications.csv has them \
+             after the other metrics of their table, empty where a replication did not reach them; their n in \
+             summary.csv counts the replications that did."
+        ),
+        crate::report::WIDTH,
+    )
 }
 
 pub fn footer(dir: &Path) -> String {

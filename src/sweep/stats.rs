@@ -207,9 +207,9 @@ pub fn normal_quantile(p: f64) -> f64 {
 /// reject `ones / n`: always inside [0, 1], never of zero width, exactly 0 below at
 /// 0 of n and exactly 1 above at n of n (0 of 20 at 95 %: [0, 0.1611]). Chosen over
 /// Clopper-Pearson, whose "exact" interval holds at least the level for every p
-/// and is therefore wider than it needs to be (about 30 % at 0 of 20), because
-/// Wilson's coverage is close to the level on average over p even for small n
-/// (Brown, Cai and DasGupta, 2001). `None` when `n` is 0.
+/// and is therefore wider than it needs to be (at 0 of 20: [0, 0.168]; more so
+/// in the middle), because Wilson's coverage is close to the level on average
+/// over p even for small n (Brown, Cai and DasGupta, 2001). `None` when `n` is 0.
 pub fn wilson(ones: u64, n: u64, z: f64) -> Option<(f64, f64)> {
     if n == 0 || ones > n {
         return None;
