@@ -19,6 +19,7 @@ mod queueing;
 mod report_html;
 mod runaway;
 mod sweep;
+mod sweep_stats;
 mod tables;
 mod thresholds_json;
 mod trace;
