@@ -86,6 +86,10 @@ impl TickSum {
 /// log-linear histogram.
 pub const EXACT_CAP: usize = 1 << 20;
 
+/// Above this many exact values, [`Samples::bucket_counts`] adds them up per
+/// bucket instead of giving one entry each.
+const DENSE_BUCKETS_FROM: usize = 4096;
+
 /// Sub-buckets per power of two in the histogram: relative error <= 1/1024.
 const SUB_BITS: u32 = 10;
 
@@ -571,37 +575,44 @@ impl Samples {
         Ticks(self.at_rank(self.rank_of(q))).as_ms()
     }
 
-    /// The values by histogram bucket ([`bucket_of`]), in bucket order: (bucket,
-    /// values in it, the largest of them). While the samples are exact the
-    /// largest value is exact; once they are binned it is the bucket's upper
-    /// edge, or the largest value of all in the top bucket (never below a value
-    /// of the bucket). For pooling runs: a sort of a copy, so not for the hot path.
-    pub fn log_buckets(&self) -> Vec<(u32, u64, u64)> {
-        let mut out: Vec<(u32, u64, u64)> = Vec::new();
+    /// The values by histogram bucket ([`bucket_of`]): (bucket, values in it,
+    /// the largest of them), in no particular order, a bucket possibly more
+    /// than once (add them up). While the samples are exact the largest value
+    /// is exact (many entries are a single value); once they are binned it is
+    /// the bucket's upper edge, or the largest value of all in the top bucket
+    /// (never below a value of the bucket). For pooling runs: one pass, no sort,
+    /// not for the hot path.
+    pub fn bucket_counts(&self) -> Vec<(u32, u64, u64)> {
         if !self.buckets.is_empty() {
-            for (b, &n) in self.buckets.iter().enumerate() {
-                if n > 0 {
-                    out.push((b as u32, n, bucket_value(b).min(self.max)));
-                }
-            }
-            return out;
+            return self
+                .buckets
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(b, &n)| (b as u32, n, bucket_value(b).min(self.max)))
+                .collect();
         }
+        let narrow = self.narrow.iter().map(|&x| u64::from(x));
+        let values = narrow.chain(self.wide.iter().copied());
+        if self.held() > DENSE_BUCKETS_FROM {
+            // many values: counted into an array of the buckets up to the
+            // largest value's (at most 65 x 1024), not one entry each
+            let mut dense = vec![(0u64, 0u64); bucket_of(self.max) + 1];
+            dense[0] = (self.zeros, 0);
+            for v in values {
+                let d = &mut dense[bucket_of(v)];
+                *d = (d.0 + 1, d.1.max(v));
+            }
+            return (dense.into_iter().enumerate())
+                .filter(|(_, (n, _))| *n > 0)
+                .map(|(b, (n, max))| (b as u32, n, max))
+                .collect();
+        }
+        let mut out = Vec::with_capacity(self.held() + 1);
         if self.zeros > 0 {
             out.push((0, self.zeros, 0));
         }
-        let mut values: Vec<u64> = self.narrow.iter().map(|&x| u64::from(x)).collect();
-        values.extend_from_slice(&self.wide);
-        values.sort_unstable();
-        for v in values {
-            let b = bucket_of(v) as u32;
-            match out.last_mut() {
-                Some(last) if last.0 == b => {
-                    last.1 += 1;
-                    last.2 = v;
-                }
-                _ => out.push((b, 1, v)),
-            }
-        }
+        out.extend(values.map(|v| (bucket_of(v) as u32, 1, v)));
         out
     }
 
@@ -1099,13 +1110,24 @@ mod tests {
                 "{v}"
             );
         }
+        // added up by bucket: (bucket, count, largest)
+        let total = |s: &Samples| {
+            let mut m = std::collections::BTreeMap::new();
+            for (b, n, max) in s.bucket_counts() {
+                let e: &mut (u64, u64) = m.entry(b).or_default();
+                *e = (e.0 + n, e.1.max(max));
+            }
+            m.into_iter()
+                .map(|(b, (n, max))| (b, n, max))
+                .collect::<Vec<_>>()
+        };
         let mut s = Samples::default();
         for v in [0, 5, 5, 0, 1_000_000, 1_000_300, 2_000_000_000] {
             s.push(Ticks(v));
         }
         // 1,000,000 and 1,000,300 share a bucket (width 512 ns there)
         assert_eq!(
-            s.log_buckets(),
+            total(&s),
             [
                 (0, 2, 0),
                 (5, 2, 5),
@@ -1113,15 +1135,35 @@ mod tests {
                 (bucket_of(2_000_000_000) as u32, 1, 2_000_000_000)
             ]
         );
+        // many values: added up per bucket, the same totals
+        let mut many = Samples::default();
+        let mut sorted = Vec::new();
+        for i in 0..(DENSE_BUCKETS_FROM as u64 + 10) {
+            let v = (i * 7919 % 100_003) * 1013;
+            many.push(Ticks(v));
+            sorted.push(v);
+        }
+        sorted.sort_unstable();
+        let mut want: Vec<(u32, u64, u64)> = Vec::new();
+        for v in sorted {
+            let b = bucket_of(v) as u32;
+            match want.last_mut() {
+                Some(l) if l.0 == b => (l.1, l.2) = (l.1 + 1, v),
+                _ => want.push((b, 1, v)),
+            }
+        }
+        assert!(many.bucket_counts().len() < DENSE_BUCKETS_FROM);
+        assert_eq!(total(&many), want);
         // binned: counts kept, the largest value an upper edge (or the maximum)
         let mut big = Samples::default();
         for i in 0..=EXACT_CAP as u64 {
-            big.push(Ticks(1000 + i % 7));
+            big.push(Ticks(5000 + i % 7919));
         }
         assert!(!big.is_exact());
-        let b = big.log_buckets();
+        let b = total(&big);
         assert_eq!(b.iter().map(|x| x.1).sum::<u64>(), big.count());
-        assert_eq!(b.last().map(|x| x.2), Some(1006));
+        assert_eq!(b.last().map(|x| x.2), Some(5000 + 7918));
+        assert!(b.iter().all(|&(k, _, max)| bucket_of(max) == k as usize));
     }
 
     #[test]

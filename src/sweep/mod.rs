@@ -335,7 +335,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         (Some(s), _) => text.push_str(&report::render(s, &mc.report, mc.confidence)),
         (None, Some(s)) => text.push_str(&format!(
             "Shard {}/{}: units {}..{} of {total} (unit u = replication u / {rows}, row u % {rows}).\n\
-             Combine the shards with `resim merge DIR...` for summary.csv and paired.csv.\n",
+             Combine the shards with `resim merge DIR...` for summary.csv, paired.csv and pooled.csv.\n",
             s.index, s.count, units.0, units.1
         )),
         (None, None) => {}

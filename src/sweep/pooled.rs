@@ -23,7 +23,7 @@
 use crate::error::{Error, ScenarioError};
 use crate::metrics::{bucket_low, bucket_of};
 use crate::report::{Cell, Table};
-use std::collections::BTreeMap;
+use crate::sim::FastMap;
 use std::path::Path;
 
 /// The file that carries the histograms (every sweep folder, shards included).
@@ -45,7 +45,7 @@ const QUANTILES: [(&str, u64, u64); 4] = [
 #[derive(Debug, Clone, Default)]
 pub struct UnitCounts {
     requests: u64,
-    /// (bucket, count, largest value in ns), in bucket order.
+    /// (bucket, count, largest value in ns), in any order.
     buckets: Vec<(u32, u64, u64)>,
 }
 
@@ -55,7 +55,7 @@ impl UnitCounts {
     pub fn of(run: &crate::sim::RunResult) -> UnitCounts {
         UnitCounts {
             requests: run.requests,
-            buckets: run.answered_response.log_buckets(),
+            buckets: run.answered_response.bucket_counts(),
         }
     }
 }
@@ -66,8 +66,9 @@ struct RowCounts {
     replications: u64,
     requests: u64,
     answered: u64,
-    /// bucket -> (count, largest value in ns)
-    buckets: BTreeMap<u32, (u64, u64)>,
+    /// bucket -> (count, largest value in ns); a hash map, since every
+    /// replication adds to it (sorted only when read, see [`Self::sorted`])
+    buckets: FastMap<u32, (u64, u64)>,
 }
 
 impl RowCounts {
@@ -86,10 +87,18 @@ impl RowCounts {
         }
     }
 
-    /// The value (ns) of 0-based rank `rank` among the answered times.
-    fn at_rank(&self, rank: u64) -> Option<u64> {
+    /// (bucket, count, largest value), in bucket order.
+    fn sorted(&self) -> Vec<(u32, u64, u64)> {
+        let mut out: Vec<_> = self.buckets.iter().map(|(&b, &(n, m))| (b, n, m)).collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The value (ns) of 0-based rank `rank` among the answered times, in
+    /// `sorted` (this row's [`Self::sorted`] buckets).
+    fn at_rank(sorted: &[(u32, u64, u64)], rank: u64) -> Option<u64> {
         let mut seen = 0;
-        for &(count, max) in self.buckets.values() {
+        for &(_, count, max) in sorted {
             seen += count;
             if seen > rank {
                 return Some(max);
@@ -107,15 +116,17 @@ impl RowCounts {
 
     /// `p50_ms`..`p999_ms`, then `p50_all_ms`..`p999_all_ms`.
     fn percentiles(&self) -> Vec<Cell> {
+        let sorted = self.sorted();
+        let at = |r: u64| Self::at_rank(&sorted, r);
         let ms = |ns: Option<u64>| Cell::from(ns.map(|v| crate::engine::Ticks(v).as_ms()));
-        let answered = QUANTILES.iter().map(|&(_, num, den)| {
-            ms(Self::rank(self.answered, num, den).and_then(|r| self.at_rank(r)))
-        });
+        let answered = QUANTILES
+            .iter()
+            .map(|&(_, num, den)| ms(Self::rank(self.answered, num, den).and_then(at)));
         let all = QUANTILES.iter().map(|&(_, num, den)| {
             // rank among every request sent, the unanswered ones last
             ms(Self::rank(self.requests, num, den)
                 .filter(|&r| r < self.answered)
-                .and_then(|r| self.at_rank(r)))
+                .and_then(at))
         });
         answered.chain(all).collect()
     }
@@ -161,9 +172,9 @@ impl Pooled {
         for (labels, r) in self.labels.iter().zip(&self.rows) {
             let mut cells: Vec<Cell> = labels.iter().map(|l| Cell::Text(l.clone())).collect();
             let buckets: Vec<String> = r
-                .buckets
+                .sorted()
                 .iter()
-                .map(|(&b, &(count, max))| format!("{}:{count}:{max}", bucket_low(b as usize)))
+                .map(|&(b, count, max)| format!("{}:{count}:{max}", bucket_low(b as usize)))
                 .collect();
             cells.extend([
                 r.replications.into(),
@@ -341,7 +352,7 @@ mod tests {
         }
         UnitCounts {
             requests,
-            buckets: s.log_buckets(),
+            buckets: s.bucket_counts(),
         }
     }
 

@@ -68,6 +68,8 @@ pub struct Summarizer {
     paired: Vec<Running>,
     /// Per metric: what its values are.
     kinds: Vec<Kind>,
+    /// The metrics that are 0/1 or censored (counted apart).
+    special: Vec<usize>,
     /// Per row x metric: the ones of a proportion, the stuck replications of a
     /// censored metric (0 for the other kinds).
     tally: Vec<u64>,
@@ -110,7 +112,8 @@ impl Summarizer {
         source: &str,
     ) -> Summarizer {
         Summarizer {
-            kinds: kinds(&metrics, &[]),
+            kinds: Vec::new(),
+            special: Vec::new(),
             tally: Vec::new(),
             paired_up: Vec::new(),
             paired_down: Vec::new(),
@@ -130,6 +133,7 @@ impl Summarizer {
             line: 0,
             source: source.to_string(),
         }
+        .with_proportions(&[])
     }
 
     /// Paired differences against `axis=value` rows instead of each axis's first.
@@ -142,6 +146,10 @@ impl Summarizer {
     /// gets a Wilson interval.
     pub fn with_proportions(mut self, proportions: &[String]) -> Summarizer {
         self.kinds = kinds(&self.metrics, proportions);
+        self.special = (self.kinds.iter().enumerate())
+            .filter(|(_, k)| matches!(k, Kind::Proportion | Kind::Censored { .. }))
+            .map(|(i, _)| i)
+            .collect();
         self
     }
 
@@ -171,8 +179,8 @@ impl Summarizer {
         if labels.len() != self.axis_columns.len() || values.len() != self.metrics.len() {
             return Err(self.bad("wrong number of columns".into()));
         }
-        for (k, v) in values.iter().enumerate() {
-            if let (Kind::Proportion, Some(x)) = (self.kinds[k], v)
+        for &k in &self.special {
+            if let (Kind::Proportion, Some(x)) = (self.kinds[k], &values[k])
                 && *x != 0.0
                 && *x != 1.0
             {
@@ -219,45 +227,50 @@ impl Summarizer {
         let m = self.metrics.len();
         for (i, values) in group.iter().enumerate() {
             for (k, v) in values.iter().enumerate() {
-                let at = i * m + k;
-                match (self.kinds[k], *v) {
-                    (Kind::Censored { stuck }, _) if values[stuck] == Some(1.0) => {
-                        self.tally[at] += 1;
-                    }
-                    (_, None) => {}
-                    (kind, Some(x)) => {
-                        self.stats[at].push(x);
-                        self.medians[at].push(x);
-                        if kind == Kind::Proportion && x == 1.0 {
-                            self.tally[at] += 1;
-                        }
-                    }
+                if let Some(x) = *v {
+                    self.stats[i * m + k].push(x);
+                    self.medians[i * m + k].push(x);
                 }
             }
         }
         for (p, pair) in self.pairs.iter().enumerate() {
             let (a, b) = (&group[pair.row], &group[pair.reference]);
             for k in 0..m {
-                let at = p * m + k;
-                if let Kind::Censored { stuck } = self.kinds[k] {
-                    // both rows had the fault, and one (or both) stayed stuck
-                    let stuck = |v: &[Option<f64>]| v[stuck] == Some(1.0);
-                    let known = |v: &[Option<f64>]| stuck(v) || v[k].is_some();
-                    if known(a) && known(b) && (stuck(a) || stuck(b)) {
-                        self.paired_up[at] += 1;
-                        continue;
-                    }
-                }
                 if let (Some(x), Some(y)) = (a[k], b[k]) {
-                    let d = x - y;
-                    self.paired[at].push(d);
-                    if self.kinds[k] == Kind::Proportion {
-                        if d > 0.0 {
-                            self.paired_up[at] += 1;
-                        } else if d < 0.0 {
-                            self.paired_down[at] += 1;
+                    self.paired[p * m + k].push(x - y);
+                }
+            }
+        }
+        // the counts of 0/1 and censored metrics (a censored metric's cell is
+        // empty when its run stayed stuck, so the loops above left it out)
+        let stuck = |v: &[Option<f64>], s: usize| v[s] == Some(1.0);
+        for &k in &self.special {
+            for (i, values) in group.iter().enumerate() {
+                let counted = match self.kinds[k] {
+                    Kind::Proportion => values[k] == Some(1.0),
+                    Kind::Censored { stuck: s } => stuck(values, s),
+                    _ => false,
+                };
+                self.tally[i * m + k] += u64::from(counted);
+            }
+            for (p, pair) in self.pairs.iter().enumerate() {
+                let (a, b) = (&group[pair.row], &group[pair.reference]);
+                let at = p * m + k;
+                match self.kinds[k] {
+                    Kind::Proportion => {
+                        if let (Some(x), Some(y)) = (a[k], b[k]) {
+                            self.paired_up[at] += u64::from(x > y);
+                            self.paired_down[at] += u64::from(x < y);
                         }
                     }
+                    Kind::Censored { stuck: s } => {
+                        // both rows had the fault, and one (or both) stayed stuck
+                        let known = |v: &[Option<f64>]| stuck(v, s) || v[k].is_some();
+                        if known(a) && known(b) && (stuck(a, s) || stuck(b, s)) {
+                            self.paired_up[at] += 1;
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
