@@ -211,6 +211,9 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 .collect::<Result<Vec<_>, _>>()?;
             let several = scenarios.len() > 1;
             check_distinct_outputs(&scenarios, out.as_deref(), several)?;
+            for s in &scenarios {
+                crate::sweep::check_metric_names(s)?;
+            }
             let progress = {
                 use std::io::IsTerminal;
                 !quiet && !json && std::io::stderr().is_terminal()
@@ -332,6 +335,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             };
             for f in &files {
                 let s = scenario::load(f, &opts)?;
+                crate::sweep::check_metric_names(&s)?;
                 out_line(&format!(
                     "ok: {} ({} compare rows)",
                     f.display(),

@@ -83,6 +83,43 @@ fn value_of(named: &Named, metric: &str) -> Option<f64> {
         })
 }
 
+/// Why `metric` has no value in a row's metrics: a percentile over every
+/// request is empty when more than its share failed; any other figure is empty
+/// when the row has nothing it describes.
+fn empty_reason(named: &Named, metric: &str) -> String {
+    let present = named.iter().any(|(n, _)| n == metric);
+    if !present {
+        return format!("`{metric}`: this row has no such figure");
+    }
+    let (prefix, column) = metric.rsplit_once('.').unwrap_or(("", metric));
+    let share = column
+        .strip_prefix('p')
+        .and_then(|c| c.strip_suffix("_all_ms"))
+        .and_then(|digits| {
+            // p50 -> 50 %, p999 -> 99.9 %
+            let v: f64 = digits.parse().ok()?;
+            Some(if digits.len() > 2 {
+                v / 10f64.powi(digits.len() as i32 - 2)
+            } else {
+                v
+            })
+        });
+    match share {
+        Some(p) => {
+            let answered = value_of(named, &format!("{prefix}.answered_pct"))
+                .map(|a| format!(" ({a:.2} % were)"))
+                .unwrap_or_default();
+            format!(
+                "`{metric}` is empty: fewer than {} % of all requests were answered{answered}, \
+                 so no time exists within which {} % got an answer (a failed request is never answered)",
+                crate::format::format_number(p),
+                crate::format::format_number(p)
+            )
+        }
+        None => format!("`{metric}` is empty in this row: it had nothing this figure measures"),
+    }
+}
+
 fn result(ok: Option<bool>) -> Cell {
     Cell::Text(
         match ok {
@@ -127,11 +164,21 @@ pub fn check_run(
             .collect(),
     );
     let mut failed = 0;
+    let mut why_empty: Vec<String> = Vec::new();
     for t in thresholds {
         for (i, named) in per_row.iter().enumerate() {
             let value = value_of(named, &t.metric);
             let ok = value.map(|v| t.op.holds(v, t.value));
             failed += usize::from(ok != Some(true));
+            if value.is_none() {
+                let labels = &scenario.rows[i].labels;
+                let row = if labels.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}: ", labels.join(", "))
+                };
+                why_empty.push(format!("{row}{}", empty_reason(named, &t.metric)));
+            }
             let mut cells: Vec<Cell> = scenario.rows[i]
                 .labels
                 .iter()
@@ -150,6 +197,7 @@ pub fn check_run(
         "A threshold holds when every compare row satisfies it; `no value` (the row has no such figure) counts as failed."
             .into(),
     );
+    table.notes.extend(why_empty);
     Ok(Some(Verdict { table, failed }))
 }
 

@@ -78,15 +78,42 @@ fn slots(model: &Model, mean_ms: f64) -> Option<f64> {
 }
 
 /// The percentiles of the answered requests' end-to-end times the `outcomes`
-/// table gives (`p50_ms` to `p999_ms`).
+/// table gives (`p50_ms` to `p999_ms`), and of every request (`p50_all_ms` to
+/// `p999_all_ms`).
 pub(super) const ANSWERED_QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
 
-/// The end-to-end percentiles of the answered requests, empty when none was.
-fn answered_cells(answered: u64, requests: u64, samples: &mut Samples) -> [Cell; 6] {
-    let pct = if requests == 0 {
+/// Where a percentile `q` of ALL `requests` falls among the `answered` ones,
+/// a failed request counting as never answered: the quantile of the answered
+/// requests' own count whose nearest rank is that request's (`ceil(q N)`-th of
+/// all, when it was answered), or None when more than the share `q` failed.
+///
+/// The answered times are the fastest `answered` of every request's (the
+/// failed ones last, at infinity), so the `k`-th of all is the `k`-th answered
+/// while `k <= answered`. `(k - 1/2) / answered` is that rank's quantile with
+/// half a rank to spare on either side for rounding.
+pub(super) fn of_all(q: f64, requests: u64, answered: u64) -> Option<f64> {
+    let k = ((q * requests as f64).ceil() as u64).max(1);
+    (requests > 0 && answered > 0 && k <= answered).then(|| (k as f64 - 0.5) / answered as f64)
+}
+
+/// [`ANSWERED_QUANTILES`] of every request as quantiles of the answered ones
+/// ([`of_all`]), those that fall among them.
+pub(super) fn all_quantiles(requests: u64, answered: &Samples) -> Vec<f64> {
+    ANSWERED_QUANTILES
+        .iter()
+        .filter_map(|&q| of_all(q, requests, answered.count()))
+        .collect()
+}
+
+/// The percentile cells of one `outcomes` row: the answered share, the
+/// answered requests' end-to-end p50..p999 and mean (empty when none was), then
+/// the failures by kind, then p50..p999 over every request (empty where more
+/// than that share failed).
+fn percentile_cells(tally: &Tally, samples: &mut Samples) -> Vec<Cell> {
+    let pct = if tally.requests == 0 {
         Cell::Empty
     } else {
-        (answered as f64 / requests as f64 * 100.0).into()
+        (tally.answered as f64 / tally.requests as f64 * 100.0).into()
     };
     // the mean is exact at any count (the percentiles past 2^20 are not)
     let mean = if samples.count() == 0 {
@@ -94,19 +121,113 @@ fn answered_cells(answered: u64, requests: u64, samples: &mut Samples) -> [Cell;
     } else {
         samples.mean_ms().into()
     };
-    let mut q = |p: f64| {
-        if samples.count() == 0 {
+    let mut cells = vec![pct];
+    for q in ANSWERED_QUANTILES {
+        cells.push(if samples.count() == 0 {
             Cell::Empty
         } else {
-            samples.quantile_ms(p).into()
-        }
-    };
-    let [p50, p90, p99, p999] = ANSWERED_QUANTILES.map(&mut q);
-    [pct, p50, p90, p99, p999, mean]
+            samples.quantile_ms(q).into()
+        });
+    }
+    cells.push(mean);
+    cells.extend(tally.failures().map(Cell::from));
+    let n = samples.count();
+    for q in ANSWERED_QUANTILES {
+        cells.push(
+            of_all(q, tally.requests, n)
+                .map(|q| samples.quantile_ms(q))
+                .into(),
+        );
+    }
+    cells
 }
 
 /// The name of the row that sums every workload when there are several.
 pub const ALL_WORKLOADS: &str = "all";
+
+/// One row's request counts.
+struct Tally {
+    requests: u64,
+    answered: u64,
+    dropped: u64,
+    timed_out: u64,
+    shed: u64,
+    rejected: u64,
+    errors: u64,
+    refused: u64,
+    not_found: u64,
+}
+
+impl Tally {
+    /// `failed`, then each way of failing but `dropped` (a column of its own,
+    /// the seed's, further left): `timed_out` .. `not_found`.
+    fn failures(&self) -> [u64; 7] {
+        let failed = self.dropped
+            + self.timed_out
+            + self.shed
+            + self.rejected
+            + self.errors
+            + self.refused
+            + self.not_found;
+        [
+            failed,
+            self.timed_out,
+            self.shed,
+            self.rejected,
+            self.errors,
+            self.refused,
+            self.not_found,
+        ]
+    }
+}
+
+impl From<&crate::sim::WorkloadStats> for Tally {
+    fn from(w: &crate::sim::WorkloadStats) -> Tally {
+        Tally {
+            requests: w.requests,
+            answered: w.answered,
+            dropped: w.dropped,
+            timed_out: w.timed_out,
+            shed: w.shed,
+            rejected: w.rejected,
+            errors: w.errors,
+            refused: w.refused,
+            not_found: w.not_found,
+        }
+    }
+}
+
+impl From<&crate::sim::RunResult> for Tally {
+    fn from(r: &crate::sim::RunResult) -> Tally {
+        Tally {
+            requests: r.requests,
+            answered: r.answered,
+            dropped: r.dropped,
+            timed_out: r.timed_out,
+            shed: r.shed,
+            rejected: r.rejected,
+            errors: r.errors,
+            refused: r.refused,
+            not_found: r.not_found,
+        }
+    }
+}
+
+/// The columns after `answered_mean_ms`: every request accounted for, then the
+/// percentiles over every request.
+pub const ACCOUNTED: [&str; 11] = [
+    "failed",
+    "timed_out",
+    "shed",
+    "rejected",
+    "errors",
+    "refused",
+    "not_found",
+    "p50_all_ms",
+    "p90_all_ms",
+    "p99_all_ms",
+    "p999_all_ms",
+];
 
 fn outcomes(results: &mut Results) -> Table {
     // one column per dependency of any row, filled by name (a row may have others,
@@ -134,6 +255,7 @@ fn outcomes(results: &mut Results) -> Table {
         "p999_ms",
         "answered_mean_ms",
     ]);
+    headers.extend(ACCOUNTED);
     // with several workloads, one row per workload and one for them all
     let several = results.any(|m| m.workloads.len() > 1);
     let key: &[&str] = if several { &["workload"] } else { &[] };
@@ -156,6 +278,8 @@ fn outcomes(results: &mut Results) -> Table {
                 timed_out: r.timed_out,
                 shed: r.shed,
                 rejected: r.rejected,
+                errors: r.errors,
+                refused: r.refused,
                 not_found: r.not_found,
                 response: r.response.clone(),
                 answered_response: r.answered_response.clone(),
@@ -178,11 +302,8 @@ fn outcomes(results: &mut Results) -> Table {
                     Cell::Empty,
                     Cell::Empty,
                 ]);
-                cells.extend(answered_cells(
-                    w.answered,
-                    w.requests,
-                    &mut w.answered_response,
-                ));
+                let tally = Tally::from(&*w);
+                cells.extend(percentile_cells(&tally, &mut w.answered_response));
                 t.push(cells);
             }
         }
@@ -208,11 +329,8 @@ fn outcomes(results: &mut Results) -> Table {
             abandoned.into(),
             held.zip(abandoned).map(|(h, a)| h + a).into(),
         ]);
-        cells.extend(answered_cells(
-            r.answered,
-            r.requests,
-            &mut r.answered_response,
-        ));
+        let tally = Tally::from(&*r);
+        cells.extend(percentile_cells(&tally, &mut r.answered_response));
         t.push(cells);
     }
     t.notes.push(
@@ -224,6 +342,23 @@ fn outcomes(results: &mut Results) -> Table {
          answered_pct, p50_ms..p999_ms and answered_mean_ms are over the answered requests only, end to end (nearest rank)"
             .into(),
     );
+    t.notes.push(
+        "answered + failed = requests; failed = dropped + timed_out + shed + rejected + errors + refused + not_found \
+         (dropped: a call failed or the answer came after the threshold; timed_out: the client gave up; shed: a full server, 503; \
+         rejected: a limiter, 429; errors: an error answer; refused: a client policy did not send it; not_found: no route, 404)"
+            .into(),
+    );
+    t.notes.push(
+        "p50_all_ms..p999_all_ms: the time within which that share of ALL requests got an answer, a failed request counting as never answered \
+         (the SLO reading: 99 % answered within p99_all_ms); empty when more than that share failed"
+            .into(),
+    );
+    if !deps.is_empty() {
+        t.notes.push(
+            "failed_<dependency>: calls to it that failed for their caller, one per call after its last attempt (attempts are in calls.csv)"
+                .into(),
+        );
+    }
     if several {
         t.notes.push(format!(
             "one row per workload, then `{ALL_WORKLOADS}` for the whole run (the columns of the whole system: failed calls, slots, waste)"

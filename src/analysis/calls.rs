@@ -34,16 +34,38 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
         .runs
         .iter()
         .any(|r| r.calls.iter().any(|c| !c.workload.is_empty()));
-    let keys: &[&str] = if split {
-        &["caller", "workload", "target", "call_policy"]
+    // `call_policy` tells rows apart (a key, in their metric names) only when
+    // one run calls a target from one caller through two policies: otherwise a
+    // compare axis over the policy would give each row metrics of other names,
+    // which no summary or paired difference could set side by side
+    let two_policies = results.runs.iter().any(|r| {
+        let mut sites: Vec<(&str, &str, &str)> = r
+            .calls
+            .iter()
+            .map(|c| (c.caller.as_str(), c.workload.as_str(), c.target.as_str()))
+            .collect();
+        let n = sites.len();
+        sites.sort_unstable();
+        sites.dedup();
+        sites.len() < n
+    });
+    let mut keys = vec!["caller"];
+    if split {
+        keys.push("workload");
+    }
+    keys.push("target");
+    let mut rest = Vec::new();
+    if two_policies {
+        keys.push("call_policy");
     } else {
-        &["caller", "target", "call_policy"]
-    };
+        rest.push("call_policy");
+    }
+    rest.extend(COLUMNS);
     let mut t = results.table(
         "calls",
         "Client policies: calls, attempts by outcome, refusals and amplification",
-        keys,
-        &COLUMNS,
+        &keys,
+        &rest,
     );
     for i in 0..results.runs.len() {
         let axis = results.axis_cells(i);

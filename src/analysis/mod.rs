@@ -131,19 +131,45 @@ const AHEAD_MIN: u64 = 1 << 16;
 pub fn select_ahead(results: &mut Results) {
     use crate::metrics::Samples;
     use rayon::prelude::*;
-    let cdf = latency::cdf_quantiles();
     // `outcomes` has a row per workload only when some row has several
     let several = results.any(|m| m.workloads.len() > 1);
+    // what `outcomes` and `latency_cdf` ask of the answered requests: their own
+    // percentiles, and those of every request that fall among them
+    let answered_asks = |requests: u64, answered: &Samples, cdf: bool| -> Vec<f64> {
+        let mut qs = budget::ANSWERED_QUANTILES.to_vec();
+        qs.extend(budget::all_quantiles(requests, answered));
+        if cdf {
+            qs.extend(latency::cdf_quantiles(requests, answered.count()));
+        }
+        qs
+    };
+    let asks: Vec<(Vec<f64>, Vec<Vec<f64>>)> = results
+        .runs
+        .iter()
+        .map(|r| {
+            let per_workload = if several {
+                r.workloads
+                    .iter()
+                    .map(|w| answered_asks(w.requests, &w.answered_response, false))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            (
+                answered_asks(r.requests, &r.answered_response, true),
+                per_workload,
+            )
+        })
+        .collect();
     let mut jobs: Vec<(&mut Samples, &[f64], bool)> = Vec::new();
-    for r in &mut results.runs {
-        // `outcomes` asks the median of every response, `latency_cdf` its
-        // distribution
-        jobs.push((&mut r.response, &cdf, true));
-        jobs.push((&mut r.answered_response, &budget::ANSWERED_QUANTILES, false));
+    for (r, (run_asks, workload_asks)) in results.runs.iter_mut().zip(&asks) {
+        // `outcomes` asks the median of every response
+        jobs.push((&mut r.response, &[], true));
+        jobs.push((&mut r.answered_response, run_asks, false));
         if several {
-            for w in &mut r.workloads {
+            for (w, qs) in r.workloads.iter_mut().zip(workload_asks) {
                 jobs.push((&mut w.response, &[], true));
-                jobs.push((&mut w.answered_response, &budget::ANSWERED_QUANTILES, false));
+                jobs.push((&mut w.answered_response, qs, false));
             }
         }
         for st in &mut r.servers {

@@ -208,7 +208,41 @@ impl Table {
     /// [`TEXT_DECIMALS`]; the CSV keeps every digit). A table wider than
     /// [`WIDTH`] is cut into blocks of columns, each repeating the leading text
     /// columns (the row's key); the title and notes are wrapped at [`WIDTH`].
+    ///
+    /// Columns empty in every row are left out (the CSV keeps them), named in
+    /// a line under the table.
     pub fn render_text(&self) -> String {
+        let empty: Vec<usize> = (0..self.headers.len())
+            .filter(|&c| !self.rows.is_empty() && self.rows.iter().all(|r| r[c] == Cell::Empty))
+            .collect();
+        if empty.is_empty() || empty.len() == self.headers.len() {
+            return self.render_all_columns();
+        }
+        let kept = |c: &usize| !empty.contains(c);
+        let names: Vec<&str> = empty.iter().map(|&c| self.headers[c].as_str()).collect();
+        let mut notes = self.notes.clone();
+        notes.push(format!(
+            "not shown, empty in every row (the CSV has them): {}",
+            names.join(", ")
+        ));
+        let shown = Table {
+            headers: (0..self.headers.len())
+                .filter(kept)
+                .map(|c| self.headers[c].clone())
+                .collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| (0..r.len()).filter(kept).map(|c| r[c].clone()).collect())
+                .collect(),
+            notes,
+            ..self.clone()
+        };
+        shown.render_all_columns()
+    }
+
+    /// [`Self::render_text`] with every column, empty or not.
+    fn render_all_columns(&self) -> String {
         let decimals: Vec<Option<usize>> = (0..self.headers.len())
             .map(|c| column_decimals(self.rows.iter().map(|r| &r[c])))
             .collect();

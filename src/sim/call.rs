@@ -159,7 +159,7 @@ impl World<'_> {
             self.obs.call_made(self.now, dep);
             // a `down` dependency fails every call at once
             if cap == Some(Ticks::ZERO) || (!self.plain && self.dependency_is_down(dep)) {
-                self.obs.call_failed(dep);
+                self.dependency_call_failed(caller, dep);
                 if self.trace.is_some() {
                     let from = self.request_of(caller);
                     trace!(self, call_open(None, from, target));
@@ -291,12 +291,12 @@ impl World<'_> {
                 self.queue.cancel(key);
             }
             if !ok && let Target::Dependency(dep) = c.target {
-                self.obs.call_failed(dep);
+                self.dependency_call_failed(c.caller, dep);
             }
             let outcome = if ok {
                 Outcome::Answered
             } else {
-                Outcome::Dropped
+                Outcome::Error
             };
             self.call_resolved(c.caller, call, outcome);
         } else if let Target::Dependency(dep) = c.target {
@@ -325,6 +325,16 @@ impl World<'_> {
         self.call_resolved(c.caller, call, outcome);
     }
 
+    /// A call of `caller` to `dep` failed. An attempt of a policy call is not
+    /// counted here: the policy call counts once, when it fails after its last
+    /// attempt (`failed_<dependency>` is one per call; attempts are in `calls`).
+    #[inline]
+    fn dependency_call_failed(&mut self, caller: Caller, dep: crate::model::DependencyId) {
+        if !matches!(caller, Caller::Policy { .. }) {
+            self.obs.call_failed(dep);
+        }
+    }
+
     /// The call's timeout: its caller gives up on it.
     pub(super) fn call_timeout(&mut self, call: CallId) {
         let now = self.now;
@@ -333,7 +343,7 @@ impl World<'_> {
         c.timeout_key = None;
         let caller = c.caller;
         if let Target::Dependency(dep) = c.target {
-            self.obs.call_failed(dep);
+            self.dependency_call_failed(caller, dep);
         }
         self.give_up_call(call, now);
         self.call_resolved(caller, call, Outcome::TimedOut);

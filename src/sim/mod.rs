@@ -189,8 +189,15 @@ event_words! {
 pub enum Outcome {
     /// Handled and (for plans) every call succeeded in time.
     Answered,
-    /// A plan call failed, or the response came after the threshold.
+    /// A plan call failed, or the response came after the threshold (the AY10
+    /// seed's meaning of a drop).
     Dropped,
+    /// An error answer: an `error_rate` or `down` fault at the server or
+    /// dependency that answered, or a failed dependency call answered to a
+    /// client's policy.
+    Error,
+    /// A client policy refused to send the call (an open breaker, a throttle).
+    Refused,
     /// The client stopped waiting first.
     TimedOut,
     /// A server's slots and queue were full: refused at once (503, load shedding).
@@ -206,7 +213,9 @@ pub enum Outcome {
 pub struct DependencyStats {
     /// Calls made to the dependency (those failed at once for lack of time too).
     pub calls: u64,
-    /// Calls that timed out or had no time left.
+    /// Calls that failed for their caller: timed out, had no time left, got an
+    /// error, or (through a policy) were refused; one per call, after its last
+    /// attempt.
     pub failed: u64,
     /// Work started (calls that reached the dependency).
     pub work_started: u64,
@@ -233,6 +242,10 @@ pub struct RunResult {
     pub shed: u64,
     /// 429: rejected by a limiter.
     pub rejected: u64,
+    /// Requests answered with an error (a fault, a failed call through a policy).
+    pub errors: u64,
+    /// Requests a client policy refused to send (breaker open, throttled).
+    pub refused: u64,
     /// 404: no service owns the route.
     pub not_found: u64,
     /// Response times of every request that got a response.
@@ -322,6 +335,15 @@ pub fn run_with(model: &Model, replication: u64, draw_ahead: bool) -> Result<Run
     world.start()?;
     world.run_loop()?;
     Ok(world.finish_run())
+}
+
+/// What a run of `model` gives before any event: its books as the model shapes
+/// them (per service, dependency, limiter, ladder step and fault), with no
+/// request sent. The tables built from it have the columns and the rows the
+/// scenario alone decides, which is what `resim check` knows of a run's
+/// metrics without running it.
+pub fn shape(model: &Model) -> RunResult {
+    world::World::new(model, 0).finish_run()
 }
 
 /// [`run_with`], recording the life of the first `requests` requests the

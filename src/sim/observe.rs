@@ -67,6 +67,10 @@ pub struct WorkloadStats {
     pub shed: u64,
     /// Rejected by a limiter (429).
     pub rejected: u64,
+    /// Answered with an error.
+    pub errors: u64,
+    /// Refused by a client policy (breaker open, throttled).
+    pub refused: u64,
     /// Answered 404: no service owns the route.
     pub not_found: u64,
     /// Response times of the requests that got a response (not given up on).
@@ -236,8 +240,10 @@ impl Observers {
     /// The handler finished with a request (its client may have gone already).
     #[inline]
     pub fn handled(&mut self, step: Option<u32>, outcome: Outcome) {
-        if matches!(outcome, Outcome::Answered | Outcome::Dropped)
-            && let Some(st) = self.step(step)
+        if matches!(
+            outcome,
+            Outcome::Answered | Outcome::Dropped | Outcome::Error
+        ) && let Some(st) = self.step(step)
         {
             st.processed += 1;
         }
@@ -278,6 +284,8 @@ impl Observers {
             Outcome::TimedOut => r.timed_out += 1,
             Outcome::Shed => r.shed += 1,
             Outcome::Rejected(_) => r.rejected += 1,
+            Outcome::Error => r.errors += 1,
+            Outcome::Refused => r.refused += 1,
             Outcome::NotFound => r.not_found += 1,
         }
     }
@@ -337,6 +345,8 @@ impl Observers {
             Outcome::TimedOut => w.timed_out += 1,
             Outcome::Shed => w.shed += 1,
             Outcome::Rejected(_) => w.rejected += 1,
+            Outcome::Error => w.errors += 1,
+            Outcome::Refused => w.refused += 1,
             Outcome::NotFound => w.not_found += 1,
         }
         if outcome == Outcome::Answered {

@@ -405,7 +405,7 @@ impl World<'_> {
         }
         let stats = self.servers.states[i].stats;
         self.servers.stats[stats].arrived += 1;
-        self.respond(req, Outcome::Dropped);
+        self.respond(req, Outcome::Error);
         true
     }
 
@@ -570,7 +570,7 @@ impl World<'_> {
         };
         if !self.plain && self.faults.has(FaultKind::ErrorRate) && self.server_fails(req) {
             // an `error_rate` fault fails the request after its service time
-            self.server_release(i, req, Outcome::Dropped);
+            self.server_release(i, req, Outcome::Error);
             return;
         }
         if self.servers.states[i].calls {
@@ -797,7 +797,7 @@ impl World<'_> {
                 let stats = &mut self.servers.stats[st];
                 stats.queued.add(now, -1);
                 stats.in_server.add(now - w.arrived);
-                self.respond(w.req, Outcome::Dropped);
+                self.respond(w.req, Outcome::Error);
             }
             let running: Vec<ReqId> = (0..self.requests.len() as ReqId)
                 .filter(|&r| {
@@ -808,7 +808,7 @@ impl World<'_> {
                 .collect();
             for r in running {
                 if self.requests[r].in_handler && self.server_stop(i, r, false) {
-                    self.respond(r, Outcome::Dropped);
+                    self.respond(r, Outcome::Error);
                 }
             }
         }
@@ -1011,7 +1011,8 @@ mod tests {
             &script_at(&[100.0, 150.0]),
             &fault("down", 100.0, 50.0, None),
         );
-        assert_eq!((r.dropped, r.answered), (1, 1));
+        // a fault's failure is an error answer, not a drop (the seed's meaning)
+        assert_eq!((r.errors, r.dropped, r.answered), (1, 0, 1));
         assert_eq!(r.servers[0].processed, 1);
     }
 
@@ -1023,7 +1024,7 @@ mod tests {
             &every(1.0, 3),
             &fault("down", 50.0, 10.0, None),
         );
-        assert_eq!((r.dropped, r.answered), (3, 0));
+        assert_eq!((r.errors, r.dropped, r.answered), (3, 0, 0));
         assert_eq!(r.last_exit_ms, 50.0);
         assert_eq!(r.servers[0].work_ms, 50.0, "r0 worked 0-50");
         // a fault of length 0 never acts: the neutral compare row
@@ -1032,7 +1033,7 @@ mod tests {
             &every(1.0, 3),
             &fault("down", 50.0, 0.0, None),
         );
-        assert_eq!((r.dropped, r.answered), (0, 3));
+        assert_eq!((r.errors, r.answered), (0, 3));
     }
 
     #[test]
@@ -1066,7 +1067,7 @@ mod tests {
             &fault("error_rate", 0.0, 100.0, Some(1.0)),
         );
         // sent at 0, 20, .. 180: the five done before 100 fail
-        assert_eq!((r.dropped, r.answered), (5, 5));
+        assert_eq!((r.errors, r.dropped, r.answered), (5, 0, 5));
         assert_eq!(r.servers[0].processed, 10);
         assert_eq!(
             r.servers[0].work_ms, 100.0,

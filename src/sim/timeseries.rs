@@ -486,7 +486,7 @@ impl End {
         use super::Outcome;
         match outcome {
             Outcome::Answered => End::Answered,
-            Outcome::Dropped | Outcome::NotFound => End::Failed,
+            Outcome::Dropped | Outcome::Error | Outcome::Refused | Outcome::NotFound => End::Failed,
             Outcome::TimedOut => End::TimedOut,
             Outcome::Shed => End::Shed,
             Outcome::Rejected(_) => End::Rejected,

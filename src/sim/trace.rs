@@ -119,7 +119,8 @@ pub(crate) struct Tracer {
 fn outcome_name(o: Outcome) -> &'static str {
     match o {
         Outcome::Answered => "ok",
-        Outcome::Dropped => "error",
+        Outcome::Dropped | Outcome::Error => "error",
+        Outcome::Refused => "refused",
         Outcome::TimedOut => "timeout",
         Outcome::Shed => "shed",
         Outcome::Rejected(_) => "rejected",

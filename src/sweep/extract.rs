@@ -57,6 +57,13 @@ impl RowRunner {
         self.named(&tables)
     }
 
+    /// The per-row tables of compare row `row` before any event ([`crate::sim::shape`]).
+    pub fn shape_tables(&self, row: usize) -> Vec<Table> {
+        let scenario = &self.rows[row];
+        let run = crate::sim::shape(&scenario.rows[0].model);
+        analysis::analyse_per_row(&mut Results::new(scenario, vec![run]))
+    }
+
     /// Compare rows it runs.
     pub fn row_count(&self) -> usize {
         self.rows.len()
@@ -151,6 +158,82 @@ impl RowRunner {
             extras,
             counts,
         })
+    }
+}
+
+/// What can be told of a scenario's metric names without running it: the
+/// per-row tables its compare rows make, with their metric columns, and the
+/// names a run with no request already has. A name passes when it is one of
+/// those, or names such a table and one of its columns: the rows a run finds
+/// (members, keys, ladder steps with traffic) are checked once it has them.
+pub struct Shapes {
+    tables: Vec<(String, Vec<String>)>,
+    names: Vec<String>,
+}
+
+impl Shapes {
+    /// The shapes of every compare row of `scenario` (no event is run).
+    pub fn of(scenario: &Scenario) -> Shapes {
+        let runner = RowRunner::new(scenario);
+        let mut shapes = Shapes {
+            tables: Vec::new(),
+            names: Vec::new(),
+        };
+        for row in 0..runner.row_count() {
+            let tables = runner.shape_tables(row);
+            for (name, _) in named(&tables) {
+                if !shapes.names.contains(&name) {
+                    shapes.names.push(name);
+                }
+            }
+            for t in per_row(&tables).map(|(_, t, _)| t) {
+                let skip = t.key_columns().map_or(0, |k| k.end);
+                let columns = t.headers[skip..].to_vec();
+                match shapes.tables.iter_mut().find(|(n, _)| *n == t.name) {
+                    Some((_, known)) => {
+                        for c in columns {
+                            if !known.contains(&c) {
+                                known.push(c);
+                            }
+                        }
+                    }
+                    None => shapes.tables.push((t.name.clone(), columns)),
+                }
+            }
+        }
+        shapes
+    }
+
+    /// Why `metric` cannot be a metric of the scenario, or None when it can be.
+    pub fn problem(&self, metric: &str) -> Option<String> {
+        if self.names.iter().any(|n| n == metric) {
+            return None;
+        }
+        let parts = metric_parts(metric);
+        let table = parts[0].as_str();
+        // the name with another table, or another column (the column, last, is
+        // never quoted: a header has no dot)
+        let rest = metric.split_once('.').map_or("", |(_, r)| r);
+        let Some((_, columns)) = self.tables.iter().find(|(n, _)| n == table) else {
+            let names: Vec<&str> = self.tables.iter().map(|(n, _)| n.as_str()).collect();
+            let candidates: Vec<String> = names.iter().map(|t| format!("{t}.{rest}")).collect();
+            return Some(format!(
+                "no metric named `{metric}`{}: this scenario has no table `{table}`; its tables: {}",
+                crate::error::did_you_mean(metric, candidates.iter().map(String::as_str)),
+                names.join(", ")
+            ));
+        };
+        let column = parts.last().map(String::as_str).unwrap_or_default();
+        if parts.len() < 2 || !columns.iter().any(|c| c == column) {
+            let head = metric.rsplit_once('.').map_or(metric, |(h, _)| h);
+            let candidates: Vec<String> = columns.iter().map(|c| format!("{head}.{c}")).collect();
+            return Some(format!(
+                "no metric named `{metric}`{}: table `{table}` has no column `{column}`; its columns: {}",
+                crate::error::did_you_mean(metric, candidates.iter().map(String::as_str)),
+                columns.join(", ")
+            ));
+        }
+        None
     }
 }
 
@@ -400,10 +483,44 @@ fn walk(tables: &[Table]) -> (Vec<Entry>, Vec<Shape>) {
 }
 
 fn key_part(header: &str, cell: &Cell) -> String {
-    match cell {
+    let part = match cell {
         Cell::Text(s) => s.clone(),
         other => format!("{header}_{}", other.render()),
+    };
+    quote_part(&part)
+}
+
+/// A part of a metric name as written: as is, or, when it holds the separator
+/// `.` or a quote (or is empty), between double quotes with its quotes doubled
+/// (`calls."x.y".z.attempts`), so that no two rows' names can be the same.
+pub fn quote_part(part: &str) -> String {
+    if part.is_empty() || part.contains(['.', '"']) {
+        format!("\"{}\"", part.replace('"', "\"\""))
+    } else {
+        part.to_string()
     }
+}
+
+/// The parts of a metric name (`<table>.<key>....<column>`), quotes undone:
+/// `calls."x.y".z.attempts` is `calls`, `x.y`, `z`, `attempts`.
+pub fn metric_parts(name: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut part = String::new();
+    let mut chars = name.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                part.push('"');
+            }
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(std::mem::take(&mut part)),
+            c => part.push(c),
+        }
+    }
+    parts.push(part);
+    parts
 }
 
 /// A metric value as [`push_value`] writes it, as a `String` of its own.
@@ -460,6 +577,32 @@ mod tests {
     fn key_parts_are_text_or_column_and_number() {
         assert_eq!(key_part("concurrency", &Cell::Int(8)), "concurrency_8");
         assert_eq!(key_part("limiter", &"edge".into()), "edge");
+        // the separator in a name is quoted: the name cannot be another's
+        assert_eq!(key_part("caller", &"x.y".into()), "\"x.y\"");
+        assert_eq!(
+            key_part("caller", &"say \"hi\"".into()),
+            "\"say \"\"hi\"\"\""
+        );
+        assert_eq!(
+            key_part("window_start_ms", &Cell::Num(0.5)),
+            "\"window_start_ms_0.50\""
+        );
+    }
+
+    #[test]
+    fn metric_names_split_back_into_their_parts() {
+        let name = format!(
+            "calls.{}.{}.attempts",
+            quote_part("x.y"),
+            quote_part("z \"q\"")
+        );
+        assert_eq!(name, "calls.\"x.y\".\"z \"\"q\"\"\".attempts");
+        assert_eq!(metric_parts(&name), ["calls", "x.y", "z \"q\"", "attempts"]);
+        // two rows that joined by dots would read the same stay apart
+        let a = format!("calls.{}.{}.p", quote_part("x.y"), quote_part("z"));
+        let b = format!("calls.{}.{}.p", quote_part("x"), quote_part("y.z"));
+        assert_ne!(a, b);
+        assert_eq!(metric_parts("outcomes.answered"), ["outcomes", "answered"]);
     }
 
     #[test]

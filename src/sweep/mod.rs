@@ -24,7 +24,7 @@ mod runner;
 pub mod stats;
 pub(crate) mod summary;
 
-pub use extract::{Named, RowRunner};
+pub use extract::{Named, RowRunner, Shapes, metric_parts, quote_part};
 pub use manifest::{HashedFile, Manifest, Shard};
 pub use merge::{MergeOptions, merge};
 
@@ -191,6 +191,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     )?;
     let base = scenario.base();
     let mc = &base.montecarlo;
+    check_metric_names(&scenario)?;
     let Settings { replications, jobs } = settings(opts, &scenario)?;
     // every row's model holds its seed (scenario::seed decided it)
     let seed = base.seed;
@@ -441,6 +442,42 @@ fn with_note(e: Error, note: &str) -> Error {
         Error::Other(m) => Error::Other(m + note),
         Error::Thresholds(m) => Error::Thresholds(m + note),
     }
+}
+
+/// Every metric `[thresholds]` and `[montecarlo] report` name can be one of the
+/// scenario's, as far as the scenario alone tells (see [`Shapes`]): a table
+/// and a column it has. Run by `resim check`, and by `run` and `sweep` before
+/// they run anything (their runs then check each name whole), so that a typo
+/// costs no run.
+pub fn check_metric_names(scenario: &Scenario) -> Result<(), Error> {
+    let base = scenario.base();
+    let report = &base.montecarlo.report;
+    if base.thresholds.is_empty() && report.is_empty() {
+        return Ok(());
+    }
+    let shapes = Shapes::of(scenario);
+    let named = base
+        .thresholds
+        .iter()
+        .map(|t| (format!("thresholds.\"{}\"", t.metric), &t.metric))
+        .chain(
+            report
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (format!("montecarlo.report.{i}"), m)),
+        );
+    for (path, metric) in named {
+        if let Some(problem) = shapes.problem(metric) {
+            let position = std::fs::read_to_string(&scenario.file)
+                .ok()
+                .and_then(|text| scenario::paths::locate(&text, &path));
+            return Err(ScenarioError::new(path, problem)
+                .in_file(&scenario.file)
+                .at(position)
+                .into());
+        }
+    }
+    Ok(())
 }
 
 /// Every name in `[montecarlo] report` is a metric of the run.

@@ -269,7 +269,7 @@ proptest! {
         };
         prop_assert_eq!(sum(|w| w.first_tries), r.requests, "{}", text);
         prop_assert_eq!(sum(|w| w.answered), r.answered, "{}", text);
-        prop_assert_eq!(sum(|w| w.failed), r.dropped + r.not_found, "{}", text);
+        prop_assert_eq!(sum(|w| w.failed), r.dropped + r.errors + r.refused + r.not_found, "{}", text);
         prop_assert_eq!(sum(|w| w.timed_out), r.timed_out, "{}", text);
         prop_assert_eq!(sum(|w| w.shed), r.shed, "{}", text);
         let n = ts.names.len();

@@ -100,7 +100,18 @@ fn outcomes_match_the_seed_tables() {
             "p90_ms",
             "p99_ms",
             "p999_ms",
-            "answered_mean_ms"
+            "answered_mean_ms",
+            "failed",
+            "timed_out",
+            "shed",
+            "rejected",
+            "errors",
+            "refused",
+            "not_found",
+            "p50_all_ms",
+            "p90_all_ms",
+            "p99_all_ms",
+            "p999_all_ms"
         ]
     );
     assert_eq!(

@@ -1,5 +1,6 @@
 //! The integration test binary: one module per behaviour.
 
+mod accounting;
 mod bad_input;
 mod call_graphs;
 mod cli;
@@ -10,6 +11,7 @@ mod golden_dy13;
 mod golden_io22;
 mod hostile;
 mod latency_files;
+mod metric_names;
 mod output_safety;
 mod peers;
 mod policies;

@@ -121,7 +121,14 @@ fn the_latency_table_holds_each_rows_response_percentiles() {
         ]
     );
     let outcomes = Csv::read(&dir.path().join("outcomes.csv"));
-    assert_eq!(cdf.rows.len(), outcomes.rows.len() * 19);
+    // 19 percentiles, and one more row at the answered share where some failed
+    let partly = outcomes
+        .rows
+        .iter()
+        .filter(|o| o["answered"] != o["requests"] && o["answered"] != "0")
+        .count();
+    assert!(partly > 0, "some row of AY10 drops requests");
+    assert_eq!(cdf.rows.len(), outcomes.rows.len() * 19 + partly);
     for o in &outcomes.rows {
         let key = [
             ("variant", o["variant"].as_str()),
@@ -135,14 +142,41 @@ fn the_latency_table_holds_each_rows_response_percentiles() {
                 .map(|r| r["latency_ms"].clone())
                 .unwrap()
         };
-        // the median and the worst agree with the outcomes table
-        assert_eq!(at("50"), o["median_ms"], "{key:?}");
-        assert_eq!(at("100"), o["worst_ms"], "{key:?}");
-        let values: Vec<f64> = rows
+        // the percentiles over every request agree with the outcomes table:
+        // empty where more than that share failed
+        assert_eq!(at("50"), o["p50_all_ms"], "{key:?}");
+        assert_eq!(at("90"), o["p90_all_ms"], "{key:?}");
+        assert_eq!(at("99"), o["p99_all_ms"], "{key:?}");
+        assert_eq!(at("99.90"), o["p999_all_ms"], "{key:?}");
+        let answered: f64 = o["answered"].parse().unwrap();
+        let requests: f64 = o["requests"].parse().unwrap();
+        let share = answered / requests * 100.0;
+        let values: Vec<(f64, Option<f64>)> = rows
             .iter()
-            .map(|r| r["latency_ms"].parse().unwrap())
+            .map(|r| {
+                (
+                    r["percentile"].parse().unwrap(),
+                    r["latency_ms"].parse().ok(),
+                )
+            })
             .collect();
-        assert!(values.windows(2).all(|w| w[0] <= w[1]), "{values:?}");
+        // the curve rises and stops at the answered share: a value at every
+        // percentile up to it, none above
+        for (p, v) in &values {
+            assert_eq!(
+                v.is_some(),
+                *p <= share + 1e-9 && answered > 0.0,
+                "{key:?} {p}"
+            );
+        }
+        let shown: Vec<f64> = values.iter().filter_map(|(_, v)| *v).collect();
+        assert!(shown.windows(2).all(|w| w[0] <= w[1]), "{values:?}");
+        if answered > 0.0 && answered < requests {
+            assert!(
+                values.iter().any(|(p, _)| (p - share).abs() < 1e-4),
+                "a row at the answered share {share}: {values:?}"
+            );
+        }
     }
     // not printed: the text report stays as it was
     let out = resim()

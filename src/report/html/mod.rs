@@ -278,6 +278,19 @@ fn axes_label(t: &Table, axes: usize) -> String {
     t.headers[..axes].join(", ")
 }
 
+/// The columns of `outcomes` that sum to `requests`: answered, then each way of
+/// failing (the stacked bars of its chart).
+const OUTCOME_PARTS: [&str; 8] = [
+    "answered",
+    "dropped",
+    "timed_out",
+    "shed",
+    "rejected",
+    "errors",
+    "refused",
+    "not_found",
+];
+
 /// The report of one `resim run`: `tables` are every table written (printed ones
 /// and chart tables), `axes` the number of compare-axis columns they start with.
 pub fn run_page(
@@ -300,18 +313,16 @@ pub fn run_page(
             "outcomes" => stacked(
                 t,
                 axes,
-                &[],
-                "answered",
-                "dropped",
-                "Requests answered and dropped per row",
+                &["workload"],
+                &OUTCOME_PARTS,
+                "Every request per row: answered, and each way of failing",
                 "requests",
             )?,
             "limiters" => stacked(
                 t,
                 axes,
                 &["limiter"],
-                "passed",
-                "rejected",
+                &["passed", "rejected"],
                 "Limiter passes and rejects per limiter (and key)",
                 "requests",
             )?,
@@ -319,8 +330,7 @@ pub fn run_page(
                 t,
                 axes,
                 &["limiter", "member"],
-                "passed",
-                "rejected",
+                &["passed", "rejected"],
                 "Limiter passes and rejects per member",
                 "requests",
             )?,
@@ -861,20 +871,45 @@ fn latency_chart(t: &Table, axes: usize) -> Result<Option<String>, Error> {
     })?))
 }
 
-/// Stacked bars of two count columns, one bar per table row, labelled by its axis
-/// cells and `keys` columns.
+/// Stacked bars of count columns, one bar per table row, labelled by its axis
+/// cells and `keys` columns. Of `parts`, the first is always drawn; the others
+/// only when some row has a count in them (a legend of ways nothing ended is
+/// noise), so every request a table counts is in its bar.
 fn stacked(
     t: &Table,
     axes: usize,
     keys: &[&str],
-    first: &str,
-    second: &str,
+    parts: &[&str],
     title: &str,
     unit: &str,
 ) -> Result<Vec<String>, Error> {
-    let (Some(a), Some(b)) = (t.column(first), t.column(second)) else {
-        return Ok(Vec::new());
-    };
+    let mut columns: Vec<(usize, &str)> = Vec::new();
+    for (k, name) in parts.iter().enumerate() {
+        let Some(c) = t.column(name) else {
+            if k == 0 {
+                return Ok(Vec::new());
+            }
+            continue;
+        };
+        if k == 0
+            || t.rows
+                .iter()
+                .any(|r| number(&r[c]).is_some_and(|v| v > 0.0))
+        {
+            columns.push((c, name));
+        }
+    }
+    if columns.len() < 2 {
+        // a lone part would be one full bar of one colour: nothing to compare
+        let Some(&(c, name)) = columns.first() else {
+            return Ok(Vec::new());
+        };
+        // the second of `parts` is drawn even when zero, so that a bar with no
+        // failure still says which way it did not end
+        if let Some(second) = parts.get(1).and_then(|n| t.column(n).map(|c2| (c2, *n))) {
+            columns = vec![(c, name), second];
+        }
+    }
     let key_columns: Vec<usize> = keys.iter().filter_map(|k| t.column(k)).collect();
     let bars = t
         .rows
@@ -888,7 +923,10 @@ fn stacked(
                 .join(", ");
             Bar {
                 label,
-                parts: vec![number(&r[a]).unwrap_or(0.0), number(&r[b]).unwrap_or(0.0)],
+                parts: columns
+                    .iter()
+                    .map(|&(c, _)| number(&r[c]).unwrap_or(0.0))
+                    .collect(),
             }
         })
         .collect();
@@ -901,7 +939,7 @@ fn stacked(
         title: title.into(),
         x_label: unit.into(),
         y_label: y_label.join(", "),
-        parts: vec![first.into(), second.into()],
+        parts: columns.iter().map(|(_, n)| n.to_string()).collect(),
         bars,
     })?])
 }

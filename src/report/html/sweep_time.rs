@@ -16,8 +16,6 @@ use super::{RowTimes, Section, bands, charted_width, number, times_of};
 use crate::error::Error;
 use crate::report::{Cell, Table};
 
-const PREFIX: &str = "timeseries.window_start_ms_";
-
 /// (column, legend name, palette colour), in drawing order; the first two always,
 /// the others when some window's mean is above zero.
 const LINES: [(&str, &str, usize); 6] = [
@@ -47,13 +45,19 @@ struct RowSeries {
 
 /// `timeseries.window_start_ms_1000.answered` (or `..._1000.all.answered`) as
 /// (1000, "answered"); other workloads' lines and other metrics give None.
-fn parse(metric: &str) -> Option<(f64, &str)> {
-    let (start, column) = metric.strip_prefix(PREFIX)?.split_once('.')?;
-    let column = column.strip_prefix("all.").unwrap_or(column);
-    if column.contains('.') {
-        return None;
-    }
-    Some((start.parse().ok()?, column))
+fn parse(metric: &str) -> Option<(f64, String)> {
+    // (a fractional start is quoted: `timeseries."window_start_ms_0.50".answered`)
+    let parts = crate::sweep::metric_parts(metric);
+    let (start, column) = match &parts[..] {
+        [table, start, column] | [table, start, _, column]
+            if table == "timeseries" && (parts.len() == 3 || parts[2] == "all") =>
+        {
+            (start, column)
+        }
+        _ => return None,
+    };
+    let start = start.strip_prefix("window_start_ms_")?;
+    Some((start.parse().ok()?, column.clone()))
 }
 
 /// The `timeseries` section of a sweep's page, when `summary` holds a time series.
@@ -252,11 +256,16 @@ mod tests {
     fn window_metrics_are_parsed_for_all_workloads_only() {
         assert_eq!(
             parse("timeseries.window_start_ms_1000.answered"),
-            Some((1000.0, "answered"))
+            Some((1000.0, "answered".to_string()))
         );
         assert_eq!(
             parse("timeseries.window_start_ms_0.all.timed_out"),
-            Some((0.0, "timed_out"))
+            Some((0.0, "timed_out".to_string()))
+        );
+        // a fractional window start is a quoted part
+        assert_eq!(
+            parse("timeseries.\"window_start_ms_0.50\".answered"),
+            Some((0.5, "answered".to_string()))
         );
         assert_eq!(parse("timeseries.window_start_ms_0.web.answered"), None);
         assert_eq!(parse("timeseries_services.window_start_ms_0.b.shed"), None);

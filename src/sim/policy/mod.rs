@@ -145,7 +145,9 @@ impl CallStats {
 pub(crate) fn attempt_outcome(o: Outcome) -> AttemptOutcome {
     match o {
         Outcome::Answered => AttemptOutcome::Ok,
-        Outcome::Dropped | Outcome::NotFound => AttemptOutcome::Error,
+        Outcome::Dropped | Outcome::Error | Outcome::Refused | Outcome::NotFound => {
+            AttemptOutcome::Error
+        }
         Outcome::TimedOut => AttemptOutcome::Timeout,
         Outcome::Shed => AttemptOutcome::Shed,
         Outcome::Rejected(_) => AttemptOutcome::Rejected,
@@ -408,7 +410,7 @@ impl World<'_> {
             && t.refuse(now, &mut st.coins)
         {
             st.tally(w, |s| s.throttled += 1);
-            return Err(Outcome::Dropped);
+            return Err(self.policy_refused(target));
         }
         let admit = match &mut st.breaker {
             Some(b) => b.admit(now),
@@ -416,7 +418,7 @@ impl World<'_> {
         };
         if admit == Admit::Refuse {
             st.tally(w, |s| s.breaker_refused += 1);
-            return Err(Outcome::Dropped);
+            return Err(self.policy_refused(target));
         }
         if cap == Some(Ticks::ZERO) {
             // no time at all: one attempt that fails at once, as without a policy
@@ -606,7 +608,7 @@ impl World<'_> {
     /// The attempt of `pc` that failed at once is reported: an error.
     pub(super) fn policy_attempt_failed(&mut self, pc: u32) {
         self.policies.calls[pc as usize].failing = None;
-        self.policy_attempt_ended(pc, FAILED_AT_ONCE, Outcome::Dropped);
+        self.policy_attempt_ended(pc, FAILED_AT_ONCE, Outcome::Error);
     }
 
     /// Attempt `attempt` of policy call `pc` ended with `outcome`.
@@ -678,17 +680,38 @@ impl World<'_> {
         let now = self.now;
         let p = &mut self.policies.calls[pc as usize];
         debug_assert!(p.open.is_empty() && p.timer.is_none());
-        let (caller, state, admit) = (p.caller, p.state, p.admit);
+        let (caller, state, admit, target) = (p.caller, p.state, p.admit, p.target);
         self.policies.free.push(pc);
         if let Some(b) = &mut self.policies.states[state as usize].breaker {
             // timeouts, errors and sheds count as failures
             let failed = matches!(
                 outcome,
-                Outcome::Dropped | Outcome::TimedOut | Outcome::Shed | Outcome::NotFound
+                Outcome::Dropped
+                    | Outcome::Error
+                    | Outcome::Refused
+                    | Outcome::TimedOut
+                    | Outcome::Shed
+                    | Outcome::NotFound
             );
             b.record(now, admit, failed);
         }
+        if outcome != Outcome::Answered
+            && let Target::Dependency(dep) = target
+        {
+            // the call failed after its last attempt (attempts are counted apart)
+            self.obs.call_failed(dep);
+        }
         self.call_resolved_outer(caller, outcome);
+    }
+
+    /// A call to `target` the policy refuses to send: it fails for its caller
+    /// (one failed call of a dependency).
+    #[cold]
+    fn policy_refused(&mut self, target: Target) -> Outcome {
+        if let Target::Dependency(dep) = target {
+            self.obs.call_failed(dep);
+        }
+        Outcome::Refused
     }
 
     /// The caller of policy call `id` (with [`POLICY_CALL`] set) gives up on it.
