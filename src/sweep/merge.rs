@@ -216,6 +216,13 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         columns.metrics.len() - first.metrics.len(),
     ));
     text.push_str(&report::render(&summary, &first.report, first.confidence));
+    if summary.pooled.is_none() {
+        text.push_str(&crate::report::wrap(
+            "No pooled.csv: the shards were written by a resim version without histograms.csv \
+             (run them again for percentiles of every replication's requests together).",
+            crate::report::WIDTH,
+        ));
+    }
     let thresholds_failed = super::finish_report(
         &dir,
         &manifest,

@@ -243,7 +243,7 @@ fn read(path: &Path, axis_columns: &[String], labels: &[Vec<String>]) -> Result<
     let mut reader = csv::Reader::from_path(path).map_err(|e| {
         bad(
             None,
-            format!("cannot read: {e} (a shard that was interrupted, or written by an older resim: run it again)"),
+            format!("cannot read: {e} (every shard writes one when it ends: copy it with replications.csv, or run the shard again)"),
         )
     })?;
     let header = reader
