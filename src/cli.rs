@@ -46,8 +46,9 @@ enum Command {
         json: bool,
         /// Also write trace.json (Chrome trace-event format: open it in
         /// https://ui.perfetto.dev or chrome://tracing): the queue waits, services,
-        /// calls, dependency work and cancellations of the first N requests the
-        /// workloads send, one process per compare row, one row per request
+        /// calls (with their retries and hedges as attempts), dependency work and
+        /// cancellations of the first N requests the workloads send, one process
+        /// per compare row, one row per request
         #[arg(long, value_name = "N")]
         trace: Option<u32>,
         /// Draw each compare row's random latencies and arrival gaps ahead on a
@@ -240,10 +241,15 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 if let Some(bytes) = trace_file {
                     written.push((crate::report::trace::FILE.into(), bytes));
                 }
-                crate::report::write_files(&dir, &written)?;
-                if no_report {
-                    crate::report::html::remove_stale(&dir)?;
-                }
+                // The folder's complete set: a file of an earlier run that this one
+                // does not write again (report.html with --no-report, recovery.csv
+                // without faults) is removed.
+                crate::report::Folder::open(&dir, RUN_LEGACY)?.replace(
+                    written
+                        .into_iter()
+                        .map(|(name, bytes)| (name, crate::report::Content::Bytes(bytes)))
+                        .collect(),
+                )?;
                 if json {
                     documents.push(crate::report::json::scenario(
                         s,
@@ -346,6 +352,10 @@ fn dispatch(command: Command) -> Result<(), Error> {
         }
     }
 }
+
+/// What a run owns in a folder without a record (written by an older resim): the
+/// page `--no-report` always removed.
+const RUN_LEGACY: &[&str] = &[crate::report::html::FILE];
 
 /// Prints a line on stdout (see [`out_text`]).
 fn out_line(text: &str) -> Result<(), Error> {

@@ -2,12 +2,14 @@
 //! as a CSV file, so the two always show the same figures.
 
 mod csv_out;
+pub mod folder;
 pub mod html;
 pub mod json;
 pub mod trace;
 
 pub use crate::format::format_number;
-pub use csv_out::{remove_stale_temporaries, to_csv, write_files, write_tables};
+pub use csv_out::to_csv;
+pub use folder::{Content, Folder};
 
 /// One cell of a table.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,8 +4,11 @@
 //! One process (`pid`) per compare row, named by the row's labels; within it one
 //! row per traced request, named `#k ROUTE`. Spans are complete events (`"ph":
 //! "X"`, `ts` and `dur` in microseconds of virtual time), cancellations and calls
-//! that had no time left are instant events (`"ph": "i"`), row names are metadata
-//! events (`"ph": "M"`).
+//! that failed or were refused at once are instant events (`"ph": "i"`), row
+//! names are metadata events (`"ph": "M"`). Each span's `args` end with its place
+//! in the request's tree (see [`sim::trace`](crate::sim::trace)): `span_id`,
+//! `parent_id` (absent for a root) and `outlived_id`; an instant's with the
+//! `parent_id` of the span it happened in.
 //!
 //! Complete events on one thread must nest (the format's rule; Perfetto refuses
 //! overlapping ones): a request's parallel calls, or work that runs on after its
@@ -27,7 +30,9 @@ fn us(t: Ticks) -> Value {
     json!(t.0 as f64 / 1000.0)
 }
 
-fn args(list: &[(&'static str, Arg)]) -> Value {
+/// A span's or instant's details, then its place in the tree: `span_id`,
+/// `parent_id` (absent for a root) and `outlived_id` (the span it outlived).
+fn args(list: &[(&'static str, Arg)], ids: &[(&'static str, Option<u64>)]) -> Value {
     let mut m = Map::new();
     for (k, v) in list {
         let v = match v {
@@ -36,6 +41,11 @@ fn args(list: &[(&'static str, Arg)]) -> Value {
             Arg::Ms(x) => json!(x),
         };
         m.insert((*k).to_string(), v);
+    }
+    for (k, id) in ids {
+        if let Some(id) = id {
+            m.insert((*k).to_string(), json!(id));
+        }
     }
     Value::Object(m)
 }
@@ -49,9 +59,10 @@ fn rank(cat: &str) -> u8 {
     match cat {
         "request" => 0,
         "call" => 1,
-        "service" => 2,
-        "queue" => 3,
-        _ => 4,
+        "attempt" => 2,
+        "service" => 3,
+        "queue" => 4,
+        _ => 5,
     }
 }
 
@@ -144,7 +155,12 @@ pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
                 let e = json!({
                     "name": s.name, "cat": s.cat, "ph": "X",
                     "ts": us(s.start), "dur": us(s.end - s.start),
-                    "pid": pid, "tid": t, "args": args(&s.args),
+                    "pid": pid, "tid": t,
+                    "args": args(&s.args, &[
+                        ("span_id", Some(s.id)),
+                        ("parent_id", s.parent),
+                        ("outlived_id", s.outlived),
+                    ]),
                 });
                 let dur = std::cmp::Reverse(s.end - s.start);
                 track_events.push((s.start, dur, times[k].2, t, e));
@@ -153,7 +169,8 @@ pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
                 let e = &trace.instants[i];
                 let v = json!({
                     "name": e.name, "cat": e.cat, "ph": "i", "s": "t",
-                    "ts": us(e.at), "pid": pid, "tid": first, "args": args(&e.args),
+                    "ts": us(e.at), "pid": pid, "tid": first,
+                    "args": args(&e.args, &[("parent_id", e.parent)]),
                 });
                 track_events.push((e.at, std::cmp::Reverse(Ticks::ZERO), 9, first, v));
             }

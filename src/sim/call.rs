@@ -43,18 +43,6 @@ pub(crate) enum Caller {
     Client { req: ReqId },
 }
 
-impl World<'_> {
-    /// The request on whose behalf `caller` calls (through a policy call, the
-    /// request of the policy call's own caller).
-    #[cold]
-    fn request_of(&self, caller: Caller) -> ReqId {
-        match self.outer(caller) {
-            Caller::Branch { req, .. } | Caller::Client { req } => req,
-            Caller::Policy { .. } => ReqId::MAX,
-        }
-    }
-}
-
 /// One open call.
 #[derive(Debug, Clone, Copy)]
 struct CallRun {
@@ -161,15 +149,20 @@ impl World<'_> {
             if cap == Some(Ticks::ZERO) || (!self.plain && self.dependency_is_down(dep)) {
                 self.dependency_call_failed(caller, dep);
                 if self.trace.is_some() {
-                    let from = self.request_of(caller);
-                    trace!(self, call_open(None, from, target));
+                    let from = self.trace_opener(caller);
+                    let why = if cap == Some(Ticks::ZERO) {
+                        "no time left"
+                    } else {
+                        "down"
+                    };
+                    trace!(self, call_failed_at_once(from, target, why));
                 }
                 return None;
             }
         } else if cap == Some(Ticks::ZERO) {
             if self.trace.is_some() {
-                let from = self.request_of(caller);
-                trace!(self, call_open(None, from, target));
+                let from = self.trace_opener(caller);
+                trace!(self, call_failed_at_once(from, target, "no time left"));
             }
             return None;
         }
@@ -185,8 +178,8 @@ impl World<'_> {
             below: Below::Nothing,
         });
         if self.trace.is_some() {
-            let from = self.request_of(caller);
-            trace!(self, call_open(Some(id), from, target));
+            let from = self.trace_opener(caller);
+            trace!(self, call_open(id, from, target));
         }
         match target {
             Target::Dependency(dep) => {
@@ -266,6 +259,7 @@ impl World<'_> {
             Caller::Client { req: from } => {
                 // a client's attempt: its request, as the client would send it
                 let req = self.send_attempt(call, from, deadline);
+                trace!(self, call_request(req, call, service));
                 self.calls.slab[call as usize].below = Below::Request(req);
                 self.attempt_receive(req);
             }

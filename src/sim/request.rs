@@ -251,6 +251,7 @@ impl World<'_> {
     /// timeout reads as the client giving up, as without a policy).
     #[inline(never)]
     pub(super) fn client_call_over(&mut self, req: ReqId, outcome: Outcome) {
+        trace!(self, client_call_over(req, outcome));
         let now = self.now;
         let r = &mut self.requests[req];
         r.closed = true;

@@ -203,7 +203,7 @@ impl Shard {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(fnv1a64(b"foobar"), "85944171f73967e8");
     }
 
-    fn manifest() -> Manifest {
+    pub(in crate::sweep) fn manifest() -> Manifest {
         Manifest {
             resim_version: "0.1.0".into(),
             scenario_name: "x".into(),

@@ -13,6 +13,7 @@ use super::pooled::{self, Pooled};
 use super::summary::{Summarizer, Summary};
 use super::{SweepReport, report};
 use crate::error::{Error, ScenarioError};
+use crate::report::Content;
 use std::path::{Path, PathBuf};
 
 /// What `resim merge` was asked for (the command line, parsed).
@@ -43,6 +44,16 @@ struct Part {
 fn parts(dirs: &[PathBuf]) -> Result<Vec<Part>, Error> {
     let mut parts = Vec::new();
     for dir in dirs {
+        if !dir.join(super::manifest::FILE).exists() && dir.join(output::PARTIAL).exists() {
+            return Err(refuse(
+                dir,
+                format!(
+                    "the shard is incomplete: its sweep stopped before the end and left only {} \
+                     (run it again)",
+                    output::PARTIAL
+                ),
+            ));
+        }
         let manifest = Manifest::read(dir)?;
         let total = manifest.rows * manifest.replications;
         let (shard, units) = match &manifest.shard {
@@ -169,29 +180,6 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     let mut summary = check_shards(&parts, first, &columns)?;
     let pooled = pooled_counts(&parts, first, &axis_columns, &summary)?;
     summary.pooled = pooled.as_ref().map(|p| p.table(&axis_columns));
-    let _lock = output::prepare(&dir, &manifest)?;
-    let mut out = Replications::create(&dir, &axis_columns, &columns.metrics, first, false)?;
-    let axes = axis_columns.len();
-    let mut cells = vec![String::new(); columns.metrics.len()];
-    for (part, at) in parts.iter().zip(&columns.of_part) {
-        let path = part.dir.join(REPLICATIONS);
-        let mut reader = csv::Reader::from_path(&path)
-            .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
-        for record in reader.records() {
-            let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
-            let fields: Vec<String> = record.iter().map(String::from).collect();
-            cells.iter_mut().for_each(String::clear);
-            for (i, text) in fields[axes + 1..].iter().enumerate() {
-                cells[at[i]].push_str(text);
-            }
-            let text = cells.iter().map(String::as_str);
-            out.write(&fields[..axes], &fields[axes], text, &[])?;
-        }
-    }
-    out.finish(&dir)?;
-    let mut tables = summary.tables();
-    tables.extend(pooled.map(|p| p.histograms(&axis_columns)));
-    crate::report::write_tables(&dir, &tables)?;
     let thresholds = first
         .thresholds
         .iter()
@@ -204,6 +192,24 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let folder = output::prepare(&dir)?;
+    let partial = folder.partial();
+    // A merge's partial rows are of no use (the shards hold them): on a failure
+    // the staging file goes, and the folder keeps its previous files.
+    if let Err(e) = copy_rows(&parts, &partial, &columns, first) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(e);
+    }
+    // pooled.csv with the summary files, and the shards' histograms added up so
+    // that the merged folder can itself be merged or read again.
+    let mut files = output::summary_files(&summary)?;
+    if let Some(p) = &pooled {
+        files.push(output::table_file(&p.histograms(&axis_columns))?);
+    }
+    files.push((
+        super::manifest::FILE.into(),
+        Content::Bytes(manifest.to_toml()?.into_bytes()),
+    ));
     let mut text = format!(
         "== {} (merged {} shard(s) of {} replications x {} compare rows, seed {})\n",
         first.scenario_name,
@@ -230,13 +236,45 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         &thresholds,
         opts.report,
         &mut text,
+        &mut files,
     )?;
+    folder.commit(files)?;
     text.push_str(&report::footer(&dir));
     Ok(SweepReport {
         dir,
         text,
         thresholds_failed,
     })
+}
+
+/// Copies the shards' rows, in shard order, into `partial` (the merged
+/// `replications.csv` to be), each shard's metric columns in their places in
+/// `columns`.
+fn copy_rows(
+    parts: &[Part],
+    partial: &Path,
+    columns: &Columns,
+    first: &Manifest,
+) -> Result<(), Error> {
+    let mut out = Replications::create(partial, &columns.axes, &columns.metrics, first, false)?;
+    let axes = columns.axes.len();
+    let mut cells = vec![String::new(); columns.metrics.len()];
+    for (part, at) in parts.iter().zip(&columns.of_part) {
+        let path = part.dir.join(REPLICATIONS);
+        let mut reader = csv::Reader::from_path(&path)
+            .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
+        for record in reader.records() {
+            let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
+            let fields: Vec<String> = record.iter().map(String::from).collect();
+            cells.iter_mut().for_each(String::clear);
+            for (i, text) in fields[axes + 1..].iter().enumerate() {
+                cells[at[i]].push_str(text);
+            }
+            let text = cells.iter().map(String::as_str);
+            out.write(&fields[..axes], &fields[axes], text, &[])?;
+        }
+    }
+    out.finish().map(|_| ())
 }
 
 /// The columns of the merged `replications.csv`: the axis columns, and the

@@ -29,6 +29,7 @@ pub use manifest::{HashedFile, Manifest, Shard};
 pub use merge::{MergeOptions, merge};
 
 use crate::error::{Error, ScenarioError, did_you_mean};
+use crate::report::Content;
 use crate::scenario::{self, LoadOptions, Override, Scenario};
 use extract::Schema;
 use manifest::{Invocation, ShardInfo};
@@ -99,8 +100,8 @@ fn manifest_thresholds(t: &[crate::model::Threshold]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Checks `thresholds` against the summary, adds the table to `text` and writes
-/// `report.html` when asked; returns why a threshold failed.
+/// Checks `thresholds` against the summary, adds the table to `text` and, with
+/// `report.html` when asked, to `files`; returns why a threshold failed.
 fn finish_report(
     dir: &Path,
     manifest: &Manifest,
@@ -108,6 +109,7 @@ fn finish_report(
     thresholds: &[crate::model::Threshold],
     html: bool,
     text: &mut String,
+    files: &mut Vec<(String, Content)>,
 ) -> Result<Option<String>, Error> {
     let verdict = crate::thresholds::check_sweep(
         thresholds,
@@ -118,15 +120,18 @@ fn finish_report(
         text.push('\n');
         text.push_str(&v.table.render_text());
         text.push_str(&format!("Thresholds: {}\n", v.summary()));
-        crate::report::write_tables(dir, std::slice::from_ref(&v.table))?;
+        files.push((
+            format!("{}.csv", v.table.name),
+            Content::Bytes(crate::report::to_csv(&v.table)?),
+        ));
     }
     if html {
-        report::write_html(
-            dir,
+        let page = report::html_page(
             manifest,
             summary,
             verdict.as_ref().map(crate::thresholds::html_view),
         )?;
+        files.push((crate::report::html::FILE.into(), Content::Bytes(page)));
     }
     Ok(verdict
         .and_then(|v| v.error(&dir.display().to_string()))
@@ -287,10 +292,16 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
             jobs: jobs as u64,
         },
     };
-    let _lock = output::prepare(&dir, &manifest)?;
+    let folder = output::prepare(&dir)?;
     let whole = units == (0, total);
-    let mut out = Replications::create(&dir, &scenario.columns(), &schema.names, &manifest, whole)?
-        .pooling(scenario.rows.iter().map(|r| r.labels.clone()).collect());
+    let mut out = Replications::create(
+        &folder.partial(),
+        &scenario.columns(),
+        &schema.names,
+        &manifest,
+        whole,
+    )?
+    .pooling(scenario.rows.iter().map(|r| r.labels.clone()).collect());
 
     let rows_n = rows;
     let result = runner::run(
@@ -320,11 +331,22 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         let _ = out.flush();
         let kept = out.rows_written();
         let path = out.path().display().to_string();
-        let note =
-            format!("\n(the sweep stopped; the {kept} rows finished before it are kept in {path})");
+        let note = format!(
+            "\n(the sweep stopped; the {kept} rows finished before it are kept in {path}; \
+             no other file in {} was changed)",
+            dir.display()
+        );
         return Err(with_note(e, &note));
     }
-    let (summary, added) = out.finish(&dir)?;
+    let output::Finished {
+        summary,
+        added,
+        mut files,
+    } = out.finish()?;
+    files.push((
+        manifest::FILE.into(),
+        Content::Bytes(manifest.to_toml()?.into_bytes()),
+    ));
 
     let mut text = format!("== {} ({})\n", base.name, opts.file.display());
     text.push_str(&format!(
@@ -342,9 +364,18 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         (None, None) => {}
     }
     let thresholds_failed = match &summary {
-        Some(s) => finish_report(&dir, &manifest, s, &base.thresholds, opts.report, &mut text)?,
+        Some(s) => finish_report(
+            &dir,
+            &manifest,
+            s,
+            &base.thresholds,
+            opts.report,
+            &mut text,
+            &mut files,
+        )?,
         None => None,
     };
+    folder.commit(files)?;
     text.push_str(&report::footer(&dir));
     Ok(SweepReport {
         dir,

@@ -1,17 +1,37 @@
-//! A sweep output folder: `manifest.toml`, `replications.csv` written row by row as
-//! units finish (flushed at every finished replication, so an interrupted run keeps
-//! them), and `summary.csv`, `paired.csv`, `summary_wide.csv`, `pooled.csv` and
-//! `histograms.csv` written whole at the end.
+//! A sweep output folder: `replications.csv` grows row by row as units finish, in
+//! a staging file of its own (`replications.partial.csv`, flushed at every finished
+//! replication, so an interrupted run keeps them); the summary files
+//! (`summary.csv`, `paired.csv`, `summary_wide.csv`, `pooled.csv`), `histograms.csv`,
+//! the manifest and the page are rendered at the end, and the whole set is put in
+//! place at once ([`crate::report::Folder`]), so a sweep that fails or is killed
+//! leaves the folder's previous results as they were.
 
-use super::manifest::{self, Manifest};
+use super::manifest::Manifest;
 use super::pooled::{Pooled, UnitCounts};
 use super::summary::{Summarizer, Summary};
 use crate::error::Error;
+use crate::report::{Content, Folder};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const REPLICATIONS: &str = "replications.csv";
+
+/// Where `replications.csv` grows while a sweep or merge runs; renamed to it when
+/// the run completes, kept (with the rows finished before) when it stops.
+pub const PARTIAL: &str = "replications.partial.csv";
+
+/// What a sweep or merge owns in a folder without a record (written by an older
+/// resim): the files it always removed before writing `replications.csv`.
+const LEGACY: &[&str] = &[
+    "summary.csv",
+    "paired.csv",
+    "summary_wide.csv",
+    "pooled.csv",
+    super::pooled::HISTOGRAMS,
+    "thresholds.csv",
+    crate::report::html::FILE,
+];
 
 fn io(context: String) -> impl FnOnce(std::io::Error) -> Error {
     move |source| Error::Io {
@@ -59,31 +79,61 @@ pub fn lock(dir: &Path) -> Result<FolderLock, Error> {
     }
 }
 
-/// Locks `dir` (see [`lock`]), removes results of an earlier sweep that the new
-/// `replications.csv` would contradict, and writes the manifest (temp + rename).
-pub fn prepare(dir: &Path, manifest: &Manifest) -> Result<FolderLock, Error> {
+/// A sweep's or merge's output folder while it runs: locked, its staging file
+/// claimed, its previous results untouched until [`Output::commit`].
+pub struct Output {
+    _lock: FolderLock,
+    folder: Folder,
+}
+
+/// Locks `dir` (see [`lock`]) and records the staging file as resim's, so that a
+/// later complete run removes it should this one stop.
+pub fn prepare(dir: &Path) -> Result<Output, Error> {
     let lock = lock(dir)?;
-    crate::report::remove_stale_temporaries(dir);
-    for stale in [
-        "summary.csv",
-        "paired.csv",
-        "summary_wide.csv",
-        "pooled.csv",
-        super::pooled::HISTOGRAMS,
-        "thresholds.csv",
-        crate::report::html::FILE,
-    ] {
-        let p = dir.join(stale);
-        if p.exists() {
-            std::fs::remove_file(&p).map_err(io(format!("cannot remove {}", p.display())))?;
-        }
+    let mut folder = Folder::open(dir, LEGACY)?;
+    folder.claim(&[PARTIAL])?;
+    Ok(Output {
+        _lock: lock,
+        folder,
+    })
+}
+
+impl Output {
+    /// The staging file of `replications.csv`.
+    pub fn partial(&self) -> PathBuf {
+        self.folder.dir().join(PARTIAL)
     }
-    let target = dir.join(manifest::FILE);
-    let tmp = dir.join(format!(".{}.tmp", manifest::FILE));
-    std::fs::write(&tmp, manifest.to_toml()?)
-        .and_then(|_| std::fs::rename(&tmp, &target))
-        .map_err(io(format!("cannot write {}", target.display())))?;
-    Ok(lock)
+
+    /// Puts `files` and the staged `replications.csv` in place as the folder's
+    /// new set (the files of the previous one it does not hold are removed).
+    pub fn commit(self, mut files: Vec<(String, Content)>) -> Result<(), Error> {
+        files.push((REPLICATIONS.into(), Content::Staged(self.partial())));
+        self.folder.replace(files)
+    }
+}
+
+/// `summary.csv`, `paired.csv`, `summary_wide.csv` and (when there is one)
+/// `pooled.csv`, rendered.
+pub fn summary_files(summary: &Summary) -> Result<Vec<(String, Content)>, Error> {
+    summary.tables().iter().map(table_file).collect()
+}
+
+/// A table as the file `<name>.csv` of the set.
+pub fn table_file(t: &crate::report::Table) -> Result<(String, Content), Error> {
+    Ok((
+        format!("{}.csv", t.name),
+        Content::Bytes(crate::report::to_csv(t)?),
+    ))
+}
+
+/// What a finished [`Replications`] gives: its summary (when summarizing), how
+/// many metric columns later replications added, and the files to put in place
+/// with the rows (`histograms.csv` when pooling; the summary files when
+/// summarizing).
+pub struct Finished {
+    pub summary: Option<Summary>,
+    pub added: usize,
+    pub files: Vec<(String, Content)>,
 }
 
 /// The rows of `replications.csv`, in unit order, and the summary they feed.
@@ -109,18 +159,18 @@ pub struct Replications {
 }
 
 impl Replications {
-    /// Starts `dir/replications.csv` with its header. With `summarize`, every row
-    /// also feeds the summary (only a whole run or a merge has every row).
-    /// The metric columns are `metrics` (the manifest's, or a merge's with the
-    /// shards' later columns).
+    /// Starts the file `path` (the staging file of `replications.csv`) with its
+    /// header. With `summarize`, every row also feeds the summary (only a whole
+    /// run or a merge has every row). The metric columns are `metrics` (the
+    /// manifest's, or a merge's with the shards' later columns).
     pub fn create(
-        dir: &Path,
+        path: &Path,
         axis_columns: &[String],
         metrics: &[String],
         manifest: &Manifest,
         summarize: bool,
     ) -> Result<Replications, Error> {
-        let path = dir.join(REPLICATIONS);
+        let path = path.to_path_buf();
         let file = File::create(&path).map_err(io(format!("cannot write {}", path.display())))?;
         let mut csv = csv::Writer::from_writer(Vec::new());
         let header = axis_columns
@@ -250,10 +300,10 @@ impl Replications {
     }
 
     /// Flushes, adds the columns of metrics later replications had (rewriting
-    /// the file once, see [`Extras`]), writes `histograms.csv` when pooling and,
-    /// when summarizing, `summary.csv`, `paired.csv`, `summary_wide.csv` and
-    /// `pooled.csv`. Returns the summary and how many columns were added.
-    pub fn finish(mut self, dir: &Path) -> Result<(Option<Summary>, usize), Error> {
+    /// the staging file once, see [`Extras`]) and renders `histograms.csv` when
+    /// pooling and, when summarizing, `summary.csv`, `paired.csv`,
+    /// `summary_wide.csv` and `pooled.csv`: nothing is put in place here.
+    pub fn finish(mut self) -> Result<Finished, Error> {
         self.flush()?;
         let mut added = 0;
         if let Some(extras) = self.extras.take() {
@@ -271,34 +321,37 @@ impl Replications {
             });
             self.summarizer = extras.rewrite(&self.path, &self.metrics, summarizer)?;
         }
-        Ok((self.summary(dir)?, added))
-    }
-
-    fn summary(self, dir: &Path) -> Result<Option<Summary>, Error> {
-        let histograms = self
-            .pooled
-            .as_ref()
-            .map(|p| p.histograms(&self.axis_columns));
-        let Some(s) = self.summarizer else {
-            crate::report::write_tables(dir, &Vec::from_iter(histograms))?;
-            return Ok(None);
+        let mut files = Vec::new();
+        let summary = match self.summarizer {
+            Some(s) => {
+                let mut summary = s.finish()?;
+                summary.pooled = self.pooled.as_ref().map(|p| p.table(&self.axis_columns));
+                files = summary_files(&summary)?;
+                Some(summary)
+            }
+            None => None,
         };
-        let mut summary = s.finish()?;
-        summary.pooled = self.pooled.as_ref().map(|p| p.table(&self.axis_columns));
-        let mut tables = summary.tables();
-        tables.extend(histograms);
-        crate::report::write_tables(dir, &tables)?;
-        Ok(Some(summary))
+        if let Some(p) = &self.pooled {
+            files.push(table_file(&p.histograms(&self.axis_columns))?);
+        }
+        Ok(Finished {
+            summary,
+            added,
+            files,
+        })
     }
 }
 
 /// Values of metrics that replication 0 did not have (its compare row's tables
 /// had fewer rows: a later replication's run lasted more windows, a member was
 /// seen only sometimes). While the sweep runs they go to a temporary file
-/// beside `replications.csv` (`row,metric,value`, in row order), so memory stays
-/// bounded; at the end `replications.csv` is rewritten once with their columns
-/// ([`super::extract::place`]), rows that lack one having an empty cell. An
-/// interrupted sweep keeps its rows without them.
+/// beside the staging file (`.replications_extra.csv.<pid>.tmp`, `row,metric,value`
+/// in row order), so memory stays bounded; at the end the staging file is
+/// rewritten once with their columns ([`super::extract::place`]), rows that lack
+/// one having an empty cell, before the set is put in place. An interrupted
+/// sweep keeps its rows without them. The temporary file is removed when this is
+/// dropped, whether the sweep completed or failed; one a killed sweep left is
+/// removed by the next run in the folder ([`crate::report::folder`]).
 struct Extras {
     /// The metrics in first-seen order.
     names: Vec<String>,
@@ -339,8 +392,8 @@ impl Extras {
         Ok(())
     }
 
-    /// Rewrites `replications.csv` at `target` (metric columns `base`) with
-    /// every metric's column (temporary file + rename), feeding `summarizer`
+    /// Rewrites the rows at `target` (the staging file, metric columns `base`)
+    /// with every metric's column (temporary file + rename), feeding `summarizer`
     /// (whose metrics are the new columns) every row; returns it.
     fn rewrite(
         mut self,
@@ -369,7 +422,10 @@ impl Extras {
         let mut reader = csv::Reader::from_path(target).map_err(|e| csv_error(target, e))?;
         let header = reader.headers().map_err(|e| csv_error(target, e))?.clone();
         let axes = header.len() - base.len() - 1;
-        let tmp = target.with_file_name(format!(".{REPLICATIONS}.{}.tmp", std::process::id()));
+        let name = target
+            .file_name()
+            .map_or_else(|| PARTIAL.into(), |n| n.to_string_lossy().into_owned());
+        let tmp = target.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
         let written = (|| -> Result<(), Error> {
             let file = File::create(&tmp).map_err(io(format!("cannot write {}", tmp.display())))?;
             let mut out = csv::Writer::from_writer(std::io::BufWriter::new(file));
@@ -438,4 +494,116 @@ impl Drop for Extras {
 
 fn csv_error(path: &Path, e: csv::Error) -> Error {
     Error::Other(format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Three replications of one compare row into `dir`'s staging file, the
+    /// later two with a metric `b` replication 0 did not have.
+    fn three_rows(dir: &Path, summarize: bool) -> Replications {
+        let mut manifest = super::super::manifest::tests::manifest();
+        manifest.proportions.clear();
+        let labels = vec!["r".to_string()];
+        let mut out = Replications::create(
+            &dir.join(PARTIAL),
+            &["x".to_string()],
+            &["a".to_string()],
+            &manifest,
+            summarize,
+        )
+        .unwrap()
+        .pooling(vec![labels.clone()]);
+        for rep in 0..3 {
+            let rep = rep.to_string();
+            out.write(&labels, &rep, ["1"].into_iter(), &[Some(1.0)])
+                .unwrap();
+            if rep != "0" {
+                out.extra(&[("b".to_string(), rep.clone())]).unwrap();
+            }
+            out.flush().unwrap();
+        }
+        out
+    }
+
+    fn spill(dir: &Path) -> bool {
+        names(dir)
+            .iter()
+            .any(|n| n.starts_with(".replications_extra"))
+    }
+
+    #[test]
+    fn added_columns_rewrite_the_staging_file_and_leave_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let out = three_rows(d, true);
+        assert!(spill(d), "the values of `b` wait in a temporary file");
+        let done = out.finish().unwrap();
+        assert_eq!(names(d), [PARTIAL], "only the staging file, rewritten");
+        assert_eq!(
+            std::fs::read_to_string(d.join(PARTIAL)).unwrap(),
+            "x,replication,a,b\nr,0,1,\nr,1,1,1\nr,2,1,2\n"
+        );
+        assert_eq!(done.added, 1);
+        let files: Vec<&str> = done.files.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            files,
+            [
+                "summary.csv",
+                "paired.csv",
+                "summary_wide.csv",
+                "pooled.csv",
+                super::super::pooled::HISTOGRAMS
+            ]
+        );
+    }
+
+    #[test]
+    fn a_shard_puts_only_its_histograms_beside_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let done = three_rows(dir.path(), false).finish().unwrap();
+        assert!(done.summary.is_none());
+        let files: Vec<&str> = done.files.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(files, [super::super::pooled::HISTOGRAMS]);
+        assert_eq!(names(dir.path()), [PARTIAL]);
+    }
+
+    #[test]
+    fn a_sweep_that_stops_removes_its_temporary_and_keeps_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let out = three_rows(d, true);
+        assert!(spill(d));
+        drop(out);
+        assert_eq!(names(d), [PARTIAL]);
+        assert_eq!(
+            std::fs::read_to_string(d.join(PARTIAL)).unwrap(),
+            "x,replication,a\nr,0,1\nr,1,1\nr,2,1\n"
+        );
+    }
+
+    #[test]
+    fn a_killed_sweeps_temporaries_are_recognized_as_resims() {
+        // What the next run's `Folder::open` removes once the process is gone.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for name in [
+            ".replications_extra.csv.999999999.tmp",
+            ".replications.partial.csv.999999999.tmp",
+        ] {
+            std::fs::write(d.join(name), "x").unwrap();
+        }
+        crate::report::folder::remove_stale_temporaries(d);
+        assert!(names(d).is_empty(), "{:?}", names(d));
+    }
 }

@@ -422,7 +422,11 @@ mod tests {
         let mut p = Pooled::new(labels.clone());
         p.add(0, &unit(5, &[3, 3, 200]));
         p.add(1, &unit(4, &[]));
-        crate::report::write_tables(dir.path(), &[p.histograms(&axes)]).unwrap();
+        std::fs::write(
+            dir.path().join(HISTOGRAMS),
+            crate::report::to_csv(&p.histograms(&axes)).unwrap(),
+        )
+        .unwrap();
         let back = Pooled::read_all(&[dir.path(), dir.path()], &axes, &labels).unwrap();
         let mut twice = p.clone();
         twice.absorb(&p);

@@ -16,15 +16,14 @@ use std::path::Path;
 /// Metrics charted when `[montecarlo] report` names none: the first few.
 const DEFAULT_CHARTED: usize = 6;
 
-/// Writes `report.html` of a whole sweep or a merge. It reads only what a merge
-/// has too (the manifest's sweep-defining fields and the summary), so both write
-/// the same bytes.
-pub fn write_html(
-    dir: &Path,
+/// `report.html` of a whole sweep or a merge. It reads only what a merge has too
+/// (the manifest's sweep-defining fields and the summary), so both write the same
+/// bytes.
+pub fn html_page(
     manifest: &Manifest,
     s: &Summary,
     thresholds: Option<Thresholds>,
-) -> Result<(), Error> {
+) -> Result<Vec<u8>, Error> {
     let metrics: Vec<String> = if manifest.report.is_empty() {
         manifest
             .metrics
@@ -55,7 +54,7 @@ pub fn write_html(
         &manifest.timelines,
         thresholds,
     )?;
-    crate::report::write_files(dir, &[(html::FILE.to_string(), page.into_bytes())])
+    Ok(page.into_bytes())
 }
 
 fn num(c: &Cell) -> Option<f64> {
@@ -398,10 +397,11 @@ pub fn added_columns(added: usize) -> String {
 }
 
 pub fn footer(dir: &Path) -> String {
-    let note = "replications.csv gets each run's row as soon as it and all before it are done \
-         (flushed at every finished replication): an interrupted sweep keeps every finished \
-         replication there; summary.csv, summary_wide.csv, paired.csv, pooled.csv and histograms.csv \
-         are written at the end.";
+    let note = "Rows are flushed at every finished replication: an interrupted sweep keeps every \
+         finished replication in replications.partial.csv (each run's row is written once it and \
+         all before it are done), and the folder's earlier results stay as they were. When the \
+         sweep completes, the file becomes replications.csv, beside summary.csv, \
+         summary_wide.csv, paired.csv, pooled.csv and histograms.csv.";
     format!(
         "\n{}CSV: {}\n",
         crate::report::wrap(note, crate::report::WIDTH),

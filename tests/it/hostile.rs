@@ -156,7 +156,9 @@ fn a_full_disk_mid_sweep_leaves_only_whole_rows() {
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(2), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let text = std::fs::read_to_string(out.join("replications.csv")).unwrap();
+    // the rows stay in the staging file: the sweep did not complete
+    assert!(!out.join("replications.csv").exists());
+    let text = std::fs::read_to_string(out.join("replications.partial.csv")).unwrap();
     assert!(text.len() > 1000 && text.len() <= 16384, "{}", text.len());
     assert!(
         text.ends_with('\n'),
@@ -309,7 +311,9 @@ fn temporaries_of_a_killed_run_are_cleaned_by_the_next_run() {
     // pid 4194304 is above Linux's pid_max: surely no live process
     let stale = out.join(".outcomes.csv.4194304.tmp");
     let other = out.join(".notes.4194304.tmp"); // not our pattern: kept
+    let backup = out.join(".report.html.4194304.old"); // a killed run's backup
     std::fs::write(&stale, "half a tab").unwrap();
+    std::fs::write(&backup, "an old page").unwrap();
     std::fs::write(&other, "user file").unwrap();
     crate::common::resim()
         .args(["run", "--quiet", "--out"])
@@ -318,6 +322,7 @@ fn temporaries_of_a_killed_run_are_cleaned_by_the_next_run() {
         .assert()
         .success();
     assert!(!stale.exists(), "the stale temporary is still there");
+    assert!(!backup.exists(), "the stale backup is still there");
     assert!(other.exists(), "a file of another pattern was removed");
 }
 

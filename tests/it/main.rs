@@ -25,4 +25,5 @@ mod sweep_stats;
 mod tables;
 mod thresholds_json;
 mod trace;
+mod trace_properties;
 mod workloads;

@@ -4,7 +4,9 @@
 //!
 //! Tests run as root on CI, where a read-only folder is still writable, so the
 //! failures are made with things root cannot write through: a folder where a CSV
-//! file should go, and a run that stops on its event limit.
+//! file should go, and a run that stops on its event limit. A rerun also owns its
+//! folder: the previous run's files it does not write again are removed, and
+//! nothing else.
 
 use crate::common::{resim, scenario};
 use std::collections::BTreeMap;
@@ -36,20 +38,8 @@ fn run(out: &Path, extra: &[&str]) -> std::process::Output {
         .expect("resim runs")
 }
 
-fn assert_whole_csv(name: &str, bytes: &[u8]) {
-    let mut r = csv::Reader::from_reader(bytes);
-    let width = r.headers().expect("headers").len();
-    let rows: Vec<_> = r.records().map(|x| x.expect("record")).collect();
-    assert!(!rows.is_empty(), "{name} has no rows");
-    assert!(
-        rows.iter().all(|x| x.len() == width),
-        "{name} has a short row"
-    );
-    assert!(bytes.ends_with(b"\n"), "{name} does not end with a newline");
-}
-
 #[test]
-fn a_blocked_csv_leaves_every_other_file_whole_and_no_temporaries() {
+fn a_blocked_file_leaves_the_previous_run_exactly_as_it_was() {
     let old_dir = tempfile::tempdir().expect("temp");
     assert!(run(old_dir.path(), &[]).status.success());
     let old = contents(old_dir.path());
@@ -64,10 +54,14 @@ fn a_blocked_csv_leaves_every_other_file_whole_and_no_temporaries() {
         old.keys().collect::<Vec<_>>(),
         new.keys().collect::<Vec<_>>()
     );
+    assert!(
+        old.iter().filter(|(n, b)| new[*n] != **b).count() > 1,
+        "the rerun must change several files for this test to bite"
+    );
 
     // Rerun the changed scenario over the old output, with a folder where one of
-    // the middle CSV files should go.
-    let names: Vec<&String> = old.keys().collect();
+    // the middle files should go: files before it and after it would be renamed.
+    let names: Vec<&String> = old.keys().filter(|n| n.ends_with(".csv")).collect();
     let blocked = names[names.len() / 2].clone();
     std::fs::remove_file(old_dir.path().join(&blocked)).expect("remove");
     std::fs::create_dir(old_dir.path().join(&blocked)).expect("block");
@@ -80,32 +74,82 @@ fn a_blocked_csv_leaves_every_other_file_whole_and_no_temporaries() {
         "the error names the file: {stderr}"
     );
 
+    // Every other file (the record of resim's files too) is the previous run's,
+    // byte for byte, and no temporary is left.
+    let mut expected = old.clone();
+    expected.remove(&blocked);
     let after = contents(old_dir.path());
-    let left: Vec<&String> = after
-        .keys()
-        .filter(|n| !n.ends_with(".csv") && *n != "report.html")
-        .collect();
-    assert!(left.is_empty(), "temporaries left behind: {left:?}");
-    let mut changed = 0;
-    for (name, bytes) in &after {
-        if name.ends_with(".csv") {
-            assert_whole_csv(name, bytes);
-        }
-        assert!(
-            bytes == &old[name] || bytes == &new[name],
-            "{name} is neither the previous nor the new version"
-        );
-        changed += usize::from(old[name] != new[name]);
-    }
     assert_eq!(
-        after.len(),
-        old.len() - 1,
-        "every other file is still there"
+        after.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>(),
+        "temporaries left behind, or files lost"
     );
+    for (name, bytes) in &after {
+        assert!(bytes == &old[name], "{name} is not the previous run's");
+    }
+
+    // Once the way is clear, the rerun writes the new set whole.
+    std::fs::remove_dir(old_dir.path().join(&blocked)).expect("unblock");
     assert!(
-        changed > 0,
-        "the rerun must change some file for this test to bite"
+        run(old_dir.path(), &["--set", "workload.requests=24"])
+            .status
+            .success()
     );
+    assert!(contents(old_dir.path()) == new, "not the new run's files");
+}
+
+#[test]
+fn a_rerun_removes_the_files_of_the_last_run_it_does_not_write_and_nothing_else() {
+    let shards = scenario("scenarios/breaker-shards.toml");
+    let run_shards = |out: &Path, extra: &[&str]| {
+        resim()
+            .arg("run")
+            .arg(&shards)
+            .arg("--out")
+            .arg(out)
+            .arg("--quiet")
+            .args(extra)
+            .assert()
+            .success();
+    };
+    let dir = tempfile::tempdir().expect("temp");
+    let d = dir.path();
+    // The user's own files: notes, and a sheet under a name resim writes in sweeps.
+    let mine = [("notes.txt", "mine"), ("summary.csv", "my,sheet\n")];
+    for (name, text) in mine {
+        std::fs::write(d.join(name), text).expect("write");
+    }
+    run_shards(d, &["--trace", "2"]);
+    let first = contents(d);
+    for f in [
+        "recovery.csv",
+        "timeseries.csv",
+        "timeseries_services.csv",
+        "trace.json",
+    ] {
+        assert!(first.contains_key(f), "the first run writes {f}");
+    }
+
+    // Without faults (nor --trace) those files are not written: the rerun removes
+    // the first run's copies and leaves the folder as a fresh run's plus the user's.
+    run_shards(d, &["--set", "faults=[]"]);
+    let fresh = tempfile::tempdir().expect("temp");
+    run_shards(fresh.path(), &["--set", "faults=[]"]);
+    let mut expected = contents(fresh.path());
+    for (name, text) in mine {
+        expected.insert(name.to_string(), text.as_bytes().to_vec());
+    }
+    let after = contents(d);
+    assert_eq!(
+        after.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &after {
+        assert!(
+            bytes == &expected[name],
+            "{name} differs from a fresh run's"
+        );
+    }
 }
 
 #[test]

@@ -48,8 +48,8 @@ fn budget() -> impl Strategy<Value = String> {
     ]
 }
 
-/// One `[policies.NAME]` body.
-fn policy() -> impl Strategy<Value = String> {
+/// One `[policies.NAME]` body (also the trace properties' policies).
+pub(crate) fn policy() -> impl Strategy<Value = String> {
     let retry = (1u32..5, backoff(), budget(), any::<bool>()).prop_map(|(n, b, g, all)| {
         let on = if all {
             "[\"timeout\", \"error\", \"shed\", \"rejected\"]"

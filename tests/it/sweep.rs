@@ -356,7 +356,7 @@ fn an_interrupted_sweep_keeps_its_finished_replications() {
         .arg(scenario(MC))
         .spawn()
         .unwrap();
-    let file = dir.path().join("replications.csv");
+    let file = dir.path().join("replications.partial.csv");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while std::fs::read_to_string(&file).map_or(0, |t| t.lines().count()) < 1 + 18 * 3 {
         assert!(std::time::Instant::now() < deadline, "no progress in 60 s");
@@ -375,7 +375,12 @@ fn an_interrupted_sweep_keeps_its_finished_replications() {
     for (i, row) in reps.rows.iter().enumerate() {
         assert_eq!(row["replication"], (i / 18).to_string());
     }
-    assert!(!dir.path().join("summary.csv").exists());
+    for f in ["replications.csv", "summary.csv", "manifest.toml"] {
+        assert!(
+            !dir.path().join(f).exists(),
+            "{f}: the sweep did not complete"
+        );
+    }
     // merge says what is wrong rather than summarizing a part
     resim()
         .arg("merge")
@@ -387,39 +392,85 @@ fn an_interrupted_sweep_keeps_its_finished_replications() {
         .stderr(predicate::str::contains("incomplete"));
 }
 
-#[test]
-fn a_run_that_fails_mid_sweep_keeps_the_rows_before_it() {
-    // 48 requests of about 200 ms under the slow tariff store: a 9.6 s cap passes
-    // replication 0 of every row (checked before anything is written) but not every
-    // later replication.
-    let dir = tempfile::tempdir().unwrap();
-    let out = resim()
-        .arg("sweep")
+/// A sweep of the slow-tariff rows of AY10 into `dir`; with `cap_ms` a time cap
+/// that fails it part-way (returned: its stderr).
+fn slow_tariff_sweep(dir: &Path, replications: &str, cap_ms: Option<&str>) -> String {
+    let mut cmd = resim();
+    cmd.arg("sweep")
         .arg(scenario(MC))
         .arg("--out")
-        .arg(dir.path())
-        .args(["-n", "50", "--jobs", "2", "--quiet"])
-        .args(["--set", "scenario.max_sim_time_ms=9600"])
-        .args(["--set", r#"compare.variant=["tariff-slow"]"#])
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
+        .arg(dir)
+        .args(["-n", replications, "--jobs", "2", "--quiet"])
+        .args(["--set", r#"compare.variant=["tariff-slow"]"#]);
+    if let Some(cap) = cap_ms {
+        cmd.args(["--set", &format!("scenario.max_sim_time_ms={cap}")]);
+    }
+    let out = cmd.output().unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        stderr.contains("scenario.max_sim_time_ms = 9600"),
-        "{stderr}"
-    );
-    let kept: usize = stderr
+    let code = if cap_ms.is_some() { 2 } else { 0 };
+    assert_eq!(out.status.code(), Some(code), "{stderr}");
+    stderr
+}
+
+/// The rows a failed sweep says it kept.
+fn kept_rows(stderr: &str) -> usize {
+    stderr
         .split("the sweep stopped; the ")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no count of kept rows in: {stderr}"));
-    let reps = Csv::read(&dir.path().join("replications.csv"));
-    assert_eq!(reps.rows.len(), kept);
+        .unwrap_or_else(|| panic!("no count of kept rows in: {stderr}"))
+}
+
+#[test]
+fn a_sweep_that_fails_midway_keeps_its_rows_apart_and_the_previous_sweep_whole() {
+    // 48 requests of about 200 ms under the slow tariff store: a 9.6 s cap passes
+    // replication 0 of every row (checked before anything is written) but not every
+    // later replication.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let stderr = slow_tariff_sweep(d, "50", Some("9600"));
+    assert!(
+        stderr.contains("scenario.max_sim_time_ms = 9600"),
+        "{stderr}"
+    );
+    let kept = kept_rows(&stderr);
     assert!((3..3 * 50).contains(&kept), "{kept}");
-    assert!(!dir.path().join("summary.csv").exists());
+    let partial = d.join("replications.partial.csv");
+    assert_eq!(Csv::read(&partial).rows.len(), kept);
+    for f in ["replications.csv", "summary.csv", "manifest.toml"] {
+        assert!(!d.join(f).exists(), "{f}: the sweep did not complete");
+    }
+
+    // A complete sweep takes the folder over, the staging file included; then a
+    // note of the user's, and a sweep that fails again.
+    slow_tariff_sweep(d, "4", None);
+    assert!(
+        !partial.exists(),
+        "the complete sweep left the staging file"
+    );
+    std::fs::write(d.join("notes.txt"), "mine").unwrap();
+    let before = folder_bytes(d);
+    assert!(before.contains_key("summary.csv") && before.contains_key("report.html"));
+    let stderr = slow_tariff_sweep(d, "50", Some("9600"));
+    assert!(stderr.contains("no other file"), "{stderr}");
+    let after = folder_bytes(d);
+    for (name, bytes) in &before {
+        if name != ".resim-files" {
+            assert!(after.get(name) == Some(bytes), "{name} changed");
+        }
+    }
+    let added: Vec<&String> = after.keys().filter(|n| !before.contains_key(*n)).collect();
+    assert_eq!(added, ["replications.partial.csv"]);
+    assert_eq!(Csv::read(&partial).rows.len(), kept_rows(&stderr));
+
+    // The same complete sweep again: the folder exactly as it was before the
+    // failure, its staging file gone.
+    slow_tariff_sweep(d, "4", None);
+    assert!(
+        folder_bytes(d) == before,
+        "the folder differs from the first sweep's"
+    );
 }
 
 #[test]

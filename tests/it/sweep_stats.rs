@@ -234,6 +234,31 @@ const SAME: [&str; 6] = [
     "histograms.csv",
 ];
 
+/// The names `.resim-files` lists in `dir`.
+fn record(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join(".resim-files"))
+        .expect("the record")
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
+/// The files of `dir`, and that none of them is a temporary (the values of
+/// added columns, a staging file's rewrite) or the staging file.
+fn files_without_temporaries(dir: &Path) -> Vec<String> {
+    let names: Vec<String> = folder_bytes(dir).into_keys().collect();
+    for n in &names {
+        assert!(
+            n == ".resim-files" || n == ".resim.lock" || !n.starts_with('.'),
+            "{n} left in {}",
+            dir.display()
+        );
+        assert_ne!(n, "replications.partial.csv", "in {}", dir.display());
+    }
+    names
+}
+
 fn assert_same(a: &Path, b: &Path) {
     for f in SAME {
         let (x, y) = (std::fs::read(a.join(f)), std::fs::read(b.join(f)));
@@ -263,6 +288,13 @@ fn pooled_percentiles_and_added_columns_do_not_depend_on_threads_or_shards() {
         );
         assert!(w.join(format!("s{k}/histograms.csv")).exists());
         assert!(!w.join(format!("s{k}/pooled.csv")).exists());
+        // a shard's histograms are part of its set
+        let shard = w.join(format!("s{k}"));
+        assert_eq!(
+            record(&shard),
+            ["histograms.csv", "manifest.toml", "replications.csv"]
+        );
+        files_without_temporaries(&shard);
     }
     let merged = w.join("merged");
     resim()
@@ -272,6 +304,16 @@ fn pooled_percentiles_and_added_columns_do_not_depend_on_threads_or_shards() {
         .assert()
         .success();
     assert_same(&w.join("one"), &merged);
+    for d in [w.join("one"), merged.clone()] {
+        let owned = record(&d);
+        for f in SAME {
+            assert!(
+                owned.iter().any(|n| n == f),
+                "{f} not recorded in {owned:?}"
+            );
+        }
+        files_without_temporaries(&d);
+    }
     // the shards did add columns (the windows of stuck runs that ran longer),
     // not all the same ones
     let width = |d: &Path| Csv::read(&d.join("replications.csv")).headers.len();
@@ -404,4 +446,65 @@ fn time_series_windows_of_every_replication_are_kept() {
     // said as it is, no warning of values dropped
     assert!(stdout.contains("come from later replications"), "{stdout}");
     assert!(!stderr.contains("warning"), "{stderr}");
+    // the values waited in a temporary file, gone with the staging file
+    files_without_temporaries(dir.path());
+}
+
+#[test]
+fn a_later_sweep_that_does_not_pool_removes_the_pooled_percentiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("notes.txt"), "mine").unwrap();
+    sweep_storm("[500, 10000]", d, &["-n", "3", "-q"]);
+    assert!(d.join("pooled.csv").exists() && d.join("histograms.csv").exists());
+    // A shard into the same folder: its set has no summary and no pooled.csv.
+    sweep_storm("[500, 10000]", d, &["-n", "3", "-q", "--shard", "1/2"]);
+    let names = files_without_temporaries(d);
+    assert_eq!(
+        names,
+        [
+            ".resim-files",
+            ".resim.lock",
+            "histograms.csv",
+            "manifest.toml",
+            "notes.txt",
+            "replications.csv",
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn a_folder_of_an_older_sweep_gives_up_its_pooled_files_too() {
+    // Written by a resim before `.resim-files`: a sweep owns there the files an
+    // older sweep always replaced, pooled.csv and histograms.csv among them.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for f in [
+        "summary.csv",
+        "pooled.csv",
+        "histograms.csv",
+        "thresholds.csv",
+        "mine.csv",
+    ] {
+        std::fs::write(d.join(f), "old").unwrap();
+    }
+    sweep_storm("[500]", d, &["-n", "2", "-q", "--shard", "1/2"]);
+    let names = files_without_temporaries(d);
+    assert_eq!(
+        names,
+        [
+            ".resim-files",
+            ".resim.lock",
+            "histograms.csv",
+            "manifest.toml",
+            "mine.csv",
+            "replications.csv",
+        ]
+    );
+    assert_ne!(std::fs::read(d.join("histograms.csv")).unwrap(), b"old");
+    assert_eq!(std::fs::read(d.join("mine.csv")).unwrap(), b"old");
 }

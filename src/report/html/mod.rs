@@ -20,20 +20,6 @@ pub const FILE: &str = "report.html";
 
 mod sweep_time;
 
-/// Removes an earlier run's `report.html` from `dir` (a run with `--no-report`
-/// must not leave a page that contradicts its CSV files).
-pub fn remove_stale(dir: &std::path::Path) -> Result<(), Error> {
-    let p = dir.join(FILE);
-    match std::fs::remove_file(&p) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::Io {
-            context: format!("cannot remove {}", p.display()),
-            source: e,
-            user_path: true,
-        }),
-        _ => Ok(()),
-    }
-}
-
 const TEMPLATE: &str = include_str!("report.html.j2");
 
 /// The pass/fail table of `[thresholds]` as the page shows it.
@@ -847,7 +833,7 @@ fn latency_chart(t: &Table, axes: usize) -> Result<Option<String>, Error> {
     let series = groups(t, axes)
         .into_iter()
         .map(|(g, rows)| Series {
-            name: if g.is_empty() { "responses".into() } else { g },
+            name: if g.is_empty() { "requests".into() } else { g },
             points: rows
                 .iter()
                 .filter_map(|r| Some((number(&r[ms])?, number(&r[p])?)))
@@ -865,7 +851,7 @@ fn latency_chart(t: &Table, axes: usize) -> Result<Option<String>, Error> {
     Ok(Some(charts::line_chart(&LineChart {
         title,
         x_label: "response time (ms)".into(),
-        y_label: "responses within (%)".into(),
+        y_label: "all requests answered within (%)".into(),
         series,
         markers: Vec::new(),
     })?))

@@ -31,6 +31,7 @@ mod retry;
 mod throttle;
 
 use super::call::Caller;
+use super::trace::{Opener, trace};
 use super::{CallId, Event, Outcome, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::model::{AttemptOutcome, Model, PolicyId, Target};
@@ -410,6 +411,9 @@ impl World<'_> {
             && t.refuse(now, &mut st.coins)
         {
             st.tally(w, |s| s.throttled += 1);
+            if self.trace.is_some() {
+                self.trace_refused(caller, target, policy, "throttled");
+            }
             return Err(self.policy_refused(target));
         }
         let admit = match &mut st.breaker {
@@ -418,6 +422,9 @@ impl World<'_> {
         };
         if admit == Admit::Refuse {
             st.tally(w, |s| s.breaker_refused += 1);
+            if self.trace.is_some() {
+                self.trace_refused(caller, target, policy, "refused by the breaker");
+            }
             return Err(self.policy_refused(target));
         }
         if cap == Some(Ticks::ZERO) {
@@ -464,9 +471,51 @@ impl World<'_> {
         if let Some(b) = &self.model.policies[policy].retry {
             self.policies.calls[id as usize].sleep_ms = b.backoff.base_ms;
         }
+        if self.trace.is_some() {
+            let (from, client) = self.trace_caller(caller);
+            trace!(self, policy_open(id, from, target, policy, client));
+        }
         self.attempt(id);
         self.hedge_started(id);
         Ok(id | POLICY_CALL)
+    }
+
+    /// The request `caller` (a branch or a client) calls for, and whether it is
+    /// the client's own call, for the tracer.
+    #[cold]
+    fn trace_caller(&self, caller: Caller) -> (super::ReqId, bool) {
+        match caller {
+            Caller::Branch { req, .. } => (req, false),
+            Caller::Client { req } => (req, true),
+            Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),
+        }
+    }
+
+    /// Tells the tracer that `caller`'s call to `target` was refused (`why`).
+    #[cold]
+    #[inline(never)]
+    fn trace_refused(
+        &mut self,
+        caller: Caller,
+        target: Target,
+        policy: PolicyId,
+        why: &'static str,
+    ) {
+        let (from, client) = self.trace_caller(caller);
+        trace!(self, policy_refused(from, target, policy, client, why));
+    }
+
+    /// Who opens a call that `caller` makes, for the tracer: a request's
+    /// handler, a client, or a policy call's next attempt.
+    #[cold]
+    pub(in crate::sim) fn trace_opener(&self, caller: Caller) -> Opener {
+        match caller {
+            Caller::Branch { req, .. } => Opener::Request(req),
+            Caller::Client { req } => Opener::Client(req),
+            Caller::Policy { call } => {
+                Opener::Policy(call, self.policies.calls[call as usize].attempts)
+            }
+        }
     }
 
     /// The workload whose request `caller` serves.
@@ -681,6 +730,7 @@ impl World<'_> {
         let p = &mut self.policies.calls[pc as usize];
         debug_assert!(p.open.is_empty() && p.timer.is_none());
         let (caller, state, admit, target) = (p.caller, p.state, p.admit, p.target);
+        trace!(self, policy_resolved(pc, outcome));
         self.policies.free.push(pc);
         if let Some(b) = &mut self.policies.states[state as usize].breaker {
             // timeouts, errors and sheds count as failures
@@ -723,6 +773,11 @@ impl World<'_> {
             b.forget(admit);
         }
         self.policy_stop_attempts(pc, cancel);
+        // after its attempts: they end within it
+        trace!(
+            self,
+            policy_ended(pc, if cancel { "cancelled" } else { "abandoned" })
+        );
         self.policies.free.push(pc);
     }
 }
