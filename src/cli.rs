@@ -62,7 +62,8 @@ enum Command {
         draw_ahead: crate::DrawAhead,
     },
     /// Monte-Carlo sweep: run every compare row over many seeded replications and
-    /// write replications.csv, summary.csv, paired.csv and manifest.toml
+    /// write replications.csv, summary.csv, paired.csv, pooled.csv (percentiles of
+    /// all replications' requests together), histograms.csv and manifest.toml
     Sweep {
         /// The scenario file
         #[arg(value_name = "FILE")]
@@ -106,7 +107,7 @@ enum Command {
         no_report: bool,
     },
     /// Combine the folders of `resim sweep --shard K/N` runs into the whole run's
-    /// replications.csv, summary.csv and paired.csv (byte for byte)
+    /// replications.csv, summary.csv, paired.csv and pooled.csv (byte for byte)
     Merge {
         /// The shard folders (of `resim sweep --shard K/N`), in any order
         #[arg(required = true, value_name = "DIR")]

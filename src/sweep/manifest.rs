@@ -37,6 +37,17 @@ pub struct Manifest {
     pub metrics: Vec<String>,
     /// The metrics the printed report shows (`[montecarlo] report`).
     pub report: Vec<String>,
+    /// The metrics whose cells are booleans (0/1 per replication: Wilson
+    /// intervals), learnt from replication 0 of every row. Absent when none (and
+    /// in folders of resim versions before it: every metric then gets a t
+    /// interval).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proportions: Vec<String>,
+    /// The bucket scheme of `histograms.csv` (the answered requests' times that
+    /// `pooled.csv` pools): a merge adds the shards' histograms. Absent in
+    /// folders of resim versions before it, which have no `histograms.csv`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub histograms: String,
     /// `axis=value` rows the paired differences are taken against (`--baseline`,
     /// `[montecarlo] baseline`); absent: each axis's first value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -290,7 +301,7 @@ impl Shard {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
@@ -385,7 +396,7 @@ mod tests {
         assert_eq!(fnv1a64(b"foobar"), "85944171f73967e8");
     }
 
-    fn manifest() -> Manifest {
+    pub(in crate::sweep) fn manifest() -> Manifest {
         Manifest {
             resim_version: "0.1.0".into(),
             scenario_name: "x".into(),
@@ -396,8 +407,10 @@ mod tests {
             rows: 2,
             overrides: vec![],
             vary: vec![],
-            metrics: vec!["outcomes.answered".into()],
+            metrics: vec!["outcomes.answered".into(), "recovery.stuck".into()],
             report: vec![],
+            proportions: vec!["recovery.stuck".into()],
+            histograms: "log-linear, 1024 buckets per power of two, ns".into(),
             baseline: vec![],
             latency_files: vec![HashedFile {
                 file: "latencies.csv".into(),

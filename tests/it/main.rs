@@ -24,6 +24,7 @@ mod report_html;
 mod runaway;
 mod shard_auto;
 mod sweep;
+mod sweep_stats;
 mod tables;
 mod thresholds_json;
 mod trace;

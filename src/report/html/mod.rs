@@ -1193,13 +1193,15 @@ fn unit_of(metric: &str) -> &'static str {
     .map_or("count", |(_, unit)| unit)
 }
 
-/// The report of a sweep (or of its merge): `summary` and `paired` as written,
-/// forest plots for `metrics` (the `[montecarlo] report` metrics, or the first few),
+/// The report of a sweep (or of its merge): `summary`, `pooled` (percentiles of
+/// every replication's requests together) and `paired` as written, forest plots
+/// for `metrics` (the `[montecarlo] report` metrics, or the first few),
 /// and, when the summary holds a time series, its per-window means per compare row
 /// with the rows' fault windows (`times`, from the manifest) shaded.
 pub fn sweep_page(
     heading: Heading,
     summary: &Table,
+    pooled: Option<&Table>,
     paired: &Table,
     metrics: &[String],
     times: &[RowTimes],
@@ -1289,6 +1291,12 @@ pub fn sweep_page(
         });
         if !paired_rows {
             sections.extend(sweep_time::section(summary, times)?);
+            sections.extend(pooled.map(|t| Section {
+                file: format!("{}.csv", t.name),
+                table: Cow::Borrowed(t),
+                charts: Vec::new(),
+                grid: false,
+            }));
         }
     }
     render(heading, thresholds, sections)
