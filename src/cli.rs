@@ -481,6 +481,9 @@ fn dispatch(command: Command) -> Result<(), Error> {
 /// page `--no-report` always removed.
 const RUN_LEGACY: &[&str] = &[crate::report::html::FILE];
 
+/// Reads a data file a scenario names (relative to its folder).
+type DataFiles = Box<dyn Fn(&str) -> Option<Vec<u8>>>;
+
 /// `resim new NAME --from SCENARIO`: writes NAME.toml from a bundled scenario
 /// (or a scenario file), with the data files it reads beside it; refuses to
 /// overwrite anything, and checks the result loads.
@@ -494,7 +497,7 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
     };
     let usage = |message: String| Error::from(crate::error::ScenarioError::new("", message));
     // a bundled scenario by name, else a file; its data files come from beside it
-    let (text, origin, data): (String, String, Box<dyn Fn(&str) -> Option<Vec<u8>>>) =
+    let (text, origin, data): (String, String, DataFiles) =
         match scenario::bundled::scenario(from) {
             Some((path, text)) => {
                 let dir = path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
