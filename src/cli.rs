@@ -278,7 +278,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                     crate::run_scenario_traced(s, progress, trace, draw_ahead)
                         .map_err(|e| limit_origin(e, &opts.overrides))?;
                 for warning in crate::fault_warnings(s, &output.runs) {
-                    eprintln!("warning: {}", crate::error::printable(&warning));
+                    warn(&warning);
                 }
                 let verdict = crate::thresholds::check_run(s, &output.runs)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
@@ -400,7 +400,10 @@ fn dispatch(command: Command) -> Result<(), Error> {
                     let (slice, from) =
                         crate::sweep::Shard::from_env(|name| std::env::var(name).ok(), shards)?;
                     if !quiet {
-                        eprintln!("--shard auto: {}/{} from {from}", slice.index, slice.count);
+                        note(&format!(
+                            "--shard auto: {}/{} from {from}",
+                            slice.index, slice.count
+                        ));
                     }
                     Some(slice)
                 }
@@ -497,48 +500,48 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
     };
     let usage = |message: String| Error::from(crate::error::ScenarioError::new("", message));
     // a bundled scenario by name, else a file; its data files come from beside it
-    let (text, origin, data): (String, String, DataFiles) =
-        match scenario::bundled::scenario(from) {
-            Some((path, text)) => {
-                let dir = path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
-                let data = move |rel: &str| {
-                    let at = if dir.is_empty() {
-                        rel.to_string()
-                    } else {
-                        format!("{dir}/{rel}")
-                    };
-                    scenario::bundled::file(&at).map(|t| t.as_bytes().to_vec())
+    let (text, origin, data): (String, String, DataFiles) = match scenario::bundled::scenario(from)
+    {
+        Some((path, text)) => {
+            let dir = path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+            let data = move |rel: &str| {
+                let at = if dir.is_empty() {
+                    rel.to_string()
+                } else {
+                    format!("{dir}/{rel}")
                 };
-                (
-                    text.to_string(),
-                    format!("the bundled scenario scenarios/{path}"),
-                    Box::new(data),
-                )
-            }
-            None if Path::new(from).is_file() => {
-                let text = std::fs::read_to_string(from).map_err(|e| Error::Io {
-                    context: format!("cannot read {from}"),
-                    source: e,
-                    user_path: true,
-                })?;
-                let dir = Path::new(from)
-                    .parent()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_default();
-                (
-                    text,
-                    from.to_string(),
-                    Box::new(move |rel: &str| std::fs::read(dir.join(rel)).ok()),
-                )
-            }
-            None => {
-                let names = scenario::bundled::names();
-                return Err(usage(format!(
-                    "--from {from}: no bundled scenario or file of that name{}; `resim new --list` lists them",
-                    crate::error::did_you_mean(from, names.iter().copied())
-                )));
-            }
-        };
+                scenario::bundled::file(&at).map(|t| t.as_bytes().to_vec())
+            };
+            (
+                text.to_string(),
+                format!("the bundled scenario scenarios/{path}"),
+                Box::new(data),
+            )
+        }
+        None if Path::new(from).is_file() => {
+            let text = std::fs::read_to_string(from).map_err(|e| Error::Io {
+                context: format!("cannot read {from}"),
+                source: e,
+                user_path: true,
+            })?;
+            let dir = Path::new(from)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            (
+                text,
+                from.to_string(),
+                Box::new(move |rel: &str| std::fs::read(dir.join(rel)).ok()),
+            )
+        }
+        None => {
+            let names = scenario::bundled::names();
+            return Err(usage(format!(
+                "--from {from}: no bundled scenario or file of that name{}; `resim new --list` lists them",
+                crate::error::did_you_mean(from, names.iter().copied())
+            )));
+        }
+    };
     let stem = target
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -585,6 +588,22 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
         "next: resim run {} (then open the report it names)",
         target.display()
     ))
+}
+
+/// A warning on stderr, `warning: ` first, escaped like errors; a closed stderr
+/// is not an error (nor a panic, as with `eprintln!`).
+fn warn(text: &str) {
+    note(&format!("warning: {text}"));
+}
+
+/// A line on stderr, escaped like errors, never a panic.
+fn note(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{}",
+        crate::error::printable(text)
+    );
 }
 
 /// Prints a line on stdout (see [`out_text`]).

@@ -176,7 +176,9 @@ pub fn fault_warnings(scenario: &Scenario, runs: &[sim::RunResult]) -> Vec<Strin
             let at = f.at.as_ms();
             if at > run.last_exit_ms {
                 let line = format!(
-                    "{}: faults.{i} starts at {} ms, after the run's last request left ({} ms): it never acts",
+                    "{}: faults.{i} starts at {} ms, after the run's last request left ({} ms): it never acts, \
+                     and its row of recovery.csv has nothing to judge; start it earlier (faults.{i}.at_ms) \
+                     or make the workload run longer (its duration_ms or requests)",
                     scenario.file.display(),
                     format::format_number(at),
                     format::format_number(run.last_exit_ms)
