@@ -135,6 +135,33 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Build a scenario from recorded traces (OpenTelemetry OTLP JSON, Jaeger
+    /// JSON or Zipkin v2 JSON, told apart by their content): the call graph,
+    /// each service's own time (as a CSV of measured milliseconds beside the
+    /// scenario), error shares and arrival rates, with a report of every
+    /// inference and its counts (SCENARIO.import.md, and a summary on stderr)
+    Import {
+        /// Trace files (all of one system)
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// The scenario to write (SCENARIO.toml); its data goes into
+        /// SCENARIO-data/ and its report into SCENARIO.import.md beside it
+        #[arg(long, value_name = "SCENARIO.toml")]
+        out: PathBuf,
+        /// The format of every file (default: told by each file's content)
+        #[arg(long, value_name = "FORMAT")]
+        from: Option<crate::import::Format>,
+        /// The share of requests the traces hold (0 < R <= 1): arrival rates
+        /// are divided by it (default: the sampling each trace says, else 1)
+        #[arg(long, value_name = "R")]
+        sample_rate: Option<f64>,
+        /// Replace the scenario, its report and its data written before
+        #[arg(long)]
+        force: bool,
+        /// Print nothing but warnings on stderr
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Validate scenario files without running them
     Check {
         #[arg(required = true, value_name = "FILE|DIR")]
@@ -460,6 +487,41 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 Ok(())
             }
         },
+        Command::Import {
+            files,
+            out,
+            from,
+            sample_rate,
+            force,
+            quiet,
+        } => {
+            let done = crate::import::import(&crate::import::ImportOptions {
+                files,
+                out,
+                from,
+                sample_rate,
+                force,
+            })?;
+            if quiet {
+                for w in &done.report.warnings {
+                    warn(w);
+                }
+            } else {
+                note(done.report.short().trim_end());
+                note(&format!(
+                    "wrote {}, {} and {}/",
+                    done.scenario.display(),
+                    done.report_file.display(),
+                    done.data_dir.display()
+                ));
+                note(&format!(
+                    "next: resim run {} (and read {})",
+                    done.scenario.display(),
+                    done.report_file.display()
+                ));
+            }
+            Ok(())
+        }
         Command::Check { paths, set } => {
             let files = scenario_files(&paths)?;
             let opts = LoadOptions {

@@ -22,6 +22,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub(crate) mod format;
+pub mod import;
 pub mod metrics;
 pub mod model;
 pub(crate) mod progress;

@@ -562,6 +562,9 @@ pub struct Call {
     /// The client policy named by `call_policy` (None: no `[policies]` in the
     /// scenario; with policies, a call without one uses the `none` policy).
     pub call_policy: Option<PolicyId>,
+    /// The chance, in (0, 1], that the call is made when its branch reaches it
+    /// (1: always); a call not made is skipped, neither a success nor a failure.
+    pub probability: f64,
 }
 
 /// What a call is made to: one namespace of services and dependencies.

@@ -171,7 +171,8 @@ pub struct RawBranch {
     pub calls: Vec<RawCall>,
 }
 
-/// One call of a branch: a target's name, or `{ to, call_policy, timeout_ms }`.
+/// One call of a branch: a target's name, or `{ to, call_policy, timeout_ms,
+/// probability }`.
 #[derive(Debug, Clone)]
 pub enum RawCall {
     Name(String),
@@ -194,6 +195,8 @@ pub struct RawCallTable {
     pub to: String,
     pub call_policy: Option<String>,
     pub timeout_ms: Option<f64>,
+    /// The chance that the call is made at all when its branch reaches it.
+    pub probability: Option<f64>,
 }
 
 /// A string or a table, so that an inline table keeps its own unknown-key errors
@@ -205,7 +208,7 @@ impl<'de> Deserialize<'de> for RawCall {
             type Value = RawCall;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "a service or dependency name, or a table { to, call_policy, timeout_ms }",
+                    "a service or dependency name, or a table { to, call_policy, timeout_ms, probability }",
                 )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawCall, E> {

@@ -14,11 +14,16 @@
 //! default is `slo` for a request from a workload and `deadline` for one that came
 //! through a call. With a budget known only at run time, call k's share is R times
 //! its fraction (greedy 1, equal 1/k, weighted by medians).
+//!
+//! A call with a `probability` below 1 is made only when a draw from its
+//! service's stream (`service:NAME:calls`) says so; otherwise the branch moves
+//! on to its next call as if it were not there (the split still counts it).
 
 use super::call::Caller;
 use super::{CallId, Outcome, ReqId, World};
-use crate::engine::Ticks;
-use crate::model::{BudgetKind, Handler, OnFailure, Plan};
+use crate::engine::{Stream, Ticks, stream};
+use crate::model::{BudgetKind, Handler, Model, OnFailure, Plan};
+use rand::RngExt;
 
 /// Progress of one branch of one request.
 #[derive(Debug, Clone, Default)]
@@ -54,6 +59,48 @@ enum Budget {
 #[derive(Default)]
 pub(crate) struct Plans {
     runs: Vec<PlanRun>,
+    /// Per service, the stream that decides whether a call with a
+    /// `probability` below 1 is made (`service:NAME:calls`); empty when no call
+    /// has one, so a scenario without them draws exactly what it drew before.
+    chances: Vec<Option<Stream>>,
+}
+
+impl Plans {
+    pub fn new(model: &Model, replication: u64) -> Plans {
+        let maybe = |h: &Handler| {
+            let plan = match h {
+                Handler::Plan(p) => Some(p),
+                Handler::Server(s) => s.plan.as_ref(),
+                Handler::Respond => None,
+            };
+            plan.is_some_and(|p| {
+                p.branches
+                    .iter()
+                    .any(|b| b.calls.iter().any(|c| c.probability < 1.0))
+            })
+        };
+        let chances = if model.services.iter().any(|s| maybe(&s.handler)) {
+            model
+                .services
+                .iter()
+                .map(|s| {
+                    maybe(&s.handler).then(|| {
+                        stream(
+                            model.seed,
+                            replication,
+                            &format!("service:{}:calls", s.name),
+                        )
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Plans {
+            runs: Vec::new(),
+            chances,
+        }
+    }
 }
 
 impl<'m> World<'m> {
@@ -123,6 +170,11 @@ impl<'m> World<'m> {
                 return self.branch_end(req);
             };
             let spent = now - br.start;
+            if call.probability < 1.0 && !self.plan_chance(req, call.probability) {
+                // not made this time: the branch goes on to its next call
+                self.plans.runs[req as usize].branches[b].next += 1;
+                continue;
+            }
             let cap = match budget {
                 Budget::Fixed => Some(call.share.min(plan.budget.saturating_sub(spent))),
                 Budget::Dynamic(r) => {
@@ -160,6 +212,18 @@ impl<'m> World<'m> {
                     };
                 }
             }
+        }
+    }
+
+    /// Whether a call of `req`'s plan made with `probability` is made now: a
+    /// draw from its service's stream.
+    #[cold]
+    #[inline(never)]
+    fn plan_chance(&mut self, req: ReqId, probability: f64) -> bool {
+        let service = self.requests[req].service;
+        match self.plans.chances.get_mut(service) {
+            Some(Some(rng)) => rng.random::<f64>() < probability,
+            _ => true,
         }
     }
 

@@ -59,7 +59,7 @@ impl<'m> World<'m> {
             calls: Calls::new(model),
             dependencies: Dependencies::new(model, replication),
             servers: Servers::new(model, replication),
-            plans: Plans::default(),
+            plans: Plans::new(model, replication),
             policies: Policies::new(model, replication),
             workload,
             symbols,

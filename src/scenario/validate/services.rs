@@ -527,6 +527,13 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                     RawCall::Name(_) => super::policies::resolve(&cpath, None, ctx.raw)?,
                     RawCall::Table(_) => call_policy,
                 };
+                let probability = match raw {
+                    RawCall::Table(RawCallTable {
+                        probability: Some(p),
+                        ..
+                    }) => call_probability(&format!("{cpath}.probability"), *p)?,
+                    _ => 1.0,
+                };
                 Ok(Call {
                     target: t,
                     share,
@@ -534,6 +541,7 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                     fraction,
                     timeout,
                     call_policy,
+                    probability,
                 })
             })
             .collect::<R<Vec<_>>>()?;
@@ -687,5 +695,21 @@ requests = 1
             latency_of("gamma = { shape = 2, mean_ms = 10 }").mean_ms(),
             10.0
         );
+    }
+}
+
+/// A call's `probability`: in (0, 1] (a call never made is no call).
+fn call_probability(path: &str, p: f64) -> R<f64> {
+    let p = finite(path, p)?;
+    if p > 0.0 && p <= 1.0 {
+        Ok(p)
+    } else {
+        err(
+            path,
+            format!(
+                "must be above 0 and at most 1 (got {}); a call that is never made is left out of the branch",
+                num(p)
+            ),
+        )
     }
 }
