@@ -55,6 +55,17 @@ enum Command {
         /// per compare row, one row per request
         #[arg(long, value_name = "N")]
         trace: Option<u32>,
+        /// Also write the simulated requests as OpenTelemetry OTLP JSON spans
+        /// (which Jaeger, Tempo and `resim import` open): a server span per
+        /// request at a service, a client span per call, each request a trace.
+        /// With several compare rows, one file per row: FILE's name with
+        /// -row1, -row2... before its extension
+        #[arg(long, value_name = "FILE")]
+        spans: Option<PathBuf>,
+        /// With --spans: write only this share of the requests (0 < R <= 1),
+        /// every 1/R-th in send order (default 1: all)
+        #[arg(long, value_name = "R", requires = "spans")]
+        spans_sample: Option<f64>,
         /// Draw each compare row's random latencies and arrival gaps ahead on a
         /// helper thread: `auto` when the rows leave a core spare for each
         /// helper. The output is the same byte for byte; only the time differs
@@ -275,9 +286,34 @@ fn dispatch(command: Command) -> Result<(), Error> {
             no_report,
             json,
             trace,
+            spans,
+            spans_sample,
             draw_ahead,
         } => {
             let files = scenario_files(&paths)?;
+            if let Some(r) = spans_sample
+                && !(r > 0.0 && r <= 1.0)
+            {
+                return Err(ScenarioError::new(
+                    "",
+                    format!(
+                        "--spans-sample: the share of requests to write, above 0 and at most 1 (got {})",
+                        crate::error::num(r)
+                    ),
+                )
+                .into());
+            }
+            if spans.is_some() && files.len() > 1 {
+                return Err(ScenarioError::new(
+                    "",
+                    "--spans writes the requests of one scenario: run the others separately",
+                )
+                .into());
+            }
+            let record = crate::Record {
+                trace,
+                spans: spans.as_ref().map(|_| spans_sample.unwrap_or(1.0)),
+            };
             let opts = LoadOptions {
                 overrides: overrides(&set)?,
                 seed,
@@ -301,8 +337,8 @@ fn dispatch(command: Command) -> Result<(), Error> {
             let mut documents = Vec::new();
             let mut index = Vec::new();
             for s in &scenarios {
-                let (output, trace_file) =
-                    crate::run_scenario_traced(s, progress, trace, draw_ahead)
+                let (output, trace_file, span_files) =
+                    crate::run_scenario_recorded(s, progress, record, draw_ahead)
                         .map_err(|e| limit_origin(e, &opts.overrides))?;
                 for warning in crate::fault_warnings(s, &output.runs) {
                     warn(&warning);
@@ -340,6 +376,15 @@ fn dispatch(command: Command) -> Result<(), Error> {
                         .map(|(name, bytes)| (name, crate::report::Content::Bytes(bytes)))
                         .collect(),
                 )?;
+                if let Some(path) = &spans {
+                    for (path, bytes) in span_paths(path, span_files.len()).iter().zip(&span_files)
+                    {
+                        crate::import::write_whole(path, bytes)?;
+                        if !quiet && !json {
+                            note(&format!("spans: {}", path.display()));
+                        }
+                    }
+                }
                 if several {
                     index.push(crate::report::html::IndexEntry {
                         title: s.base().name.clone(),
@@ -718,6 +763,25 @@ fn check_distinct_outputs(
         }
     }
     Ok(())
+}
+
+/// The files `--spans FILE` writes for `rows` compare rows: FILE itself for
+/// one, `STEM-rowK.EXT` beside it for several.
+fn span_paths(file: &Path, rows: usize) -> Vec<PathBuf> {
+    if rows <= 1 {
+        return vec![file.to_path_buf()];
+    }
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = file
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    (1..=rows)
+        .map(|k| file.with_file_name(format!("{stem}-row{k}{ext}")))
+        .collect()
 }
 
 /// `out/<stem>` by default; `--out DIR` itself for one scenario, `DIR/<stem>` for several.

@@ -105,6 +105,36 @@ pub fn run_scenario_traced(
     trace: Option<u32>,
     draw_ahead: DrawAhead,
 ) -> Result<(RunOutput, Option<Vec<u8>>), Error> {
+    let record = Record { trace, spans: None };
+    let (output, trace_file, _) = run_scenario_recorded(scenario, progress, record, draw_ahead)?;
+    Ok((output, trace_file))
+}
+
+/// What a run records of its requests besides its tables.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Record {
+    /// `--trace N`: the first N requests of each compare row, as `trace.json`.
+    pub trace: Option<u32>,
+    /// `--spans` with `--spans-sample R` (1 without it): that share of every
+    /// request, as OTLP JSON.
+    pub spans: Option<f64>,
+}
+
+/// [`run_scenario_traced`], and with `record.spans = Some(r)` a share r of
+/// every request of each compare row as OTLP JSON bytes (one file per row,
+/// in row order).
+pub fn run_scenario_recorded(
+    scenario: &Scenario,
+    progress: bool,
+    record: Record,
+    draw_ahead: DrawAhead,
+) -> Result<(RunOutput, Option<Vec<u8>>, Vec<Vec<u8>>), Error> {
+    let trace = record.trace;
+    let recorded = record.trace.is_some() || record.spans.is_some();
+    let select = sim::trace::Selection {
+        first: record.trace.unwrap_or(0),
+        sample: record.spans,
+    };
     let ahead = draw_ahead.for_rows(scenario.rows.len());
     let bar = progress::Delayed::new(
         scenario.rows.len() as u64,
@@ -118,9 +148,10 @@ pub fn run_scenario_traced(
         .rows
         .par_iter()
         .map(|row| {
-            let run = match trace {
-                None => sim::run_with(&row.model, 0, ahead).map(|r| (r, None)),
-                Some(n) => sim::run_traced(&row.model, 0, n, ahead).map(|(r, t)| (r, Some(t))),
+            let run = if recorded {
+                sim::run_recorded(&row.model, 0, select, ahead).map(|(r, t)| (r, Some(t)))
+            } else {
+                sim::run_with(&row.model, 0, ahead).map(|r| (r, None))
             };
             bar.inc(1);
             run.map_err(|e| in_row(e, scenario, row))
@@ -128,6 +159,17 @@ pub fn run_scenario_traced(
         .collect::<Result<Vec<_>, Error>>();
     bar.finish();
     let (runs, traces): (Vec<_>, Vec<_>) = runs?.into_iter().unzip();
+    let span_files: Vec<Vec<u8>> = match record.spans {
+        None => Vec::new(),
+        Some(r) => traces
+            .iter()
+            .enumerate()
+            .map(|(i, t)| match t {
+                Some(t) => report::otlp::render(t, i, r),
+                None => Vec::new(),
+            })
+            .collect(),
+    };
     let trace_file = match trace {
         None => None,
         Some(_) => {
@@ -151,7 +193,7 @@ pub fn run_scenario_traced(
         chart_tables,
         runs: results.runs,
     };
-    Ok((output, trace_file))
+    Ok((output, trace_file, span_files))
 }
 
 /// A compare row's name in the trace: `row 2: variant = slow, cancellation = true`.

@@ -149,6 +149,9 @@ pub struct Counts {
     pub outside_repeats: u64,
     /// Client spans whose service has no handling span above them.
     pub unowned_calls: u64,
+    /// Handling spans under such a span, in a trace with a handling root
+    /// (their caller is not known).
+    pub unowned_handling: u64,
     /// Client spans with no callee below them and none named (named after
     /// the span).
     pub unnamed_callees: u64,
@@ -244,6 +247,8 @@ impl Traces {
         self.counts.spans += nodes.len() as u64;
         // the first handling span below each outgoing span
         let mut below: Vec<Option<u32>> = vec![None; nodes.len()];
+        // root client spans with an arrival below them already
+        let mut outside = vec![false; nodes.len()];
         let mut calls: Vec<CallRec> = Vec::new();
         let route_of = |n: &Node| {
             if n.rec.route != NO_SYM {
@@ -264,25 +269,34 @@ impl Traces {
                 continue;
             };
             let pn = &nodes[p as usize];
-            if pn.role == Role::Outgoing {
-                if pn.parent.is_none() && pn.owner.is_none() {
-                    // a request from outside (a root client span)
-                    if below[p as usize].is_none() {
-                        below[p as usize] = Some(i as u32);
-                        self.arrival(n.rec.service, route_of(n), n.start, weight, asynchronous);
-                    } else {
+            let Some(owner) = pn.owner else {
+                // no handling span of the caller above it: a request from
+                // outside when the chain starts at a root client span (a
+                // client's attempts are client spans under it too)
+                let mut root = p as usize;
+                while let Some(q) = nodes[root].parent {
+                    root = q as usize;
+                }
+                if nodes[root].role == Role::Outgoing && !nodes[root].orphan {
+                    if outside[root] {
                         self.counts.outside_repeats += 1;
+                    } else {
+                        outside[root] = true;
+                        self.arrival(n.rec.service, route_of(n), n.start, weight, asynchronous);
                     }
-                } else if below[p as usize].is_none() {
+                } else {
+                    self.counts.unowned_handling += 1;
+                }
+                continue;
+            };
+            if pn.role == Role::Outgoing {
+                if below[p as usize].is_none() {
                     below[p as usize] = Some(i as u32);
                 }
                 continue;
             }
             // a handling span right under another service's span: the call
             // is the span itself
-            let Some(owner) = pn.owner else {
-                continue;
-            };
             calls.push(CallRec {
                 owner,
                 callee: Callee::Service(n.rec.service),

@@ -263,7 +263,7 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
 
 /// Writes `bytes` to `path` whole or not at all (a temporary beside it,
 /// renamed over it).
-fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -298,7 +298,7 @@ fn broken_warnings(
             ));
         }
     }
-    let lines: [(u64, &str); 11] = [
+    let lines: [(u64, &str); 12] = [
         (
             skipped.bad_ids,
             "spans without a usable trace or span id were left out",
@@ -342,6 +342,10 @@ fn broken_warnings(
         (
             c.outside_repeats,
             "root client spans had more than one handling span below them: the first is the arrival, the others (a client's retries) are not modelled",
+        ),
+        (
+            c.unowned_handling,
+            "handling spans sit under a span whose service has no handling span above it: their caller is unknown, no call is counted",
         ),
     ];
     for (n, what) in lines {

@@ -6,6 +6,7 @@ pub mod digest;
 pub mod folder;
 pub mod html;
 pub mod json;
+pub mod otlp;
 pub mod trace;
 
 pub use crate::format::format_number;

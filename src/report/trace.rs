@@ -122,6 +122,10 @@ pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
             }
         }
         for (track, name) in trace.tracks.iter().enumerate() {
+            // a request recorded for the spans only (`--spans`) is not drawn
+            if trace.selected.get(track).is_some_and(|s| !s.trace) {
+                continue;
+            }
             let spans = &by_track[track];
             let times: Vec<(Ticks, Ticks, u8)> = spans
                 .iter()

@@ -355,11 +355,27 @@ pub fn run_traced(
     requests: u32,
     draw_ahead: bool,
 ) -> Result<(RunResult, trace::Trace), Error> {
+    let select = trace::Selection {
+        first: requests,
+        sample: None,
+    };
+    run_recorded(model, replication, select, draw_ahead)
+}
+
+/// [`run_with`], recording the requests `select` picks (see [`trace`]): the
+/// first N, and with spans a share of all of them. The result is the same as
+/// `run`'s.
+pub fn run_recorded(
+    model: &Model,
+    replication: u64,
+    select: trace::Selection,
+    draw_ahead: bool,
+) -> Result<(RunResult, trace::Trace), Error> {
     let mut world = world::World::new(model, replication);
     if draw_ahead {
         world.draw_ahead();
     }
-    world.trace = Some(Box::new(trace::Tracer::new(model, requests)));
+    world.trace = Some(Box::new(trace::Tracer::new(model, select)));
     world.start()?;
     world.run_loop()?;
     let tracer = world.trace.take().map(|t| t.finish()).unwrap_or_default();

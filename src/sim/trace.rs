@@ -1,8 +1,10 @@
-//! The request tracer behind `resim run --trace N`: an observer that records the
-//! life of the first N requests the workloads send (and of every call, attempt
-//! and call-request made on their behalf) as spans and instants in virtual time.
-//! [`report::trace`](crate::report::trace) turns them into Chrome's trace-event
-//! format.
+//! The request tracer behind `resim run --trace N` and `--spans FILE`: an
+//! observer that records the life of the first N requests the workloads send
+//! (and of every call, attempt and call-request made on their behalf) as spans
+//! and instants in virtual time, and with `--spans` also a share of all the
+//! requests ([`Selection`]). [`report::trace`](crate::report::trace) turns
+//! them into Chrome's trace-event format, [`report::otlp`](crate::report::otlp)
+//! into OpenTelemetry's OTLP JSON.
 //!
 //! Actors notify it through one-line hooks, `trace!(self, hook(args))`, which
 //! expand to a branch on `World::trace`: a run without `--trace` evaluates none of
@@ -31,6 +33,16 @@
 //! client's timeout). Such a span takes as parent the nearest ancestor still open
 //! when it ends (none: a root) and names the span it outlived (`outlived`), so
 //! that every span lies within its parent.
+//!
+//! # Server spans (`--spans`)
+//!
+//! OpenTelemetry draws each request a service works on as a server span, from
+//! its arrival to its answer. A run recording spans keeps one [`ServerSpan`]
+//! per request at a service (a client's, or a call's), in an id space of its
+//! own, so that `trace.json` is the same with or without `--spans`: it opens at
+//! the arrival (a client's request: when it is sent) and ends when the handler
+//! answers, drops it from its queue, or stops its work (a cancellation; a plan
+//! whose client or caller went away).
 
 use super::{CallId, Outcome, ReqId};
 use crate::engine::Ticks;
@@ -76,6 +88,85 @@ pub struct Span {
     pub end: Ticks,
     /// Key-value details (outcome, depth, target...), in a fixed order.
     pub args: Vec<(&'static str, Arg)>,
+    /// Where its work happens: the caller's service for a call or an attempt,
+    /// the dependency for its queue and work, the service otherwise.
+    pub at: At,
+}
+
+/// Where a span's work happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum At {
+    /// A service, by index.
+    Service(ServiceId),
+    /// A dependency, by index.
+    Dependency(usize),
+    /// A workload's client (a request to a route nobody owns, a workload's
+    /// own policy call).
+    #[default]
+    Client,
+}
+
+/// Which requests a run records.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Selection {
+    /// The first N requests sent (`--trace N`).
+    pub first: u32,
+    /// A share of every request (`--spans-sample R`, 1 with `--spans` alone):
+    /// request k (0-based, in send order) when floor((k + 1) R) > floor(k R),
+    /// so that exactly floor(n R) of the first n are, evenly spread, with no
+    /// random draw (the run's streams stay as they are). None: no spans.
+    pub sample: Option<f64>,
+}
+
+impl Selection {
+    /// Whether request `k` (0-based, in send order) is in the sample.
+    pub fn sampled(&self, k: u64) -> bool {
+        match self.sample {
+            None => false,
+            Some(r) if r >= 1.0 => true,
+            Some(r) => ((k + 1) as f64 * r).floor() > (k as f64 * r).floor(),
+        }
+    }
+}
+
+/// Why a recorded request is: for `trace.json`, for the spans, or both.
+#[derive(Debug, Clone, Copy)]
+pub struct Selected {
+    /// Its index among the requests sent (0-based).
+    pub index: u64,
+    /// One of the first N (`--trace N`).
+    pub trace: bool,
+    /// In the spans' sample.
+    pub spans: bool,
+}
+
+/// A request at a service, as OpenTelemetry's server span shows it (only when
+/// spans are recorded).
+#[derive(Debug, Clone)]
+pub struct ServerSpan {
+    /// Unique within the trace of one compare row, in its own id space.
+    pub id: u64,
+    /// The span it answers (a call or an attempt); None for a client's request
+    /// (the root), or the client's request span itself for a workload's policy.
+    pub parent: Option<u64>,
+    /// The span the request's own spans hang under in the tracer's tree (its
+    /// request span, or the call or attempt it is).
+    pub under: u64,
+    /// The recorded request.
+    pub track: u32,
+    /// The service.
+    pub service: ServiceId,
+    /// It came from a workload (a client's request or one of its attempts).
+    pub entry: bool,
+    /// Arrival and answer, in virtual time.
+    pub start: Ticks,
+    /// See `start`.
+    pub end: Ticks,
+    /// `ok`, `error`, `timeout`, `shed`, `rejected`, `cancelled`, `left the
+    /// queue`, `abandoned`.
+    pub outcome: &'static str,
+    /// Still open.
+    open: bool,
 }
 
 /// A point event of a traced request (a cancellation, a call that had no time).
@@ -115,6 +206,19 @@ pub struct Trace {
     pub instants: Vec<Instant>,
     /// One label per traced request, by track (`#1 GET /route`).
     pub tracks: Vec<String>,
+    /// Why each track is recorded, by track.
+    pub selected: Vec<Selected>,
+    /// Server spans (only when spans are recorded), in the order they opened.
+    pub servers: Vec<ServerSpan>,
+    /// The model's service names, by index.
+    pub services: Vec<String>,
+    /// The model's dependency names, by index.
+    pub dependencies: Vec<String>,
+    /// Each service's first route, by index.
+    pub routes: Vec<Option<String>>,
+    /// The `work` spans whose call failed as the work ended (the
+    /// dependency's error), by span id; only when spans are recorded.
+    pub failed_work: Vec<u64>,
 }
 
 /// Who opens a call, as the tracer sees it.
@@ -145,6 +249,8 @@ struct ReqInfo {
     client: bool,
     /// A client's request whose span is written (answered or given up).
     ended: bool,
+    /// Its server span, by index (NONE: none).
+    server: u32,
 }
 
 /// What the tracer knows of a call slot (a call, or one attempt of a policy
@@ -165,6 +271,8 @@ struct CallInfo {
     /// client's request itself, no span of its own.
     hidden: bool,
     ended: bool,
+    /// The dependency's `work` span for it, once written (NO_SPAN: none).
+    work: u64,
 }
 
 /// What the tracer knows of a policy call slot.
@@ -188,6 +296,8 @@ struct PolicyInfo {
     client: bool,
     attempts: u32,
     ended: bool,
+    /// Where its attempts are made from.
+    at: At,
 }
 
 /// A span's place in the tree while the run goes on.
@@ -196,6 +306,20 @@ struct Node {
     parent: u64,
     /// When it ended (None: still open).
     end: Option<Ticks>,
+    at: At,
+}
+
+/// Where a call or attempt opens, as [`Tracer::opened_by`] finds it.
+struct Opened {
+    parent: u64,
+    track: u32,
+    depth: u32,
+    /// Its attempt number under a policy call that shows attempts (0: a call).
+    attempt: u32,
+    policy: Option<PolicyId>,
+    /// The lone attempt of a workload's policy that shows none.
+    hidden: bool,
+    at: At,
 }
 
 /// What the tracer needs of a client policy.
@@ -211,7 +335,11 @@ struct PolicyShape {
 
 /// The tracer of one run.
 pub(crate) struct Tracer {
-    limit: u32,
+    select: Selection,
+    /// Requests sent so far (recorded or not).
+    sent: u64,
+    /// The latest time a hook saw (to close what a run leaves open).
+    last: Ticks,
     services: Vec<String>,
     /// Per service: its handler is a server (its calls run in its service span).
     servers: Vec<bool>,
@@ -260,10 +388,12 @@ fn put<T: Copy>(map: &mut Vec<T>, i: usize, info: T, untraced: T) {
 }
 
 impl Tracer {
-    /// A tracer of the first `limit` requests of a run of `model`.
-    pub fn new(model: &Model, limit: u32) -> Tracer {
+    /// A tracer of the requests `select` picks of a run of `model`.
+    pub fn new(model: &Model, select: Selection) -> Tracer {
         Tracer {
-            limit,
+            select,
+            sent: 0,
+            last: Ticks::ZERO,
             services: model.services.iter().map(|s| s.name.clone()).collect(),
             servers: model
                 .services
@@ -289,16 +419,87 @@ impl Tracer {
             calls: Vec::new(),
             pcalls: Vec::new(),
             nodes: Vec::new(),
-            trace: Trace::default(),
+            trace: Trace {
+                services: model.services.iter().map(|s| s.name.clone()).collect(),
+                dependencies: model.dependencies.iter().map(|d| d.name.clone()).collect(),
+                routes: model
+                    .services
+                    .iter()
+                    .map(|s| s.routes.first().map(|&r| model.routes[r].path.clone()))
+                    .collect(),
+                ..Trace::default()
+            },
         }
     }
 
-    pub fn finish(self) -> Trace {
+    pub fn finish(mut self) -> Trace {
         debug_assert!(
             self.nodes.iter().all(|n| n.end.is_some()),
             "every span opened was written"
         );
+        // a request still at a service when the run ends (none should be)
+        let last = self.last;
+        for s in self.trace.servers.iter_mut().filter(|s| s.open) {
+            s.open = false;
+            s.end = last.max(s.start);
+            s.outcome = "unfinished";
+        }
         self.trace
+    }
+
+    /// Opens the server span of `req` at `service`, under `parent` (spans
+    /// recorded only).
+    fn server_open(
+        &mut self,
+        track: u32,
+        service: ServiceId,
+        (parent, under): (u64, u64),
+        entry: bool,
+        now: Ticks,
+    ) -> u32 {
+        if self.select.sample.is_none() || track == NONE {
+            return NONE;
+        }
+        let i = self.trace.servers.len();
+        self.trace.servers.push(ServerSpan {
+            id: i as u64 + 1,
+            parent: (parent != NO_SPAN).then_some(parent),
+            under,
+            track,
+            service,
+            entry,
+            start: now,
+            end: now,
+            outcome: "ok",
+            open: true,
+        });
+        i as u32
+    }
+
+    /// A client's request `req` goes through its workload's policy: its
+    /// attempts are the requests at the service, each with a server span; the
+    /// one `sent` opened for it (the last one opened, at this instant) goes.
+    fn server_unopen(&mut self, req: ReqId) {
+        let Some(r) = self.req(req) else { return };
+        if r.server != NONE && r.server as usize + 1 == self.trace.servers.len() {
+            self.trace.servers.pop();
+            self.reqs[req as usize].server = NONE;
+        }
+    }
+
+    /// Ends the server span of `req`, if it has an open one.
+    fn server_close(&mut self, req: ReqId, outcome: &'static str, now: Ticks) {
+        let Some(r) = self.req(req) else { return };
+        if r.server == NONE {
+            return;
+        }
+        if let Some(s) = self.trace.servers.get_mut(r.server as usize)
+            && s.open
+        {
+            s.open = false;
+            s.end = now;
+            s.outcome = outcome;
+        }
     }
 
     fn target_name(&self, target: Target) -> String {
@@ -338,8 +539,12 @@ impl Tracer {
     }
 
     /// Opens a span under `parent`: its id.
-    fn open(&mut self, parent: u64) -> u64 {
-        self.nodes.push(Node { parent, end: None });
+    fn open(&mut self, parent: u64, at: At) -> u64 {
+        self.nodes.push(Node {
+            parent,
+            end: None,
+            at,
+        });
         self.nodes.len() as u64
     }
 
@@ -367,11 +572,12 @@ impl Tracer {
     ) {
         let end = end.max(start);
         let node = &self.nodes[(id - 1) as usize];
-        let natural = node.parent;
+        let (natural, at) = (node.parent, node.at);
         let parent = self.open_at(natural, end);
         self.nodes[(id - 1) as usize] = Node {
             parent,
             end: Some(end),
+            at,
         };
         self.trace.spans.push(Span {
             id,
@@ -383,20 +589,23 @@ impl Tracer {
             start,
             end,
             args,
+            at,
         });
     }
 
     /// Opens and writes a span under `parent` at once.
+    #[allow(clippy::too_many_arguments)]
     fn span(
         &mut self,
         parent: u64,
+        at: At,
         track: u32,
         name: String,
         cat: &'static str,
         times: (Ticks, Ticks),
         args: Vec<(&'static str, Arg)>,
     ) {
-        let id = self.open(parent);
+        let id = self.open(parent, at);
         self.write(id, track, name, cat, times, args);
     }
 
@@ -429,7 +638,7 @@ impl Tracer {
             return r.node;
         }
         if r.service_span == NO_SPAN {
-            let id = self.open(r.node);
+            let id = self.open(r.node, At::Service(r.service));
             self.reqs[req as usize].service_span = id;
             return id;
         }
@@ -439,18 +648,35 @@ impl Tracer {
     // ---- request.rs ----
 
     /// A client's request `req` to `route` (owned by `service`) leaves now: traced
-    /// when it is one of the first `limit`.
+    /// when the selection picks it (one of the first N, or in the sample).
     #[cold]
     #[inline(never)]
     pub fn sent(&mut self, req: ReqId, route: RouteId, service: Option<ServiceId>, now: Ticks) {
+        self.last = now;
+        let k = self.sent;
+        self.sent += 1;
+        let in_trace = k < u64::from(self.select.first);
+        let in_spans = self.select.sampled(k);
         let n = self.trace.tracks.len() as u32;
-        let track = if n < self.limit { n } else { NONE };
+        let track = if in_trace || in_spans { n } else { NONE };
         let mut node = NO_SPAN;
         if track != NONE {
             let path = self.routes.get(route).map_or("-", String::as_str);
-            self.trace.tracks.push(format!("#{} {path}", n + 1));
-            node = self.open(NO_SPAN);
+            self.trace.tracks.push(format!("#{} {path}", k + 1));
+            self.trace.selected.push(Selected {
+                index: k,
+                trace: in_trace,
+                spans: in_spans,
+            });
+            let at = service.map_or(At::Client, At::Service);
+            node = self.open(NO_SPAN, at);
         }
+        // (a workload's policy takes it back: its attempts are the requests
+        // at the service; see `server_unopen`)
+        let server = match service {
+            Some(s) => self.server_open(track, s, (NO_SPAN, node), true, now),
+            None => NONE,
+        };
         self.set_req(
             req,
             ReqInfo {
@@ -462,6 +688,7 @@ impl Tracer {
                 service_span: NO_SPAN,
                 client: true,
                 ended: false,
+                server,
             },
         );
     }
@@ -471,18 +698,25 @@ impl Tracer {
     #[cold]
     #[inline(never)]
     pub fn call_request(&mut self, req: ReqId, call: CallId, service: ServiceId, now: Ticks) {
+        self.last = now;
         let c = self.call(call);
+        let track = c.map_or(NONE, |c| c.track);
+        let node = c.map_or(NO_SPAN, |c| c.span);
+        // a workload's attempt is the client's request at the service
+        let entry = c.is_some_and(|c| c.depth == 0);
+        let server = self.server_open(track, service, (node, node), entry, now);
         self.set_req(
             req,
             ReqInfo {
-                track: c.map_or(NONE, |c| c.track),
+                track,
                 depth: c.map_or(0, |c| c.depth),
                 service,
                 sent: now,
-                node: c.map_or(NO_SPAN, |c| c.span),
+                node,
                 service_span: NO_SPAN,
                 client: false,
                 ended: false,
+                server,
             },
         );
     }
@@ -491,6 +725,8 @@ impl Tracer {
     #[cold]
     #[inline(never)]
     pub fn responded(&mut self, req: ReqId, outcome: Outcome, now: Ticks) {
+        self.last = now;
+        self.server_close(req, outcome_name(outcome), now);
         self.client_end(req, outcome_name(outcome), now);
     }
 
@@ -498,6 +734,13 @@ impl Tracer {
     #[cold]
     #[inline(never)]
     pub fn gave_up(&mut self, req: ReqId, now: Ticks) {
+        self.last = now;
+        // a plan stops its work when its client goes; a server works on
+        if let Some(r) = self.req(req)
+            && !self.servers[r.service]
+        {
+            self.server_close(req, "abandoned", now);
+        }
         self.client_end(req, "timeout", now);
     }
 
@@ -529,7 +772,13 @@ impl Tracer {
     #[cold]
     #[inline(never)]
     pub fn caller_gone(&mut self, req: ReqId, cancel: bool, now: Ticks) {
+        self.last = now;
         let Some(r) = self.req(req) else { return };
+        // a plan stops its work when its caller goes; a server's own hooks say
+        // when it stops
+        if !self.servers[r.service] {
+            self.server_close(req, if cancel { "cancelled" } else { "abandoned" }, now);
+        }
         if cancel {
             let name = format!("cancelled at {}", self.services[r.service]);
             let args = vec![("depth", Arg::Int(r.depth.into()))];
@@ -544,10 +793,13 @@ impl Tracer {
     #[cold]
     #[inline(never)]
     pub fn server_unqueued(&mut self, req: ReqId, arrived: Ticks, now: Ticks) {
+        self.last = now;
         let Some(r) = self.req(req) else { return };
+        self.server_close(req, "left the queue", now);
         let name = format!("queue {}", self.services[r.service]);
         let args = vec![("outcome", Arg::Text("left the queue".into()))];
-        self.span(r.node, r.track, name, "queue", (arrived, now), args);
+        let at = At::Service(r.service);
+        self.span(r.node, at, r.track, name, "queue", (arrived, now), args);
     }
 
     /// `req` left its slot (held since `started`) with `outcome`, or `None`:
@@ -562,12 +814,17 @@ impl Tracer {
         started: Ticks,
         now: Ticks,
     ) {
+        self.last = now;
         let Some(r) = self.req(req) else { return };
+        if outcome.is_none() {
+            self.server_close(req, "cancelled", now);
+        }
         if started > arrived {
             // it waited for a slot (no hook at the start: one branch less each)
             let name = format!("queue {}", self.services[r.service]);
             self.span(
                 r.node,
+                At::Service(r.service),
                 r.track,
                 name,
                 "queue",
@@ -576,7 +833,7 @@ impl Tracer {
             );
         }
         let id = match r.service_span {
-            NO_SPAN => self.open(r.node),
+            NO_SPAN => self.open(r.node, At::Service(r.service)),
             id => id,
         };
         self.reqs[req as usize].service_span = NO_SPAN;
@@ -594,7 +851,7 @@ impl Tracer {
 
     /// The parent, track and depth of what `from` opens now (None: untraced),
     /// with the call's attempt number, policy and whether it is hidden.
-    fn opened_by(&mut self, from: Opener) -> Option<(u64, u32, u32, u32, Option<PolicyId>, bool)> {
+    fn opened_by(&mut self, from: Opener) -> Option<Opened> {
         match from {
             Opener::Request(req) | Opener::Client(req) => {
                 let client = matches!(from, Opener::Client(_));
@@ -602,18 +859,35 @@ impl Tracer {
                 let parent = self.calls_parent(req, r, client);
                 // a client's own call is the request's hop: depth 0
                 let depth = if client { 0 } else { r.depth + 1 };
-                Some((parent, r.track, depth, 0, None, false))
+                Some(Opened {
+                    parent,
+                    track: r.track,
+                    depth,
+                    attempt: 0,
+                    policy: None,
+                    hidden: false,
+                    at: if client {
+                        At::Client
+                    } else {
+                        At::Service(r.service)
+                    },
+                })
             }
             Opener::Policy(pc, n) => {
                 let p = self.pcall(pc)?;
                 self.pcalls[pc as usize].attempts = n;
                 let named = self.policies[p.policy].name.is_some().then_some(p.policy);
-                if p.shown {
-                    Some((p.hang, p.track, p.depth, n, named, false))
-                } else {
-                    // the lone attempt is the call (for a client, its request)
-                    Some((p.hang, p.track, p.depth, 0, named, p.client))
-                }
+                // the lone attempt of a policy that shows none is the call (for
+                // a client, its request)
+                Some(Opened {
+                    parent: p.hang,
+                    track: p.track,
+                    depth: p.depth,
+                    attempt: if p.shown { n } else { 0 },
+                    policy: named,
+                    hidden: !p.shown && p.client,
+                    at: p.at,
+                })
             }
         }
     }
@@ -632,15 +906,20 @@ impl Tracer {
             policy: None,
             hidden: false,
             ended: false,
+            work: NO_SPAN,
         };
         let info = match self.opened_by(from) {
-            Some((parent, track, depth, attempt, policy, hidden)) => CallInfo {
-                track,
-                depth,
-                span: if hidden { parent } else { self.open(parent) },
-                attempt,
-                policy,
-                hidden,
+            Some(o) => CallInfo {
+                track: o.track,
+                depth: o.depth,
+                span: if o.hidden {
+                    o.parent
+                } else {
+                    self.open(o.parent, o.at)
+                },
+                attempt: o.attempt,
+                policy: o.policy,
+                hidden: o.hidden,
                 ..untraced
             },
             None => untraced,
@@ -659,7 +938,14 @@ impl Tracer {
         why: &'static str,
         now: Ticks,
     ) {
-        let Some((parent, track, depth, attempt, ..)) = self.opened_by(from) else {
+        let Some(Opened {
+            parent,
+            track,
+            depth,
+            attempt,
+            ..
+        }) = self.opened_by(from)
+        else {
             return;
         };
         let what = if attempt > 0 {
@@ -681,6 +967,10 @@ impl Tracer {
             return;
         }
         self.calls[call as usize].ended = true;
+        if outcome == "error" && c.work != NO_SPAN && self.select.sample.is_some() {
+            // the dependency's own failure: its work span says so in the spans
+            self.trace.failed_work.push(c.work);
+        }
         if c.hidden {
             return;
         }
@@ -759,14 +1049,23 @@ impl Tracer {
             client,
             attempts: 0,
             ended: false,
+            at: At::Client,
         };
+        if client {
+            self.server_unopen(from);
+        }
         let info = match self.req(from) {
             Some(r) => {
                 let parent = self.calls_parent(from, r, client);
                 let shown = self.policies[policy].attempts;
+                let at = if client {
+                    At::Client
+                } else {
+                    At::Service(r.service)
+                };
                 // a workload's attempts hang under its request, which is the call
                 let span = if shown && !client {
-                    self.open(parent)
+                    self.open(parent, at)
                 } else {
                     NO_SPAN
                 };
@@ -776,6 +1075,7 @@ impl Tracer {
                     hang: if span != NO_SPAN { span } else { parent },
                     span,
                     shown,
+                    at,
                     ..untraced
                 }
             }
@@ -798,6 +1098,9 @@ impl Tracer {
         why: &'static str,
         now: Ticks,
     ) {
+        if client {
+            self.server_unopen(from);
+        }
         let Some(r) = self.req(from) else { return };
         let parent = self.calls_parent(from, r, client);
         let depth = if client { 0 } else { r.depth + 1 };
@@ -867,17 +1170,24 @@ impl Tracer {
     #[cold]
     #[inline(never)]
     pub fn work_ended(&mut self, call: CallId, start: Ticks, now: Ticks) {
+        self.last = now;
         let Some(c) = self.call(call) else { return };
+        let at = match c.target {
+            Target::Dependency(d) => At::Dependency(d),
+            Target::Service(s) => At::Service(s),
+        };
         if start > c.start {
             // it waited for a slot (no hook at the start: one branch less per call)
             let name = format!("queue {}", self.target_name(c.target));
-            self.span(c.span, c.track, name, "queue", (c.start, start), Vec::new());
+            let times = (c.start, start);
+            self.span(c.span, at, c.track, name, "queue", times, Vec::new());
         }
         let name = format!("work {}", self.target_name(c.target));
         let args = vec![
             ("caller_waiting", Arg::Text((!c.ended).to_string())),
             ("depth", Arg::Int(c.depth.into())),
         ];
-        self.span(c.span, c.track, name, "work", (start, now), args);
+        self.span(c.span, at, c.track, name, "work", (start, now), args);
+        self.calls[call as usize].work = self.nodes.len() as u64;
     }
 }
