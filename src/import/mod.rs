@@ -325,7 +325,7 @@ fn broken_warnings(
         ),
         (
             b.cycles,
-            "parent links loop: cut at the span where the loop closes (that span counts as an orphan)",
+            "parent links loop: cut at the span where the loop closes (that span is no arrival)",
         ),
         (
             b.skew,

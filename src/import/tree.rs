@@ -139,7 +139,10 @@ pub fn build(store: &SpanStore, idx: &[u32], broken: &mut Broken, s: &mut Scratc
             continue;
         }
         match s.by_id.get(&r.parent) {
-            None => orphan[i] = true,
+            None => {
+                orphan[i] = true;
+                broken.orphans += 1;
+            }
             Some(&(a, b)) => {
                 // of a shared pair: the half of the child's own service, else
                 // the server half

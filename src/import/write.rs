@@ -222,7 +222,11 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
             })
             .collect();
         if !r.starts_with('/') {
-            r.insert(0, '/');
+            // "GET /orders" names the route /orders
+            match r.find(" /") {
+                Some(at) => r = r[at + 1..].to_string(),
+                None => r.insert(0, '/'),
+            }
         }
         if routes_used.contains(&r) {
             r = format!(
@@ -460,7 +464,7 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
             Some(r) => r,
             None => {
                 warnings.push(format!(
-                    "{route} at {service}: one arrival only, so no rate could be measured: rate_rps = 1 written; set it"
+                    "route {route} of {service}: one arrival in the traces, so no rate could be measured: rate_rps = 1 is written, set it"
                 ));
                 1.0
             }

@@ -16,11 +16,14 @@
 //!
 //! A client's request without a policy of its own is its server span at the
 //! entry service, the root of its trace (sent at the instant it arrives: the
-//! gateway's share, if any, is in it). A span's parent is the span it belongs
-//! under, even when it outlives it (work that ran on after its caller gave
-//! up). Times are virtual time from 2024-01-01T00:00:00Z; a span that is not
-//! `ok` has status 2 (error) and its outcome as the message; every span says
-//! its outcome (`resim.outcome`), a client span its callee (`peer.service`).
+//! gateway's share, if any, is in it). The internal `service` span of a
+//! request that never queued is left out (it is as long as the server span).
+//! A span's parent is the span it belongs under, even when it outlives it
+//! (work that ran on after its caller gave up). Times are virtual time from
+//! 2024-01-01T00:00:00Z; a span that is not `ok` has status 2 (error) and its
+//! outcome as the message (`timeout`, `shed`, `cancelled`...); a client span
+//! names its callee (`peer.service`), an entry's server span its route
+//! (`http.route`).
 //! With `--spans-sample R` below 1, every span carries the trace state
 //! `ot=th:...` of probability R, which `resim import` reads back.
 
@@ -106,8 +109,24 @@ pub fn render(trace: &Trace, row: usize, sample: f64) -> Vec<u8> {
     // a tracer span's parent as written: the server span of its own request
     // when there is one, else its tracer parent (a request span not drawn
     // stands for nothing above it)
+    // a `service` span as long as its request's server span (it never
+    // queued) says nothing more: left out, what hangs under it goes under the
+    // server span
+    let mut same_as_server: HashMap<u64, u64> = HashMap::new();
+    for s in trace.spans.iter().filter(|s| s.cat == "service") {
+        if let Some(p) = s.outlived.or(s.parent)
+            && let Some(&i) = server_under.get(&p)
+            && trace.servers[i].start == s.start
+            && trace.servers[i].end == s.end
+        {
+            same_as_server.insert(s.id, trace.servers[i].id | SERVER_ID_BIT);
+        }
+    }
     let parent_of = |natural: Option<u64>, at: At| -> Option<u64> {
         let p = natural?;
+        if let Some(&server) = same_as_server.get(&p) {
+            return Some(server);
+        }
         if let Some(&i) = server_under.get(&p)
             && at == At::Service(trace.servers[i].service)
         {
@@ -122,6 +141,9 @@ pub fn render(trace: &Trace, row: usize, sample: f64) -> Vec<u8> {
     let mut by_resource: Vec<Vec<Out>> = (0..ns + nd + 1).map(|_| Vec::new()).collect();
     for s in trace.spans.iter().filter(|s| in_spans(s.track)) {
         let natural = s.outlived.or(s.parent);
+        if same_as_server.contains_key(&s.id) {
+            continue;
+        }
         let kind = match s.cat {
             "request" if shown_request.get(&s.id) == Some(&true) => CLIENT,
             "request" => continue,
@@ -275,9 +297,6 @@ fn span(out: &mut String, o: &Out, trace: &Trace, row: usize, state: Option<&str
     }
     if let Some(p) = &o.peer {
         attrs.push(("peer.service", p.as_str()));
-    }
-    if let Some(oc) = &o.outcome {
-        attrs.push(("resim.outcome", oc.as_str()));
     }
     if !attrs.is_empty() {
         out.push_str(",\"attributes\":[");

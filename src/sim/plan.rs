@@ -418,6 +418,54 @@ requests = {requests}
     }
 
     #[test]
+    fn a_call_with_a_probability_is_made_that_often_and_skipped_otherwise() {
+        let deps = "[dependencies.a]\nlatency = { constant = 10 }\n[dependencies.b]\nlatency = { constant = 20 }";
+        let r = run_plan(
+            deps,
+            r#"branches = [{ name = "p", calls = [{ to = "a", probability = 0.25 }, "b"] }]"#,
+            4000,
+        );
+        // 1000 expected, a standard deviation of 27
+        let made = r.dependencies[0].calls;
+        assert!((900..=1100).contains(&made), "{made} of 4000");
+        // a call not made is no failure: every request answered, b always called
+        assert_eq!((r.answered, r.dependencies[1].calls), (4000, 4000));
+        assert_eq!(r.response.max_ms(), 30.0);
+        assert_eq!(r.response.min_ms(), 20.0);
+        // probability 1 is every time, and draws nothing
+        let r = run_plan(
+            deps,
+            r#"branches = [{ name = "p", calls = [{ to = "a", probability = 1 }, "b"] }]"#,
+            10,
+        );
+        assert_eq!(r.dependencies[0].calls, 10);
+    }
+
+    #[test]
+    fn a_probability_outside_0_to_1_is_refused_at_its_key() {
+        let text = r#"
+[scenario]
+name = "p"
+[services.s]
+routes = ["/x"]
+handler = { type = "plan", budget = 100, branches = [{ name = "b", calls = [{ to = "a", probability = 0 }] }] }
+[dependencies.a]
+latency = { constant = 1 }
+[workload]
+type = "sequence"
+requests = 1
+"#;
+        let e = load_str(text, Path::new("p.toml"), &LoadOptions::default()).unwrap_err();
+        assert_eq!(e.path, "services.s.handler.branches.0.calls.0.probability");
+        assert!(
+            e.message
+                .starts_with("must be above 0 and at most 1 (got 0)"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
     fn dependency_slots_queue_calls_fifo() {
         // Two parallel branches call a one-slot store: the second waits 30 ms.
         let r = run_plan(

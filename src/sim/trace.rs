@@ -1191,3 +1191,25 @@ impl Tracer {
         self.calls[call as usize].work = self.nodes.len() as u64;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Selection;
+
+    #[test]
+    fn a_sample_takes_every_1_over_r_th_request_exactly() {
+        let pick = |r: f64, n: u64| {
+            let s = Selection {
+                first: 0,
+                sample: Some(r),
+            };
+            (0..n).filter(|&k| s.sampled(k)).collect::<Vec<u64>>()
+        };
+        assert_eq!(pick(0.25, 12), [3, 7, 11]);
+        assert_eq!(pick(1.0, 3), [0, 1, 2]);
+        assert_eq!(pick(0.1, 1000).len(), 100);
+        assert_eq!(pick(0.3, 1000).len(), 300);
+        let none = Selection::default();
+        assert!(!(0..100).any(|k| none.sampled(k)));
+    }
+}

@@ -12,6 +12,7 @@ mod golden_ay10;
 mod golden_dy13;
 mod golden_io22;
 mod hostile;
+mod import;
 mod latency_files;
 mod messages;
 mod metric_names;

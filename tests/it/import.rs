@@ -1,0 +1,734 @@
+//! `resim import`: trace files of each format become the same scenario, and it
+//! runs; broken traces are counted and repaired, never a panic; bad input is
+//! exit code 2 naming the file, the line and column and the JSON pointer; and a
+//! run written with `--spans` comes back through `resim import` with the same
+//! call graph, own times and arrival rate.
+
+use crate::common::{resim, root};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/traces").join(name)
+}
+
+/// `resim import FILE --out DIR/NAME.toml ARGS`: (exit code, stderr).
+fn import(dir: &Path, name: &str, file: &Path, args: &[&str]) -> (i32, String) {
+    let out = resim()
+        .arg("import")
+        .arg(file)
+        .arg("--out")
+        .arg(dir.join(format!("{name}.toml")))
+        .args(args)
+        .output()
+        .expect("resim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// An imported scenario read back.
+#[derive(Debug)]
+struct Imported {
+    /// Per service, its branches of calls (branches sorted): `callee`, or
+    /// `callee?` when made with a probability below 1.
+    plans: BTreeMap<String, Vec<Vec<String>>>,
+    /// Per service, the probability of each call that has one.
+    probabilities: BTreeMap<String, Vec<f64>>,
+    /// Dependencies and their error rates.
+    dependencies: BTreeMap<String, f64>,
+    /// Per service and dependency, its measured milliseconds, sorted.
+    times: BTreeMap<String, Vec<f64>>,
+    /// The workloads' rates.
+    rates: Vec<f64>,
+}
+
+fn read_column(file: &Path) -> Vec<f64> {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let mut v: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.parse().expect("a number"))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+impl Imported {
+    fn read(scenario: &Path) -> Imported {
+        let text = std::fs::read_to_string(scenario).expect("the scenario");
+        let doc: toml::Table = text.parse().expect("TOML");
+        let dir = scenario.parent().unwrap();
+        let file_of = |latency: &toml::Value| {
+            dir.join(
+                latency["empirical"]["file"]
+                    .as_str()
+                    .expect("an empirical file"),
+            )
+        };
+        let mut plans = BTreeMap::new();
+        let mut probabilities = BTreeMap::new();
+        let mut times = BTreeMap::new();
+        for (name, svc) in doc["services"].as_table().unwrap() {
+            let handler = &svc["handler"];
+            times.insert(name.clone(), read_column(&file_of(&handler["service"])));
+            let mut branches = Vec::new();
+            let mut ps = Vec::new();
+            for b in handler
+                .get("branches")
+                .and_then(|b| b.as_array())
+                .cloned()
+                .unwrap_or_default()
+            {
+                let calls = b["calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| match c {
+                        toml::Value::String(s) => s.clone(),
+                        t => {
+                            ps.push(t["probability"].as_float().unwrap());
+                            format!("{}?", t["to"].as_str().unwrap())
+                        }
+                    })
+                    .collect();
+                branches.push(calls);
+            }
+            // branches run in parallel: their order says nothing
+            branches.sort();
+            plans.insert(name.clone(), branches);
+            probabilities.insert(name.clone(), ps);
+        }
+        let mut dependencies = BTreeMap::new();
+        for (name, d) in doc
+            .get("dependencies")
+            .and_then(|d| d.as_table())
+            .cloned()
+            .unwrap_or_default()
+        {
+            times.insert(name.clone(), read_column(&file_of(&d["latency"])));
+            let rate = d
+                .get("error_rate")
+                .and_then(|r| r.as_float())
+                .unwrap_or(0.0);
+            dependencies.insert(name, rate);
+        }
+        let mut rates = Vec::new();
+        if let Some(w) = doc.get("workload") {
+            rates.push(
+                w["rate_rps"]
+                    .as_float()
+                    .or(w["rate_rps"].as_integer().map(|i| i as f64))
+                    .unwrap(),
+            );
+        }
+        for (_, w) in doc
+            .get("workloads")
+            .and_then(|w| w.as_table())
+            .cloned()
+            .unwrap_or_default()
+        {
+            rates.push(
+                w["rate_rps"]
+                    .as_float()
+                    .or(w["rate_rps"].as_integer().map(|i| i as f64))
+                    .unwrap(),
+            );
+        }
+        Imported {
+            plans,
+            probabilities,
+            dependencies,
+            times,
+            rates,
+        }
+    }
+}
+
+/// The plans as `(service, [[call, ...], ...])` literals.
+fn plans(list: &[(&str, &[&[&str]])]) -> BTreeMap<String, Vec<Vec<String>>> {
+    list.iter()
+        .map(|(s, branches)| {
+            (
+                s.to_string(),
+                branches
+                    .iter()
+                    .map(|b| b.iter().map(|c| c.to_string()).collect())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// Nearest rank, as the report takes it.
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn runs(scenario: &Path, dir: &Path) {
+    resim()
+        .args(["run", "-q", "--no-report", "--out"])
+        .arg(dir)
+        .arg(scenario)
+        .assert()
+        .success();
+}
+
+#[test]
+fn otlp_jaeger_and_zipkin_traces_of_one_system_give_one_scenario_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let shop = plans(&[
+        ("frontend", &[&["auth", "inventory"], &["pricing?"]]),
+        ("pricing", &[&["postgresql"]]),
+    ]);
+    for (format, file) in [
+        ("OTLP JSON", "shop.otlp.json"),
+        ("Jaeger JSON", "shop.jaeger.json"),
+        ("Zipkin v2 JSON", "shop.zipkin.json"),
+    ] {
+        let name = file.replace('.', "-");
+        let (code, err) = import(dir.path(), &name, &fixture(file), &[]);
+        assert_eq!(code, 0, "{file}: {err}");
+        assert!(err.contains(&format!("({format})")), "{file}: {err}");
+        let got = Imported::read(&dir.path().join(format!("{name}.toml")));
+        assert_eq!(got.plans, shop, "{file}");
+        assert_eq!(
+            got.dependencies.keys().collect::<Vec<_>>(),
+            ["auth", "inventory", "postgresql"],
+            "{file}"
+        );
+        runs(
+            &dir.path().join(format!("{name}.toml")),
+            &dir.path().join(format!("{name}-out")),
+        );
+    }
+    // the OTLP file's three checkouts, by hand: 100 - (5..60), 80 - (4..20, 22..50),
+    // 120 - (6..90): own times 45, 36, 36 ms; pricing 43 - 30, 82 - 70
+    let otlp = Imported::read(&dir.path().join("shop-otlp-json.toml"));
+    assert_eq!(otlp.times["frontend"], [36.0, 36.0, 45.0]);
+    assert_eq!(otlp.times["pricing"], [12.0, 13.0]);
+    assert_eq!(otlp.probabilities["frontend"], [0.666667]);
+    // postgresql failed one call of two (its client span's status)
+    assert_eq!(otlp.dependencies["postgresql"], 0.5);
+    // three arrivals over 2 s: (3 - 1) / 2 s
+    assert_eq!(otlp.rates, [1.0]);
+    // Jaeger's traces say they were sampled at 0.5: two arrivals over 1 s stand
+    // for four requests, (4 x (2 - 1) / 2) / 1 s
+    let jaeger = Imported::read(&dir.path().join("shop-jaeger-json.toml"));
+    assert_eq!(jaeger.rates, [2.0]);
+    // inventory's span in error (otel.status_code = ERROR) in one of two
+    assert_eq!(jaeger.dependencies["inventory"], 0.5);
+    // Zipkin's client and server halves of one shared id are one call
+    let zipkin = Imported::read(&dir.path().join("shop-zipkin-json.toml"));
+    assert_eq!(zipkin.times["auth"], [14.0, 18.0]);
+    // --sample-rate beats what the traces say
+    let (code, err) = import(
+        dir.path(),
+        "rated",
+        &fixture("shop.jaeger.json"),
+        &["--sample-rate", "0.1"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(Imported::read(&dir.path().join("rated.toml")).rates, [10.0]);
+}
+
+#[test]
+fn the_report_gives_every_inference_with_its_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = import(dir.path(), "shop", &fixture("shop.otlp.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    let report = std::fs::read_to_string(dir.path().join("shop.import.md")).unwrap();
+    for line in [
+        "| traces | 3 | read |",
+        "| orphans (parent missing) | 0 | kept; not arrivals |",
+        "| clock-skew repairs | 0 | moved into the parent |",
+        "| frontend | service (entry) | 3 | 36.000 | 45.000 | 39.000 | 33.33 % | 0.00 % | 1 |",
+        "| frontend | pricing | 2 | 3 | 2 | 0.6667 | 50.00 % | 2 |",
+        "| pricing | postgresql | 2 | 2 | 2 | 1.0000 | 50.00 % | 0 |",
+        "| frontend | b2 | 1 | pricing | 1 | 0.666667 | probability |",
+        "| workload | frontend | /checkout | 3 | 3 | 1 | request |",
+    ] {
+        assert!(report.contains(line), "{line} not in the report:\n{report}");
+    }
+    assert!(
+        err.contains("3 traces, 21 spans: 11 handling spans, 10 calls, 3 arrivals"),
+        "{err}"
+    );
+}
+
+/// Imports a broken fixture: it succeeds, says `warnings`, and the scenario runs.
+fn broken(file: &str, warnings: &[&str]) -> Imported {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = import(dir.path(), "broken", &fixture(file), &[]);
+    assert_eq!(code, 0, "{file}: {err}");
+    for w in warnings {
+        assert!(err.contains(w), "{file}: `{w}` not in\n{err}");
+    }
+    let scenario = dir.path().join("broken.toml");
+    runs(&scenario, &dir.path().join("out"));
+    Imported::read(&scenario)
+}
+
+#[test]
+fn broken_traces_are_counted_repaired_and_reported_never_a_panic() {
+    let got = broken(
+        "broken-orphans.zipkin.json",
+        &[
+            "warning: 1 spans name a parent that is not in their trace (orphans)",
+            "warning: 1 spans without a usable trace or span id were left out",
+            "warning: 1 spans without a start or an end were left out",
+            "3 traces, 6 spans: 4 handling spans, 2 calls, 2 arrivals",
+        ],
+    );
+    // the orphan's own call still counts: backend calls mysql, in one of its
+    // two spans (the orphan's; the other one, under frontend, calls nothing)
+    assert_eq!(got.plans["backend"], [["mysql?"]]);
+    assert_eq!(got.probabilities["backend"], [0.5]);
+    broken(
+        "broken-cycle.zipkin.json",
+        &[
+            "warning: 2 parent links loop: cut at the span where the loop closes",
+            "1 arrivals",
+        ],
+    );
+    let skew = broken(
+        "broken-skew.jaeger.json",
+        &[
+            "warning: 1 spans of another service started outside their parent (clock skew)",
+            "warning: 1 spans name no service",
+        ],
+    );
+    // backend's clock is 120 ms behind: its own time (30 - 20) is its own
+    assert_eq!(skew.times["backend"], [10.0]);
+    let unknown = broken(
+        "broken-unknown.otlp.json",
+        &["warning: 2 spans name no service: left out, their children hung under the span above"],
+    );
+    // the unnamed proxy between them is left out: frontend calls backend
+    assert_eq!(unknown.plans["frontend"], [["backend"]]);
+    broken(
+        "call-cycle.zipkin.json",
+        &[
+            "warning: the call backend -> frontend (1 calls) is left out: it closes the cycle frontend -> backend -> frontend",
+        ],
+    );
+    let cut = fixture("broken-truncated.otlp.json");
+    broken(
+        "broken-truncated.otlp.json",
+        &[&format!(
+            "warning: {} is cut off at 226:10, in /resourceSpans/3/scopeSpans/0/spans/2: the 19 spans before it are used, the rest is lost",
+            cut.display()
+        )],
+    );
+}
+
+#[test]
+fn a_file_cut_anywhere_imports_or_is_refused_never_a_panic() {
+    // every 37th byte of each format's file, read in this process: a panic
+    // fails the test, an error must be a user's error (exit code 2)
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["shop.otlp.json", "shop.jaeger.json", "shop.zipkin.json"] {
+        let bytes = std::fs::read(fixture(name)).unwrap();
+        for cut in (1..bytes.len()).step_by(37) {
+            let file = dir.path().join(format!("cut-{cut}.json"));
+            std::fs::write(&file, &bytes[..cut]).unwrap();
+            let out = dir.path().join(format!("cut-{cut}.toml"));
+            let done = resim::import::import(&resim::import::ImportOptions {
+                files: vec![file],
+                out,
+                from: None,
+                sample_rate: None,
+                force: false,
+            });
+            if let Err(e) = done {
+                assert_eq!(e.exit_code(), 2, "{name} cut at {cut}: {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_exit_2_naming_the_file_the_position_and_the_json_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let expect = |file: &Path, args: &[&str], message: &str| {
+        let (code, err) = import(dir.path(), "bad", file, args);
+        assert_eq!(code, 2, "{}: {err}", file.display());
+        assert_eq!(err, format!("error: {message}\n"), "{}", file.display());
+        assert!(!dir.path().join("bad.toml").exists(), "nothing written");
+    };
+    let f = fixture("bad-syntax.otlp.json");
+    expect(
+        &f,
+        &[],
+        &format!(
+            "{}:4:24: /resourceSpans/0/scopeSpans/0/spans/0: expected `,` or `}}`",
+            f.display()
+        ),
+    );
+    let f = fixture("bad-type.otlp.json");
+    expect(
+        &f,
+        &[],
+        &format!(
+            "{}:3:15: /resourceSpans/0/scopeSpans/0/spans: invalid type: map, expected a list of spans",
+            f.display()
+        ),
+    );
+    let f = fixture("not-traces.json");
+    expect(
+        &f,
+        &[],
+        &format!(
+            "{}:1:30: not a trace file: a JSON object without `resourceSpans` (OTLP JSON) or `data` (Jaeger JSON)",
+            f.display()
+        ),
+    );
+    let f = fixture("shop.otlp.json");
+    expect(
+        &f,
+        &["--from", "jaeger"],
+        &format!(
+            "{}:2:18: --from jaeger was given, but the file holds OTLP JSON (`resourceSpans`)",
+            f.display()
+        ),
+    );
+    expect(
+        &f,
+        &["--sample-rate", "0"],
+        "--sample-rate: the share of requests the traces hold, above 0 and at most 1 (got 0)",
+    );
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("empty.json", b"", "the file is empty"),
+        (
+            "gz.json",
+            &[0x1f, 0x8b, 8, 0],
+            "the file is compressed (gzip): decompress it first (gunzip)",
+        ),
+        (
+            "utf16.json",
+            &[0xff, 0xfe, b'{', 0],
+            "the file is UTF-16: save it as UTF-8",
+        ),
+        ("words.json", b"hello", ""),
+    ];
+    for (name, bytes, message) in cases {
+        let f = dir.path().join(name);
+        std::fs::write(&f, bytes).unwrap();
+        let message = if message.is_empty() {
+            format!("{}:1:1: expected value", f.display())
+        } else {
+            format!("{}: {message}", f.display())
+        };
+        expect(&f, &[], &message);
+    }
+    let missing = dir.path().join("missing.json");
+    expect(
+        &missing,
+        &[],
+        &format!(
+            "{}: cannot read it: no such file or folder",
+            missing.display()
+        ),
+    );
+    expect(
+        dir.path(),
+        &[],
+        &format!("{}: is a folder, not a trace file", dir.path().display()),
+    );
+    // an earlier import is not replaced without --force
+    let (code, _) = import(dir.path(), "shop", &fixture("shop.otlp.json"), &[]);
+    assert_eq!(code, 0);
+    let (code, err) = import(dir.path(), "shop", &fixture("shop.zipkin.json"), &[]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("exists already: choose another --out, or give --force"),
+        "{err}"
+    );
+    let (code, err) = import(
+        dir.path(),
+        "shop",
+        &fixture("shop.zipkin.json"),
+        &["--force"],
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+/// The spans of `scenario` run with `--spans FILE ARGS`, as JSON.
+fn spans(scenario: &Path, dir: &Path, file: &str, args: &[&str]) -> serde_json::Value {
+    let path = dir.join(file);
+    resim()
+        .args(["run", "-q", "--no-report", "--out"])
+        .arg(dir.join("out"))
+        .arg("--spans")
+        .arg(&path)
+        .args(args)
+        .arg(scenario)
+        .assert()
+        .success();
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).expect("OTLP JSON")
+}
+
+/// Every span of an OTLP document, with its resource's service.
+fn all_spans(doc: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
+    let mut out = Vec::new();
+    for r in doc["resourceSpans"].as_array().unwrap() {
+        let service = r["resource"]["attributes"][0]["value"]["stringValue"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        for s in r["scopeSpans"][0]["spans"].as_array().unwrap() {
+            out.push((service.clone(), s.clone()));
+        }
+    }
+    out
+}
+
+#[test]
+fn spans_are_otlp_json_with_a_server_span_per_request_and_a_client_span_per_call() {
+    let dir = tempfile::tempdir().unwrap();
+    // one compare row (several write one file each)
+    let doc = spans(
+        &root().join("scenarios/three-tier-deadline.toml"),
+        dir.path(),
+        "all.json",
+        &["--set", "compare={}"],
+    );
+    let all = all_spans(&doc);
+    let ids: std::collections::HashSet<(&str, &str)> = all
+        .iter()
+        .map(|(_, s)| {
+            (
+                s["traceId"].as_str().unwrap(),
+                s["spanId"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids.len(),
+        all.len(),
+        "span ids are unique within their trace"
+    );
+    for (service, s) in &all {
+        assert!(matches!(s["kind"].as_u64(), Some(1..=3)), "{s}");
+        let start: u64 = s["startTimeUnixNano"].as_str().unwrap().parse().unwrap();
+        let end: u64 = s["endTimeUnixNano"].as_str().unwrap().parse().unwrap();
+        assert!(end >= start && start >= 1_704_067_200_000_000_000, "{s}");
+        // every parent is a span of the same trace
+        if let Some(p) = s["parentSpanId"].as_str() {
+            assert!(
+                ids.contains(&(s["traceId"].as_str().unwrap(), p)),
+                "{service}: {s}"
+            );
+        }
+        if s["kind"] == 3 {
+            assert!(s["attributes"][0]["key"] == "peer.service", "{s}");
+        }
+    }
+    // one root per trace: the front's server span
+    let roots: Vec<_> = all
+        .iter()
+        .filter(|(_, s)| s.get("parentSpanId").is_none())
+        .collect();
+    let traces: std::collections::HashSet<&str> = all
+        .iter()
+        .map(|(_, s)| s["traceId"].as_str().unwrap())
+        .collect();
+    assert_eq!(roots.len(), traces.len());
+    assert!(
+        roots
+            .iter()
+            .all(|(svc, s)| svc == "front" && s["kind"] == 2)
+    );
+    // a quarter of them, every fourth in send order, each saying so
+    let quarter = spans(
+        &root().join("scenarios/three-tier-deadline.toml"),
+        dir.path(),
+        "quarter.json",
+        &["--set", "compare={}", "--spans-sample", "0.25"],
+    );
+    let q = all_spans(&quarter);
+    let qtraces: std::collections::BTreeSet<&str> = q
+        .iter()
+        .map(|(_, s)| s["traceId"].as_str().unwrap())
+        .collect();
+    assert_eq!(qtraces.len(), traces.len() / 4);
+    assert!(q.iter().all(|(_, s)| s["traceState"] == "ot=th:c"));
+    // and the import reads the sampling back: the same rate
+    let (code, err) = import(dir.path(), "all", &dir.path().join("all.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = import(dir.path(), "quarter", &dir.path().join("quarter.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("sampling probabilities the traces say: 0.25"),
+        "{err}"
+    );
+    let full = Imported::read(&dir.path().join("all.toml")).rates[0];
+    let sampled = Imported::read(&dir.path().join("quarter.toml")).rates[0];
+    assert!((sampled / full - 1.0).abs() < 0.02, "{sampled} vs {full}");
+}
+
+#[test]
+fn spans_of_retries_hedges_and_a_client_policy_import_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // a workload retrying through its own policy, hedged calls, retries on
+    // three layers: two seconds of each, one compare row
+    for scenario in [
+        "scenarios/retry-policies.toml",
+        "scenarios/hedging.toml",
+        "scenarios/retry-amplification.toml",
+    ] {
+        let stem = Path::new(scenario)
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let file = dir.path().join(format!("{stem}.json"));
+        resim()
+            .args(["run", "-q", "--no-report", "--out"])
+            .arg(dir.path().join(format!("{stem}-out")))
+            .arg("--spans")
+            .arg(&file)
+            .args(["--set", "compare={}", "--set", "workload.duration_ms=2000"])
+            .arg(root().join(scenario))
+            .assert()
+            .success();
+        let (code, err) = import(dir.path(), &stem, &file, &[]);
+        assert_eq!(code, 0, "{scenario}: {err}");
+        runs(
+            &dir.path().join(format!("{stem}.toml")),
+            &dir.path().join(format!("{stem}-again")),
+        );
+    }
+}
+
+#[test]
+fn several_compare_rows_write_one_spans_file_each() {
+    let dir = tempfile::tempdir().unwrap();
+    resim()
+        .args(["run", "-q", "--no-report", "--out"])
+        .arg(dir.path().join("out"))
+        .arg("--spans")
+        .arg(dir.path().join("ay10.json"))
+        .arg(root().join("scenarios/ay10-tariff-slowdown.toml"))
+        .assert()
+        .success();
+    let rows: Vec<String> = (1..=12)
+        .map(|k| format!("ay10-row{k}.json"))
+        .filter(|f| dir.path().join(f).exists())
+        .collect();
+    assert_eq!(rows.len(), 12, "one file per compare row");
+    assert!(!dir.path().join("ay10.json").exists());
+}
+
+/// The round trip: run -> spans -> import -> run -> spans -> import.
+///
+/// The system (tests/fixtures/traces/roundtrip.toml) has calls in sequence,
+/// a call made by half the requests in parallel with them, a count of two and
+/// a failing dependency; 300 requests a second for 100 s, about 30,000.
+///
+/// Tolerances: an arrival rate measured from N Poisson arrivals is off by
+/// about 1/sqrt(N) = 0.58 % (one standard deviation), so 2 % is 3.5 of them;
+/// the second run's rate is drawn again around the first's estimate, off by as
+/// much again. A p99 of n draws from a lognormal with p99 = 2 p50 (sigma =
+/// 0.298) is off by about 3.73 sigma / sqrt(n) = 1.1 % at n = 10,000 (the
+/// fewest: pricing's spans), the p50 by 0.4 %; 5 % is over 4 of them. The
+/// second run draws from the first's measured values, so its percentiles are
+/// off from the first's by as much, not more.
+#[test]
+fn a_run_imported_from_its_spans_runs_again_with_the_same_graph_own_times_and_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scenario = fixture("roundtrip.toml");
+    spans_file(&scenario, &d.join("a.json"), &d.join("run1"));
+    let (code, err) = import(d, "a", &d.join("a.json"), &["-q"]);
+    assert_eq!(code, 0, "{err}");
+    spans_file(&d.join("a.toml"), &d.join("b.json"), &d.join("run2"));
+    let (code, err) = import(d, "b", &d.join("b.json"), &["-q"]);
+    assert_eq!(code, 0, "{err}");
+    let a = Imported::read(&d.join("a.toml"));
+    let b = Imported::read(&d.join("b.toml"));
+    // the same edges and kinds of fan-out: sequence (one branch), parallel (two),
+    // a probability, a count of two
+    let graph = plans(&[
+        ("front", &[&["auth", "catalog"], &["pricing?"]]),
+        ("pricing", &[&["db", "db"]]),
+    ]);
+    assert_eq!(a.plans, graph);
+    assert_eq!(b.plans, graph);
+    assert_eq!(
+        a.dependencies.keys().collect::<Vec<_>>(),
+        ["auth", "catalog", "db"]
+    );
+    assert_eq!(
+        a.dependencies.keys().collect::<Vec<_>>(),
+        b.dependencies.keys().collect::<Vec<_>>()
+    );
+    // pricing: half the requests (0.29 % a standard deviation)
+    assert!(
+        (a.probabilities["front"][0] - 0.5).abs() < 0.02,
+        "{:?}",
+        a.probabilities
+    );
+    assert!((b.probabilities["front"][0] - a.probabilities["front"][0]).abs() < 0.02);
+    // own times and latencies: p50 and p99 within 5 % of the first run's, and of
+    // the scenario's own lognormals
+    let declared = [
+        ("front", 4.0, 8.0),
+        ("pricing", 2.0, 4.0),
+        ("auth", 3.0, 6.0),
+        ("catalog", 5.0, 10.0),
+        ("db", 1.0, 2.0),
+    ];
+    for (name, p50, p99) in declared {
+        let (ta, tb) = (&a.times[name], &b.times[name]);
+        let figures = [
+            (percentile(ta, 0.5), percentile(tb, 0.5), p50),
+            (percentile(ta, 0.99), percentile(tb, 0.99), p99),
+        ];
+        for (q, (first, second, want)) in ["p50", "p99"].iter().zip(figures) {
+            eprintln!(
+                "round trip {name} {q}: declared {want} ms, first run {first:.4} ms ({} values), second run {second:.4} ms ({} values): {:+.2} %",
+                ta.len(),
+                tb.len(),
+                100.0 * (second / first - 1.0)
+            );
+            assert!(
+                (second / first - 1.0).abs() <= 0.05,
+                "{name} {q}: {first} -> {second}"
+            );
+            assert!(
+                (first / want - 1.0).abs() <= 0.05,
+                "{name} {q}: {first} vs {want}"
+            );
+        }
+    }
+    // the arrival rate: within 2 % of the scenario's and of the first run's
+    let (ra, rb) = (a.rates[0], b.rates[0]);
+    eprintln!(
+        "round trip rate: declared 300 rps, first run {ra} rps ({:+.2} %), second run {rb} rps ({:+.2} %)",
+        100.0 * (ra / 300.0 - 1.0),
+        100.0 * (rb / ra - 1.0)
+    );
+    assert!((ra / 300.0 - 1.0).abs() <= 0.02, "{ra}");
+    assert!((rb / ra - 1.0).abs() <= 0.02, "{ra} -> {rb}");
+    // the failing dependency fails as often (2 %, 0.08 % a standard deviation)
+    assert!(
+        (a.dependencies["catalog"] - 0.02).abs() < 0.005,
+        "{:?}",
+        a.dependencies
+    );
+    assert!((b.dependencies["catalog"] - a.dependencies["catalog"]).abs() < 0.005);
+}
+
+fn spans_file(scenario: &Path, file: &Path, out: &Path) {
+    resim()
+        .args(["run", "-q", "--no-report", "--out"])
+        .arg(out)
+        .arg("--spans")
+        .arg(file)
+        .arg(scenario)
+        .assert()
+        .success();
+}
