@@ -687,12 +687,18 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
             from.escape_debug()
         ));
     }
+    let count =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let summary = vec![format!(
-        "built {} services, {} dependencies, {} calls between them and {} workloads",
-        sys.services.len(),
-        sys.dependencies.len(),
-        sys.edges.iter().filter(|e| e.cut.is_none()).count(),
-        sys.entries.len()
+        "built {}, {}, {} between them and {}",
+        count(sys.services.len(), "service", "services"),
+        count(sys.dependencies.len(), "dependency", "dependencies"),
+        count(
+            sys.edges.iter().filter(|e| e.cut.is_none()).count(),
+            "call",
+            "calls"
+        ),
+        count(sys.entries.len(), "workload", "workloads")
     )];
     Written {
         toml: t,

@@ -256,6 +256,10 @@ fn the_report_gives_every_inference_with_its_counts() {
         err.contains("3 traces, 21 spans: 11 handling spans, 10 calls, 3 arrivals"),
         "{err}"
     );
+    assert!(
+        err.contains("built 2 services, 3 dependencies, 4 calls between them and 1 workload\n"),
+        "{err}"
+    );
 }
 
 /// Imports a broken fixture: it succeeds, says `warnings`, and the scenario runs.
