@@ -120,6 +120,11 @@ pub struct Record {
     pub spans: Option<f64>,
 }
 
+/// What [`run_scenario_recorded`] gives: the run's output, `trace.json`'s
+/// bytes (with `--trace`) and one OTLP JSON file's bytes per compare row (with
+/// `--spans`).
+pub type Recorded = (RunOutput, Option<Vec<u8>>, Vec<Vec<u8>>);
+
 /// [`run_scenario_traced`], and with `record.spans = Some(r)` a share r of
 /// every request of each compare row as OTLP JSON bytes (one file per row,
 /// in row order).
@@ -128,7 +133,7 @@ pub fn run_scenario_recorded(
     progress: bool,
     record: Record,
     draw_ahead: DrawAhead,
-) -> Result<(RunOutput, Option<Vec<u8>>, Vec<Vec<u8>>), Error> {
+) -> Result<Recorded, Error> {
     let trace = record.trace;
     let recorded = record.trace.is_some() || record.spans.is_some();
     let select = sim::trace::Selection {

@@ -128,12 +128,11 @@ fn number(x: f64) -> String {
     }
     let digits = (6 - 1 - x.abs().log10().floor() as i32).clamp(0, 12) as usize;
     let s = format!("{x:.digits$}");
-    let s = if s.contains('.') {
+    if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         s
-    };
-    s
+    }
 }
 
 /// Milliseconds from nanoseconds, exactly (at most six decimals).

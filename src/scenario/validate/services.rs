@@ -567,6 +567,22 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
     })
 }
 
+/// A call's `probability`: in (0, 1] (a call never made is no call).
+fn call_probability(path: &str, p: f64) -> R<f64> {
+    let p = finite(path, p)?;
+    if p > 0.0 && p <= 1.0 {
+        Ok(p)
+    } else {
+        err(
+            path,
+            format!(
+                "must be above 0 and at most 1 (got {}); a call that is never made is left out of the branch",
+                num(p)
+            ),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::model::{Handler, Model};
@@ -695,21 +711,5 @@ requests = 1
             latency_of("gamma = { shape = 2, mean_ms = 10 }").mean_ms(),
             10.0
         );
-    }
-}
-
-/// A call's `probability`: in (0, 1] (a call never made is no call).
-fn call_probability(path: &str, p: f64) -> R<f64> {
-    let p = finite(path, p)?;
-    if p > 0.0 && p <= 1.0 {
-        Ok(p)
-    } else {
-        err(
-            path,
-            format!(
-                "must be above 0 and at most 1 (got {}); a call that is never made is left out of the branch",
-                num(p)
-            ),
-        )
     }
 }
