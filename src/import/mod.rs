@@ -274,7 +274,11 @@ pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         source: e,
         user_path: true,
     };
-    std::fs::write(&tmp, bytes).map_err(io)?;
+    std::fs::write(&tmp, bytes).map_err(|e| {
+        // a full disk: no half-written temporary left behind
+        let _ = std::fs::remove_file(&tmp);
+        io(e)
+    })?;
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         io(e)
