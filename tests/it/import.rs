@@ -42,6 +42,8 @@ struct Imported {
     times: BTreeMap<String, Vec<f64>>,
     /// The workloads' rates.
     rates: Vec<f64>,
+    /// Per service with routes, its routes.
+    routes: BTreeMap<String, Vec<String>>,
 }
 
 fn read_column(file: &Path) -> Vec<f64> {
@@ -70,7 +72,12 @@ impl Imported {
         let mut plans = BTreeMap::new();
         let mut probabilities = BTreeMap::new();
         let mut times = BTreeMap::new();
+        let mut routes = BTreeMap::new();
         for (name, svc) in doc["services"].as_table().unwrap() {
+            if let Some(r) = svc.get("routes").and_then(|r| r.as_array()) {
+                let r = r.iter().map(|v| v.as_str().unwrap().to_string()).collect();
+                routes.insert(name.clone(), r);
+            }
             let handler = &svc["handler"];
             times.insert(name.clone(), read_column(&file_of(&handler["service"])));
             let mut branches = Vec::new();
@@ -142,6 +149,7 @@ impl Imported {
             dependencies,
             times,
             rates,
+            routes,
         }
     }
 }
@@ -290,6 +298,8 @@ fn broken_traces_are_counted_repaired_and_reported_never_a_panic() {
     // two spans (the orphan's; the other one, under frontend, calls nothing)
     assert_eq!(got.plans["backend"], [["mysql?"]]);
     assert_eq!(got.probabilities["backend"], [0.5]);
+    // a root span named "get /orders" with no http.route: the route /orders
+    assert_eq!(got.routes["frontend"], ["/orders"]);
     broken(
         "broken-cycle.zipkin.json",
         &[
