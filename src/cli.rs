@@ -303,13 +303,6 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 )
                 .into());
             }
-            if spans.is_some() && files.len() > 1 {
-                return Err(ScenarioError::new(
-                    "",
-                    "--spans writes the requests of one scenario: run the others separately",
-                )
-                .into());
-            }
             let record = crate::Record {
                 trace,
                 spans: spans.as_ref().map(|_| spans_sample.unwrap_or(1.0)),
@@ -326,6 +319,9 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 .collect::<Result<Vec<_>, _>>()?;
             let several = scenarios.len() > 1;
             check_distinct_outputs(&scenarios, out.as_deref(), several)?;
+            if let Some(path) = &spans {
+                check_spans_path(path, several)?;
+            }
             for s in &scenarios {
                 crate::sweep::check_metric_names(s)?;
             }
@@ -761,6 +757,36 @@ fn check_distinct_outputs(
             .in_file(&s.file)
             .into());
         }
+    }
+    Ok(())
+}
+
+/// `--spans FILE` can be written once the run is done: one scenario, and FILE
+/// a file in a folder that exists (checked before the run, so that a run is
+/// not lost to a mistyped path).
+fn check_spans_path(path: &Path, several: bool) -> Result<(), Error> {
+    let bad = |message: String| Error::from(ScenarioError::new("", message));
+    if several {
+        return Err(bad(
+            "--spans writes the requests of one scenario: run the others separately".into(),
+        ));
+    }
+    if path.is_dir() {
+        return Err(bad(format!(
+            "--spans {}: is a folder; name the file to write",
+            path.display()
+        )));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(bad(format!(
+            "--spans {}: the folder {} does not exist",
+            path.display(),
+            parent.display()
+        )));
     }
     Ok(())
 }

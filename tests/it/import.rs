@@ -747,3 +747,50 @@ fn spans_file(scenario: &Path, file: &Path, out: &Path) {
         .assert()
         .success();
 }
+
+#[test]
+fn a_spans_file_that_cannot_be_written_stops_the_run_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-folder/spans.json");
+    let cases: [(&Path, &str, String); 3] = [
+        (
+            &missing,
+            "tests/fixtures/traces/roundtrip.toml",
+            format!(
+                "--spans {}: the folder {} does not exist",
+                missing.display(),
+                dir.path().join("no-such-folder").display()
+            ),
+        ),
+        (
+            dir.path(),
+            "tests/fixtures/traces/roundtrip.toml",
+            format!(
+                "--spans {}: is a folder; name the file to write",
+                dir.path().display()
+            ),
+        ),
+        (
+            &missing,
+            "scenarios/examples",
+            "--spans writes the requests of one scenario: run the others separately".into(),
+        ),
+    ];
+    for (spans, scenario, message) in cases {
+        let out = dir.path().join("out");
+        let got = resim()
+            .args(["run", "-q", "--no-report", "--out"])
+            .arg(&out)
+            .arg("--spans")
+            .arg(spans)
+            .arg(root().join(scenario))
+            .output()
+            .expect("resim runs");
+        assert_eq!(got.status.code(), Some(2), "{scenario}");
+        assert_eq!(
+            String::from_utf8_lossy(&got.stderr),
+            format!("error: {message}\n")
+        );
+        assert!(!out.exists(), "no run was written");
+    }
+}
