@@ -526,6 +526,8 @@ pub struct Plan {
     pub on_failure: OnFailure,
     /// Branches, run in parallel; calls within a branch in order.
     pub branches: Vec<Branch>,
+    /// Some call has a `probability` below 1 (the run draws for those only).
+    pub sometimes: bool,
 }
 
 impl Plan {

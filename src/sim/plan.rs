@@ -73,11 +73,7 @@ impl Plans {
                 Handler::Server(s) => s.plan.as_ref(),
                 Handler::Respond => None,
             };
-            plan.is_some_and(|p| {
-                p.branches
-                    .iter()
-                    .any(|b| b.calls.iter().any(|c| c.probability < 1.0))
-            })
+            plan.is_some_and(|p| p.sometimes)
         };
         let chances = if model.services.iter().any(|s| maybe(&s.handler)) {
             model
@@ -160,6 +156,25 @@ impl<'m> World<'m> {
     /// Inlined into both: once per call on the plan's path.)
     #[inline(always)]
     fn call_next(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
+        // a plan with a call made only sometimes takes the loop that draws for
+        // it, out of line; every other plan the loop without the draw
+        if plan.sometimes {
+            self.call_next_sometimes(plan, req, b)
+        } else {
+            self.call_next_in::<false>(plan, req, b)
+        }
+    }
+
+    /// [`Self::call_next`] of a plan with a call made only sometimes.
+    #[inline(never)]
+    fn call_next_sometimes(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
+        self.call_next_in::<true>(plan, req, b)
+    }
+
+    /// The loop of [`Self::call_next`]; `SOMETIMES`: the plan has calls with a
+    /// `probability` below 1.
+    #[inline(always)]
+    fn call_next_in<const SOMETIMES: bool>(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
         let calls = &plan.branches[b].calls;
         let now = self.now;
         loop {
@@ -170,7 +185,7 @@ impl<'m> World<'m> {
                 return self.branch_end(req);
             };
             let spent = now - br.start;
-            if call.probability < 1.0 && !self.plan_chance(req, call.probability) {
+            if SOMETIMES && call.probability < 1.0 && !self.plan_chance(req, call.probability) {
                 // not made this time: the branch goes on to its next call
                 self.plans.runs[req as usize].branches[b].next += 1;
                 continue;

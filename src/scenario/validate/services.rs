@@ -563,6 +563,9 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
         policy,
         cancellation,
         on_failure,
+        sometimes: out
+            .iter()
+            .any(|b| b.calls.iter().any(|c| c.probability < 1.0)),
         branches: out,
     })
 }
