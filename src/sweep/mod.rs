@@ -290,14 +290,32 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     };
     let folder = output::prepare(&dir)?;
     let whole = units == (0, total);
-    let mut out = Replications::create(
+    let labels: Vec<Vec<String>> = scenario.rows.iter().map(|r| r.labels.clone()).collect();
+    // the rows an earlier run of this very sweep finished before it stopped
+    // (killed, a full disk, an error) are kept and the run goes on after them
+    let (out, resumed, resume_note) = match Replications::resume(
         &folder.partial(),
         &scenario.columns(),
         &schema.names,
         &manifest,
         whole,
-    )?
-    .pooling(scenario.rows.iter().map(|r| r.labels.clone()).collect());
+        labels.clone(),
+    )? {
+        output::Resume::From(out, rows) => (*out, rows, None),
+        output::Resume::Fresh(note) => {
+            let out = Replications::create(
+                &folder.partial(),
+                &scenario.columns(),
+                &schema.names,
+                &manifest,
+                whole,
+            )?
+            .pooling(labels);
+            (out, 0, note)
+        }
+    };
+    let mut out = out.resumable();
+    let run_units = (units.0 + resumed, units.1);
 
     let rows_n = rows;
     let result = runner::run(
@@ -305,7 +323,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         &runner,
         &schema,
         &layouts,
-        units,
+        run_units,
         opts.progress,
         |unit, measured| {
             let (rep, row) = (unit / rows_n, (unit % rows_n) as usize);
@@ -316,20 +334,21 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
                 &measured.values,
             )?;
             out.extra(&measured.extras)?;
-            out.pool(row, &measured.counts);
+            out.pool(row, measured.counts.clone());
             if row as u64 == rows_n - 1 {
                 out.flush()?;
+                out.checkpoint(false)?;
             }
             Ok(())
         },
     );
     if let Err(e) = result {
-        let _ = out.flush();
+        let _ = out.flush().and_then(|()| out.checkpoint(true));
         let kept = out.rows_written();
         let path = out.path().display().to_string();
         let note = format!(
             "\n(the sweep stopped; the {kept} rows finished before it are kept in {path}; \
-             no other file in {} was changed)",
+             no other file in {} was changed; run the same command again to go on after them)",
             dir.display()
         );
         return Err(with_note(e, &note));
@@ -350,6 +369,19 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         "Monte-Carlo sweep: {replications} replication(s) x {rows} compare row(s), seed {}, {} thread(s)\n",
         seed, jobs
     ));
+    if resumed > 0 {
+        text.push_str(&format!(
+            "Resumed: {resumed} rows an earlier run of this sweep finished before it stopped were kept; \
+             units {}..{} ran now.\n",
+            run_units.0, run_units.1
+        ));
+    }
+    if let Some(note) = &resume_note {
+        text.push_str(&crate::report::wrap(
+            &format!("Note: {note}."),
+            crate::report::WIDTH,
+        ));
+    }
     text.push_str(&report::added_columns(added));
     match (&summary, opts.shard) {
         (Some(s), _) => text.push_str(&report::render(s, &mc.report, mc.confidence)),

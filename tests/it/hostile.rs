@@ -179,6 +179,44 @@ fn a_full_disk_mid_sweep_leaves_only_whole_rows() {
         stderr.contains(&format!("the {rows} rows finished before it are kept")),
         "{rows} rows in the file: {stderr}"
     );
+    // the same command once there is room goes on after those rows, to the
+    // bytes an uninterrupted sweep writes
+    let again = crate::common::resim()
+        .args(["sweep", "-n", "50", "-j", "1", "--no-report", "--out"])
+        .arg(&out)
+        .arg(scenario(AY10))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&again.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains(&format!("Resumed: {rows} rows an earlier run")),
+        "{stdout}"
+    );
+    let fresh = work.path().join("fresh");
+    crate::common::resim()
+        .args(["sweep", "-q", "-n", "50", "-j", "1", "--no-report", "--out"])
+        .arg(&fresh)
+        .arg(scenario(AY10))
+        .assert()
+        .success();
+    for f in [
+        "replications.csv",
+        "summary.csv",
+        "paired.csv",
+        "pooled.csv",
+        "histograms.csv",
+    ] {
+        assert!(
+            std::fs::read(out.join(f)).unwrap() == std::fs::read(fresh.join(f)).unwrap(),
+            "{f} of the resumed sweep differs"
+        );
+    }
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("partial"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// Two shards of a small AY10 sweep and a good merge of them in `m`.
