@@ -357,6 +357,21 @@ pub(super) mod tests {
     use super::*;
 
     #[test]
+    fn shards_of_more_than_2_pow_32_units_do_not_wrap() {
+        for total in [1u64 << 32, (1 << 40) + 7, u64::MAX] {
+            for n in [1, 3, 1000, u64::MAX] {
+                let first = Shard { index: 1, count: n }.units(total);
+                let last = Shard { index: n, count: n }.units(total);
+                assert_eq!(first.0, 0);
+                assert_eq!(last.1, total);
+                let size = total / n;
+                assert!(first.1 - first.0 >= size && first.1 - first.0 <= size.saturating_add(1));
+                assert!(last.0 <= last.1);
+            }
+        }
+    }
+
+    #[test]
     fn shards_cover_every_unit_once() {
         for total in [0, 1, 7, 12, 100] {
             for n in 1..6 {
