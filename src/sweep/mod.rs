@@ -257,7 +257,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         .out
         .clone()
         .unwrap_or_else(|| default_dir(&scenario.stem(), opts.shard));
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         resim_version: env!("CARGO_PKG_VERSION").into(),
         scenario_name: base.name.clone(),
         scenario_fnv1a64: manifest::fnv1a64(&bytes),
@@ -275,6 +275,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         latency_files: latency_files(&scenario)?,
         thresholds: manifest_thresholds(&base.thresholds),
         timelines: crate::series_times(&scenario),
+        written: Vec::new(),
         shard: opts.shard.map(|s| ShardInfo {
             index: s.index,
             count: s.count,
@@ -289,14 +290,32 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     };
     let folder = output::prepare(&dir)?;
     let whole = units == (0, total);
-    let mut out = Replications::create(
+    let labels: Vec<Vec<String>> = scenario.rows.iter().map(|r| r.labels.clone()).collect();
+    // the rows an earlier run of this very sweep finished before it stopped
+    // (killed, a full disk, an error) are kept and the run goes on after them
+    let (out, resumed, resume_note) = match Replications::resume(
         &folder.partial(),
         &scenario.columns(),
         &schema.names,
         &manifest,
         whole,
-    )?
-    .pooling(scenario.rows.iter().map(|r| r.labels.clone()).collect());
+        labels.clone(),
+    )? {
+        output::Resume::From(out, rows) => (*out, rows, None),
+        output::Resume::Fresh(note) => {
+            let out = Replications::create(
+                &folder.partial(),
+                &scenario.columns(),
+                &schema.names,
+                &manifest,
+                whole,
+            )?
+            .pooling(labels);
+            (out, 0, note)
+        }
+    };
+    let mut out = out.resumable();
+    let run_units = (units.0 + resumed, units.1);
 
     let rows_n = rows;
     let result = runner::run(
@@ -304,7 +323,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         &runner,
         &schema,
         &layouts,
-        units,
+        run_units,
         opts.progress,
         |unit, measured| {
             let (rep, row) = (unit / rows_n, (unit % rows_n) as usize);
@@ -315,20 +334,21 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
                 &measured.values,
             )?;
             out.extra(&measured.extras)?;
-            out.pool(row, &measured.counts);
+            out.pool(row, measured.counts.clone());
             if row as u64 == rows_n - 1 {
                 out.flush()?;
+                out.checkpoint(false)?;
             }
             Ok(())
         },
     );
     if let Err(e) = result {
-        let _ = out.flush();
+        let _ = out.flush().and_then(|()| out.checkpoint(true));
         let kept = out.rows_written();
         let path = out.path().display().to_string();
         let note = format!(
             "\n(the sweep stopped; the {kept} rows finished before it are kept in {path}; \
-             no other file in {} was changed)",
+             no other file in {} was changed; run the same command again to go on after them)",
             dir.display()
         );
         return Err(with_note(e, &note));
@@ -338,6 +358,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         added,
         mut files,
     } = out.finish()?;
+    manifest.written = written(&folder.partial(), &files)?;
     files.push((
         manifest::FILE.into(),
         Content::Bytes(manifest.to_toml()?.into_bytes()),
@@ -348,6 +369,19 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         "Monte-Carlo sweep: {replications} replication(s) x {rows} compare row(s), seed {}, {} thread(s)\n",
         seed, jobs
     ));
+    if resumed > 0 {
+        text.push_str(&format!(
+            "Resumed: {resumed} rows an earlier run of this sweep finished before it stopped were kept; \
+             units {}..{} ran now.\n",
+            run_units.0, run_units.1
+        ));
+    }
+    if let Some(note) = &resume_note {
+        text.push_str(&crate::report::wrap(
+            &format!("Note: {note}."),
+            crate::report::WIDTH,
+        ));
+    }
     text.push_str(&report::added_columns(added));
     match (&summary, opts.shard) {
         (Some(s), _) => text.push_str(&report::render(s, &mc.report, mc.confidence)),
@@ -377,6 +411,29 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         text,
         thresholds_failed,
     })
+}
+
+/// The hashes of the files a merge reads, as this sweep or merge wrote them:
+/// the staged rows (`replications.csv` to be) and `histograms.csv`.
+fn written(
+    partial: &Path,
+    files: &[(String, Content)],
+) -> Result<Vec<manifest::HashedFile>, Error> {
+    let mut out = vec![manifest::HashedFile {
+        file: output::REPLICATIONS.into(),
+        fnv1a64: manifest::fnv1a64_file(partial)?,
+    }];
+    for (name, content) in files {
+        if name == pooled::HISTOGRAMS
+            && let Content::Bytes(bytes) = content
+        {
+            out.push(manifest::HashedFile {
+                file: name.clone(),
+                fnv1a64: manifest::fnv1a64(bytes),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// The metrics whose cells are booleans in any row's replication 0, in first-seen

@@ -21,6 +21,18 @@ pub const REPLICATIONS: &str = "replications.csv";
 /// the run completes, kept (with the rows finished before) when it stops.
 pub const PARTIAL: &str = "replications.partial.csv";
 
+/// Beside the staging file while a sweep runs: what a rerun of the same sweep
+/// needs to go on after the rows finished ([`Replications::checkpoint`]): the
+/// state (how many rows, the sweep's manifest), the pooled counts of those rows
+/// and the values of metrics that had no column yet ([`Extras`]).
+pub const STATE: &str = "replications.partial.state.toml";
+pub const PARTIAL_HISTOGRAMS: &str = "replications.partial.histograms.csv";
+pub const EXTRA: &str = "replications.partial.extra.csv";
+
+/// How often (wall time) a sweep writes its resume state: often enough that a
+/// killed sweep loses little, rarely enough to cost nothing measurable.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What a sweep or merge owns in a folder without a record (written by an older
 /// resim): the files it always removed before writing `replications.csv`.
 const LEGACY: &[&str] = &[
@@ -91,7 +103,7 @@ pub struct Output {
 pub fn prepare(dir: &Path) -> Result<Output, Error> {
     let lock = lock(dir)?;
     let mut folder = Folder::open(dir, LEGACY)?;
-    folder.claim(&[PARTIAL])?;
+    folder.claim(&[PARTIAL, STATE, PARTIAL_HISTOGRAMS, EXTRA])?;
     Ok(Output {
         _lock: lock,
         folder,
@@ -156,6 +168,51 @@ pub struct Replications {
     pending_rows: u64,
     /// Bytes of whole rows in the file: where a failed write is cut back to.
     committed: u64,
+    /// When the resume state was last written; `None` for a merge, which has
+    /// no use for one (its shards hold the rows).
+    checkpointed: Option<Option<std::time::Instant>>,
+    /// The counts of the rows in `csv`, pooled when their rows reach the file:
+    /// `pooled` always holds exactly the rows in the file, so a resume state
+    /// written after any flush (even one after a failed write) is whole.
+    pending_counts: Vec<(usize, UnitCounts)>,
+}
+
+/// The resume state ([`STATE`]): the rows of the staging file it covers and the
+/// sweep they belong to.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct State {
+    /// Whole rows of the staging file, and its length in bytes with them.
+    rows: u64,
+    bytes: u64,
+    /// Length of [`EXTRA`] and its metrics in first-seen order.
+    extra_bytes: u64,
+    extra_names: Vec<String>,
+    /// FNV-1a 64 of [`PARTIAL_HISTOGRAMS`] as written with this state.
+    histograms_fnv1a64: String,
+    /// The sweep's manifest: a rerun resumes only the same sweep.
+    manifest: Manifest,
+}
+
+/// What [`Replications::resume`] found.
+pub enum Resume {
+    /// The rows an earlier run of this sweep finished, ready to go on after.
+    From(Box<Replications>, u64),
+    /// Nothing to go on from; the text says why when there was something.
+    Fresh(Option<String>),
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "state".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let done = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done.map_err(io(format!("cannot write {}", path.display())))
 }
 
 impl Replications {
@@ -170,15 +227,31 @@ impl Replications {
         manifest: &Manifest,
         summarize: bool,
     ) -> Result<Replications, Error> {
-        let path = path.to_path_buf();
-        let file = File::create(&path).map_err(io(format!("cannot write {}", path.display())))?;
-        let mut csv = csv::Writer::from_writer(Vec::new());
+        let file = File::create(path).map_err(io(format!("cannot write {}", path.display())))?;
+        let mut out =
+            Replications::create_on(file, path, axis_columns, metrics, manifest, summarize);
         let header = axis_columns
             .iter()
             .map(String::as_str)
             .chain(["replication"])
             .chain(metrics.iter().map(String::as_str));
-        let mut out = Replications {
+        out.csv
+            .write_record(header)
+            .map_err(|e| csv_error(path, e))?;
+        out.flush()?;
+        Ok(out)
+    }
+
+    /// Rows to be written to `file` (open at its end) at `path`, nothing yet.
+    fn create_on(
+        file: File,
+        path: &Path,
+        axis_columns: &[String],
+        metrics: &[String],
+        manifest: &Manifest,
+        summarize: bool,
+    ) -> Replications {
+        Replications {
             summarizer: summarize.then(|| {
                 Summarizer::new(
                     axis_columns.to_vec(),
@@ -189,12 +262,9 @@ impl Replications {
                 .with_baseline(manifest.baseline.clone())
                 .with_proportions(&manifest.proportions)
             }),
-            csv: {
-                csv.write_record(header).map_err(|e| csv_error(&path, e))?;
-                csv
-            },
+            csv: csv::Writer::from_writer(Vec::new()),
             file,
-            path,
+            path: path.to_path_buf(),
             pooled: None,
             extras: None,
             metrics: metrics.to_vec(),
@@ -203,9 +273,9 @@ impl Replications {
             rows_written: 0,
             pending_rows: 0,
             committed: 0,
-        };
-        out.flush()?;
-        Ok(out)
+            checkpointed: None,
+            pending_counts: Vec::new(),
+        }
     }
 
     /// One row: the metric cells as text, and the numbers that text parses to
@@ -232,6 +302,164 @@ impl Replications {
         Ok(())
     }
 
+    /// Makes this sweep resumable: [`Self::checkpoint`] writes the state a rerun
+    /// goes on from.
+    pub fn resumable(mut self) -> Replications {
+        self.checkpointed = Some(None);
+        self
+    }
+
+    /// Writes the resume state for the rows in the file (call after a flush):
+    /// at most once per [`CHECKPOINT_EVERY`] unless `now`. The pooled counts and
+    /// the extra values go first, the state (naming their hash and length) last,
+    /// each whole: a run killed at any moment leaves a state that matches its
+    /// files, or an older one that the files still hold (they only grow).
+    pub fn checkpoint(&mut self, now: bool) -> Result<(), Error> {
+        let Some(last) = self.checkpointed else {
+            return Ok(());
+        };
+        if self.pending_rows > 0 || (!now && last.is_some_and(|t| t.elapsed() < CHECKPOINT_EVERY)) {
+            return Ok(());
+        }
+        let dir = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let histograms = match &self.pooled {
+            Some(p) => crate::report::to_csv(&p.histograms(&self.axis_columns))?,
+            None => Vec::new(),
+        };
+        write_whole(&dir.join(PARTIAL_HISTOGRAMS), &histograms)?;
+        let (extra_bytes, extra_names) = match &mut self.extras {
+            Some(e) => (e.flushed_len()?, e.names.clone()),
+            None => (0, Vec::new()),
+        };
+        let state = State {
+            rows: self.rows_written,
+            bytes: self.committed,
+            extra_bytes,
+            extra_names,
+            histograms_fnv1a64: super::manifest::fnv1a64(&histograms),
+            manifest: self.manifest.clone(),
+        };
+        let text = toml::to_string(&state)
+            .map_err(|e| Error::Other(format!("cannot write {STATE}: {e}")))?;
+        write_whole(&dir.join(STATE), text.as_bytes())?;
+        self.checkpointed = Some(Some(std::time::Instant::now()));
+        Ok(())
+    }
+
+    /// The rows an earlier, stopped run of the same sweep (`manifest`, but for
+    /// how it was invoked) left in the staging file `path`, with its pooled
+    /// counts and extra values, ready to go on after them: every row is read
+    /// back into the summary as a merge reads a shard's. Anything that does
+    /// not match (another sweep, another resim version, files shorter than the
+    /// state says) gives [`Resume::Fresh`] and the reason.
+    pub fn resume(
+        path: &Path,
+        axis_columns: &[String],
+        metrics: &[String],
+        manifest: &Manifest,
+        summarize: bool,
+        labels: Vec<Vec<String>>,
+    ) -> Result<Resume, Error> {
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let Ok(text) = std::fs::read_to_string(dir.join(STATE)) else {
+            return Ok(Resume::Fresh(None));
+        };
+        let fresh = |why: String| {
+            Ok(Resume::Fresh(Some(format!(
+                "the rows an earlier sweep left in {} were not reused: {why}",
+                path.display()
+            ))))
+        };
+        let state: State = match toml::from_str(&text) {
+            Ok(s) => s,
+            Err(_) => return fresh(format!("{STATE} cannot be read")),
+        };
+        if state.manifest.resim_version != manifest.resim_version {
+            return fresh(format!(
+                "they were written by resim {}",
+                state.manifest.resim_version
+            ));
+        }
+        if let Some((key, was, is)) = state.manifest.difference(manifest) {
+            return fresh(format!("that sweep had `{key}` = {was}, this one {is}"));
+        }
+        if state.manifest.shard != manifest.shard {
+            return fresh("that sweep ran another shard".into());
+        }
+        let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let histograms_path = dir.join(PARTIAL_HISTOGRAMS);
+        let histograms = std::fs::read(&histograms_path).unwrap_or_default();
+        if len(path) < state.bytes
+            || len(&dir.join(EXTRA)) < state.extra_bytes
+            || super::manifest::fnv1a64(&histograms) != state.histograms_fnv1a64
+        {
+            return fresh("its files do not match its state (changed since?)".into());
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io(format!("cannot write {}", path.display())))?;
+        {
+            use std::io::{Seek, SeekFrom};
+            let mut f = &file;
+            f.set_len(state.bytes)
+                .and_then(|()| f.seek(SeekFrom::End(0)))
+                .map_err(io(format!("cannot write {}", path.display())))?;
+        }
+        let mut out =
+            Replications::create_on(file, path, axis_columns, metrics, manifest, summarize);
+        // the rows back into the summary, as a merge reads them
+        let mut reader = csv::Reader::from_path(path).map_err(|e| csv_error(path, e))?;
+        let header = reader.headers().map_err(|e| csv_error(path, e))?.clone();
+        let expected = axis_columns
+            .iter()
+            .map(String::as_str)
+            .chain(["replication"])
+            .chain(metrics.iter().map(String::as_str));
+        if !header.iter().eq(expected) {
+            return fresh("its header is not this sweep's".into());
+        }
+        let axes = axis_columns.len();
+        let mut values = vec![None; metrics.len()];
+        let mut rows = 0;
+        for record in reader.records() {
+            let Ok(record) = record else {
+                return fresh("a row cannot be read".into());
+            };
+            if record.len() != axes + 1 + metrics.len() {
+                return fresh("a row has the wrong number of cells".into());
+            }
+            if let Some(s) = &mut out.summarizer {
+                for (v, text) in values.iter_mut().zip(record.iter().skip(axes + 1)) {
+                    *v = super::extract::parse_value(text).ok().flatten();
+                }
+                let labels: Vec<String> = record.iter().take(axes).map(String::from).collect();
+                s.push(&labels, &record[axes], &values)?;
+            }
+            rows += 1;
+        }
+        if rows != state.rows {
+            return fresh(format!("{rows} rows where its state says {}", state.rows));
+        }
+        if !histograms.is_empty() {
+            out.pooled = Some(Pooled::read_bytes(
+                &histograms_path,
+                &histograms,
+                axis_columns,
+                &labels,
+            )?);
+        } else {
+            out.pooled = Some(Pooled::new(labels));
+        }
+        if !state.extra_names.is_empty() {
+            out.extras = Some(Extras::reopen(&dir, state.extra_bytes, state.extra_names)?);
+        }
+        out.rows_written = rows;
+        out.committed = state.bytes;
+        Ok(Resume::From(Box::new(out), rows))
+    }
+
     /// Pools the runs' requests ([`Self::pool`]) of the compare rows with these
     /// labels, for `histograms.csv` (and `pooled.csv` when summarizing).
     pub fn pooling(mut self, labels: Vec<Vec<String>>) -> Replications {
@@ -240,9 +468,9 @@ impl Replications {
     }
 
     /// Adds one run of compare row `row` to the pooled counts.
-    pub fn pool(&mut self, row: usize, counts: &UnitCounts) {
-        if let Some(p) = &mut self.pooled {
-            p.add(row, counts);
+    pub fn pool(&mut self, row: usize, counts: UnitCounts) {
+        if self.pooled.is_some() {
+            self.pending_counts.push((row, counts));
         }
     }
 
@@ -273,6 +501,10 @@ impl Replications {
             .map_err(|e| fail()(e.into_error()))?;
         if let Err(e) = self.file.write_all(&pending) {
             use std::io::{Seek, SeekFrom};
+            // the rows of this write are lost with it: a later flush (the one
+            // that reports what was kept) must not count them, nor pool them
+            self.pending_rows = 0;
+            self.pending_counts.clear();
             let cut = self
                 .file
                 .set_len(self.committed)
@@ -288,6 +520,11 @@ impl Replications {
         }
         self.committed += pending.len() as u64;
         self.rows_written += std::mem::take(&mut self.pending_rows);
+        if let Some(p) = &mut self.pooled {
+            for (row, counts) in self.pending_counts.drain(..) {
+                p.add(row, &counts);
+            }
+        }
         Ok(())
     }
 
@@ -344,14 +581,13 @@ impl Replications {
 
 /// Values of metrics that replication 0 did not have (its compare row's tables
 /// had fewer rows: a later replication's run lasted more windows, a member was
-/// seen only sometimes). While the sweep runs they go to a temporary file
-/// beside the staging file (`.replications_extra.csv.<pid>.tmp`, `row,metric,value`
-/// in row order), so memory stays bounded; at the end the staging file is
-/// rewritten once with their columns ([`super::extract::place`]), rows that lack
-/// one having an empty cell, before the set is put in place. An interrupted
-/// sweep keeps its rows without them. The temporary file is removed when this is
-/// dropped, whether the sweep completed or failed; one a killed sweep left is
-/// removed by the next run in the folder ([`crate::report::folder`]).
+/// seen only sometimes). While the sweep runs they go to a file beside the
+/// staging file ([`EXTRA`], `row,metric,value` in row order), so memory stays
+/// bounded; at the end the staging file is rewritten once with their columns
+/// ([`super::extract::place`]), rows that lack one having an empty cell, before
+/// the set is put in place, and the file is removed. A sweep that stops keeps
+/// it beside its rows, for a rerun to resume from ([`Replications::resume`]);
+/// the next complete run in the folder removes it.
 struct Extras {
     /// The metrics in first-seen order.
     names: Vec<String>,
@@ -362,10 +598,7 @@ struct Extras {
 
 impl Extras {
     fn create(dir: &Path) -> Result<Extras, Error> {
-        let path = dir.join(format!(
-            ".replications_extra.csv.{}.tmp",
-            std::process::id()
-        ));
+        let path = dir.join(EXTRA);
         let file = File::create(&path).map_err(io(format!("cannot write {}", path.display())))?;
         Ok(Extras {
             names: Vec::new(),
@@ -373,6 +606,35 @@ impl Extras {
             spill: csv::Writer::from_writer(std::io::BufWriter::new(file)),
             path,
         })
+    }
+
+    /// The values an earlier run of the sweep kept: the first `bytes` of
+    /// [`EXTRA`] in `dir`, of the metrics `names`.
+    fn reopen(dir: &Path, bytes: u64, names: Vec<String>) -> Result<Extras, Error> {
+        use std::io::{Seek, SeekFrom};
+        let path = dir.join(EXTRA);
+        let fail = io(format!("cannot write {}", path.display()));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(io(format!("cannot write {}", path.display())))?;
+        file.set_len(bytes)
+            .and_then(|()| file.seek(SeekFrom::End(0)))
+            .map_err(fail)?;
+        Ok(Extras {
+            index: names.iter().cloned().zip(0..).collect(),
+            names,
+            spill: csv::Writer::from_writer(std::io::BufWriter::new(file)),
+            path,
+        })
+    }
+
+    /// Hands what is written to the file and says how long it is.
+    fn flushed_len(&mut self) -> Result<u64, Error> {
+        let fail = || io(format!("cannot write {}", self.path.display()));
+        self.spill.flush().map_err(fail())?;
+        let len = self.spill.get_ref().get_ref().metadata().map_err(fail())?;
+        Ok(len.len())
     }
 
     fn push(&mut self, row: u64, values: &[(String, String)]) -> Result<(), Error> {
@@ -482,13 +744,10 @@ impl Extras {
             let _ = std::fs::remove_file(&tmp);
         }
         written?;
-        Ok(summarizer)
-    }
-}
-
-impl Drop for Extras {
-    fn drop(&mut self) {
+        // its values are in the rows now; on a failure before this point the
+        // file stays for a rerun to resume from (the next complete run removes it)
         let _ = std::fs::remove_file(&self.path);
+        Ok(summarizer)
     }
 }
 
@@ -537,9 +796,7 @@ mod tests {
     }
 
     fn spill(dir: &Path) -> bool {
-        names(dir)
-            .iter()
-            .any(|n| n.starts_with(".replications_extra"))
+        names(dir).iter().any(|n| n == EXTRA)
     }
 
     #[test]
@@ -579,13 +836,13 @@ mod tests {
     }
 
     #[test]
-    fn a_sweep_that_stops_removes_its_temporary_and_keeps_its_rows() {
+    fn a_sweep_that_stops_keeps_its_rows_and_their_extra_values() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let out = three_rows(d, true);
         assert!(spill(d));
         drop(out);
-        assert_eq!(names(d), [PARTIAL]);
+        assert_eq!(names(d), [PARTIAL, EXTRA]);
         assert_eq!(
             std::fs::read_to_string(d.join(PARTIAL)).unwrap(),
             "x,replication,a\nr,0,1\nr,1,1\nr,2,1\n"

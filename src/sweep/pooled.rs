@@ -240,12 +240,40 @@ fn read(path: &Path, axis_columns: &[String], labels: &[Vec<String>]) -> Result<
             .in_file(path)
             .into()
     };
-    let mut reader = csv::Reader::from_path(path).map_err(|e| {
+    let reader = csv::Reader::from_path(path).map_err(|e| {
         bad(
             None,
             format!("cannot read: {e} (every shard writes one when it ends: copy it with replications.csv, or run the shard again)"),
         )
     })?;
+    read_from(path, reader, axis_columns, labels)
+}
+
+impl Pooled {
+    /// Counts in `histograms.csv` form held in memory (`bytes`, read from
+    /// `path`): a stopped sweep's, for a rerun that resumes it.
+    pub fn read_bytes(
+        path: &Path,
+        bytes: &[u8],
+        axis_columns: &[String],
+        labels: &[Vec<String>],
+    ) -> Result<Pooled, Error> {
+        read_from(path, csv::Reader::from_reader(bytes), axis_columns, labels)
+    }
+}
+
+fn read_from<R: std::io::Read>(
+    path: &Path,
+    mut reader: csv::Reader<R>,
+    axis_columns: &[String],
+    labels: &[Vec<String>],
+) -> Result<Pooled, Error> {
+    let bad = |line: Option<usize>, m: String| -> Error {
+        let at = line.map_or(String::new(), |l| format!("line {l}: "));
+        ScenarioError::new("", format!("{at}{m}"))
+            .in_file(path)
+            .into()
+    };
     let header = reader
         .headers()
         .map_err(|e| bad(None, format!("cannot read the header: {e}")))?

@@ -272,6 +272,101 @@ fn assert_same(a: &Path, b: &Path) {
 }
 
 #[test]
+fn a_killed_sweep_goes_on_from_its_finished_rows_to_the_same_bytes() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let rows = "[500, 2000, 10000]";
+    let args = ["-n", "12", "--jobs", "1"];
+    sweep_storm(rows, &w.join("whole"), &[&args[..], &["-q"]].concat());
+    // killed (SIGKILL, nothing cleaned up) once it has said it holds 3
+    // replications: later replications bring metrics replication 0 lacked,
+    // whose values wait beside the rows
+    let cut = w.join("cut");
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("resim"));
+    cmd.arg("sweep").arg(scenario(STORM)).arg("--out").arg(&cut);
+    cmd.args(["--no-report", "-q"]).args(args);
+    for s in storm_sets(rows) {
+        cmd.arg("--set").arg(s);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let state = cut.join("replications.partial.state.toml");
+    let held = |t: &str| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("rows = "))
+            .and_then(|n| n.parse::<u64>().ok())
+    };
+    let mut kept = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(n) = std::fs::read_to_string(&state)
+            .ok()
+            .as_deref()
+            .and_then(held)
+            && n >= 9
+        {
+            child.kill().unwrap();
+            kept = n;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let _ = child.wait();
+    assert!(kept >= 9, "the sweep ended before it could be killed");
+    assert!(!cut.join("replications.csv").exists());
+    let (stdout, _) = sweep_storm(rows, &cut, &args);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Resumed: "))
+        .unwrap_or_else(|| panic!("not resumed: {stdout}"));
+    let resumed: u64 = line["Resumed: ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(resumed >= kept, "{line}");
+    assert!(stdout.contains("come from later replications"), "{stdout}");
+    assert_same(&w.join("whole"), &cut);
+    files_without_temporaries(&cut);
+}
+
+#[test]
+fn a_stopped_sweep_of_other_settings_is_not_resumed() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    let rows = "[500, 2000]";
+    sweep_storm(rows, &out, &["-n", "2", "-q"]);
+    // a stopped sweep's staging files, left as a killed one leaves them
+    let state = "replications.partial.state.toml";
+    std::fs::copy(
+        out.join("replications.csv"),
+        out.join("replications.partial.csv"),
+    )
+    .unwrap();
+    let (stdout, _) = sweep_storm(rows, &out, &["-n", "3"]);
+    assert!(!stdout.contains("Resumed"), "{stdout}");
+    assert!(!out.join(state).exists());
+    // with a state of another sweep beside them, a note says why they were not used
+    std::fs::copy(
+        out.join("replications.csv"),
+        out.join("replications.partial.csv"),
+    )
+    .unwrap();
+    std::fs::write(
+        out.join(state),
+        "rows = 1\nbytes = 10\nextra_bytes = 0\nextra_names = []\nhistograms_fnv1a64 = \"0\"\n",
+    )
+    .unwrap();
+    let (stdout, _) = sweep_storm(rows, &out, &["-n", "3"]);
+    assert!(
+        stdout.contains("were not reused") && stdout.contains("cannot be read"),
+        "{stdout}"
+    );
+    let again = work.path().join("again");
+    sweep_storm(rows, &again, &["-n", "3", "-q"]);
+    assert_same(&again, &out);
+}
+
+#[test]
 fn pooled_percentiles_and_added_columns_do_not_depend_on_threads_or_shards() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
