@@ -223,7 +223,10 @@ fn dispatch(command: Command) -> Result<(), Error> {
             for s in &scenarios {
                 let (output, trace_file) =
                     crate::run_scenario_traced(s, progress, trace, draw_ahead)?;
-                for warning in crate::fault_warnings(s, &output.runs) {
+                for warning in crate::fault_warnings(s, &output.runs)
+                    .iter()
+                    .chain(&output.warnings)
+                {
                     eprintln!("warning: {warning}");
                 }
                 let verdict = crate::thresholds::check_run(s, &output.runs)?;
