@@ -38,6 +38,10 @@ enum Command {
         /// Print nothing on stdout (the CSV files are still written)
         #[arg(long, short)]
         quiet: bool,
+        /// Print every table in full instead of the digest (the outcome per
+        /// compare row and the tables that answer the scenario's question)
+        #[arg(long, short = 'v')]
+        tables: bool,
         /// Do not write report.html (the CSV files are still written)
         #[arg(long)]
         no_report: bool,
@@ -58,7 +62,8 @@ enum Command {
         draw_ahead: crate::DrawAhead,
     },
     /// Monte-Carlo sweep: run every compare row over many seeded replications and
-    /// write replications.csv, summary.csv, paired.csv and manifest.toml
+    /// write replications.csv, summary.csv, paired.csv, pooled.csv (percentiles of
+    /// all replications' requests together), histograms.csv and manifest.toml
     Sweep {
         /// The scenario file
         #[arg(value_name = "FILE")]
@@ -79,9 +84,15 @@ enum Command {
         /// first value; overrides [montecarlo] baseline)
         #[arg(long, value_name = "AXIS=VALUE")]
         baseline: Vec<String>,
-        /// Run only the K-th of N disjoint slices (1 <= K <= N); combine with `resim merge`
-        #[arg(long, value_name = "K/N")]
+        /// Run only the K-th of N disjoint slices (1 <= K <= N); combine with `resim
+        /// merge`. `auto`: K (and N) from the array job this runs in (Slurm, GitLab
+        /// CI, Kubernetes Indexed Jobs, AWS Batch, GNU parallel; see docs/cluster.md)
+        #[arg(long, value_name = "K/N|auto")]
         shard: Option<String>,
+        /// With --shard auto: the number of slices, for schedulers that do not tell
+        /// their jobs how many there are (Kubernetes, AWS Batch, GNU parallel)
+        #[arg(long, value_name = "N")]
+        shards: Option<u64>,
         /// Output folder (default out/<file stem>-sweep, shards in shard-K-of-N below it)
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
@@ -96,7 +107,7 @@ enum Command {
         no_report: bool,
     },
     /// Combine the folders of `resim sweep --shard K/N` runs into the whole run's
-    /// replications.csv, summary.csv and paired.csv (byte for byte)
+    /// replications.csv, summary.csv, paired.csv and pooled.csv (byte for byte)
     Merge {
         /// The shard folders (of `resim sweep --shard K/N`), in any order
         #[arg(required = true, value_name = "DIR")]
@@ -110,6 +121,19 @@ enum Command {
         /// Do not write report.html
         #[arg(long)]
         no_report: bool,
+    },
+    /// Start a scenario file from a bundled one, comments and all
+    New {
+        /// The new file: NAME.toml (`.toml` is added when missing); never overwritten
+        #[arg(value_name = "NAME", required_unless_present = "list")]
+        name: Option<PathBuf>,
+        /// The bundled scenario to start from (`retry-storm`,
+        /// `examples/starter`; see --list), or a scenario file
+        #[arg(long, value_name = "SCENARIO", default_value = "examples/starter")]
+        from: String,
+        /// List the bundled scenarios with their titles, and write nothing
+        #[arg(long)]
+        list: bool,
     },
     /// Validate scenario files without running them
     Check {
@@ -137,10 +161,37 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         Err(e) => {
             // Not eprintln!: a closed stderr must not turn an error into a panic.
+            // Paths and values quoted from files reach the terminal escaped.
             use std::io::Write;
-            let _ = writeln!(std::io::stderr().lock(), "error: {e}");
+            let text = e.to_string();
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "error: {}",
+                crate::error::printable(&text)
+            );
             e.exit_code()
         }
+    }
+}
+
+/// A run that stopped on a limit (`scenario.max_sim_time_ms = 0.5`) whose value a
+/// `--set` gave says so, as a load error does: `(from --set KEY=VALUE)`.
+fn limit_origin(e: Error, overrides: &[Override]) -> Error {
+    let Error::Limit(message) = e else {
+        return e;
+    };
+    let names = |o: &&Override| {
+        message.match_indices(o.path.as_str()).any(|(at, p)| {
+            let next = message[at + p.len()..].chars().next();
+            !next.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        })
+    };
+    match overrides.iter().rev().find(names) {
+        Some(o) => Error::Limit(format!(
+            "{message} (from --set {})",
+            crate::scenario::shorten(&o.text)
+        )),
+        None => Error::Limit(message),
     }
 }
 
@@ -177,7 +228,7 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
         } else if p.exists() {
             files.push(p.clone());
         } else {
-            return Err(ScenarioError::new("", "no such file or folder")
+            return Err(ScenarioError::new("", crate::scenario::missing_reason(p))
                 .in_file(p)
                 .into());
         }
@@ -193,6 +244,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             set,
             seed,
             quiet,
+            tables,
             no_report,
             json,
             trace,
@@ -220,14 +272,16 @@ fn dispatch(command: Command) -> Result<(), Error> {
             };
             let mut failed = Vec::new();
             let mut documents = Vec::new();
+            let mut index = Vec::new();
             for s in &scenarios {
                 let (output, trace_file) =
-                    crate::run_scenario_traced(s, progress, trace, draw_ahead)?;
+                    crate::run_scenario_traced(s, progress, trace, draw_ahead)
+                        .map_err(|e| limit_origin(e, &opts.overrides))?;
                 for warning in crate::fault_warnings(s, &output.runs)
                     .iter()
                     .chain(&output.warnings)
                 {
-                    eprintln!("warning: {warning}");
+                    warn(warning);
                 }
                 let verdict = crate::thresholds::check_run(s, &output.runs)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
@@ -243,6 +297,16 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 if let Some(bytes) = trace_file {
                     written.push((crate::report::trace::FILE.into(), bytes));
                 }
+                let csv_files = written.iter().filter(|(n, _)| n.ends_with(".csv")).count();
+                let where_files = if no_report {
+                    format!("Files: {} ({csv_files} CSV files)", dir.display())
+                } else {
+                    format!(
+                        "Files: {} ({csv_files} CSV files); report: {}",
+                        dir.display(),
+                        dir.join(crate::report::html::FILE).display()
+                    )
+                };
                 // The folder's complete set: a file of an earlier run that this one
                 // does not write again (report.html with --no-report, recovery.csv
                 // without faults) is removed.
@@ -252,6 +316,15 @@ fn dispatch(command: Command) -> Result<(), Error> {
                         .map(|(name, bytes)| (name, crate::report::Content::Bytes(bytes)))
                         .collect(),
                 )?;
+                if several {
+                    index.push(crate::report::html::IndexEntry {
+                        title: s.base().name.clone(),
+                        folder: s.stem(),
+                        report: !no_report,
+                        headline: crate::report::digest::headline(&output.tables),
+                        about: s.base().about.clone(),
+                    });
+                }
                 if json {
                     documents.push(crate::report::json::scenario(
                         s,
@@ -259,7 +332,11 @@ fn dispatch(command: Command) -> Result<(), Error> {
                         verdict.as_ref(),
                     ));
                 } else if !quiet {
-                    out_line(&crate::render_report(s, &output.tables))?;
+                    if tables {
+                        out_line(&crate::render_report(s, &output.tables))?;
+                    } else {
+                        out_text(&crate::render_digest(s, &output.tables, &where_files))?;
+                    }
                     if let Some(v) = &verdict {
                         out_line(&format!(
                             "\n{}Thresholds: {}",
@@ -267,10 +344,27 @@ fn dispatch(command: Command) -> Result<(), Error> {
                             v.summary()
                         ))?;
                     }
-                    out_line(&format!("CSV: {}", dir.display()))?;
+                    if tables {
+                        out_line(&crate::error::printable(&where_files))?;
+                    }
                 }
                 if let Some(e) = verdict.and_then(|v| v.error(&s.file.display().to_string())) {
                     failed.push(e.to_string());
+                }
+            }
+            if several {
+                // every scenario's report, one link each, beside their folders
+                let base = out.as_deref().unwrap_or(Path::new("out"));
+                let page = crate::report::html::index_page(&index);
+                crate::report::Folder::open(base, &[])?.replace(vec![(
+                    crate::report::html::INDEX.into(),
+                    crate::report::Content::Bytes(page.into_bytes()),
+                )])?;
+                if !quiet && !json {
+                    out_line(&format!(
+                        "\nIndex of every scenario's report: {}",
+                        base.join(crate::report::html::INDEX).display()
+                    ))?;
                 }
             }
             if json {
@@ -289,12 +383,35 @@ fn dispatch(command: Command) -> Result<(), Error> {
             vary,
             baseline,
             shard,
+            shards,
             out,
             set,
             quiet,
             no_report,
         } => {
             use std::io::IsTerminal;
+            if shards.is_some() && shard.as_deref() != Some("auto") {
+                return Err(crate::error::ScenarioError::new(
+                    "",
+                    "--shards N goes with --shard auto (with --shard K/N the count is N)",
+                )
+                .into());
+            }
+            let shard = match shard.as_deref() {
+                None => None,
+                Some("auto") => {
+                    let (slice, from) =
+                        crate::sweep::Shard::from_env(|name| std::env::var(name).ok(), shards)?;
+                    if !quiet {
+                        note(&format!(
+                            "--shard auto: {}/{} from {from}",
+                            slice.index, slice.count
+                        ));
+                    }
+                    Some(slice)
+                }
+                Some(text) => Some(crate::sweep::Shard::parse(text)?),
+            };
             let opts = crate::sweep::SweepOptions {
                 file,
                 overrides: overrides(&set)?,
@@ -303,16 +420,14 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 jobs,
                 vary,
                 baseline,
-                shard: shard
-                    .as_deref()
-                    .map(crate::sweep::Shard::parse)
-                    .transpose()?,
+                shard,
                 out,
                 progress: !quiet && std::io::stderr().is_terminal(),
                 command: command_line(),
                 report: !no_report,
             };
-            let report = crate::sweep::sweep(&opts)?;
+            let report =
+                crate::sweep::sweep(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
             if !quiet {
                 out_text(&report.text)?;
             }
@@ -335,6 +450,19 @@ fn dispatch(command: Command) -> Result<(), Error> {
             }
             report.thresholds_result()
         }
+        Command::New { name, from, list } => match name {
+            Some(name) if !list => new_scenario(&name, &from),
+            _ => {
+                for n in scenario::bundled::names() {
+                    let title = scenario::bundled::scenario(n)
+                        .and_then(|(_, text)| text.parse::<toml::Table>().ok())
+                        .and_then(|t| t.get("scenario")?.get("name")?.as_str().map(String::from))
+                        .unwrap_or_default();
+                    out_line(&format!("{n:<36} {title}"))?;
+                }
+                Ok(())
+            }
+        },
         Command::Check { paths, set } => {
             let files = scenario_files(&paths)?;
             let opts = LoadOptions {
@@ -358,6 +486,128 @@ fn dispatch(command: Command) -> Result<(), Error> {
 /// What a run owns in a folder without a record (written by an older resim): the
 /// page `--no-report` always removed.
 const RUN_LEGACY: &[&str] = &[crate::report::html::FILE];
+
+/// Reads a data file a scenario names (relative to its folder).
+type DataFiles = Box<dyn Fn(&str) -> Option<Vec<u8>>>;
+
+/// `resim new NAME --from SCENARIO`: writes NAME.toml from a bundled scenario
+/// (or a scenario file), with the data files it reads beside it; refuses to
+/// overwrite anything, and checks the result loads.
+fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
+    let target = if name.extension().is_some_and(|e| e == "toml") {
+        name.to_path_buf()
+    } else {
+        let mut t = name.as_os_str().to_owned();
+        t.push(".toml");
+        PathBuf::from(t)
+    };
+    let usage = |message: String| Error::from(crate::error::ScenarioError::new("", message));
+    // a bundled scenario by name, else a file; its data files come from beside it
+    let (text, origin, data): (String, String, DataFiles) = match scenario::bundled::scenario(from)
+    {
+        Some((path, text)) => {
+            let dir = path.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+            let data = move |rel: &str| {
+                let at = if dir.is_empty() {
+                    rel.to_string()
+                } else {
+                    format!("{dir}/{rel}")
+                };
+                scenario::bundled::file(&at).map(|t| t.as_bytes().to_vec())
+            };
+            (
+                text.to_string(),
+                format!("the bundled scenario scenarios/{path}"),
+                Box::new(data),
+            )
+        }
+        None if Path::new(from).is_file() => {
+            let text = std::fs::read_to_string(from).map_err(|e| Error::Io {
+                context: format!("cannot read {from}"),
+                source: e,
+                user_path: true,
+            })?;
+            let dir = Path::new(from)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            (
+                text,
+                from.to_string(),
+                Box::new(move |rel: &str| std::fs::read(dir.join(rel)).ok()),
+            )
+        }
+        None => {
+            let names = scenario::bundled::names();
+            return Err(usage(format!(
+                "--from {from}: no bundled scenario or file of that name{}; `resim new --list` lists them",
+                crate::error::did_you_mean(from, names.iter().copied())
+            )));
+        }
+    };
+    let stem = target
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (text, files) = scenario::starting_point(&text, &stem, &origin).map_err(usage)?;
+    let dir = target.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut writes = vec![(target.clone(), text.into_bytes())];
+    for rel in files {
+        let bytes = data(&rel).ok_or_else(|| {
+            usage(format!(
+                "{origin} reads {rel}, which is not beside it: copy it by hand"
+            ))
+        })?;
+        writes.push((dir.join(&rel), bytes));
+    }
+    for (path, _) in &writes {
+        if path.exists() {
+            return Err(usage(format!(
+                "{} exists already: choose another name (resim new never overwrites)",
+                path.display()
+            )));
+        }
+    }
+    for (path, bytes) in &writes {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| Error::Io {
+                context: format!("cannot create {}", parent.display()),
+                source: e,
+                user_path: true,
+            })?;
+        }
+        std::fs::write(path, bytes).map_err(|e| Error::Io {
+            context: format!("cannot write {}", path.display()),
+            source: e,
+            user_path: true,
+        })?;
+    }
+    // what it wrote must load
+    scenario::load(&target, &LoadOptions::default())?;
+    for (path, _) in &writes {
+        out_line(&format!("wrote {}", path.display()))?;
+    }
+    out_line(&format!(
+        "next: resim run {} (then open the report it names)",
+        target.display()
+    ))
+}
+
+/// A warning on stderr, `warning: ` first, escaped like errors; a closed stderr
+/// is not an error (nor a panic, as with `eprintln!`).
+fn warn(text: &str) {
+    note(&format!("warning: {text}"));
+}
+
+/// A line on stderr, escaped like errors, never a panic.
+fn note(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{}",
+        crate::error::printable(text)
+    );
+}
 
 /// Prints a line on stdout (see [`out_text`]).
 fn out_line(text: &str) -> Result<(), Error> {

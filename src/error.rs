@@ -16,6 +16,9 @@ pub struct ScenarioError {
     pub path: String,
     /// What is wrong.
     pub message: String,
+    /// Other key paths whose values the check read (a cross-field check): when
+    /// an override wrote one of them, the message says so (see `scenario::blame`).
+    pub related: Vec<String>,
 }
 
 impl ScenarioError {
@@ -26,7 +29,14 @@ impl ScenarioError {
             position: None,
             path: path.into(),
             message: message.into(),
+            related: Vec::new(),
         }
+    }
+
+    /// Names another key path the check read, besides [`Self::path`].
+    pub fn related(mut self, path: impl Into<String>) -> Self {
+        self.related.push(path.into());
+        self
     }
 
     /// Names `file`, unless a file is named already.
@@ -55,18 +65,61 @@ impl ScenarioError {
 }
 
 impl fmt::Display for ScenarioError {
+    /// The file, the key path and the message may quote what a file holds: control
+    /// characters and bidirectional controls in them are escaped ([`printable`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(file) = &self.file {
-            write!(f, "{}:", file.display())?;
+            write!(f, "{}:", printable(&file.display().to_string()))?;
             if let Some((line, col)) = self.position {
                 write!(f, "{line}:{col}:")?;
             }
             write!(f, " ")?;
         }
         if !self.path.is_empty() {
-            write!(f, "{}: ", self.path)?;
+            write!(f, "{}: ", printable(&self.path))?;
         }
-        write!(f, "{}", self.message)
+        write!(f, "{}", printable(&self.message))
+    }
+}
+
+/// Characters that must never reach a terminal, a CSV cell or a report raw: C0
+/// and C1 control characters (ESC starts a terminal escape sequence, NUL ends a
+/// C string), DEL, and the bidirectional controls that make text display in
+/// another order than it is stored (U+202E RIGHT-TO-LEFT OVERRIDE and its kin).
+pub fn is_hidden_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `text` with every [`is_hidden_char`] but the line break written as `\u{XXXX}`,
+/// so that an error message quoting a file's value cannot move the cursor, clear
+/// the screen or reorder the line it is printed on.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && is_hidden_char(c)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c != '\n' && is_hidden_char(c) {
+            out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A number as messages quote it: the shortest text that reads back as the same
+/// number, in scientific form when it is huge or tiny (`1e308`, not 309 digits).
+pub fn num(x: f64) -> String {
+    let a = x.abs();
+    if x.is_finite() && x != 0.0 && !(1e-6..1e15).contains(&a) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
 
@@ -171,6 +224,26 @@ mod tests {
             e.to_string(),
             "scenarios/x.toml:14:9: dependencies.tariff.latency.p99_ms: must be >= p50_ms"
         );
+    }
+
+    #[test]
+    fn messages_escape_control_and_bidi_characters() {
+        let e = ScenarioError::new("services.a\u{202E}b", "name `\u{1b}[2Jx\0`");
+        assert_eq!(
+            e.to_string(),
+            "services.a\\u{202E}b: name `\\u{001B}[2Jx\\u{0000}`"
+        );
+        assert_eq!(printable("two\nlines"), "two\nlines");
+    }
+
+    #[test]
+    fn huge_and_tiny_numbers_are_quoted_in_scientific_form() {
+        assert_eq!(num(1e308), "1e308");
+        assert_eq!(num(-2.5e20), "-2.5e20");
+        assert_eq!(num(5e-7), "5e-7");
+        assert_eq!(num(12.5), "12.5");
+        assert_eq!(num(0.0), "0");
+        assert_eq!(num(f64::NAN), "NaN");
     }
 
     #[test]

@@ -32,8 +32,13 @@ pub fn push_number(out: &mut String, x: f64) {
     out.push_str(&general(x));
 }
 
-/// The general path of [`format_number`]: `{:.6}`, trimmed.
+/// The general path of [`format_number`]: `{:.6}`, trimmed; a number of 10^15 or
+/// more in scientific form (the shortest that reads back as the same number:
+/// `1e308`, not 309 digits).
 fn general(x: f64) -> String {
+    if x.abs() >= 1e15 {
+        return format!("{x:e}");
+    }
     let rounded = format!("{x:.6}");
     let trimmed = rounded.trim_end_matches('0');
     let (int, frac) = trimmed.split_once('.').unwrap_or((trimmed, ""));
@@ -215,5 +220,7 @@ mod tests {
         assert_eq!(format_number(-0.5), "-0.50");
         assert_eq!(format_number(-2.0), "-2");
         assert_eq!(format_number(20555.6), "20555.60");
+        assert_eq!(format_number(1e308), "1e308");
+        assert_eq!(format_number(-1.5e15), "-1.5e15");
     }
 }

@@ -208,7 +208,9 @@ pub fn fault_warnings(scenario: &Scenario, runs: &[sim::RunResult]) -> Vec<Strin
             let at = f.at.as_ms();
             if at > run.last_exit_ms {
                 let line = format!(
-                    "{}: faults.{i} starts at {} ms, after the run's last request left ({} ms): it never acts",
+                    "{}: faults.{i} starts at {} ms, after the run's last request left ({} ms): it never acts, \
+                     and its row of recovery.csv has nothing to judge; start it earlier (faults.{i}.at_ms) \
+                     or make the workload run longer (its duration_ms or requests)",
                     scenario.file.display(),
                     format::format_number(at),
                     format::format_number(run.last_exit_ms)
@@ -243,14 +245,26 @@ fn in_row(e: Error, scenario: &Scenario, row: &scenario::Row) -> Error {
     }
 }
 
-/// The report header and every table as text.
-pub fn render_report(scenario: &Scenario, tables: &[Table]) -> String {
+/// The report header: the scenario's name, file and `about`.
+fn render_header(scenario: &Scenario) -> String {
     let base = scenario.base();
     let mut out = format!("== {} ({})\n", base.name, scenario.file.display());
     if let Some(about) = &base.about {
         out.push_str(about.trim());
         out.push('\n');
     }
+    out
+}
+
+/// The report header and the digest (see [`report::digest`]): what `resim
+/// run` prints by default. `files` says where the files are.
+pub fn render_digest(scenario: &Scenario, tables: &[Table], files: &str) -> String {
+    render_header(scenario) + &report::digest::text(tables, &error::printable(files))
+}
+
+/// The report header and every table as text (`resim run --tables`).
+pub fn render_report(scenario: &Scenario, tables: &[Table]) -> String {
+    let mut out = render_header(scenario);
     for t in tables {
         out.push('\n');
         if t.printed {

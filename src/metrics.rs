@@ -86,6 +86,10 @@ impl TickSum {
 /// log-linear histogram.
 pub const EXACT_CAP: usize = 1 << 20;
 
+/// Above this many exact values, [`Samples::bucket_counts`] adds them up per
+/// bucket instead of giving one entry each.
+const DENSE_BUCKETS_FROM: usize = 4096;
+
 /// Sub-buckets per power of two in the histogram: relative error <= 1/1024.
 const SUB_BITS: u32 = 10;
 
@@ -151,7 +155,11 @@ impl Default for Samples {
     }
 }
 
-fn bucket_of(v: u64) -> usize {
+/// The histogram's bucket of value `v`: values below 1024 have a bucket each,
+/// then every power of two is cut into 1024 buckets of equal width, so a bucket
+/// spans [`bucket_low`] to [`bucket_value`], at most 1/1024 of its values apart.
+/// A sweep pools its replications' answered times in the same buckets.
+pub(crate) fn bucket_of(v: u64) -> usize {
     if v < (1 << SUB_BITS) {
         return v as usize;
     }
@@ -161,8 +169,19 @@ fn bucket_of(v: u64) -> usize {
     (((shift + 1) as usize) << SUB_BITS) + sub
 }
 
+/// The lower edge of a bucket: its smallest value.
+pub(crate) fn bucket_low(b: usize) -> u64 {
+    let group = b >> SUB_BITS;
+    if group == 0 {
+        return b as u64;
+    }
+    let shift = (group - 1) as u32;
+    let sub = (b & ((1 << SUB_BITS) - 1)) as u64;
+    ((1u64 << SUB_BITS) + sub) << shift
+}
+
 /// The upper edge of a bucket: reported values never understate.
-fn bucket_value(b: usize) -> u64 {
+pub(crate) fn bucket_value(b: usize) -> u64 {
     let group = b >> SUB_BITS;
     if group == 0 {
         return b as u64;
@@ -554,6 +573,47 @@ impl Samples {
             return 0.0;
         }
         Ticks(self.at_rank(self.rank_of(q))).as_ms()
+    }
+
+    /// The values by histogram bucket ([`bucket_of`]): (bucket, values in it,
+    /// the largest of them), in no particular order, a bucket possibly more
+    /// than once (add them up). While the samples are exact the largest value
+    /// is exact (many entries are a single value); once they are binned it is
+    /// the bucket's upper edge, or the largest value of all in the top bucket
+    /// (never below a value of the bucket). For pooling runs: one pass, no sort,
+    /// not for the hot path.
+    pub fn bucket_counts(&self) -> Vec<(u32, u64, u64)> {
+        if !self.buckets.is_empty() {
+            return self
+                .buckets
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(b, &n)| (b as u32, n, bucket_value(b).min(self.max)))
+                .collect();
+        }
+        let narrow = self.narrow.iter().map(|&x| u64::from(x));
+        let values = narrow.chain(self.wide.iter().copied());
+        if self.held() > DENSE_BUCKETS_FROM {
+            // many values: counted into an array of the buckets up to the
+            // largest value's (at most 65 x 1024), not one entry each
+            let mut dense = vec![(0u64, 0u64); bucket_of(self.max) + 1];
+            dense[0] = (self.zeros, 0);
+            for v in values {
+                let d = &mut dense[bucket_of(v)];
+                *d = (d.0 + 1, d.1.max(v));
+            }
+            return (dense.into_iter().enumerate())
+                .filter(|(_, (n, _))| *n > 0)
+                .map(|(b, (n, max))| (b as u32, n, max))
+                .collect();
+        }
+        let mut out = Vec::with_capacity(self.held() + 1);
+        if self.zeros > 0 {
+            out.push((0, self.zeros, 0));
+        }
+        out.extend(values.map(|v| (bucket_of(v) as u32, 1, v)));
+        out
     }
 
     /// How many observations are above zero (exact: zero has a bucket of its own).
@@ -1036,6 +1096,74 @@ mod tests {
             }
             assert_eq!(left.count_positive(), all.count_positive());
         }
+    }
+
+    #[test]
+    fn log_buckets_hold_every_value_between_their_edges() {
+        for v in (0..5000u64).chain([1 << 20, 123_456_789, 999_999_999, u64::MAX / 3]) {
+            let b = bucket_of(v);
+            assert!(bucket_low(b) <= v && v <= bucket_value(b), "{v}");
+            assert_eq!(bucket_of(bucket_low(b)), b);
+            assert_eq!(bucket_of(bucket_value(b)), b);
+            assert!(
+                bucket_value(b) - bucket_low(b) <= bucket_low(b) / 1024,
+                "{v}"
+            );
+        }
+        // added up by bucket: (bucket, count, largest)
+        let total = |s: &Samples| {
+            let mut m = std::collections::BTreeMap::new();
+            for (b, n, max) in s.bucket_counts() {
+                let e: &mut (u64, u64) = m.entry(b).or_default();
+                *e = (e.0 + n, e.1.max(max));
+            }
+            m.into_iter()
+                .map(|(b, (n, max))| (b, n, max))
+                .collect::<Vec<_>>()
+        };
+        let mut s = Samples::default();
+        for v in [0, 5, 5, 0, 1_000_000, 1_000_300, 2_000_000_000] {
+            s.push(Ticks(v));
+        }
+        // 1,000,000 and 1,000,300 share a bucket (width 512 ns there)
+        assert_eq!(
+            total(&s),
+            [
+                (0, 2, 0),
+                (5, 2, 5),
+                (bucket_of(1_000_000) as u32, 2, 1_000_300),
+                (bucket_of(2_000_000_000) as u32, 1, 2_000_000_000)
+            ]
+        );
+        // many values: added up per bucket, the same totals
+        let mut many = Samples::default();
+        let mut sorted = Vec::new();
+        for i in 0..(DENSE_BUCKETS_FROM as u64 + 10) {
+            let v = (i * 7919 % 100_003) * 1013;
+            many.push(Ticks(v));
+            sorted.push(v);
+        }
+        sorted.sort_unstable();
+        let mut want: Vec<(u32, u64, u64)> = Vec::new();
+        for v in sorted {
+            let b = bucket_of(v) as u32;
+            match want.last_mut() {
+                Some(l) if l.0 == b => (l.1, l.2) = (l.1 + 1, v),
+                _ => want.push((b, 1, v)),
+            }
+        }
+        assert!(many.bucket_counts().len() < DENSE_BUCKETS_FROM);
+        assert_eq!(total(&many), want);
+        // binned: counts kept, the largest value an upper edge (or the maximum)
+        let mut big = Samples::default();
+        for i in 0..=EXACT_CAP as u64 {
+            big.push(Ticks(5000 + i % 7919));
+        }
+        assert!(!big.is_exact());
+        let b = total(&big);
+        assert_eq!(b.iter().map(|x| x.1).sum::<u64>(), big.count());
+        assert_eq!(b.last().map(|x| x.2), Some(5000 + 7918));
+        assert!(b.iter().all(|&(k, _, max)| bucket_of(max) == k as usize));
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Time series and recovery: per window, what the clients sent and got
 //! (`timeseries`), what each service and dependency did (`timeseries_services`),
-//! what each limiter passed and rejected (`timeseries_limiters`), and, per fault,
+//! what each limiter passed and rejected (`timeseries_limiters`), what each call
+//! site sent (`timeseries_calls`: first tries and attempts of every (caller,
+//! target) pair, the workloads' and every service's, and its attempts per user
+//! request: per first try of the workloads in the window), and, per fault,
 //! whether and when goodput came back (`recovery`).
 //!
 //! The recovery rule (the contract's): `before_goodput_per_s` is the mean
@@ -12,14 +15,20 @@
 //! never: `stuck = true`); `recovery_ms` = recovered_at_ms - the fault's end.
 //! `min_goodput_per_s` is the lowest goodput of the windows from the one holding
 //! the fault's start until recovery (the run's end when stuck).
-//! `peak_amplification` is the largest attempts / first tries of the windows
-//! with first tries.
+//! `peak_amplification` is the largest attempts / first tries of any call site
+//! in any window with first tries at that site: the worst site, at any depth
+//! (a service retrying its store counts, where the clients' own attempts would
+//! say 1). `peak_attempts_per_request` is the largest attempts at any site per
+//! first try of the workloads in any window with first tries, and `peak_site`
+//! names that site (`caller->target`; on a tie the earliest window, then the
+//! first site in the table's order). All three look at every window of the
+//! run.
 
 use super::Results;
 use super::budget::ALL_WORKLOADS;
 use crate::model::Model;
 use crate::report::{Cell, Table};
-use crate::sim::timeseries::{TimeSeries, WindowStats};
+use crate::sim::timeseries::{CallWindow, TimeSeries, WindowStats};
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     if !results.runs.iter().any(|r| r.timeseries.is_some()) {
@@ -30,6 +39,7 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     if results.any(|m| !m.limiters.is_empty()) {
         out.push(limiters(results));
     }
+    out.push(calls(results));
     if results.any(|m| !m.faults.is_empty()) {
         out.push(recovery(results));
     }
@@ -164,6 +174,52 @@ fn services(results: &Results) -> Table {
     t
 }
 
+/// Per window and call site: first tries and attempts by send time, and the
+/// site's attempts per first try of the workloads (a user request) in the
+/// window.
+fn calls(results: &Results) -> Table {
+    let mut t = results.table(
+        "timeseries_calls",
+        "Per window and call site (caller -> target, every workload's and service's): first tries and attempts by send time, and attempts per user request",
+        &["window_start_ms", "caller", "target"],
+        &["first_tries", "attempts", "attempts_per_request"],
+    );
+    t.printed = false;
+    for (i, run) in results.runs.iter().enumerate() {
+        let Some(s) = &run.timeseries else { continue };
+        let n = s.call_sites.len();
+        for (k, window) in s.windows.iter().enumerate() {
+            for (j, site) in s.call_sites.iter().enumerate() {
+                let c = &s.calls[k * n + j];
+                let mut cells = results.axis_cells(i);
+                cells.extend([
+                    Cell::Num(k as f64 * s.window_ms),
+                    site.caller.as_str().into(),
+                    site.target.as_str().into(),
+                    c.first_tries.into(),
+                    c.attempts.into(),
+                    per_request(c, window).into(),
+                ]);
+                t.push(cells);
+            }
+        }
+    }
+    t.notes.push(
+        "by send time, as calls.csv counts them: a first try when a call (or a workload's request) is made, refused ones \
+         included; an attempt for every attempt sent (first ones, retries, hedged copies; a call without a policy is one); \
+         attempts_per_request = attempts / the workloads' first tries in the window (empty without any): the load the \
+         site carries per user request"
+            .into(),
+    );
+    t
+}
+
+/// A call site's attempts in a window per first try of the workloads (a user
+/// request) in it; None without first tries.
+fn per_request(c: &CallWindow, window: &WindowStats) -> Option<f64> {
+    (window.first_tries > 0).then(|| c.attempts as f64 / window.first_tries as f64)
+}
+
 /// The `key` of a limiter's own row in `timeseries_limiters` (all its keys).
 pub const ALL_KEYS: &str = "all";
 
@@ -222,6 +278,9 @@ pub struct Recovery {
     pub recovery_ms: Option<f64>,
     pub stuck: bool,
     pub peak_amplification: Option<f64>,
+    pub peak_attempts_per_request: Option<f64>,
+    /// The site of `peak_attempts_per_request`, "caller->target".
+    pub peak_site: Option<String>,
 }
 
 /// The recovery from a fault over `[at_ms, end_ms)` in `series`.
@@ -260,12 +319,7 @@ pub fn recovery_of(
     let min_goodput = (fault_window..min_until.min(series.windows.len()))
         .map(per_s)
         .min_by(f64::total_cmp);
-    let peak = series
-        .windows
-        .iter()
-        .filter(|x| x.first_tries > 0)
-        .map(|x| x.attempts as f64 / x.first_tries as f64)
-        .max_by(f64::total_cmp);
+    let (peak, per_request) = peaks(series);
     let recovered_at = recovered.map(start);
     Recovery {
         before_goodput_per_s: before_goodput,
@@ -274,7 +328,38 @@ pub fn recovery_of(
         recovery_ms: recovered_at.map(|r| r - end_ms),
         stuck: recovered.is_none(),
         peak_amplification: peak,
+        peak_attempts_per_request: per_request.as_ref().map(|p| p.0),
+        peak_site: per_request.map(|p| p.1),
     }
+}
+
+/// The largest attempts / first tries of any call site in any window (with
+/// first tries at the site), and the largest attempts per user request at any
+/// site in any window (with first tries of the workloads), with that site
+/// ("caller->target"; the first in time, then in site order, on a tie).
+fn peaks(series: &TimeSeries) -> (Option<f64>, Option<(f64, String)>) {
+    let n = series.call_sites.len();
+    let mut amplification: Option<f64> = None;
+    let mut peak: Option<(f64, usize)> = None;
+    for (k, window) in series.windows.iter().enumerate() {
+        for (j, c) in series.calls[k * n..(k + 1) * n].iter().enumerate() {
+            if c.first_tries > 0 {
+                let a = c.attempts as f64 / c.first_tries as f64;
+                amplification = Some(amplification.map_or(a, |m| m.max(a)));
+            }
+            // strictly above: a tie keeps the first
+            if let Some(r) = per_request(c, window)
+                && peak.is_none_or(|(p, _)| r > p)
+            {
+                peak = Some((r, j));
+            }
+        }
+    }
+    let site = |j: usize| {
+        let s = &series.call_sites[j];
+        format!("{}->{}", s.caller, s.target)
+    };
+    (amplification, peak.map(|(r, j)| (r, site(j))))
 }
 
 fn recovery(results: &Results) -> Table {
@@ -289,6 +374,8 @@ fn recovery(results: &Results) -> Table {
             "recovery_ms",
             "stuck",
             "peak_amplification",
+            "peak_attempts_per_request",
+            "peak_site",
         ],
     );
     let mut idle = std::collections::BTreeSet::new();
@@ -321,6 +408,8 @@ fn recovery(results: &Results) -> Table {
                 judged(r.recovery_ms.into()),
                 judged(r.stuck.into()),
                 r.peak_amplification.into(),
+                r.peak_attempts_per_request.into(),
+                r.peak_site.as_deref().into(),
             ]);
             t.push(cells);
         }
@@ -329,7 +418,9 @@ fn recovery(results: &Results) -> Table {
         "before: mean goodput of the whole windows between scenario.warmup_ms and the fault's start; \
          recovered_at_ms: the first window starting at or after the fault's end from which the next \
          analysis.recovery_windows windows average at least analysis.recovery_fraction of before; \
-         stuck: never, before the run ended"
+         stuck: never, before the run ended; peak_amplification: the largest attempts / first tries of any call site \
+         (timeseries_calls.csv) in any window; peak_attempts_per_request: the largest attempts at any call site per \
+         first try of the workloads (a user request) in any window, at peak_site (caller->target)"
             .into(),
     );
     if !idle.is_empty() {
@@ -346,7 +437,32 @@ fn recovery(results: &Results) -> Table {
 mod tests {
     use super::*;
 
+    fn site(caller: &str, target: &str) -> crate::sim::timeseries::CallSiteName {
+        crate::sim::timeseries::CallSiteName {
+            caller: caller.into(),
+            target: target.into(),
+        }
+    }
+
+    /// Windows with `answered` each and 10 requests sent: the clients retry a
+    /// little (`answered % 3` attempts more), and the service they call
+    /// retries its store twice more for every call in a window with nothing
+    /// answered.
     fn series(answered: &[u64]) -> TimeSeries {
+        let calls = answered.iter().flat_map(|&a| {
+            let attempts = 10 + a % 3;
+            let store = if a == 0 { 3 * attempts } else { attempts };
+            [
+                CallWindow {
+                    first_tries: 10,
+                    attempts,
+                },
+                CallWindow {
+                    first_tries: attempts,
+                    attempts: store,
+                },
+            ]
+        });
         TimeSeries {
             window_ms: 1000.0,
             windows: answered
@@ -358,8 +474,41 @@ mod tests {
                     ..WindowStats::default()
                 })
                 .collect(),
+            call_sites: vec![site("main", "api"), site("api", "store")],
+            calls: calls.collect(),
             ..TimeSeries::default()
         }
+    }
+
+    /// The peaks are the worst call site's in the worst window: the store's
+    /// three attempts per call where nothing was answered, not the clients'
+    /// 1.2, and per request the store's 3 per first try of the clients.
+    #[test]
+    fn the_peaks_are_the_worst_call_sites_and_name_it() {
+        let s = series(&[10, 10, 2, 0, 5, 8]);
+        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 1, 0.9, 6000.0);
+        assert_eq!(r.peak_amplification, Some(3.0));
+        assert_eq!(r.peak_attempts_per_request, Some(3.0));
+        assert_eq!(r.peak_site.as_deref(), Some("api->store"));
+        // without the deeper site: the clients' own 12 attempts per 10 (the
+        // window with 2 answered, the first of the two at 1.2)
+        let mut s = series(&[10, 10, 2, 0, 5, 8]);
+        s.call_sites.truncate(1);
+        s.calls = s.calls.iter().step_by(2).copied().collect();
+        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 1, 0.9, 6000.0);
+        assert_eq!(r.peak_amplification, Some(1.2));
+        assert_eq!(r.peak_attempts_per_request, Some(1.2));
+        assert_eq!(r.peak_site.as_deref(), Some("main->api"));
+        // a window without first tries has no ratio: none at all here
+        for w in &mut s.windows {
+            w.first_tries = 0;
+        }
+        for c in &mut s.calls {
+            c.first_tries = 0;
+        }
+        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 1, 0.9, 6000.0);
+        assert_eq!(r.peak_amplification, None);
+        assert_eq!((r.peak_attempts_per_request, r.peak_site), (None, None));
     }
 
     #[test]
@@ -373,7 +522,7 @@ mod tests {
         assert_eq!(r.recovery_ms, Some(1000.0));
         assert!(!r.stuck);
         assert_eq!(r.min_goodput_per_s, Some(0.0));
-        assert_eq!(r.peak_amplification, Some(1.2));
+        assert_eq!(r.peak_amplification, Some(3.0));
         // a fraction of 1 needs three whole windows of 10: from 7
         let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 3, 1.0, 10_000.0);
         assert_eq!(r.recovered_at_ms, Some(7000.0));

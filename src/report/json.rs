@@ -50,7 +50,7 @@ fn table(t: &Table) -> Value {
         "title": t.title,
         "columns": t.headers,
         "rows": rows(t),
-        "notes": t.notes,
+        "notes": t.all_notes(),
     })
 }
 

@@ -2,6 +2,7 @@
 //! as a CSV file, so the two always show the same figures.
 
 mod csv_out;
+pub mod digest;
 pub mod folder;
 pub mod html;
 pub mod json;
@@ -200,6 +201,33 @@ impl Table {
         self.rows.push(row);
     }
 
+    /// A note naming the columns with a figure that is not a finite number (a
+    /// product that overflowed past 1.8e308, or 0/0): such a figure is an empty
+    /// cell, and an empty cell must not pass for a figure that does not exist.
+    pub fn overflow_note(&self) -> Option<String> {
+        let columns: Vec<&str> = (0..self.headers.len())
+            .filter(|&c| {
+                self.rows
+                    .iter()
+                    .any(|r| matches!(r[c], Cell::Num(x) if !x.is_finite()))
+            })
+            .map(|c| self.headers[c].as_str())
+            .collect();
+        (!columns.is_empty()).then(|| {
+            format!(
+                "empty where the figure is not a finite number (it overflowed past 1.8e308, or is 0/0; check the inputs it is computed from): {}",
+                columns.join(", ")
+            )
+        })
+    }
+
+    /// The table's notes, with [`Self::overflow_note`] last when there is one.
+    pub fn all_notes(&self) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        notes.extend(self.overflow_note());
+        notes
+    }
+
     /// The column index of `header`.
     pub fn column(&self, header: &str) -> Option<usize> {
         self.headers.iter().position(|h| h == header)
@@ -218,11 +246,15 @@ impl Table {
             .filter(|&c| !self.rows.is_empty() && self.rows.iter().all(|r| r[c] == Cell::Empty))
             .collect();
         if empty.is_empty() || empty.len() == self.headers.len() {
-            return self.render_all_columns();
+            return Table {
+                notes: self.all_notes(),
+                ..self.clone()
+            }
+            .render_all_columns();
         }
         let kept = |c: &usize| !empty.contains(c);
         let names: Vec<&str> = empty.iter().map(|&c| self.headers[c].as_str()).collect();
-        let mut notes = self.notes.clone();
+        let mut notes = self.all_notes();
         notes.push(format!(
             "not shown, empty in every row (the CSV has them): {}",
             names.join(", ")
@@ -255,7 +287,10 @@ impl Table {
                 r.iter()
                     .zip(&decimals)
                     .map(|(cell, d)| match (cell, d) {
-                        (Cell::Num(x), Some(d)) if x.is_finite() => format!("{x:.d$}"),
+                        // 10^15 and more: scientific, as format_number writes it
+                        (Cell::Num(x), Some(d)) if x.is_finite() && x.abs() < 1e15 => {
+                            format!("{x:.d$}")
+                        }
                         _ => cell.render(),
                     })
                     .collect()
@@ -350,7 +385,7 @@ impl Table {
 fn column_decimals<'a>(cells: impl Iterator<Item = &'a Cell>) -> Option<usize> {
     cells
         .filter_map(|c| match c {
-            Cell::Num(x) if x.is_finite() => {
+            Cell::Num(x) if x.is_finite() && x.abs() < 1e15 => {
                 let s = format_number(*x);
                 s.split_once('.').map(|(_, f)| f.len())
             }
@@ -409,6 +444,21 @@ mod tests {
         assert_eq!(
             t.render_text(),
             "Title\nname  n\n----  --\na     10\nlong   2\n"
+        );
+    }
+
+    #[test]
+    fn huge_figures_are_scientific_and_overflows_are_named() {
+        let mut t = Table::new("t", "T", vec!["a".into(), "b".into()]);
+        t.push(vec![Cell::Num(1e308), Cell::Num(f64::INFINITY)]);
+        t.push(vec![Cell::Num(1.5), Cell::Num(2.0)]);
+        let text = t.render_text();
+        assert!(text.contains("1e308"), "{text}");
+        assert!(text.contains("not a finite number"), "{text}");
+        assert!(text.trim_end().ends_with(": b"), "{text}");
+        assert_eq!(
+            String::from_utf8(to_csv(&t).unwrap()).unwrap(),
+            "a,b\n1e308,\n1.50,2\n"
         );
     }
 }

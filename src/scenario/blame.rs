@@ -48,12 +48,34 @@ pub fn blame(
     } else {
         sources.iter().rev().find(|s| overlaps(&s.path, &e.path))
     };
-    match culprit {
-        Some(s) => {
+    // A cross-field check blames the value to change, but an override of another
+    // value it read may be what broke it: say so, at the position of the value
+    // blamed (`slo.threshold_ms` ... `(gateway.share_ms from --set ...)`).
+    let other = || {
+        sources.iter().rev().find(|s| {
+            e.related
+                .iter()
+                .any(|r| !r.is_empty() && overlaps(&s.path, r))
+        })
+    };
+    match (culprit, other()) {
+        (Some(s), _) => {
             let position = s.position;
             e.context(&s.origin).at(position).in_file(file)
         }
-        None => {
+        (None, Some(s)) => {
+            let position = paths::locate(text, &e.path).or(s.position);
+            // `--set` and compare rows name the key they set already
+            let origin = if s.origin.starts_with("from ") || s.origin.starts_with("compare row") {
+                s.origin.clone()
+            } else if s.origin.starts_with("in ") {
+                format!("`{}` {}", s.path, s.origin)
+            } else {
+                format!("`{}` from {}", s.path, s.origin)
+            };
+            e.context(&origin).at(position).in_file(file)
+        }
+        (None, None) => {
             let position = paths::locate(text, &e.path);
             e.context(fallback).at(position).in_file(file)
         }
@@ -61,14 +83,19 @@ pub fn blame(
 }
 
 /// Maps of user-named entries: an override may change an entry, not invent one.
-const NAMED: [(&str, &str); 3] = [
+const NAMED: [(&str, &str); 5] = [
     ("services", "service"),
     ("dependencies", "dependency"),
     ("limiters", "limiter"),
+    ("policies", "policy"),
+    ("workloads", "workload"),
 ];
 
-/// Refuses a path that reaches into a service, dependency or limiter the document
-/// does not define (a typo would otherwise create a new, incomplete one).
+/// Refuses a path that reaches into a service, dependency, limiter, policy or
+/// workload the document does not define: a typo would otherwise create a new,
+/// incomplete entry (a policy nobody names, a sweep axis of identical rows). A
+/// path of two parts (`policies.new={ ... }`) gives a whole new entry on purpose
+/// and is allowed; the entry is then validated as if the file had it.
 pub fn check_target(doc: &toml::Table, path: &str) -> Result<(), ScenarioError> {
     let segs = paths::segments(path);
     let (Some(first), Some(name)) = (segs.first(), segs.get(1)) else {
@@ -89,7 +116,9 @@ pub fn check_target(doc: &toml::Table, path: &str) -> Result<(), ScenarioError> 
     if names.contains(&name.as_str()) {
         return Ok(());
     }
-    let known = if names.is_empty() {
+    let known = if names.is_empty() && *first == "workloads" && doc.contains_key("workload") {
+        "the file's one workload is [workload]: set `workload.KEY`".to_string()
+    } else if names.is_empty() {
         format!("the file defines no {kind}")
     } else {
         format!("defined: {}", list(names.iter().copied()))
@@ -157,6 +186,29 @@ pub fn unknown_key_path(doc: &toml::Table, path: &str, field: &str) -> String {
     match hits.as_slice() {
         [one] => (*one).clone(),
         _ => direct,
+    }
+}
+
+/// The path of a required key serde found missing in the table at `path`: that
+/// table's own key, unless the table is internally tagged (a `type` key), where
+/// serde names the tagged table for a key missing in a table inside it too: then
+/// the table's own key only when no table is inside it, else `None` (the caller
+/// says "in this table or a table inside it").
+pub fn missing_key_path(doc: &toml::Table, path: &str, field: &str) -> Option<String> {
+    let direct = if path.is_empty() {
+        field.to_string()
+    } else {
+        format!("{path}.{field}")
+    };
+    match paths::get(doc, path) {
+        _ if path.is_empty() => Some(direct),
+        Some(table @ Value::Table(t)) if t.contains_key("type") => {
+            let mut all = Vec::new();
+            collect(table, path.to_string(), &mut all);
+            let nested = all.iter().any(|(_, v)| v.is_table());
+            (!nested).then_some(direct)
+        }
+        _ => Some(direct),
     }
 }
 
@@ -232,6 +284,12 @@ mod tests {
         let e = check_target(&d, "services.apx.handler.policy").unwrap_err();
         assert_eq!(e.path, "services.apx");
         assert!(e.message.contains("did you mean `api`"), "{}", e.message);
+        let d = doc("[policies.fast]\ntimeout_ms = 5\n[workload]\ntype = \"sequence\"\n");
+        let e = check_target(&d, "policies.fsat.timeout_ms").unwrap_err();
+        assert!(e.message.contains("did you mean `fast`"), "{}", e.message);
+        assert!(check_target(&d, "policies.other").is_ok());
+        let e = check_target(&d, "workloads.main.requests").unwrap_err();
+        assert!(e.message.contains("`workload.KEY`"), "{}", e.message);
     }
 
     #[test]
@@ -264,5 +322,26 @@ mod tests {
             "row",
         );
         assert_eq!(e.to_string(), "f.toml:1:5: x: bad (row)");
+    }
+
+    #[test]
+    fn an_override_of_a_value_a_check_compared_with_is_named() {
+        let sources = vec![Source {
+            path: "gateway.share_ms".into(),
+            position: None,
+            origin: "from --set gateway.share_ms=300".into(),
+        }];
+        let text = "[slo]\nthreshold_ms = 200\n";
+        let e =
+            ScenarioError::new("slo.threshold_ms", "leaves no budget").related("gateway.share_ms");
+        assert_eq!(
+            blame(text, Path::new("f.toml"), e, &sources, "").to_string(),
+            "f.toml:2:16: slo.threshold_ms: leaves no budget (from --set gateway.share_ms=300)"
+        );
+        let e = ScenarioError::new("slo.threshold_ms", "bad").related("gateway.rules");
+        assert_eq!(
+            blame(text, Path::new("f.toml"), e, &sources, "").to_string(),
+            "f.toml:2:16: slo.threshold_ms: bad"
+        );
     }
 }

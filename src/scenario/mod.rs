@@ -8,6 +8,7 @@
 //! `branches.1.calls`), which is how `--set`, `[variants.*]` and `[compare]` change it.
 
 pub(crate) mod blame;
+pub mod bundled;
 mod latency_file;
 pub(crate) mod paths;
 pub(crate) mod raw;
@@ -47,20 +48,38 @@ impl Override {
                 format!("`--set {s}`: the key path is empty"),
             ));
         }
+        let value = try_value(value.trim()).map_err(|message| {
+            ScenarioError::new(path, message).context(&format!("from --set {}", shorten(s)))
+        })?;
         Ok(Override {
             path: path.to_string(),
-            value: parse_value(value.trim()),
+            value,
             text: s.to_string(),
         })
     }
 }
 
-/// Parses a TOML value; anything that is not valid TOML is taken as a plain string.
-pub(crate) fn parse_value(text: &str) -> Value {
-    toml::from_str::<toml::Table>(&format!("v = {text}"))
-        .ok()
-        .and_then(|mut t| t.remove("v"))
-        .unwrap_or_else(|| Value::String(text.to_string()))
+/// Parses a TOML value; anything that is not valid TOML is taken as a plain
+/// string, except text written as a TOML table, list or quoted string: that is
+/// an error (the TOML message), so `{ a = 1, a = 2 }` is a duplicate key, not
+/// the string "{ a = 1, a = 2 }".
+fn try_value(text: &str) -> Result<Value, String> {
+    let doc = format!("v = {text}");
+    match toml::from_str::<toml::Table>(&doc) {
+        Ok(mut t) => Ok(t
+            .remove("v")
+            .unwrap_or_else(|| Value::String(text.to_string()))),
+        Err(e) if text.starts_with(['{', '[', '"', '\'']) => {
+            let mut message = e.message().trim().to_string();
+            if message == "duplicate key"
+                && let Some(key) = e.span().and_then(|s| doc.get(s))
+            {
+                message = format!("duplicate key `{}`", key.trim());
+            }
+            Err(format!("the value is not valid TOML: {message}"))
+        }
+        Err(_) => Ok(Value::String(text.to_string())),
+    }
 }
 
 /// One comparison axis: a column of the output tables.
@@ -157,13 +176,47 @@ pub const DEFAULT_MAX_ROWS: usize = 10_000;
 /// refused at once instead of filling the memory.
 pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Why a path cannot be opened, in words: a loop of symbolic links (ELOOP) is
+/// said as such, not as the bare OS text or as "no such file".
+pub(crate) fn io_reason(e: &std::io::Error) -> String {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    const ELOOP: i32 = 40;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    const ELOOP: i32 = 62;
+    if e.raw_os_error() == Some(ELOOP) {
+        "too many levels of symbolic links (the path is a loop of symbolic links)".to_string()
+    } else if e.kind() == std::io::ErrorKind::NotFound {
+        "no such file or folder".to_string()
+    } else {
+        e.to_string()
+    }
+}
+
+/// Why `path` cannot be read, when it does not exist as far as
+/// `Path::exists` can tell: a loop of symbolic links, a link to nothing, or no
+/// such file or folder.
+pub(crate) fn missing_reason(path: &Path) -> String {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::read_link(path) {
+            Ok(to) => format!(
+                "a symbolic link to {}, which does not exist",
+                crate::error::printable(&to.display().to_string())
+            ),
+            Err(_) => io_reason(&e),
+        },
+        Err(e) => io_reason(&e),
+        Ok(_) => "no such file or folder".to_string(),
+    }
+}
+
 /// Reads an input file whole (`what` names it in messages: "scenario file"). Only
 /// a regular file is read: a FIFO, a device or a socket would block or never
 /// end, so it is refused at once; so is a file larger than [`MAX_INPUT_BYTES`].
 pub fn read_input(file: &Path, what: &str) -> Result<Vec<u8>, ScenarioError> {
     use std::io::Read;
     let fail = |message: String| ScenarioError::new("", message).in_file(file);
-    let meta = std::fs::metadata(file).map_err(|e| fail(format!("cannot read the {what}: {e}")))?;
+    let meta = std::fs::metadata(file)
+        .map_err(|e| fail(format!("cannot read the {what}: {}", io_reason(&e))))?;
     if !meta.is_file() {
         return Err(fail(format!(
             "cannot read the {what}: not a regular file (a folder, a named pipe or a device)"
@@ -189,15 +242,61 @@ pub fn read_input(file: &Path, what: &str) -> Result<Vec<u8>, ScenarioError> {
     Ok(bytes)
 }
 
-/// [`read_input`] as UTF-8 text.
+/// [`read_input`] as UTF-8 text (see [`decode_text`]).
 pub(crate) fn read_input_text(file: &Path, what: &str) -> Result<String, ScenarioError> {
-    String::from_utf8(read_input(file, what)?).map_err(|_| {
-        ScenarioError::new(
-            "",
-            format!("cannot read the {what}: stream did not contain valid UTF-8"),
-        )
-        .in_file(file)
+    decode_text(read_input(file, what)?, what).map_err(|e| e.in_file(file))
+}
+
+/// The text of an input file (`what` names it in messages): UTF-8, with a
+/// leading UTF-8 byte order mark dropped. A UTF-16 file (a UTF-16 byte order
+/// mark, or ASCII with every other byte 0) is called so, and other bytes that are
+/// not UTF-8 are placed by line and column.
+pub(crate) fn decode_text(mut bytes: Vec<u8>, what: &str) -> Result<String, ScenarioError> {
+    let fail = |why: String| ScenarioError::new("", format!("cannot read the {what}: {why}"));
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        bytes.drain(..3);
+    }
+    let utf16 = "save it as UTF-8 (most editors offer the encoding under \"Save as\")";
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err(fail(format!(
+            "the file is UTF-16 (it starts with a UTF-16 byte order mark): {utf16}"
+        )));
+    }
+    if looks_utf16(&bytes) {
+        return Err(fail(format!(
+            "the file is UTF-16 without a byte order mark (every other byte is 0): {utf16}"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        // the valid part is text: count lines and characters in it
+        let before = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+        let (line, col) = paths::line_col(before, before.len());
+        let col = before[before.len() + 1 - col..].chars().count() + 1;
+        fail(format!(
+            "it is not UTF-8 text (byte 0x{:02X} at line {line}, column {col}): save it as UTF-8",
+            bytes[at]
+        ))
     })
+}
+
+/// ASCII text in UTF-16 without a byte order mark: among the first 512 byte
+/// pairs, most hold one 0 byte on the same side and a byte that is not 0 on the
+/// other. (A scenario file never holds a 0 byte: TOML refuses it.)
+fn looks_utf16(bytes: &[u8]) -> bool {
+    let pairs: Vec<&[u8]> = bytes.chunks_exact(2).take(512).collect();
+    if pairs.len() < 2 {
+        return false;
+    }
+    let side = |first: bool| {
+        pairs
+            .iter()
+            .filter(|p| (p[0] == 0) == first && (p[1] == 0) != first)
+            .count()
+    };
+    let most = side(true).max(side(false));
+    most * 10 >= pairs.len() * 9
 }
 
 /// Reads and expands a scenario file.
@@ -407,7 +506,7 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
 }
 
 /// Command-line text as quoted in messages: long pastes are cut.
-fn shorten(text: &str) -> String {
+pub(crate) fn shorten(text: &str) -> String {
     const MAX: usize = 120;
     match text.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}...", &text[..cut]),
@@ -528,6 +627,15 @@ fn compare_axes(
 
 /// Every path a variant patches must name entries the file defines.
 fn check_variants(raw: &RawScenario, doc: &toml::Table, text: &str) -> Result<(), ScenarioError> {
+    validate::distinct_looking(
+        raw.variants
+            .keys()
+            .map(|n| (format!("variants.{n}"), n.as_str())),
+    )
+    .map_err(|e| {
+        let at = paths::find(text, &paths::segments(&e.path));
+        e.at(at.key.or(at.value).map(|o| paths::line_col(text, o)))
+    })?;
     for (name, patch) in &raw.variants {
         validate::csv_name(&format!("variants.{name}"), name).map_err(|e| {
             let at = paths::find(text, &["variants", name]);
@@ -550,12 +658,19 @@ fn check_variants(raw: &RawScenario, doc: &toml::Table, text: &str) -> Result<()
 }
 
 /// The values of an axis are distinct as the tables show them (two rows with the
-/// same labels could not be told apart); else the index of the first repeat.
+/// same labels could not be told apart), and their labels hold no control
+/// characters (they are CSV cells); else the index of the first that fails.
 fn check_distinct(values: &[Value]) -> Result<(), (usize, String)> {
     let mut seen = std::collections::HashMap::with_capacity(values.len());
     for (i, v) in values.iter().enumerate() {
         let shown = label(v);
-        if let Some(first) = seen.insert(shown.clone(), i) {
+        if let Err(e) = validate::plain_text("", &shown, &[]) {
+            return Err((i, format!("the label {}", e.message)));
+        }
+        // labels equal after NFC normalisation look the same in the tables
+        let key: String =
+            unicode_normalization::UnicodeNormalization::nfc(shown.as_str()).collect();
+        if let Some(first) = seen.insert(key, i) {
             return Err((
                 i,
                 format!("`{shown}` is already value {first} of this axis: give each value once"),
@@ -701,6 +816,16 @@ fn explain(doc: &toml::Table, path: &str, message: &str) -> ScenarioError {
         };
         return ScenarioError::new(full, format!("unknown key{hint}; {listing}"));
     }
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        let field = rest.split('`').next().unwrap_or_default();
+        return match blame::missing_key_path(doc, path, field) {
+            Some(full) => ScenarioError::new(full, "missing: this key is required"),
+            None => ScenarioError::new(
+                path,
+                format!("missing key `{field}` (in this table or a table inside it)"),
+            ),
+        };
+    }
     if let Some(rest) = message.strip_prefix("unknown variant `") {
         let word = rest.split('`').next().unwrap_or_default();
         let expected: Vec<&str> = ticked.iter().skip(1).copied().collect();
@@ -716,6 +841,68 @@ fn plain_types(message: &str) -> String {
         .replace("expected i64", "expected a whole number")
         .replace("expected u64", "expected a whole number >= 0")
         .replace("expected f64", "expected a number")
+}
+
+/// A new scenario file's text from `text` (the scenario it starts from, named
+/// `from`), comments and layout kept: `[scenario] name` becomes `name`, and a
+/// first line says where it came from. Also the data files it reads (`file` keys,
+/// relative to its folder), so that they can be copied beside it.
+pub fn starting_point(text: &str, name: &str, from: &str) -> Result<(String, Vec<String>), String> {
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| format!("{from} is not valid TOML: {e}"))?;
+    if let Some(scenario) = doc.get_mut("scenario").and_then(|t| t.as_table_like_mut()) {
+        if let Some(old) = scenario.get_mut("name") {
+            // the value's own spacing and comment stay
+            let decor = old.as_value().map(|v| v.decor().clone());
+            *old = toml_edit::value(name);
+            if let (Some(d), Some(v)) = (decor, old.as_value_mut()) {
+                *v.decor_mut() = d;
+            }
+        } else {
+            scenario.insert("name", toml_edit::value(name));
+        }
+    }
+    /// A `file = "..."` entry, once each.
+    fn note(key: &str, v: &toml_edit::Value, files: &mut Vec<String>) {
+        if key == "file"
+            && let Some(s) = v.as_str()
+            && !files.iter().any(|f| f == s)
+        {
+            files.push(s.to_string());
+        }
+    }
+    fn walk_value(v: &toml_edit::Value, files: &mut Vec<String>) {
+        match v {
+            toml_edit::Value::InlineTable(t) => {
+                for (k, v) in t.iter() {
+                    note(k, v, files);
+                    walk_value(v, files);
+                }
+            }
+            toml_edit::Value::Array(a) => a.iter().for_each(|v| walk_value(v, files)),
+            _ => {}
+        }
+    }
+    fn walk_table(t: &toml_edit::Table, files: &mut Vec<String>) {
+        for (k, i) in t.iter() {
+            match i {
+                toml_edit::Item::Value(v) => {
+                    note(k, v, files);
+                    walk_value(v, files);
+                }
+                toml_edit::Item::Table(t) => walk_table(t, files),
+                toml_edit::Item::ArrayOfTables(a) => a.iter().for_each(|t| walk_table(t, files)),
+                toml_edit::Item::None => {}
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk_table(doc.as_table(), &mut files);
+    let text = format!(
+        "# Started from {from} (resim new): change what you need, then `resim run` it.\n{doc}"
+    );
+    Ok((text, files))
 }
 
 #[cfg(test)]
@@ -739,6 +926,11 @@ mod tests {
             Value::Boolean(true)
         );
         assert!(Override::parse("novalue").is_err());
+        let e = Override::parse("x={ a = 1, a = 2 }").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x: the value is not valid TOML: duplicate key `a` (from --set x={ a = 1, a = 2 })"
+        );
     }
 
     #[test]
@@ -795,9 +987,9 @@ mod tests {
 
     #[test]
     fn key_lists_are_labelled_with_plus_and_constant() {
-        assert_eq!(label(&parse_value("[]")), "constant");
+        assert_eq!(label(&try_value("[]").unwrap()), "constant");
         assert_eq!(
-            label(&parse_value(r#"["client", "route"]"#)),
+            label(&try_value(r#"["client", "route"]"#).unwrap()),
             "client+route"
         );
     }

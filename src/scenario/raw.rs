@@ -62,8 +62,10 @@ pub struct RawOutput {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCodel {
-    pub target_ms: f64,
-    pub interval_ms: f64,
+    /// Both are required: checked in validation, which names the missing key
+    /// (serde names only the handler around it).
+    pub target_ms: Option<f64>,
+    pub interval_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

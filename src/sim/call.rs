@@ -167,8 +167,17 @@ impl World<'_> {
         cap: Option<Ticks>,
         cancel: bool,
     ) -> Option<CallId> {
+        // the time series' part: a dependency's arrival, and the site of a
+        // call without a policy (a policy's are counted by its state)
+        let noted = match target {
+            Target::Dependency(_) => true,
+            Target::Service(_) => matches!(caller, Caller::Branch { .. }),
+        };
+        if noted && self.obs.slow_path() {
+            self.call_noted(caller, target);
+        }
         if let Target::Dependency(dep) = target {
-            self.obs.call_made(self.now, dep);
+            self.obs.call_made(dep);
             // a `down` dependency fails every call at once
             if cap == Some(Ticks::ZERO) || (!self.plain && self.dependency_is_down(dep)) {
                 self.dependency_call_failed(caller, dep);
@@ -242,6 +251,30 @@ impl World<'_> {
             }
         }
         Some(id)
+    }
+
+    /// A call from `caller` to `target` is made now, on the books' slow path
+    /// (a warm-up or a time series): a dependency's row counts its arrival,
+    /// and a plan's call without a policy its site's first try and attempt.
+    /// (With policies every call is a policy call, counted by its policy
+    /// state: its attempts, and a call with no time left at all, which comes
+    /// here with its own caller.)
+    #[cold]
+    #[inline(never)]
+    fn call_noted(&mut self, caller: Caller, target: Target) {
+        let now = self.now;
+        if let Target::Dependency(dep) = target {
+            self.obs.dependency_arrival(now, dep);
+        }
+        if let Caller::Branch { req, .. } = caller
+            && self.model.policies.is_empty()
+        {
+            let service = self.requests[req].service;
+            if let Some(t) = self.obs.series() {
+                let site = t.sites().of_call(service, target);
+                t.call_made(now, site);
+            }
+        }
     }
 
     /// The call whose arrival is due now, before anything in the queue,

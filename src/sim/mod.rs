@@ -59,6 +59,7 @@
 
 mod ahead;
 mod call;
+mod call_sites;
 mod dependency;
 mod faults;
 mod gateway;

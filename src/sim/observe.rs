@@ -19,11 +19,11 @@
 //! at the end of the run are rescaled to that span here.
 
 use super::World;
-use super::timeseries::{End, Reading, Timeline};
+use super::timeseries::{CallWindow, End, Reading, Timeline};
 use super::{DependencyStats, LimiterResults, Outcome, RunResult, ServerStats};
 use crate::engine::Ticks;
 use crate::metrics::{Samples, TickSum, TimeAverage};
-use crate::model::{DependencyId, Handler, Model, Workload};
+use crate::model::{DependencyId, Handler, Model, RouteId, Workload};
 
 /// What one ladder step measured.
 #[derive(Debug, Clone, Default)]
@@ -133,6 +133,7 @@ impl Observers {
                 names,
                 first_dependency_row,
                 model.workloads.len(),
+                super::call_sites::CallSites::of(model),
             ))
         });
         Observers {
@@ -185,10 +186,17 @@ impl Observers {
         self.series.as_deref_mut()
     }
 
+    /// A warm-up or a time series: the books take their slow path (an actor
+    /// asks before it works out what only they need).
+    #[inline]
+    pub fn slow_path(&self) -> bool {
+        self.extra
+    }
+
     /// The latest event time the time series may reach before passing
     /// `max_rows` (the run's share of [`MAX_SERIES_ROWS`]; `Ticks::MAX` without
-    /// a series), with `other_rows` rows per window besides the services rows
-    /// (clients and limiters).
+    /// a series), with `other_rows` rows per window besides the services and
+    /// call sites rows (clients and limiters).
     pub fn series_end(&self, other_rows: u64, max_rows: u64) -> Ticks {
         match &self.series {
             None => Ticks(u64::MAX),
@@ -207,12 +215,12 @@ impl Observers {
     }
 
     /// A request of `workload` (its index; None: not a workload's) enters the
-    /// system now.
+    /// system now, on `route`.
     #[inline]
-    pub fn request_sent(&mut self, now: Ticks, workload: Option<u32>) {
+    pub fn request_sent(&mut self, now: Ticks, workload: Option<u32>, route: RouteId) {
         self.in_flight.add(now, 1);
         if self.extra {
-            self.sent_extra(now, workload);
+            self.sent_extra(now, workload, route);
         } else {
             self.result.requests += 1;
         }
@@ -220,12 +228,12 @@ impl Observers {
 
     /// [`Self::request_sent`] with a warm-up or a time series.
     #[inline]
-    fn sent_extra(&mut self, now: Ticks, workload: Option<u32>) {
+    fn sent_extra(&mut self, now: Ticks, workload: Option<u32>, route: RouteId) {
         if now >= self.warmup {
             self.result.requests += 1;
         }
         if let Some(t) = self.series() {
-            t.sent(now, workload);
+            t.sent(now, workload, route);
         }
     }
 
@@ -408,13 +416,17 @@ impl Observers {
         }
     }
 
-    /// A call to dependency `dep` is made now.
+    /// A call to dependency `dep` is made (the time series hears of it from
+    /// [`Self::dependency_arrival`], on the slow path).
     #[inline]
-    pub fn call_made(&mut self, now: Ticks, dep: DependencyId) {
+    pub fn call_made(&mut self, dep: DependencyId) {
         self.result.dependencies[dep].calls += 1;
-        if self.extra {
-            self.dependency_note(now, dep, Note::Arrival);
-        }
+    }
+
+    /// The time series' part of [`Self::call_made`]: a call reaches `dep` now.
+    #[inline]
+    pub fn dependency_arrival(&mut self, now: Ticks, dep: DependencyId) {
+        self.dependency_note(now, dep, Note::Arrival);
     }
 
     /// The time series' part of the dependency books.
@@ -461,7 +473,9 @@ impl Observers {
         }
     }
 
-    /// The result at the end of the run (`end`, after `events` events).
+    /// The result at the end of the run (`end`, after `events` events;
+    /// `policy_sites` adds the policy states' books to their call sites, as
+    /// for [`Timeline::roll`]).
     pub fn finish(
         mut self,
         end: Ticks,
@@ -469,6 +483,7 @@ impl Observers {
         dependency_busy: Vec<f64>,
         servers: Vec<ServerStats>,
         limiters: LimiterResults,
+        policy_sites: impl FnOnce(&mut [CallWindow]),
     ) -> RunResult {
         let warmup = self.warmup;
         let r = &mut self.result;
@@ -501,10 +516,13 @@ impl Observers {
         }
         // the series reads the servers' time averages and counts, which the
         // warm-up scaling above leaves alone (it rescales only the means)
-        r.timeseries = self
-            .series
-            .take()
-            .map(|t| t.finish(end, |row, at| server_reading(&servers[row], at)));
+        r.timeseries = self.series.take().map(|t| {
+            t.finish(
+                end,
+                |row, at| server_reading(&servers[row], at),
+                policy_sites,
+            )
+        });
         r.servers = servers;
         r.limiters = limiters;
         self.result
@@ -574,7 +592,11 @@ impl World<'_> {
         let stats = self.servers.stats();
         match self.obs.series.as_deref_mut() {
             Some(t) => {
-                t.roll(now, |row, at| server_reading(&stats[row], at));
+                t.roll(
+                    now,
+                    |row, at| server_reading(&stats[row], at),
+                    |sites| self.policies.site_books(sites),
+                );
                 t.end()
             }
             None => Ticks(u64::MAX),

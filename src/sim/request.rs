@@ -135,7 +135,7 @@ impl World<'_> {
         r.caller = None;
         trace!(self, sent(id, route, owner));
         let workload = self.workload.of(self.workload.current);
-        self.obs.request_sent(now, workload);
+        self.obs.request_sent(now, workload, route);
         if !self.model.policies.is_empty()
             && let Some(policy) = self.workload_policy(self.workload.current)
         {

@@ -27,10 +27,23 @@
 //! their end time), one more buffer of answered response times per workload; the
 //! whole-run figures stay as they are, so the per-workload windows add up to them.
 //! A run with one workload keeps no per-workload books at all.
+//!
+//! Per call site (see [`call_sites`](super::call_sites): every workload -> service
+//! and service -> service or dependency pair of the model), first tries and
+//! attempts count in the window of their send time, as `calls.csv` counts them
+//! over the run: a call (a workload's request, a plan's call) is a first try
+//! when it is made (a call a breaker or throttle refuses too); every attempt a
+//! policy sends (the first, retries, hedged copies) is an attempt, and a call
+//! or request without a policy is one (a call with no time left at all as
+//! well). So retries at any depth show here, not only the workload's. A call
+//! through a policy is counted by its policy state's books, which the roll
+//! reads at each window's end (as it reads a server's: nothing more per
+//! attempt); the others are counted here as they happen.
 
+use super::call_sites::CallSites;
 use crate::engine::Ticks;
 use crate::metrics::{Samples, TimeAverage};
-use crate::model::Model;
+use crate::model::{Model, RouteId};
 
 /// The time series' window of a run of `model`: `[output] window_ms`, else
 /// [`DEFAULT_WINDOW_MS`](super::observe::DEFAULT_WINDOW_MS) when it has faults, else
@@ -41,9 +54,10 @@ pub(crate) fn window_of(model: &Model) -> Option<Ticks> {
     })
 }
 
-/// Rows per window of the time series' tables besides the services rows, at
-/// most: `timeseries.csv`'s (one, or one per workload and `all` with several)
-/// and `timeseries_limiters.csv`'s. With the services rows they make what
+/// Rows per window of the time series' tables besides the services and call
+/// sites rows, at most: `timeseries.csv`'s (one, or one per workload and `all`
+/// with several) and `timeseries_limiters.csv`'s. With the services rows and
+/// the call sites rows (see [`call_site_rows`]) they make what
 /// [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS) bounds.
 pub fn client_and_limiter_rows(workloads: usize, limiters: &[crate::model::Limiter]) -> u64 {
     let clients = if workloads > 1 {
@@ -56,6 +70,11 @@ pub fn client_and_limiter_rows(workloads: usize, limiters: &[crate::model::Limit
             .iter()
             .map(super::limiter::rows_per_window)
             .sum::<u64>()
+}
+
+/// Rows per window of `timeseries_calls.csv`: one per call site of `model`.
+pub fn call_site_rows(model: &Model) -> u64 {
+    CallSites::of(model).len() as u64
 }
 
 /// One window's client-side figures.
@@ -98,6 +117,24 @@ pub struct ServiceWindow {
     pub wasted_ms: f64,
 }
 
+/// One window's figures for one call site.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallWindow {
+    /// Calls (requests, for a workload's site) first made in the window.
+    pub first_tries: u64,
+    /// Attempts sent in the window (first ones, retries, hedged copies).
+    pub attempts: u64,
+}
+
+/// A call site by name: who calls and what.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallSiteName {
+    /// The calling workload or service.
+    pub caller: String,
+    /// The service or dependency called (`(no service)`: a route nobody owns).
+    pub target: String,
+}
+
 /// What a run's time series measured.
 #[derive(Debug, Clone, Default)]
 pub struct TimeSeries {
@@ -115,6 +152,11 @@ pub struct TimeSeries {
     /// `windows.len() x workloads`, window-major: each workload's own
     /// client-side figures (empty with one workload).
     pub per_workload: Vec<WindowStats>,
+    /// The call sites, in the model's order (see
+    /// [`call_sites`](super::call_sites)).
+    pub call_sites: Vec<CallSiteName>,
+    /// `windows.len() x call_sites.len()`, window-major.
+    pub calls: Vec<CallWindow>,
 }
 
 /// A level (busy slots, queued requests) over the run, and its area up to the
@@ -249,14 +291,28 @@ pub(crate) struct Timeline {
     /// One per server row (the first rows: their levels and counts are read
     /// from the server's books at each window's end, not kept in `rows`).
     servers: Vec<ServerRow>,
+    /// The model's call sites; the current window's counts of each made
+    /// here (calls without a policy); and the policy states' books per site
+    /// at the window's start, and as read at its end (kept to reuse).
+    sites: CallSites,
+    calls: Vec<CallWindow>,
+    policy_start: Vec<CallWindow>,
+    policy_read: Vec<CallWindow>,
     out: TimeSeries,
 }
 
 impl Timeline {
     /// A time series of `window`-long windows with the services rows `names`
-    /// (the first `servers` of them servers), and per-workload client rows for
-    /// `workloads` workloads when there are more than one.
-    pub fn new(window: Ticks, names: Vec<String>, servers: usize, workloads: usize) -> Timeline {
+    /// (the first `servers` of them servers), per-workload client rows for
+    /// `workloads` workloads when there are more than one, and a row per call
+    /// site of `sites`.
+    pub fn new(
+        window: Ticks,
+        names: Vec<String>,
+        servers: usize,
+        workloads: usize,
+        sites: CallSites,
+    ) -> Timeline {
         let workloads = if workloads > 1 { workloads } else { 0 };
         Timeline {
             window,
@@ -266,13 +322,31 @@ impl Timeline {
             workloads: vec![Clients::default(); workloads],
             rows: vec![Open::default(); names.len()],
             servers: vec![ServerRow::default(); servers],
+            calls: vec![CallWindow::default(); sites.len()],
+            policy_start: vec![CallWindow::default(); sites.len()],
+            policy_read: vec![CallWindow::default(); sites.len()],
             out: TimeSeries {
                 window_ms: window.as_ms(),
                 names,
                 workloads,
+                call_sites: sites
+                    .names()
+                    .iter()
+                    .map(|(caller, target)| CallSiteName {
+                        caller: caller.clone(),
+                        target: target.clone(),
+                    })
+                    .collect(),
                 ..TimeSeries::default()
             },
+            sites,
         }
+    }
+
+    /// The model's call sites.
+    #[inline]
+    pub fn sites(&self) -> &CallSites {
+        &self.sites
     }
 
     /// The window's length.
@@ -280,9 +354,9 @@ impl Timeline {
         self.window
     }
 
-    /// Services rows per window.
+    /// Services and call sites rows per window.
     pub fn rows(&self) -> usize {
-        self.rows.len()
+        self.rows.len() + self.calls.len()
     }
 
     /// The end of the current window: an event at or after it must wait for
@@ -293,17 +367,38 @@ impl Timeline {
     }
 
     /// Brings the current window up to `now`: closes every window that ended
-    /// (`read(row, end)`: a server row's books at `end`). Called before any
-    /// observation at `now`; the servers' books last changed before the first
-    /// window end it closes.
+    /// (`read(row, end)`: a server row's books at `end`; `policies`: adds the
+    /// policy states' books, first tries and attempts since t = 0, to each
+    /// one's site). Called before any observation at `now`; the servers' and
+    /// the policies' books last changed before the first window end it closes.
     #[cold]
-    pub fn roll(&mut self, now: Ticks, read: impl Fn(usize, Ticks) -> Reading) {
+    pub fn roll(
+        &mut self,
+        now: Ticks,
+        read: impl Fn(usize, Ticks) -> Reading,
+        policies: impl FnOnce(&mut [CallWindow]),
+    ) {
+        if now < self.end {
+            return;
+        }
+        self.read_policies(policies);
+        self.close_until(now, &read);
+    }
+
+    /// Closes every window that ended at or before `now`.
+    fn close_until(&mut self, now: Ticks, read: &impl Fn(usize, Ticks) -> Reading) {
         while now >= self.end {
             let end = self.end;
-            self.close(end, self.window, &read);
+            self.close(end, self.window, read);
             self.start = end;
             self.end = end + self.window;
         }
+    }
+
+    /// Reads the policy states' books per site (see [`Self::roll`]).
+    fn read_policies(&mut self, policies: impl FnOnce(&mut [CallWindow])) {
+        self.policy_read.fill(CallWindow::default());
+        policies(&mut self.policy_read);
     }
 
     /// Server row `row`'s books start again now, with `books` behind them: its
@@ -331,6 +426,16 @@ impl Timeline {
         for c in &mut self.workloads {
             let w = c.close();
             self.out.per_workload.push(w);
+        }
+        // a site's counts made here, and its policies' since the last window
+        let sites = self.calls.iter_mut().zip(&mut self.policy_start);
+        for ((own, start), &read) in sites.zip(&self.policy_read) {
+            let own = std::mem::take(own);
+            self.out.calls.push(CallWindow {
+                first_tries: own.first_tries + read.first_tries - start.first_tries,
+                attempts: own.attempts + read.attempts - start.attempts,
+            });
+            *start = read;
         }
         let len = length.0.max(1) as f64;
         for (i, row) in self.rows.iter_mut().enumerate() {
@@ -366,14 +471,35 @@ impl Timeline {
         }
     }
 
-    /// A client of workload `workload` (None: not a workload's, or the only
-    /// one) sends a request (its first try).
+    /// A client of workload `workload` (None: not a workload's) sends a
+    /// request on `route` (its first try): the whole run's, its workload's
+    /// (with several) and its call site's first try (and attempt, without a
+    /// `call_policy`).
     #[inline]
-    pub fn sent(&mut self, now: Ticks, workload: Option<u32>) {
+    pub fn sent(&mut self, now: Ticks, workload: Option<u32>, route: RouteId) {
         self.at(now);
         self.clients.sent();
+        if self.sites.counted_when_sent()
+            && let Some(w) = workload
+        {
+            let (site, own) = self.sites.of_request(w, route);
+            if let Some(c) = self.calls.get_mut(site as usize) {
+                c.first_tries += 1;
+                c.attempts += u64::from(own);
+            }
+        }
         if let Some(c) = self.workload(workload) {
             c.sent();
+        }
+    }
+
+    /// A call without a policy is made now at call site `site`: a first try
+    /// and its one attempt.
+    pub fn call_made(&mut self, now: Ticks, site: u32) {
+        self.at(now);
+        if let Some(c) = self.calls.get_mut(site as usize) {
+            c.first_tries += 1;
+            c.attempts += 1;
         }
     }
 
@@ -460,10 +586,16 @@ impl Timeline {
     }
 
     /// The series at the end of the run (`end`: the last event): the window
-    /// holding it is closed over the part that ran (`read` as for
-    /// [`Self::roll`]).
-    pub fn finish(mut self, end: Ticks, read: impl Fn(usize, Ticks) -> Reading) -> TimeSeries {
-        self.roll(end, &read);
+    /// holding it is closed over the part that ran (`read` and `policies` as
+    /// for [`Self::roll`]).
+    pub fn finish(
+        mut self,
+        end: Ticks,
+        read: impl Fn(usize, Ticks) -> Reading,
+        policies: impl FnOnce(&mut [CallWindow]),
+    ) -> TimeSeries {
+        self.read_policies(policies);
+        self.close_until(end, &read);
         let length = end.saturating_sub(self.start).max(Ticks(1));
         self.close(self.start + length, length, &read);
         self.out
@@ -508,22 +640,25 @@ mod tests {
         unreachable!("no server rows")
     }
 
+    /// No policy states: nothing to add to the call sites.
+    fn no_policies(_: &mut [CallWindow]) {}
+
     /// What the run loop does before an event at `at`.
     fn roll(t: &mut Timeline, at: f64) {
-        t.roll(ms(at), no_servers);
+        t.roll(ms(at), no_servers, no_policies);
     }
 
     #[test]
     fn observations_land_in_their_window_and_empty_windows_are_rows_too() {
-        let mut t = Timeline::new(ms(100.0), vec!["s".into()], 0, 1);
-        t.sent(ms(0.0), None);
-        t.sent(ms(99.0), None);
+        let mut t = Timeline::new(ms(100.0), vec!["s".into()], 0, 1, CallSites::default());
+        t.sent(ms(0.0), None, 0);
+        t.sent(ms(99.0), None, 0);
         t.ended(ms(99.999), End::Answered, ms(10.0));
         roll(&mut t, 100.0);
-        t.sent(ms(100.0), None);
+        t.sent(ms(100.0), None, 0);
         roll(&mut t, 250.0);
         t.ended(ms(250.0), End::Shed, ms(0.0));
-        let s = t.finish(ms(250.0), no_servers);
+        let s = t.finish(ms(250.0), no_servers, no_policies);
         let tries: Vec<u64> = s.windows.iter().map(|w| w.first_tries).collect();
         assert_eq!(tries, [2, 1, 0]);
         let answered: Vec<u64> = s.windows.iter().map(|w| w.answered).collect();
@@ -535,11 +670,11 @@ mod tests {
 
     #[test]
     fn levels_average_over_each_window_and_the_last_over_its_run_part() {
-        let mut t = Timeline::new(ms(100.0), vec!["s".into()], 0, 1);
+        let mut t = Timeline::new(ms(100.0), vec!["s".into()], 0, 1, CallSites::default());
         t.levels(ms(50.0), 0, 2, 1); // 2 busy from 50
         roll(&mut t, 150.0);
         t.levels(ms(150.0), 0, 0, 0); // to 150
-        let s = t.finish(ms(160.0), no_servers);
+        let s = t.finish(ms(160.0), no_servers, no_policies);
         // [0, 100): 2 busy for 50 ms; [100, 160) (the run's end): 2 busy for 50 ms
         let busy: Vec<f64> = s.services.iter().map(|w| w.mean_busy).collect();
         assert_eq!(busy, [1.0, 100.0 / 60.0]);
@@ -552,7 +687,7 @@ mod tests {
     #[test]
     fn server_rows_read_the_servers_books_across_a_restart() {
         let names = vec!["srv".to_string(), "dep".to_string()];
-        let mut t = Timeline::new(ms(100.0), names, 1, 1);
+        let mut t = Timeline::new(ms(100.0), names, 1, 1, CallSites::default());
         /// A server's books: its busy slots' time average and its counts.
         #[derive(Default)]
         struct Books {
@@ -578,7 +713,7 @@ mod tests {
         books.arrived = 3; // before 100
         books.processed = 1;
         t.arrival(ms(60.0), 1); // the dependency row counts its own
-        t.roll(ms(110.0), read(&books));
+        t.roll(ms(110.0), read(&books), no_policies);
         books.arrived += 1; // at 110
         books.shed += 1;
         // the books start again at 120 with their level (observe::restarted)
@@ -587,7 +722,7 @@ mod tests {
         again.busy.add(ms(120.0), 2);
         again.busy.add(ms(150.0), -2); // to 150
         again.processed = 2; // after 120
-        let s = t.finish(ms(160.0), read(&again));
+        let s = t.finish(ms(160.0), read(&again), no_policies);
         // rows: window 0 (srv, dep), window 1 (srv, dep)
         let busy: Vec<f64> = s.services.iter().map(|w| w.mean_busy).collect();
         assert_eq!(busy, [1.0, 0.0, 100.0 / 60.0, 0.0]);

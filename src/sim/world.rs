@@ -173,7 +173,7 @@ impl<'m> World<'m> {
             String::new()
         };
         Error::Limit(format!(
-            "scenario `{}`: the time series would write more than {max} rows{share} (timeseries.csv, timeseries_services.csv and timeseries_limiters.csv): raise output.window_ms (faults without it use {} ms windows)",
+            "scenario `{}`: the time series would write more than {max} rows{share} (timeseries.csv, timeseries_services.csv, timeseries_limiters.csv and timeseries_calls.csv): raise output.window_ms (faults without it use {} ms windows)",
             self.model.name,
             super::observe::DEFAULT_WINDOW_MS
         ))
@@ -369,10 +369,13 @@ impl<'m> World<'m> {
         let limiters = self.limiting_results();
         let servers = self.servers.finish(end);
         let leaked = self.requests.held() + self.calls.held() + self.policies.held();
+        let policies = &self.policies;
+        let mut result =
+            self.obs
+                .finish(end, events, dependency_busy, servers, limiters, |sites| {
+                    policies.site_books(sites)
+                });
         let calls = self.policies.finish();
-        let mut result = self
-            .obs
-            .finish(end, events, dependency_busy, servers, limiters);
         result.leaked = leaked;
         result.calls = calls;
         result

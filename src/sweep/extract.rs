@@ -15,6 +15,7 @@
 //!
 //! Booleans become 1 / 0 (their mean is a share); an empty cell is a missing value.
 
+use super::pooled::UnitCounts;
 use crate::analysis::{self, Results};
 use crate::error::Error;
 use crate::format::push_number;
@@ -80,9 +81,20 @@ impl RowRunner {
         replication: u64,
         analyse: fn(&mut Results) -> Vec<Table>,
     ) -> Result<Vec<Table>, Error> {
+        Ok(self.run_counted(row, replication, analyse)?.0)
+    }
+
+    /// [`Self::run_tables`], and what the run adds to `pooled.csv`.
+    fn run_counted(
+        &self,
+        row: usize,
+        replication: u64,
+        analyse: fn(&mut Results) -> Vec<Table>,
+    ) -> Result<(Vec<Table>, UnitCounts), Error> {
         let scenario = &self.rows[row];
         let run = crate::sim::run(&scenario.rows[0].model, replication)?;
-        Ok(analyse(&mut Results::new(scenario, vec![run])))
+        let counts = UnitCounts::of(&run);
+        Ok((analyse(&mut Results::new(scenario, vec![run])), counts))
     }
 
     /// The metrics of a run's tables, by name.
@@ -105,7 +117,7 @@ impl RowRunner {
     ) -> Result<Measured, Error> {
         // the tables' cells alone when they have the layout's shape (nearly
         // always); else the named tables, from the same run made again
-        let cells_only = self.run_tables(row, replication, analysis::analyse_cells)?;
+        let (cells_only, counts) = self.run_counted(row, replication, analysis::analyse_cells)?;
         let named;
         let (tables, fits) = if layout.fits(&cells_only) {
             (&cells_only, true)
@@ -114,7 +126,7 @@ impl RowRunner {
             let fits = layout.fits(&named);
             (&named, fits)
         };
-        let (cells, unknown) = cells_of(tables, layout, schema, fits);
+        let (cells, extras) = cells_of(tables, layout, schema, fits);
         // one string for the unit's cells, written by this worker and freed by
         // the writer thread: two allocations per unit instead of one per cell
         let mut text = String::with_capacity(cells.len() * 8);
@@ -132,10 +144,19 @@ impl RowRunner {
                     .unwrap_or_else(|| parse_value(&text[start..]).ok().flatten()),
             );
         }
+        let extras = extras
+            .into_iter()
+            .filter_map(|(name, cell)| {
+                let mut text = String::new();
+                push_value(&mut text, cell);
+                (!text.is_empty()).then_some((name, text))
+            })
+            .collect();
         Ok(Measured {
             text,
             values,
-            unknown,
+            extras,
+            counts,
         })
     }
 }
@@ -223,8 +244,12 @@ pub struct Measured {
     /// The cells' text, joined by [`SEPARATOR`] (see [`Measured::text`]).
     text: String,
     pub values: Vec<Option<f64>>,
-    /// Metric values the schema has no column for.
-    pub unknown: usize,
+    /// Metric values the schema has no column for (rows of a table that
+    /// replication 0 did not have, such as the later windows of a longer run),
+    /// named, as text: `replications.csv` gets columns for them at the end.
+    pub extras: Vec<(String, String)>,
+    /// The run's requests and answered times, for `pooled.csv`.
+    pub counts: UnitCounts,
 }
 
 /// Between two cells of [`Measured`]'s text: a metric's text is a number or
@@ -327,29 +352,70 @@ impl Layout {
     }
 }
 
-/// The metric cells of `tables` in schema order, and how many the schema lacks;
-/// `fits`: whether `layout` fits `tables` (else their names decide).
+/// The metric cells of `tables` in schema order, and those the schema lacks,
+/// named; `fits`: whether `layout` fits `tables` (else their names decide).
 fn cells_of<'t>(
     tables: &'t [Table],
     layout: &Layout,
     schema: &Schema,
     fits: bool,
-) -> (Vec<Option<&'t Cell>>, usize) {
+) -> (Vec<Option<&'t Cell>>, Vec<(String, &'t Cell)>) {
     let mut cells = vec![None; schema.names.len()];
-    let mut unknown = 0;
+    let mut extras = Vec::new();
     if fits {
         for &(t, r, c, metric) in &layout.slots {
             cells[metric] = Some(&tables[t].rows[r][c]);
         }
     } else {
         for e in walk(tables).0 {
+            let cell = &tables[e.position].rows[e.row][e.col];
             match schema.index.get(&e.name) {
-                Some(&metric) => cells[metric] = Some(&tables[e.position].rows[e.row][e.col]),
-                None => unknown += 1,
+                Some(&metric) => cells[metric] = Some(cell),
+                None => extras.push((e.name, cell)),
             }
         }
     }
-    (cells, unknown)
+    (cells, extras)
+}
+
+/// The metric columns of `replications.csv` when later replications had metrics
+/// the schema (`base`, from replication 0) lacks: `base`, each metric of
+/// `extras` (in first-seen order) placed after the last metric of its table
+/// (the name's part before the first `.`), the tables `base` has none of at the
+/// end. Only each table's own order of `extras`, and the order in which the new
+/// tables first appear, matter, so shards that each place their own extras give
+/// the same columns when merged.
+pub fn place(base: &[String], extras: &[String]) -> Vec<String> {
+    let table = |name: &str| name.split('.').next().unwrap_or(name).to_string();
+    let mut out: Vec<String> = Vec::with_capacity(base.len() + extras.len());
+    let mut placed = vec![false; extras.len()];
+    for (i, name) in base.iter().enumerate() {
+        out.push(name.clone());
+        let t = table(name);
+        let last_of_table = base[i + 1..].iter().all(|n| table(n) != t);
+        if last_of_table {
+            for (j, e) in extras.iter().enumerate() {
+                if !placed[j] && table(e) == t {
+                    out.push(e.clone());
+                    placed[j] = true;
+                }
+            }
+        }
+    }
+    // new tables, in the order they first appear, each whole
+    for j in 0..extras.len() {
+        if placed[j] {
+            continue;
+        }
+        let t = table(&extras[j]);
+        for (k, e) in extras.iter().enumerate().skip(j) {
+            if !placed[k] && table(e) == t {
+                out.push(e.clone());
+                placed[k] = true;
+            }
+        }
+    }
+    out
 }
 
 fn named(tables: &[Table]) -> Named {
@@ -618,12 +684,12 @@ mod tests {
         let probe = run_tables(3, &["u1", "u2"]);
         let schema = Schema::new(&[named(&probe)]);
         let layout = Layout::new(&probe, &schema);
-        let render = |(cells, unknown): (Vec<Option<&Cell>>, usize)| {
+        let render = |(cells, extras): (Vec<Option<&Cell>>, Vec<(String, &Cell)>)| {
             let text: Vec<String> = cells
                 .iter()
                 .map(|c| c.map(render_value).unwrap_or_default())
                 .collect();
-            (text.join(","), unknown)
+            (text.join(","), extras.len())
         };
         let later = run_tables(5, &["u1", "u2"]);
         assert!(layout.fits(&later));
@@ -645,19 +711,22 @@ mod tests {
         let m = Measured {
             text: "1,,2.50".into(),
             values: vec![Some(1.0), None, Some(2.5)],
-            unknown: 0,
+            extras: vec![],
+            counts: UnitCounts::default(),
         };
         assert_eq!(m.text().collect::<Vec<_>>(), ["1", "", "2.50"]);
         let empty = Measured {
             text: String::new(),
             values: vec![],
-            unknown: 0,
+            extras: vec![],
+            counts: UnitCounts::default(),
         };
         assert_eq!(empty.text().count(), 0);
         let one_missing = Measured {
             text: String::new(),
             values: vec![None],
-            unknown: 0,
+            extras: vec![],
+            counts: UnitCounts::default(),
         };
         assert_eq!(one_missing.text().collect::<Vec<_>>(), [""]);
     }
@@ -759,12 +828,52 @@ mod tests {
                         .measure(row, replication, &misfit, &schema)
                         .expect(file);
                     assert_eq!(fast.text, slow.text, "{file} row {row}");
-                    assert_eq!(fast.unknown, slow.unknown, "{file} row {row}");
+                    assert_eq!(fast.extras, slow.extras, "{file} row {row}");
                     assert!(!fast.text.is_empty(), "{file} row {row}");
                 }
             }
             assert!(across > 0 || file != "ay10-tariff-slowdown", "{file}");
         }
+    }
+
+    #[test]
+    fn later_metrics_join_their_table() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let base = s(&["ts.w_0.a", "ts.w_1.a", "svc.w_0.b", "rec.x"]);
+        let extras = s(&[
+            "ts.w_2.a",
+            "svc.w_1.b",
+            "new.y",
+            "ts.w_3.a",
+            "other.z",
+            "new.q",
+        ]);
+        assert_eq!(
+            place(&base, &extras),
+            s(&[
+                "ts.w_0.a",
+                "ts.w_1.a",
+                "ts.w_2.a",
+                "ts.w_3.a",
+                "svc.w_0.b",
+                "svc.w_1.b",
+                "rec.x",
+                "new.y",
+                "new.q",
+                "other.z"
+            ])
+        );
+        // each table's order and the new tables' first appearance are all that count
+        let shuffled = s(&[
+            "svc.w_1.b",
+            "new.y",
+            "ts.w_2.a",
+            "other.z",
+            "ts.w_3.a",
+            "new.q",
+        ]);
+        assert_eq!(place(&base, &shuffled), place(&base, &extras));
+        assert_eq!(place(&base, &[]), base);
     }
 
     #[test]

@@ -37,6 +37,17 @@ pub struct Manifest {
     pub metrics: Vec<String>,
     /// The metrics the printed report shows (`[montecarlo] report`).
     pub report: Vec<String>,
+    /// The metrics whose cells are booleans (0/1 per replication: Wilson
+    /// intervals), learnt from replication 0 of every row. Absent when none (and
+    /// in folders of resim versions before it: every metric then gets a t
+    /// interval).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proportions: Vec<String>,
+    /// The bucket scheme of `histograms.csv` (the answered requests' times that
+    /// `pooled.csv` pools): a merge adds the shards' histograms. Absent in
+    /// folders of resim versions before it, which have no `histograms.csv`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub histograms: String,
     /// `axis=value` rows the paired differences are taken against (`--baseline`,
     /// `[montecarlo] baseline`); absent: each axis's first value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -184,6 +195,104 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
+    /// `--shard auto`: this job's slice from the array job it runs in, read
+    /// through `var` (the environment), with `shards` (`--shards N`) for the
+    /// schedulers that do not say how many jobs the array has. Tried in order:
+    ///
+    /// - Slurm job arrays: `SLURM_ARRAY_TASK_ID` and `SLURM_ARRAY_TASK_COUNT`
+    ///   (the index counted from `SLURM_ARRAY_TASK_MIN` in steps of
+    ///   `SLURM_ARRAY_TASK_STEP`, so `--array=0-3` and `--array=1-4` both work);
+    /// - GitLab CI parallel jobs: `CI_NODE_INDEX` (from 1) and `CI_NODE_TOTAL`;
+    /// - Kubernetes Indexed Jobs: `JOB_COMPLETION_INDEX` (from 0);
+    /// - AWS Batch array jobs: `AWS_BATCH_JOB_ARRAY_INDEX` (from 0);
+    /// - GNU parallel: `PARALLEL_SEQ` (the job's sequence number, from 1).
+    ///
+    /// The last three need `--shards N` (their jobs are not told the count);
+    /// with Slurm it must agree with the array when given. Returns the slice and
+    /// where it came from, for the report.
+    pub fn from_env(
+        var: impl Fn(&str) -> Option<String>,
+        shards: Option<u64>,
+    ) -> Result<(Shard, &'static str), ScenarioError> {
+        let err = |m: String| ScenarioError::new("", format!("--shard auto: {m}"));
+        let number = |name: &str| -> Result<Option<u64>, ScenarioError> {
+            match var(name) {
+                None => Ok(None),
+                Some(v) => v
+                    .trim()
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| err(format!("{name} = `{v}` is not a whole number >= 0"))),
+            }
+        };
+        let slice = |index: u64, count: u64, from: &'static str| {
+            if index == 0 || index > count {
+                Err(err(format!(
+                    "{from} gives job {index} of {count}: outside 1..={count}"
+                )))
+            } else {
+                Ok((Shard { index, count }, from))
+            }
+        };
+        if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
+            let count = number("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
+                err("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not".into())
+            })?;
+            let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(1);
+            let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+            if let Some(n) = shards
+                && n != count
+            {
+                return Err(err(format!(
+                    "--shards {n} but the Slurm array has {count} jobs (SLURM_ARRAY_TASK_COUNT)"
+                )));
+            }
+            let index = id.checked_sub(min).map(|d| d / step + 1).ok_or_else(|| {
+                err(format!(
+                    "SLURM_ARRAY_TASK_ID {id} is below SLURM_ARRAY_TASK_MIN {min}"
+                ))
+            })?;
+            return slice(index, count, "Slurm (SLURM_ARRAY_TASK_ID)");
+        }
+        if let Some(k) = number("CI_NODE_INDEX")? {
+            let from = "GitLab CI (CI_NODE_INDEX)";
+            let count = number("CI_NODE_TOTAL")?
+                .ok_or_else(|| err("CI_NODE_INDEX is set but CI_NODE_TOTAL is not".into()))?;
+            return slice(k, count, from);
+        }
+        let from_zero = [
+            (
+                "JOB_COMPLETION_INDEX",
+                "a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)",
+            ),
+            (
+                "AWS_BATCH_JOB_ARRAY_INDEX",
+                "an AWS Batch array job (AWS_BATCH_JOB_ARRAY_INDEX)",
+            ),
+        ];
+        let count = |from: &str| {
+            shards.ok_or_else(|| {
+                err(format!(
+                    "{from} gives this job's index but not how many jobs there are: add --shards N"
+                ))
+            })
+        };
+        for (name, from) in from_zero {
+            if let Some(i) = number(name)? {
+                return slice(i.saturating_add(1), count(from)?, from);
+            }
+        }
+        if let Some(seq) = number("PARALLEL_SEQ")? {
+            let from = "GNU parallel (PARALLEL_SEQ)";
+            return slice(seq, count(from)?, from);
+        }
+        Err(err(
+            "no array job found: none of SLURM_ARRAY_TASK_ID, CI_NODE_INDEX, JOB_COMPLETION_INDEX, \
+             AWS_BATCH_JOB_ARRAY_INDEX or PARALLEL_SEQ is set; give the slice as --shard K/N"
+                .into(),
+        ))
+    }
+
     /// This shard's units of `total`: contiguous, disjoint, together all of them.
     pub fn units(self, total: u64) -> (u64, u64) {
         let at = |k: u64| (u128::from(total) * u128::from(k) / u128::from(self.count)) as u64;
@@ -192,7 +301,7 @@ impl Shard {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     #[test]
@@ -210,6 +319,71 @@ mod tests {
             }
         }
         assert_eq!(Shard::parse("2/4").unwrap(), Shard { index: 2, count: 4 });
+        // --shard auto, from each scheduler's variables
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let slurm = |pairs| Shard::from_env(env(pairs), None).map(|(s, _)| (s.index, s.count));
+        assert_eq!(
+            slurm(&[
+                ("SLURM_ARRAY_TASK_ID", "0"),
+                ("SLURM_ARRAY_TASK_COUNT", "4"),
+                ("SLURM_ARRAY_TASK_MIN", "0")
+            ])
+            .unwrap(),
+            (1, 4)
+        );
+        assert_eq!(
+            slurm(&[
+                ("SLURM_ARRAY_TASK_ID", "4"),
+                ("SLURM_ARRAY_TASK_COUNT", "4"),
+                ("SLURM_ARRAY_TASK_MIN", "1")
+            ])
+            .unwrap(),
+            (4, 4)
+        );
+        assert_eq!(
+            slurm(&[
+                ("SLURM_ARRAY_TASK_ID", "10"),
+                ("SLURM_ARRAY_TASK_COUNT", "3"),
+                ("SLURM_ARRAY_TASK_MIN", "2"),
+                ("SLURM_ARRAY_TASK_STEP", "4")
+            ])
+            .unwrap(),
+            (3, 3)
+        );
+        let k8s = Shard::from_env(env(&[("JOB_COMPLETION_INDEX", "2")]), Some(3)).unwrap();
+        assert_eq!((k8s.0.index, k8s.0.count), (3, 3));
+        let aws = Shard::from_env(env(&[("AWS_BATCH_JOB_ARRAY_INDEX", "0")]), Some(5)).unwrap();
+        assert_eq!((aws.0.index, aws.0.count), (1, 5));
+        let gitlab =
+            Shard::from_env(env(&[("CI_NODE_INDEX", "2"), ("CI_NODE_TOTAL", "4")]), None).unwrap();
+        assert_eq!((gitlab.0.index, gitlab.0.count), (2, 4));
+        let gnu = Shard::from_env(env(&[("PARALLEL_SEQ", "2")]), Some(2)).unwrap();
+        assert_eq!((gnu.0.index, gnu.0.count), (2, 2));
+        for (pairs, shards, message) in [
+            (&[][..], None, "no array job found"),
+            (&[("JOB_COMPLETION_INDEX", "1")][..], None, "add --shards N"),
+            (&[("JOB_COMPLETION_INDEX", "3")][..], Some(3), "job 4 of 3"),
+            (&[("PARALLEL_SEQ", "x")][..], Some(3), "not a whole number"),
+            (
+                &[
+                    ("SLURM_ARRAY_TASK_ID", "1"),
+                    ("SLURM_ARRAY_TASK_COUNT", "4"),
+                ][..],
+                Some(3),
+                "--shards 3 but the Slurm array has 4",
+            ),
+        ] {
+            let pairs: &'static [(&'static str, &'static str)] = pairs;
+            let e = Shard::from_env(env(pairs), shards).unwrap_err().to_string();
+            assert!(e.contains(message), "{e}");
+        }
         for bad in ["0/4", "5/4", "2", "a/b", "1/0"] {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }
@@ -222,7 +396,7 @@ mod tests {
         assert_eq!(fnv1a64(b"foobar"), "85944171f73967e8");
     }
 
-    fn manifest() -> Manifest {
+    pub(in crate::sweep) fn manifest() -> Manifest {
         Manifest {
             resim_version: "0.1.0".into(),
             scenario_name: "x".into(),
@@ -233,8 +407,10 @@ mod tests {
             rows: 2,
             overrides: vec![],
             vary: vec![],
-            metrics: vec!["outcomes.answered".into()],
+            metrics: vec!["outcomes.answered".into(), "recovery.stuck".into()],
             report: vec![],
+            proportions: vec!["recovery.stuck".into()],
+            histograms: "log-linear, 1024 buckets per power of two, ns".into(),
             baseline: vec![],
             latency_files: vec![HashedFile {
                 file: "latencies.csv".into(),

@@ -9,6 +9,7 @@
 use super::extract::parse_value;
 use super::manifest::{Invocation, Manifest, Shard};
 use super::output::{self, REPLICATIONS, Replications};
+use super::pooled::{self, Pooled};
 use super::summary::{Summarizer, Summary};
 use super::{SweepReport, report};
 use crate::error::{Error, ScenarioError};
@@ -174,7 +175,11 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     };
     // Everything is checked (and summarized) before the output folder is touched:
     // a bad shard must not destroy an earlier good merge.
-    let (axis_columns, summary) = check_shards(&parts, first)?;
+    let columns = columns(&parts, first)?;
+    let axis_columns = columns.axes.clone();
+    let mut summary = check_shards(&parts, first, &columns)?;
+    let pooled = pooled_counts(&parts, first, &axis_columns, &summary)?;
+    summary.pooled = pooled.as_ref().map(|p| p.table(&axis_columns));
     let thresholds = first
         .thresholds
         .iter()
@@ -191,11 +196,16 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     let partial = folder.partial();
     // A merge's partial rows are of no use (the shards hold them): on a failure
     // the staging file goes, and the folder keeps its previous files.
-    if let Err(e) = copy_rows(&parts, &partial, &axis_columns, first) {
+    if let Err(e) = copy_rows(&parts, &partial, &columns, first) {
         let _ = std::fs::remove_file(&partial);
         return Err(e);
     }
+    // pooled.csv with the summary files, and the shards' histograms added up so
+    // that the merged folder can itself be merged or read again.
     let mut files = output::summary_files(&summary)?;
+    if let Some(p) = &pooled {
+        files.push(output::table_file(&p.histograms(&axis_columns))?);
+    }
     files.push((
         super::manifest::FILE.into(),
         Content::Bytes(manifest.to_toml()?.into_bytes()),
@@ -208,7 +218,17 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         first.rows,
         first.seed
     );
+    text.push_str(&report::added_columns(
+        columns.metrics.len() - first.metrics.len(),
+    ));
     text.push_str(&report::render(&summary, &first.report, first.confidence));
+    if summary.pooled.is_none() {
+        text.push_str(&crate::report::wrap(
+            "No pooled.csv: the shards were written by a resim version without histograms.csv \
+             (run them again for percentiles of every replication's requests together).",
+            crate::report::WIDTH,
+        ));
+    }
     let thresholds_failed = super::finish_report(
         &dir,
         &manifest,
@@ -228,42 +248,54 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
 }
 
 /// Copies the shards' rows, in shard order, into `partial` (the merged
-/// `replications.csv` to be).
+/// `replications.csv` to be), each shard's metric columns in their places in
+/// `columns`.
 fn copy_rows(
     parts: &[Part],
     partial: &Path,
-    axis_columns: &[String],
+    columns: &Columns,
     first: &Manifest,
 ) -> Result<(), Error> {
-    let mut out = Replications::create(
-        partial,
-        axis_columns,
-        &first.metrics,
-        first.confidence,
-        &first.baseline,
-        false,
-    )?;
-    let axes = axis_columns.len();
-    for part in parts {
+    let mut out = Replications::create(partial, &columns.axes, &columns.metrics, first, false)?;
+    let axes = columns.axes.len();
+    let mut cells = vec![String::new(); columns.metrics.len()];
+    for (part, at) in parts.iter().zip(&columns.of_part) {
         let path = part.dir.join(REPLICATIONS);
         let mut reader = csv::Reader::from_path(&path)
             .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
         for record in reader.records() {
             let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
             let fields: Vec<String> = record.iter().map(String::from).collect();
-            let text = fields[axes + 1..].iter().map(String::as_str);
+            cells.iter_mut().for_each(String::clear);
+            for (i, text) in fields[axes + 1..].iter().enumerate() {
+                cells[at[i]].push_str(text);
+            }
+            let text = cells.iter().map(String::as_str);
             out.write(&fields[..axes], &fields[axes], text, &[])?;
         }
     }
     out.finish().map(|_| ())
 }
 
-/// Reads every shard's `replications.csv` through: headers that match the manifest
-/// and each other, rows in unit order, whole replications. Returns the axis
-/// columns and the summary the merged file gives. Errors name the shard's file.
-fn check_shards(parts: &[Part], first: &Manifest) -> Result<(Vec<String>, Summary), Error> {
-    let mut header: Option<csv::StringRecord> = None;
-    let mut summarizer: Option<Summarizer> = None;
+/// The columns of the merged `replications.csv`: the axis columns, and the
+/// manifest's metrics with the columns every shard added at its end (metrics of
+/// later replications, see `output`), placed as the unsharded run places them.
+struct Columns {
+    axes: Vec<String>,
+    metrics: Vec<String>,
+    /// Per shard: where each of its metric columns goes in `metrics`.
+    of_part: Vec<Vec<usize>>,
+}
+
+/// Reads every shard's header: the axis columns (before `replication`), the
+/// same in every shard, then the manifest's metrics with any added columns in
+/// their places. Errors name the shard's file.
+fn columns(parts: &[Part], first: &Manifest) -> Result<Columns, Error> {
+    let base = &first.metrics;
+    let known: std::collections::HashSet<&str> = base.iter().map(String::as_str).collect();
+    let mut axes: Option<Vec<String>> = None;
+    let mut added: Vec<String> = Vec::new();
+    let mut headers = Vec::new();
     for part in parts {
         let path = part.dir.join(REPLICATIONS);
         let mut reader = csv::Reader::from_path(&path)
@@ -272,34 +304,80 @@ fn check_shards(parts: &[Part], first: &Manifest) -> Result<(Vec<String>, Summar
             .headers()
             .map_err(|e| refuse(&path, format!("cannot read the header: {e}")))?
             .clone();
-        let metrics_at = h.len().checked_sub(first.metrics.len() + 1);
-        let fits = metrics_at.is_some_and(|at| {
-            h.get(at) == Some("replication")
-                && h.iter()
-                    .skip(at + 1)
-                    .eq(first.metrics.iter().map(String::as_str))
-        });
-        if !fits || header.as_ref().is_some_and(|x| *x != h) {
-            return Err(refuse(
+        let mismatch = || {
+            refuse(
                 &path,
                 "its header does not match the manifest's metrics or the other shards".into(),
-            ));
+            )
+        };
+        let at = h
+            .iter()
+            .position(|c| c == "replication")
+            .ok_or_else(mismatch)?;
+        let own_axes: Vec<String> = h.iter().take(at).map(String::from).collect();
+        let metrics: Vec<String> = h.iter().skip(at + 1).map(String::from).collect();
+        let extras: Vec<String> = metrics
+            .iter()
+            .filter(|m| !known.contains(m.as_str()))
+            .cloned()
+            .collect();
+        let distinct: std::collections::HashSet<&String> = extras.iter().collect();
+        if distinct.len() != extras.len()
+            || super::extract::place(base, &extras) != metrics
+            || axes.as_ref().is_some_and(|a| *a != own_axes)
+        {
+            return Err(mismatch());
         }
-        let axes = h.len() - first.metrics.len() - 1;
+        for e in extras {
+            if !added.contains(&e) {
+                added.push(e);
+            }
+        }
+        axes = Some(own_axes);
+        headers.push(metrics);
+    }
+    let metrics = super::extract::place(base, &added);
+    let index: std::collections::HashMap<&str, usize> = metrics
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.as_str(), i))
+        .collect();
+    let of_part = headers
+        .iter()
+        .map(|h| h.iter().map(|m| index[m.as_str()]).collect())
+        .collect();
+    Ok(Columns {
+        axes: axes.unwrap_or_default(),
+        metrics,
+        of_part,
+    })
+}
+
+/// Reads every shard's `replications.csv` through: rows in unit order, whole
+/// replications, numbers. Returns the summary the merged file gives. Errors
+/// name the shard's file.
+fn check_shards(parts: &[Part], first: &Manifest, columns: &Columns) -> Result<Summary, Error> {
+    let axes = columns.axes.len();
+    let mut summarizer: Option<Summarizer> = None;
+    for (part, at) in parts.iter().zip(&columns.of_part) {
+        let path = part.dir.join(REPLICATIONS);
+        let mut reader = csv::Reader::from_path(&path)
+            .map_err(|e| refuse(&path, format!("cannot read: {e}")))?;
         let shown = path.display().to_string();
         let s = summarizer.get_or_insert_with(|| {
             Summarizer::new(
-                h.iter().take(axes).map(String::from).collect(),
-                first.metrics.clone(),
+                columns.axes.clone(),
+                columns.metrics.clone(),
                 first.confidence,
                 &shown,
             )
             .with_baseline(first.baseline.clone())
+            .with_proportions(&first.proportions)
         });
         // Messages about a row name the shard file it is in, and its line there.
         s.set_source(&shown, 0);
-        header = Some(h);
         let mut unit = part.units.0;
+        let mut values = vec![None; columns.metrics.len()];
         for record in reader.records() {
             let record = record.map_err(|e| refuse(&path, format!("{e}")))?;
             let line = unit - part.units.0 + 2;
@@ -312,7 +390,7 @@ fn check_shards(parts: &[Part], first: &Manifest) -> Result<(Vec<String>, Summar
                     ),
                 ));
             }
-            if record.len() != axes + 1 + first.metrics.len() {
+            if record.len() != axes + 1 + at.len() {
                 return Err(refuse(
                     &path,
                     format!("line {line}: wrong number of columns"),
@@ -329,15 +407,16 @@ fn check_shards(parts: &[Part], first: &Manifest) -> Result<(Vec<String>, Summar
                     ),
                 ));
             }
-            let values = fields[axes + 1..]
-                .iter()
-                .zip(&first.metrics)
-                .map(|(t, m)| {
-                    parse_value(t).map_err(|_| {
-                        refuse(&path, format!("line {line}: {m}: `{t}` is not a number"))
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+            values.iter_mut().for_each(|v| *v = None);
+            for (i, t) in fields[axes + 1..].iter().enumerate() {
+                let m = at[i];
+                values[m] = parse_value(t).map_err(|_| {
+                    refuse(
+                        &path,
+                        format!("line {line}: {}: `{t}` is not a number", columns.metrics[m]),
+                    )
+                })?;
+            }
             s.push(&fields[..axes], rep, &values).map_err(as_input)?;
             unit += 1;
         }
@@ -354,12 +433,42 @@ fn check_shards(parts: &[Part], first: &Manifest) -> Result<(Vec<String>, Summar
             ));
         }
     }
-    let (Some(header), Some(s)) = (header, summarizer) else {
+    let Some(s) = summarizer else {
         return Err(ScenarioError::new("", "merge needs at least one shard folder").into());
     };
-    let axes = header.len() - first.metrics.len() - 1;
-    let axis_columns = header.iter().take(axes).map(String::from).collect();
-    Ok((axis_columns, s.finish().map_err(as_input)?))
+    s.finish().map_err(as_input)
+}
+
+/// The shards' `histograms.csv` added up, when their manifests say they have
+/// one (folders of resim versions before it have none: no `pooled.csv` then).
+fn pooled_counts(
+    parts: &[Part],
+    first: &Manifest,
+    axis_columns: &[String],
+    summary: &Summary,
+) -> Result<Option<Pooled>, Error> {
+    if first.histograms.is_empty() {
+        return Ok(None);
+    }
+    if first.histograms != pooled::SCHEME {
+        return Err(refuse(
+            &parts[0].dir.join(super::manifest::FILE),
+            format!(
+                "histograms: `{}` is not a bucket scheme this resim knows (`{}`)",
+                first.histograms,
+                pooled::SCHEME
+            ),
+        ));
+    }
+    let axes = axis_columns.len();
+    let labels: Vec<Vec<String>> = summary
+        .wide
+        .rows
+        .iter()
+        .map(|r| r[..axes].iter().map(crate::report::Cell::render).collect())
+        .collect();
+    let dirs: Vec<&Path> = parts.iter().map(|p| p.dir.as_path()).collect();
+    Pooled::read_all(&dirs, axis_columns, &labels).map(Some)
 }
 
 /// A shard whose rows do not add up is bad input (exit 2), not a failure of resim.

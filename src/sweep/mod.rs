@@ -14,9 +14,11 @@
 //! (computed from the file's text alone) comes out byte for byte the same.
 
 mod extract;
+mod kinds;
 mod manifest;
 mod merge;
 mod output;
+mod pooled;
 mod report;
 mod runner;
 pub mod stats;
@@ -175,12 +177,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(in_file)?;
     let bytes = scenario::read_input(&opts.file, "scenario file")?;
-    let text = String::from_utf8(bytes.clone()).map_err(|_| {
-        in_file(ScenarioError::new(
-            "",
-            "the scenario file is not UTF-8 text",
-        ))
-    })?;
+    let text = scenario::decode_text(bytes.clone(), "scenario file").map_err(in_file)?;
     let scenario = scenario::load_str(
         &text,
         &opts.file,
@@ -272,6 +269,8 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         vary: opts.vary.clone(),
         metrics: schema.names.clone(),
         report: mc.report.clone(),
+        proportions: proportions(&named),
+        histograms: pooled::SCHEME.into(),
         baseline: baseline.clone(),
         latency_files: latency_files(&scenario)?,
         thresholds: manifest_thresholds(&base.thresholds),
@@ -294,10 +293,10 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         &folder.partial(),
         &scenario.columns(),
         &schema.names,
-        mc.confidence,
-        &baseline,
+        &manifest,
         whole,
-    )?;
+    )?
+    .pooling(scenario.rows.iter().map(|r| r.labels.clone()).collect());
 
     let rows_n = rows;
     let result = runner::run(
@@ -315,40 +314,30 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
                 measured.text(),
                 &measured.values,
             )?;
+            out.extra(&measured.extras)?;
+            out.pool(row, &measured.counts);
             if row as u64 == rows_n - 1 {
                 out.flush()?;
             }
             Ok(())
         },
     );
-    let unknown = match result {
-        Ok(unknown) => unknown,
-        Err(e) => {
-            let _ = out.flush();
-            let kept = out.rows_written();
-            let path = out.path().display().to_string();
-            let note = format!(
-                "\n(the sweep stopped; the {kept} rows finished before it are kept in {path}; \
-                 no other file in {} was changed)",
-                dir.display()
-            );
-            return Err(with_note(e, &note));
-        }
-    };
-    if unknown > 0 {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "warning: {unknown} metric values had no column in replications.csv: a table \
-             had rows that replication 0 of its compare row did not have (the columns \
-             are fixed by replication 0)"
+    if let Err(e) = result {
+        let _ = out.flush();
+        let kept = out.rows_written();
+        let path = out.path().display().to_string();
+        let note = format!(
+            "\n(the sweep stopped; the {kept} rows finished before it are kept in {path}; \
+             no other file in {} was changed)",
+            dir.display()
         );
+        return Err(with_note(e, &note));
     }
-    let summary = out.finish()?;
-    let mut files = match &summary {
-        Some(s) => output::summary_files(s)?,
-        None => Vec::new(),
-    };
+    let output::Finished {
+        summary,
+        added,
+        mut files,
+    } = out.finish()?;
     files.push((
         manifest::FILE.into(),
         Content::Bytes(manifest.to_toml()?.into_bytes()),
@@ -359,11 +348,12 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         "Monte-Carlo sweep: {replications} replication(s) x {rows} compare row(s), seed {}, {} thread(s)\n",
         seed, jobs
     ));
+    text.push_str(&report::added_columns(added));
     match (&summary, opts.shard) {
         (Some(s), _) => text.push_str(&report::render(s, &mc.report, mc.confidence)),
         (None, Some(s)) => text.push_str(&format!(
             "Shard {}/{}: units {}..{} of {total} (unit u = replication u / {rows}, row u % {rows}).\n\
-             Combine the shards with `resim merge DIR...` for summary.csv and paired.csv.\n",
+             Combine the shards with `resim merge DIR...` for summary.csv, paired.csv and pooled.csv.\n",
             s.index, s.count, units.0, units.1
         )),
         (None, None) => {}
@@ -387,6 +377,18 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         text,
         thresholds_failed,
     })
+}
+
+/// The metrics whose cells are booleans in any row's replication 0, in first-seen
+/// order: 0/1 by definition (the manifest's `proportions`).
+fn proportions(named: &[Named]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (name, cell) in named.iter().flatten() {
+        if matches!(cell, crate::report::Cell::Bool(_)) && !out.contains(name) {
+            out.push(name.clone());
+        }
+    }
+    out
 }
 
 /// Every file a compare row's latency models read, once each, with its hash.

@@ -1,10 +1,13 @@
 //! A sweep output folder: `replications.csv` grows row by row as units finish, in
 //! a staging file of its own (`replications.partial.csv`, flushed at every finished
-//! replication, so an interrupted run keeps them); the summary files, the manifest
-//! and the page are rendered at the end, and the whole set is put in place at once
-//! ([`crate::report::Folder`]), so a sweep that fails or is killed leaves the
-//! folder's previous results as they were.
+//! replication, so an interrupted run keeps them); the summary files
+//! (`summary.csv`, `paired.csv`, `summary_wide.csv`, `pooled.csv`), `histograms.csv`,
+//! the manifest and the page are rendered at the end, and the whole set is put in
+//! place at once ([`crate::report::Folder`]), so a sweep that fails or is killed
+//! leaves the folder's previous results as they were.
 
+use super::manifest::Manifest;
+use super::pooled::{Pooled, UnitCounts};
 use super::summary::{Summarizer, Summary};
 use crate::error::Error;
 use crate::report::{Content, Folder};
@@ -24,6 +27,8 @@ const LEGACY: &[&str] = &[
     "summary.csv",
     "paired.csv",
     "summary_wide.csv",
+    "pooled.csv",
+    super::pooled::HISTOGRAMS,
     "thresholds.csv",
     crate::report::html::FILE,
 ];
@@ -107,17 +112,28 @@ impl Output {
     }
 }
 
-/// `summary.csv`, `paired.csv` and `summary_wide.csv`, rendered.
+/// `summary.csv`, `paired.csv`, `summary_wide.csv` and (when there is one)
+/// `pooled.csv`, rendered.
 pub fn summary_files(summary: &Summary) -> Result<Vec<(String, Content)>, Error> {
-    [&summary.summary, &summary.paired, &summary.wide]
-        .into_iter()
-        .map(|t| {
-            Ok((
-                format!("{}.csv", t.name),
-                Content::Bytes(crate::report::to_csv(t)?),
-            ))
-        })
-        .collect()
+    summary.tables().iter().map(table_file).collect()
+}
+
+/// A table as the file `<name>.csv` of the set.
+pub fn table_file(t: &crate::report::Table) -> Result<(String, Content), Error> {
+    Ok((
+        format!("{}.csv", t.name),
+        Content::Bytes(crate::report::to_csv(t)?),
+    ))
+}
+
+/// What a finished [`Replications`] gives: its summary (when summarizing), how
+/// many metric columns later replications added, and the files to put in place
+/// with the rows (`histograms.csv` when pooling; the summary files when
+/// summarizing).
+pub struct Finished {
+    pub summary: Option<Summary>,
+    pub added: usize,
+    pub files: Vec<(String, Content)>,
 }
 
 /// The rows of `replications.csv`, in unit order, and the summary they feed.
@@ -128,6 +144,13 @@ pub struct Replications {
     file: File,
     path: PathBuf,
     summarizer: Option<Summarizer>,
+    /// Every replication's requests and answered times, per compare row.
+    pooled: Option<Pooled>,
+    /// Values of metrics `metrics` lacks, kept aside until the end.
+    extras: Option<Extras>,
+    metrics: Vec<String>,
+    manifest: Manifest,
+    axis_columns: Vec<String>,
     rows_written: u64,
     /// Rows in `csv`, not yet in the file.
     pending_rows: u64,
@@ -138,13 +161,13 @@ pub struct Replications {
 impl Replications {
     /// Starts the file `path` (the staging file of `replications.csv`) with its
     /// header. With `summarize`, every row also feeds the summary (only a whole
-    /// run or a merge has every row).
+    /// run or a merge has every row). The metric columns are `metrics` (the
+    /// manifest's, or a merge's with the shards' later columns).
     pub fn create(
         path: &Path,
         axis_columns: &[String],
         metrics: &[String],
-        confidence: f64,
-        baseline: &[String],
+        manifest: &Manifest,
         summarize: bool,
     ) -> Result<Replications, Error> {
         let path = path.to_path_buf();
@@ -160,10 +183,11 @@ impl Replications {
                 Summarizer::new(
                     axis_columns.to_vec(),
                     metrics.to_vec(),
-                    confidence,
+                    manifest.confidence,
                     &path.display().to_string(),
                 )
-                .with_baseline(baseline.to_vec())
+                .with_baseline(manifest.baseline.clone())
+                .with_proportions(&manifest.proportions)
             }),
             csv: {
                 csv.write_record(header).map_err(|e| csv_error(&path, e))?;
@@ -171,6 +195,11 @@ impl Replications {
             },
             file,
             path,
+            pooled: None,
+            extras: None,
+            metrics: metrics.to_vec(),
+            manifest: manifest.clone(),
+            axis_columns: axis_columns.to_vec(),
             rows_written: 0,
             pending_rows: 0,
             committed: 0,
@@ -199,6 +228,37 @@ impl Replications {
         self.pending_rows += 1;
         if let Some(s) = &mut self.summarizer {
             s.push(labels, replication, values)?;
+        }
+        Ok(())
+    }
+
+    /// Pools the runs' requests ([`Self::pool`]) of the compare rows with these
+    /// labels, for `histograms.csv` (and `pooled.csv` when summarizing).
+    pub fn pooling(mut self, labels: Vec<Vec<String>>) -> Replications {
+        self.pooled = Some(Pooled::new(labels));
+        self
+    }
+
+    /// Adds one run of compare row `row` to the pooled counts.
+    pub fn pool(&mut self, row: usize, counts: &UnitCounts) {
+        if let Some(p) = &mut self.pooled {
+            p.add(row, counts);
+        }
+    }
+
+    /// Keeps the values of metrics that have no column (`name`, text) of the row
+    /// written last, for the columns added at the end ([`Self::finish`]).
+    pub fn extra(&mut self, values: &[(String, String)]) -> Result<(), Error> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let row = self.rows_written + self.pending_rows - 1;
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        if self.extras.is_none() {
+            self.extras = Some(Extras::create(dir)?);
+        }
+        if let Some(e) = &mut self.extras {
+            e.push(row, values)?;
         }
         Ok(())
     }
@@ -239,13 +299,311 @@ impl Replications {
         &self.path
     }
 
-    /// Flushes and, when summarizing, returns the summary of every row.
-    pub fn finish(mut self) -> Result<Option<Summary>, Error> {
+    /// Flushes, adds the columns of metrics later replications had (rewriting
+    /// the staging file once, see [`Extras`]) and renders `histograms.csv` when
+    /// pooling and, when summarizing, `summary.csv`, `paired.csv`,
+    /// `summary_wide.csv` and `pooled.csv`: nothing is put in place here.
+    pub fn finish(mut self) -> Result<Finished, Error> {
         self.flush()?;
-        self.summarizer.map(Summarizer::finish).transpose()
+        let mut added = 0;
+        if let Some(extras) = self.extras.take() {
+            added = extras.names.len();
+            let summarizer = self.summarizer.is_some().then(|| {
+                let metrics = super::extract::place(&self.metrics, &extras.names);
+                Summarizer::new(
+                    self.axis_columns.clone(),
+                    metrics,
+                    self.manifest.confidence,
+                    &self.path.display().to_string(),
+                )
+                .with_baseline(self.manifest.baseline.clone())
+                .with_proportions(&self.manifest.proportions)
+            });
+            self.summarizer = extras.rewrite(&self.path, &self.metrics, summarizer)?;
+        }
+        let mut files = Vec::new();
+        let summary = match self.summarizer {
+            Some(s) => {
+                let mut summary = s.finish()?;
+                summary.pooled = self.pooled.as_ref().map(|p| p.table(&self.axis_columns));
+                files = summary_files(&summary)?;
+                Some(summary)
+            }
+            None => None,
+        };
+        if let Some(p) = &self.pooled {
+            files.push(table_file(&p.histograms(&self.axis_columns))?);
+        }
+        Ok(Finished {
+            summary,
+            added,
+            files,
+        })
+    }
+}
+
+/// Values of metrics that replication 0 did not have (its compare row's tables
+/// had fewer rows: a later replication's run lasted more windows, a member was
+/// seen only sometimes). While the sweep runs they go to a temporary file
+/// beside the staging file (`.replications_extra.csv.<pid>.tmp`, `row,metric,value`
+/// in row order), so memory stays bounded; at the end the staging file is
+/// rewritten once with their columns ([`super::extract::place`]), rows that lack
+/// one having an empty cell, before the set is put in place. An interrupted
+/// sweep keeps its rows without them. The temporary file is removed when this is
+/// dropped, whether the sweep completed or failed; one a killed sweep left is
+/// removed by the next run in the folder ([`crate::report::folder`]).
+struct Extras {
+    /// The metrics in first-seen order.
+    names: Vec<String>,
+    index: std::collections::HashMap<String, usize>,
+    spill: csv::Writer<std::io::BufWriter<File>>,
+    path: PathBuf,
+}
+
+impl Extras {
+    fn create(dir: &Path) -> Result<Extras, Error> {
+        let path = dir.join(format!(
+            ".replications_extra.csv.{}.tmp",
+            std::process::id()
+        ));
+        let file = File::create(&path).map_err(io(format!("cannot write {}", path.display())))?;
+        Ok(Extras {
+            names: Vec::new(),
+            index: std::collections::HashMap::new(),
+            spill: csv::Writer::from_writer(std::io::BufWriter::new(file)),
+            path,
+        })
+    }
+
+    fn push(&mut self, row: u64, values: &[(String, String)]) -> Result<(), Error> {
+        for (name, text) in values {
+            let k = match self.index.get(name) {
+                Some(&k) => k,
+                None => {
+                    self.index.insert(name.clone(), self.names.len());
+                    self.names.push(name.clone());
+                    self.names.len() - 1
+                }
+            };
+            self.spill
+                .write_record([row.to_string(), k.to_string(), text.clone()])
+                .map_err(|e| csv_error(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Rewrites the rows at `target` (the staging file, metric columns `base`)
+    /// with every metric's column (temporary file + rename), feeding `summarizer`
+    /// (whose metrics are the new columns) every row; returns it.
+    fn rewrite(
+        mut self,
+        target: &Path,
+        base: &[String],
+        mut summarizer: Option<Summarizer>,
+    ) -> Result<Option<Summarizer>, Error> {
+        let spill_error = |e: csv::Error| csv_error(&self.path, e);
+        self.spill
+            .flush()
+            .map_err(|e| csv_error(&self.path, e.into()))?;
+        let columns = super::extract::place(base, &self.names);
+        let at: std::collections::HashMap<&str, usize> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.as_str(), i))
+            .collect();
+        let base_at: Vec<usize> = base.iter().map(|m| at[m.as_str()]).collect();
+        let extra_at: Vec<usize> = self.names.iter().map(|m| at[m.as_str()]).collect();
+        let mut spill = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_path(&self.path)
+            .map_err(spill_error)?
+            .into_records()
+            .peekable();
+        let mut reader = csv::Reader::from_path(target).map_err(|e| csv_error(target, e))?;
+        let header = reader.headers().map_err(|e| csv_error(target, e))?.clone();
+        let axes = header.len() - base.len() - 1;
+        let name = target
+            .file_name()
+            .map_or_else(|| PARTIAL.into(), |n| n.to_string_lossy().into_owned());
+        let tmp = target.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let written = (|| -> Result<(), Error> {
+            let file = File::create(&tmp).map_err(io(format!("cannot write {}", tmp.display())))?;
+            let mut out = csv::Writer::from_writer(std::io::BufWriter::new(file));
+            let fail = |e: csv::Error| csv_error(target, e);
+            out.write_record(
+                header
+                    .iter()
+                    .take(axes + 1)
+                    .chain(columns.iter().map(String::as_str)),
+            )
+            .map_err(fail)?;
+            let mut cells = vec![String::new(); columns.len()];
+            let mut values = vec![None; columns.len()];
+            for (row, record) in reader.records().enumerate() {
+                let record = record.map_err(fail)?;
+                cells.iter_mut().for_each(String::clear);
+                for (i, text) in record.iter().skip(axes + 1).enumerate() {
+                    cells[base_at[i]].push_str(text);
+                }
+                while let Some(Ok(e)) = spill.peek() {
+                    if e.get(0).and_then(|r| r.parse::<usize>().ok()) != Some(row) {
+                        break;
+                    }
+                    let k: usize = e.get(1).and_then(|k| k.parse().ok()).unwrap_or(usize::MAX);
+                    if let (Some(&c), Some(text)) = (extra_at.get(k), e.get(2)) {
+                        cells[c] = text.to_string();
+                    }
+                    spill.next();
+                }
+                if let Some(s) = &mut summarizer {
+                    for (v, text) in values.iter_mut().zip(&cells) {
+                        *v = super::extract::parse_value(text).ok().flatten();
+                    }
+                    let labels: Vec<String> = record.iter().take(axes).map(String::from).collect();
+                    s.push(&labels, &record[axes], &values)?;
+                }
+                out.write_record(
+                    record
+                        .iter()
+                        .take(axes + 1)
+                        .chain(cells.iter().map(String::as_str)),
+                )
+                .map_err(fail)?;
+            }
+            out.into_inner()
+                .map_err(|e| io(format!("cannot write {}", tmp.display()))(e.into_error()))?
+                .into_inner()
+                .map_err(|e| io(format!("cannot write {}", tmp.display()))(e.into_error()))?
+                .sync_all()
+                .map_err(io(format!("cannot write {}", tmp.display())))?;
+            std::fs::rename(&tmp, target).map_err(io(format!("cannot write {}", target.display())))
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written?;
+        Ok(summarizer)
+    }
+}
+
+impl Drop for Extras {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
 fn csv_error(path: &Path, e: csv::Error) -> Error {
     Error::Other(format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Three replications of one compare row into `dir`'s staging file, the
+    /// later two with a metric `b` replication 0 did not have.
+    fn three_rows(dir: &Path, summarize: bool) -> Replications {
+        let mut manifest = super::super::manifest::tests::manifest();
+        manifest.proportions.clear();
+        let labels = vec!["r".to_string()];
+        let mut out = Replications::create(
+            &dir.join(PARTIAL),
+            &["x".to_string()],
+            &["a".to_string()],
+            &manifest,
+            summarize,
+        )
+        .unwrap()
+        .pooling(vec![labels.clone()]);
+        for rep in 0..3 {
+            let rep = rep.to_string();
+            out.write(&labels, &rep, ["1"].into_iter(), &[Some(1.0)])
+                .unwrap();
+            if rep != "0" {
+                out.extra(&[("b".to_string(), rep.clone())]).unwrap();
+            }
+            out.flush().unwrap();
+        }
+        out
+    }
+
+    fn spill(dir: &Path) -> bool {
+        names(dir)
+            .iter()
+            .any(|n| n.starts_with(".replications_extra"))
+    }
+
+    #[test]
+    fn added_columns_rewrite_the_staging_file_and_leave_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let out = three_rows(d, true);
+        assert!(spill(d), "the values of `b` wait in a temporary file");
+        let done = out.finish().unwrap();
+        assert_eq!(names(d), [PARTIAL], "only the staging file, rewritten");
+        assert_eq!(
+            std::fs::read_to_string(d.join(PARTIAL)).unwrap(),
+            "x,replication,a,b\nr,0,1,\nr,1,1,1\nr,2,1,2\n"
+        );
+        assert_eq!(done.added, 1);
+        let files: Vec<&str> = done.files.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            files,
+            [
+                "summary.csv",
+                "paired.csv",
+                "summary_wide.csv",
+                "pooled.csv",
+                super::super::pooled::HISTOGRAMS
+            ]
+        );
+    }
+
+    #[test]
+    fn a_shard_puts_only_its_histograms_beside_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let done = three_rows(dir.path(), false).finish().unwrap();
+        assert!(done.summary.is_none());
+        let files: Vec<&str> = done.files.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(files, [super::super::pooled::HISTOGRAMS]);
+        assert_eq!(names(dir.path()), [PARTIAL]);
+    }
+
+    #[test]
+    fn a_sweep_that_stops_removes_its_temporary_and_keeps_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let out = three_rows(d, true);
+        assert!(spill(d));
+        drop(out);
+        assert_eq!(names(d), [PARTIAL]);
+        assert_eq!(
+            std::fs::read_to_string(d.join(PARTIAL)).unwrap(),
+            "x,replication,a\nr,0,1\nr,1,1\nr,2,1\n"
+        );
+    }
+
+    #[test]
+    fn a_killed_sweeps_temporaries_are_recognized_as_resims() {
+        // What the next run's `Folder::open` removes once the process is gone.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for name in [
+            ".replications_extra.csv.999999999.tmp",
+            ".replications.partial.csv.999999999.tmp",
+        ] {
+            std::fs::write(d.join(name), "x").unwrap();
+        }
+        crate::report::folder::remove_stale_temporaries(d);
+        assert!(names(d).is_empty(), "{:?}", names(d));
+    }
 }

@@ -46,8 +46,7 @@ pub fn probe(pool: &ThreadPool, runner: &RowRunner) -> Result<Vec<Vec<Table>>, E
 type Batch = (u64, Vec<Result<Measured, Error>>);
 
 /// Runs units `[start, end)` and calls `sink(unit, measured)` for each, in unit
-/// order. `layouts[row]` places row `row`'s metrics. Returns how many metric values
-/// had no column in the schema.
+/// order. `layouts[row]` places row `row`'s metrics.
 pub fn run(
     pool: &ThreadPool,
     runner: &RowRunner,
@@ -56,7 +55,7 @@ pub fn run(
     (start, end): (u64, u64),
     progress: bool,
     mut sink: impl FnMut(u64, &Measured) -> Result<(), Error>,
-) -> Result<u64, Error> {
+) -> Result<(), Error> {
     let rows = runner.row_count() as u64;
     let batch = batch_size(end - start, pool.current_num_threads() as u64);
     let next = AtomicU64::new(start);
@@ -97,16 +96,12 @@ pub fn run(
         });
         let mut pending = BTreeMap::new();
         let mut at = start;
-        let mut unknown = 0u64;
         let mut failure = None;
         'receive: for (first, result) in rx {
             pending.insert(first, result);
             while let Some(results) = pending.remove(&at) {
                 for result in results {
-                    let done = result.and_then(|m| {
-                        unknown += m.unknown as u64;
-                        sink(at, &m)
-                    });
+                    let done = result.and_then(|m| sink(at, &m));
                     if let Err(e) = done {
                         failure = Some(e);
                         break 'receive;
@@ -123,7 +118,7 @@ pub fn run(
         bar.finish_and_clear();
         match failure {
             Some(e) => Err(e),
-            None => Ok(unknown),
+            None => Ok(()),
         }
     })
 }

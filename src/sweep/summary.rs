@@ -12,9 +12,24 @@
 //! the noise. For each row and each axis on which the row is not at the axis's first
 //! value, `paired.csv` gives the row's value minus the value of the row that differs
 //! only in that axis being at its first value ("weighted drops 2.1 +/- 0.3 more
-//! than greedy"), with its own Student t interval.
+//! than greedy"), with its own interval.
+//!
+//! Intervals fit the metric's kind ([`super::kinds`]): Student t for numbers
+//! (cut to [0, 100] for percentages), Wilson for 0/1 metrics (Tango for their
+//! paired differences). Each line's `interval` column names the one it uses.
+//!
+//! Censored metrics (recovery times, empty when the run stayed stuck): a stuck
+//! replication is not a missing value but one beyond the run's end. `n` counts
+//! every replication with the fault, `recovered` those that recovered, and `p50`
+//! is the upper median sorted[n/2] over all n with the stuck ones last (empty when
+//! at least half stayed stuck: the median is then beyond the run's end). `min`
+//! is the fastest recovery. The mean, sd, interval and max are those of every
+//! replication only when none stayed stuck; otherwise they would describe the
+//! recovered ones alone, and are left empty (`interval` = `censored`). A paired
+//! difference with a stuck side is censored the same way.
 
-use super::stats::{Median, Running, t_quantile};
+use super::kinds::{Kind, kinds};
+use super::stats::{Median, Running, normal_quantile, t_quantile, tango, wilson};
 use crate::error::Error;
 use crate::report::{Cell, Table};
 use std::collections::HashMap;
@@ -51,6 +66,17 @@ pub struct Summarizer {
     reference: Vec<String>,
     /// Per pair x metric.
     paired: Vec<Running>,
+    /// Per metric: what its values are.
+    kinds: Vec<Kind>,
+    /// The metrics that are 0/1 or censored (counted apart).
+    special: Vec<usize>,
+    /// Per row x metric: the ones of a proportion, the stuck replications of a
+    /// censored metric (0 for the other kinds).
+    tally: Vec<u64>,
+    /// Per pair x metric: for a proportion, the pairs 1 - 0 (`up`) and 0 - 1
+    /// (`down`); for a censored metric, `up` counts the pairs with a stuck side.
+    paired_up: Vec<u64>,
+    paired_down: Vec<u64>,
     /// Data rows consumed (for messages).
     line: u64,
     source: String,
@@ -63,6 +89,18 @@ pub struct Summary {
     /// `summary` pivoted for spreadsheets: one row per compare row, one column
     /// per metric (its mean).
     pub wide: Table,
+    /// `pooled.csv`: percentiles over every replication's requests (absent in a
+    /// merge of folders written before it).
+    pub pooled: Option<Table>,
+}
+
+impl Summary {
+    /// The tables written as CSV files.
+    pub fn tables(&self) -> Vec<Table> {
+        let mut out = vec![self.summary.clone(), self.paired.clone(), self.wide.clone()];
+        out.extend(self.pooled.clone());
+        out
+    }
 }
 
 impl Summarizer {
@@ -74,6 +112,11 @@ impl Summarizer {
         source: &str,
     ) -> Summarizer {
         Summarizer {
+            kinds: Vec::new(),
+            special: Vec::new(),
+            tally: Vec::new(),
+            paired_up: Vec::new(),
+            paired_down: Vec::new(),
             axis_columns,
             metrics,
             confidence,
@@ -90,11 +133,23 @@ impl Summarizer {
             line: 0,
             source: source.to_string(),
         }
+        .with_proportions(&[])
     }
 
     /// Paired differences against `axis=value` rows instead of each axis's first.
     pub fn with_baseline(mut self, baseline: Vec<String>) -> Summarizer {
         self.baseline = baseline;
+        self
+    }
+
+    /// The metrics whose cells are booleans (the manifest's `proportions`): each
+    /// gets a Wilson interval.
+    pub fn with_proportions(mut self, proportions: &[String]) -> Summarizer {
+        self.kinds = kinds(&self.metrics, proportions);
+        self.special = (self.kinds.iter().enumerate())
+            .filter(|(_, k)| matches!(k, Kind::Proportion | Kind::Censored { .. }))
+            .map(|(i, _)| i)
+            .collect();
         self
     }
 
@@ -123,6 +178,17 @@ impl Summarizer {
         self.line += 1;
         if labels.len() != self.axis_columns.len() || values.len() != self.metrics.len() {
             return Err(self.bad("wrong number of columns".into()));
+        }
+        for &k in &self.special {
+            if let (Kind::Proportion, Some(x)) = (self.kinds[k], &values[k])
+                && *x != 0.0
+                && *x != 1.0
+            {
+                return Err(self.bad(format!(
+                    "{}: {x} where a 0/1 metric (a boolean of the run's tables) needs 0 or 1",
+                    self.metrics[k]
+                )));
+            }
         }
         if self.current.as_deref() != Some(replication) {
             self.close_group()?;
@@ -161,9 +227,9 @@ impl Summarizer {
         let m = self.metrics.len();
         for (i, values) in group.iter().enumerate() {
             for (k, v) in values.iter().enumerate() {
-                if let Some(x) = v {
-                    self.stats[i * m + k].push(*x);
-                    self.medians[i * m + k].push(*x);
+                if let Some(x) = *v {
+                    self.stats[i * m + k].push(x);
+                    self.medians[i * m + k].push(x);
                 }
             }
         }
@@ -172,6 +238,39 @@ impl Summarizer {
             for k in 0..m {
                 if let (Some(x), Some(y)) = (a[k], b[k]) {
                     self.paired[p * m + k].push(x - y);
+                }
+            }
+        }
+        // the counts of 0/1 and censored metrics (a censored metric's cell is
+        // empty when its run stayed stuck, so the loops above left it out)
+        let stuck = |v: &[Option<f64>], s: usize| v[s] == Some(1.0);
+        for &k in &self.special {
+            for (i, values) in group.iter().enumerate() {
+                let counted = match self.kinds[k] {
+                    Kind::Proportion => values[k] == Some(1.0),
+                    Kind::Censored { stuck: s } => stuck(values, s),
+                    _ => false,
+                };
+                self.tally[i * m + k] += u64::from(counted);
+            }
+            for (p, pair) in self.pairs.iter().enumerate() {
+                let (a, b) = (&group[pair.row], &group[pair.reference]);
+                let at = p * m + k;
+                match self.kinds[k] {
+                    Kind::Proportion => {
+                        if let (Some(x), Some(y)) = (a[k], b[k]) {
+                            self.paired_up[at] += u64::from(x > y);
+                            self.paired_down[at] += u64::from(x < y);
+                        }
+                    }
+                    Kind::Censored { stuck: s } => {
+                        // both rows had the fault, and one (or both) stayed stuck
+                        let known = |v: &[Option<f64>]| stuck(v, s) || v[k].is_some();
+                        if known(a) && known(b) && (stuck(a, s) || stuck(b, s)) {
+                            self.paired_up[at] += 1;
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
@@ -215,7 +314,10 @@ impl Summarizer {
         let cap = (MEDIAN_BUDGET / series).clamp(64, 1 << 20);
         self.stats = vec![Running::default(); self.rows.len() * m];
         self.medians = vec![Median::with_cap(cap); self.rows.len() * m];
+        self.tally = vec![0; self.rows.len() * m];
         self.paired = vec![Running::default(); self.pairs.len() * m];
+        self.paired_up = vec![0; self.pairs.len() * m];
+        self.paired_down = vec![0; self.pairs.len() * m];
         Ok(())
     }
 
@@ -229,11 +331,14 @@ impl Summarizer {
                 .chain(rest.iter().map(|s| s.to_string()))
                 .collect()
         };
+        let level = percent(self.confidence);
         let mut summary = Table::new(
             "summary",
             &format!(
-                "Per row and metric over the replications: mean, sd, {} Student t interval of the mean, min, p50 (sorted[n/2]), max, n, the interval's confidence level",
-                percent(self.confidence)
+                "Per row and metric over the replications: mean, sd, {level} interval of the mean \
+                 (`interval`: Student t, t cut to [0, 100] for percentages, Wilson for 0/1 metrics), \
+                 min, p50 (sorted[n/2]), max, n, the interval's confidence level; recovery times: \
+                 `recovered` of n, and no mean unless every replication recovered"
             ),
             headers(&[
                 "metric",
@@ -246,64 +351,188 @@ impl Summarizer {
                 "max",
                 "n",
                 "confidence",
+                "interval",
+                "recovered",
             ]),
         );
-        let mut t_of_n: HashMap<u64, f64> = HashMap::new();
         let confidence = self.confidence;
-        let mut interval_cells = |r: &Running| -> [Cell; 2] {
+        let z = normal_quantile(0.5 + confidence / 2.0);
+        let mut t_of_n: HashMap<u64, f64> = HashMap::new();
+        let mut t_interval = |r: &Running| -> Option<(f64, f64)> {
             let t = *t_of_n
                 .entry(r.n())
                 .or_insert_with(|| t_quantile(0.5 + confidence / 2.0, r.n().max(2) as f64 - 1.0));
-            let ci = r.interval_with(t);
-            [ci.map(|c| c.0).into(), ci.map(|c| c.1).into()]
+            r.interval_with(t)
         };
+        let mut means = Vec::with_capacity(self.rows.len() * m);
         for (i, labels) in self.rows.iter().enumerate() {
             for (k, name) in self.metrics.iter().enumerate() {
-                let s = &self.stats[i * m + k];
+                let at = i * m + k;
+                let s = &self.stats[at];
+                let median = &mut self.medians[at];
+                let line = match self.kinds[k] {
+                    Kind::Censored { .. } => {
+                        censored_line(s, median, self.tally[at], &mut t_interval)
+                    }
+                    kind => {
+                        let ci = match kind {
+                            Kind::Proportion => wilson(self.tally[at], s.n(), z),
+                            Kind::Percent => t_interval(s).map(|c| clip(c, 0.0, 100.0)),
+                            _ => t_interval(s),
+                        };
+                        Line {
+                            mean: s.mean(),
+                            sd: s.sd(),
+                            ci,
+                            min: s.min(),
+                            p50: median.median(),
+                            max: s.max(),
+                            n: s.n(),
+                            interval: kind.interval(),
+                            recovered: None,
+                        }
+                    }
+                };
+                means.push(line.mean);
                 let mut cells = text_cells(labels);
                 cells.push(name.as_str().into());
-                cells.push(s.mean().into());
-                cells.push(s.sd().into());
-                cells.extend(interval_cells(s));
-                cells.push(s.min().into());
-                cells.push(self.medians[i * m + k].median().into());
-                cells.push(s.max().into());
-                cells.push(s.n().into());
-                cells.push(confidence.into());
+                cells.extend([
+                    line.mean.into(),
+                    line.sd.into(),
+                    line.ci.map(|c| c.0).into(),
+                    line.ci.map(|c| c.1).into(),
+                    line.min.into(),
+                    line.p50.into(),
+                    line.max.into(),
+                    line.n.into(),
+                    confidence.into(),
+                    line.interval.into(),
+                    line.recovered.into(),
+                ]);
                 summary.push(cells);
             }
         }
         let mut paired = Table::new(
             "paired",
             &format!(
-                "Paired differences on common random numbers: row minus the row with `axis` at its first value (`versus`), {} interval",
-                percent(self.confidence)
+                "Paired differences on common random numbers: row minus the row with `axis` at its first value (`versus`), \
+                 {level} interval (`interval`: Student t, cut to [-100, 100] for percentages, Tango for 0/1 metrics)"
             ),
             headers(&[
-                "axis", "versus", "metric", "mean", "sd", "ci_low", "ci_high", "n",
+                "axis", "versus", "metric", "mean", "sd", "ci_low", "ci_high", "n", "interval",
             ]),
         );
         for (p, pair) in self.pairs.iter().enumerate() {
             for (k, name) in self.metrics.iter().enumerate() {
-                let s = &self.paired[p * m + k];
+                let at = p * m + k;
+                let s = &self.paired[at];
+                let kind = self.kinds[k];
+                let (mean, sd, ci, n, interval) = match kind {
+                    Kind::Censored { .. } if self.paired_up[at] > 0 => {
+                        (None, None, None, s.n() + self.paired_up[at], "censored")
+                    }
+                    Kind::Proportion => (
+                        s.mean(),
+                        s.sd(),
+                        tango(self.paired_up[at], self.paired_down[at], s.n(), z),
+                        s.n(),
+                        kind.paired_interval(),
+                    ),
+                    Kind::Percent => (
+                        s.mean(),
+                        s.sd(),
+                        t_interval(s).map(|c| clip(c, -100.0, 100.0)),
+                        s.n(),
+                        kind.paired_interval(),
+                    ),
+                    _ => (
+                        s.mean(),
+                        s.sd(),
+                        t_interval(s),
+                        s.n(),
+                        kind.paired_interval(),
+                    ),
+                };
                 let mut cells = text_cells(&self.rows[pair.row]);
                 cells.push(self.axis_columns[pair.axis].as_str().into());
                 cells.push(self.reference[pair.axis].as_str().into());
                 cells.push(name.as_str().into());
-                cells.push(s.mean().into());
-                cells.push(s.sd().into());
-                cells.extend(interval_cells(s));
-                cells.push(s.n().into());
+                cells.extend([
+                    mean.into(),
+                    sd.into(),
+                    ci.map(|c| c.0).into(),
+                    ci.map(|c| c.1).into(),
+                    n.into(),
+                    interval.into(),
+                ]);
                 paired.push(cells);
             }
         }
-        let wide = wide_means(&self.axis_columns, &self.metrics, &self.rows, &self.stats);
+        let wide = wide_means(&self.axis_columns, &self.metrics, &self.rows, &means);
         Ok(Summary {
             summary,
             paired,
             wide,
+            pooled: None,
         })
     }
+}
+
+/// One line of `summary.csv` after the metric's name.
+struct Line {
+    mean: Option<f64>,
+    sd: Option<f64>,
+    ci: Option<(f64, f64)>,
+    min: Option<f64>,
+    p50: Option<f64>,
+    max: Option<f64>,
+    n: u64,
+    interval: &'static str,
+    recovered: Option<u64>,
+}
+
+/// The line of a censored metric: `s` and `median` hold the recovered
+/// replications' values, `stuck` counts the others (see the module docs).
+fn censored_line(
+    s: &Running,
+    median: &mut Median,
+    stuck: u64,
+    t_interval: &mut impl FnMut(&Running) -> Option<(f64, f64)>,
+) -> Line {
+    let recovered = s.n();
+    let n = recovered + stuck;
+    // sorted[n / 2] over all n, the stuck ones last: a recovered value when
+    // that rank falls among them
+    let p50 = median.at_rank(n / 2);
+    if stuck == 0 {
+        return Line {
+            mean: s.mean(),
+            sd: s.sd(),
+            ci: t_interval(s),
+            min: s.min(),
+            p50,
+            max: s.max(),
+            n,
+            interval: "t",
+            recovered: Some(recovered),
+        };
+    }
+    Line {
+        mean: None,
+        sd: None,
+        ci: None,
+        min: s.min(),
+        p50,
+        max: None,
+        n,
+        interval: "censored",
+        recovered: Some(recovered),
+    }
+}
+
+/// `(low, high)` intersected with `[min, max]`.
+fn clip((low, high): (f64, f64), min: f64, max: f64) -> (f64, f64) {
+    (low.clamp(min, max), high.clamp(min, max))
 }
 
 /// One row per compare row, one column per metric holding its mean over the
@@ -312,7 +541,7 @@ fn wide_means(
     axis_columns: &[String],
     metrics: &[String],
     rows: &[Vec<String>],
-    stats: &[Running],
+    means: &[Option<f64>],
 ) -> Table {
     let mut wide = Table::new(
         "summary_wide",
@@ -322,7 +551,7 @@ fn wide_means(
     let m = metrics.len();
     for (i, labels) in rows.iter().enumerate() {
         let mut cells = text_cells(labels);
-        cells.extend((0..m).map(|k| stats[i * m + k].mean().into()));
+        cells.extend((0..m).map(|k| means[i * m + k].into()));
         wide.push(cells);
     }
     wide
@@ -387,17 +616,17 @@ mod tests {
         let csv = String::from_utf8(crate::report::to_csv(&out.summary).unwrap()).unwrap();
         assert_eq!(
             csv,
-            "policy,metric,mean,sd,ci_low,ci_high,min,p50,max,n,confidence\n\
-             greedy,t.dropped,1.50,1.290994,-0.55426,3.55426,0,2,3,4,0.95\n\
-             equal,t.dropped,3.50,1.290994,1.44574,5.55426,2,4,5,4,0.95\n"
+            "policy,metric,mean,sd,ci_low,ci_high,min,p50,max,n,confidence,interval,recovered\n\
+             greedy,t.dropped,1.50,1.290994,-0.55426,3.55426,0,2,3,4,0.95,t,\n\
+             equal,t.dropped,3.50,1.290994,1.44574,5.55426,2,4,5,4,0.95,t,\n"
         );
         let csv = String::from_utf8(crate::report::to_csv(&out.wide).unwrap()).unwrap();
         assert_eq!(csv, "policy,t.dropped\ngreedy,1.50\nequal,3.50\n");
         let csv = String::from_utf8(crate::report::to_csv(&out.paired).unwrap()).unwrap();
         assert_eq!(
             csv,
-            "policy,axis,versus,metric,mean,sd,ci_low,ci_high,n\n\
-             equal,policy,greedy,t.dropped,2,0,2,2,4\n"
+            "policy,axis,versus,metric,mean,sd,ci_low,ci_high,n,interval\n\
+             equal,policy,greedy,t.dropped,2,0,2,2,4,t\n"
         );
     }
 
@@ -411,6 +640,142 @@ mod tests {
         assert_eq!(out.summary.rows[1][n], Cell::Int(0));
         assert_eq!(out.summary.rows[1][1], Cell::Empty);
         assert_eq!(out.paired.rows.len(), 0);
+    }
+
+    /// The summary's cells of `metric` in row `policy`, as text, by column.
+    fn line(out: &Summary, policy: &str, metric: &str) -> HashMap<String, String> {
+        let t = &out.summary;
+        let row = t
+            .rows
+            .iter()
+            .find(|r| r[0].render() == policy && r[1].render() == metric)
+            .unwrap_or_else(|| panic!("no line {policy} {metric}"));
+        t.headers
+            .iter()
+            .cloned()
+            .zip(row.iter().map(Cell::render))
+            .collect()
+    }
+
+    #[test]
+    fn zero_one_metrics_get_wilson_and_percentages_stay_in_range() {
+        let metrics = s(&["r.stuck", "o.answered_pct"]);
+        let mut z = Summarizer::new(s(&["policy"]), metrics, 0.95, "test")
+            .with_proportions(&s(&["r.stuck"]));
+        // never stuck in 20, one stuck in 2; answered_pct 100 or 99
+        for r in 0..20u32 {
+            let rep = r.to_string();
+            let pct = if r % 2 == 0 { 100.0 } else { 99.0 };
+            z.push(&s(&["a"]), &rep, &[Some(0.0), Some(pct)]).unwrap();
+            let stuck = if r % 10 == 0 { 1.0 } else { 0.0 };
+            z.push(&s(&["b"]), &rep, &[Some(stuck), Some(100.0)])
+                .unwrap();
+        }
+        let out = z.finish().unwrap();
+        let a = line(&out, "a", "r.stuck");
+        assert_eq!(
+            (
+                &a["mean"][..],
+                &a["ci_low"][..],
+                &a["ci_high"][..],
+                &a["interval"][..]
+            ),
+            ("0", "0", "0.161125", "wilson")
+        );
+        let b = line(&out, "b", "r.stuck");
+        assert_eq!(
+            (&b["mean"][..], &b["ci_low"][..], &b["ci_high"][..]),
+            ("0.10", "0.027866", "0.301034")
+        );
+        let pct = line(&out, "a", "o.answered_pct");
+        assert_eq!(
+            (&pct["ci_high"][..], &pct["interval"][..]),
+            ("99.740086", "t-clipped")
+        );
+        let pct = line(&out, "b", "o.answered_pct");
+        assert_eq!((&pct["ci_low"][..], &pct["ci_high"][..]), ("100", "100"));
+        // paired: b - a is 1 in 2 pairs, 0 in 18: Tango, inside [-1, 1]
+        let t = &out.paired;
+        let d = t.rows.iter().find(|r| r[3].render() == "r.stuck").unwrap();
+        let cells: Vec<String> = d.iter().map(Cell::render).collect();
+        assert_eq!(cells[4], "0.10");
+        assert_eq!(cells[9], "tango");
+        let (lo, hi): (f64, f64) = (cells[6].parse().unwrap(), cells[7].parse().unwrap());
+        assert!(lo > -0.1 && lo < 0.0 && hi > 0.25 && hi < 0.35, "{cells:?}");
+
+        // a 0/1 metric holding another value is refused
+        let mut z = Summarizer::new(vec![], s(&["r.stuck"]), 0.95, "f.csv")
+            .with_proportions(&s(&["r.stuck"]));
+        let e = z.push(&[], "0", &[Some(0.5)]).unwrap_err().to_string();
+        assert!(e.contains("f.csv: data row 1: r.stuck: 0.5"), "{e}");
+    }
+
+    #[test]
+    fn recovery_times_count_stuck_runs_as_beyond_the_end() {
+        let metrics = s(&["recovery.recovery_ms", "recovery.stuck"]);
+        let mut z = Summarizer::new(s(&["policy"]), metrics, 0.95, "test")
+            .with_proportions(&s(&["recovery.stuck"]));
+        // a: recovers in 100, 200, 300, 400 ms, then stuck once (4 of 5);
+        // b: recovers once (1 of 3 stuck twice); c: always recovers
+        let runs: [(&str, &[Option<f64>]); 3] = [
+            (
+                "a",
+                &[Some(100.0), Some(300.0), None, Some(200.0), Some(400.0)],
+            ),
+            ("b", &[Some(50.0), None, None, None, None]),
+            (
+                "c",
+                &[Some(10.0), Some(20.0), Some(30.0), Some(40.0), Some(50.0)],
+            ),
+        ];
+        for r in 0..5 {
+            for (policy, v) in &runs {
+                let stuck = if v[r].is_some() { 0.0 } else { 1.0 };
+                z.push(&s(&[policy]), &r.to_string(), &[v[r], Some(stuck)])
+                    .unwrap();
+            }
+        }
+        let out = z.finish().unwrap();
+        let a = line(&out, "a", "recovery.recovery_ms");
+        // sorted: 100, 200, 300, 400, stuck: sorted[5 / 2] = 300
+        assert_eq!(
+            [
+                &a["p50"],
+                &a["recovered"],
+                &a["n"],
+                &a["min"],
+                &a["interval"]
+            ],
+            ["300", "4", "5", "100", "censored"]
+        );
+        assert_eq!([&a["mean"], &a["ci_low"], &a["max"]], ["", "", ""]);
+        let b = line(&out, "b", "recovery.recovery_ms");
+        assert_eq!([&b["p50"], &b["recovered"], &b["n"]], ["", "1", "5"]);
+        let c = line(&out, "c", "recovery.recovery_ms");
+        assert_eq!(
+            [&c["mean"], &c["p50"], &c["recovered"], &c["interval"]],
+            ["30", "30", "5", "t"]
+        );
+        assert!(!c["ci_low"].is_empty());
+        let stuck = line(&out, "b", "recovery.stuck");
+        assert_eq!([&stuck["mean"], &stuck["interval"]], ["0.80", "wilson"]);
+        // wide: no mean where a replication stayed stuck
+        let csv = String::from_utf8(crate::report::to_csv(&out.wide).unwrap()).unwrap();
+        assert_eq!(
+            csv,
+            "policy,recovery.recovery_ms,recovery.stuck\na,,0.20\nb,,0.80\nc,30,0\n"
+        );
+        // paired: a pair with a stuck side has no difference
+        let t = &out.paired;
+        let d: Vec<String> = t
+            .rows
+            .iter()
+            .find(|r| r[0].render() == "c" && r[3].render() == "recovery.recovery_ms")
+            .unwrap()
+            .iter()
+            .map(Cell::render)
+            .collect();
+        assert_eq!([&d[4], &d[8], &d[9]], ["", "5", "censored"]);
     }
 
     #[test]

@@ -150,11 +150,52 @@ fn help_is_available_on_every_command() {
 }
 
 #[test]
+fn run_prints_a_digest_and_every_table_with_tables() {
+    let out = tempfile::tempdir().unwrap();
+    let digest = resim()
+        .arg("run")
+        .arg(scenario(AY10))
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&digest.stdout);
+    // the outcome per row and the answering table, not every table
+    assert!(text.contains("tariff-slow  weighted  true"), "{text}");
+    assert!(text.contains("dropped 48"), "{text}");
+    assert!(
+        text.contains("extra_drop_pct"),
+        "false_drops answers AY10: {text}"
+    );
+    assert!(
+        !text.contains("failed_measure"),
+        "outcomes in full is not printed: {text}"
+    );
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(
+            "Not shown here: outcomes in full, shares, deadline_cost, error_budget (add --tables"
+        ),
+        "{text}"
+    );
+    assert!(flat.contains(&format!(
+        "report: {}",
+        out.path().join("report.html").display()
+    )));
+    let page = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    assert!(
+        page.contains("<h2>At a glance</h2>"),
+        "the page opens with the digest"
+    );
+}
+
+#[test]
 fn run_prints_the_report_and_names_the_csv_folder() {
     let out = tempfile::tempdir().unwrap();
     resim()
         .arg("run")
         .arg(scenario(AY10))
+        .arg("--tables")
         .arg("--out")
         .arg(out.path())
         .assert()
@@ -255,4 +296,126 @@ duration_ms = 60000
             );
         }
     }
+}
+
+/// A run of several scenarios writes `index.html` beside their folders: a link
+/// to each report, with its title and headline.
+#[test]
+fn a_run_of_several_scenarios_writes_an_index_of_their_reports() {
+    let out = tempfile::tempdir().unwrap();
+    resim()
+        .arg("run")
+        .arg(scenario("scenarios/dy13-limiter-keys.toml"))
+        .arg(scenario("scenarios/io22-capacity-ladder.toml"))
+        .arg("--quiet")
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .success();
+    let index = std::fs::read_to_string(out.path().join("index.html")).unwrap();
+    for (link, title, headline) in [
+        (
+            "dy13-limiter-keys/report.html",
+            "DY13: the key decides whom a limiter limits",
+            "4 rows; answered 28.6 % to 71.4 %; failed: rejected",
+        ),
+        (
+            "io22-capacity-ladder/report.html",
+            "IO22-IO25: capacity ladder",
+            "1 row; answered 86.6 %; failed: shed",
+        ),
+    ] {
+        assert!(index.contains(&format!("href=\"{link}\"")), "{index}");
+        assert!(out.path().join(link).is_file());
+        assert!(index.contains(title), "{index}");
+        assert!(index.contains(headline), "{index}");
+    }
+}
+
+/// The scenarios built into the binary are the `scenarios/` folder, byte for
+/// byte: a file added there and not to the list (or changed since the build)
+/// fails here.
+#[test]
+fn the_bundled_scenarios_are_the_scenarios_folder() {
+    let mut on_disk = Vec::new();
+    for sub in ["", "examples", "bench"] {
+        let dir = crate::common::root().join("scenarios").join(sub);
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_file() && (name.ends_with(".toml") || name.ends_with(".csv")) {
+                let rel = if sub.is_empty() {
+                    name
+                } else {
+                    format!("{sub}/{name}")
+                };
+                on_disk.push((rel, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    on_disk.sort();
+    let mut built: Vec<(String, String)> = resim::scenario::bundled::FILES
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect();
+    built.sort();
+    assert_eq!(
+        built.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+        on_disk.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    assert!(built == on_disk, "a bundled file differs from scenarios/");
+}
+
+/// `resim new` writes a runnable copy of a bundled scenario, comments kept, with
+/// the data files it reads, and never overwrites.
+#[test]
+fn new_starts_a_scenario_from_a_bundled_one() {
+    let dir = tempfile::tempdir().unwrap();
+    resim()
+        .current_dir(dir.path())
+        .args(["new", "mine", "--from", "examples/measured-latencies"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("wrote mine.toml"));
+    let text = std::fs::read_to_string(dir.path().join("mine.toml")).unwrap();
+    assert!(text.starts_with(
+        "# Started from the bundled scenario scenarios/examples/measured-latencies.toml"
+    ));
+    assert!(text.contains("name = \"mine\""), "{text}");
+    assert!(
+        text.contains("# Measured latencies from a file"),
+        "comments kept"
+    );
+    assert!(
+        dir.path().join("tariff-latencies.csv").is_file(),
+        "its data file beside it"
+    );
+    resim()
+        .current_dir(dir.path())
+        .args(["run", "mine.toml", "--quiet"])
+        .assert()
+        .success();
+    // the default is the starter, and nothing is overwritten
+    resim()
+        .current_dir(dir.path())
+        .args(["new", "mine"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("mine.toml exists already"));
+    resim()
+        .current_dir(dir.path())
+        .args(["new", "starter"])
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(dir.path().join("starter.toml"))
+            .unwrap()
+            .contains("scenarios/examples/starter.toml")
+    );
+    resim()
+        .current_dir(dir.path())
+        .args(["new", "x", "--from", "retry-strom"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `retry-storm`?"));
 }

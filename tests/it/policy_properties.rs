@@ -28,10 +28,15 @@ fn backoff() -> impl Strategy<Value = String> {
             "equal_jitter",
             "decorrelated",
         ][k];
-        format!(
-            "{{ kind = \"{kind}\", base_ms = {base}, cap_ms = {} }}",
-            base + extra
-        )
+        // each kind gets only the keys it uses (others are refused)
+        match kind {
+            "none" => "{ kind = \"none\" }".to_string(),
+            "constant" => format!("{{ kind = \"constant\", base_ms = {base} }}"),
+            _ => format!(
+                "{{ kind = \"{kind}\", base_ms = {base}, cap_ms = {} }}",
+                base + extra
+            ),
+        }
     })
 }
 

@@ -332,6 +332,62 @@ fn limiter_windows_sum_to_the_totals_and_are_charted_per_key() {
     );
 }
 
+/// The servers' and dependencies' arrivals and every call site's attempts
+/// get a chart per compare row: a line per server or dependency, and per
+/// site, on shared scales; each row's fault window shaded and its recovery
+/// marked.
+#[test]
+fn servers_and_call_sites_get_a_rate_chart_per_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let window = ["--set", "output.window_ms=1000"];
+    run("scenarios/retry-amplification.toml", dir.path(), &window);
+    let html = page(dir.path());
+    let calls = section(&html, "timeseries_calls");
+    assert_eq!(calls.matches("<svg").count(), 3, "one chart per variant");
+    assert!(calls.contains("class=\"charts grid\""), "small multiples");
+    assert!(calls.contains("attempts per second"));
+    for site in ["main", "layer1", "layer2", "layer3"] {
+        // a legend entry: its text on a line of its own
+        let line = format!("\n{site} -&gt; ");
+        assert_eq!(calls.matches(&line).count(), 3, "{site}: a line per chart");
+    }
+    assert!(calls.contains("layer3 -&gt; database"));
+    let services = section(&html, "timeseries_services");
+    assert_eq!(services.matches("<svg").count(), 3);
+    assert!(services.contains("arrivals per second"));
+    assert_eq!(services.matches("\ndatabase\n</text>").count(), 3);
+
+    let dir = tempfile::tempdir().unwrap();
+    run("scenarios/retry-storm.toml", dir.path(), &[]);
+    let html = page(dir.path());
+    let recovered = Csv::read(&dir.path().join("recovery.csv"))
+        .rows
+        .iter()
+        .filter(|r| !r["recovered_at_ms"].is_empty())
+        .count();
+    for id in ["timeseries_services", "timeseries_calls"] {
+        let s = section(&html, id);
+        assert_eq!(s.matches("<svg").count(), 15, "{id}: 5 variants x 3 faults");
+        for (for_ms, end_s) in [(500, "10.50"), (2000, "12"), (10000, "20")] {
+            let title = format!("variant = baseline, for_ms = {for_ms}");
+            assert!(s.contains(&title), "{id} {for_ms}");
+            let band = format!("fault 0: latency_factor 3 on backend (10 to {end_s} s)");
+            assert!(s.contains(&band), "{id} {for_ms}");
+        }
+        assert_eq!(
+            s.matches("recovered from fault 0").count(),
+            recovered,
+            "{id}"
+        );
+    }
+    assert_eq!(
+        section(&html, "timeseries_calls")
+            .matches("\nmain -&gt; backend\n</text>")
+            .count(),
+        15
+    );
+}
+
 /// The `<section id="..">` of a page, up to its end.
 fn section(html: &str, id: &str) -> String {
     let start = html

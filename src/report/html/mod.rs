@@ -148,7 +148,18 @@ struct PageView {
     subtitle: String,
     about: Option<String>,
     thresholds: Option<ThresholdsView>,
+    digest: Option<DigestView>,
     sections: Vec<SectionView>,
+}
+
+/// The digest at the top of a run's page (see [`crate::report::digest`]): the
+/// outcome per row and links to the tables that answer the scenario's question.
+#[derive(Serialize)]
+struct DigestView {
+    title: String,
+    table: TableView,
+    notes: Vec<String>,
+    answers: Vec<String>,
 }
 
 /// One table with its charts, as a page section.
@@ -165,7 +176,7 @@ pub struct Section<'t> {
 
 /// A table's notes on the page, with a word when the page shows only part of it.
 fn page_notes(t: &Table, file: &str) -> Vec<String> {
-    let mut notes = t.notes.clone();
+    let mut notes = t.all_notes();
     if t.rows.len() > MAX_PAGE_ROWS {
         notes.push(format!(
             "the first {} of {} rows are shown here; {file} has them all",
@@ -181,7 +192,24 @@ fn render(
     thresholds: Option<Thresholds>,
     sections: Vec<Section<'_>>,
 ) -> Result<String, Error> {
+    // a run's page opens with the digest; a sweep's (no `outcomes` table) does not
+    let tables: Vec<Table> = sections
+        .iter()
+        .filter(|s| s.table.name == "outcomes")
+        .map(|s| s.table.clone().into_owned())
+        .collect();
+    let digest = crate::report::digest::outcomes(&tables).map(|t| DigestView {
+        title: t.title.clone(),
+        table: TableView::of(&t),
+        notes: t.notes.clone(),
+        answers: crate::report::digest::ANSWERS
+            .iter()
+            .filter(|name| sections.iter().any(|s| s.table.name == **name))
+            .map(|name| name.to_string())
+            .collect(),
+    });
     let page = PageView {
+        digest,
         version: env!("CARGO_PKG_VERSION"),
         title: heading.title,
         subtitle: heading.subtitle,
@@ -277,6 +305,60 @@ const OUTCOME_PARTS: [&str; 8] = [
     "not_found",
 ];
 
+/// One scenario of a run of several, as `index.html` lists it.
+pub struct IndexEntry {
+    /// The scenario's name.
+    pub title: String,
+    /// Its folder, relative to the index (its `report.html` is in it).
+    pub folder: String,
+    /// Whether the folder holds a `report.html` (not with `--no-report`).
+    pub report: bool,
+    /// The figures that sum it up (see [`crate::report::digest::headline`]).
+    pub headline: String,
+    /// The scenario's `about`.
+    pub about: Option<String>,
+}
+
+/// The file name of the index a run of several scenarios writes.
+pub const INDEX: &str = "index.html";
+
+/// `index.html`: a link to each scenario's report, with its title, headline
+/// and `about`. Self-contained like the reports (no script, no external URL).
+pub fn index_page(entries: &[IndexEntry]) -> String {
+    use std::fmt::Write;
+    let e = |s: &str| minijinja::HtmlEscape(s).to_string();
+    let mut out = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>resim: the scenarios of this run</title>\n<style>\n\
+         body { font-family: sans-serif; margin: 1.5em 2em; color: #222; background: #fff; max-width: 60em; }\n\
+         h1 { font-size: 1.5em; } li { margin: 0.8em 0; } .headline { color: #333; } .about { color: #555; font-size: 0.9em; }\n\
+         </style>\n</head>\n<body>\n<h1>The scenarios of this run</h1>\n<ul>\n",
+    );
+    for entry in entries {
+        // (the folder escaped alone: the escape would write `/` as `&#x2f;`)
+        let target = if entry.report {
+            format!("{}/{FILE}", e(&entry.folder))
+        } else {
+            format!("{}/", e(&entry.folder))
+        };
+        // writing into a String cannot fail
+        let _ = write!(
+            out,
+            "<li><a href=\"{}\">{}</a><br><span class=\"headline\">{}</span>",
+            target,
+            e(&entry.title),
+            e(&entry.headline)
+        );
+        if let Some(about) = &entry.about {
+            let _ = write!(out, "<br><span class=\"about\">{}</span>", e(about.trim()));
+        }
+        out.push_str("</li>\n");
+    }
+    out.push_str("</ul>\n</body>\n</html>\n");
+    out
+}
+
 /// The report of one `resim run`: `tables` are every table written (printed ones
 /// and chart tables), `axes` the number of compare-axis columns they start with.
 pub fn run_page(
@@ -296,6 +378,32 @@ pub fn run_page(
             "timeseries_limiters" => {
                 limiter_window_charts(t, &run_ends(find("timeseries"), axes), axes, times)?
             }
+            "timeseries_services" => keyed_rate_charts(
+                t,
+                &KeyedRates {
+                    keys: &["service"],
+                    value: "arrivals",
+                    what: "Arrivals per second at each server and dependency",
+                    y_label: "arrivals per second",
+                },
+                find("recovery"),
+                &run_ends(find("timeseries"), axes),
+                axes,
+                times,
+            )?,
+            "timeseries_calls" => keyed_rate_charts(
+                t,
+                &KeyedRates {
+                    keys: &["caller", "target"],
+                    value: "attempts",
+                    what: "Attempts per second at each call site",
+                    y_label: "attempts per second",
+                },
+                find("recovery"),
+                &run_ends(find("timeseries"), axes),
+                axes,
+                times,
+            )?,
             "outcomes" => stacked(
                 t,
                 axes,
@@ -557,6 +665,17 @@ pub(super) fn rate_charts(
     x_end: f64,
     y_max: f64,
 ) -> Result<Vec<String>, Error> {
+    labelled_rate_charts(groups, lone_title, "requests per second", x_end, y_max)
+}
+
+/// [`rate_charts`] with its own label of the rate axis.
+fn labelled_rate_charts(
+    groups: Vec<RateChart>,
+    lone_title: Option<String>,
+    y_label: &str,
+    x_end: f64,
+    y_max: f64,
+) -> Result<Vec<String>, Error> {
     let lone = groups.len() == 1;
     let width = multiple_width(groups.len());
     groups
@@ -568,7 +687,7 @@ pub(super) fn rate_charts(
                     _ => title,
                 },
                 x_label: TIME.into(),
-                y_label: "requests per second".into(),
+                y_label: y_label.into(),
                 series,
                 bands,
                 markers,
@@ -759,6 +878,132 @@ fn limiter_window_charts(
 /// The rows of one chart by key, first-seen order.
 type KeyRows<'a> = Vec<(String, Vec<&'a Vec<Cell>>)>;
 
+/// What [`keyed_rate_charts`] draws: a line per key (the `keys` columns'
+/// values joined by " -> ") of the count column `value`, per second.
+struct KeyedRates<'a> {
+    keys: &'a [&'a str],
+    value: &'a str,
+    /// The charts' title, before the compare row's labels.
+    what: &'a str,
+    y_label: &'a str,
+}
+
+/// A chart draws at most this many lines (the keys with the largest counts
+/// over the whole table; its title says so).
+const LINES_CHARTED: usize = 20;
+
+/// Per compare row, a count column per second against time, one line per key
+/// (a server or dependency of `timeseries_services`, a call site of
+/// `timeseries_calls`): each key in the same colour in every chart (dashed
+/// past the palette's ten), fault windows and the warm-up shaded, each
+/// fault's recovery (recovery.csv) a dashed line; small multiples on shared
+/// scales.
+fn keyed_rate_charts(
+    t: &Table,
+    k: &KeyedRates,
+    recovery: Option<&Table>,
+    ends: &[(Vec<Cell>, f64)],
+    axes: usize,
+    times: &[RowTimes],
+) -> Result<Vec<String>, Error> {
+    let (Some(start), Some(value)) = (t.column("window_start_ms"), t.column(k.value)) else {
+        return Ok(Vec::new());
+    };
+    let Some(keys) = k
+        .keys
+        .iter()
+        .map(|c| t.column(c))
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return Ok(Vec::new());
+    };
+    let w = window_of(t, start);
+    let key_of = |row: &[Cell]| {
+        keys.iter()
+            .map(|&c| row[c].render())
+            .collect::<Vec<_>>()
+            .join(" -> ")
+    };
+    // every key in first-seen order with its total, to pick the lines and
+    // give each its colour
+    let mut totals: Vec<(String, f64)> = Vec::new();
+    for row in &t.rows {
+        let (name, n) = (key_of(row), number(&row[value]).unwrap_or(0.0));
+        match totals.iter_mut().find(|(k, _)| *k == name) {
+            Some((_, total)) => *total += n,
+            None => totals.push((name, n)),
+        }
+    }
+    let mut busiest: Vec<usize> = (0..totals.len()).collect();
+    busiest.sort_by(|&a, &b| totals[b].1.total_cmp(&totals[a].1).then(a.cmp(&b)));
+    busiest.truncate(LINES_CHARTED);
+    let charted = |name: &str| {
+        totals
+            .iter()
+            .position(|(k, _)| k == name)
+            .filter(|i| busiest.contains(i))
+    };
+    let busiest_only = (totals.len() > LINES_CHARTED)
+        .then(|| format!("the {LINES_CHARTED} busiest of {}", totals.len()));
+    let what = match &busiest_only {
+        Some(b) => format!("{} ({b})", k.what),
+        None => k.what.to_string(),
+    };
+    // (axes) -> key -> rows, first-seen order
+    let mut charts: Vec<(Vec<Cell>, KeyRows)> = Vec::new();
+    for row in &t.rows {
+        let id: Vec<Cell> = row[..axes].to_vec();
+        let i = match charts.iter().position(|(c, _)| *c == id) {
+            Some(i) => i,
+            None => {
+                charts.push((id, Vec::new()));
+                charts.len() - 1
+            }
+        };
+        let name = key_of(row);
+        let lines = &mut charts[i].1;
+        match lines.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, rows)) => rows.push(row),
+            None => lines.push((name, vec![row])),
+        }
+    }
+    let mut built = Vec::new();
+    let (mut y_max, mut x_end): (f64, f64) = (0.0, 0.0);
+    for (id, lines) in &charts {
+        let mut series = Vec::new();
+        for (name, rows) in lines {
+            let Some(i) = charted(name) else { continue };
+            let points = steps(rows, start, value, w, end_of(ends, id, axes));
+            for p in &points {
+                y_max = y_max.max(p.1);
+                x_end = x_end.max(p.0);
+            }
+            series.push(Styled {
+                name: name.clone(),
+                color: i,
+                dashed: (i / 10) % 2 == 1,
+                points,
+                interval: Vec::new(),
+            });
+        }
+        // a small multiple is titled by its compare row (the section says what)
+        let title = match &busiest_only {
+            Some(b) => format!("{} ({b})", axes_title(t, id, axes)),
+            None => axes_title(t, id, axes),
+        };
+        let marks = if axes == 0 {
+            times.first()
+        } else {
+            times_of(times, id, axes)
+        };
+        let markers = recovery
+            .map(|rec| recovered(rec, id, axes))
+            .unwrap_or_default();
+        built.push((title, series, bands(marks), markers));
+    }
+    labelled_rate_charts(built, Some(what), k.y_label, x_end, y_max)
+}
+
 /// A limiter's keys get a line each up to this many (else its own lines only).
 const KEYS_CHARTED: usize = 6;
 
@@ -833,7 +1078,7 @@ fn latency_chart(t: &Table, axes: usize) -> Result<Option<String>, Error> {
     let series = groups(t, axes)
         .into_iter()
         .map(|(g, rows)| Series {
-            name: if g.is_empty() { "responses".into() } else { g },
+            name: if g.is_empty() { "requests".into() } else { g },
             points: rows
                 .iter()
                 .filter_map(|r| Some((number(&r[ms])?, number(&r[p])?)))
@@ -851,7 +1096,7 @@ fn latency_chart(t: &Table, axes: usize) -> Result<Option<String>, Error> {
     Ok(Some(charts::line_chart(&LineChart {
         title,
         x_label: "response time (ms)".into(),
-        y_label: "responses within (%)".into(),
+        y_label: "all requests answered within (%)".into(),
         series,
         markers: Vec::new(),
     })?))
@@ -948,13 +1193,15 @@ fn unit_of(metric: &str) -> &'static str {
     .map_or("count", |(_, unit)| unit)
 }
 
-/// The report of a sweep (or of its merge): `summary` and `paired` as written,
-/// forest plots for `metrics` (the `[montecarlo] report` metrics, or the first few),
+/// The report of a sweep (or of its merge): `summary`, `pooled` (percentiles of
+/// every replication's requests together) and `paired` as written, forest plots
+/// for `metrics` (the `[montecarlo] report` metrics, or the first few),
 /// and, when the summary holds a time series, its per-window means per compare row
 /// with the rows' fault windows (`times`, from the manifest) shaded.
 pub fn sweep_page(
     heading: Heading,
     summary: &Table,
+    pooled: Option<&Table>,
     paired: &Table,
     metrics: &[String],
     times: &[RowTimes],
@@ -1044,6 +1291,12 @@ pub fn sweep_page(
         });
         if !paired_rows {
             sections.extend(sweep_time::section(summary, times)?);
+            sections.extend(pooled.map(|t| Section {
+                file: format!("{}.csv", t.name),
+                table: Cow::Borrowed(t),
+                charts: Vec::new(),
+                grid: false,
+            }));
         }
     }
     render(heading, thresholds, sections)
@@ -1152,6 +1405,58 @@ mod tests {
         );
         // without the run's end: every window at full width
         assert_eq!(steps(&rows, 0, 1, 1000.0, None).len(), 6);
+    }
+
+    /// A line per key, the same colour for a key in every compare row's
+    /// chart, and past 20 keys the 20 with the largest counts (the title
+    /// says so).
+    #[test]
+    fn keyed_rates_draw_a_line_per_key_and_the_busiest_twenty_past_that() {
+        let table = |sites: i64| {
+            let headers = ["row", "window_start_ms", "caller", "target", "attempts"];
+            let mut t = Table::new("timeseries_calls", "T", headers.map(String::from).to_vec());
+            for row in ["a", "b"] {
+                for w in [0i64, 1000] {
+                    for k in 0..sites {
+                        let cells = vec![
+                            row.into(),
+                            w.into(),
+                            "c".into(),
+                            format!("t{k}").into(),
+                            (k * 10).into(),
+                        ];
+                        t.push(cells);
+                    }
+                }
+            }
+            t
+        };
+        let k = KeyedRates {
+            keys: &["caller", "target"],
+            value: "attempts",
+            what: "Attempts per second at each call site",
+            y_label: "attempts per second",
+        };
+        let charts = keyed_rate_charts(&table(3), &k, None, &[], 1, &[]).unwrap();
+        assert_eq!(charts.len(), 2, "one per compare row");
+        for c in &charts {
+            for key in ["c -&gt; t0", "c -&gt; t1", "c -&gt; t2"] {
+                assert_eq!(c.matches(key).count(), 1, "{key}");
+            }
+            assert!(
+                c.contains("row = b") || c.contains("row = a"),
+                "titled by its row"
+            );
+        }
+        let t = table(25);
+        let charts = keyed_rate_charts(&t, &k, None, &[], 1, &[]).unwrap();
+        let c = &charts[0];
+        assert!(c.contains("row = a (the 20 busiest of 25)"), "{c}");
+        assert!(c.contains("\nc -&gt; t24\n") && c.contains("\nc -&gt; t5\n"));
+        assert!(
+            !c.contains("\nc -&gt; t4\n"),
+            "the quietest five are left out"
+        );
     }
 
     #[test]

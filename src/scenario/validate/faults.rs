@@ -13,11 +13,17 @@ pub(super) fn faults(
     ctx: &Ctx,
     services: &[Service],
     workloads: &[NamedWorkload],
+    limits: &RunLimits,
 ) -> R<Vec<Fault>> {
     raw.faults
         .iter()
         .enumerate()
-        .map(|(i, f)| fault(&format!("faults.{i}"), f, ctx, services, workloads))
+        .map(|(i, f)| {
+            let path = format!("faults.{i}");
+            let fault = fault(&path, f, ctx, services, workloads)?;
+            check_stretch(&path, &fault, ctx, services, limits)?;
+            Ok(fault)
+        })
         .collect()
 }
 
@@ -36,13 +42,26 @@ fn fault(
     let at_path = format!("{path}.at_ms");
     let for_path = format!("{path}.for_ms");
     let at = ticks(&at_path, non_negative(&at_path, f.at_ms)?)?;
+    if at.as_ms() >= DEFAULT_RANGE_MS {
+        return err(
+            at_path,
+            format!(
+                "the fault starts at {} ms, beyond the virtual clock's range (about 290 years)",
+                num(f.at_ms)
+            ),
+        );
+    }
     let length = ticks(&for_path, non_negative(&for_path, f.for_ms)?)?;
     let until = at + length;
     if until.as_ms() >= DEFAULT_RANGE_MS {
-        return err(
+        return Err(ScenarioError::new(
             for_path,
-            "the fault's end is beyond the virtual clock's range",
-        );
+            format!(
+                "the fault's end (at_ms + for_ms = {} ms) is beyond the virtual clock's range (about 290 years)",
+                num(f.at_ms + f.for_ms)
+            ),
+        )
+        .related(at_path));
     }
     let value = value(path, kind, f.value)?;
     let target = target(
@@ -146,6 +165,63 @@ pub(super) fn check_arrival_budget(
 /// Far beyond any run (about 290 years): a fault's end must fit the clock.
 const DEFAULT_RANGE_MS: f64 = 9.0e12;
 
+/// The mean time of the work a `latency_factor` fault stretches: a server's
+/// service time or a dependency's latency.
+fn stretched_mean(
+    fault: &Fault,
+    dependencies: &[crate::model::Dependency],
+    services: &[Service],
+) -> Option<(String, f64)> {
+    match fault.target {
+        FaultTarget::Server { service, .. } => match &services[service].handler {
+            Handler::Server(s) => Some((
+                format!("`{}`'s mean service time", services[service].name),
+                s.service.mean_ms(),
+            )),
+            _ => None,
+        },
+        FaultTarget::Dependency(d) => Some((
+            format!("`{}`'s mean latency", dependencies[d].name),
+            dependencies[d].latency.mean_ms(),
+        )),
+        FaultTarget::Workload(_) => None,
+    }
+}
+
+/// A `latency_factor` so large that the work it slows would take longer than the
+/// run may last (`scenario.max_sim_time_ms`) on average could only stop the run
+/// on that limit: refused here, at the factor, instead of after the run.
+fn check_stretch(
+    path: &str,
+    fault: &Fault,
+    ctx: &Ctx,
+    services: &[Service],
+    limits: &RunLimits,
+) -> R<()> {
+    if fault.kind != FaultKind::LatencyFactor {
+        return Ok(());
+    }
+    let Some((what, mean)) = stretched_mean(fault, &ctx.dependencies, services) else {
+        return Ok(());
+    };
+    let stretched = mean * fault.value;
+    let max = limits.max_sim_time.as_ms();
+    if stretched > max {
+        return Err(ScenarioError::new(
+            format!("{path}.value"),
+            format!(
+                "a latency_factor of {} stretches {what} ({} ms) to {} ms, longer than the run may last (scenario.max_sim_time_ms = {}): work it slows could never finish (use a smaller factor; `down` makes every call fail)",
+                num(fault.value),
+                crate::format::format_number(mean),
+                num(stretched),
+                crate::format::format_number(max),
+            ),
+        )
+        .related("scenario.max_sim_time_ms"));
+    }
+    Ok(())
+}
+
 /// The fault's `value`, checked for its kind.
 fn value(path: &str, kind: FaultKind, value: Option<f64>) -> R<f64> {
     let p = format!("{path}.value");
@@ -166,13 +242,19 @@ fn value(path: &str, kind: FaultKind, value: Option<f64>) -> R<f64> {
         }
         FaultKind::Slots => {
             if !v.is_finite() || v < 0.0 || v.fract() != 0.0 || v > f64::from(u32::MAX) {
-                return err(p, format!("must be a whole number of slots >= 0 (got {v})"));
+                return err(
+                    p,
+                    format!("must be a whole number of slots >= 0 (got {})", num(v)),
+                );
             }
             Ok(v)
         }
         FaultKind::ErrorRate => {
             if !(0.0..=1.0).contains(&v) {
-                return err(p, format!("must be a probability in [0, 1] (got {v})"));
+                return err(
+                    p,
+                    format!("must be a probability in [0, 1] (got {})", num(v)),
+                );
             }
             Ok(v)
         }
@@ -262,15 +344,25 @@ fn target(
     )
 }
 
-/// `scenario.warmup_ms` and `[output] window_ms`.
-pub(super) fn time(raw: &RawScenario) -> R<(Ticks, Option<Ticks>)> {
+/// `scenario.warmup_ms` and `[output] window_ms`. The run goes on at least until
+/// the warm-up ends, so a warm-up past `scenario.max_sim_time_ms` is refused.
+pub(super) fn time(raw: &RawScenario, limits: &RunLimits) -> R<(Ticks, Option<Ticks>)> {
+    let key = "scenario.warmup_ms";
     let warmup = match raw.scenario.warmup_ms {
-        Some(ms) => ticks(
-            "scenario.warmup_ms",
-            non_negative("scenario.warmup_ms", ms)?,
-        )?,
+        Some(ms) => ticks(key, non_negative(key, ms)?)?,
         None => Ticks::ZERO,
     };
+    if warmup > limits.max_sim_time {
+        return Err(ScenarioError::new(
+            key,
+            format!(
+                "the warm-up ends at {} ms, after scenario.max_sim_time_ms = {}: the run would stop on that limit before measuring anything",
+                crate::format::format_number(warmup.as_ms()),
+                crate::format::format_number(limits.max_sim_time.as_ms())
+            ),
+        )
+        .related("scenario.max_sim_time_ms"));
+    }
     let window = raw
         .output
         .as_ref()
@@ -328,56 +420,115 @@ pub(super) fn check_warmup(warmup: Ticks, workloads: &[NamedWorkload]) -> R<()> 
     Ok(())
 }
 
-/// A time series that would pass the row limit before the workload even stops
-/// sending (an open workload's duration, or its requests at its rate) is refused
-/// at load, before a run fills memory with it; the run checks the rest.
-pub(super) fn check_series_rows(
-    window: Option<Ticks>,
-    faults: &[Fault],
-    services: &[Service],
-    dependencies: usize,
-    workloads: usize,
-    limiters: &[crate::model::Limiter],
-    workload: &Workload,
-) -> R<()> {
-    let Some((window_ms, end_ms, rows)) = series_estimate(
+/// A time series that would pass the row limit before the run could end is
+/// refused at load (on the built model), before a run fills memory with it; the
+/// run checks the rest. What makes a run this long is blamed: an open workload
+/// that sends for longer than the windows can cover (the windows then:
+/// `output.window_ms`), a warm-up the run must reach (`scenario.warmup_ms`), or
+/// a `latency_factor` fault that stretches the work it slows that far on average
+/// (its `value`).
+pub(super) fn check_series_rows(model: &Model) -> R<()> {
+    let Model {
         window,
+        warmup,
         faults,
         services,
         dependencies,
         workloads,
         limiters,
         workload,
-    ) else {
+        ..
+    } = model;
+    let (window, warmup) = (*window, *warmup);
+    let window_ms = match window {
+        Some(w) => w.as_ms(),
+        None if !faults.is_empty() => crate::sim::DEFAULT_WINDOW_MS,
+        None => return Ok(()),
+    };
+    let windows_are = match window {
+        Some(_) => format!("{window_ms} ms windows"),
+        None => {
+            format!("the {window_ms} ms windows a run with faults keeps without [output] window_ms")
+        }
+    };
+    let servers = services
+        .iter()
+        .filter(|s| matches!(s.handler, Handler::Server(_)))
+        .count();
+    let per_window = crate::sim::timeseries::client_and_limiter_rows(workloads.len(), limiters)
+        + crate::sim::timeseries::call_site_rows(model)
+        + (servers + dependencies.len()) as u64;
+    let rows = |end_ms: f64| (end_ms / window_ms).ceil() * per_window as f64;
+    let limit = crate::sim::MAX_SERIES_ROWS;
+    let too_many = |end_ms: f64| rows(end_ms) > limit as f64;
+    if too_many(warmup.as_ms()) {
+        return Err(ScenarioError::new(
+            "scenario.warmup_ms",
+            format!(
+                "the run lasts at least until the warm-up ends ({} ms): {windows_are} up to then make about {} time-series rows, more than {limit}: shorten the warm-up or use longer windows",
+                crate::format::format_number(warmup.as_ms()),
+                num(rows(warmup.as_ms()))
+            ),
+        )
+        .related("output.window_ms"));
+    }
+    for (i, f) in faults.iter().enumerate() {
+        let Some((what, mean)) = (f.kind == FaultKind::LatencyFactor)
+            .then(|| stretched_mean(f, dependencies, services))
+            .flatten()
+        else {
+            continue;
+        };
+        let end_ms = f.at.as_ms() + mean * f.value;
+        if too_many(end_ms) {
+            return Err(ScenarioError::new(
+                format!("faults.{i}.value"),
+                format!(
+                    "a latency_factor of {} stretches {what} ({} ms) to {} ms: work it slows from {} ms on would keep the run going that long, and {windows_are} make about {} time-series rows, more than {limit}: use a smaller factor (or longer windows)",
+                    num(f.value),
+                    crate::format::format_number(mean),
+                    num(mean * f.value),
+                    crate::format::format_number(f.at.as_ms()),
+                    num(rows(end_ms))
+                ),
+            )
+            .related("output.window_ms"));
+        }
+    }
+    let Workload::Open {
+        rate_rps,
+        requests,
+        duration,
+        ..
+    } = workload
+    else {
         return Ok(());
     };
-    if rows > crate::sim::MAX_SERIES_ROWS as f64 {
+    let end_ms = match (duration, requests) {
+        (Some(d), _) => d.as_ms(),
+        (None, Some(n)) => *n as f64 / rate_rps * 1000.0,
+        (None, None) => return Ok(()),
+    };
+    if too_many(end_ms) {
         return err(
             "output.window_ms",
             format!(
-                "{window_ms} ms windows over the workload's {end_ms} ms make about {rows:.0} time-series rows, more than {}: use longer windows",
-                crate::sim::MAX_SERIES_ROWS
+                "{windows_are} over the workload's {} ms make about {} time-series rows, more than {limit}: use longer windows",
+                crate::format::format_number(end_ms),
+                num(rows(end_ms))
             ),
         );
     }
     Ok(())
 }
 
-/// The time-series rows a run will write before its workload stops sending
-/// (with the window and that length, in ms), when they can be known up front:
-/// an open workload's duration, or its requests at its rate.
-fn series_estimate(
-    window: Option<Ticks>,
-    faults: &[Fault],
-    services: &[Service],
-    dependencies: usize,
-    workloads: usize,
-    limiters: &[crate::model::Limiter],
-    workload: &Workload,
-) -> Option<(f64, f64, f64)> {
-    let window_ms = match window {
+/// The time-series rows a run will write before its workload stops sending,
+/// when they can be known up front: an open workload's duration, or its
+/// requests at its rate (the same count `check_series_rows` refuses alone).
+fn series_estimate(model: &Model) -> Option<f64> {
+    let window_ms = match model.window {
         Some(w) => w.as_ms(),
-        None if !faults.is_empty() => crate::sim::DEFAULT_WINDOW_MS,
+        None if !model.faults.is_empty() => crate::sim::DEFAULT_WINDOW_MS,
         None => return None,
     };
     let Workload::Open {
@@ -385,7 +536,7 @@ fn series_estimate(
         requests,
         duration,
         ..
-    } = workload
+    } = &model.workload
     else {
         return None;
     };
@@ -394,17 +545,16 @@ fn series_estimate(
         (None, Some(n)) => *n as f64 / rate_rps * 1000.0,
         (None, None) => return None,
     };
-    let servers = services
+    let servers = model
+        .services
         .iter()
         .filter(|s| matches!(s.handler, Handler::Server(_)))
         .count();
-    let per_window = crate::sim::timeseries::client_and_limiter_rows(workloads, limiters)
-        + (servers + dependencies) as u64;
-    Some((
-        window_ms,
-        end_ms,
-        (end_ms / window_ms).ceil() * per_window as f64,
-    ))
+    let per_window =
+        crate::sim::timeseries::client_and_limiter_rows(model.workloads.len(), &model.limiters)
+            + crate::sim::timeseries::call_site_rows(model)
+            + (servers + model.dependencies.len()) as u64;
+    Some((end_ms / window_ms).ceil() * per_window as f64)
 }
 
 /// The time-series rows of every compare row together are bounded by
@@ -426,15 +576,7 @@ pub(crate) fn share_series_rows(models: &mut [Model]) -> R<()> {
     let mut total = 0.0;
     for m in models.iter_mut() {
         m.limits.max_series_rows = max / with_series;
-        if let Some((_, _, rows)) = series_estimate(
-            m.window,
-            &m.faults,
-            &m.services,
-            m.dependencies.len(),
-            m.workloads.len(),
-            &m.limiters,
-            &m.workload,
-        ) {
+        if let Some(rows) = series_estimate(m) {
             total += rows;
         }
     }

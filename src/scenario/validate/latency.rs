@@ -24,9 +24,10 @@ const LATENCY_KEYS: [&str; 11] = [
 /// ln(ln 100 / ln 2): Weibull's shape from p99 / p50.
 fn weibull_shape(p: &str, p50: f64, p99: f64) -> R<f64> {
     if p99 <= p50 {
-        return err(
+        return err_vs(
             format!("{p}.p99_ms"),
-            format!("must be > p50_ms (got {p99} <= {p50})"),
+            format!("{p}.p50_ms"),
+            format!("must be > p50_ms (got {} <= {})", num(p99), num(p50)),
         );
     }
     Ok((100f64.ln() / 2f64.ln()).ln() / (p99 / p50).ln())
@@ -166,9 +167,10 @@ pub(crate) fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latenc
                 let p50 = positive(&format!("{p}.p50_ms"), p50)?;
                 let p99 = positive(&format!("{p}.p99_ms"), p99)?;
                 if p99 <= p50 {
-                    return err(
+                    return err_vs(
                         format!("{p}.p99_ms"),
-                        format!("must be > p50_ms (got {p99} <= {p50})"),
+                        format!("{p}.p50_ms"),
+                        format!("must be > p50_ms (got {} <= {})", num(p99), num(p50)),
                     );
                 }
                 // p = x_m (1 - q)^(-1/alpha): p99 / p50 = 50^(1/alpha)
@@ -202,9 +204,10 @@ pub(crate) fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latenc
         let min_ms = non_negative(&format!("{path}.uniform.min_ms"), u.min_ms)?;
         let max_ms = non_negative(&format!("{path}.uniform.max_ms"), u.max_ms)?;
         if max_ms < min_ms {
-            return err(
+            return err_vs(
                 format!("{path}.uniform.max_ms"),
-                format!("must be >= min_ms (got {max_ms} < {min_ms})"),
+                format!("{path}.uniform.min_ms"),
+                format!("must be >= min_ms (got {} < {})", num(max_ms), num(min_ms)),
             );
         }
         return Ok(Latency::Uniform { min_ms, max_ms });
@@ -216,9 +219,10 @@ pub(crate) fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latenc
             (Some(p99), None) => {
                 let p99 = positive(&format!("{p}.p99_ms"), p99)?;
                 if p99 < p50 {
-                    return err(
+                    return err_vs(
                         format!("{p}.p99_ms"),
-                        format!("must be >= p50_ms (got {p99} < {p50})"),
+                        format!("{p}.p50_ms"),
+                        format!("must be >= p50_ms (got {} < {})", num(p99), num(p50)),
                     );
                 }
                 let sigma = (p99 / p50).ln() / Z99;

@@ -74,8 +74,9 @@ fn limiter(path: &str, name: &str, l: &RawLimiter, limits: &RunLimits) -> R<Limi
     if algorithm == Algorithm::SlidingLog && limit > limits.max_in_flight {
         // the log keeps one entry per request let through within the window, per
         // bucket: the limit is what bounds its memory
-        return err(
+        return err_vs(
             format!("{path}.limit"),
+            "scenario.max_in_flight",
             format!(
                 "a sliding-log limiter keeps one entry per request let through within window_ms, so its limit must be <= scenario.max_in_flight = {} (got {limit}); raise scenario.max_in_flight, or use sliding-counter, which keeps two counts per bucket",
                 limits.max_in_flight

@@ -42,6 +42,10 @@ pub(super) fn slo(s: &RawSlo) -> R<Slo> {
     let opt = |name: &str, v: Option<f64>| -> R<Option<f64>> {
         v.map(|x| positive(&format!("slo.{name}"), x)).transpose()
     };
+    // a plan's `slo` budget is this time on the virtual clock
+    if let Some(ms) = opt("threshold_ms", s.threshold_ms)? {
+        ticks("slo.threshold_ms", ms)?;
+    }
     Ok(Slo {
         threshold_ms: opt("threshold_ms", s.threshold_ms)?,
         peak_read_rps: opt("peak_read_rps", s.peak_read_rps)?,
@@ -65,7 +69,7 @@ pub(super) fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
     if !(confidence > 0.0 && confidence < 1.0) {
         return err(
             "montecarlo.confidence",
-            format!("must be in (0, 1), e.g. 0.95 (got {confidence})"),
+            format!("must be in (0, 1), e.g. 0.95 (got {})", num(confidence)),
         );
     }
     Ok(MonteCarlo {
@@ -99,7 +103,7 @@ pub(super) fn analysis(a: &RawAnalysis) -> R<Analysis> {
         Some(x) if !(x > 0.0 && x <= 1.0) => {
             return err(
                 "analysis.acceptance",
-                format!("must be in (0, 1] (got {x})"),
+                format!("must be in (0, 1] (got {})", num(x)),
             );
         }
         x => x,
@@ -111,7 +115,7 @@ pub(super) fn analysis(a: &RawAnalysis) -> R<Analysis> {
     if !(recovery_fraction > 0.0 && recovery_fraction <= 1.0) {
         return err(
             "analysis.recovery_fraction",
-            format!("must be in (0, 1] (got {recovery_fraction})"),
+            format!("must be in (0, 1] (got {})", num(recovery_fraction)),
         );
     }
     let recovery_windows = count_u32(

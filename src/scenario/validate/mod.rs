@@ -21,7 +21,7 @@ pub(crate) use latency::latency;
 
 use super::raw::*;
 use crate::engine::Ticks;
-use crate::error::{ScenarioError, did_you_mean, list};
+use crate::error::{ScenarioError, did_you_mean, list, num};
 use crate::model::*;
 
 type R<T> = Result<T, ScenarioError>;
@@ -30,11 +30,16 @@ fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> R<T> {
     Err(ScenarioError::new(path, msg))
 }
 
+/// An error at `path` found by comparing its value with the one at `other`.
+fn err_vs<T>(path: impl Into<String>, other: impl Into<String>, msg: impl Into<String>) -> R<T> {
+    Err(ScenarioError::new(path, msg).related(other))
+}
+
 fn finite(path: &str, v: f64) -> R<f64> {
     if v.is_finite() {
         Ok(v)
     } else {
-        err(path, format!("must be a finite number (got {v})"))
+        err(path, format!("must be a finite number (got {})", num(v)))
     }
 }
 
@@ -42,7 +47,7 @@ fn positive(path: &str, v: f64) -> R<f64> {
     if finite(path, v)? > 0.0 {
         Ok(v)
     } else {
-        err(path, format!("must be > 0 (got {v})"))
+        err(path, format!("must be > 0 (got {})", num(v)))
     }
 }
 
@@ -50,7 +55,7 @@ fn non_negative(path: &str, v: f64) -> R<f64> {
     if finite(path, v)? >= 0.0 {
         Ok(v)
     } else {
-        err(path, format!("must be >= 0 (got {v})"))
+        err(path, format!("must be >= 0 (got {})", num(v)))
     }
 }
 
@@ -73,11 +78,102 @@ fn count_u32(path: &str, v: i64, min: i64) -> R<u32> {
 /// The characters that make a spreadsheet read a cell as a formula.
 const FORMULA_STARTS: [char; 4] = ['=', '+', '-', '@'];
 
+/// The Unicode name of a character [`is_hidden_char`] finds, for messages.
+fn hidden_char_name(c: char) -> &'static str {
+    match c {
+        '\0' => "NUL",
+        '\t' => "TAB",
+        '\n' => "LINE FEED",
+        '\r' => "CARRIAGE RETURN",
+        '\u{1B}' => "ESCAPE, which starts terminal escape sequences",
+        '\u{7F}' => "DELETE",
+        '\u{061C}' => "ARABIC LETTER MARK",
+        '\u{200E}' => "LEFT-TO-RIGHT MARK",
+        '\u{200F}' => "RIGHT-TO-LEFT MARK",
+        '\u{202A}' => "LEFT-TO-RIGHT EMBEDDING",
+        '\u{202B}' => "RIGHT-TO-LEFT EMBEDDING",
+        '\u{202C}' => "POP DIRECTIONAL FORMATTING",
+        '\u{202D}' => "LEFT-TO-RIGHT OVERRIDE",
+        '\u{202E}' => "RIGHT-TO-LEFT OVERRIDE",
+        '\u{2066}' => "LEFT-TO-RIGHT ISOLATE",
+        '\u{2067}' => "RIGHT-TO-LEFT ISOLATE",
+        '\u{2068}' => "FIRST STRONG ISOLATE",
+        '\u{2069}' => "POP DIRECTIONAL ISOLATE",
+        _ => "a control character",
+    }
+}
+
+/// Every name the scenario gives (and every text that reaches a table, a CSV
+/// cell or the terminal) is refused when it holds a control character (NUL,
+/// ESC and the rest of C0 and C1, DEL) or a bidirectional control (U+202E
+/// RIGHT-TO-LEFT OVERRIDE and its kin): such text could rewrite the terminal it
+/// is printed on, or show a name in another order than it is written. `allowed`
+/// lists characters the text may hold anyway (line breaks in `scenario.about`).
+pub(crate) fn plain_text(path: &str, text: &str, allowed: &[char]) -> R<()> {
+    if let Some(c) = text
+        .chars()
+        .find(|c| crate::error::is_hidden_char(*c) && !allowed.contains(c))
+    {
+        return err(
+            path,
+            format!(
+                "holds U+{:04X} ({}): names and labels may not hold control characters, bidirectional controls or NUL, which would reach the terminal, the CSV files and the report",
+                u32::from(c),
+                hidden_char_name(c)
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Names of one namespace that differ as written but are equal after Unicode
+/// NFC normalisation (`é` written as one character or as `e` and a combining
+/// accent) look the same everywhere they are shown, so the second is refused.
+/// `names` are (key path, name) pairs in file order.
+pub(crate) fn distinct_looking<'a>(names: impl IntoIterator<Item = (String, &'a str)>) -> R<()> {
+    use unicode_normalization::UnicodeNormalization;
+    let mut seen: std::collections::HashMap<String, (String, &str)> =
+        std::collections::HashMap::new();
+    let spelt = |s: &str| -> String {
+        s.chars()
+            .map(|c| match c.is_ascii() {
+                true => c.to_string(),
+                false => format!("\\u{{{:04X}}}", u32::from(c)),
+            })
+            .collect()
+    };
+    for (path, name) in names {
+        if name.is_ascii() {
+            continue;
+        }
+        let key: String = name.nfc().collect();
+        match seen.get(&key) {
+            Some((first, other)) if *other != name => {
+                return err(
+                    path,
+                    format!(
+                        "the name `{name}` looks the same as `{other}` ({first}) but is written with other characters (`{}` and `{}`: the same letters, composed and decomposed): tables and messages could not tell them apart, so write both alike or rename one",
+                        spelt(name),
+                        spelt(other)
+                    ),
+                );
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(key, (path, name));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A name that reaches CSV cells or headers (service, dependency, limiter,
 /// variant, branch, client, member). One starting like a formula would be run by
 /// a spreadsheet that opens the CSV (formula injection), so it is refused; the
-/// default label `-` alone stays valid.
+/// default label `-` alone stays valid. So is one holding a control character
+/// ([`plain_text`]).
 pub(crate) fn csv_name(path: &str, name: &str) -> R<()> {
+    plain_text(path, name, &[])?;
     if name != "-" && name.starts_with(FORMULA_STARTS) {
         return err(
             path,
@@ -96,14 +192,18 @@ pub(crate) fn csv_name(path: &str, name: &str) -> R<()> {
 fn ticks(path: &str, ms: f64) -> R<Ticks> {
     non_negative(path, ms)?;
     if ms * crate::engine::Ticks::from_ms(1.0).0 as f64 >= u64::MAX as f64 / 2.0 {
-        return err(path, format!("{ms} ms is beyond the virtual clock's range"));
+        return err(
+            path,
+            format!("{} ms is beyond the virtual clock's range", num(ms)),
+        );
     }
     let t = Ticks::from_ms(ms);
     if ms > 0.0 && t == Ticks::ZERO {
         return err(
             path,
             format!(
-                "{ms} ms rounds to 0 ns (the virtual clock counts whole nanoseconds): must be > 0 after conversion, at least 0.0000005"
+                "{} ms rounds to 0 ns (the virtual clock counts whole nanoseconds): must be > 0 after conversion, at least 5e-7",
+                num(ms)
             ),
         );
     }
@@ -271,26 +371,17 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let analysis = meta::analysis(&raw.analysis)?;
     let montecarlo = meta::montecarlo(raw.montecarlo.as_ref())?;
     let thresholds = meta::thresholds(raw)?;
-    let faults = faults::faults(raw, &ctx, &services, &workloads)?;
+    let faults = faults::faults(raw, &ctx, &services, &workloads, &limits)?;
     faults::check_arrival_budget(&faults, &workloads, &limits)?;
-    let (warmup, window) = faults::time(raw)?;
+    let (warmup, window) = faults::time(raw, &limits)?;
     faults::check_warmup(warmup, &workloads)?;
-    faults::check_series_rows(
-        window,
-        &faults,
-        &services,
-        ctx.dependencies.len(),
-        workloads.len(),
-        &limiters,
-        &workload,
-    )?;
     let Ctx {
         slo,
         gateway,
         dependencies,
         ..
     } = ctx;
-    Ok(Model {
+    let model = Model {
         name: raw.scenario.name.clone(),
         about: raw.scenario.about.clone(),
         seed: super::seed(raw, None, super::Purpose::Run),
@@ -311,7 +402,9 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         warmup,
         window,
         workloads,
-    })
+    };
+    faults::check_series_rows(&model)?;
+    Ok(model)
 }
 
 /// Every name a user gives is given (not empty: an empty dependency made a CSV
@@ -426,8 +519,13 @@ fn check_separators(raw: &RawScenario) -> R<()> {
     Ok(())
 }
 
-/// Every name that reaches a CSV cell or header is safe to open in a spreadsheet.
+/// Every name that reaches a CSV cell or header is safe to open in a spreadsheet
+/// and to print; names of one namespace do not merely look alike.
 fn check_names(raw: &RawScenario) -> R<()> {
+    plain_text("scenario.name", &raw.scenario.name, &[])?;
+    if let Some(about) = &raw.scenario.about {
+        plain_text("scenario.about", about, &['\n', '\t'])?;
+    }
     let keys = [
         ("services", raw.services.keys().collect::<Vec<_>>()),
         ("dependencies", raw.dependencies.keys().collect()),
@@ -438,15 +536,60 @@ fn check_names(raw: &RawScenario) -> R<()> {
             csv_name(&format!("{section}.{name}"), name)?;
         }
     }
-    for (sname, svc) in &raw.services {
-        if let Some(RawHandler::Plan { branches, .. }) = &svc.handler {
-            for (b, br) in branches.iter().enumerate() {
-                csv_name(
-                    &format!("services.{sname}.handler.branches.{b}.name"),
-                    &br.name,
-                )?;
-            }
+    for (section, names) in [
+        ("policies", raw.policies.keys().collect::<Vec<_>>()),
+        ("workloads", raw.workloads.keys().collect()),
+    ] {
+        for name in names {
+            plain_text(&format!("{section}.{name}"), name, &[])?;
         }
+    }
+    // calls name services and dependencies alike: one namespace
+    distinct_looking(
+        raw.services
+            .keys()
+            .map(|n| (format!("services.{n}"), n.as_str()))
+            .chain(
+                raw.dependencies
+                    .keys()
+                    .map(|n| (format!("dependencies.{n}"), n.as_str())),
+            ),
+    )?;
+    for (section, names) in [
+        ("limiters", raw.limiters.keys().collect::<Vec<_>>()),
+        ("policies", raw.policies.keys().collect()),
+        ("workloads", raw.workloads.keys().collect()),
+    ] {
+        distinct_looking(
+            names
+                .into_iter()
+                .map(|n| (format!("{section}.{n}"), n.as_str())),
+        )?;
+    }
+    for (sname, svc) in &raw.services {
+        for (i, route) in svc.routes.iter().enumerate() {
+            plain_text(&format!("services.{sname}.routes.{i}"), route, &[])?;
+        }
+        let branches = match &svc.handler {
+            Some(RawHandler::Plan { branches, .. }) => branches.as_slice(),
+            Some(RawHandler::Server {
+                branches: Some(branches),
+                ..
+            }) => branches.as_slice(),
+            _ => &[],
+        };
+        for (b, br) in branches.iter().enumerate() {
+            csv_name(
+                &format!("services.{sname}.handler.branches.{b}.name"),
+                &br.name,
+            )?;
+        }
+        distinct_looking(branches.iter().enumerate().map(|(b, br)| {
+            (
+                format!("services.{sname}.handler.branches.{b}.name"),
+                br.name.as_str(),
+            )
+        }))?;
     }
     let labels = |client: &Option<String>, member: &Option<String>, at: &str| -> R<()> {
         for (key, v) in [("client", client), ("member", member)] {

@@ -151,6 +151,25 @@ fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
     )?;
     let needs_base = kind != BackoffKind::None;
     let needs_cap = !matches!(kind, BackoffKind::None | BackoffKind::Constant);
+    // a key the kind does not use would be silently ignored: name it and the kind
+    for (key, given, used) in [
+        ("base_ms", b.base_ms.is_some(), needs_base),
+        ("cap_ms", b.cap_ms.is_some(), needs_cap),
+    ] {
+        if given && !used {
+            let why = match kind {
+                BackoffKind::None => "it retries at once, without waiting",
+                _ => "it always waits `base_ms`",
+            };
+            return err(
+                format!("{path}.{key}"),
+                format!(
+                    "a `{}` backoff does not use `{key}` ({why}): remove it, or pick a kind that uses it",
+                    b.kind
+                ),
+            );
+        }
+    }
     let base_ms = match b.base_ms {
         Some(ms) => non_negative(&format!("{path}.base_ms"), ms)?,
         None if needs_base => {
@@ -163,9 +182,14 @@ fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
             let at = format!("{path}.cap_ms");
             let ms = non_negative(&at, ms)?;
             if ms < base_ms {
-                return err(
+                return err_vs(
                     at,
-                    format!("the cap ({ms} ms) is below `base_ms` ({base_ms} ms)"),
+                    format!("{path}.base_ms"),
+                    format!(
+                        "the cap ({} ms) is below `base_ms` ({} ms)",
+                        num(ms),
+                        num(base_ms)
+                    ),
                 );
             }
             ms
@@ -190,7 +214,7 @@ fn fraction(path: &str, v: f64) -> R<f64> {
     if (0.0..=1.0).contains(&finite(path, v)?) {
         Ok(v)
     } else {
-        err(path, format!("must be between 0 and 1 (got {v})"))
+        err(path, format!("must be between 0 and 1 (got {})", num(v)))
     }
 }
 
@@ -268,7 +292,10 @@ fn breaker(path: &str, b: &RawBreaker) -> R<Breaker> {
     if !(failure_rate > 0.0 && failure_rate <= 1.0) {
         return err(
             rate_at,
-            format!("must be in (0, 1]: above 0 and at most 1 (got {failure_rate})"),
+            format!(
+                "must be in (0, 1]: above 0 and at most 1 (got {})",
+                num(failure_rate)
+            ),
         );
     }
     let open_at = format!("{path}.open_ms");

@@ -61,7 +61,7 @@ pub(super) fn dependencies(raw: &RawScenario, files: &mut Files) -> R<Vec<Depend
                         let at = format!("{path}.error_rate");
                         let r = finite(&at, r)?;
                         if !(0.0..=1.0).contains(&r) {
-                            return err(at, format!("must be between 0 and 1 (got {r})"));
+                            return err(at, format!("must be between 0 and 1 (got {})", num(r)));
                         }
                         r
                     }
@@ -146,11 +146,19 @@ pub(super) fn services(
                 let codel = codel
                     .as_ref()
                     .map(|c| {
-                        let t = format!("{p}.codel.target_ms");
-                        let i = format!("{p}.codel.interval_ms");
+                        let required = |key: &str, v: Option<f64>| {
+                            let at = format!("{p}.codel.{key}");
+                            let ms = v.ok_or_else(|| {
+                                ScenarioError::new(
+                                    at.as_str(),
+                                    "missing: CoDel needs both `target_ms` (the queue timeout while the queue stands) and `interval_ms` (how far back an empty queue counts, and the timeout then)",
+                                )
+                            })?;
+                            positive_ticks(&at, ms)
+                        };
                         Ok::<_, ScenarioError>(Codel {
-                            target: positive_ticks(&t, c.target_ms)?,
-                            interval: positive_ticks(&i, c.interval_ms)?,
+                            target: required("target_ms", c.target_ms)?,
+                            interval: required("interval_ms", c.interval_ms)?,
                         })
                     })
                     .transpose()?;
@@ -435,10 +443,16 @@ fn slo_budget(path: &str, ctx: &Ctx) -> R<f64> {
     };
     let r = th - share_ms;
     if r <= 0.0 {
-        return err(
-            format!("{path}.budget"),
-            format!("slo.threshold_ms ({th}) minus gateway.share_ms ({share_ms}) leaves no budget"),
-        );
+        return Err(ScenarioError::new(
+            "slo.threshold_ms",
+            format!(
+                "{} minus gateway.share_ms ({}) leaves no budget for {path} (its budget is `slo`): must be > gateway.share_ms",
+                num(th),
+                num(share_ms)
+            ),
+        )
+        .related("gateway.share_ms")
+        .related(format!("{path}.budget")));
     }
     Ok(r)
 }
@@ -548,6 +562,8 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                             format!("{bpath}.calls.{i}"),
                             format!("the weighted policy needs `{key}`"),
                         )
+                        .related(format!("{path}.policy"))
+                        .related(key.as_str())
                     })
                 })
                 .collect::<R<_>>()?,

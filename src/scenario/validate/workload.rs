@@ -376,8 +376,9 @@ fn workload(
 /// `scenario.max_sim_time_ms` could never send either.
 pub(super) fn check_event_budget(w: &NamedWorkload, p: &str, limits: &RunLimits) -> R<()> {
     if w.start > limits.max_sim_time {
-        return err(
+        return err_vs(
             format!("{p}.start_ms"),
+            "scenario.max_sim_time_ms",
             format!(
                 "starts at {} ms, after scenario.max_sim_time_ms = {} (raise max_sim_time_ms in [scenario] if the run is meant to be this long)",
                 crate::report::format_number(w.start.as_ms()),
@@ -386,6 +387,14 @@ pub(super) fn check_event_budget(w: &NamedWorkload, p: &str, limits: &RunLimits)
         );
     }
     let ms = |t: Ticks| t.as_ms();
+    // the index of a ladder's largest step: the value to blame for too many
+    let largest = |steps: &[u64]| {
+        steps
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, s)| (**s, std::cmp::Reverse(*i)))
+            .map_or(0, |(i, _)| i)
+    };
     let (key, what, arrivals) = match &w.workload {
         Workload::Sequence { requests, .. } => ("requests", "requests", *requests as f64),
         Workload::Closed { requests, .. } => match requests {
@@ -415,10 +424,11 @@ pub(super) fn check_event_budget(w: &NamedWorkload, p: &str, limits: &RunLimits)
                     .map(|&s| s as f64 * o.rate_per_step_rps * ms(o.hold) / 1000.0)
                     .sum(),
             ),
+            // each wave of a step sends that step's number of requests at once
             None => (
-                "waves",
-                "waves (steps x waves)",
-                l.steps.len() as f64 * l.waves as f64,
+                &*format!("steps.{}", largest(&l.steps)),
+                "requests (the sum of the steps x waves)",
+                l.steps.iter().map(|&s| s as f64).sum::<f64>() * l.waves as f64,
             ),
         },
         Workload::Script { groups, .. } => (
@@ -429,10 +439,12 @@ pub(super) fn check_event_budget(w: &NamedWorkload, p: &str, limits: &RunLimits)
         Workload::Probe { .. } => return Ok(()),
     };
     if arrivals > limits.max_events as f64 {
-        return err(
+        return err_vs(
             format!("{p}.{key}"),
+            "scenario.max_events",
             format!(
-                "the workload sends {arrivals:.0} {what}, each at least one event: more than scenario.max_events = {} (raise max_events in [scenario] if the run is meant to be this long)",
+                "the workload sends {} {what}, each at least one event: more than scenario.max_events = {} (raise max_events in [scenario] if the run is meant to be this long)",
+                num(arrivals.round()),
                 limits.max_events
             ),
         );

@@ -22,6 +22,9 @@
 //! (refused ones included), `attempts` every attempt sent (a call with no time left
 //! at all counts one that times out at once, as it does without a policy), and
 //! `attempts = first_tries + retries + hedges - breaker_refused - throttled`.
+//! The time series reads the same books per call site at each window's end
+//! (each state knows its site: [`call_sites`](super::call_sites)), so a
+//! policy's attempts are counted once, here.
 
 mod backoff;
 mod breaker;
@@ -31,6 +34,7 @@ mod retry;
 mod throttle;
 
 use super::call::Caller;
+use super::call_sites::NO_SITE;
 use super::trace::{Opener, trace};
 use super::{CallId, Event, Outcome, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
@@ -177,6 +181,9 @@ struct PolicyState {
     throttle: Option<ThrottleState>,
     jitter: Stream,
     coins: Stream,
+    /// Its call site in the time series (`NO_SITE` without one), which reads
+    /// `stats` at each window's end.
+    site: u32,
 }
 
 /// One call made through a policy.
@@ -317,6 +324,17 @@ impl Policies {
     /// Policy calls not yet over.
     pub fn held(&self) -> u64 {
         (self.calls.len() - self.free.len()) as u64
+    }
+
+    /// Adds each state's first tries and attempts so far to its call site's
+    /// (the time series reads them at each window's end).
+    pub fn site_books(&self, sites: &mut [crate::sim::timeseries::CallWindow]) {
+        for st in &self.states {
+            if let Some(c) = sites.get_mut(st.site as usize) {
+                c.first_tries += st.stats.first_tries;
+                c.attempts += st.stats.attempts;
+            }
+        }
     }
 
     /// The run's `calls` rows: states summed per (caller, target, policy), sorted.
@@ -601,6 +619,11 @@ impl World<'_> {
             throttle: p.throttle.map(ThrottleState::new),
             jitter: stream(seed, rep, &format!("{actor}:jitter")),
             coins: stream(seed, rep, &format!("{actor}:throttle")),
+            site: match (self.obs.series(), owner) {
+                (None, _) => NO_SITE,
+                (Some(t), Owner::Client(w, _)) => t.sites().of_workload_call(w, target),
+                (Some(t), Owner::Service(s)) => t.sites().of_call(s, target),
+            },
         };
         let i = self.policies.states.len() as u32;
         self.policies.states.push(st);
