@@ -146,14 +146,19 @@ impl<'m> World<'m> {
             // held work grows by one call per branch of a plan at most per event:
             // checking every 1024 events (fewer, the more branches a plan has)
             // bounds it as well, at a fraction of the cost
-            if self.queue.popped() & held_mask == 0 {
+            let popped = self.queue.popped();
+            if popped & held_mask == 0 {
                 self.check_held(limits.max_in_flight)?;
-                // a clock standing still: checked with the held work, never per event
-                let popped = self.queue.popped();
-                if self.now != instant {
-                    (instant, instant_from) = (self.now, popped);
-                } else if popped - instant_from > limits.max_events_per_instant {
-                    return Err(self.standing_still(popped - instant_from));
+                // every 1024 events whatever the fan-out (`held_mask + 1` divides
+                // 1024), never per event: the large tables grow ahead, and a clock
+                // standing still is noticed
+                if popped & 1023 == 0 {
+                    self.reserve_ahead()?;
+                    if self.now != instant {
+                        (instant, instant_from) = (self.now, popped);
+                    } else if popped - instant_from > limits.max_events_per_instant {
+                        return Err(self.standing_still(popped - instant_from));
+                    }
                 }
             }
         }
@@ -184,8 +189,7 @@ impl<'m> World<'m> {
     /// a server may keep a request its client abandoned. Both count against
     /// `max_in_flight`, so no queue grows without a named limit.
     #[inline]
-    fn check_held(&mut self, max: u64) -> Result<(), Error> {
-        self.reserve_ahead()?;
+    fn check_held(&self, max: u64) -> Result<(), Error> {
         let calls = self.calls.held() + self.policies.held();
         let requests = self.requests.held();
         if let Some(t) = &self.trace
@@ -273,13 +277,17 @@ impl<'m> World<'m> {
     /// Makes room now for the entries the next events may add to the run's
     /// large tables (the event queue, requests, calls, plans, policy calls,
     /// server and dependency books and lines): a table grows here, with an
-    /// allocation that may fail and be reported, rather than in the middle of
-    /// an event, where a refused allocation aborts the process (a raised
-    /// max_in_flight under `ulimit -v` did). Called with the held-work checks:
-    /// no cost per event.
+    /// allocation that may fail and be reported with the tables' state, rather
+    /// than in the middle of an event, where a refusal can only end the process
+    /// (`memory::Allocator`; a raised max_in_flight under `ulimit -v` aborted).
+    /// Called every 1024 events: no cost per event.
+    #[inline(never)]
     fn reserve_ahead(&mut self) -> Result<(), Error> {
-        /// Entries made room for: more than the events between two checks add.
-        const ROOM: usize = 1 << 13;
+        /// Entries made room for: more than 1024 events add, but for a plan's
+        /// wide fan-out (a table that outgrows it grows as it would anyway, a
+        /// refusal then reported by `memory::Allocator`). Larger made every
+        /// table copy more when it grows.
+        const ROOM: usize = 1 << 11;
         let tables: [(&str, Result<(), std::collections::TryReserveError>); 7] =
             crate::memory::fallibly(|| {
                 [
