@@ -52,7 +52,8 @@ enum Command {
         /// https://ui.perfetto.dev or chrome://tracing): the queue waits, services,
         /// calls (with their retries and hedges as attempts), dependency work and
         /// cancellations of the first N requests the workloads send, one process
-        /// per compare row, one row per request
+        /// per compare row, one row per request (at most about 100,000 bars in
+        /// all: past that no further request is traced, with a warning)
         #[arg(long, value_name = "N")]
         trace: Option<u32>,
         /// Draw each compare row's random latencies and arrival gaps ahead on a
