@@ -774,4 +774,65 @@ requests = 1
             10.0
         );
     }
+
+    /// A chain of 50,000 services (a file of that size takes seconds to parse
+    /// in a debug build, so the chain is built from a loaded two-service model):
+    /// the walk is iterative (a recursive one overflowed the stack), refuses
+    /// the chain at the depth limit, and stays linear.
+    #[test]
+    fn a_chain_of_50000_services_is_refused_at_the_depth_limit_without_recursion() {
+        use crate::model::Target;
+        let text = r#"
+[scenario]
+name = "chain"
+[services.a]
+routes = ["/x"]
+handler = { type = "plan", budget = 1000, branches = [{ name = "b", calls = ["z"] }] }
+[services.z]
+handler = { type = "plan", branches = [{ name = "b", calls = ["store"] }] }
+[dependencies.store]
+latency = { constant = 1 }
+[workload]
+type = "sequence"
+requests = 1
+"#;
+        let m = load_str(text, Path::new("t.toml"), &LoadOptions::default())
+            .map(|s| s.rows[0].model.clone())
+            .expect("loads");
+        let n = 50_000;
+        let mut services = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut s = m.services[0].clone();
+            s.name = format!("s{i}");
+            let Handler::Plan(plan) = &mut s.handler else {
+                panic!("a plan");
+            };
+            plan.branches[0].calls[0].target = if i + 1 < n {
+                Target::Service(i + 1)
+            } else {
+                m.services[1].handler.plan().expect("a plan").branches[0].calls[0].target
+            };
+            services.push(s);
+        }
+        let started = std::time::Instant::now();
+        let e = super::check_call_graph(&services).expect_err("too deep");
+        let text = e.to_string();
+        assert!(
+            text.contains("calls nest 1001 services deep")
+                && text.contains("services.s48999 -> services.s49000 -> ... -> services.s49999"),
+            "{text}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // at the limit: accepted
+        let ok = &mut services[n - 1000..];
+        for s in ok.iter_mut() {
+            let Handler::Plan(plan) = &mut s.handler else {
+                unreachable!()
+            };
+            if let Target::Service(t) = &mut plan.branches[0].calls[0].target {
+                *t -= n - 1000;
+            }
+        }
+        super::check_call_graph(ok).expect("1000 deep is within the limit");
+    }
 }
