@@ -52,7 +52,8 @@ enum Command {
         /// https://ui.perfetto.dev or chrome://tracing): the queue waits, services,
         /// calls (with their retries and hedges as attempts), dependency work and
         /// cancellations of the first N requests the workloads send, one process
-        /// per compare row, one row per request
+        /// per compare row, one row per request (at most about 100,000 bars in
+        /// all: past that no further request is traced, with a warning)
         #[arg(long, value_name = "N")]
         trace: Option<u32>,
         /// Draw each compare row's random latencies and arrival gaps ahead on a
@@ -277,8 +278,11 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 let (output, trace_file) =
                     crate::run_scenario_traced(s, progress, trace, draw_ahead)
                         .map_err(|e| limit_origin(e, &opts.overrides))?;
-                for warning in crate::fault_warnings(s, &output.runs) {
-                    warn(&warning);
+                for warning in crate::fault_warnings(s, &output.runs)
+                    .iter()
+                    .chain(&output.warnings)
+                {
+                    warn(warning);
                 }
                 let verdict = crate::thresholds::check_run(s, &output.runs)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);

@@ -22,6 +22,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub(crate) mod format;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub(crate) mod progress;
@@ -50,6 +51,9 @@ pub struct RunOutput {
     pub chart_tables: Vec<Table>,
     /// The run of each compare row, in row order.
     pub runs: Vec<sim::RunResult>,
+    /// What the user should know of the output (printed on stderr as warnings):
+    /// a trace that stopped at its limit.
+    pub warnings: Vec<String>,
 }
 
 impl RunOutput {
@@ -105,6 +109,8 @@ pub fn run_scenario_traced(
     draw_ahead: DrawAhead,
 ) -> Result<(RunOutput, Option<Vec<u8>>), Error> {
     let ahead = draw_ahead.for_rows(scenario.rows.len());
+    // trace.json's spans, shared evenly by the compare rows
+    let trace_share = (sim::trace::MAX_TRACE_EVENTS / scenario.rows.len().max(1) as u64).max(1);
     let bar = progress::Delayed::new(
         scenario.rows.len() as u64,
         progress,
@@ -119,7 +125,9 @@ pub fn run_scenario_traced(
         .map(|row| {
             let run = match trace {
                 None => sim::run_with(&row.model, 0, ahead).map(|r| (r, None)),
-                Some(n) => sim::run_traced(&row.model, 0, n, ahead).map(|(r, t)| (r, Some(t))),
+                Some(n) => {
+                    sim::run_traced(&row.model, 0, n, trace_share, ahead).map(|(r, t)| (r, Some(t)))
+                }
             };
             bar.inc(1);
             run.map_err(|e| in_row(e, scenario, row))
@@ -127,6 +135,28 @@ pub fn run_scenario_traced(
         .collect::<Result<Vec<_>, Error>>();
     bar.finish();
     let (runs, traces): (Vec<_>, Vec<_>) = runs?.into_iter().unzip();
+    let mut warnings = Vec::new();
+    if let Some(n) = trace {
+        let columns = scenario.columns();
+        for (i, (row, t)) in scenario.rows.iter().zip(&traces).enumerate() {
+            if let Some(t) = t.as_ref().filter(|t| t.stopped) {
+                let (who, share) = if scenario.rows.len() == 1 {
+                    ("the run".to_string(), String::new())
+                } else {
+                    (
+                        row_label(i, &columns, &row.labels),
+                        format!(", its share of {}", sim::trace::MAX_TRACE_EVENTS),
+                    )
+                };
+                warnings.push(format!(
+                    "{}: --trace {n}: {who} traced the first {} requests only: their spans and instants reached the limit of trace.json ({}{share})",
+                    scenario.file.display(),
+                    t.tracks.len(),
+                    t.max_events,
+                ));
+            }
+        }
+    }
     let trace_file = match trace {
         None => None,
         Some(_) => {
@@ -149,6 +179,7 @@ pub fn run_scenario_traced(
         tables,
         chart_tables,
         runs: results.runs,
+        warnings,
     };
     Ok((output, trace_file))
 }
@@ -171,6 +202,7 @@ fn row_label(i: usize, columns: &[String], labels: &[String]) -> String {
 /// (a warning, not an error: a compare row may move the fault on purpose).
 pub fn fault_warnings(scenario: &Scenario, runs: &[sim::RunResult]) -> Vec<String> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (row, run) in scenario.rows.iter().zip(runs) {
         for (i, f) in row.model.faults.iter().enumerate() {
             let at = f.at.as_ms();
@@ -183,7 +215,7 @@ pub fn fault_warnings(scenario: &Scenario, runs: &[sim::RunResult]) -> Vec<Strin
                     format::format_number(at),
                     format::format_number(run.last_exit_ms)
                 );
-                if !out.contains(&line) {
+                if seen.insert(line.clone()) {
                     out.push(line);
                 }
             }

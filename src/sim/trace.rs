@@ -115,7 +115,19 @@ pub struct Trace {
     pub instants: Vec<Instant>,
     /// One label per traced request, by track (`#1 GET /route`).
     pub tracks: Vec<String>,
+    /// The spans and instants it may hold: past them no further request is
+    /// traced (`tracks` holds those that were).
+    pub max_events: u64,
+    /// Whether requests the trace was asked for were left out at that limit.
+    pub stopped: bool,
 }
+
+/// The most spans and instants `trace.json` holds, all compare rows together
+/// (each row gets an even share): about 1 KB of memory each, and 400 bytes of
+/// `trace.json` (`--trace 20000` on a chain of retries took 700 MB and 4 s).
+/// A row stops tracing further requests at its share; the requests it traced
+/// run on to their end.
+pub const MAX_TRACE_EVENTS: u64 = 100_000;
 
 /// Who opens a call, as the tracer sees it.
 #[derive(Debug, Clone, Copy)]
@@ -226,6 +238,11 @@ pub(crate) struct Tracer {
     trace: Trace,
 }
 
+/// The spans and instants a compare row's traced requests may make beyond its
+/// share before the run stops (those it traced keep making them after it stops
+/// tracing new ones): twice the share, and this much more.
+const OVERRUN: u64 = 10_000;
+
 fn outcome_name(o: Outcome) -> &'static str {
     match o {
         Outcome::Answered => "ok",
@@ -260,8 +277,9 @@ fn put<T: Copy>(map: &mut Vec<T>, i: usize, info: T, untraced: T) {
 }
 
 impl Tracer {
-    /// A tracer of the first `limit` requests of a run of `model`.
-    pub fn new(model: &Model, limit: u32) -> Tracer {
+    /// A tracer of the first `limit` requests of a run of `model`, holding at
+    /// most about `max_events` spans and instants.
+    pub fn new(model: &Model, limit: u32, max_events: u64) -> Tracer {
         Tracer {
             limit,
             services: model.services.iter().map(|s| s.name.clone()).collect(),
@@ -289,8 +307,27 @@ impl Tracer {
             calls: Vec::new(),
             pcalls: Vec::new(),
             nodes: Vec::new(),
-            trace: Trace::default(),
+            trace: Trace {
+                max_events,
+                ..Trace::default()
+            },
         }
+    }
+
+    /// The spans and instants this trace may hold.
+    pub fn max_events(&self) -> u64 {
+        self.trace.max_events
+    }
+
+    /// Spans opened and instants recorded so far.
+    fn recorded(&self) -> u64 {
+        (self.nodes.len() + self.trace.instants.len()) as u64
+    }
+
+    /// Whether the traced requests made far more spans than the row's share
+    /// (a run stops then: see `OVERRUN`).
+    pub fn overrun(&self) -> bool {
+        self.recorded() > 2 * self.trace.max_events + OVERRUN
     }
 
     pub fn finish(self) -> Trace {
@@ -444,7 +481,13 @@ impl Tracer {
     #[inline(never)]
     pub fn sent(&mut self, req: ReqId, route: RouteId, service: Option<ServiceId>, now: Ticks) {
         let n = self.trace.tracks.len() as u32;
-        let track = if n < self.limit { n } else { NONE };
+        // the first request is always traced; the others while the row's share
+        // of spans lasts
+        let room = n == 0 || self.recorded() < self.trace.max_events;
+        if n < self.limit && !room {
+            self.trace.stopped = true;
+        }
+        let track = if n < self.limit && room { n } else { NONE };
         let mut node = NO_SPAN;
         if track != NONE {
             let path = self.routes.get(route).map_or("-", String::as_str);

@@ -13,6 +13,7 @@ mod golden_ay10;
 mod golden_dy13;
 mod golden_io22;
 mod hostile;
+mod hostile_results;
 mod latency_files;
 mod messages;
 mod metric_names;
