@@ -153,13 +153,13 @@ pub fn parse_axis(text: &str, grid: bool) -> Result<Axis, Error> {
     let range = range.trim();
     let number = |s: &str| -> Result<(f64, bool), Error> {
         let s = s.trim();
-        let x: f64 = s.parse().map_err(|_| {
-            arg_error(format!(
-                "--axis {text}: `{s}` is not a number ({expected})"
-            ))
-        })?;
+        let x: f64 = s
+            .parse()
+            .map_err(|_| arg_error(format!("--axis {text}: `{s}` is not a number ({expected})")))?;
         if !x.is_finite() {
-            return Err(arg_error(format!("--axis {text}: `{s}` is not a finite number")));
+            return Err(arg_error(format!(
+                "--axis {text}: `{s}` is not a finite number"
+            )));
         }
         Ok((x, s.parse::<i64>().is_ok()))
     };
@@ -176,7 +176,11 @@ pub fn parse_axis(text: &str, grid: bool) -> Result<Axis, Error> {
     } else if grid && range.starts_with('[') {
         let list: toml::Table = toml::from_str(&format!("v = {range}"))
             .map_err(|_| arg_error(format!("--axis {text}: {expected}")))?;
-        let items = list.get("v").and_then(Value::as_array).cloned().unwrap_or_default();
+        let items = list
+            .get("v")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         if items.is_empty() {
             return Err(arg_error(format!("--axis {text}: the list is empty")));
         }
@@ -235,9 +239,11 @@ impl Metric {
     fn value(&self, get: impl Fn(&str) -> Option<f64>) -> Option<f64> {
         match self {
             Metric::Column(name) => get(name),
-            Metric::Pass(all) => Some(f64::from(u8::from(all.iter().all(|t| {
-                get(&t.metric).is_some_and(|v| t.op.holds(v, t.value))
-            })))),
+            Metric::Pass(all) => {
+                Some(f64::from(u8::from(all.iter().all(|t| {
+                    get(&t.metric).is_some_and(|v| t.op.holds(v, t.value))
+                }))))
+            }
         }
     }
 }
@@ -435,8 +441,14 @@ fn metric_problem(metric: &str, scenario: &Scenario, names: &[String]) -> Option
     };
     if NOT_PER_REPLICATION.contains(&table.as_str()) {
         return Some(format!(
-            "`{metric}` is not a per-replication metric: the table `{table}` compares compare rows or pools replications, so one replication has no value of it; the per-replication metrics of this scenario: {}",
-            list(names)
+            "`{metric}` is not a per-replication metric: the table `{table}` compares compare rows or pools replications, so one replication has no value of it; the per-replication metrics of this scenario (time-series windows left out): {}",
+            list(
+                &names
+                    .iter()
+                    .filter(|n| !n.contains("window_start_ms_"))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            )
         ));
     }
     if let Some(problem) = crate::sweep::Shapes::of(scenario).problem(metric) {
@@ -493,12 +505,17 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
     }
     let max_points = opts.max_points.unwrap_or(DEFAULT_MAX_POINTS);
     if max_points < 2 {
-        return Err(arg_error("--max-points must be >= 2 (the range's two ends)"));
+        return Err(arg_error(
+            "--max-points must be >= 2 (the range's two ends)",
+        ));
     }
-    let tolerance = Tolerance::parse(opts.tolerance.as_deref().unwrap_or("1%")).map_err(arg_error)?;
+    let tolerance =
+        Tolerance::parse(opts.tolerance.as_deref().unwrap_or("1%")).map_err(arg_error)?;
     let grid_n = opts.grid.unwrap_or(DEFAULT_GRID);
     if !(1..=MAX_GRID).contains(&grid_n) {
-        return Err(arg_error(format!("--grid must be 1 to {MAX_GRID} (got {grid_n})")));
+        return Err(arg_error(format!(
+            "--grid must be 1 to {MAX_GRID} (got {grid_n})"
+        )));
     }
     if let Some(j) = opts.jobs
         && !(1..=crate::sweep::MAX_JOBS).contains(&j)
@@ -562,7 +579,10 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
         pool: crate::sweep::runner::pool(jobs)?,
         metric,
     };
-    let grid_values = grid.as_ref().map(|g| grid_values(g, grid_n)).unwrap_or_default();
+    let grid_values = grid
+        .as_ref()
+        .map(|g| grid_values(g, grid_n))
+        .unwrap_or_default();
     let (lo, hi) = match axis.values {
         AxisValues::Range(lo, hi) => (lo, hi),
         AxisValues::List(_) => return Err(arg_error("the first --axis is a range, KEY=LO..HI")),
@@ -675,9 +695,10 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
         kind,
     };
 
-    let dir = opts.out.clone().unwrap_or_else(|| {
-        Path::new("out").join(format!("{}-boundary", base.stem()))
-    });
+    let dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(format!("{}-boundary", base.stem())));
     let lock = crate::sweep::output::lock(&dir)?;
     let folder = crate::report::Folder::open(&dir, &[])?;
 

@@ -176,7 +176,10 @@ pub fn verdict(s: &Search, c: &Crossing) -> String {
         }
         (status, Some(e), Some((a, b))) => {
             let why = match status {
-                Status::Tolerance => format!("the bracket is within the tolerance ({})", tolerance(s.rules.tolerance)),
+                Status::Tolerance => format!(
+                    "the bracket is within the tolerance ({})",
+                    tolerance(s.rules.tolerance)
+                ),
                 Status::Undecided => format!(
                     "at {} the interval holds {target} even with {} replications: the crossing is there, as far as they can tell",
                     format_number(e),
@@ -206,13 +209,11 @@ pub fn verdict(s: &Search, c: &Crossing) -> String {
 /// The printed report.
 pub fn text(s: &Search, runs: u64, dir: &Path) -> String {
     let mut out = format!("== {} ({})\n", s.scenario_name, s.file.display());
-    out.push_str(&intro(s));
+    out.push_str(&intro(s, true));
     out.push('\n');
     if s.grid.is_some() {
-        out.push('\n');
         out.push_str(&crossing_table(s).render_text());
     } else {
-        out.push('\n');
         out.push_str(&points_table(s).render_text());
     }
     out.push('\n');
@@ -221,7 +222,10 @@ pub fn text(s: &Search, runs: u64, dir: &Path) -> String {
             (Some(g), Some(v)) => format!("{} = {}: ", g.column, format_number(v)),
             _ => String::new(),
         };
-        out.push_str(&crate::report::wrap(&format!("{prefix}{}", verdict(s, &c.crossing)), 120));
+        out.push_str(&crate::report::wrap(
+            &format!("{prefix}{}", verdict(s, &c.crossing)),
+            120,
+        ));
         out.push('\n');
     }
     out.push_str(&format!(
@@ -237,7 +241,7 @@ pub fn text(s: &Search, runs: u64, dir: &Path) -> String {
 }
 
 /// What was searched, in one paragraph.
-fn intro(s: &Search) -> String {
+fn intro(s: &Search, threads: bool) -> String {
     let r = &s.rules;
     let grid = match &s.grid {
         Some(g) => format!(
@@ -254,7 +258,7 @@ fn intro(s: &Search) -> String {
     };
     crate::report::wrap(
         &format!(
-            "Boundary: where {} crosses {} along {} in [{}, {}]{grid}. {} replications per point, up to {} when its interval holds the target; {} {} intervals; tolerance {}; at most {} points; seed {}, {} thread(s).",
+            "Boundary: where {} crosses {} along {} in [{}, {}]{grid}. {} replications per point, up to {} when its interval holds the target; {} {} intervals; tolerance {}; at most {} points; seed {}{}.",
             s.metric,
             format_number(s.target),
             s.axis.key,
@@ -267,7 +271,11 @@ fn intro(s: &Search) -> String {
             tolerance(r.tolerance),
             r.max_points,
             s.seed,
-            s.jobs
+            if threads {
+                format!(", {} thread(s)", s.jobs)
+            } else {
+                String::new()
+            }
         ),
         120,
     )
@@ -346,11 +354,19 @@ pub fn json(s: &Search, dir: &Path) -> Result<String, Error> {
 /// The metric against the axis for one search: its points in order of value,
 /// the target, the estimate and the bracket.
 fn search_chart(s: &Search, c: &Crossing, title: String) -> Result<String, Error> {
-    let mut points: Vec<&Point> = c.points.iter().filter(|p| p.estimate.mean.is_some()).collect();
+    let mut points: Vec<&Point> = c
+        .points
+        .iter()
+        .filter(|p| p.estimate.mean.is_some())
+        .collect();
     points.sort_by(|a, b| a.value.total_cmp(&b.value));
     let level = crate::sweep::summary::percent(s.rules.confidence);
     let series = ValueSeries {
-        name: format!("{} per point (mean, {level} {} interval shaded)", s.metric, s.rules.kind.interval()),
+        name: format!(
+            "{} per point (mean, {level} {} interval shaded)",
+            s.metric,
+            s.rules.kind.interval()
+        ),
         points: points
             .iter()
             .filter_map(|p| Some((p.value, p.estimate.mean?)))
@@ -461,7 +477,10 @@ fn points_heatmap(s: &Search) -> Result<Option<String>, Error> {
         }
     }
     Ok(Some(numeric::heatmap(&HeatMap {
-        title: format!("{} at every point evaluated (blank: not evaluated)", s.metric),
+        title: format!(
+            "{} at every point evaluated (blank: not evaluated)",
+            s.metric
+        ),
         x_label: s.axis.key.clone(),
         y_label: g.key.clone(),
         value_label: format!("mean {}", s.metric),
@@ -513,7 +532,9 @@ pub fn page(s: &Search) -> Result<String, Error> {
             (Some(g), Some(v)) => format!("{}={}: ", g.column, format_number(v)),
             _ => String::new(),
         };
-        crossing.notes.push(format!("{prefix}{}", verdict(s, &c.crossing)));
+        crossing
+            .notes
+            .push(format!("{prefix}{}", verdict(s, &c.crossing)));
     }
     let heading = Heading {
         title: s.scenario_name.clone(),
@@ -525,7 +546,7 @@ pub fn page(s: &Search) -> Result<String, Error> {
             format_number(s.rules.lo),
             format_number(s.rules.hi)
         ),
-        about: Some(intro(s)),
+        about: Some(intro(s, false)),
     };
     crate::report::html::sections_page(
         heading,

@@ -397,7 +397,11 @@ mod tests {
         // 100 -> 0.25 wide: 9 halvings after the two ends
         assert_eq!(c.points.len(), 11);
         // every point decided with its first 20 replications
-        assert!(step.asked.iter().all(|&(_, from, to)| from == 0 && to == 20));
+        assert!(
+            step.asked
+                .iter()
+                .all(|&(_, from, to)| from == 0 && to == 20)
+        );
     }
 
     #[test]

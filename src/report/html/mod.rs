@@ -1184,6 +1184,9 @@ fn stacked(
 /// The unit a metric's name ends in, for axis labels.
 fn unit_of(metric: &str) -> &'static str {
     let column = metric.rsplit('.').next().unwrap_or(metric);
+    if column == "stuck" {
+        return "share of replications";
+    }
     [
         ("_ms", "ms"),
         ("_pct", "%"),
@@ -1242,8 +1245,7 @@ pub fn sweep_page(
                         label = "all rows".into();
                     }
                     if paired_rows {
-                        label =
-                            format!("{label} vs {}={}", r[axes].render(), r[axes + 1].render());
+                        label = format!("{label} vs {}={}", r[axes].render(), r[axes + 1].render());
                     }
                     Some(Interval {
                         label,

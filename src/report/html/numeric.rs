@@ -109,8 +109,10 @@ fn svg(
 /// Draws a [`ValueChart`]: bands first, then lines with a dot per value, the
 /// target and markers on top; the legend below the plot, one entry a row.
 pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
-    let entries =
-        c.series.len() + usize::from(c.target.is_some()) + c.markers.len() + usize::from(c.shade.is_some());
+    let entries = c.series.len()
+        + usize::from(c.target.is_some())
+        + c.markers.len()
+        + usize::from(c.shade.is_some());
     let plot_height = 320;
     let height = plot_height + 10 + 18 * entries as u32;
     svg(WIDTH, height, |root| {
@@ -225,7 +227,11 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
             row += 1;
             sample(y)?;
             legend
-                .draw(&Text::new(name.to_string(), (108, y), (FONT, 12).into_font()))
+                .draw(&Text::new(
+                    name.to_string(),
+                    (108, y),
+                    (FONT, 12).into_font(),
+                ))
                 .map_err(|e| e.to_string())
         };
         for (i, s) in c.series.iter().enumerate() {
@@ -233,10 +239,16 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
             entry(
                 &|y| {
                     legend
-                        .draw(&Rectangle::new([(70, y), (100, y + 12)], col.mix(0.18).filled()))
+                        .draw(&Rectangle::new(
+                            [(70, y), (100, y + 12)],
+                            col.mix(0.18).filled(),
+                        ))
                         .map_err(|e| e.to_string())?;
                     legend
-                        .draw(&PathElement::new(vec![(70, y + 6), (100, y + 6)], col.stroke_width(2)))
+                        .draw(&PathElement::new(
+                            vec![(70, y + 6), (100, y + 6)],
+                            col.stroke_width(2),
+                        ))
                         .map_err(|e| e.to_string())
                 },
                 &s.name,
@@ -276,7 +288,10 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
             entry(
                 &|y| {
                     legend
-                        .draw(&Rectangle::new([(70, y), (100, y + 12)], MARKER.mix(0.12).filled()))
+                        .draw(&Rectangle::new(
+                            [(70, y), (100, y + 12)],
+                            MARKER.mix(0.12).filled(),
+                        ))
                         .map_err(|e| e.to_string())
                 },
                 name,
@@ -312,7 +327,11 @@ const RAMP: [(u8, u8, u8); 5] = [
 ];
 
 fn ramp(t: f64) -> RGBColor {
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let x = t * (RAMP.len() - 1) as f64;
     let i = (x.floor() as usize).min(RAMP.len() - 2);
     let f = x - i as f64;
@@ -338,7 +357,8 @@ fn short(v: f64) -> String {
 /// and a colour scale from the lowest to the highest value below.
 pub fn heatmap(h: &HeatMap) -> Result<String, Error> {
     let (nx, ny) = (h.columns.len().max(1), h.rows.len().max(1));
-    let label_w = (h.rows.iter().map(|r| r.chars().count()).max().unwrap_or(2) as u32 * 7 + 60).clamp(80, 220);
+    let label_w = (h.rows.iter().map(|r| r.chars().count()).max().unwrap_or(2) as u32 * 7 + 60)
+        .clamp(80, 220);
     let cell_h: u32 = if ny > 16 { 22 } else { 34 };
     let plot_h = 70 + cell_h * ny as u32 + 50;
     let height = plot_h + 56;
@@ -347,7 +367,9 @@ pub fn heatmap(h: &HeatMap) -> Result<String, Error> {
         .iter()
         .map(|c| c.2)
         .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, m), v| (l.min(v), m.max(v)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, m), v| {
+            (l.min(v), m.max(v))
+        });
     let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
     let scale = |v: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
     svg(WIDTH, height, |root| {
@@ -428,7 +450,11 @@ pub fn heatmap(h: &HeatMap) -> Result<String, Error> {
             .draw(&Text::new(short(lo), (x0, 26), (FONT, 11).into_font()))
             .map_err(|e| e.to_string())?;
         legend
-            .draw(&Text::new(short(hi), (x0 + w - 20, 26), (FONT, 11).into_font()))
+            .draw(&Text::new(
+                short(hi),
+                (x0 + w - 20, 26),
+                (FONT, 11).into_font(),
+            ))
             .map_err(|e| e.to_string())?;
         legend
             .draw(&Text::new(
@@ -514,7 +540,8 @@ pub fn sweep_charts(
                 let others: Vec<usize> = axes.iter().copied().filter(|a| a != x_axis).collect();
                 let mut series: Vec<ValueSeries> = Vec::new();
                 for r in &rows {
-                    let (Some(x), Some(y)) = (r[*x_axis].render().parse::<f64>().ok(), num(&r[mean]))
+                    let (Some(x), Some(y)) =
+                        (r[*x_axis].render().parse::<f64>().ok(), num(&r[mean]))
                     else {
                         continue;
                     };
@@ -598,8 +625,14 @@ pub fn sweep_charts(
                         x_label: xc.clone(),
                         y_label: yc.clone(),
                         value_label: format!("mean {metric} ({unit})"),
-                        columns: x_values.iter().map(|v| crate::report::format_number(*v)).collect(),
-                        rows: y_values.iter().map(|v| crate::report::format_number(*v)).collect(),
+                        columns: x_values
+                            .iter()
+                            .map(|v| crate::report::format_number(*v))
+                            .collect(),
+                        rows: y_values
+                            .iter()
+                            .map(|v| crate::report::format_number(*v))
+                            .collect(),
                         cells,
                     })?);
                 }
@@ -652,9 +685,11 @@ mod tests {
         assert!(charts[0].contains("m.x_ms against rate"));
         // two values are no axis to draw a line along
         let two = summary(&["rate"], &[(&["10"], 1.0), (&["20"], 2.0)]);
-        assert!(sweep_charts(&two, &["m.x_ms".into()], "95 %", |_| "ms")
-            .unwrap()
-            .is_empty());
+        assert!(
+            sweep_charts(&two, &["m.x_ms".into()], "95 %", |_| "ms")
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -680,7 +715,10 @@ mod tests {
         let svg = &charts[0];
         assert!(svg.contains("mean over value and for_ms"), "{svg}");
         assert!(svg.contains(">12<") && svg.contains(">1.50<"), "{svg}");
-        assert_eq!(svg, &sweep_charts(&t, &["m.x_ms".into()], "95 %", |_| "ms").unwrap()[0]);
+        assert_eq!(
+            svg,
+            &sweep_charts(&t, &["m.x_ms".into()], "95 %", |_| "ms").unwrap()[0]
+        );
     }
 
     #[test]
