@@ -654,7 +654,7 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
             let tables = runner.tables(0, 0)?;
             let named = runner.named(&tables);
             let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
-            let known = if names.iter().any(|n| *n == name) {
+            let known = if names.contains(&name) {
                 &names
             } else {
                 &shape_names
@@ -662,7 +662,7 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
             if let Some(problem) = metric_problem(&name, &base, known) {
                 return Err(arg_error(format!("--metric {name}: {problem}")));
             }
-            if !names.iter().any(|n| *n == name) {
+            if !names.contains(&name) {
                 return Err(arg_error(format!(
                     "--metric {name}: replication 0 at {} = {} has no value of it (a row of its table it did not have, or a text column)",
                     axis.column,

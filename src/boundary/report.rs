@@ -354,11 +354,38 @@ pub fn json(s: &Search, dir: &Path) -> Result<String, Error> {
 /// The metric against the axis for one search: its points in order of value,
 /// the target, the estimate and the bracket.
 fn search_chart(s: &Search, c: &Crossing, title: String) -> Result<String, Error> {
-    let mut points: Vec<&Point> = c
+    let points: Vec<&Point> = c
         .points
         .iter()
         .filter(|p| p.estimate.mean.is_some())
         .collect();
+    points_chart(s, c, points, title)
+}
+
+/// The points within two bracket widths of the bracket, when they are at least
+/// three and not all the points: what a chart near the boundary shows.
+fn near(c: &Crossing) -> Option<Vec<&Point>> {
+    let (a, b) = c.bracket?;
+    let w = b - a;
+    let all: Vec<&Point> = c
+        .points
+        .iter()
+        .filter(|p| p.estimate.mean.is_some())
+        .collect();
+    let near: Vec<&Point> = all
+        .iter()
+        .copied()
+        .filter(|p| p.value >= a - 2.0 * w && p.value <= b + 2.0 * w)
+        .collect();
+    (near.len() >= 3 && near.len() < all.len()).then_some(near)
+}
+
+fn points_chart(
+    s: &Search,
+    c: &Crossing,
+    mut points: Vec<&Point>,
+    title: String,
+) -> Result<String, Error> {
     points.sort_by(|a, b| a.value.total_cmp(&b.value));
     let level = crate::sweep::summary::percent(s.rules.confidence);
     let series = ValueSeries {
@@ -484,10 +511,18 @@ fn points_heatmap(s: &Search) -> Result<Option<String>, Error> {
         x_label: s.axis.key.clone(),
         y_label: g.key.clone(),
         value_label: format!("mean {}", s.metric),
-        columns: xs.iter().map(|x| format_number(*x)).collect(),
+        columns: xs.iter().map(|x| compact(*x)).collect(),
         rows: s.grid_values.iter().map(|v| format_number(*v)).collect(),
         cells,
+        scale: None,
     })?))
+}
+
+/// A value as a heatmap's column shows it: four significant digits at most.
+fn compact(x: f64) -> String {
+    let digits = 4 - (x.abs().max(1e-9).log10().floor() as i32 + 1);
+    let scale = 10f64.powi(digits.max(0));
+    format_number((x * scale).round() / scale)
 }
 
 /// `report.html`.
@@ -504,6 +539,17 @@ pub fn page(s: &Search) -> Result<String, Error> {
                     &c.crossing,
                     format!("{} against {}", s.metric, s.axis.column),
                 )?);
+                if let Some(points) = near(&c.crossing) {
+                    crossing_charts.push(points_chart(
+                        s,
+                        &c.crossing,
+                        points,
+                        format!(
+                            "{} against {}, near the boundary (the points within two bracket widths)",
+                            s.metric, s.axis.column
+                        ),
+                    )?);
+                }
             }
         }
         Some(g) => {

@@ -302,6 +302,9 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
     .map_err(fail(&c.title))
 }
 
+/// A heatmap cell: (column, row, value).
+type Cell3 = (usize, usize, f64);
+
 /// A grid of cells coloured by value, columns and rows named by their values.
 #[derive(Debug, Clone)]
 pub struct HeatMap {
@@ -314,7 +317,10 @@ pub struct HeatMap {
     pub columns: Vec<String>,
     pub rows: Vec<String>,
     /// (column, row, mean): a missing cell stays blank.
-    pub cells: Vec<(usize, usize, f64)>,
+    pub cells: Vec<Cell3>,
+    /// The values at the two ends of the colour scale (shared by the heatmaps
+    /// of one metric); `None`: the lowest and highest cell.
+    pub scale: Option<(f64, f64)>,
 }
 
 /// Viridis at five stops: dark blue (low) to yellow (high), readable in grey.
@@ -353,6 +359,16 @@ fn short(v: f64) -> String {
     if text == "-0" { "0".into() } else { text }
 }
 
+/// The lowest and highest finite value ((0, 1) without any).
+fn value_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, m), v| {
+            (l.min(v), m.max(v))
+        });
+    if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) }
+}
+
 /// Draws a [`HeatMap`]: a cell per (column, row) with its value written in it,
 /// and a colour scale from the lowest to the highest value below.
 pub fn heatmap(h: &HeatMap) -> Result<String, Error> {
@@ -363,14 +379,8 @@ pub fn heatmap(h: &HeatMap) -> Result<String, Error> {
     let plot_h = 70 + cell_h * ny as u32 + 50;
     let height = plot_h + 56;
     let (lo, hi) = h
-        .cells
-        .iter()
-        .map(|c| c.2)
-        .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, m), v| {
-            (l.min(v), m.max(v))
-        });
-    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+        .scale
+        .unwrap_or_else(|| value_range(h.cells.iter().map(|c| c.2)));
     let scale = |v: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
     svg(WIDTH, height, |root| {
         let (plot, legend) = root.split_vertically(plot_h);
@@ -446,15 +456,16 @@ pub fn heatmap(h: &HeatMap) -> Result<String, Error> {
                 ))
                 .map_err(|e| e.to_string())?;
         }
+        let (left, right) = if hi > lo {
+            (short(lo), short(hi))
+        } else {
+            (format!("every cell {}", short(lo)), String::new())
+        };
         legend
-            .draw(&Text::new(short(lo), (x0, 26), (FONT, 11).into_font()))
+            .draw(&Text::new(left, (x0, 26), (FONT, 11).into_font()))
             .map_err(|e| e.to_string())?;
         legend
-            .draw(&Text::new(
-                short(hi),
-                (x0 + w - 20, 26),
-                (FONT, 11).into_font(),
-            ))
+            .draw(&Text::new(right, (x0 + w - 20, 26), (FONT, 11).into_font()))
             .map_err(|e| e.to_string())?;
         legend
             .draw(&Text::new(
@@ -591,7 +602,7 @@ pub fn sweep_charts(
                     .copied()
                     .filter(|a| a != x_axis && a != y_axis)
                     .collect();
-                let mut maps: Vec<(String, Vec<(usize, usize, f64)>)> = Vec::new();
+                let mut maps: Vec<(String, Vec<Cell3>)> = Vec::new();
                 for r in &rows {
                     let (Ok(x), Ok(y), Some(v)) = (
                         r[*x_axis].render().parse::<f64>(),
@@ -614,6 +625,8 @@ pub fn sweep_charts(
                     maps[i].1.push((cx, cy, v));
                 }
                 let (xc, yc) = (&summary.headers[*x_axis], &summary.headers[*y_axis]);
+                // one colour scale for every heatmap of the metric
+                let scale = value_range(maps.iter().flat_map(|(_, c)| c.iter().map(|c| c.2)));
                 for (name, cells) in maps {
                     let title = if name.is_empty() {
                         format!("{metric}: mean over {xc} and {yc}")
@@ -634,6 +647,7 @@ pub fn sweep_charts(
                             .map(|v| crate::report::format_number(*v))
                             .collect(),
                         cells,
+                        scale: Some(scale),
                     })?);
                 }
             }
