@@ -172,16 +172,19 @@ pub fn text(tables: &[Table], files: &str) -> String {
         .filter(|t| t.name != "outcomes" && !shown.contains(&t.name.as_str()))
         .map(|t| t.name.as_str())
         .collect();
+    // the files' line is not wrapped: where a path breaks would depend on the
+    // folder's name, and two runs into two folders would print other lines
     out.push('\n');
-    let mut line = format!("{files}.");
-    if !others.is_empty() {
-        line.push_str(&format!(
-            " Not shown here: outcomes in full, {} (add --tables to print every table).",
-            others.join(", ")
-        ));
+    out.push_str(files);
+    out.push_str(".\n");
+    let line = if others.is_empty() {
+        "Add --tables to print every table in full.".to_string()
     } else {
-        line.push_str(" Add --tables to print every table in full.");
-    }
+        format!(
+            "Not shown here: outcomes in full, {} (add --tables to print every table).",
+            others.join(", ")
+        )
+    };
     out.push_str(&super::wrap(&line, super::WIDTH));
     out
 }
@@ -272,5 +275,15 @@ mod tests {
             text.contains("Not shown here: outcomes in full, run (add --tables"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_files_line_is_never_wrapped_so_the_folder_name_cannot_move_line_breaks() {
+        let long = format!(
+            "Files: {}/ (3 CSV files); report: x/report.html",
+            "d".repeat(150)
+        );
+        let text = text(&[outcomes_table()], &long);
+        assert!(text.lines().any(|l| l == format!("{long}.")), "{text}");
     }
 }

@@ -7,6 +7,7 @@ mod call_graphs;
 mod call_sites_time;
 mod cli;
 mod common;
+mod doc_figures;
 mod docs;
 mod faults_time;
 mod golden_ay10;
