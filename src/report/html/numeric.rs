@@ -728,7 +728,10 @@ mod tests {
         assert_eq!(charts.len(), 1);
         let svg = &charts[0];
         assert!(svg.contains("mean over value and for_ms"), "{svg}");
-        assert!(svg.contains(">12<") && svg.contains(">1.50<"), "{svg}");
+        assert!(
+            svg.contains("\n12\n</text>") && svg.contains("\n1.50\n</text>"),
+            "{svg}"
+        );
         assert_eq!(
             svg,
             &sweep_charts(&t, &["m.x_ms".into()], "95 %", |_| "ms").unwrap()[0]
@@ -739,7 +742,8 @@ mod tests {
     fn the_ramp_runs_dark_to_light() {
         assert_eq!(ramp(0.0), RGBColor(68, 1, 84));
         assert_eq!(ramp(1.0), RGBColor(253, 231, 37));
-        assert_eq!(short(0.125), "0.13");
+        assert_eq!(short(0.126), "0.13");
+        assert_eq!(short(12.34), "12.3");
         assert_eq!(short(24.0), "24");
     }
 }
