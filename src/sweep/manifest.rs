@@ -1,7 +1,9 @@
 //! `manifest.toml`: what a sweep folder holds and how to make it again.
 //!
-//! Every key except `[shard]` and `[invocation]` decides the bytes of
-//! `replications.csv`; `resim merge` refuses shards that differ in any of them.
+//! Every key except `[shard]`, `[[written]]` and `[invocation]` decides the
+//! bytes of `replications.csv`; `resim merge` refuses shards that differ in any
+//! of them. `[[written]]` holds the hash of each file a merge reads as the sweep
+//! wrote it, so that a merge refuses numbers altered since.
 //! `[invocation]` records how this folder was made (the command line, the scenario
 //! path, the thread count), which naturally differs between shards.
 
@@ -64,6 +66,12 @@ pub struct Manifest {
     /// here). Absent without a time series.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timelines: Vec<crate::report::html::RowTimes>,
+    /// The files of this folder `resim merge` reads (`replications.csv`,
+    /// `histograms.csv`) with the hash of the bytes the sweep wrote: a merge
+    /// refuses a folder whose files were changed since (not compared between
+    /// shards). Absent in folders of resim versions before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written: Vec<HashedFile>,
     /// The units this folder holds, for a `--shard` sweep (not compared by merge).
     pub shard: Option<ShardInfo>,
     /// How it was run (not compared by merge).
@@ -108,14 +116,57 @@ pub fn fnv1a64(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
+/// [`fnv1a64`] of a file's bytes, read in pieces (a sweep's rows can be large).
+pub fn fnv1a64_file(path: &Path) -> Result<String, Error> {
+    use std::io::Read;
+    let fail = |e: std::io::Error| Error::Other(format!("cannot read {}: {e}", path.display()));
+    let mut file = std::fs::File::open(path).map_err(fail)?;
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf).map_err(fail)?;
+        if n == 0 {
+            break;
+        }
+        for b in &buf[..n] {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01B3);
+        }
+    }
+    Ok(format!("{h:016x}"))
+}
+
+impl Manifest {
+    /// Checks that the files `written` lists in `dir` still hold the bytes the
+    /// sweep wrote: a merge must not summarize numbers altered since.
+    pub fn check_written(&self, dir: &Path) -> Result<(), Error> {
+        for f in &self.written {
+            let path = dir.join(&f.file);
+            let now = fnv1a64_file(&path)?;
+            if now != f.fnv1a64 {
+                return Err(ScenarioError::new(
+                    "",
+                    format!(
+                        "was changed after the sweep wrote it: its FNV-1a hash is {now}, {FILE} \
+                         records {} (run the sweep or shard again, or restore the file)",
+                        f.fnv1a64
+                    ),
+                )
+                .in_file(&path)
+                .into());
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Manifest {
     /// The manifest as TOML, with a comment line on top.
     pub fn to_toml(&self) -> Result<String, Error> {
         let body =
             toml::to_string(self).map_err(|e| Error::Other(format!("cannot write {FILE}: {e}")))?;
         Ok(format!(
-            "# Written by resim. `resim merge` compares every key except [shard] and\n\
-             # [invocation]; see docs/scenarios.md (Sweeps).\n{body}"
+            "# Written by resim. `resim merge` compares every key except [shard],\n\
+             # [[written]] and [invocation]; see docs/scenarios.md (Sweeps).\n{body}"
         ))
     }
 
@@ -153,6 +204,7 @@ impl Manifest {
         let table = |m: &Manifest| -> toml::Table {
             let mut m = m.clone();
             m.shard = None;
+            m.written = Vec::new();
             m.invocation = Invocation::default();
             toml::Table::try_from(m).unwrap_or_default()
         };
@@ -426,6 +478,7 @@ pub(super) mod tests {
                     to_ms: 3000.0,
                 }],
             }],
+            written: Vec::new(),
             shard: Some(ShardInfo {
                 index: 1,
                 count: 2,

@@ -164,8 +164,9 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
         ));
     }
 
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         shard: None,
+        written: Vec::new(),
         invocation: Invocation {
             command: opts.command.clone(),
             scenario_file: first.invocation.scenario_file.clone(),
@@ -178,6 +179,11 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     let columns = columns(&parts, first)?;
     let axis_columns = columns.axes.clone();
     let mut summary = check_shards(&parts, first, &columns)?;
+    // after the rows' own checks, which say more about a file cut short or out
+    // of order: any other change to what a sweep wrote is caught here
+    for p in &parts {
+        p.manifest.check_written(&p.dir)?;
+    }
     let pooled = pooled_counts(&parts, first, &axis_columns, &summary)?;
     summary.pooled = pooled.as_ref().map(|p| p.table(&axis_columns));
     let thresholds = first
@@ -206,6 +212,7 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     if let Some(p) = &pooled {
         files.push(output::table_file(&p.histograms(&axis_columns))?);
     }
+    manifest.written = super::written(&partial, &files)?;
     files.push((
         super::manifest::FILE.into(),
         Content::Bytes(manifest.to_toml()?.into_bytes()),

@@ -257,7 +257,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         .out
         .clone()
         .unwrap_or_else(|| default_dir(&scenario.stem(), opts.shard));
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         resim_version: env!("CARGO_PKG_VERSION").into(),
         scenario_name: base.name.clone(),
         scenario_fnv1a64: manifest::fnv1a64(&bytes),
@@ -275,6 +275,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         latency_files: latency_files(&scenario)?,
         thresholds: manifest_thresholds(&base.thresholds),
         timelines: crate::series_times(&scenario),
+        written: Vec::new(),
         shard: opts.shard.map(|s| ShardInfo {
             index: s.index,
             count: s.count,
@@ -338,6 +339,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         added,
         mut files,
     } = out.finish()?;
+    manifest.written = written(&folder.partial(), &files)?;
     files.push((
         manifest::FILE.into(),
         Content::Bytes(manifest.to_toml()?.into_bytes()),
@@ -377,6 +379,29 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         text,
         thresholds_failed,
     })
+}
+
+/// The hashes of the files a merge reads, as this sweep or merge wrote them:
+/// the staged rows (`replications.csv` to be) and `histograms.csv`.
+fn written(
+    partial: &Path,
+    files: &[(String, Content)],
+) -> Result<Vec<manifest::HashedFile>, Error> {
+    let mut out = vec![manifest::HashedFile {
+        file: output::REPLICATIONS.into(),
+        fnv1a64: manifest::fnv1a64_file(partial)?,
+    }];
+    for (name, content) in files {
+        if name == pooled::HISTOGRAMS
+            && let Content::Bytes(bytes) = content
+        {
+            out.push(manifest::HashedFile {
+                file: name.clone(),
+                fnv1a64: manifest::fnv1a64(bytes),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// The metrics whose cells are booleans in any row's replication 0, in first-seen

@@ -273,6 +273,9 @@ impl Replications {
             .map_err(|e| fail()(e.into_error()))?;
         if let Err(e) = self.file.write_all(&pending) {
             use std::io::{Seek, SeekFrom};
+            // the rows of this write are lost with it: a later flush (the one
+            // that reports what was kept) must not count them
+            self.pending_rows = 0;
             let cut = self
                 .file
                 .set_len(self.committed)

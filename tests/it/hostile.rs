@@ -173,9 +173,11 @@ fn a_full_disk_mid_sweep_leaves_only_whole_rows() {
         .map(|r| r.unwrap().len())
         .collect();
     assert_eq!(widths.len(), 1, "rows of different widths: {widths:?}");
+    // the count the message gives is the count of whole rows in the file
+    let rows = text.lines().count() - 1;
     assert!(
-        stderr.contains("rows finished before it are kept"),
-        "{stderr}"
+        stderr.contains(&format!("the {rows} rows finished before it are kept")),
+        "{rows} rows in the file: {stderr}"
     );
 }
 
@@ -227,6 +229,37 @@ fn merge_checks_every_shard_before_touching_its_output_and_blames_the_shard() {
         "{stderr}"
     );
     assert!(folder_bytes(&m) == before, "the earlier merge was changed");
+}
+
+#[test]
+fn merge_refuses_a_shard_whose_numbers_were_altered_after_its_sweep() {
+    let work = tempfile::tempdir().unwrap();
+    let [s1, s2, m] = shards_and_merge(work.path());
+    let before = folder_bytes(&m);
+    for file in ["replications.csv", "histograms.csv"] {
+        let path = s2.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        // one digit of the last line changed: still a well-formed file
+        let at = text
+            .trim_end()
+            .rfind(|c: char| c.is_ascii_digit() && c != '9')
+            .unwrap();
+        let mut bytes = text.clone().into_bytes();
+        bytes[at] += 1;
+        std::fs::write(&path, &bytes).unwrap();
+        let out = merge(&m, &s1, &s2).code(2);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(
+            stderr.contains(&path.display().to_string())
+                && stderr.contains("was changed after the sweep wrote it"),
+            "{file}: {stderr}"
+        );
+        assert!(folder_bytes(&m) == before, "the earlier merge was changed");
+        std::fs::write(&path, text).unwrap();
+    }
+    // restored, the shards merge again, to the same bytes
+    merge(&m, &s1, &s2).success();
+    assert!(folder_bytes(&m) == before);
 }
 
 #[test]
