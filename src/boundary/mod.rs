@@ -590,40 +590,40 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
     // The key's type and the range's validity, before anything runs: whole
     // numbers are tried as such, then a value between them as a fraction.
     let first_grid = grid_values.first().copied();
-    let at_end = |x: f64, which: &str, integer: bool| {
-        ctx.load(x, integer, first_grid).map_err(|e| match e {
-            Error::Scenario(se) => Error::Scenario(noted(
-                se,
-                &format!(
-                    " (--axis {}: {which} {} is not a valid value of `{}`)",
+    // An error names the axis whose key it is about (a grid value can be the
+    // invalid one while the range's ends are checked), else the one being tried.
+    let blame = |e: Error, which: &str, x: f64, g: Option<f64>| match e {
+        Error::Scenario(se) => {
+            let on = |key: &str| se.path == key || se.path.starts_with(&format!("{key}."));
+            let note = match (&grid, g) {
+                (Some(ga), Some(g)) if on(&ga.key) && !on(&axis.key) => format!(
+                    " (--axis {}: {} is not a valid value of `{}`)",
+                    ga.text,
+                    crate::format::format_number(g),
+                    ga.key
+                ),
+                _ => format!(
+                    " (--axis {}: {which}{} is not a valid value of `{}`)",
                     axis.text,
                     crate::format::format_number(x),
                     axis.key
                 ),
-            )),
-            other => other,
-        })
+            };
+            Error::Scenario(noted(se, &note))
+        }
+        other => other,
     };
-    let base = at_end(lo, "LO =", axis.integer)?;
-    at_end(hi, "HI =", axis.integer)?;
+    let base = ctx
+        .load(lo, axis.integer, first_grid)
+        .map_err(|e| blame(e, "LO = ", lo, first_grid))?;
+    ctx.load(hi, axis.integer, first_grid)
+        .map_err(|e| blame(e, "HI = ", hi, first_grid))?;
     if axis.integer && lo + 0.5 < hi && ctx.load(lo + 0.5, false, first_grid).is_ok() {
         axis.integer = false;
     }
-    if let Some(g) = &grid {
-        for v in &grid_values {
-            ctx.load(lo, axis.integer, Some(*v)).map_err(|e| match e {
-                Error::Scenario(se) => Error::Scenario(noted(
-                    se,
-                    &format!(
-                        " (--axis {}: {} is not a valid value of `{}`)",
-                        g.text,
-                        crate::format::format_number(*v),
-                        g.key
-                    ),
-                )),
-                other => other,
-            })?;
-        }
+    for v in grid_values.iter().skip(1) {
+        ctx.load(lo, axis.integer, Some(*v))
+            .map_err(|e| blame(e, "LO = ", lo, Some(*v)))?;
     }
     ctx.axis = axis.clone();
 

@@ -247,6 +247,17 @@ fn bad_input_gets_one_line_and_exit_code_2() {
         BAND,
         &["workload.arrivals", "not a numeric key", "\"poisson\""],
     );
+    // a second axis's invalid value is blamed on it, not on the range's ends
+    let mut grid = with("workload.rate_rps=10..40");
+    grid.extend(["--axis", "services.api.handler.slots=[0, 2]"]);
+    refused(
+        &grid,
+        BAND,
+        &[
+            "must be >= 1",
+            "(--axis services.api.handler.slots=[0, 2]: 0 is not a valid value of `services.api.handler.slots`)",
+        ],
+    );
     refused(
         &with("workload.rate_rps=40..10"),
         BAND,
