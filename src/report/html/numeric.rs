@@ -133,18 +133,40 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
                     .chain(s.intervals.iter().flat_map(|i| [i.1, i.2]))
             })
             .chain(c.target.iter().map(|t| t.1));
+        let x_span = span(xs, true);
+        // whole-number settings (slots, replicas) few enough to tick one by one:
+        // no tick between them, where no setting can be
+        let whole = c
+            .series
+            .iter()
+            .flat_map(|s| &s.points)
+            .all(|p| p.0.fract() == 0.0)
+            && x_span.end - x_span.start <= 20.0;
+        let x_ticks = if whole {
+            (x_span.end - x_span.start).ceil() as usize + 1
+        } else {
+            10
+        };
+        let x_tick = |v: &f64| {
+            if whole && v.fract() != 0.0 {
+                String::new()
+            } else {
+                tick(v)
+            }
+        };
         let mut chart = ChartBuilder::on(&plot)
             .caption(&c.title, (FONT, 15))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(64)
-            .build_cartesian_2d(span(xs, true), span(ys, true))
+            .build_cartesian_2d(x_span, span(ys, true))
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .x_desc(&c.x_label)
             .y_desc(&c.y_label)
-            .x_label_formatter(&tick)
+            .x_labels(x_ticks)
+            .x_label_formatter(&x_tick)
             .y_label_formatter(&tick)
             .label_style((FONT, 12))
             .axis_desc_style((FONT, 13))
@@ -736,6 +758,33 @@ mod tests {
             svg,
             &sweep_charts(&t, &["m.x_ms".into()], "95 %", |_| "ms").unwrap()[0]
         );
+    }
+
+    /// Slots or replicas: ticks at the whole numbers only, none at 1.50.
+    #[test]
+    fn a_whole_number_setting_is_ticked_at_whole_numbers() {
+        let chart = |xs: [f64; 4]| {
+            value_chart(&ValueChart {
+                title: "t".into(),
+                x_label: "slots".into(),
+                y_label: "y".into(),
+                series: vec![ValueSeries {
+                    name: "s".into(),
+                    points: xs.iter().map(|x| (*x, x * 10.0)).collect(),
+                    intervals: xs.iter().map(|x| (*x, x * 9.0, x * 11.0)).collect(),
+                }],
+                target: None,
+                markers: Vec::new(),
+                shade: None,
+            })
+            .unwrap()
+        };
+        let whole = chart([1.0, 2.0, 3.0, 4.0]);
+        assert!(whole.contains("\n3\n</text>"), "{whole}");
+        assert!(!whole.contains("\n1.50\n</text>"), "{whole}");
+        // fractions keep their ticks between
+        let fractions = chart([1.0, 1.5, 2.0, 4.0]);
+        assert!(fractions.contains("\n1.50\n</text>"), "{fractions}");
     }
 
     #[test]
