@@ -341,3 +341,57 @@ fn a_fanout_to_100_leaves_is_slow_63_percent_of_the_time() {
     let amp = num(&leaf("hedged"), "amplification");
     assert!((amp - 1.01).abs() <= 0.001, "{amp}");
 }
+
+/// A metric that falls along the key (the answered share as the rate grows) is
+/// found as well as one that rises; a number's interval is Student t, cut to
+/// [0, 100] for a `_pct`; the points outside the bracket lie on the side their
+/// place says.
+#[test]
+fn a_falling_percentage_is_bisected_with_t_intervals() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    resim()
+        .arg("boundary")
+        .arg(scenario(BAND))
+        .args(["--axis", "workload.rate_rps=10..40"])
+        .args(["--metric", "outcomes.answered_pct", "--target", "90"])
+        .args(["--set", "workload.duration_ms=60000"])
+        .args(["-n", "4", "--tolerance", "2%", "--quiet"])
+        .arg("--out")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let crossing = Csv::read(&dir.path().join("crossing.csv"));
+    let row = &crossing.rows[0];
+    assert_ne!(row["status"], "no_crossing");
+    let (lo, hi, found) = (
+        num(row, "bracket_low"),
+        num(row, "bracket_high"),
+        num(row, "boundary"),
+    );
+    assert!(
+        10.0 < lo && lo <= found && found <= hi && hi < 40.0,
+        "{row:?}"
+    );
+    let points = Csv::read(&dir.path().join("boundary.csv"));
+    assert_eq!(points.rows[0]["side"], "above", "answered at 10 req/s");
+    assert_eq!(points.rows[1]["side"], "below", "answered at 40 req/s");
+    for p in &points.rows {
+        assert_eq!(p["interval"], "t-clipped");
+        let (x, low, mean, high) = (
+            num(p, "rate_rps"),
+            num(p, "ci_low"),
+            num(p, "estimate"),
+            num(p, "ci_high"),
+        );
+        assert!(
+            0.0 <= low && low <= mean && mean <= high && high <= 100.0,
+            "{p:?}"
+        );
+        if x <= lo {
+            assert_ne!(p["side"], "below", "{p:?}");
+        }
+        if x >= hi {
+            assert_ne!(p["side"], "above", "{p:?}");
+        }
+    }
+}
