@@ -429,12 +429,21 @@ fn points_chart(
     numeric::value_chart(&ValueChart {
         title,
         x_label: s.axis.key.clone(),
-        y_label: s.metric.clone(),
+        y_label: metric_label(&s.metric),
         series: vec![series],
         target: Some((format!("target: {}", format_number(s.target)), s.target)),
         markers,
         shade,
     })
+}
+
+/// A metric with its unit, as an axis names it.
+fn metric_label(metric: &str) -> String {
+    if metric == super::PASS {
+        format!("{metric} (share of replications)")
+    } else {
+        format!("{metric} ({})", crate::report::html::unit_of(metric))
+    }
 }
 
 /// With two axes: the boundary as a curve over the grid, its bracket as a band.
@@ -510,7 +519,7 @@ fn points_heatmap(s: &Search) -> Result<Option<String>, Error> {
         ),
         x_label: s.axis.key.clone(),
         y_label: g.key.clone(),
-        value_label: format!("mean {}", s.metric),
+        value_label: format!("mean {}", metric_label(&s.metric)),
         columns: xs.iter().map(|x| compact(*x)).collect(),
         rows: s.grid_values.iter().map(|v| format_number(*v)).collect(),
         cells,

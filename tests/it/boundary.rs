@@ -64,6 +64,7 @@ fn the_boundary_finder_places_the_lower_edge_of_the_metastable_band() {
     assert_eq!(page.matches("<svg").count(), 2);
     assert!(page.contains("near the boundary"));
     assert!(page.contains("target: 0.50"));
+    assert!(page.contains("\nrecovery.stuck (share of replications)\n</text>"));
 }
 
 /// Just inside the recovering side (20 req/s, 80 % of the edge) the backlog the

@@ -1182,7 +1182,7 @@ fn stacked(
 }
 
 /// The unit a metric's name ends in, for axis labels.
-fn unit_of(metric: &str) -> &'static str {
+pub(crate) fn unit_of(metric: &str) -> &'static str {
     let column = metric.rsplit('.').next().unwrap_or(metric);
     if column == "stuck" {
         return "share of replications";
