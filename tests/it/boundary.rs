@@ -72,10 +72,11 @@ fn the_boundary_finder_places_the_lower_edge_of_the_metastable_band() {
 /// second. Predicted per replication from the queue it holds 2.5 s after the
 /// spike (the middle of the window starting 2 s after it: past the spike's last
 /// retries), less the mu x timeout = 20 attempts a queue holds without timing
-/// out: 2.5 s + (queue - 20) / 20. A replication's own drain varies by about
-/// 20 % (the arrivals' randomness over a drain of about 15 s, and recovery read
-/// in whole 1 s windows); over 40 replications the mean by about 3 %, so 10 %
-/// is three of those.
+/// out: 2.5 s + (queue - 20) / 20. Recovery is read in whole 1 s windows,
+/// which adds half a window (+3 %) on average; a replication's own drain varies
+/// by about 25 % around its prediction (the arrivals' randomness over a drain
+/// of about 15 s), the mean of 40 by about 4 %: 10 % holds the half window and
+/// about two of those.
 #[test]
 fn the_drain_time_after_a_trigger_is_backlog_over_headroom() {
     let dir = tempfile::tempdir().expect("tempdir");
