@@ -8,7 +8,9 @@
 //! axis (with 3 or more values) draws a line chart per charted metric, one line
 //! per combination of the other axes; two or more draw a heatmap per charted
 //! metric over the last two, one per combination of the others (the first
-//! [`MAX_HEATMAPS`]). `resim boundary` draws its points with the same charts.
+//! [`MAX_HEATMAPS`]). Settings spaced by factors (250, 1000, 4000 ms) are drawn
+//! on a log scale, ticked at their own values. `resim boundary` draws its
+//! points with the same charts.
 
 use super::charts::{Marker, WIDTH};
 use crate::error::Error;
@@ -106,6 +108,31 @@ fn svg(
     Ok(out)
 }
 
+/// Whether settings are spaced by factors rather than steps (250, 1000, 4000 ms;
+/// 1, 2, 4, 8, 16), so that a log scale spaces them evenly: all above 0, the
+/// largest at least 8 times the smallest, and the gaps between neighbours more
+/// even in logarithms than in values.
+fn geometric(xs: impl Iterator<Item = f64>) -> bool {
+    let mut v: Vec<f64> = xs.collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    if v.len() < MIN_VALUES || v.iter().any(|x| !x.is_finite() || *x <= 0.0) {
+        return false;
+    }
+    if v[v.len() - 1] < 8.0 * v[0] {
+        return false;
+    }
+    // the largest gap over the smallest
+    let unevenness = |gaps: Vec<f64>| {
+        let max = gaps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let min = gaps.iter().copied().fold(f64::INFINITY, f64::min);
+        max / min
+    };
+    let linear = unevenness(v.windows(2).map(|w| w[1] - w[0]).collect());
+    let log = unevenness(v.windows(2).map(|w| (w[1] / w[0]).ln()).collect());
+    log < linear
+}
+
 /// Draws a [`ValueChart`]: bands first, then lines with a dot per value, the
 /// target and markers on top; the legend below the plot, one entry a row.
 pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
@@ -115,16 +142,41 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
         + usize::from(c.shade.is_some());
     let plot_height = 320;
     let height = plot_height + 10 + 18 * entries as u32;
+    // settings spaced by factors are drawn on a log scale, ticked at their own
+    // values (a boundary's charts, with markers and a bracket, stay linear)
+    let log_x = c.markers.is_empty()
+        && c.shade.is_none()
+        && geometric(c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+    let fx = |x: f64| if log_x { x.ln() } else { x };
+    let series: Vec<ValueSeries> = c
+        .series
+        .iter()
+        .map(|s| ValueSeries {
+            name: s.name.clone(),
+            points: s.points.iter().map(|p| (fx(p.0), p.1)).collect(),
+            intervals: s.intervals.iter().map(|i| (fx(i.0), i.1, i.2)).collect(),
+        })
+        .collect();
+    let mut settings: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    settings.sort_by(f64::total_cmp);
+    settings.dedup();
+    let x_label = if log_x {
+        format!("{} (log scale)", c.x_label)
+    } else {
+        c.x_label.clone()
+    };
     svg(WIDTH, height, |root| {
         let (plot, legend) = root.split_vertically(plot_height);
-        let xs = c
-            .series
+        let xs = series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.0))
             .chain(c.markers.iter().map(|m| m.x))
             .chain(c.shade.iter().flat_map(|s| [s.1, s.2]));
-        let ys = c
-            .series
+        let ys = series
             .iter()
             .flat_map(|s| {
                 s.points
@@ -136,13 +188,15 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
         let x_span = span(xs, true);
         // whole-number settings (slots, replicas) few enough to tick one by one:
         // no tick between them, where no setting can be
-        let whole = c
-            .series
-            .iter()
-            .flat_map(|s| &s.points)
-            .all(|p| p.0.fract() == 0.0)
+        let whole = !log_x
+            && series
+                .iter()
+                .flat_map(|s| &s.points)
+                .all(|p| p.0.fract() == 0.0)
             && x_span.end - x_span.start <= 20.0;
-        let x_ticks = if whole {
+        let x_ticks = if log_x {
+            0
+        } else if whole {
             (x_span.end - x_span.start).ceil() as usize + 1
         } else {
             10
@@ -163,7 +217,7 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
-            .x_desc(&c.x_label)
+            .x_desc(&x_label)
             .y_desc(&c.y_label)
             .x_labels(x_ticks)
             .x_label_formatter(&x_tick)
@@ -174,6 +228,28 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
             .draw()
             .map_err(|e| e.to_string())?;
         let y = chart.y_range();
+        if log_x {
+            for v in &settings {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(fx(*v), y.start), (fx(*v), y.end)],
+                        RGBColor(220, 220, 220),
+                    )))
+                    .map_err(|e| e.to_string())?;
+                let (px, py) = chart.backend_coord(&(fx(*v), y.start));
+                plot.draw(&Text::new(
+                    tick(v),
+                    (px, py + 6),
+                    (FONT, 12).into_font().color(&BLACK).pos(
+                        plotters::style::text_anchor::Pos::new(
+                            plotters::style::text_anchor::HPos::Center,
+                            plotters::style::text_anchor::VPos::Top,
+                        ),
+                    ),
+                ))
+                .map_err(|e| e.to_string())?;
+            }
+        }
         if let Some((_, from, to)) = &c.shade {
             chart
                 .draw_series(std::iter::once(Rectangle::new(
@@ -182,7 +258,7 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
                 )))
                 .map_err(|e| e.to_string())?;
         }
-        for (i, s) in c.series.iter().enumerate() {
+        for (i, s) in series.iter().enumerate() {
             if s.intervals.len() > 1 {
                 let mut area: Vec<(f64, f64)> = s.intervals.iter().map(|p| (p.0, p.2)).collect();
                 area.extend(s.intervals.iter().rev().map(|p| (p.0, p.1)));
@@ -215,7 +291,7 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
                 )))
                 .map_err(|e| e.to_string())?;
         }
-        for (i, s) in c.series.iter().enumerate() {
+        for (i, s) in series.iter().enumerate() {
             let col = PALETTE[i % 10];
             let style = col.stroke_width(2);
             if (i / 10) % 2 == 1 {
@@ -256,7 +332,7 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
                 ))
                 .map_err(|e| e.to_string())
         };
-        for (i, s) in c.series.iter().enumerate() {
+        for (i, s) in series.iter().enumerate() {
             let col = PALETTE[i % 10];
             entry(
                 &|y| {
@@ -785,6 +861,39 @@ mod tests {
         // fractions keep their ticks between
         let fractions = chart([1.0, 1.5, 2.0, 4.0]);
         assert!(fractions.contains("\n1.50\n</text>"), "{fractions}");
+    }
+
+    /// Settings spaced by factors are drawn on a log scale, ticked at their values.
+    #[test]
+    fn settings_spaced_by_factors_get_a_log_scale() {
+        let g = |v: &[f64]| geometric(v.iter().copied());
+        assert!(g(&[250.0, 1000.0, 4000.0]));
+        assert!(g(&[1.0, 2.0, 4.0, 8.0, 16.0]));
+        // even steps, a narrow range, too few values, zero or below: linear
+        assert!(!g(&[
+            10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0
+        ]));
+        assert!(!g(&[100.0, 200.0, 400.0]));
+        assert!(!g(&[1.0, 100.0]));
+        assert!(!g(&[0.0, 10.0, 100.0]));
+        let t = summary(
+            &["for_ms"],
+            &[(&["250"], 1.0), (&["1000"], 2.0), (&["4000"], 3.0)],
+        );
+        let charts = sweep_charts(&t, &["m.x_ms".into()], "95 %", |_| "ms").unwrap();
+        let svg = &charts[0];
+        assert!(svg.contains("for_ms (log scale)"), "{svg}");
+        for v in ["250", "1000", "4000"] {
+            assert!(svg.contains(&format!("\n{v}\n</text>")), "{v}: {svg}");
+        }
+        // 1000 is drawn halfway between 250 and 4000
+        let x_of = |v: &str| -> f64 {
+            let at = svg.find(&format!("\n{v}\n</text>")).unwrap();
+            let open = svg[..at].rfind("<text x=\"").unwrap() + 9;
+            svg[open..].split('"').next().unwrap().parse().unwrap()
+        };
+        let (a, m, b) = (x_of("250"), x_of("1000"), x_of("4000"));
+        assert!(((m - a) - (b - m)).abs() <= 1.0, "{a} {m} {b}");
     }
 
     #[test]
