@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub(crate) mod analysis;
+pub(crate) mod boundary;
 pub mod cli;
 pub mod engine;
 pub mod error;

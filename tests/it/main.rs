@@ -2,6 +2,7 @@
 
 mod accounting;
 mod bad_input;
+mod boundary;
 mod call_graphs;
 mod call_sites_time;
 mod cli;
