@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Opens the report.html of every bundled scenario (and of the Monte-Carlo sweeps,
-# and a short sweep of goodput-collapse for the time series) in headless Chromium, as a reader would, and checks for each page:
+# a short sweep of goodput-collapse for the time series, sweeps over numeric axes
+# and two boundaries) in headless Chromium, as a reader would, and checks for each page:
 #   - no console message (the page has no script: any message is an error),
 #   - a screenshot that is not blank (at least MIN_PIXELS distinct pixel values),
 #   - as many <svg> charts in the DOM as the page's CSV files call for.
@@ -33,6 +34,26 @@ done
 # a sweep's time series (per-window means, fault windows shaded), kept short
 "$bin" sweep --quiet -n 5 --set workload.duration_ms=30000 \
   --out "$work/sweep/goodput-collapse" scenarios/goodput-collapse.toml
+# sweeps over numbers: a line chart per metric against one numeric axis, heatmaps
+# over two (one per value of the other axes)
+"$bin" sweep --quiet -n 2 --set workload.duration_ms=20000 \
+  --set 'compare.variant=["baseline", "codel"]' \
+  --set 'compare."faults.0.for_ms"=[250, 1000, 4000]' \
+  --set 'montecarlo={ report = ["recovery.stuck", "outcomes.answered_pct"] }' \
+  --out "$work/sweep/retry-storm-lines" scenarios/retry-storm.toml
+"$bin" sweep --quiet -n 2 --set workload.duration_ms=20000 \
+  --set 'compare.variant=["baseline", "codel"]' \
+  --set 'compare."faults.0.for_ms"=[250, 1000, 4000]' --vary 'faults.0.value=[1.5, 2, 3]' \
+  --set 'montecarlo={ report = ["recovery.stuck", "outcomes.answered_pct"] }' \
+  --out "$work/sweep/retry-storm-heatmaps" scenarios/retry-storm.toml
+# boundaries: along one key, and traced over a second
+"$bin" boundary --quiet scenarios/metastable-band.toml --set workload.duration_ms=60000 \
+  --axis workload.rate_rps=10..40 --metric recovery.stuck --target 0.5 -n 4 --tolerance 5% \
+  --out "$work/boundary/one-axis"
+"$bin" boundary --quiet scenarios/metastable-band.toml --set workload.duration_ms=60000 \
+  --axis workload.rate_rps=5..60 --axis 'services.api.handler.slots=[1, 2, 3]' \
+  --metric recovery.stuck --target 0.5 -n 3 --tolerance 10% \
+  --out "$work/boundary/curve"
 
 chrome() {
   chromium --headless --no-sandbox --disable-gpu --window-size=1280,2000 \
@@ -69,6 +90,55 @@ if has("summary.csv"):
             if m and m.group(2) in lines and row["mean"] != "":
                 rows.add(tuple(row[a] for a in axes))
         n += len(rows)
+    # charts against numeric axes (every value a number, at least 3 of them)
+    with open(os.path.join(d, "summary.csv")) as f:
+        r = csv.DictReader(f)
+        axes = r.fieldnames[: r.fieldnames.index("metric")]
+        rows = list(r)
+    def numeric(a):
+        vals = set()
+        for row in rows:
+            try:
+                vals.add(float(row[a]))
+            except ValueError:
+                return False
+        return len(vals) >= 3
+    num_axes = [a for a in axes if numeric(a)]
+    for x in charted:
+        mrows = [row for row in rows if row["metric"] == x and row["mean"] != ""]
+        if not mrows or not num_axes:
+            continue
+        if len(num_axes) == 1:
+            n += 1
+        else:
+            others = [a for a in axes if a not in num_axes[-2:]]
+            n += min(len({tuple(row[a] for a in others) for row in mrows}), 12)
+elif has("crossing.csv"):
+    with open(os.path.join(d, "crossing.csv")) as f:
+        r = csv.DictReader(f)
+        grid = r.fieldnames[0] != "metric"
+        searches = len(list(r))
+    if not grid:
+        # the points, and those near the boundary when they are 3 or more, not all
+        with open(os.path.join(d, "crossing.csv")) as f:
+            c = next(csv.DictReader(f))
+        with open(os.path.join(d, "boundary.csv")) as f:
+            r = csv.reader(f)
+            head = next(r)
+            est = head.index("estimate")
+            values = [float(row[1]) for row in r if row[est] != ""]
+        n += 1
+        if c["bracket_low"] != "":
+            a, b = float(c["bracket_low"]), float(c["bracket_high"])
+            near = [v for v in values if a - 2 * (b - a) <= v <= b + 2 * (b - a)]
+            n += 3 <= len(near) < len(values)
+    else:
+        with open(os.path.join(d, "boundary.csv")) as f:
+            r = csv.reader(f)
+            next(r)
+            values = {row[2] for row in r}
+        # the curve, the heatmap of the points (up to 40 values), one per search
+        n += 1 + (len(values) <= 40) + searches
 else:
     n += 2 * has("ladder.csv") + has("latency_cdf.csv") + has("outcomes.csv")
     n += has("limiters.csv") + has("members.csv")

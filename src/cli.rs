@@ -52,7 +52,8 @@ enum Command {
         /// https://ui.perfetto.dev or chrome://tracing): the queue waits, services,
         /// calls (with their retries and hedges as attempts), dependency work and
         /// cancellations of the first N requests the workloads send, one process
-        /// per compare row, one row per request
+        /// per compare row, one row per request (at most about 100,000 bars in
+        /// all: past that no further request is traced, with a warning)
         #[arg(long, value_name = "N")]
         trace: Option<u32>,
         /// Also write the simulated requests as OpenTelemetry OTLP JSON spans
@@ -114,6 +115,65 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
         /// Do not write report.html (the CSV files are still written)
+        #[arg(long)]
+        no_report: bool,
+    },
+    /// Find where a per-replication metric crosses a target along a numeric key:
+    /// bisection with replications at each point. Writes boundary.csv (every point
+    /// evaluated), crossing.csv (the estimate and its bracket) and report.html
+    Boundary {
+        /// The scenario file (one compare row: pin others with --set)
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// The key to bisect, KEY=LO..HI (e.g. workload.rate_rps=10..40); a second
+        /// --axis KEY=LO..HI (see --grid) or KEY=[v1, v2, ...] traces the boundary
+        /// over its values
+        #[arg(long, value_name = "KEY=LO..HI", required = true)]
+        axis: Vec<String>,
+        /// The metric, named as a sweep names it (recovery.stuck,
+        /// outcomes.answered_pct, ...), or thresholds.pass: 1 when every
+        /// [thresholds] line holds
+        #[arg(long, value_name = "NAME")]
+        metric: String,
+        /// The value whose crossing is sought (0.5: half the replications, for a 0/1 metric)
+        #[arg(long, value_name = "P", allow_negative_numbers = true)]
+        target: f64,
+        /// Replications per point (default 20)
+        #[arg(long, short = 'n', value_name = "N")]
+        replications: Option<u64>,
+        /// While a point's interval holds the target, its replications are doubled up
+        /// to this many (default 4 x --replications)
+        #[arg(long, value_name = "N")]
+        max_replications: Option<u64>,
+        /// Stop when the bracket is this narrow: in the key's units (0.5) or
+        /// relative to its middle (1%, the default)
+        #[arg(long, value_name = "T")]
+        tolerance: Option<String>,
+        /// The most points per search (default 20)
+        #[arg(long, value_name = "N")]
+        max_points: Option<u64>,
+        /// Values of a second --axis given as LO..HI, evenly spaced (default 5)
+        #[arg(long, value_name = "N")]
+        grid: Option<u64>,
+        /// Master seed (overrides [montecarlo] seed and scenario.seed)
+        #[arg(long, value_name = "S")]
+        seed: Option<u64>,
+        /// Worker threads (default: one per core); the output does not depend on it
+        #[arg(long, short = 'j', value_name = "J")]
+        jobs: Option<usize>,
+        /// Output folder (default out/<file stem>-boundary)
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Override a value: key.path=VALUE (VALUE in TOML syntax; a bare word is a string)
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Print the result as one JSON document on stdout instead of text
+        #[arg(long)]
+        json: bool,
+        /// Print nothing on stdout (the files are still written)
+        #[arg(long, short)]
+        quiet: bool,
+        /// Do not write report.html
         #[arg(long)]
         no_report: bool,
     },
@@ -336,8 +396,11 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 let (output, trace_file, span_files) =
                     crate::run_scenario_recorded(s, progress, record, draw_ahead)
                         .map_err(|e| limit_origin(e, &opts.overrides))?;
-                for warning in crate::fault_warnings(s, &output.runs) {
-                    warn(&warning);
+                for warning in crate::fault_warnings(s, &output.runs)
+                    .iter()
+                    .chain(&output.warnings)
+                {
+                    warn(warning);
                 }
                 let verdict = crate::thresholds::check_run(s, &output.runs)?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
@@ -497,6 +560,49 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 out_text(&report.text)?;
             }
             report.thresholds_result()
+        }
+        Command::Boundary {
+            file,
+            axis,
+            metric,
+            target,
+            replications,
+            max_replications,
+            tolerance,
+            max_points,
+            grid,
+            seed,
+            jobs,
+            out,
+            set,
+            json,
+            quiet,
+            no_report,
+        } => {
+            let opts = crate::boundary::BoundaryOptions {
+                file,
+                overrides: overrides(&set)?,
+                seed,
+                axes: axis,
+                metric,
+                target,
+                replications,
+                max_replications,
+                tolerance,
+                max_points,
+                grid,
+                jobs,
+                out,
+                report: !no_report,
+            };
+            let report =
+                crate::boundary::boundary(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
+            if json {
+                out_text(&report.json)?;
+            } else if !quiet {
+                out_text(&report.text)?;
+            }
+            Ok(())
         }
         Command::Merge {
             dirs,

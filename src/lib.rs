@@ -18,11 +18,13 @@
 #![warn(missing_docs)]
 
 pub(crate) mod analysis;
+pub(crate) mod boundary;
 pub mod cli;
 pub mod engine;
 pub mod error;
 pub(crate) mod format;
 pub mod import;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub(crate) mod progress;
@@ -51,6 +53,9 @@ pub struct RunOutput {
     pub chart_tables: Vec<Table>,
     /// The run of each compare row, in row order.
     pub runs: Vec<sim::RunResult>,
+    /// What the user should know of the output (printed on stderr as warnings):
+    /// a trace that stopped at its limit.
+    pub warnings: Vec<String>,
 }
 
 impl RunOutput {
@@ -141,6 +146,8 @@ pub fn run_scenario_recorded(
         sample: record.spans,
     };
     let ahead = draw_ahead.for_rows(scenario.rows.len());
+    // trace.json's spans, shared evenly by the compare rows
+    let trace_share = (sim::trace::MAX_TRACE_EVENTS / scenario.rows.len().max(1) as u64).max(1);
     let bar = progress::Delayed::new(
         scenario.rows.len() as u64,
         progress,
@@ -154,7 +161,8 @@ pub fn run_scenario_recorded(
         .par_iter()
         .map(|row| {
             let run = if recorded {
-                sim::run_recorded(&row.model, 0, select, ahead).map(|(r, t)| (r, Some(t)))
+                sim::run_recorded(&row.model, 0, select, trace_share, ahead)
+                    .map(|(r, t)| (r, Some(t)))
             } else {
                 sim::run_with(&row.model, 0, ahead).map(|r| (r, None))
             };
@@ -175,6 +183,28 @@ pub fn run_scenario_recorded(
             })
             .collect(),
     };
+    let mut warnings = Vec::new();
+    if let Some(n) = trace {
+        let columns = scenario.columns();
+        for (i, (row, t)) in scenario.rows.iter().zip(&traces).enumerate() {
+            if let Some(t) = t.as_ref().filter(|t| t.stopped) {
+                let (who, share) = if scenario.rows.len() == 1 {
+                    ("the run".to_string(), String::new())
+                } else {
+                    (
+                        row_label(i, &columns, &row.labels),
+                        format!(", its share of {}", sim::trace::MAX_TRACE_EVENTS),
+                    )
+                };
+                warnings.push(format!(
+                    "{}: --trace {n}: {who} traced the first {} requests only: their spans and instants reached the limit of trace.json ({}{share})",
+                    scenario.file.display(),
+                    t.tracks.len(),
+                    t.max_events,
+                ));
+            }
+        }
+    }
     let trace_file = match trace {
         None => None,
         Some(_) => {
@@ -197,6 +227,7 @@ pub fn run_scenario_recorded(
         tables,
         chart_tables,
         runs: results.runs,
+        warnings,
     };
     Ok((output, trace_file, span_files))
 }
@@ -219,6 +250,7 @@ fn row_label(i: usize, columns: &[String], labels: &[String]) -> String {
 /// (a warning, not an error: a compare row may move the fault on purpose).
 pub fn fault_warnings(scenario: &Scenario, runs: &[sim::RunResult]) -> Vec<String> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (row, run) in scenario.rows.iter().zip(runs) {
         for (i, f) in row.model.faults.iter().enumerate() {
             let at = f.at.as_ms();
@@ -231,7 +263,7 @@ pub fn fault_warnings(scenario: &Scenario, runs: &[sim::RunResult]) -> Vec<Strin
                     format::format_number(at),
                     format::format_number(run.last_exit_ms)
                 );
-                if !out.contains(&line) {
+                if seen.insert(line.clone()) {
                     out.push(line);
                 }
             }

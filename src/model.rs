@@ -24,7 +24,8 @@ pub struct Model {
     /// The master seed of every random stream of a run, as decided by
     /// `scenario::seed`: the only seed anything downstream reads.
     pub seed: u64,
-    /// Runaway protection (`max_events`, `max_sim_time_ms`, `max_in_flight`).
+    /// Runaway protection (`max_events`, `max_sim_time_ms`, `max_in_flight`,
+    /// `max_events_per_instant`).
     pub limits: RunLimits,
     /// `[slo]`: figures the analyses convert with.
     pub slo: Slo,
@@ -241,6 +242,13 @@ pub struct RunLimits {
     pub max_sim_time: Ticks,
     /// Requests in flight at once: bounds the memory of a flood.
     pub max_in_flight: u64,
+    /// Events one instant of virtual time may hold (`max_events_per_instant`):
+    /// more means the run loops without its clock moving.
+    pub max_events_per_instant: u64,
+    /// Time-series rows this run may write: `sim::MAX_SERIES_ROWS`, shared
+    /// evenly by the compare rows that keep a time series (no key: set when the
+    /// scenario's rows are known).
+    pub max_series_rows: u64,
 }
 
 /// `[slo]`: figures the analyses convert with; all optional.
@@ -668,6 +676,32 @@ pub enum Latency {
 }
 
 impl Latency {
+    /// Whether every value it gives is 0 (a constant 0, a cycle or list of
+    /// zeros, a mixture of such).
+    pub fn always_zero(&self) -> bool {
+        match self {
+            Latency::Constant(t) => *t == Ticks::ZERO,
+            Latency::Cycle { values, .. } | Latency::Empirical(values) => {
+                values.iter().all(|t| *t == Ticks::ZERO)
+            }
+            Latency::Mixture(parts) => parts.iter().all(|(_, l)| l.always_zero()),
+            _ => false,
+        }
+    }
+
+    /// Whether it gives exactly 0 now and then (a constant 0, a cycle or list
+    /// holding a 0, a mixture with such a part): a continuous model does not.
+    pub fn can_be_zero(&self) -> bool {
+        match self {
+            Latency::Constant(t) => *t == Ticks::ZERO,
+            Latency::Cycle { values, .. } | Latency::Empirical(values) => {
+                values.contains(&Ticks::ZERO)
+            }
+            Latency::Mixture(parts) => parts.iter().any(|(_, l)| l.can_be_zero()),
+            _ => false,
+        }
+    }
+
     /// The mean in milliseconds (used to express waits in rounds of service).
     pub fn mean_ms(&self) -> f64 {
         fn avg(v: &[Ticks]) -> f64 {

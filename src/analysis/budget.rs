@@ -311,18 +311,29 @@ fn outcomes(results: &mut Results) -> Table {
         if several {
             cells.push(ALL_WORKLOADS.into());
         }
-        let n = r.requests.max(1) as f64;
-        let mean = r.response.mean_ms();
-        let held = slots(model, mean);
-        let abandoned = slots(model, r.wasted_ms / n);
+        // a statistic of no values is no figure: empty, never 0 (no response
+        // at all, or no request counted)
+        let any = r.response.count() > 0;
+        let mean = any.then(|| r.response.mean_ms());
+        let held = mean.and_then(|mean| slots(model, mean));
+        let abandoned = (r.requests > 0)
+            .then(|| slots(model, r.wasted_ms / r.requests as f64))
+            .flatten();
         cells.extend([r.requests.into(), r.answered.into(), r.dropped.into()]);
+        // the row's dependencies by name (a search per column was quadratic)
+        let index: std::collections::HashMap<&str, usize> = model
+            .dependencies
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.name.as_str(), i))
+            .collect();
         cells.extend(deps.iter().map(|name| {
-            let d = model.dependencies.iter().position(|d| d.name == *name);
-            Cell::from(d.map(|d| r.dependencies[d].failed))
+            let d = index.get(name.as_str());
+            Cell::from(d.map(|&d| r.dependencies[d].failed))
         }));
         cells.extend([
-            r.response.median_ms().into(),
-            r.response.max_ms().into(),
+            any.then(|| r.response.median_ms()).into(),
+            any.then(|| r.response.max_ms()).into(),
             mean.into(),
             held.into(),
             r.wasted_ms.into(),
@@ -419,30 +430,70 @@ fn deadline_cost(results: &Results) -> Option<Table> {
     Some(t)
 }
 
-/// `model` with plan service `service`'s split policy set aside (greedy, no
-/// shares): two rows whose models are equal after this differ in that policy only.
-/// `None` when the model has no plan service of that name.
-fn without_policy(model: &Model, service: &str) -> Option<Model> {
-    let mut m = model.clone();
-    let s = m.services.iter_mut().find(|s| s.name == service)?;
-    let Handler::Plan(plan) = &mut s.handler else {
-        return None;
-    };
-    plan.policy = Policy::Greedy;
-    for call in plan.branches.iter_mut().flat_map(|b| &mut b.calls) {
-        call.share = Ticks::ZERO;
-        call.share_ms = 0.0;
-        call.fraction = 0.0;
+/// The plan of a service (a plan handler's, or a server's calls), to change.
+fn plan_mut(handler: &mut Handler) -> Option<&mut Plan> {
+    match handler {
+        Handler::Plan(plan) => Some(plan),
+        Handler::Server(server) => server.plan.as_mut(),
+        Handler::Respond => None,
     }
-    Some(m)
 }
 
-/// The split policy of plan service `service` in `model`.
-fn policy_of(model: &Model, service: &str) -> Option<Policy> {
-    plans(model)
-        .into_iter()
-        .find(|(name, _)| *name == service)
-        .map(|(_, p)| p.policy)
+/// `model` with every plan's split policy set aside (greedy, no shares): two
+/// models equal after this differ at most in their plans' policies.
+fn without_policies(model: &Model) -> Model {
+    let mut m = model.clone();
+    for plan in m
+        .services
+        .iter_mut()
+        .filter_map(|s| plan_mut(&mut s.handler))
+    {
+        plan.policy = Policy::Greedy;
+        for call in plan.branches.iter_mut().flat_map(|b| &mut b.calls) {
+            call.share = Ticks::ZERO;
+            call.share_ms = 0.0;
+            call.fraction = 0.0;
+        }
+    }
+    m
+}
+
+/// How a row's model differs from a reference row's.
+#[derive(Clone, Copy, PartialEq)]
+enum Difference {
+    /// Not at all.
+    None,
+    /// In the plan of this service (by index) alone.
+    Plan(usize),
+    /// Elsewhere, or in several plans.
+    More,
+}
+
+/// How each row's model differs from row `reference`'s, one model copy per row
+/// (a copy per row and plan service made thousands of them quadratic).
+fn differences(rows: &[crate::scenario::Row], reference: usize) -> Vec<Difference> {
+    let base = &rows[reference].model;
+    let neutral = without_policies(base);
+    rows.iter()
+        .map(|r| {
+            if without_policies(&r.model) != neutral {
+                return Difference::More;
+            }
+            // the same services in the same order: compare their plans
+            let mut differ = base
+                .services
+                .iter()
+                .zip(&r.model.services)
+                .enumerate()
+                .filter(|(_, (a, b))| a.handler.plan() != b.handler.plan())
+                .map(|(s, _)| s);
+            match (differ.next(), differ.next()) {
+                (None, _) => Difference::None,
+                (Some(s), None) => Difference::Plan(s),
+                _ => Difference::More,
+            }
+        })
+        .collect()
 }
 
 /// Each split policy's drops beyond greedy's, per plan service. The rows compared
@@ -452,10 +503,21 @@ fn policy_of(model: &Model, service: &str) -> Option<Policy> {
 /// with each policy, greedy as the reference.
 fn false_drops(results: &Results) -> Option<Table> {
     let rows = &results.scenario.rows;
+    // each row's split policy per plan service, looked up by name
+    let policies: Vec<std::collections::HashMap<&str, Policy>> = rows
+        .iter()
+        .map(|r| {
+            plans(&r.model)
+                .into_iter()
+                .map(|(name, p)| (name, p.policy))
+                .collect()
+        })
+        .collect();
     let mut services: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for row in rows {
         for (name, _) in plans(&row.model) {
-            if !services.contains(&name) {
+            if seen.insert(name) {
                 services.push(name);
             }
         }
@@ -476,16 +538,36 @@ fn false_drops(results: &Results) -> Option<Table> {
         "Requests a tight split drops on top of greedy's (false positives on a healthy day)",
         headers.into_iter().map(String::from).collect(),
     );
+    // per reference row, how every row differs from it (computed once)
+    let mut differ: std::collections::HashMap<usize, Vec<Difference>> = Default::default();
     for service in services {
-        let reference = rows
+        // a service whose policy no row changes has no twin with another policy
+        let mut policy_in_rows = policies.iter().filter_map(|p| p.get(service));
+        let first = policy_in_rows.next();
+        if policy_in_rows.all(|p| Some(p) == first) {
+            continue;
+        }
+        // the first row that has the service is the reference
+        let Some(reference) = policies.iter().position(|p| p.contains_key(service)) else {
+            continue;
+        };
+        let Some(index) = rows[reference]
+            .model
+            .services
             .iter()
-            .find_map(|r| without_policy(&r.model, service))?;
+            .position(|s| s.name == service)
+        else {
+            continue;
+        };
+        let differences = differ
+            .entry(reference)
+            .or_insert_with(|| differences(rows, reference));
         // (row, policy) of each row that differs from the reference in the policy only
-        let twins: Vec<(usize, Policy)> = rows
+        let twins: Vec<(usize, Policy)> = differences
             .iter()
             .enumerate()
-            .filter(|(_, r)| without_policy(&r.model, service).as_ref() == Some(&reference))
-            .filter_map(|(i, r)| Some((i, policy_of(&r.model, service)?)))
+            .filter(|(_, d)| matches!(d, Difference::None) || **d == Difference::Plan(index))
+            .filter_map(|(i, _)| Some((i, *policies[i].get(service)?)))
             .collect();
         let Some(&(greedy, _)) = twins.iter().find(|(_, p)| *p == Policy::Greedy) else {
             continue;

@@ -49,13 +49,12 @@ impl Results<'_> {
     /// The names `f` gives for each row's model, in first-seen order, once each:
     /// the columns of a table with one column per named thing.
     pub fn names<'m>(&'m self, f: impl Fn(&'m Model) -> Vec<&'m str>) -> Vec<&'m str> {
-        let mut out: Vec<&str> = Vec::new();
-        for name in self.models().flat_map(f) {
-            if !out.contains(&name) {
-                out.push(name);
-            }
-        }
-        out
+        // hashed, not searched: thousands of names made a search quadratic
+        let mut seen = std::collections::HashSet::new();
+        self.models()
+            .flat_map(f)
+            .filter(|name| seen.insert(*name))
+            .collect()
     }
 
     /// Headers: the axis columns, then `rest`.

@@ -42,16 +42,17 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
         let mut cells = results.axis_cells(i);
         let r = &results.runs[i];
         let per_ms = rate_rps / 1000.0;
-        let n = r.requests.max(1) as f64;
+        // per request: no figure without a request (empty, never 0)
+        let n = (r.requests > 0).then_some(r.requests as f64);
         let work_ms: f64 = r.dependencies.iter().map(|d| d.work_ms).sum();
         cells.extend([
             r.requests.into(),
             r.sim_time_ms.into(),
             r.events.into(),
             r.mean_in_flight.into(),
-            (per_ms * r.in_system_ms / n).into(),
+            n.map(|n| per_ms * r.in_system_ms / n).into(),
             r.mean_dependency_work.into(),
-            (per_ms * work_ms / n).into(),
+            n.map(|n| per_ms * work_ms / n).into(),
         ]);
         t.push(cells);
     }

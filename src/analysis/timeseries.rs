@@ -378,10 +378,17 @@ fn recovery(results: &Results) -> Table {
             "peak_site",
         ],
     );
+    let mut idle = std::collections::BTreeSet::new();
     for (i, run) in results.runs.iter().enumerate() {
         let Some(s) = &run.timeseries else { continue };
         let model: &Model = &results.scenario.rows[i].model;
         for (f, fault) in model.faults.iter().enumerate() {
+            // a fault that never acted (empty, or after the last request left,
+            // as the warning says) has nothing to recover from: no verdict
+            let acted = fault.until > fault.at && fault.at.as_ms() <= run.last_exit_ms;
+            if !acted {
+                idle.insert(f);
+            }
             let r = recovery_of(
                 s,
                 model.warmup.as_ms(),
@@ -392,13 +399,14 @@ fn recovery(results: &Results) -> Table {
                 run.sim_time_ms,
             );
             let mut cells = results.axis_cells(i);
+            let judged = |c: Cell| if acted { c } else { Cell::Empty };
             cells.extend([
                 Cell::from(f as u64),
                 r.before_goodput_per_s.into(),
-                r.min_goodput_per_s.into(),
-                r.recovered_at_ms.into(),
-                r.recovery_ms.into(),
-                r.stuck.into(),
+                judged(r.min_goodput_per_s.into()),
+                judged(r.recovered_at_ms.into()),
+                judged(r.recovery_ms.into()),
+                judged(r.stuck.into()),
                 r.peak_amplification.into(),
                 r.peak_attempts_per_request.into(),
                 r.peak_site.as_deref().into(),
@@ -415,6 +423,13 @@ fn recovery(results: &Results) -> Table {
          first try of the workloads (a user request) in any window, at peak_site (caller->target)"
             .into(),
     );
+    if !idle.is_empty() {
+        let idle: Vec<String> = idle.iter().map(|f| format!("faults.{f}")).collect();
+        t.notes.push(format!(
+            "{} never acted (for_ms = 0, or a start after the run's last request left): nothing to recover from, so min_goodput_per_s, recovered_at_ms, recovery_ms and stuck are empty",
+            idle.join(", ")
+        ));
+    }
     t
 }
 

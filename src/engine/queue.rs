@@ -246,13 +246,31 @@ impl Ring {
         Some(entry)
     }
 
+    /// Room for `more` entries beyond those held, made now: the capacity
+    /// doubles (at least) as `grow` would, but a failed allocation is returned.
+    fn try_reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        let need = self.len.saturating_add(more);
+        if need <= self.buf.len() {
+            return Ok(());
+        }
+        let cap = need.next_power_of_two().max(self.buf.len() * 2).max(16);
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(cap)?;
+        self.grow_into(buf, cap);
+        Ok(())
+    }
+
     /// Doubles the capacity (16 at first), the entries in order from slot 0.
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
         let cap = (self.buf.len() * 2).max(16);
+        self.grow_into(Vec::with_capacity(cap), cap);
+    }
+
+    /// Moves the entries in order into `buf` (allocated for `cap`), from slot 0.
+    fn grow_into(&mut self, mut buf: Vec<Entry>, cap: usize) {
         let mask = self.mask();
-        let mut buf = Vec::with_capacity(cap);
         buf.extend((0..self.len).map(|k| self.buf[(self.head + k) & mask]));
         let empty = Entry {
             at: 0,
@@ -312,6 +330,19 @@ impl<E> EventQueue<E> {
             live: 0,
             popped: 0,
         }
+    }
+
+    /// Room for about `more` further pending events, made now (the heap and the
+    /// payload slab for `more`, each FIFO lane for as many as it holds, at most
+    /// `more`): the memory a run needs next is asked for here, where a refusal
+    /// is an error to report, not in the middle of scheduling, where it aborts.
+    pub fn try_reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        self.heap.try_reserve(more)?;
+        self.slab.slots.try_reserve(more)?;
+        for ring in &mut self.fifos {
+            ring.try_reserve(more.min(ring.len + 1))?;
+        }
+        Ok(())
     }
 
     /// Gives events scheduled `delay` after the current time a FIFO lane of their

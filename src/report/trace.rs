@@ -96,19 +96,75 @@ fn pack(spans: &[(Ticks, Ticks, u8)]) -> (Vec<usize>, usize) {
     (lane_of, lanes.len().max(1))
 }
 
+/// The trace file's text, written event by event: the bytes
+/// `serde_json::to_vec_pretty` gives for the whole document, without holding
+/// every event as a JSON value at once (about 4 KB each: 100,000 spans took
+/// 700 MB).
+struct Pretty {
+    bytes: Vec<u8>,
+    events: usize,
+}
+
+impl Pretty {
+    fn new() -> Pretty {
+        Pretty {
+            bytes: b"{\n  \"traceEvents\": [".to_vec(),
+            events: 0,
+        }
+    }
+
+    /// Appends one element of `traceEvents`, indented as the whole document's
+    /// pretty form indents it (a JSON string holds no raw line break, so
+    /// indenting by line is exact).
+    fn push(&mut self, event: Value) -> Result<(), Error> {
+        let text = serde_json::to_string_pretty(&event)
+            .map_err(|e| Error::Other(format!("{FILE}: {e}")))?;
+        self.bytes
+            .extend_from_slice(if self.events == 0 { b"\n" } else { b",\n" });
+        for (i, line) in text.split('\n').enumerate() {
+            if i > 0 {
+                self.bytes.push(b'\n');
+            }
+            self.bytes.extend_from_slice(b"    ");
+            self.bytes.extend_from_slice(line.as_bytes());
+        }
+        self.events += 1;
+        Ok(())
+    }
+
+    fn finish(mut self, rest: &[(&str, Value)]) -> Result<Vec<u8>, Error> {
+        self.bytes
+            .extend_from_slice(if self.events == 0 { b"]" } else { b"\n  ]" });
+        for (key, value) in rest {
+            let text = serde_json::to_string_pretty(value)
+                .map_err(|e| Error::Other(format!("{FILE}: {e}")))?;
+            self.bytes
+                .extend_from_slice(format!(",\n  {}: ", json!(key)).as_bytes());
+            for (i, line) in text.split('\n').enumerate() {
+                if i > 0 {
+                    self.bytes.extend_from_slice(b"\n  ");
+                }
+                self.bytes.extend_from_slice(line.as_bytes());
+            }
+        }
+        self.bytes.extend_from_slice(b"\n}\n");
+        Ok(self.bytes)
+    }
+}
+
 /// The trace file of a run: one `(process name, trace)` per compare row.
 pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
-    let mut events = Vec::new();
+    let mut events = Pretty::new();
     let mut tid: u64 = 0;
     for (row, (label, trace)) in rows.iter().enumerate() {
         let pid = row + 1;
-        events.push(metadata("process_name", pid, 0, json!({"name": label})));
+        events.push(metadata("process_name", pid, 0, json!({"name": label})))?;
         events.push(metadata(
             "process_sort_index",
             pid,
             0,
             json!({"sort_index": pid}),
-        ));
+        ))?;
         let mut by_track: Vec<Vec<usize>> = vec![Vec::new(); trace.tracks.len()];
         for (i, s) in trace.spans.iter().enumerate() {
             if let Some(v) = by_track.get_mut(s.track as usize) {
@@ -143,13 +199,13 @@ pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
                 } else {
                     format!("{name} ({})", lane + 1)
                 };
-                events.push(metadata("thread_name", pid, tid, json!({"name": row_name})));
+                events.push(metadata("thread_name", pid, tid, json!({"name": row_name})))?;
                 events.push(metadata(
                     "thread_sort_index",
                     pid,
                     tid,
                     json!({"sort_index": tid}),
-                ));
+                ))?;
             }
             let mut track_events: Vec<(Ticks, std::cmp::Reverse<Ticks>, u8, u64, Value)> =
                 Vec::new();
@@ -180,23 +236,59 @@ pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
             }
             // stable: ties keep the order the events happened in
             track_events.sort_by_key(|(start, dur, rank, t, _)| (*t, *start, *dur, *rank));
-            events.extend(track_events.into_iter().map(|(.., v)| v));
+            for (.., v) in track_events {
+                events.push(v)?;
+            }
         }
     }
-    let doc = json!({
-        "traceEvents": events,
-        "displayTimeUnit": "ms",
-        "otherData": {"clock": "virtual time of the simulation (ts, dur in microseconds)"},
-    });
-    let mut bytes =
-        serde_json::to_vec_pretty(&doc).map_err(|e| Error::Other(format!("{FILE}: {e}")))?;
-    bytes.push(b'\n');
-    Ok(bytes)
+    events.finish(&[
+        ("displayTimeUnit", json!("ms")),
+        (
+            "otherData",
+            json!({"clock": "virtual time of the simulation (ts, dur in microseconds)"}),
+        ),
+    ])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Written event by event, the file is the whole document's pretty form
+    /// byte for byte.
+    #[test]
+    fn the_file_written_by_event_is_the_documents_pretty_form() {
+        let events = vec![
+            json!({"name": "a \"quoted\"\nline", "ph": "M", "args": {"x": [1, 2], "e": {}}}),
+            json!({"name": "b", "args": {}, "list": []}),
+        ];
+        let mut p = Pretty::new();
+        for e in &events {
+            p.push(e.clone()).unwrap();
+        }
+        let rest = [
+            ("displayTimeUnit", json!("ms")),
+            ("otherData", json!({"clock": "c", "n": {"deep": [1]}})),
+        ];
+        let streamed = p.finish(&rest).unwrap();
+        let doc = json!({
+            "traceEvents": events,
+            "displayTimeUnit": "ms",
+            "otherData": {"clock": "c", "n": {"deep": [1]}},
+        });
+        let mut whole = serde_json::to_vec_pretty(&doc).unwrap();
+        whole.push(b'\n');
+        assert_eq!(
+            String::from_utf8(streamed).unwrap(),
+            String::from_utf8(whole).unwrap()
+        );
+        let empty = Pretty::new().finish(&rest[..1]).unwrap();
+        let mut whole =
+            serde_json::to_vec_pretty(&json!({"traceEvents": [], "displayTimeUnit": "ms"}))
+                .unwrap();
+        whole.push(b'\n');
+        assert_eq!(empty, whole);
+    }
 
     fn t(ms: u64) -> Ticks {
         Ticks(ms * 1_000_000)

@@ -59,6 +59,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../scenarios/dy13-two-limiters.toml"),
     ),
     (
+        "fanout-tail.toml",
+        include_str!("../../scenarios/fanout-tail.toml"),
+    ),
+    (
         "goodput-collapse.toml",
         include_str!("../../scenarios/goodput-collapse.toml"),
     ),
@@ -86,6 +90,10 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "lifo-after-spike.toml",
         include_str!("../../scenarios/lifo-after-spike.toml"),
+    ),
+    (
+        "metastable-band.toml",
+        include_str!("../../scenarios/metastable-band.toml"),
     ),
     (
         "noisy-neighbour.toml",

@@ -492,6 +492,12 @@ pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario,
         model.seed = seed(&raw, opts.seed, opts.purpose);
         rows.push(Row { labels, model });
     }
+    let mut models: Vec<Model> = rows.iter().map(|r| r.model.clone()).collect();
+    validate::share_series_rows(&mut models)
+        .map_err(|e| e.at(paths::locate(text, "output.window_ms")).in_file(file))?;
+    for (row, model) in rows.iter_mut().zip(models) {
+        row.model.limits = model.limits;
+    }
     Ok(Scenario {
         file: file.to_path_buf(),
         axes,

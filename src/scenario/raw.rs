@@ -80,6 +80,8 @@ pub struct RawMeta {
     pub max_sim_time_ms: Option<f64>,
     /// Runaway protection: the most requests in flight at once (memory).
     pub max_in_flight: Option<u64>,
+    /// Runaway protection: the most events at one instant of virtual time.
+    pub max_events_per_instant: Option<u64>,
     /// Requests sent before this are left out of whole-run statistics.
     pub warmup_ms: Option<f64>,
 }

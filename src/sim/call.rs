@@ -117,6 +117,30 @@ impl Calls {
         (self.slab.len() - self.free.len()) as u64
     }
 
+    /// Of the calls held, how many their caller still waits for (the rest were
+    /// given up on, and a dependency or server still holds them). Walks the
+    /// slab: for an error message only.
+    #[cold]
+    pub fn awaited(&self) -> u64 {
+        let mut free = vec![false; self.slab.len()];
+        for &id in &self.free {
+            free[id as usize] = true;
+        }
+        self.slab
+            .iter()
+            .zip(free)
+            .filter(|(c, free)| !free && c.waiting)
+            .count() as u64
+    }
+
+    /// Room for `more` calls beyond those held, made now (see
+    /// `World::reserve_ahead`).
+    pub fn reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        self.slab.try_reserve(more)?;
+        self.free.try_reserve(more)?;
+        self.arriving.try_reserve(more)
+    }
+
     fn take(&mut self, call: CallRun) -> CallId {
         match self.free.pop() {
             Some(id) => {

@@ -48,6 +48,15 @@ pub(crate) struct Dependencies {
 }
 
 impl Dependencies {
+    /// Room for `more` calls in the work books and every line, made now (see
+    /// `World::reserve_ahead`).
+    pub fn reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        for d in &mut self.deps {
+            d.line.reserve(more.min(d.line.waiting() + 1))?;
+        }
+        self.work.try_reserve(more)
+    }
+
     /// Every dependency's latencies, for drawing ahead.
     pub fn draws(&mut self) -> impl Iterator<Item = &mut Draws> {
         self.deps.iter_mut().map(|d| &mut d.draws)

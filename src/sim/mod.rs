@@ -76,6 +76,7 @@ mod timers;
 pub mod timeseries;
 pub mod trace;
 mod workload;
+pub(crate) use workload::ladder_requests;
 mod world;
 
 use crate::engine::Ticks;
@@ -335,7 +336,22 @@ pub fn run_with(model: &Model, replication: u64, draw_ahead: bool) -> Result<Run
     }
     world.start()?;
     world.run_loop()?;
-    Ok(world.finish_run())
+    counted(model, world.finish_run())
+}
+
+/// A run with a warm-up that sent nothing at or after it has no figure to
+/// give: every outcome would be 0. It fails, naming the key (a workload of
+/// known length is refused before the run, `validate::faults::check_warmup`).
+fn counted(model: &Model, result: RunResult) -> Result<RunResult, Error> {
+    if model.warmup > crate::engine::Ticks::ZERO && result.requests == 0 {
+        return Err(Error::Limit(format!(
+            "scenario `{}`: no request was sent at or after scenario.warmup_ms = {} ms (the last request left at {} ms), so every outcome figure would be 0: shorten the warm-up or lengthen the workload",
+            model.name,
+            crate::format::format_number(model.warmup.as_ms()),
+            crate::format::format_number(result.last_exit_ms)
+        )));
+    }
+    Ok(result)
 }
 
 /// What a run of `model` gives before any event: its books as the model shapes
@@ -348,38 +364,42 @@ pub fn shape(model: &Model) -> RunResult {
 }
 
 /// [`run_with`], recording the life of the first `requests` requests the
-/// workloads send (see [`trace`]). The result is the same as `run`'s.
+/// workloads send (see [`trace`]), in at most about `max_events` spans and
+/// instants (past them no further request is traced). The result is the same
+/// as `run`'s.
 pub fn run_traced(
     model: &Model,
     replication: u64,
     requests: u32,
+    max_events: u64,
     draw_ahead: bool,
 ) -> Result<(RunResult, trace::Trace), Error> {
     let select = trace::Selection {
         first: requests,
         sample: None,
     };
-    run_recorded(model, replication, select, draw_ahead)
+    run_recorded(model, replication, select, max_events, draw_ahead)
 }
 
 /// [`run_with`], recording the requests `select` picks (see [`trace`]): the
-/// first N, and with spans a share of all of them. The result is the same as
-/// `run`'s.
+/// first N (while `trace.json`'s `max_events` last), and with spans a share of
+/// all of them. The result is the same as `run`'s.
 pub fn run_recorded(
     model: &Model,
     replication: u64,
     select: trace::Selection,
+    max_events: u64,
     draw_ahead: bool,
 ) -> Result<(RunResult, trace::Trace), Error> {
     let mut world = world::World::new(model, replication);
     if draw_ahead {
         world.draw_ahead();
     }
-    world.trace = Some(Box::new(trace::Tracer::new(model, select)));
+    world.trace = Some(Box::new(trace::Tracer::new(model, select, max_events)));
     world.start()?;
     world.run_loop()?;
     let tracer = world.trace.take().map(|t| t.finish()).unwrap_or_default();
-    Ok((world.finish_run(), tracer))
+    Ok((counted(model, world.finish_run())?, tracer))
 }
 
 #[cfg(test)]

@@ -194,14 +194,15 @@ impl Observers {
     }
 
     /// The latest event time the time series may reach before passing
-    /// [`MAX_SERIES_ROWS`] (`Ticks::MAX` without one), with `other_rows` rows per
-    /// window besides the services and call sites rows (clients and limiters).
-    pub fn series_end(&self, other_rows: u64) -> Ticks {
+    /// `max_rows` (the run's share of [`MAX_SERIES_ROWS`]; `Ticks::MAX` without
+    /// a series), with `other_rows` rows per window besides the services and
+    /// call sites rows (clients and limiters).
+    pub fn series_end(&self, other_rows: u64, max_rows: u64) -> Ticks {
         match &self.series {
             None => Ticks(u64::MAX),
             Some(t) => {
                 let per_window = other_rows + t.rows() as u64;
-                let windows = MAX_SERIES_ROWS / per_window;
+                let windows = max_rows / per_window;
                 Ticks(t.window().0.saturating_mul(windows))
             }
         }

@@ -99,6 +99,13 @@ impl Plans {
     }
 }
 
+impl Plans {
+    /// Room for `more` requests' progress, made now (see `World::reserve_ahead`).
+    pub fn reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        self.runs.try_reserve(more)
+    }
+}
+
 impl<'m> World<'m> {
     #[inline(always)]
     fn plan_of(&self, req: ReqId) -> &'m Plan {

@@ -75,6 +75,13 @@ impl Requests {
         self.slab.len()
     }
 
+    /// Room for `more` requests beyond those held, made now (see
+    /// `World::reserve_ahead`).
+    pub fn reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        self.slab.try_reserve(more)?;
+        self.free.try_reserve(more)
+    }
+
     fn take(&mut self) -> ReqId {
         match self.free.pop() {
             Some(id) => id,

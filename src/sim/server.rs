@@ -178,6 +178,18 @@ pub(crate) struct Servers {
 }
 
 impl Servers {
+    /// Room for `more` requests in every server's books and lines, made now
+    /// (see `World::reserve_ahead`).
+    pub fn reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        for s in &mut self.states {
+            s.line.reserve(more.min(s.line.waiting() + 1))?;
+        }
+        self.in_service.try_reserve(more)?;
+        self.replica_of.try_reserve(more)?;
+        self.done_keys.try_reserve(more)?;
+        self.codel_keys.try_reserve(more)
+    }
+
     /// Every server's service times, for drawing ahead.
     pub fn draws(&mut self) -> impl Iterator<Item = &mut Draws> {
         self.states.iter_mut().map(|s| &mut s.draws)

@@ -61,6 +61,12 @@ impl<T> SlotQueue<T> {
         self.lifo = lifo;
     }
 
+    /// Room for `more` waiters beyond those in line, made now (see
+    /// `World::reserve_ahead`).
+    pub fn reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        self.waiting.try_reserve(more)
+    }
+
     /// Items waiting now.
     #[inline]
     pub fn waiting(&self) -> usize {

@@ -219,7 +219,19 @@ pub struct Trace {
     /// The `work` spans whose call failed as the work ended (the
     /// dependency's error), by span id; only when spans are recorded.
     pub failed_work: Vec<u64>,
+    /// The spans and instants it may hold: past them no further request is
+    /// traced (`tracks` holds those that were).
+    pub max_events: u64,
+    /// Whether requests the trace was asked for were left out at that limit.
+    pub stopped: bool,
 }
+
+/// The most spans and instants `trace.json` holds, all compare rows together
+/// (each row gets an even share): about 1 KB of memory each, and 400 bytes of
+/// `trace.json` (`--trace 20000` on a chain of retries took 700 MB and 4 s).
+/// A row stops tracing further requests at its share; the requests it traced
+/// run on to their end.
+pub const MAX_TRACE_EVENTS: u64 = 100_000;
 
 /// Who opens a call, as the tracer sees it.
 #[derive(Debug, Clone, Copy)]
@@ -354,6 +366,11 @@ pub(crate) struct Tracer {
     trace: Trace,
 }
 
+/// The spans and instants a compare row's traced requests may make beyond its
+/// share before the run stops (those it traced keep making them after it stops
+/// tracing new ones): twice the share, and this much more.
+const OVERRUN: u64 = 10_000;
+
 fn outcome_name(o: Outcome) -> &'static str {
     match o {
         Outcome::Answered => "ok",
@@ -388,8 +405,10 @@ fn put<T: Copy>(map: &mut Vec<T>, i: usize, info: T, untraced: T) {
 }
 
 impl Tracer {
-    /// A tracer of the requests `select` picks of a run of `model`.
-    pub fn new(model: &Model, select: Selection) -> Tracer {
+    /// A tracer of the requests `select` picks of a run of `model`, holding
+    /// at most about `max_events` spans and instants for `trace.json` (no limit
+    /// while spans are recorded: `--spans` asks for every sampled request).
+    pub fn new(model: &Model, select: Selection, max_events: u64) -> Tracer {
         Tracer {
             select,
             sent: 0,
@@ -427,9 +446,29 @@ impl Tracer {
                     .iter()
                     .map(|s| s.routes.first().map(|&r| model.routes[r].path.clone()))
                     .collect(),
+                max_events,
                 ..Trace::default()
             },
         }
+    }
+
+    /// The spans and instants this trace may hold.
+    pub fn max_events(&self) -> u64 {
+        self.trace.max_events
+    }
+
+    /// Spans opened and instants recorded so far.
+    fn recorded(&self) -> u64 {
+        (self.nodes.len() + self.trace.instants.len()) as u64
+    }
+
+    /// Whether the traced requests made far more spans than the row's share
+    /// (a run stops then: see `OVERRUN`).
+    /// (Never while spans are recorded: `--spans` holds every request it
+    /// samples.)
+    pub fn overrun(&self) -> bool {
+        self.select.sample.is_none()
+            && self.recorded() > (2 * self.trace.max_events).saturating_add(OVERRUN)
     }
 
     pub fn finish(mut self) -> Trace {
@@ -658,6 +697,15 @@ impl Tracer {
         let in_trace = k < u64::from(self.select.first);
         let in_spans = self.select.sampled(k);
         let n = self.trace.tracks.len() as u32;
+        // the first request is always traced; the others while the row's share
+        // of spans lasts (no limit while spans are recorded: they hold every
+        // request sampled anyway, and trace.json's stay as they would be)
+        let room =
+            n == 0 || self.select.sample.is_some() || self.recorded() < self.trace.max_events;
+        if in_trace && !room {
+            self.trace.stopped = true;
+        }
+        let in_trace = in_trace && room;
         let track = if in_trace || in_spans { n } else { NONE };
         let mut node = NO_SPAN;
         if track != NONE {

@@ -89,15 +89,19 @@ impl<'m> World<'m> {
 
     pub fn run_loop(&mut self) -> Result<(), Error> {
         let limits = self.model.limits;
-        let series_end = self
-            .obs
-            .series_end(super::timeseries::client_and_limiter_rows(
+        let series_end = self.obs.series_end(
+            super::timeseries::client_and_limiter_rows(
                 self.model.workloads.len(),
                 &self.model.limiters,
-            ));
+            ),
+            limits.max_series_rows,
+        );
         let max_time = limits.max_sim_time.min(series_end);
         // the time series' current window end (never, without one)
         let mut window_end = self.obs.series().map_or(Ticks(u64::MAX), |t| t.end());
+        let held_mask = held_check_mask(self.model);
+        // the instant the last check saw, and the events popped when it first saw it
+        let (mut instant, mut instant_from) = (Ticks::ZERO, 0u64);
         loop {
             // a call's arrival due now runs without the queue's round trip
             let arrival = self.arrival_due();
@@ -139,10 +143,23 @@ impl<'m> World<'m> {
                     self.model.name, limits.max_in_flight
                 )));
             }
-            // held work grows one entry per event at most: checking every 1024
-            // events bounds it as well, at a fraction of the cost
-            if self.queue.popped() & 1023 == 0 {
+            // held work grows by one call per branch of a plan at most per event:
+            // checking every 1024 events (fewer, the more branches a plan has)
+            // bounds it as well, at a fraction of the cost
+            let popped = self.queue.popped();
+            if popped & held_mask == 0 {
                 self.check_held(limits.max_in_flight)?;
+                // every 1024 events whatever the fan-out (`held_mask + 1` divides
+                // 1024), never per event: the large tables grow ahead, and a clock
+                // standing still is noticed
+                if popped & 1023 == 0 {
+                    self.reserve_ahead()?;
+                    if self.now != instant {
+                        (instant, instant_from) = (self.now, popped);
+                    } else if popped - instant_from > limits.max_events_per_instant {
+                        return Err(self.standing_still(popped - instant_from));
+                    }
+                }
             }
         }
         Ok(())
@@ -151,10 +168,18 @@ impl<'m> World<'m> {
     /// The time series would pass its row limit.
     #[cold]
     fn series_limit(&self) -> Error {
-        Error::Limit(format!(
-            "scenario `{}`: the time series would write more than {} rows (timeseries.csv, timeseries_services.csv, timeseries_limiters.csv and timeseries_calls.csv): raise output.window_ms (faults without it use {} ms windows)",
-            self.model.name,
+        let (max, all) = (
+            self.model.limits.max_series_rows,
             super::observe::MAX_SERIES_ROWS,
+        );
+        let share = if max < all {
+            format!(" (its share of the {all} the compare rows may write together)")
+        } else {
+            String::new()
+        };
+        Error::Limit(format!(
+            "scenario `{}`: the time series would write more than {max} rows{share} (timeseries.csv, timeseries_services.csv, timeseries_limiters.csv and timeseries_calls.csv): raise output.window_ms (faults without it use {} ms windows)",
+            self.model.name,
             super::observe::DEFAULT_WINDOW_MS
         ))
     }
@@ -167,9 +192,15 @@ impl<'m> World<'m> {
     fn check_held(&self, max: u64) -> Result<(), Error> {
         let calls = self.calls.held() + self.policies.held();
         let requests = self.requests.held();
-        let (what, n) = if calls > max {
-            ("dependency calls", calls)
-        } else if requests > max {
+        if let Some(t) = &self.trace
+            && t.overrun()
+        {
+            return Err(self.trace_overrun());
+        }
+        if calls > max {
+            return Err(self.too_many_calls(max, calls));
+        }
+        let (what, n) = if requests > max {
             ("requests", requests)
         } else {
             if let Some((l, n)) = self.limiting.largest_window_log()
@@ -187,6 +218,134 @@ impl<'m> World<'m> {
             "scenario `{}`: more than scenario.max_in_flight = {max} {what} held at once ({n}), those their caller gave up on but a dependency or server still holds included (raise it in [scenario], add slots, or set cancellation = true)",
             self.model.name
         )))
+    }
+
+    /// More than `scenario.max_events_per_instant` events at one instant: the run
+    /// loops without its clock moving. Names what in the model can do that.
+    #[cold]
+    fn standing_still(&self, events: u64) -> Error {
+        use crate::model::{AttemptOutcome, BackoffKind, Workload};
+        let m = self.model;
+        let mut causes: Vec<String> = Vec::new();
+        for p in &m.policies {
+            let Some(r) = &p.retry else { continue };
+            let at_once: Vec<&str> = [
+                AttemptOutcome::Rejected,
+                AttemptOutcome::Shed,
+                AttemptOutcome::Error,
+            ]
+            .into_iter()
+            .filter(|o| r.on & o.bit() != 0)
+            .filter_map(|o| {
+                AttemptOutcome::NAMES
+                    .iter()
+                    .find(|(_, x)| *x == o)
+                    .map(|(n, _)| *n)
+            })
+            .collect();
+            if r.backoff.kind == BackoffKind::None && r.max_attempts > 1 && !at_once.is_empty() {
+                causes.push(format!(
+                    "policy `{}` retries at once (backoff none, max_attempts = {}) on {}, answers that can come at once",
+                    p.name,
+                    r.max_attempts,
+                    at_once.join(", ")
+                ));
+            }
+        }
+        for w in &m.workloads {
+            if let Workload::Closed { think, .. } = &w.workload
+                && think.can_be_zero()
+            {
+                causes.push(format!(
+                    "the users of workload `{}` can think 0 ms: a request that ends at once (a 429, a 503, zero service time) is sent again at the same instant",
+                    w.name
+                ));
+            }
+        }
+        if causes.is_empty() {
+            causes.push("zero-time work in a loop (service times and latencies of 0)".into());
+        }
+        Error::Limit(format!(
+            "scenario `{}`: the run passed scenario.max_events_per_instant = {} ({events} events at {} ms without the clock moving): it loops in zero time; likely: {} (raise max_events_per_instant in [scenario] if so many events at one instant are meant)",
+            m.name,
+            m.limits.max_events_per_instant,
+            crate::format::format_number(self.now.as_ms()),
+            causes.join("; ")
+        ))
+    }
+
+    /// Makes room now for the entries the next events may add to the run's
+    /// large tables (the event queue, requests, calls, plans, policy calls,
+    /// server and dependency books and lines): a table grows here, with an
+    /// allocation that may fail and be reported with the tables' state, rather
+    /// than in the middle of an event, where a refusal can only end the process
+    /// (`memory::Allocator`; a raised max_in_flight under `ulimit -v` aborted).
+    /// Called every 1024 events: no cost per event.
+    #[inline(never)]
+    fn reserve_ahead(&mut self) -> Result<(), Error> {
+        /// Entries made room for: more than 1024 events add, but for a plan's
+        /// wide fan-out (a table that outgrows it grows as it would anyway, a
+        /// refusal then reported by `memory::Allocator`). Larger made every
+        /// table copy more when it grows.
+        const ROOM: usize = 1 << 11;
+        let tables: [(&str, Result<(), std::collections::TryReserveError>); 7] =
+            crate::memory::fallibly(|| {
+                [
+                    ("event queue", self.queue.try_reserve(ROOM)),
+                    ("requests", self.requests.reserve(ROOM)),
+                    ("calls", self.calls.reserve(ROOM)),
+                    ("plan progress", self.plans.reserve(ROOM)),
+                    ("policy calls", self.policies.reserve(ROOM)),
+                    ("server books", self.servers.reserve(ROOM)),
+                    ("dependency books", self.dependencies.reserve(ROOM)),
+                ]
+            });
+        for (what, result) in tables {
+            if result.is_err() {
+                return Err(self.out_of_memory(what));
+            }
+        }
+        Ok(())
+    }
+
+    /// The system refused the memory a table of the run needed.
+    #[cold]
+    fn out_of_memory(&self, what: &str) -> Error {
+        Error::Limit(format!(
+            "scenario `{}`: out of memory: the system refused the memory the run's {what} needed to grow, with {} requests and {} calls held; lower scenario.max_in_flight (now {}) so that the run stops on it first, or give resim more memory",
+            self.model.name,
+            self.requests.held(),
+            self.calls.held() + self.policies.held(),
+            self.model.limits.max_in_flight
+        ))
+    }
+
+    /// The traced requests made far more spans than the row may hold.
+    #[cold]
+    fn trace_overrun(&self) -> Error {
+        let max = self.trace.as_ref().map_or(0, |t| t.max_events());
+        Error::Limit(format!(
+            "scenario `{}`: --trace: the traced requests made more than twice the {max} spans and instants this compare row's trace may hold ({} for trace.json, shared by the compare rows): trace fewer requests",
+            self.model.name,
+            super::trace::MAX_TRACE_EVENTS
+        ))
+    }
+
+    /// More than `max` calls open at once: those their callers still wait for
+    /// (a plan's branches each hold one) and those given up on but still held.
+    #[cold]
+    fn too_many_calls(&self, max: u64, calls: u64) -> Error {
+        let awaited = self.calls.awaited() + self.policies.held();
+        let given_up = calls.saturating_sub(awaited);
+        let fix = if given_up > awaited {
+            "raise it in [scenario], add slots, or set cancellation = true"
+        } else {
+            "raise it in [scenario] if the system is meant to hold this many, or make fewer calls at once: each branch of a plan holds one"
+        };
+        Error::Limit(format!(
+            "scenario `{}`: more than scenario.max_in_flight = {max} calls open at once ({calls}: {awaited} awaited by their callers, {given_up} given up on but still held by a dependency or server) ({fix})",
+            self.model.name
+        ))
     }
 
     /// The one place an event meets its receiver.
@@ -244,4 +403,22 @@ impl<'m> World<'m> {
     pub fn intern(symbols: &mut Symbols, name: &str) -> u32 {
         symbols.intern(name)
     }
+}
+
+/// How often the run checks the work it holds (`World::check_held`): every
+/// `mask + 1` events, a power of two. One event starts at most one call per
+/// branch of a plan, so a plan of B branches checks every 1024 / B events:
+/// whatever the fan-out, the calls held stay within about 1024 of the limit
+/// plus one event's calls (10,000 branches held 10 million calls, 2.2 GB,
+/// between two checks every 1024 events).
+fn held_check_mask(model: &Model) -> u64 {
+    let fan_out = model
+        .services
+        .iter()
+        .filter_map(|s| s.handler.plan())
+        .map(|p| p.branches.len() as u64)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    (1024 / fan_out).max(1).next_power_of_two() - 1
 }

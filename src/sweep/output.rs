@@ -30,8 +30,19 @@ pub const PARTIAL_HISTOGRAMS: &str = "replications.partial.histograms.csv";
 pub const EXTRA: &str = "replications.partial.extra.csv";
 
 /// How often (wall time) a sweep writes its resume state: often enough that a
-/// killed sweep loses little, rarely enough to cost nothing measurable.
-const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+/// killed sweep loses little, rarely enough to cost nothing measurable. The
+/// environment variable `RESIM_CHECKPOINT_MS` sets another interval (0: after
+/// every finished replication).
+fn checkpoint_every() -> std::time::Duration {
+    static EVERY: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *EVERY.get_or_init(|| {
+        let ms = std::env::var("RESIM_CHECKPOINT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(1000);
+        std::time::Duration::from_millis(ms)
+    })
+}
 
 /// What a sweep or merge owns in a folder without a record (written by an older
 /// resim): the files it always removed before writing `replications.csv`.
@@ -310,7 +321,7 @@ impl Replications {
     }
 
     /// Writes the resume state for the rows in the file (call after a flush):
-    /// at most once per [`CHECKPOINT_EVERY`] unless `now`. The pooled counts and
+    /// at most once per [`checkpoint_every`] unless `now`. The pooled counts and
     /// the extra values go first, the state (naming their hash and length) last,
     /// each whole: a run killed at any moment leaves a state that matches its
     /// files, or an older one that the files still hold (they only grow).
@@ -318,7 +329,8 @@ impl Replications {
         let Some(last) = self.checkpointed else {
             return Ok(());
         };
-        if self.pending_rows > 0 || (!now && last.is_some_and(|t| t.elapsed() < CHECKPOINT_EVERY)) {
+        if self.pending_rows > 0 || (!now && last.is_some_and(|t| t.elapsed() < checkpoint_every()))
+        {
             return Ok(());
         }
         let dir = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();

@@ -3,8 +3,9 @@
 //! the docs moves one, a test here fails and names the sentence.
 //!
 //! A claim is a piece of a doc's text with every checked number in braces
-//! (`{38.9}`), the command that computes it (`resim sweep FILE -n N`, or `resim
-//! run FILE` for a "seed 1, one run" figure, with any `--set`) and, per number,
+//! (`{38.9}`), the command that computes it (`resim sweep FILE -n N`, `resim
+//! run FILE` for a "seed 1, one run" figure, or `resim boundary FILE ...` for a
+//! boundary's points, with any `--set`) and, per number,
 //! where to read it in the command's output folder:
 //!
 //! ```text
@@ -45,12 +46,13 @@ use std::path::{Path, PathBuf};
 enum Cmd {
     Run(&'static str, &'static [&'static str]),
     Sweep(&'static str, &'static [&'static str]),
+    Boundary(&'static str, &'static [&'static str]),
 }
 
 impl Cmd {
     fn file(self) -> &'static str {
         match self {
-            Cmd::Run(f, _) | Cmd::Sweep(f, _) => f,
+            Cmd::Run(f, _) | Cmd::Sweep(f, _) | Cmd::Boundary(f, _) => f,
         }
     }
 }
@@ -210,6 +212,24 @@ const THROTTLING_20: Cmd = Cmd::Sweep(
 
 /// The file's own `[montecarlo]`: 1000 replications, seed 42.
 const AY10_MC_1000: Cmd = Cmd::Sweep("scenarios/ay10-montecarlo.toml", &[]);
+
+const BAND: &str = "scenarios/metastable-band.toml";
+/// The docs' boundary command: 20 replications per point, tolerance 1 %.
+const BAND_EDGE: Cmd = Cmd::Boundary(
+    BAND,
+    &[
+        "--axis",
+        "workload.rate_rps=10..40",
+        "--metric",
+        "recovery.stuck",
+        "--target",
+        "0.5",
+    ],
+);
+/// The drain at 20 req/s, the file's rate.
+const BAND_DRAIN_40: Cmd = Cmd::Sweep(BAND, &["-n", "40", "--set", "workload.duration_ms=90000"]);
+
+const FANOUT_RUN: Cmd = Cmd::Run("scenarios/fanout-tail.toml", &[]);
 
 // ------------------------------------------------------------------ the claims
 
@@ -795,6 +815,107 @@ fn adaptive_throttling() -> Vec<Claim> {
     ]
 }
 
+fn metastable_band() -> Vec<Claim> {
+    let edge = |col: &str| format!("crossing.csv [metric=recovery.stuck] {col}");
+    let undecided = "boundary.csv [side=undecided] replications";
+    let stuck = "boundary.csv [side=undecided] estimate; x 80";
+    vec![
+        claim(
+            README,
+            "`resim boundary` finds the edge at {24.5}",
+            BAND_EDGE,
+            &[&edge("boundary")],
+        ),
+        claim(
+            README,
+            "# rate_rps = {24.53125}: recovery.stuck crosses 0.50 between {24.0625} (0.000 [0.000, \
+             0.161]) # and {25} (0.900 [0.699, 0.972]) (...; {8} points)",
+            BAND_EDGE,
+            &[
+                &edge("boundary"),
+                &edge("bracket_low"),
+                &edge("bracket_high"),
+                &edge("points"),
+            ],
+        ),
+        claim(
+            DOCS,
+            "(`rate_rps = {24.53125}: recovery.stuck crosses 0.50 between {24.0625} (0.000 \
+             [0.000, 0.161]) and {25} (0.900 [0.699, 0.972]) (...)`)",
+            BAND_EDGE,
+            &[
+                &edge("boundary"),
+                &edge("bracket_low"),
+                &edge("bracket_high"),
+            ],
+        ),
+        claim(
+            DOCS,
+            "places it at {24.53} req/s, 1.9 % below 25, in {8} points ({220} runs; bracket \
+             {24.06} to {25}, the middle point undecided with {80} replications: {35} of 80 \
+             stuck)",
+            BAND_EDGE,
+            &[
+                &edge("boundary"),
+                &edge("points"),
+                &edge("replications"),
+                &edge("bracket_low"),
+                &edge("bracket_high"),
+                undecided,
+                stuck,
+            ],
+        ),
+        claim(
+            DOCS,
+            "the mean `recovery.recovery_ms` is {17.15} s against 16.31 s predicted (+5 %; the \
+             mean queue then is {296} attempts)",
+            BAND_DRAIN_40,
+            &[
+                "summary.csv [metric=recovery.recovery_ms] mean; ms to s",
+                "summary.csv [metric=timeseries_services.window_start_ms_13000.api.mean_queue] mean",
+            ],
+        ),
+    ]
+}
+
+fn fanout_tail() -> Vec<Claim> {
+    let failed = |v: &str| format!("outcomes.csv [variant={v}] answered_pct; 100 minus");
+    let leaf = |col: &str| format!("calls.csv [variant=hedged, target=leaf] {col}");
+    vec![
+        claim(
+            README,
+            "hedged leaf calls bring it to {1} % for {1} % more calls",
+            FANOUT_RUN,
+            &[
+                &failed("hedged"),
+                &format!("{}; % above 1", leaf("amplification")),
+            ],
+        ),
+        claim(
+            DOCS,
+            "Seed 1: {63.125} % of requests fail (answered_pct {36.875}), against 63.40 %",
+            FANOUT_RUN,
+            &[
+                &failed("baseline"),
+                "outcomes.csv [variant=baseline] answered_pct",
+            ],
+        ),
+        claim(
+            DOCS,
+            "{1.035} % of requests against 1 - 0.9999^100 = 0.995 % (0.3 pp allowed, four \
+             standard errors), for `amplification` {1.009998} at the leaf in `calls.csv` \
+             ({2,019,996} attempts for {2,000,000} calls)",
+            FANOUT_RUN,
+            &[
+                &failed("hedged"),
+                &leaf("amplification"),
+                &leaf("attempts"),
+                &leaf("first_tries"),
+            ],
+        ),
+    ]
+}
+
 fn ay10_montecarlo() -> Vec<Claim> {
     let out = |v: &str, p: &str, m: &str| {
         format!("summary.csv [variant={v}, policy={p}, metric=outcomes.{m}]")
@@ -884,6 +1005,7 @@ fn run(cmd: Cmd, out: &Path) {
     let (verb, file, args) = match cmd {
         Cmd::Run(f, a) => ("run", f, a),
         Cmd::Sweep(f, a) => ("sweep", f, a),
+        Cmd::Boundary(f, a) => ("boundary", f, a),
     };
     resim()
         .arg(verb)
@@ -1180,6 +1302,11 @@ fn hedging_and_breaker_figures_hold() {
 }
 
 #[test]
+fn metastable_band_and_fanout_tail_figures_hold() {
+    check(metastable_band().into_iter().chain(fanout_tail()).collect());
+}
+
+#[test]
 fn ay10_montecarlo_figures_hold() {
     check(ay10_montecarlo());
 }
@@ -1219,6 +1346,8 @@ fn every_claim_runs_a_bundled_scenario() {
         breaker_shards(),
         adaptive_throttling(),
         ay10_montecarlo(),
+        metastable_band(),
+        fanout_tail(),
     ]
     .into_iter()
     .flatten()

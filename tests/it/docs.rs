@@ -68,6 +68,7 @@ fn user_docs_and_help_speak_of_the_product_only() {
         vec!["run", "--help"],
         vec!["sweep", "--help"],
         vec!["merge", "--help"],
+        vec!["boundary", "--help"],
         vec!["check", "--help"],
         vec!["new", "--help"],
     ] {

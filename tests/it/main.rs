@@ -2,6 +2,7 @@
 
 mod accounting;
 mod bad_input;
+mod boundary;
 mod call_graphs;
 mod call_sites_time;
 mod cli;
@@ -13,6 +14,7 @@ mod golden_ay10;
 mod golden_dy13;
 mod golden_io22;
 mod hostile;
+mod hostile_results;
 mod import;
 mod latency_files;
 mod messages;

@@ -441,9 +441,13 @@ proptest! {
                 (r.mean_in_flight - identity).abs() <= 1e-9 * identity.max(1.0),
                 "L = {} but N/T x W = {identity}", r.mean_in_flight
             );
-            // Against the configured rate: N / T estimates lambda with relative error
-            // about 1/sqrt(N) (Poisson), plus the first arrival at 0 (1/N) and the
-            // drain after the last arrival (at most lambda x max W / N).
+            // Against the configured rate: lambda x W / L = lambda T / N, where T is
+            // the time of the N-th Poisson arrival (a Gamma of N - 1 gaps: mean 1,
+            // sd 1/sqrt(N) once divided by N) plus the drain after it (at most
+            // lambda x max W / N). The bound is 5 sd on that ratio, taken this way
+            // round: on L / (lambda W) = N / (lambda T) a bound of k/sqrt(N) is
+            // only about 3 sd below for a few hundred requests, and failed once in
+            // a few hundred cases.
             let lambda = rate_rps / 1000.0;
             let expected = lambda * w;
             if expected == 0.0 {
@@ -452,9 +456,9 @@ proptest! {
             }
             // the longest stay: the slowest answer, or a client's timeout
             let max_w = r.response.max_ms().max(timeout.map_or(0.0, |t| t.as_ms()));
-            let tolerance = 4.0 / n.sqrt() + 1.0 / n + lambda * max_w / n;
+            let tolerance = 5.0 / n.sqrt() + 1.0 / n + lambda * max_w / n;
             prop_assert!(
-                (r.mean_in_flight / expected - 1.0).abs() <= tolerance,
+                (expected / r.mean_in_flight - 1.0).abs() <= tolerance,
                 "L = {} vs lambda x W = {expected} (tolerance {tolerance})\n{}",
                 r.mean_in_flight, text
             );

@@ -530,3 +530,42 @@ fn a_long_time_series_is_cut_on_the_page_not_in_the_csv() {
     );
     assert!(html.len() < 8_000_000, "{} bytes", html.len());
 }
+
+/// A sweep over numbers charts each metric against them: one numeric axis a
+/// line per value of the others, two a heatmap; rows are labelled key=value.
+#[test]
+fn a_sweep_over_numbers_draws_lines_and_heatmaps_with_labelled_rows() {
+    let sweep = |extra: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        resim()
+            .arg("sweep")
+            .arg(scenario("scenarios/retry-storm.toml"))
+            .args(["-n", "2", "--quiet"])
+            .args(["--set", "workload.duration_ms=20000"])
+            .args(["--set", r#"compare."faults.0.for_ms"=[250, 1000, 4000]"#])
+            .args(["--set", r#"montecarlo={ report = ["recovery.stuck"] }"#])
+            .args(extra)
+            .arg("--out")
+            .arg(dir.path())
+            .assert()
+            .success();
+        section(&page(dir.path()), "summary")
+    };
+    let lines = sweep(&["--set", r#"compare.variant=["baseline", "codel"]"#]);
+    // a forest plot and the line chart
+    assert_eq!(lines.matches("<svg").count(), 2, "{lines}");
+    assert!(lines.contains("recovery.stuck against for_ms"));
+    assert!(lines.contains("variant=codel, for_ms=4000"));
+    // the legend names each line by the other axes
+    assert!(lines.contains("\nvariant=baseline\n</text>"));
+    assert!(!lines.contains(">baseline, 250<"));
+    let grid = sweep(&[
+        "--set",
+        r#"compare.variant=["baseline"]"#,
+        "--vary",
+        "faults.0.value=[1.5, 2, 3]",
+    ]);
+    assert_eq!(grid.matches("<svg").count(), 2, "{grid}");
+    assert!(grid.contains("recovery.stuck: mean over value and for_ms (variant=baseline)"));
+    assert!(grid.contains("mean recovery.stuck (share of replications)"));
+}

@@ -276,15 +276,18 @@ fn a_killed_sweep_goes_on_from_its_finished_rows_to_the_same_bytes() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let rows = "[500, 2000, 10000]";
-    let args = ["-n", "12", "--jobs", "1"];
+    let args = ["-n", "24", "--jobs", "1"];
     sweep_storm(rows, &w.join("whole"), &[&args[..], &["-q"]].concat());
-    // killed (SIGKILL, nothing cleaned up) once it has said it holds 3
-    // replications: later replications bring metrics replication 0 lacked,
-    // whose values wait beside the rows
+    // killed (SIGKILL, nothing cleaned up) once its state holds 3 replications
+    // and values of metrics replication 0 lacked (later replications' longer
+    // runs), which wait beside the rows
     let cut = w.join("cut");
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("resim"));
     cmd.arg("sweep").arg(scenario(STORM)).arg("--out").arg(&cut);
     cmd.args(["--no-report", "-q"]).args(args);
+    // a resume state after every finished replication, so that the kill below
+    // finds one after the third whatever the machine's speed
+    cmd.env("RESIM_CHECKPOINT_MS", "0");
     for s in storm_sets(rows) {
         cmd.arg("--set").arg(s);
     }
@@ -297,11 +300,10 @@ fn a_killed_sweep_goes_on_from_its_finished_rows_to_the_same_bytes() {
     };
     let mut kept = 0;
     while child.try_wait().unwrap().is_none() {
-        if let Some(n) = std::fs::read_to_string(&state)
-            .ok()
-            .as_deref()
-            .and_then(held)
+        let text = std::fs::read_to_string(&state).unwrap_or_default();
+        if let Some(n) = held(&text)
             && n >= 9
+            && text.contains("extra_names = [\"")
         {
             child.kill().unwrap();
             kept = n;

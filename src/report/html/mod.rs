@@ -8,6 +8,7 @@
 //! come from `charts`.
 
 pub(crate) mod charts;
+pub(crate) mod numeric;
 
 use super::{Cell, Table};
 use crate::error::Error;
@@ -242,6 +243,11 @@ fn render(
             html
         })
         .map_err(fail)
+}
+
+/// A page of `sections` under `heading` (`resim boundary`'s).
+pub(crate) fn sections_page(heading: Heading, sections: Vec<Section<'_>>) -> Result<String, Error> {
+    render(heading, None, sections)
 }
 
 fn number(c: &Cell) -> Option<f64> {
@@ -1176,8 +1182,11 @@ fn stacked(
 }
 
 /// The unit a metric's name ends in, for axis labels.
-fn unit_of(metric: &str) -> &'static str {
+pub(crate) fn unit_of(metric: &str) -> &'static str {
     let column = metric.rsplit('.').next().unwrap_or(metric);
+    if column == "stuck" {
+        return "share of replications";
+    }
     [
         ("_ms", "ms"),
         ("_pct", "%"),
@@ -1230,10 +1239,13 @@ pub fn sweep_page(
                 .iter()
                 .filter(|r| r[m].render() == *metric)
                 .filter_map(|r| {
-                    let mut label = group_name(r, axes, "all rows");
+                    let columns: Vec<usize> = (0..axes).collect();
+                    let mut label = numeric::labelled(&t.headers, r, &columns);
+                    if label.is_empty() {
+                        label = "all rows".into();
+                    }
                     if paired_rows {
-                        label =
-                            format!("{label} vs {} = {}", r[axes].render(), r[axes + 1].render());
+                        label = format!("{label} vs {}={}", r[axes].render(), r[axes + 1].render());
                     }
                     Some(Interval {
                         label,
@@ -1265,6 +1277,14 @@ pub fn sweep_page(
                 rows,
                 zero_line: paired_rows,
             })?);
+        }
+        if !paired_rows {
+            let level = t
+                .column("confidence")
+                .and_then(|c| t.rows.first().map(|r| &r[c]))
+                .and_then(number)
+                .map_or_else(|| "confidence".to_string(), crate::sweep::summary::percent);
+            charts.extend(numeric::sweep_charts(t, metrics, &level, unit_of)?);
         }
         if t.rows.is_empty() {
             continue;

@@ -92,6 +92,76 @@ fn fault(
     })
 }
 
+/// The up-front event check of an open workload (each arrival costs at least one
+/// event: `workload::check_event_budget`) with its `arrival_factor` faults
+/// counted: over a fault's window the workload sends `value` times its rate
+/// (overlapping faults multiply). A workload bounded by `requests` is bounded
+/// already; one bounded by `duration_ms` alone sends about the rate times the
+/// integral of the factor over its duration. (A factor of 10^9 passed the check
+/// and ran for 90 s until it reached max_events.)
+pub(super) fn check_arrival_budget(
+    faults: &[Fault],
+    workloads: &[NamedWorkload],
+    limits: &RunLimits,
+) -> R<()> {
+    for (w, named) in workloads.iter().enumerate() {
+        let Workload::Open {
+            rate_rps,
+            requests: None,
+            duration: Some(duration),
+            ..
+        } = &named.workload
+        else {
+            continue;
+        };
+        let (start, end) = (named.start, named.start + *duration);
+        // the factor's changes over the workload's time: (time, ln of the change)
+        let mut changes: Vec<(Ticks, f64)> = Vec::new();
+        let mut largest: Option<(usize, f64)> = None;
+        for (i, f) in faults.iter().enumerate() {
+            if f.kind != FaultKind::ArrivalFactor || f.target != FaultTarget::Workload(w) {
+                continue;
+            }
+            let (from, to) = (f.at.max(start), f.until.min(end));
+            if from >= to {
+                continue;
+            }
+            changes.push((from, f.value.ln()));
+            changes.push((to, -f.value.ln()));
+            if largest.is_none_or(|(_, v)| f.value > v) {
+                largest = Some((i, f.value));
+            }
+        }
+        let Some((i, value)) = largest else {
+            continue;
+        };
+        changes.sort_by_key(|c| c.0);
+        let (mut ln_factor, mut at, mut seconds) = (0.0f64, start, 0.0f64);
+        for (t, change) in changes {
+            seconds += (t - at).as_ms() / 1000.0 * ln_factor.exp();
+            (ln_factor, at) = (ln_factor + change, t);
+        }
+        seconds += (end - at).as_ms() / 1000.0 * ln_factor.exp();
+        let arrivals = rate_rps * seconds;
+        if arrivals > limits.max_events as f64 {
+            let p = if named.stream == "workload" {
+                "workload".to_string()
+            } else {
+                format!("workloads.{}", named.name)
+            };
+            return err(
+                format!("faults.{i}.value"),
+                format!(
+                    "an arrival_factor of {} makes {p} send about {arrivals:.0} requests over its duration_ms, each at least one event: more than scenario.max_events = {} (raise max_events in [scenario] if the run is meant to be this long)",
+                    crate::report::format_number(value),
+                    limits.max_events
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Far beyond any run (about 290 years): a fault's end must fit the clock.
 const DEFAULT_RANGE_MS: f64 = 9.0e12;
 
@@ -302,6 +372,54 @@ pub(super) fn time(raw: &RawScenario, limits: &RunLimits) -> R<(Ticks, Option<Ti
     Ok((warmup, window))
 }
 
+/// A warm-up that ends after every workload certainly stopped sending leaves
+/// no request to count: every outcome figure would be 0 (the run exited 0 with
+/// all-zero outcomes). Refused when each workload's end is known up front (its
+/// `duration_ms`, or evenly spaced `requests`); otherwise the run fails when
+/// it sent nothing at or after the warm-up (`sim::run_with`).
+pub(super) fn check_warmup(warmup: Ticks, workloads: &[NamedWorkload]) -> R<()> {
+    if warmup == Ticks::ZERO {
+        return Ok(());
+    }
+    // the end of the sending (no send at or after it), and the time shown
+    let (mut last, mut shown) = (Ticks::ZERO, Ticks::ZERO);
+    for w in workloads {
+        let (end, by) = match &w.workload {
+            Workload::Open {
+                duration: Some(d), ..
+            }
+            | Workload::Closed {
+                duration: Some(d), ..
+            } => (w.start + *d, w.start + *d),
+            Workload::Open {
+                rate_rps,
+                requests: Some(n),
+                arrivals: Arrivals::Uniform,
+                clients: 1,
+                ..
+            } => {
+                // the last of n evenly spaced sends, at (n - 1) / rate
+                let at = w.start + Ticks::from_ms((*n - 1) as f64 * 1000.0 / rate_rps);
+                (at + Ticks(1), at)
+            }
+            _ => return Ok(()),
+        };
+        last = last.max(end);
+        shown = shown.max(by);
+    }
+    if last <= warmup {
+        return err(
+            "scenario.warmup_ms",
+            format!(
+                "the warm-up ends at {} ms, after every workload stopped sending (by {} ms): no request would be counted; shorten the warm-up or lengthen the workload",
+                crate::report::format_number(warmup.as_ms()),
+                crate::report::format_number(shown.as_ms())
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// A time series that would pass the row limit before the run could end is
 /// refused at load (on the built model), before a run fills memory with it; the
 /// run checks the rest. What makes a run this long is blamed: an open workload
@@ -398,6 +516,75 @@ pub(super) fn check_series_rows(model: &Model) -> R<()> {
                 "{windows_are} over the workload's {} ms make about {} time-series rows, more than {limit}: use longer windows",
                 crate::format::format_number(end_ms),
                 num(rows(end_ms))
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The time-series rows a run will write before its workload stops sending,
+/// when they can be known up front: an open workload's duration, or its
+/// requests at its rate (the same count `check_series_rows` refuses alone).
+fn series_estimate(model: &Model) -> Option<f64> {
+    let window_ms = match model.window {
+        Some(w) => w.as_ms(),
+        None if !model.faults.is_empty() => crate::sim::DEFAULT_WINDOW_MS,
+        None => return None,
+    };
+    let Workload::Open {
+        rate_rps,
+        requests,
+        duration,
+        ..
+    } = &model.workload
+    else {
+        return None;
+    };
+    let end_ms = match (duration, requests) {
+        (Some(d), _) => d.as_ms(),
+        (None, Some(n)) => *n as f64 / rate_rps * 1000.0,
+        (None, None) => return None,
+    };
+    let servers = model
+        .services
+        .iter()
+        .filter(|s| matches!(s.handler, Handler::Server(_)))
+        .count();
+    let per_window =
+        crate::sim::timeseries::client_and_limiter_rows(model.workloads.len(), &model.limiters)
+            + crate::sim::timeseries::call_site_rows(model)
+            + (servers + model.dependencies.len()) as u64;
+    Some((end_ms / window_ms).ceil() * per_window as f64)
+}
+
+/// The time-series rows of every compare row together are bounded by
+/// [`MAX_SERIES_ROWS`](crate::sim::MAX_SERIES_ROWS) (they are all held at once
+/// to write the tables: four rows of 1 ns windows, each under the limit alone,
+/// ran out of memory): each row that keeps a time series may write an even
+/// share (`RunLimits::max_series_rows`, a run stops when it would pass it), and
+/// rows whose count is known up front are refused here when together they pass
+/// the limit.
+pub(crate) fn share_series_rows(models: &mut [Model]) -> R<()> {
+    let max = crate::sim::MAX_SERIES_ROWS;
+    let with_series = models
+        .iter()
+        .filter(|m| crate::sim::timeseries::window_of(m).is_some())
+        .count() as u64;
+    if with_series <= 1 {
+        return Ok(());
+    }
+    let mut total = 0.0;
+    for m in models.iter_mut() {
+        m.limits.max_series_rows = max / with_series;
+        if let Some(rows) = series_estimate(m) {
+            total += rows;
+        }
+    }
+    if total > max as f64 {
+        return err(
+            "output.window_ms",
+            format!(
+                "the {with_series} compare rows' time series make about {total:.0} rows together, more than {max} (all are held at once to write the tables): use longer windows, or fewer compare rows"
             ),
         );
     }

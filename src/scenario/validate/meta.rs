@@ -7,6 +7,9 @@ const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
 const DEFAULT_MAX_SIM_TIME_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
 /// About half a gigabyte of request, call and event state.
 const DEFAULT_MAX_IN_FLIGHT: u64 = 1_000_000;
+/// About a second of a release build at one instant: far more than a burst of
+/// `max_in_flight` requests at once needs.
+const DEFAULT_MAX_EVENTS_PER_INSTANT: u64 = 10_000_000;
 
 /// `[scenario]`'s runaway limits.
 pub(super) fn limits(m: &RawMeta) -> R<RunLimits> {
@@ -21,6 +24,12 @@ pub(super) fn limits(m: &RawMeta) -> R<RunLimits> {
             Some(n) => n,
             None => DEFAULT_MAX_IN_FLIGHT,
         },
+        max_events_per_instant: match m.max_events_per_instant {
+            Some(0) => return err("scenario.max_events_per_instant", "must be >= 1 (got 0)"),
+            Some(n) => n,
+            None => DEFAULT_MAX_EVENTS_PER_INSTANT,
+        },
+        max_series_rows: crate::sim::MAX_SERIES_ROWS,
         max_sim_time: positive_ticks(
             "scenario.max_sim_time_ms",
             m.max_sim_time_ms.unwrap_or(DEFAULT_MAX_SIM_TIME_MS),

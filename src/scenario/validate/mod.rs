@@ -16,6 +16,7 @@ mod policies;
 mod services;
 mod workload;
 
+pub(crate) use faults::share_series_rows;
 pub(crate) use latency::latency;
 
 use super::raw::*;
@@ -334,6 +335,8 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     };
     let files = &mut files;
     check_names(raw)?;
+    check_names_given(raw)?;
+    check_separators(raw)?;
     let limits = meta::limits(&raw.scenario)?;
     let slo = meta::slo(&raw.slo)?;
     let limiters = limiters::limiters(raw, &limits)?;
@@ -353,14 +356,25 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let (mut routes, routes_of) = services::routes(raw)?;
     let services = services::services(raw, routes_of, &ctx, files)?;
     services::check_call_graph(&services)?;
+    services::check_replicas(&services)?;
     let workloads = workload::workloads(raw, &mut routes, ctx.gateway.is_some(), &limits, files)?;
     let workload = workloads[0].workload.clone();
     services::check_deadlines(&services, workloads.iter().map(|w| &w.workload))?;
+    workload::check_zero_time_loops(
+        &workloads,
+        raw,
+        &services,
+        &ctx.dependencies,
+        ctx.gateway.as_ref(),
+        &routes,
+    )?;
     let analysis = meta::analysis(&raw.analysis)?;
     let montecarlo = meta::montecarlo(raw.montecarlo.as_ref())?;
     let thresholds = meta::thresholds(raw)?;
     let faults = faults::faults(raw, &ctx, &services, &workloads, &limits)?;
+    faults::check_arrival_budget(&faults, &workloads, &limits)?;
     let (warmup, window) = faults::time(raw, &limits)?;
+    faults::check_warmup(warmup, &workloads)?;
     let Ctx {
         slo,
         gateway,
@@ -391,6 +405,118 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     };
     faults::check_series_rows(&model)?;
     Ok(model)
+}
+
+/// Every name a user gives is given (not empty: an empty dependency made a CSV
+/// header `failed_`), and the branches of one plan are named apart (two of one
+/// name gave rows no reader could tell apart).
+fn check_names_given(raw: &RawScenario) -> R<()> {
+    let empty = |path: String| {
+        err(
+            path,
+            "a name must not be empty: it names the thing in the tables and in key paths",
+        )
+    };
+    let keys = [
+        ("services", raw.services.keys().collect::<Vec<_>>()),
+        ("dependencies", raw.dependencies.keys().collect()),
+        ("limiters", raw.limiters.keys().collect()),
+        ("policies", raw.policies.keys().collect()),
+        ("workloads", raw.workloads.keys().collect()),
+        ("variants", raw.variants.keys().collect()),
+    ];
+    for (section, names) in keys {
+        if names.iter().any(|n| n.is_empty()) {
+            return empty(format!("{section}.\"\""));
+        }
+    }
+    for (sname, svc) in &raw.services {
+        let branches = match &svc.handler {
+            Some(RawHandler::Plan { branches, .. }) => branches.as_slice(),
+            Some(RawHandler::Server {
+                branches: Some(branches),
+                ..
+            }) => branches.as_slice(),
+            _ => continue,
+        };
+        let path = |b: usize| format!("services.{sname}.handler.branches.{b}.name");
+        let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+        for (b, br) in branches.iter().enumerate() {
+            if br.name.is_empty() {
+                return empty(path(b));
+            }
+            if let Some(first) = seen.insert(br.name.as_str(), b) {
+                return err(
+                    path(b),
+                    format!(
+                        "branch `{}` is named twice in this plan ({} and {}): its rows in the tables could not be told apart; rename one",
+                        br.name,
+                        path(first),
+                        path(b)
+                    ),
+                );
+            }
+        }
+    }
+    for (_, p, w) in workload::written(raw)? {
+        let (client, member) = match w {
+            RawWorkload::Sequence { client, member, .. }
+            | RawWorkload::Open { client, member, .. }
+            | RawWorkload::Closed { client, member, .. }
+            | RawWorkload::Ladder { client, member, .. }
+            | RawWorkload::Probe { client, member, .. }
+            | RawWorkload::Script { client, member, .. } => (client, member),
+        };
+        for (key, v) in [("client", client), ("member", member)] {
+            if v.as_deref() == Some("") {
+                return empty(format!("{p}.{key}"));
+            }
+        }
+        if let RawWorkload::Script { groups, .. } = w {
+            for (g, gr) in groups.iter().enumerate() {
+                for (key, v) in [("client", &gr.client), ("member", &gr.member)] {
+                    if v.as_deref() == Some("") {
+                        return empty(format!("{p}.groups.{g}.{key}"));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The characters resim joins names with, to name a replica (`NAME#2`, in fault
+/// targets and random streams) and random streams (`dependency:NAME:errors`,
+/// `workloads.NAME/think`), refused in the names they join: a service named
+/// `b#2` drew replica 2 of `b`'s stream, and a fault on it hit that replica.
+fn check_separators(raw: &RawScenario) -> R<()> {
+    let why = |c: char| match c {
+        '#' => {
+            "names a replica (`NAME#2` is replica 2 of NAME, in fault targets and random streams)"
+        }
+        _ => "joins names into the names of random streams, so two names could draw one stream",
+    };
+    let sections: [(&str, Vec<&String>, &[char]); 4] = [
+        ("services", raw.services.keys().collect(), &['#', ':']),
+        (
+            "dependencies",
+            raw.dependencies.keys().collect(),
+            &['#', ':'],
+        ),
+        ("policies", raw.policies.keys().collect(), &[':']),
+        ("workloads", raw.workloads.keys().collect(), &[':', '/']),
+    ];
+    for (section, names, refused) in sections {
+        for name in names {
+            if let Some(c) = name.chars().find(|c| refused.contains(c)) {
+                return err(
+                    format!("{section}.{name}"),
+                    format!("the name `{name}` holds `{c}`, which {}: rename it", why(c)),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every name that reaches a CSV cell or header is safe to open in a spreadsheet

@@ -251,49 +251,135 @@ pub(super) fn services(
     Ok(services)
 }
 
+/// The most replicas of all services together: each keeps its own slots, queue,
+/// random stream and books (about 1 KB).
+pub(crate) const MAX_REPLICAS: u64 = 1_000_000;
+
+/// Refuses more than [`MAX_REPLICAS`] replicas: 10^8 passed `check` and aborted
+/// the run on one huge allocation.
+pub(super) fn check_replicas(services: &[Service]) -> R<()> {
+    let mut total = 0u64;
+    for s in services {
+        total = total.saturating_add(u64::from(s.replicas));
+        if total > MAX_REPLICAS {
+            let across = if total > u64::from(s.replicas) {
+                " (all services together)"
+            } else {
+                ""
+            };
+            return err(
+                format!("services.{}.replicas", s.name),
+                format!(
+                    "{total} replicas{across}, each keeping its own slots, queue, random stream and books: more than the limit of {MAX_REPLICAS}"
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The most services one chain of calls may pass through (a service calling a
+/// service calling a service ...): an answer travels back up a chain, and a
+/// cancellation down it, in one step of the run per level (a nested call each),
+/// so the depth bounds the run's stack. Far beyond any real call graph.
+pub(crate) const MAX_CALL_DEPTH: usize = 1000;
+
 /// Services calling services must not call back into themselves: a cycle is
 /// named, as `services.a -> services.b -> services.a`, at the call that closes it.
+/// No chain of calls may pass through more than [`MAX_CALL_DEPTH`] services.
+/// (An explicit stack, not recursion: a chain of 50,000 services overflowed the
+/// stack.)
 pub(super) fn check_call_graph(services: &[Service]) -> R<()> {
-    // 0 unvisited, 1 on the current path, 2 done
-    let mut state = vec![0u8; services.len()];
-    let mut path: Vec<usize> = Vec::new();
-    fn visit(s: usize, services: &[Service], state: &mut [u8], path: &mut Vec<usize>) -> R<()> {
-        state[s] = 1;
-        path.push(s);
-        if let Some(plan) = services[s].handler.plan() {
-            for (b, branch) in plan.branches.iter().enumerate() {
-                for (i, call) in branch.calls.iter().enumerate() {
-                    let Target::Service(t) = call.target else {
-                        continue;
-                    };
-                    if state[t] == 1 {
-                        let from = path.iter().position(|&x| x == t).unwrap_or(0);
-                        let cycle: Vec<String> = path[from..]
-                            .iter()
-                            .chain(std::iter::once(&t))
-                            .map(|&x| format!("services.{}", services[x].name))
-                            .collect();
-                        return err(
-                            format!(
-                                "services.{}.handler.branches.{b}.calls.{i}",
-                                services[s].name
-                            ),
-                            format!("calls form a cycle: {}", cycle.join(" -> ")),
-                        );
-                    }
-                    if state[t] == 0 {
-                        visit(t, services, state, path)?;
-                    }
+    // the calls of a service into services: (branch, call, target)
+    /// A call into a service: (branch, call, target service).
+    type Call = (usize, usize, usize);
+    let calls_of = |s: usize| -> Vec<Call> {
+        let Some(plan) = services[s].handler.plan() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (b, branch) in plan.branches.iter().enumerate() {
+            for (i, call) in branch.calls.iter().enumerate() {
+                if let Target::Service(t) = call.target {
+                    out.push((b, i, t));
                 }
             }
         }
-        path.pop();
-        state[s] = 2;
-        Ok(())
-    }
-    for s in 0..services.len() {
-        if state[s] == 0 {
-            visit(s, services, &mut state, &mut path)?;
+        out
+    };
+    let call_path = |s: usize, b: usize, i: usize| {
+        format!(
+            "services.{}.handler.branches.{b}.calls.{i}",
+            services[s].name
+        )
+    };
+    // 0 unvisited, 1 on the current path, 2 done
+    let mut state = vec![0u8; services.len()];
+    // per service done: the most services a chain of calls from it passes
+    // through, and the service it calls on that chain
+    let mut depth = vec![0usize; services.len()];
+    let mut deepest: Vec<Option<Call>> = vec![None; services.len()];
+    // the current path: each service with its calls and the next one to follow
+    let mut path: Vec<(usize, Vec<Call>, usize)> = Vec::new();
+    for root in 0..services.len() {
+        if state[root] != 0 {
+            continue;
+        }
+        state[root] = 1;
+        path.push((root, calls_of(root), 0));
+        while let Some((s, calls, next)) = path.last_mut() {
+            let s = *s;
+            if let Some(&(b, i, t)) = calls.get(*next) {
+                *next += 1;
+                match state[t] {
+                    1 => {
+                        let from = path.iter().position(|p| p.0 == t).unwrap_or(0);
+                        let cycle: Vec<String> = path[from..]
+                            .iter()
+                            .map(|p| p.0)
+                            .chain(std::iter::once(t))
+                            .map(|x| format!("services.{}", services[x].name))
+                            .collect();
+                        return err(
+                            call_path(s, b, i),
+                            format!("calls form a cycle: {}", cycle.join(" -> ")),
+                        );
+                    }
+                    0 => {
+                        state[t] = 1;
+                        path.push((t, calls_of(t), 0));
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            // every call of `s` followed: its depth is known
+            let below = calls
+                .iter()
+                .copied()
+                .max_by_key(|&(_, _, t)| (depth[t], std::cmp::Reverse(t)));
+            depth[s] = 1 + below.map_or(0, |(_, _, t)| depth[t]);
+            deepest[s] = below;
+            if depth[s] > MAX_CALL_DEPTH {
+                let (b, i, _) = below.expect("a chain deeper than one has a call");
+                let mut chain = vec![s];
+                while let Some((_, _, t)) = deepest[*chain.last().expect("not empty")] {
+                    chain.push(t);
+                }
+                let name = |x: usize| format!("services.{}", services[x].name);
+                return err(
+                    call_path(s, b, i),
+                    format!(
+                        "calls nest {} services deep ({} -> {} -> ... -> {}), more than the limit of {MAX_CALL_DEPTH} (the run follows an answer or a cancellation along a chain one nested step per service, so the depth is capped)",
+                        depth[s],
+                        name(chain[0]),
+                        name(chain[1]),
+                        name(chain[chain.len() - 1])
+                    ),
+                );
+            }
+            state[s] = 2;
+            path.pop();
         }
     }
     Ok(())
@@ -714,5 +800,66 @@ requests = 1
             latency_of("gamma = { shape = 2, mean_ms = 10 }").mean_ms(),
             10.0
         );
+    }
+
+    /// A chain of 50,000 services (a file of that size takes seconds to parse
+    /// in a debug build, so the chain is built from a loaded two-service model):
+    /// the walk is iterative (a recursive one overflowed the stack), refuses
+    /// the chain at the depth limit, and stays linear.
+    #[test]
+    fn a_chain_of_50000_services_is_refused_at_the_depth_limit_without_recursion() {
+        use crate::model::Target;
+        let text = r#"
+[scenario]
+name = "chain"
+[services.a]
+routes = ["/x"]
+handler = { type = "plan", budget = 1000, branches = [{ name = "b", calls = ["z"] }] }
+[services.z]
+handler = { type = "plan", branches = [{ name = "b", calls = ["store"] }] }
+[dependencies.store]
+latency = { constant = 1 }
+[workload]
+type = "sequence"
+requests = 1
+"#;
+        let m = load_str(text, Path::new("t.toml"), &LoadOptions::default())
+            .map(|s| s.rows[0].model.clone())
+            .expect("loads");
+        let n = 50_000;
+        let mut services = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut s = m.services[0].clone();
+            s.name = format!("s{i}");
+            let Handler::Plan(plan) = &mut s.handler else {
+                panic!("a plan");
+            };
+            plan.branches[0].calls[0].target = if i + 1 < n {
+                Target::Service(i + 1)
+            } else {
+                m.services[1].handler.plan().expect("a plan").branches[0].calls[0].target
+            };
+            services.push(s);
+        }
+        let started = std::time::Instant::now();
+        let e = super::check_call_graph(&services).expect_err("too deep");
+        let text = e.to_string();
+        assert!(
+            text.contains("calls nest 1001 services deep")
+                && text.contains("services.s48999 -> services.s49000 -> ... -> services.s49999"),
+            "{text}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // at the limit: accepted
+        let ok = &mut services[n - 1000..];
+        for s in ok.iter_mut() {
+            let Handler::Plan(plan) = &mut s.handler else {
+                unreachable!()
+            };
+            if let Target::Service(t) = &mut plan.branches[0].calls[0].target {
+                *t -= n - 1000;
+            }
+        }
+        super::check_call_graph(ok).expect("1000 deep is within the limit");
     }
 }

@@ -541,5 +541,196 @@ pub(super) fn workloads(
         check_event_budget(&named, &p, limits)?;
         out.push(named);
     }
+    check_held_at_once(&out, limits)?;
     Ok(out)
+}
+
+/// The most clients of `open` workloads, all workloads together: each keeps its
+/// own state and random stream (about 1 KB).
+pub(crate) const MAX_CLIENTS: u64 = 1_000_000;
+
+/// What the workloads hold from their start, whatever the run does, refused
+/// before a run allocates it all at once (10^8 users or clients passed `check`
+/// and aborted the run on one huge allocation), so that `check` says what `run`
+/// would: a closed population's users each hold a request in flight or a
+/// pending think time, and a closed ladder's wave is in flight at once (both
+/// against `scenario.max_in_flight`); open workloads' clients each keep their
+/// own state and random stream ([`MAX_CLIENTS`]).
+fn check_held_at_once(workloads: &[NamedWorkload], limits: &RunLimits) -> R<()> {
+    let max = limits.max_in_flight;
+    let (mut users, mut clients) = (0u64, 0u64);
+    for w in workloads {
+        let p = if w.stream == "workload" {
+            "workload".to_string()
+        } else {
+            format!("workloads.{}", w.name)
+        };
+        let across = |total: u64, own: u64| {
+            if total > own {
+                " (all workloads together)"
+            } else {
+                ""
+            }
+        };
+        match &w.workload {
+            Workload::Closed { users: n, .. } => {
+                users = users.saturating_add(*n);
+                if users > max {
+                    return err(
+                        format!("{p}.users"),
+                        format!(
+                            "{users} users{}, each holding a request in flight or a think time: more than scenario.max_in_flight = {max} (raise max_in_flight in [scenario] if the system is meant to hold this many)",
+                            across(users, *n)
+                        ),
+                    );
+                }
+            }
+            Workload::Open { clients: n, .. } => {
+                clients = clients.saturating_add(*n);
+                if clients > MAX_CLIENTS {
+                    return err(
+                        format!("{p}.clients"),
+                        format!(
+                            "{clients} clients{}, each keeping its own state and random stream: more than the limit of {MAX_CLIENTS}",
+                            across(clients, *n)
+                        ),
+                    );
+                }
+            }
+            Workload::Ladder(l) => {
+                // the run refuses a ladder that sends more than max_events
+                // before it starts: say the same, first
+                let n = crate::sim::ladder_requests(l);
+                if n > limits.max_events {
+                    return err(
+                        format!("{p}.steps"),
+                        format!(
+                            "the ladder sends {n} requests, more than scenario.max_events = {} (raise it in [scenario] if the run is meant to be this long)",
+                            limits.max_events
+                        ),
+                    );
+                }
+                if l.open.is_some() {
+                    continue;
+                }
+                let wave = l.steps.iter().enumerate().max_by_key(|(_, c)| **c);
+                if let Some((i, &c)) = wave
+                    && c > max
+                {
+                    return err(
+                        format!("{p}.steps.{i}"),
+                        format!(
+                            "a wave of {c} requests is in flight at once: more than scenario.max_in_flight = {max} (raise max_in_flight in [scenario] if the system is meant to hold this many)"
+                        ),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A closed population that thinks 0 ms against a service that always answers
+/// in 0 ms sends its next request at the same instant, forever: the clock never
+/// reaches its `duration_ms` (a run took 38 s to reach max_events). Refused when
+/// it is certain: every think time is 0, no `requests` bounds it, and the whole
+/// round trip (the gateway's share, every handler's time, every call's latency)
+/// is 0 with no limiter on the way. (A loop that is only possible, a 429 or a
+/// 503 answered at once, is stopped by `scenario.max_events_per_instant`.)
+pub(super) fn check_zero_time_loops(
+    workloads: &[NamedWorkload],
+    raw: &RawScenario,
+    services: &[Service],
+    dependencies: &[Dependency],
+    gateway: Option<&Gateway>,
+    routes: &[Route],
+) -> R<()> {
+    let mut zero: Vec<Option<bool>> = vec![None; services.len()];
+    for (name, p, w) in written(raw)? {
+        let Some(named) = workloads.iter().find(|x| x.name == name) else {
+            continue;
+        };
+        let Workload::Closed {
+            think,
+            requests: None,
+            duration: Some(duration),
+            template,
+            ..
+        } = &named.workload
+        else {
+            continue;
+        };
+        if !think.always_zero() {
+            continue;
+        }
+        let route = &routes[template.route];
+        let Some(entry) = route.service else {
+            continue;
+        };
+        if template.access == Access::Gateway
+            && let Some(g) = gateway
+            && (g.share > Ticks::ZERO
+                || g.rules
+                    .iter()
+                    .any(|r| route.path.starts_with(&r.prefix) && !r.limiters.is_empty()))
+        {
+            continue;
+        }
+        if !answers_at_once(entry, services, dependencies, &mut zero) {
+            continue;
+        }
+        let at = match w {
+            RawWorkload::Closed {
+                think_ms: Some(_), ..
+            } => format!("{p}.think_ms"),
+            _ => format!("{p}.users"),
+        };
+        return err(
+            at,
+            format!(
+                "the users think 0 ms and service `{}` always answers in 0 ms (no service time, latency or gateway share on the way): each user sends its next request at the same instant, forever, and the clock never reaches duration_ms = {} ms; give think_ms or the service a time above 0, or set `requests`",
+                services[entry].name,
+                crate::report::format_number(duration.as_ms())
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Whether service `s` always answers in 0 ms, whatever it is asked: no
+/// middleware (a limiter may hold), and a handler whose every time is 0 (a
+/// `respond`; a server's service time; a plan's calls, each to a dependency of
+/// 0 latency or to such a service). Memoised in `zero`; the recursion follows
+/// calls, at most `MAX_CALL_DEPTH` deep (checked before).
+fn answers_at_once(
+    s: usize,
+    services: &[Service],
+    dependencies: &[Dependency],
+    zero: &mut [Option<bool>],
+) -> bool {
+    if let Some(z) = zero[s] {
+        return z;
+    }
+    let svc = &services[s];
+    let plan_zero = |plan: &Plan, zero: &mut [Option<bool>]| {
+        plan.branches
+            .iter()
+            .flat_map(|b| &b.calls)
+            .all(|c| match c.target {
+                Target::Dependency(d) => dependencies[d].latency.always_zero(),
+                Target::Service(t) => answers_at_once(t, services, dependencies, zero),
+            })
+    };
+    let z = svc.middleware.is_empty()
+        && match &svc.handler {
+            Handler::Respond => true,
+            Handler::Plan(plan) => plan_zero(plan, zero),
+            Handler::Server(server) => {
+                server.service.always_zero()
+                    && server.plan.as_ref().is_none_or(|p| plan_zero(p, zero))
+            }
+        };
+    zero[s] = Some(z);
+    z
 }

@@ -314,6 +314,13 @@ impl Policies {
         }
     }
 
+    /// Room for `more` policy calls beyond those held, made now (see
+    /// `World::reserve_ahead`).
+    pub fn reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
+        self.calls.try_reserve(more)?;
+        self.free.try_reserve(more)
+    }
+
     /// Policy calls not yet over.
     pub fn held(&self) -> u64 {
         (self.calls.len() - self.free.len()) as u64

@@ -1,0 +1,755 @@
+//! `resim boundary`: where a per-replication metric crosses a target along a
+//! numeric key, found by bisection with replications at each point.
+//!
+//! ```text
+//! --axis KEY=LO..HI -> each point: the scenario with KEY = x (one compare row),
+//!   replications 0..n on the sweep's worker pool (RowRunner, the sweep's
+//!   metric names), the metric's mean and interval (search) -> the next point
+//!   -> boundary.csv, crossing.csv, report.html, the estimate on stdout (report)
+//! ```
+//!
+//! A point's replications are seeded per (seed, replication) exactly as a sweep's,
+//! and which point comes next depends only on the estimates, so the same inputs
+//! give the same points and bytes with any `--jobs`. A second `--axis` is a grid:
+//! the search runs once per value of it, tracing the boundary as a curve.
+
+mod report;
+pub mod search;
+
+use crate::error::{Error, ScenarioError, did_you_mean};
+use crate::model::Threshold;
+use crate::report::{Cell, Content};
+use crate::scenario::{self, LoadOptions, Override, Purpose, Scenario};
+use crate::sweep::{Layout, Measured, Named, RowRunner, Schema, metric_parts};
+use search::{Crossing, Evaluate, Kind, Rules, Tolerance};
+use std::path::{Path, PathBuf};
+use toml::Value;
+
+/// Replications per point when `--replications` does not say.
+pub const DEFAULT_REPLICATIONS: u64 = 20;
+
+/// Points per search when `--max-points` does not say.
+pub const DEFAULT_MAX_POINTS: u64 = 20;
+
+/// Values of a grid axis given as `LO..HI` when `--grid` does not say.
+pub const DEFAULT_GRID: u64 = 5;
+
+/// The most points a grid axis may have.
+pub const MAX_GRID: u64 = 100;
+
+/// Everything `resim boundary` was asked for (the command line, parsed).
+#[derive(Debug, Clone, Default)]
+pub struct BoundaryOptions {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// `--set` overrides, in order.
+    pub overrides: Vec<Override>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--axis`, as written: the first is bisected, a second is a grid.
+    pub axes: Vec<String>,
+    /// `--metric`.
+    pub metric: String,
+    /// `--target`.
+    pub target: f64,
+    /// `--replications` (default [`DEFAULT_REPLICATIONS`]).
+    pub replications: Option<u64>,
+    /// `--max-replications` (default 4 x replications).
+    pub max_replications: Option<u64>,
+    /// `--tolerance`, as written (default `1%`).
+    pub tolerance: Option<String>,
+    /// `--max-points` (default [`DEFAULT_MAX_POINTS`]).
+    pub max_points: Option<u64>,
+    /// `--grid`: values of a second axis given as `LO..HI`.
+    pub grid: Option<u64>,
+    /// Worker threads; `None`: one per core.
+    pub jobs: Option<usize>,
+    /// Output folder; `None`: `out/<stem>-boundary`.
+    pub out: Option<PathBuf>,
+    /// Write `report.html`.
+    pub report: bool,
+}
+
+/// What `resim boundary` leaves for the user.
+#[derive(Debug, Clone)]
+pub struct BoundaryReport {
+    /// The printed report.
+    pub text: String,
+    /// The same as one JSON document (`--json`).
+    pub json: String,
+}
+
+/// A numeric key and where along it to look.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// The key path.
+    pub key: String,
+    /// The column name in the output files (the key's last segment).
+    pub column: String,
+    /// As written on the command line (`--axis ...`).
+    pub text: String,
+    /// The range `LO..HI` (bisected), or the grid's values.
+    pub values: AxisValues,
+    /// The key takes whole numbers only.
+    pub integer: bool,
+}
+
+/// The values an axis covers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AxisValues {
+    /// `LO..HI`.
+    Range(f64, f64),
+    /// `[v1, v2, ...]` (a grid axis only).
+    List(Vec<f64>),
+}
+
+/// One search's result: the grid value it ran at (with two axes) and its crossing.
+#[derive(Debug, Clone)]
+pub struct Curve {
+    pub grid: Option<f64>,
+    pub crossing: Crossing,
+}
+
+/// What was searched: the settings the report states.
+#[derive(Debug, Clone)]
+pub struct Search {
+    pub scenario_name: String,
+    pub file: PathBuf,
+    pub metric: String,
+    pub target: f64,
+    pub axis: Axis,
+    pub grid: Option<Axis>,
+    pub grid_values: Vec<f64>,
+    pub rules: Rules,
+    pub seed: u64,
+    pub jobs: usize,
+    pub curves: Vec<Curve>,
+}
+
+/// `ScenarioError` with `note` added to its message.
+fn noted(mut e: ScenarioError, note: &str) -> ScenarioError {
+    e.message.push_str(note);
+    e
+}
+
+fn arg_error(message: impl Into<String>) -> Error {
+    ScenarioError::new("", message).into()
+}
+
+/// Parses `KEY=LO..HI` (or, for a grid axis, `KEY=[v1, v2, ...]`).
+pub fn parse_axis(text: &str, grid: bool) -> Result<Axis, Error> {
+    let expected = if grid {
+        "expected KEY=LO..HI or KEY=[v1, v2, ...]"
+    } else {
+        "expected KEY=LO..HI, e.g. workload.rate_rps=10..40"
+    };
+    let Some((key, range)) = text.split_once('=') else {
+        return Err(arg_error(format!("--axis {text}: {expected}")));
+    };
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(arg_error(format!("--axis {text}: the key path is empty")));
+    }
+    let range = range.trim();
+    let number = |s: &str| -> Result<(f64, bool), Error> {
+        let s = s.trim();
+        let x: f64 = s
+            .parse()
+            .map_err(|_| arg_error(format!("--axis {text}: `{s}` is not a number ({expected})")))?;
+        if !x.is_finite() {
+            return Err(arg_error(format!(
+                "--axis {text}: `{s}` is not a finite number"
+            )));
+        }
+        Ok((x, s.parse::<i64>().is_ok()))
+    };
+    let (values, whole) = if let Some((lo, hi)) = range.split_once("..") {
+        let ((lo, wl), (hi, wh)) = (number(lo)?, number(hi)?);
+        if lo >= hi {
+            return Err(arg_error(format!(
+                "--axis {text}: LO must be below HI (got {} .. {})",
+                crate::format::format_number(lo),
+                crate::format::format_number(hi)
+            )));
+        }
+        (AxisValues::Range(lo, hi), wl && wh)
+    } else if grid && range.starts_with('[') {
+        let list: toml::Table = toml::from_str(&format!("v = {range}"))
+            .map_err(|_| arg_error(format!("--axis {text}: {expected}")))?;
+        let items = list
+            .get("v")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if items.is_empty() {
+            return Err(arg_error(format!("--axis {text}: the list is empty")));
+        }
+        let mut out = Vec::new();
+        let mut whole = true;
+        for v in &items {
+            match v {
+                Value::Integer(i) => out.push(*i as f64),
+                Value::Float(f) if f.is_finite() => {
+                    whole = false;
+                    out.push(*f)
+                }
+                other => {
+                    return Err(arg_error(format!(
+                        "--axis {text}: `{other}` is not a number (a boundary is traced along numbers)"
+                    )));
+                }
+            }
+        }
+        (AxisValues::List(out), whole)
+    } else {
+        return Err(arg_error(format!("--axis {text}: {expected}")));
+    };
+    Ok(Axis {
+        key: key.to_string(),
+        column: scenario::paths::segments(key)
+            .last()
+            .cloned()
+            .unwrap_or_else(|| key.to_string()),
+        text: text.to_string(),
+        values,
+        integer: whole,
+    })
+}
+
+/// The TOML value an axis sets at `x`.
+fn toml_value(integer: bool, x: f64) -> Value {
+    if integer {
+        Value::Integer(x as i64)
+    } else {
+        Value::Float(x)
+    }
+}
+
+/// What the search reads from a run: one metric, or whether the thresholds hold.
+#[derive(Debug, Clone)]
+enum Metric {
+    /// A metric as a sweep names it.
+    Column(String),
+    /// `thresholds.pass`: 1 when every `[thresholds]` line holds, else 0.
+    Pass(Vec<Threshold>),
+}
+
+impl Metric {
+    /// The metric's value in a run whose metrics `get` reads.
+    fn value(&self, get: impl Fn(&str) -> Option<f64>) -> Option<f64> {
+        match self {
+            Metric::Column(name) => get(name),
+            Metric::Pass(all) => {
+                Some(f64::from(u8::from(all.iter().all(|t| {
+                    get(&t.metric).is_some_and(|v| t.op.holds(v, t.value))
+                }))))
+            }
+        }
+    }
+}
+
+/// The name of the 0/1 metric "every threshold holds".
+pub const PASS: &str = "thresholds.pass";
+
+/// Tables that compare compare rows or describe the whole scenario, and the
+/// files of a sweep: one replication gives no value of theirs.
+const NOT_PER_REPLICATION: [&str; 8] = [
+    "deadline_cost",
+    "false_drops",
+    "error_budget",
+    "ladder_ratios",
+    "latency_cdf",
+    "summary",
+    "paired",
+    "pooled",
+];
+
+/// Everything fixed before the first point: the file, the options, the pool.
+struct Context<'a> {
+    opts: &'a BoundaryOptions,
+    text: String,
+    axis: Axis,
+    grid: Option<Axis>,
+    pool: rayon::ThreadPool,
+    metric: Metric,
+}
+
+impl Context<'_> {
+    /// The scenario with the axis at `x` (and the grid axis at `g`): one compare row.
+    fn load(&self, x: f64, integer: bool, g: Option<f64>) -> Result<Scenario, Error> {
+        let mut extra = Vec::new();
+        if let (Some(grid), Some(g)) = (&self.grid, g) {
+            extra.push((grid.key.clone(), vec![toml_value(grid.integer, g)]));
+        }
+        extra.push((self.axis.key.clone(), vec![toml_value(integer, x)]));
+        let extra_count = extra.len();
+        let opts = LoadOptions {
+            overrides: self.opts.overrides.clone(),
+            seed: self.opts.seed,
+            purpose: Purpose::Sweep,
+            extra_axes: extra,
+            max_rows: 0,
+        };
+        let scenario = scenario::load_str(&self.text, &self.opts.file, &opts)?;
+        if scenario.rows.len() > 1 {
+            let own = scenario.axes.len() - extra_count;
+            let axes: Vec<String> = scenario.axes[..own]
+                .iter()
+                .map(|a| format!("`{}`", a.path))
+                .collect();
+            return Err(ScenarioError::new(
+                "compare",
+                format!(
+                    "the scenario has {} compare rows ({}): a boundary is found for one; pick it with --set, e.g. --set 'compare={{}}' for the file's own values",
+                    scenario.rows.len(),
+                    axes.join(", ")
+                ),
+            )
+            .at(scenario::paths::locate(&self.text, "compare"))
+            .in_file(&self.opts.file)
+            .into());
+        }
+        Ok(scenario)
+    }
+}
+
+/// One point's runner and the layout of its metrics, kept while replications are added.
+struct Loaded {
+    x: f64,
+    runner: RowRunner,
+    schema: Schema,
+    layout: Layout,
+    /// Replication 0's value, from the probe that fixed the layout.
+    first: Option<f64>,
+}
+
+/// Evaluates points of one search (one grid value).
+struct Evaluator<'c, 'a> {
+    ctx: &'c Context<'a>,
+    grid: Option<f64>,
+    loaded: Option<Loaded>,
+    /// Total runs, for the report.
+    runs: u64,
+}
+
+fn named_value(named: &Named, name: &str) -> Option<f64> {
+    named
+        .iter()
+        .find(|(n, _)| n == name)
+        .and_then(|(_, c)| match c {
+            Cell::Int(i) => Some(*i as f64),
+            Cell::Num(x) if x.is_finite() => Some(*x),
+            Cell::Bool(b) => Some(f64::from(u8::from(*b))),
+            _ => None,
+        })
+}
+
+fn measured_value(m: &Measured, schema: &Schema, name: &str) -> Option<f64> {
+    match schema.names.iter().position(|n| n == name) {
+        Some(i) => m.values[i],
+        None => m
+            .extras
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, t)| t.parse().ok()),
+    }
+}
+
+impl Evaluator<'_, '_> {
+    fn load(&mut self, x: f64) -> Result<&Loaded, Error> {
+        if self.loaded.as_ref().is_none_or(|l| l.x != x) {
+            let scenario = self.ctx.load(x, self.ctx.axis.integer, self.grid)?;
+            let runner = RowRunner::new(&scenario);
+            let tables = runner.tables(0, 0)?;
+            self.runs += 1;
+            let named = runner.named(&tables);
+            let schema = Schema::new(std::slice::from_ref(&named));
+            let layout = runner.layout(&tables, &schema);
+            let first = self.ctx.metric.value(|n| named_value(&named, n));
+            self.loaded = Some(Loaded {
+                x,
+                runner,
+                schema,
+                layout,
+                first,
+            });
+        }
+        self.loaded
+            .as_ref()
+            .ok_or_else(|| Error::Other("boundary: no point loaded".into()))
+    }
+}
+
+impl Evaluate for Evaluator<'_, '_> {
+    fn replications(&mut self, x: f64, from: u64, to: u64) -> Result<Vec<Option<f64>>, Error> {
+        let pool = &self.ctx.pool;
+        let metric = &self.ctx.metric;
+        let loaded = self.load(x)?;
+        let mut out = Vec::new();
+        if from == 0 && to > 0 {
+            out.push(loaded.first);
+        }
+        let start = from.max(1);
+        if start < to {
+            crate::sweep::runner::run(
+                pool,
+                &loaded.runner,
+                &loaded.schema,
+                std::slice::from_ref(&loaded.layout),
+                (start, to),
+                false,
+                |_, m| {
+                    out.push(metric.value(|n| measured_value(m, &loaded.schema, n)));
+                    Ok(())
+                },
+            )?;
+            self.runs += to - start;
+        }
+        Ok(out)
+    }
+}
+
+/// The values of a grid axis: its list, or `n` evenly spaced values of its range
+/// (whole numbers for an integer key, repeats dropped).
+fn grid_values(axis: &Axis, n: u64) -> Vec<f64> {
+    let mut out: Vec<f64> = match &axis.values {
+        AxisValues::List(v) => v.clone(),
+        AxisValues::Range(lo, hi) => (0..n)
+            .map(|i| {
+                let x = if n == 1 {
+                    *lo
+                } else {
+                    lo + (hi - lo) * i as f64 / (n - 1) as f64
+                };
+                if axis.integer { x.round() } else { x }
+            })
+            .collect(),
+    };
+    out.dedup();
+    out
+}
+
+/// Why `metric` cannot be searched on, as a message, or `None`.
+fn metric_problem(metric: &str, scenario: &Scenario, names: &[String]) -> Option<String> {
+    let table = metric_parts(metric).first().cloned().unwrap_or_default();
+    let list = |names: &[String]| {
+        let mut shown: Vec<&str> = names.iter().map(String::as_str).take(40).collect();
+        if names.len() > shown.len() {
+            shown.push("...");
+        }
+        shown.join(", ")
+    };
+    if NOT_PER_REPLICATION.contains(&table.as_str()) {
+        return Some(format!(
+            "`{metric}` is not a per-replication metric: the table `{table}` compares compare rows or pools replications, so one replication has no value of it; the per-replication metrics of this scenario (time-series windows left out): {}",
+            list(
+                &names
+                    .iter()
+                    .filter(|n| !n.contains("window_start_ms_"))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            )
+        ));
+    }
+    if let Some(problem) = crate::sweep::Shapes::of(scenario).problem(metric) {
+        return Some(problem);
+    }
+    if !names.iter().any(|n| n == metric) {
+        return Some(format!(
+            "no metric named `{metric}` in replication 0{}; the metrics of this scenario there: {}",
+            did_you_mean(metric, names.iter().map(String::as_str)),
+            list(names)
+        ));
+    }
+    let parts = metric_parts(metric);
+    let column = parts.last().map(String::as_str).unwrap_or_default();
+    if table == "recovery" && ["recovered_at_ms", "recovery_ms"].contains(&column) {
+        return Some(format!(
+            "`{metric}` is a recovery time, empty in a replication that stays stuck, so its mean says nothing of those: search on `recovery.stuck` (the share of stuck replications) instead"
+        ));
+    }
+    None
+}
+
+/// Runs `resim boundary`.
+pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
+    let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
+    if opts.axes.is_empty() || opts.axes.len() > 2 {
+        return Err(arg_error(format!(
+            "give one --axis KEY=LO..HI to bisect, and at most one more to trace the boundary over (got {})",
+            opts.axes.len()
+        )));
+    }
+    let mut axis = parse_axis(&opts.axes[0], false)?;
+    let mut grid = opts.axes.get(1).map(|a| parse_axis(a, true)).transpose()?;
+    if let Some(g) = &mut grid
+        && g.key == axis.key
+    {
+        return Err(arg_error(format!(
+            "--axis {}: the same key as the first --axis",
+            g.text
+        )));
+    }
+    if !opts.target.is_finite() {
+        return Err(arg_error("--target must be a finite number"));
+    }
+    let replications = opts.replications.unwrap_or(DEFAULT_REPLICATIONS);
+    if replications == 0 {
+        return Err(arg_error("--replications must be >= 1"));
+    }
+    let max_replications = opts.max_replications.unwrap_or(replications * 4);
+    if max_replications < replications {
+        return Err(arg_error(format!(
+            "--max-replications ({max_replications}) must be >= --replications ({replications})"
+        )));
+    }
+    let max_points = opts.max_points.unwrap_or(DEFAULT_MAX_POINTS);
+    if max_points < 2 {
+        return Err(arg_error(
+            "--max-points must be >= 2 (the range's two ends)",
+        ));
+    }
+    let tolerance =
+        Tolerance::parse(opts.tolerance.as_deref().unwrap_or("1%")).map_err(arg_error)?;
+    let grid_n = opts.grid.unwrap_or(DEFAULT_GRID);
+    if !(1..=MAX_GRID).contains(&grid_n) {
+        return Err(arg_error(format!(
+            "--grid must be 1 to {MAX_GRID} (got {grid_n})"
+        )));
+    }
+    if let Some(j) = opts.jobs
+        && !(1..=crate::sweep::MAX_JOBS).contains(&j)
+    {
+        return Err(arg_error(format!(
+            "--jobs must be 1 to {} (got {j})",
+            crate::sweep::MAX_JOBS
+        )));
+    }
+    let jobs = opts.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+
+    let bytes = scenario::read_input(&opts.file, "scenario file")?;
+    let text = scenario::decode_text(bytes, "scenario file").map_err(in_file)?;
+    // the key's value in the file (with --set): a text or a table is no axis
+    let mut doc: toml::Table = toml::from_str(&text).map_err(|_| {
+        // the loader says what is wrong with the file, with its position
+        match scenario::load_str(&text, &opts.file, &LoadOptions::default()) {
+            Err(e) => Error::from(e),
+            Ok(_) => arg_error("the scenario file is not valid TOML"),
+        }
+    })?;
+    for o in &opts.overrides {
+        let _ = scenario::paths::set(&mut doc, &o.path, o.value.clone());
+    }
+    for a in std::iter::once(&axis).chain(&grid) {
+        if let Some(v) = scenario::paths::get(&doc, &a.key)
+            && !matches!(v, Value::Integer(_) | Value::Float(_))
+        {
+            let what = match v {
+                Value::String(s) => format!("the text \"{s}\""),
+                Value::Boolean(b) => format!("the boolean {b}"),
+                Value::Array(_) => "a list".into(),
+                Value::Table(_) => "a table".into(),
+                _ => "not a number".into(),
+            };
+            return Err(in_file(
+                ScenarioError::new(
+                    a.key.as_str(),
+                    format!(
+                        "--axis {}: not a numeric key: its value is {what}; a boundary is found along a number",
+                        a.text
+                    ),
+                )
+                .at(scenario::paths::locate(&text, &a.key)),
+            ));
+        }
+    }
+
+    let metric = if opts.metric == PASS {
+        Metric::Pass(Vec::new())
+    } else {
+        Metric::Column(opts.metric.clone())
+    };
+    let mut ctx = Context {
+        opts,
+        text,
+        axis: axis.clone(),
+        grid: grid.clone(),
+        pool: crate::sweep::runner::pool(jobs)?,
+        metric,
+    };
+    let grid_values = grid
+        .as_ref()
+        .map(|g| grid_values(g, grid_n))
+        .unwrap_or_default();
+    let (lo, hi) = match axis.values {
+        AxisValues::Range(lo, hi) => (lo, hi),
+        AxisValues::List(_) => return Err(arg_error("the first --axis is a range, KEY=LO..HI")),
+    };
+    // The key's type and the range's validity, before anything runs: whole
+    // numbers are tried as such, then a value between them as a fraction.
+    let first_grid = grid_values.first().copied();
+    // An error names the axis whose key it is about (a grid value can be the
+    // invalid one while the range's ends are checked), else the one being tried.
+    let blame = |e: Error, which: &str, x: f64, g: Option<f64>| match e {
+        Error::Scenario(se) => {
+            let on = |key: &str| se.path == key || se.path.starts_with(&format!("{key}."));
+            let note = match (&grid, g) {
+                (Some(ga), Some(g)) if on(&ga.key) && !on(&axis.key) => format!(
+                    " (--axis {}: {} is not a valid value of `{}`)",
+                    ga.text,
+                    crate::format::format_number(g),
+                    ga.key
+                ),
+                _ => format!(
+                    " (--axis {}: {which}{} is not a valid value of `{}`)",
+                    axis.text,
+                    crate::format::format_number(x),
+                    axis.key
+                ),
+            };
+            Error::Scenario(noted(se, &note))
+        }
+        other => other,
+    };
+    let base = ctx
+        .load(lo, axis.integer, first_grid)
+        .map_err(|e| blame(e, "LO = ", lo, first_grid))?;
+    ctx.load(hi, axis.integer, first_grid)
+        .map_err(|e| blame(e, "HI = ", hi, first_grid))?;
+    if axis.integer && lo + 0.5 < hi && ctx.load(lo + 0.5, false, first_grid).is_ok() {
+        axis.integer = false;
+    }
+    for v in grid_values.iter().skip(1) {
+        ctx.load(lo, axis.integer, Some(*v))
+            .map_err(|e| blame(e, "LO = ", lo, Some(*v)))?;
+    }
+    ctx.axis = axis.clone();
+
+    // the metric: one every replication has, or the thresholds' pass
+    let probe_runner = RowRunner::new(&base);
+    let probe = probe_runner.shape_tables(0);
+    let shape_names: Vec<String> = probe_runner
+        .named(&probe)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let thresholds = base.base().thresholds.clone();
+    let kind = match &mut ctx.metric {
+        Metric::Pass(all) => {
+            if thresholds.is_empty() {
+                return Err(in_file(ScenarioError::new(
+                    "thresholds",
+                    format!("--metric {PASS}: the scenario has no [thresholds] to pass"),
+                )));
+            }
+            *all = thresholds;
+            Kind::Proportion
+        }
+        Metric::Column(name) => {
+            let name = name.clone();
+            // replication 0 at LO fixes what the metric is
+            let runner = RowRunner::new(&base);
+            let tables = runner.tables(0, 0)?;
+            let named = runner.named(&tables);
+            let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
+            let known = if names.contains(&name) {
+                &names
+            } else {
+                &shape_names
+            };
+            if let Some(problem) = metric_problem(&name, &base, known) {
+                return Err(arg_error(format!("--metric {name}: {problem}")));
+            }
+            if !names.contains(&name) {
+                return Err(arg_error(format!(
+                    "--metric {name}: replication 0 at {} = {} has no value of it (a row of its table it did not have, or a text column)",
+                    axis.column,
+                    crate::format::format_number(lo)
+                )));
+            }
+            let is_bool = named
+                .iter()
+                .any(|(n, c)| *n == name && matches!(c, Cell::Bool(_)));
+            let column = metric_parts(&name).last().cloned().unwrap_or_default();
+            if is_bool {
+                Kind::Proportion
+            } else if column.ends_with("_pct") {
+                Kind::Percent
+            } else {
+                Kind::Plain
+            }
+        }
+    };
+    let rules = Rules {
+        target: opts.target,
+        lo,
+        hi,
+        integer: axis.integer,
+        tolerance,
+        replications,
+        max_replications,
+        max_points,
+        confidence: base.base().montecarlo.confidence,
+        kind,
+    };
+
+    let dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(format!("{}-boundary", base.stem())));
+    let lock = crate::sweep::output::lock(&dir)?;
+    let folder = crate::report::Folder::open(&dir, &[])?;
+
+    let searches: Vec<Option<f64>> = if grid.is_some() {
+        grid_values.iter().map(|v| Some(*v)).collect()
+    } else {
+        vec![None]
+    };
+    let mut curves = Vec::new();
+    let mut runs = 0;
+    for g in searches {
+        let mut eval = Evaluator {
+            ctx: &ctx,
+            grid: g,
+            loaded: None,
+            runs: 0,
+        };
+        let crossing = search::bisect(&mut eval, &rules)?;
+        runs += eval.runs;
+        curves.push(Curve { grid: g, crossing });
+    }
+    let search = Search {
+        scenario_name: base.base().name.clone(),
+        file: opts.file.clone(),
+        metric: opts.metric.clone(),
+        target: opts.target,
+        axis,
+        grid,
+        grid_values,
+        rules,
+        seed: base.base().seed,
+        jobs,
+        curves,
+    };
+    let mut files: Vec<(String, Content)> = Vec::new();
+    for t in report::tables(&search) {
+        files.push((
+            format!("{}.csv", t.name),
+            Content::Bytes(crate::report::to_csv(&t)?),
+        ));
+    }
+    if opts.report {
+        files.push((
+            crate::report::html::FILE.into(),
+            Content::Bytes(report::page(&search)?.into_bytes()),
+        ));
+    }
+    folder.replace(files)?;
+    drop(lock);
+    Ok(BoundaryReport {
+        text: report::text(&search, runs, &dir),
+        json: report::json(&search, &dir)?,
+    })
+}
