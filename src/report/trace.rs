@@ -21,6 +21,7 @@ use crate::engine::Ticks;
 use crate::error::Error;
 use crate::sim::trace::{Arg, Trace};
 use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 
 /// The file's name in the output folder.
 pub const FILE: &str = "trace.json";
@@ -165,6 +166,36 @@ pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
             0,
             json!({"sort_index": pid}),
         ))?;
+        // span ids as a run without `--spans` numbers them: requests recorded
+        // for the spans only opened bars too, so the drawn ones are numbered
+        // again 1, 2, ... in the order they opened
+        let drawn = |track: u32| trace.selected.get(track as usize).is_none_or(|s| s.trace);
+        let renumber: Option<HashMap<u64, u64>> = if trace
+            .tracks
+            .iter()
+            .enumerate()
+            .all(|(t, _)| drawn(t as u32))
+        {
+            None
+        } else {
+            let mut ids: Vec<u64> = trace
+                .spans
+                .iter()
+                .filter(|s| drawn(s.track))
+                .map(|s| s.id)
+                .collect();
+            ids.sort_unstable();
+            Some(
+                ids.iter()
+                    .enumerate()
+                    .map(|(k, &id)| (id, k as u64 + 1))
+                    .collect(),
+            )
+        };
+        let id = |old: Option<u64>| match (&renumber, old) {
+            (Some(map), Some(o)) => map.get(&o).copied().or(Some(o)),
+            _ => old,
+        };
         let mut by_track: Vec<Vec<usize>> = vec![Vec::new(); trace.tracks.len()];
         for (i, s) in trace.spans.iter().enumerate() {
             if let Some(v) = by_track.get_mut(s.track as usize) {
@@ -217,9 +248,9 @@ pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
                     "ts": us(s.start), "dur": us(s.end - s.start),
                     "pid": pid, "tid": t,
                     "args": args(&s.args, &[
-                        ("span_id", Some(s.id)),
-                        ("parent_id", s.parent),
-                        ("outlived_id", s.outlived),
+                        ("span_id", id(Some(s.id))),
+                        ("parent_id", id(s.parent)),
+                        ("outlived_id", id(s.outlived)),
                     ]),
                 });
                 let dur = std::cmp::Reverse(s.end - s.start);
@@ -230,7 +261,7 @@ pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
                 let v = json!({
                     "name": e.name, "cat": e.cat, "ph": "i", "s": "t",
                     "ts": us(e.at), "pid": pid, "tid": first,
-                    "args": args(&e.args, &[("parent_id", e.parent)]),
+                    "args": args(&e.args, &[("parent_id", id(e.parent))]),
                 });
                 track_events.push((e.at, std::cmp::Reverse(Ticks::ZERO), 9, first, v));
             }

@@ -794,3 +794,28 @@ fn a_spans_file_that_cannot_be_written_stops_the_run_before_it_starts() {
         assert!(!out.exists(), "no run was written");
     }
 }
+
+#[test]
+fn spans_leave_trace_json_and_the_csv_files_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = root().join("scenarios/three-tier-deadline.toml");
+    let run = |out: &str, spans: bool| {
+        let mut cmd = resim();
+        cmd.args(["run", "-q", "--no-report", "--trace", "3", "--out"])
+            .arg(dir.path().join(out));
+        if spans {
+            cmd.arg("--spans")
+                .arg(dir.path().join("spans.json"))
+                .args(["--spans-sample", "0.5"]);
+        }
+        cmd.arg(&scenario).assert().success();
+    };
+    run("plain", false);
+    run("with-spans", true);
+    assert!(dir.path().join("spans-row1.json").exists());
+    for f in ["trace.json", "outcomes.csv"] {
+        let a = std::fs::read(dir.path().join("plain").join(f)).unwrap();
+        let b = std::fs::read(dir.path().join("with-spans").join(f)).unwrap();
+        assert!(a == b, "{f} differs with --spans");
+    }
+}
