@@ -12,19 +12,14 @@ use super::json::{
     each_element, next_key, skip_value,
 };
 use super::spans::{NO_SYM, Sym};
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::collections::HashMap;
 use std::fmt;
 
 /// The value of `data`: a list of traces.
 pub struct TraceList<'c, 's>(pub &'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for TraceList<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed_via_visitor!(TraceList<'_, '_>, deserialize_seq);
 
 impl<'de> Visitor<'de> for TraceList<'_, '_> {
     type Value = ();
@@ -44,12 +39,7 @@ impl<'de> Visitor<'de> for TraceList<'_, '_> {
 /// One trace: its spans and the processes they name.
 struct Trace<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for Trace<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed_via_visitor!(Trace<'_, '_>, deserialize_map);
 
 impl<'de> Visitor<'de> for Trace<'_, '_> {
     type Value = ();
@@ -89,12 +79,7 @@ impl<'de> Visitor<'de> for Trace<'_, '_> {
 /// `processes`: process id -> its `serviceName`.
 struct Processes<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for Processes<'_, '_> {
-    type Value = HashMap<Sym, Sym>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(Processes<'_, '_>, deserialize_any);
 
 impl<'de> Visitor<'de> for Processes<'_, '_> {
     type Value = HashMap<Sym, Sym>;
@@ -122,12 +107,7 @@ impl<'de> Visitor<'de> for Processes<'_, '_> {
 /// A process: its `serviceName`.
 struct Process<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for Process<'_, '_> {
-    type Value = Sym;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Sym, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(Process<'_, '_>, deserialize_any);
 
 impl<'de> Visitor<'de> for Process<'_, '_> {
     type Value = Sym;
@@ -157,12 +137,7 @@ struct SpanList<'c, 's, 'n> {
     named: &'n mut Vec<(usize, Sym)>,
 }
 
-impl<'de> DeserializeSeed<'de> for SpanList<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed_via_visitor!(SpanList<'_, '_, '_>, deserialize_seq);
 
 impl<'de> Visitor<'de> for SpanList<'_, '_, '_> {
     type Value = ();
@@ -193,12 +168,7 @@ impl<'de> Visitor<'de> for SpanList<'_, '_, '_> {
 /// carries itself).
 struct Span<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for Span<'_, '_> {
-    type Value = Sym;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Sym, D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed_via_visitor!(Span<'_, '_>, deserialize_map);
 
 impl<'de> Visitor<'de> for Span<'_, '_> {
     type Value = Sym;
@@ -270,12 +240,7 @@ fn us(v: i64) -> i64 {
 /// `FOLLOWS_FROM`: then true).
 struct References<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for References<'_, '_> {
-    type Value = Option<(Id, bool)>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(References<'_, '_>, deserialize_any);
 
 impl<'de> Visitor<'de> for References<'_, '_> {
     type Value = Option<(Id, bool)>;
@@ -312,12 +277,7 @@ impl<'de> Visitor<'de> for References<'_, '_> {
 /// One reference: its span id, and whether it is `FOLLOWS_FROM`.
 struct Reference;
 
-impl<'de> DeserializeSeed<'de> for Reference {
-    type Value = (Id, bool);
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed_via_visitor!(Reference, deserialize_map);
 
 impl<'de> Visitor<'de> for Reference {
     type Value = (Id, bool);
@@ -351,12 +311,7 @@ struct Tags<'c, 's, 'd> {
     draft: &'d mut Draft,
 }
 
-impl<'de> DeserializeSeed<'de> for Tags<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(Tags<'_, '_, '_>, deserialize_any);
 
 impl<'de> Visitor<'de> for Tags<'_, '_, '_> {
     type Value = ();
@@ -385,12 +340,7 @@ impl<'de> Visitor<'de> for Tags<'_, '_, '_> {
 /// One tag: its key, if [`attr_key`] knows it, and its value.
 struct Tag;
 
-impl<'de> DeserializeSeed<'de> for Tag {
-    type Value = Option<(AttrKey, Scalar)>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed_via_visitor!(Tag, deserialize_map);
 
 impl<'de> Visitor<'de> for Tag {
     type Value = Option<(AttrKey, Scalar)>;
@@ -422,12 +372,7 @@ impl<'de> Visitor<'de> for Tag {
 /// A tag's key: the [`AttrKey`] it is, if any.
 pub(super) struct TagKey;
 
-impl<'de> DeserializeSeed<'de> for TagKey {
-    type Value = Option<AttrKey>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
+seed_via_visitor!(TagKey, deserialize_str);
 
 impl<'de> Visitor<'de> for TagKey {
     type Value = Option<AttrKey>;

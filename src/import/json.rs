@@ -5,7 +5,7 @@
 //! first bytes (a byte order mark, UTF-16, gzip).
 
 use super::spans::{FOLLOWS, Kind, NO_SYM, SHARED, SpanRec, SpanStore, Sym, parse_id};
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
 /// One step of the JSON pointer to where the reader is.
@@ -71,12 +71,7 @@ pub struct KeySeed<'c, 's> {
     pub ctx: &'c mut Ctx<'s>,
 }
 
-impl<'de> DeserializeSeed<'de> for KeySeed<'_, '_> {
-    type Value = Option<usize>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
-        d.deserialize_str(self)
-    }
-}
+seed_via_visitor!(KeySeed<'_, '_>, deserialize_str);
 
 impl<'de> Visitor<'de> for KeySeed<'_, '_> {
     type Value = Option<usize>;
@@ -97,12 +92,7 @@ impl<'de> Visitor<'de> for KeySeed<'_, '_> {
 /// for small objects whose other keys need no name in a message.
 pub struct Keys(pub &'static [&'static str]);
 
-impl<'de> DeserializeSeed<'de> for Keys {
-    type Value = Option<usize>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
-        d.deserialize_str(self)
-    }
-}
+seed_via_visitor!(Keys, deserialize_str);
 
 impl<'de> Visitor<'de> for Keys {
     type Value = Option<usize>;
@@ -158,12 +148,7 @@ pub enum Id {
 /// A hex id string (or null).
 pub struct IdSeed;
 
-impl<'de> DeserializeSeed<'de> for IdSeed {
-    type Value = Id;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Id, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(IdSeed, deserialize_any);
 
 impl<'de> Visitor<'de> for IdSeed {
     type Value = Id;
@@ -192,12 +177,7 @@ impl<'de> Visitor<'de> for IdSeed {
 /// (OTLP's 64-bit integers are strings); None when it is neither.
 pub struct IntSeed;
 
-impl<'de> DeserializeSeed<'de> for IntSeed {
-    type Value = Option<i64>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<i64>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(IntSeed, deserialize_any);
 
 impl<'de> Visitor<'de> for IntSeed {
     type Value = Option<i64>;
@@ -230,12 +210,7 @@ impl<'de> Visitor<'de> for IntSeed {
 /// A string, interned (null: [`NO_SYM`]).
 pub struct SymSeed<'c, 's>(pub &'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for SymSeed<'_, '_> {
-    type Value = Sym;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Sym, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(SymSeed<'_, '_>, deserialize_any);
 
 impl<'de> Visitor<'de> for SymSeed<'_, '_> {
     type Value = Sym;
@@ -294,12 +269,7 @@ impl Scalar {
 /// A JSON scalar (arrays and objects: None).
 pub struct ScalarSeed;
 
-impl<'de> DeserializeSeed<'de> for ScalarSeed {
-    type Value = Option<Scalar>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<Scalar>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(ScalarSeed, deserialize_any);
 
 impl<'de> Visitor<'de> for ScalarSeed {
     type Value = Option<Scalar>;

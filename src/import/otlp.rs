@@ -11,19 +11,14 @@ use super::json::{
     next_key, skip_value,
 };
 use super::spans::{Kind, NO_SYM, Sym, trace_state_probability};
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
 /// The value of `resourceSpans` (or `batches`): a list of resources and their
 /// spans.
 pub struct ResourceSpansList<'c, 's>(pub &'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for ResourceSpansList<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed_via_visitor!(ResourceSpansList<'_, '_>, deserialize_seq);
 
 impl<'de> Visitor<'de> for ResourceSpansList<'_, '_> {
     type Value = ();
@@ -43,12 +38,7 @@ impl<'de> Visitor<'de> for ResourceSpansList<'_, '_> {
 /// One resource and its spans.
 struct ResourceSpans<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for ResourceSpans<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed_via_visitor!(ResourceSpans<'_, '_>, deserialize_map);
 
 impl<'de> Visitor<'de> for ResourceSpans<'_, '_> {
     type Value = ();
@@ -86,12 +76,7 @@ impl<'de> Visitor<'de> for ResourceSpans<'_, '_> {
 /// A resource: the `service.name` of its attributes.
 struct Resource<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for Resource<'_, '_> {
-    type Value = Sym;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Sym, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(Resource<'_, '_>, deserialize_any);
 
 impl<'de> Visitor<'de> for Resource<'_, '_> {
     type Value = Sym;
@@ -123,12 +108,7 @@ impl<'de> Visitor<'de> for Resource<'_, '_> {
 /// The value of `scopeSpans`: a list of scopes and their spans.
 struct ScopeSpansList<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for ScopeSpansList<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed_via_visitor!(ScopeSpansList<'_, '_>, deserialize_seq);
 
 impl<'de> Visitor<'de> for ScopeSpansList<'_, '_> {
     type Value = ();
@@ -148,12 +128,7 @@ impl<'de> Visitor<'de> for ScopeSpansList<'_, '_> {
 /// One scope: its `spans`.
 struct ScopeSpans<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for ScopeSpans<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed_via_visitor!(ScopeSpans<'_, '_>, deserialize_map);
 
 impl<'de> Visitor<'de> for ScopeSpans<'_, '_> {
     type Value = ();
@@ -176,12 +151,7 @@ impl<'de> Visitor<'de> for ScopeSpans<'_, '_> {
 /// A list of spans.
 struct SpanList<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for SpanList<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+seed_via_visitor!(SpanList<'_, '_>, deserialize_seq);
 
 impl<'de> Visitor<'de> for SpanList<'_, '_> {
     type Value = ();
@@ -201,12 +171,7 @@ impl<'de> Visitor<'de> for SpanList<'_, '_> {
 /// One span.
 struct Span<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for Span<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed_via_visitor!(Span<'_, '_>, deserialize_map);
 
 impl<'de> Visitor<'de> for Span<'_, '_> {
     type Value = ();
@@ -273,12 +238,7 @@ impl<'de> Visitor<'de> for Span<'_, '_> {
 /// A span's `status`: whether its code says error (2, `STATUS_CODE_ERROR`).
 struct Status;
 
-impl<'de> DeserializeSeed<'de> for Status {
-    type Value = bool;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(Status, deserialize_any);
 
 impl<'de> Visitor<'de> for Status {
     type Value = bool;
@@ -312,12 +272,7 @@ pub(super) struct Attributes<'c, 's, 'd> {
     pub draft: &'d mut Draft,
 }
 
-impl<'de> DeserializeSeed<'de> for Attributes<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(Attributes<'_, '_, '_>, deserialize_any);
 
 impl<'de> Visitor<'de> for Attributes<'_, '_, '_> {
     type Value = ();
@@ -346,12 +301,7 @@ impl<'de> Visitor<'de> for Attributes<'_, '_, '_> {
 /// One attribute: its key, if [`attr_key`] knows it, and its scalar value.
 struct Attribute<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for Attribute<'_, '_> {
-    type Value = Option<(AttrKey, super::json::Scalar)>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed_via_visitor!(Attribute<'_, '_>, deserialize_map);
 
 impl<'de> Visitor<'de> for Attribute<'_, '_> {
     type Value = Option<(AttrKey, super::json::Scalar)>;
@@ -385,12 +335,7 @@ impl<'de> Visitor<'de> for Attribute<'_, '_> {
 /// An attribute's key: the [`AttrKey`] it is, if any (no allocation).
 struct KeyName;
 
-impl<'de> DeserializeSeed<'de> for KeyName {
-    type Value = Option<AttrKey>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
+seed_via_visitor!(KeyName, deserialize_str);
 
 impl<'de> Visitor<'de> for KeyName {
     type Value = Option<AttrKey>;
@@ -406,12 +351,7 @@ impl<'de> Visitor<'de> for KeyName {
 /// number), `doubleValue`, `boolValue`; arrays, lists and bytes: None.
 struct AnyValue;
 
-impl<'de> DeserializeSeed<'de> for AnyValue {
-    type Value = Option<super::json::Scalar>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(AnyValue, deserialize_any);
 
 impl<'de> Visitor<'de> for AnyValue {
     type Value = Option<super::json::Scalar>;

@@ -153,12 +153,7 @@ impl Top<'_, '_, '_> {
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Top<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(Top<'_, '_, '_>, deserialize_any);
 
 impl<'de> Visitor<'de> for Top<'_, '_, '_> {
     type Value = ();

@@ -9,7 +9,7 @@ use super::json::{
     next_key, skip_value,
 };
 use super::spans::{Kind, NO_SYM, Sym};
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 
 /// The file's top-level list of spans (its first element is read already
@@ -23,12 +23,7 @@ pub fn spans<'de, A: SeqAccess<'de>>(seq: A, ctx: &mut Ctx<'_>) -> Result<(), A:
 /// One span.
 struct Span<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for Span<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
+seed_via_visitor!(Span<'_, '_>, deserialize_map);
 
 impl<'de> Visitor<'de> for Span<'_, '_> {
     type Value = ();
@@ -104,12 +99,7 @@ fn us(v: i64) -> i64 {
 /// An endpoint: its `serviceName`.
 struct Endpoint<'c, 's>(&'c mut Ctx<'s>);
 
-impl<'de> DeserializeSeed<'de> for Endpoint<'_, '_> {
-    type Value = Sym;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Sym, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(Endpoint<'_, '_>, deserialize_any);
 
 impl<'de> Visitor<'de> for Endpoint<'_, '_> {
     type Value = Sym;
@@ -140,12 +130,7 @@ struct Tags<'c, 's, 'd> {
     draft: &'d mut Draft,
 }
 
-impl<'de> DeserializeSeed<'de> for Tags<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_via_visitor!(Tags<'_, '_, '_>, deserialize_any);
 
 impl<'de> Visitor<'de> for Tags<'_, '_, '_> {
     type Value = ();
