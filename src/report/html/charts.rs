@@ -145,7 +145,8 @@ fn label_width(labels: impl Iterator<Item = usize>) -> u32 {
     (labels.max().unwrap_or(4) as u32 * 7 + 16).clamp(48, 300)
 }
 
-fn svg(
+/// An SVG of the page width and `height`, drawn by `draw` on white.
+pub(super) fn svg(
     height: u32,
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
 ) -> Result<String, String> {

@@ -12,10 +12,9 @@
 //! on a log scale, ticked at their own values. `resim boundary` draws its
 //! points with the same charts.
 
-use super::charts::{Marker, WIDTH};
+use super::charts::{Marker, svg};
 use crate::error::Error;
 use crate::report::{Cell, Table};
-use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
@@ -93,21 +92,6 @@ fn span(values: impl Iterator<Item = f64>, margin: bool) -> std::ops::Range<f64>
     lo - pad..hi + pad
 }
 
-fn svg(
-    width: u32,
-    height: u32,
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
-) -> Result<String, String> {
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        draw(&root)?;
-        root.present().map_err(|e| e.to_string())?;
-    }
-    Ok(out)
-}
-
 /// Whether settings are spaced by factors rather than steps (250, 1000, 4000 ms;
 /// 1, 2, 4, 8, 16), so that a log scale spaces them evenly: all above 0, the
 /// largest at least 8 times the smallest, and the gaps between neighbours more
@@ -169,7 +153,7 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
     } else {
         c.x_label.clone()
     };
-    svg(WIDTH, height, |root| {
+    svg(height, |root| {
         let (plot, legend) = root.split_vertically(plot_height);
         let xs = series
             .iter()
@@ -480,7 +464,7 @@ pub fn heatmap(h: &HeatMap) -> Result<String, Error> {
         .scale
         .unwrap_or_else(|| value_range(h.cells.iter().map(|c| c.2)));
     let scale = |v: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
-    svg(WIDTH, height, |root| {
+    svg(height, |root| {
         let (plot, legend) = root.split_vertically(plot_h);
         let mut chart = ChartBuilder::on(&plot)
             .caption(&h.title, (FONT, 15))
