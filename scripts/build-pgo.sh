@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds resim with profile-guided optimisation (PGO): the fastest binary this
 # source makes, for long runs and sweeps. Same results as `cargo build --release`,
-# byte for byte; only the speed differs (BENCHMARKS.md, "Issue 17, eighth landing").
+# byte for byte; only the speed differs (BENCHMARKS.md, "The builds").
 #
 #   scripts/build-pgo.sh            # -> target/pgo/resim
 #   target/pgo/resim run scenarios/retry-storm.toml
