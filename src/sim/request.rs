@@ -287,11 +287,13 @@ impl World<'_> {
         self.limit_at_service(req);
     }
 
-    /// The handler is done with `req`: the client gets `outcome` unless it already
-    /// gave up.
+    /// The handler is done with `req`: the limiter admissions it holds hear so,
+    /// and the client gets `outcome` unless it already gave up.
     pub(super) fn respond(&mut self, req: ReqId, outcome: Outcome) {
         trace!(self, responded(req, outcome));
         self.obs.handled(self.requests[req].step, outcome);
+        // the work leaves the service: the admissions that let it in hear it
+        self.limiting_done(req, outcome);
         let now = self.now;
         let r = &mut self.requests[req];
         r.in_handler = false;
@@ -369,15 +371,18 @@ impl World<'_> {
     }
 
     /// The handler no longer holds work for `req` (it left a queue, or its calls
-    /// were given up).
+    /// were given up): its limiter admissions hear it is done, as timed out.
     pub(super) fn handler_released(&mut self, req: ReqId) {
         self.requests[req].in_handler = false;
+        self.limiting_done(req, Outcome::TimedOut);
     }
 
     /// Frees the request's slot once neither the client nor a handler needs it.
     fn release(&mut self, req: ReqId) {
         let r = &self.requests[req];
         if r.closed && !r.in_handler {
+            #[cfg(test)]
+            self.limiting_released(req);
             self.requests.free.push(req);
         }
     }
