@@ -61,6 +61,8 @@
 
 mod actor;
 mod admission;
+#[cfg(test)]
+mod admission_tests;
 mod rate;
 mod results;
 mod windows;
