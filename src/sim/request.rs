@@ -221,6 +221,7 @@ impl World<'_> {
     /// A request that is call `call` made on behalf of request `from`: sent now to
     /// `to` (route, service, access), with `from`'s client, member and workload
     /// sender, and the call's deadline.
+    #[inline]
     fn call_request(
         &mut self,
         call: CallId,
@@ -293,7 +294,8 @@ impl World<'_> {
         trace!(self, responded(req, outcome));
         self.obs.handled(self.requests[req].step, outcome);
         // the work leaves the service: the admissions that let it in hear it
-        self.limiting_done(req, outcome);
+        // (and a client's open request is counted for its member)
+        self.limiting_responded(req, outcome);
         let now = self.now;
         let r = &mut self.requests[req];
         r.in_handler = false;
@@ -313,7 +315,6 @@ impl World<'_> {
             self.queue.cancel(key);
         }
         self.obs.answered(now, outcome, response);
-        self.limiting_outcome(req, outcome);
         self.obs.left(now, response);
         self.release(req);
         self.answer_client(req, outcome);

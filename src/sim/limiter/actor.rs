@@ -366,10 +366,8 @@ impl World<'_> {
         actor.peak = actor.peak.max(actor.recent.len() as u64);
     }
 
-    /// `req`'s work leaves its service now with `outcome` (answered, failed,
-    /// rejected further on, or given up): every admission it holds hears it,
-    /// once. (`World::respond` and `World::handler_released` call it for every
-    /// request, calls from other services too.)
+    /// `req`'s handler gave its work up now (`World::handler_released`): every
+    /// admission it holds hears it is done, as timed out.
     #[inline(always)]
     pub(in crate::sim) fn limiting_done(&mut self, req: ReqId, outcome: Outcome) {
         if self.limiting.enabled() {
@@ -377,6 +375,28 @@ impl World<'_> {
         }
     }
 
+    /// `req` is answered with `outcome` now (`World::respond`, for every
+    /// request, calls from other services too): every admission it holds hears
+    /// it is done, once, and a client's request whose client still waits is
+    /// counted for its member ([`World::limiting_outcome`]). One check of its
+    /// own in `respond` for a model without limiters.
+    #[inline(always)]
+    pub(in crate::sim) fn limiting_responded(&mut self, req: ReqId, outcome: Outcome) {
+        if self.limiting.enabled() {
+            self.limiting_respond(req, outcome);
+        }
+    }
+
+    #[inline(never)]
+    fn limiting_respond(&mut self, req: ReqId, outcome: Outcome) {
+        self.admissions_done(req, outcome);
+        let r = &self.requests[req];
+        if !r.closed && r.caller.is_none() {
+            self.count_outcome(req, outcome);
+        }
+    }
+
+    /// Every admission `req` holds hears it is done now, with `outcome`.
     #[inline(never)]
     fn admissions_done(&mut self, req: ReqId, outcome: Outcome) {
         let now = self.now;
@@ -412,9 +432,12 @@ impl World<'_> {
     /// Counts a request's end: rejected (first reason) or not found.
     #[inline(always)]
     pub(in crate::sim) fn limiting_outcome(&mut self, req: ReqId, outcome: Outcome) {
-        if !self.limiting.enabled() {
-            return;
+        if self.limiting.enabled() {
+            self.count_outcome(req, outcome);
         }
+    }
+
+    fn count_outcome(&mut self, req: ReqId, outcome: Outcome) {
         let n = self.model.limiters.len();
         let member = self.requests[req].member;
         let tally = self.limiting.members.entry(member).or_default();
