@@ -375,7 +375,7 @@ impl World<'_> {
     /// were given up): its limiter admissions hear it is done, as timed out.
     pub(super) fn handler_released(&mut self, req: ReqId) {
         self.requests[req].in_handler = false;
-        self.limiting_done(req, Outcome::TimedOut);
+        self.limiting_given_up(req);
     }
 
     /// Frees the request's slot once neither the client nor a handler needs it.

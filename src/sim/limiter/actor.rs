@@ -369,17 +369,17 @@ impl World<'_> {
     /// `req`'s handler gave its work up now (`World::handler_released`): every
     /// admission it holds hears it is done, as timed out.
     #[inline(always)]
-    pub(in crate::sim) fn limiting_done(&mut self, req: ReqId, outcome: Outcome) {
+    pub(in crate::sim) fn limiting_given_up(&mut self, req: ReqId) {
         if self.limiting.enabled() {
-            self.admissions_done(req, outcome);
+            self.admissions_done(req, Outcome::TimedOut);
         }
     }
 
     /// `req` is answered with `outcome` now (`World::respond`, for every
     /// request, calls from other services too): every admission it holds hears
     /// it is done, once, and a client's request whose client still waits is
-    /// counted for its member ([`World::limiting_outcome`]). One check of its
-    /// own in `respond` for a model without limiters.
+    /// counted for its member ([`World::limiting_outcome`]). A model without
+    /// limiters pays one check for both.
     #[inline(always)]
     pub(in crate::sim) fn limiting_responded(&mut self, req: ReqId, outcome: Outcome) {
         if self.limiting.enabled() {
@@ -412,7 +412,7 @@ impl World<'_> {
             #[cfg(test)]
             {
                 let call = self.requests[req].caller.is_some();
-                limiting.ledger.done(a.serial, req, outcome, call);
+                limiting.ledger.done(&a, req, call, latency, outcome);
             }
         }
     }

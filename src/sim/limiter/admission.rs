@@ -107,8 +107,11 @@ pub(crate) struct Ledger {
     /// Done notices per outcome kind (the outcome's debug name, limiter ids
     /// left out), for coverage.
     pub by_outcome: std::collections::BTreeMap<String, u64>,
-    /// Done notices for requests that are calls from another service.
+    /// Done notices for requests that are calls (from another service, or a
+    /// client policy's attempts).
     pub call_dones: u64,
+    /// Every done notice in order: (limiter, latency).
+    pub latencies: Vec<(LimiterId, Ticks)>,
     /// Admissions not yet done: serial -> request.
     pub open: std::collections::BTreeMap<u64, ReqId>,
     /// What went wrong: a done for no open admission (doubled or never
@@ -127,9 +130,19 @@ impl Ledger {
         self.next
     }
 
-    /// Admission `serial` of `req` is done with `outcome`.
-    pub(super) fn done(&mut self, serial: u64, req: ReqId, outcome: Outcome, call: bool) {
+    /// Admission `serial` of `req` (a call or not) is done with `outcome`,
+    /// `latency` after `a.limiter` let it through.
+    pub(super) fn done(
+        &mut self,
+        a: &Admitted,
+        req: ReqId,
+        call: bool,
+        latency: Ticks,
+        outcome: Outcome,
+    ) {
+        let serial = a.serial;
         self.dones += 1;
+        self.latencies.push((a.limiter, latency));
         if call {
             self.call_dones += 1;
         }

@@ -232,3 +232,63 @@ fn the_bundled_limiter_scenarios_balance_their_admissions() {
         "{all:?}"
     );
 }
+
+/// `latency` runs from the instant a limiter lets the request through (a
+/// throttled one's at the end of its hold) to the instant its answer leaves
+/// the service: here always the 10 ms of service after the middleware, and the
+/// gateway's 5 ms share before it.
+#[test]
+fn a_done_latency_runs_from_the_pass_to_the_answer() {
+    let text = r#"
+[scenario]
+name = "latency"
+[gateway]
+share_ms = 5
+rules = [ { prefix = "/", limiters = ["edge"] } ]
+[services.s]
+routes = ["/r"]
+middleware = ["hold"]
+[services.s.handler]
+type = "server"
+slots = 1
+queue = 8
+service = { constant = 10 }
+[limiters.edge]
+limit = 100
+window_ms = 1000
+[limiters.hold]
+algorithm = "token-bucket"
+limit = 1
+window_ms = 100
+mode = "throttle"
+max_delay_ms = 1000
+[workload]
+type = "open"
+rate_rps = 1000
+requests = 3
+arrivals = "uniform"
+access = "gateway"
+"#;
+    let (_, model) = rows(text, Path::new("latency.toml")).remove(0);
+    let l = ledger_of(&model);
+    let ms = |t: crate::engine::Ticks| t.as_ms();
+    // sent at 0, 1, 2 ms; at the service 5 ms later; `hold` lets them through at
+    // 5, 105, 205 ms; answered 10 ms later. The gateway limiter let each through
+    // when it was sent: 15, 114 and 213 ms before the answer.
+    let got: Vec<(String, f64)> = l
+        .latencies
+        .iter()
+        .map(|&(lim, t)| (model.limiters[lim].name.clone(), ms(t)))
+        .collect();
+    let want = [
+        ("edge", 15.0),
+        ("hold", 10.0),
+        ("edge", 114.0),
+        ("hold", 10.0),
+        ("edge", 213.0),
+        ("hold", 10.0),
+    ];
+    let want: Vec<(String, f64)> = want.iter().map(|&(n, t)| (n.to_string(), t)).collect();
+    assert_eq!(got, want);
+    assert_eq!(l.by_outcome.get("Answered"), Some(&6));
+}
