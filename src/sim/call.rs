@@ -25,12 +25,16 @@
 //! `call_policy` makes its requests this way too (`Caller::Client`): each attempt
 //! is a request at the service carrying the client's route and access.
 
-use super::policy::POLICY_CALL;
 use super::trace::trace;
 use super::{CallId, Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::Target;
 use std::collections::VecDeque;
+
+/// Set in the id a caller holds for a policy call (attempt ids never have it):
+/// the call ids of this module and the policy calls of
+/// [`policy`](super::policy) share one number space.
+pub(crate) const POLICY_CALL: CallId = 1 << 31;
 
 /// Who waits for a call's answer.
 #[derive(Debug, Clone, Copy)]

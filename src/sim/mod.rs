@@ -12,7 +12,7 @@
 //! | [`workload`] | the clients: when the next request leaves | `WorkloadNext`, `LadderSend`, an answer |
 //! | [`request`] | a request's life: sent, arrives, answered, given up | `AtService`, `ClientTimeout` |
 //! | [`gateway`] | the gateway's rules and share of the budget | (direct hand-off) |
-//! | [`limiter`] | rate limiters in front of a service | `LimiterResume` |
+//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
 //! | [`handler`] | registration: which module handles a service's requests | (dispatch only) |
 //! | [`plan`] | the deadline-budgeted fan-out handler | a call's answer |
 //! | [`server`] | slots, a bounded queue in its order, CoDel, load shedding | `ServerDone`, `QueueTimeout` |
@@ -56,6 +56,28 @@
 //! (caller, policy, target), and keep the no-policy path free of extra work.
 //! The policies live in [`policy`], one file per kind, registered in its
 //! `mod.rs`.
+//!
+//! # Adding an admission algorithm
+//!
+//! A limiter algorithm (a rate, or a concurrency limit that adapts to latency)
+//! is a state per bucket key that implements [`limiter::Admission`]:
+//! `try_admit(limiter, now)` decides a request, and `on_done(limiter, now,
+//! latency, outcome)` hears once when a request it admitted is done (when that
+//! is: the [`limiter`] module docs). The actor calls both and records on each
+//! request which states admitted it; nothing else changes.
+//!
+//! 1. Write it in its own module under `src/sim/limiter/` (a family such as the
+//!    rate algorithms in `limiter/rate/`, one file per algorithm).
+//! 2. `src/model.rs`: its variant of `Algorithm` (and its name in
+//!    `Algorithm::NAMES`), and its parameters on `Limiter`.
+//! 3. `src/scenario/validate/limiters.rs`: its name, and its parameters (keys of
+//!    its own are also fields of `RawLimiter` in `src/scenario/raw.rs`).
+//! 4. `src/sim/limiter/admission.rs`: a variant of `Admitter` holding its state,
+//!    one arm in `Admitter::new` and in each method of its `Admission` impl.
+//!
+//! A state that cannot know when room frees up (a concurrency limit) answers
+//! `Pass` or `Reject`, never `Delay`: a throttle hold ends at an instant known
+//! when the request arrives.
 
 mod ahead;
 mod call;

@@ -221,6 +221,7 @@ impl World<'_> {
     /// A request that is call `call` made on behalf of request `from`: sent now to
     /// `to` (route, service, access), with `from`'s client, member and workload
     /// sender, and the call's deadline.
+    #[inline]
     fn call_request(
         &mut self,
         call: CallId,
@@ -287,11 +288,14 @@ impl World<'_> {
         self.limit_at_service(req);
     }
 
-    /// The handler is done with `req`: the client gets `outcome` unless it already
-    /// gave up.
+    /// The handler is done with `req`: the limiter admissions it holds hear so,
+    /// and the client gets `outcome` unless it already gave up.
     pub(super) fn respond(&mut self, req: ReqId, outcome: Outcome) {
         trace!(self, responded(req, outcome));
         self.obs.handled(self.requests[req].step, outcome);
+        // the work leaves the service: the admissions that let it in hear it
+        // (and a client's open request is counted for its member)
+        self.limiting_responded(req, outcome);
         let now = self.now;
         let r = &mut self.requests[req];
         r.in_handler = false;
@@ -311,7 +315,6 @@ impl World<'_> {
             self.queue.cancel(key);
         }
         self.obs.answered(now, outcome, response);
-        self.limiting_outcome(req, outcome);
         self.obs.left(now, response);
         self.release(req);
         self.answer_client(req, outcome);
@@ -369,15 +372,18 @@ impl World<'_> {
     }
 
     /// The handler no longer holds work for `req` (it left a queue, or its calls
-    /// were given up).
+    /// were given up): its limiter admissions hear it is done, as timed out.
     pub(super) fn handler_released(&mut self, req: ReqId) {
         self.requests[req].in_handler = false;
+        self.limiting_given_up(req);
     }
 
     /// Frees the request's slot once neither the client nor a handler needs it.
     fn release(&mut self, req: ReqId) {
         let r = &self.requests[req];
         if r.closed && !r.in_handler {
+            #[cfg(test)]
+            self.limiting_released(req);
             self.requests.free.push(req);
         }
     }

@@ -1,7 +1,8 @@
 //! The limiter actor: the chain of limiters each request meets, its place in that
 //! chain, throttle holds (`LimiterResume`), and the tallies behind the results.
 
-use super::algorithms::{Bucket, Decision, decide};
+use super::admission::{Admission, Admitted, Admitter, Held};
+use super::rate::Decision;
 use super::windows::Windows;
 use crate::engine::{Lane, Ticks};
 use crate::model::{Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId};
@@ -36,7 +37,10 @@ struct Chain {
 /// One limiter's buckets and counts during a run.
 #[derive(Debug, Clone, Default)]
 pub(super) struct LimiterActor {
-    pub(super) buckets: FastMap<[u32; 4], Bucket>,
+    /// Bucket key -> its state's index in `states`.
+    keys: FastMap<[u32; 4], u32>,
+    /// One admission state per bucket key, in the order the keys appeared.
+    pub(super) states: Vec<Admitter>,
     /// member -> (passed, rejected)
     pub(super) members: FastMap<u32, (u64, u64)>,
     pub(super) passed: u64,
@@ -73,6 +77,11 @@ pub(crate) struct Limiting {
     pub(super) members: FastMap<u32, MemberTally>,
     /// The time series' window: each limiter counts its decisions per window.
     pub(super) window: Option<Ticks>,
+    /// The admissions each request holds until it is done.
+    held: Held,
+    /// Under test: every admission and done notice, checked by the tests.
+    #[cfg(test)]
+    pub(crate) ledger: super::admission::Ledger,
 }
 
 fn slot(route: RouteId, access: Access) -> usize {
@@ -146,6 +155,9 @@ impl Limiting {
             chains,
             members: FastMap::default(),
             window: crate::sim::timeseries::window_of(model),
+            held: Held::default(),
+            #[cfg(test)]
+            ledger: Default::default(),
         }
     }
 
@@ -163,6 +175,19 @@ impl Limiting {
             stage,
             ..Progress::default()
         };
+    }
+
+    /// `req` was let through at `at` by state `state` of limiter `limiter`: it
+    /// holds that admission until it is done.
+    fn admit(&mut self, req: ReqId, limiter: LimiterId, state: u32, at: Ticks) {
+        let a = Admitted {
+            limiter,
+            state,
+            at,
+            #[cfg(test)]
+            serial: self.ledger.admit(req),
+        };
+        self.held.push(req, a);
     }
 }
 
@@ -293,11 +318,12 @@ impl World<'_> {
         let (member, route, now) = (r.member, r.route, self.now);
         let window = self.limiting.window;
         let actor = &mut self.limiting.actors[l];
-        let bucket = actor
-            .buckets
-            .entry(key)
-            .or_insert_with(|| Bucket::new(limiter));
-        let decision = decide(limiter, bucket, now);
+        let states = &mut actor.states;
+        let state = *actor.keys.entry(key).or_insert_with(|| {
+            states.push(Admitter::new(limiter));
+            (states.len() - 1) as u32
+        });
+        let decision = actor.states[state as usize].try_admit(limiter, now);
         let tally = actor.members.entry(member).or_default();
         if decision == Decision::Reject {
             tally.1 += 1;
@@ -320,6 +346,11 @@ impl World<'_> {
             // per (route, access) pair: the coverage of client requests
             self.limiting.traffic[slot(route, access)].1[l] += 1;
         }
+        match decision {
+            Decision::Pass => self.limiting.admit(req, l, state, now),
+            Decision::Delay(at) => self.limiting.admit(req, l, state, at),
+            Decision::Reject => {}
+        }
         decision
     }
 
@@ -335,12 +366,78 @@ impl World<'_> {
         actor.peak = actor.peak.max(actor.recent.len() as u64);
     }
 
+    /// `req`'s handler gave its work up now (`World::handler_released`): every
+    /// admission it holds hears it is done, as timed out.
+    #[inline(always)]
+    pub(in crate::sim) fn limiting_given_up(&mut self, req: ReqId) {
+        if self.limiting.enabled() {
+            self.admissions_done(req, Outcome::TimedOut);
+        }
+    }
+
+    /// `req` is answered with `outcome` now (`World::respond`, for every
+    /// request, calls from other services too): every admission it holds hears
+    /// it is done, once, and a client's request whose client still waits is
+    /// counted for its member ([`World::limiting_outcome`]). A model without
+    /// limiters pays one check for both.
+    #[inline(always)]
+    pub(in crate::sim) fn limiting_responded(&mut self, req: ReqId, outcome: Outcome) {
+        if self.limiting.enabled() {
+            self.limiting_respond(req, outcome);
+        }
+    }
+
+    #[inline(never)]
+    fn limiting_respond(&mut self, req: ReqId, outcome: Outcome) {
+        self.admissions_done(req, outcome);
+        let r = &self.requests[req];
+        if !r.closed && r.caller.is_none() {
+            self.count_outcome(req, outcome);
+        }
+    }
+
+    /// Every admission `req` holds hears it is done now, with `outcome`.
+    #[inline(never)]
+    fn admissions_done(&mut self, req: ReqId, outcome: Outcome) {
+        let now = self.now;
+        let limiting = &mut self.limiting;
+        let Some(admitted) = limiting.held.of(req) else {
+            return;
+        };
+        for a in admitted.drain(..) {
+            let limiter = &self.model.limiters[a.limiter];
+            let latency = now.saturating_sub(a.at);
+            let state = &mut limiting.actors[a.limiter].states[a.state as usize];
+            state.on_done(limiter, now, latency, outcome);
+            #[cfg(test)]
+            {
+                let call = self.requests[req].caller.is_some();
+                limiting.ledger.done(&a, req, call, latency, outcome);
+            }
+        }
+    }
+
+    /// Under test: `req`'s slot is freed; it must hold no admission by then.
+    #[cfg(test)]
+    pub(in crate::sim) fn limiting_released(&mut self, req: ReqId) {
+        if let Some(admitted) = self.limiting.held.of(req) {
+            let n = admitted.len();
+            self.limiting
+                .ledger
+                .faults
+                .push(format!("request {req} released holding {n} admissions"));
+        }
+    }
+
     /// Counts a request's end: rejected (first reason) or not found.
     #[inline(always)]
     pub(in crate::sim) fn limiting_outcome(&mut self, req: ReqId, outcome: Outcome) {
-        if !self.limiting.enabled() {
-            return;
+        if self.limiting.enabled() {
+            self.count_outcome(req, outcome);
         }
+    }
+
+    fn count_outcome(&mut self, req: ReqId, outcome: Outcome) {
         let n = self.model.limiters.len();
         let member = self.requests[req].member;
         let tally = self.limiting.members.entry(member).or_default();

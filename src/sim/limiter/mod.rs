@@ -20,27 +20,58 @@
 //! nothing, so no later request overtakes it. Only requests let through change an
 //! algorithm's state.
 //!
+//! # Admissions and when a request is done
+//!
+//! Each limiter keeps one state per bucket key behind the [`Admission`] trait:
+//! `try_admit` decides, and a request it lets through (at once, or at the end of
+//! a throttle hold) holds an *admission* of that state. Every admission hears
+//! `on_done(now, latency, outcome)` exactly once, when the request's work
+//! leaves the service, with `latency = now - the instant it was let through`:
+//!
+//! - its handler ends it (`World::respond`): answered, dropped, an error or
+//!   shed, with the handler's outcome, also when the client had stopped
+//!   waiting earlier (the work ran to its end), and for a request that is a
+//!   call from another service;
+//! - a later limiter of its chain rejects it: the earlier admissions hear
+//!   `Rejected` when its 429 goes out (at once, or after a `hold`);
+//! - its client left while a limiter held it: `TimedOut` when the hold ends;
+//! - its handler gives its work up (`World::handler_released`): a queued
+//!   request whose client left (`abandon`), a request its caller cancelled:
+//!   `TimedOut`.
+//!
+//! A rejected request holds no admission of the limiter that rejected it. The
+//! rate algorithms ignore `on_done`; a concurrency limit counts its requests in
+//! flight with it.
+//!
 //! # Files
 //!
-//! - `algorithms`: the pure part: [`Decision`], [`Bucket`] (one bucket's state per
-//!   algorithm), [`decide`], and [`natural_cmp`] for member names. No `World`.
+//! - `admission`: the seam: the [`Admission`] trait, the per-key state the actor
+//!   keeps (one variant per family of algorithms) and the admissions each
+//!   request holds.
+//! - `rate/`: the rate algorithms, pure functions of (time, bucket state), one
+//!   file each: [`Decision`], [`Bucket`] (one bucket's state per algorithm) and
+//!   [`decide`], and the rate side of the seam. No `World`.
 //! - `actor`: the limiter actor: each request's chain (gateway rules, then
-//!   middleware), its place in it, the holds, and the per-limiter and per-member
-//!   tallies, as `impl World` reactions.
+//!   middleware), its place in it, the holds, the admissions' done notices, and
+//!   the per-limiter and per-member tallies, as `impl World` reactions.
 //! - `results`: what the limiters measured ([`LimiterResults`]), built from the
-//!   actor's tallies at the end of a run.
+//!   actor's tallies at the end of a run, and [`natural_cmp`] for member names.
 //! - `windows`: one limiter's passes and rejects per time-series window, overall
 //!   and per bucket key (`timeseries_limiters.csv`).
 
 mod actor;
-mod algorithms;
+mod admission;
+#[cfg(test)]
+mod admission_tests;
+mod rate;
 mod results;
 mod windows;
 
 pub(crate) use actor::Limiting;
-pub use algorithms::{Bucket, Decision, decide, natural_cmp};
+pub use admission::Admission;
+pub use rate::{Bucket, Decision, decide};
 pub use results::{
     KeyWindows, LimiterResults, LimiterRun, LimiterWindows, MemberCount, MemberOutcome,
-    RouteTraffic,
+    RouteTraffic, natural_cmp,
 };
 pub use windows::{KEYED_WINDOWS_MAX, rows_per_window};

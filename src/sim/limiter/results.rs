@@ -1,9 +1,9 @@
 //! What the limiters measured in one run, named and in a stable order: per
 //! limiter, per (route, access) pair, per member.
 
-use super::algorithms::natural_cmp;
 use crate::model::{Access, Field, Limiter, Model, RouteId};
 use crate::sim::World;
+use std::cmp::Ordering;
 
 /// One limiter's figures for the run.
 #[derive(Debug, Clone, Default)]
@@ -137,7 +137,7 @@ impl World<'_> {
                     delayed: a.delayed,
                     delay_total_ms: a.delay_total.as_ms(),
                     delay_max_ms: a.delay_max.as_ms(),
-                    buckets: a.buckets.len() as u64,
+                    buckets: a.states.len() as u64,
                     peak_passed_in_window: a.peak,
                     members,
                     windows: window.map(|_| LimiterWindows {
@@ -226,4 +226,45 @@ fn key_windows(
         .collect();
     out.sort_by(|x, y| natural_cmp(&x.key, &y.key));
     out
+}
+
+/// Orders names with their digit runs compared as numbers (u2 before u10).
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    fn parts(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (pa, pb) = (parts(a), parts(b));
+    for ((da, xa), (db, xb)) in pa.iter().zip(&pb) {
+        let ord = if *da && *db {
+            let (ta, tb) = (xa.trim_start_matches('0'), xb.trim_start_matches('0'));
+            ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb))
+        } else {
+            xa.cmp(xb)
+        };
+        if ord != Ordering::Equal {
+            return ord;
+        }
+    }
+    pa.len().cmp(&pb.len()).then_with(|| a.cmp(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::natural_cmp;
+
+    #[test]
+    fn natural_order_compares_digit_runs_as_numbers() {
+        let mut v = vec!["u10", "u2", "u1", "toplu", "u02x"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["toplu", "u1", "u2", "u02x", "u10"]);
+    }
 }

@@ -33,7 +33,7 @@ mod hedge;
 mod retry;
 mod throttle;
 
-use super::call::Caller;
+use super::call::{Caller, POLICY_CALL};
 use super::call_sites::NO_SITE;
 use super::trace::{Opener, trace};
 use super::{CallId, Event, Outcome, World};
@@ -43,9 +43,6 @@ use breaker::{Admit, BreakerState};
 use budget::BudgetState;
 use std::collections::HashMap;
 use throttle::ThrottleState;
-
-/// Set in the id a caller holds for a policy call (attempt ids never have it).
-pub(crate) const POLICY_CALL: CallId = 1 << 31;
 
 /// In a policy call's open attempts: an attempt that failed at once (its target
 /// is down) and is reported one event later (`PolicyAttemptFailed`), so the

@@ -1,0 +1,162 @@
+//! The admission seam: what every limiter algorithm answers ([`Admission`]),
+//! the per-key state the actor keeps for it ([`Admitter`]), and the admissions
+//! each request holds until it is done ([`Held`]).
+//!
+//! A limiter's state per bucket key admits a request or not
+//! ([`Admission::try_admit`]); when the request's work leaves the service, every
+//! admission that let it in hears it once ([`Admission::on_done`]; the rule is
+//! in the [module docs](super)). The actor records each admission on the request
+//! (limiter, the index of the state that admitted it, the instant it passes), so
+//! the done notice goes to the very state that admitted it with no key lookup.
+
+use super::rate::{Bucket, Decision};
+use crate::engine::Ticks;
+use crate::model::{Limiter, LimiterId};
+use crate::sim::{Outcome, ReqId};
+
+/// One limiter algorithm's state for one bucket key.
+pub trait Admission {
+    /// Decides one request arriving at `now`: let through now, at a later
+    /// instant (throttle), or rejected. A request it lets through (now or later)
+    /// holds an admission until it is done.
+    fn try_admit(&mut self, limiter: &Limiter, now: Ticks) -> Decision;
+
+    /// A request this state admitted is done at `now`, `latency` after it was let
+    /// through, with `outcome`: the handler's outcome, `Rejected` when a later
+    /// limiter of its chain rejected it, `TimedOut` when its work was given up
+    /// (abandoned or cancelled) or its client left while it was held. Heard
+    /// exactly once per admission.
+    fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome);
+}
+
+/// The state a limiter keeps per bucket key, one variant per family of
+/// algorithms. (One arm here per family: the actor needs no other change.)
+#[derive(Debug, Clone)]
+pub(super) enum Admitter {
+    /// The rate algorithms ([`super::rate`]).
+    Rate(Bucket),
+}
+
+impl Admitter {
+    /// A fresh state for `limiter`'s algorithm.
+    pub(super) fn new(limiter: &Limiter) -> Admitter {
+        Admitter::Rate(Bucket::new(limiter))
+    }
+}
+
+impl Admission for Admitter {
+    #[inline]
+    fn try_admit(&mut self, limiter: &Limiter, now: Ticks) -> Decision {
+        match self {
+            Admitter::Rate(b) => b.try_admit(limiter, now),
+        }
+    }
+
+    #[inline]
+    fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome) {
+        match self {
+            Admitter::Rate(b) => b.on_done(limiter, now, latency, outcome),
+        }
+    }
+}
+
+/// One admission a request holds: the limiter, the index of the state that let
+/// it in (in that limiter's states) and the instant it passes (a throttled
+/// request's at the end of its hold).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Admitted {
+    pub(super) limiter: LimiterId,
+    pub(super) state: u32,
+    pub(super) at: Ticks,
+    /// Names the admission in the test ledger.
+    #[cfg(test)]
+    pub(super) serial: u64,
+}
+
+/// The admissions each request holds, by request id, in the order it got them.
+/// A request that met no limiter has an empty list and costs no allocation; a
+/// list keeps its room when its request id is reused.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Held(Vec<Vec<Admitted>>);
+
+impl Held {
+    /// `req` now holds `a` too.
+    pub(super) fn push(&mut self, req: ReqId, a: Admitted) {
+        let held = &mut self.0;
+        if held.len() <= req as usize {
+            held.resize_with(req as usize + 1, Vec::new);
+        }
+        held[req as usize].push(a);
+    }
+
+    /// The admissions `req` holds, to be emptied by the caller.
+    pub(super) fn of(&mut self, req: ReqId) -> Option<&mut Vec<Admitted>> {
+        self.0.get_mut(req as usize).filter(|h| !h.is_empty())
+    }
+}
+
+/// Under test: every admission made and every done heard, so a test can check
+/// that each admission hears exactly once.
+#[cfg(test)]
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ledger {
+    /// Admissions made.
+    pub admits: u64,
+    /// Done notices heard.
+    pub dones: u64,
+    /// Done notices per outcome kind (the outcome's debug name, limiter ids
+    /// left out), for coverage.
+    pub by_outcome: std::collections::BTreeMap<String, u64>,
+    /// Done notices for requests that are calls (from another service, or a
+    /// client policy's attempts).
+    pub call_dones: u64,
+    /// Every done notice in order: (limiter, latency).
+    pub latencies: Vec<(LimiterId, Ticks)>,
+    /// Admissions not yet done: serial -> request.
+    pub open: std::collections::BTreeMap<u64, ReqId>,
+    /// What went wrong: a done for no open admission (doubled or never
+    /// admitted), a request released while it still held admissions.
+    pub faults: Vec<String>,
+    next: u64,
+}
+
+#[cfg(test)]
+impl Ledger {
+    /// A new admission of `req`: its serial.
+    pub(super) fn admit(&mut self, req: ReqId) -> u64 {
+        self.admits += 1;
+        self.next += 1;
+        self.open.insert(self.next, req);
+        self.next
+    }
+
+    /// Admission `serial` of `req` (a call or not) is done with `outcome`,
+    /// `latency` after `a.limiter` let it through.
+    pub(super) fn done(
+        &mut self,
+        a: &Admitted,
+        req: ReqId,
+        call: bool,
+        latency: Ticks,
+        outcome: Outcome,
+    ) {
+        let serial = a.serial;
+        self.dones += 1;
+        self.latencies.push((a.limiter, latency));
+        if call {
+            self.call_dones += 1;
+        }
+        let kind = format!("{outcome:?}");
+        let kind = kind.split('(').next().unwrap_or_default().to_string();
+        *self.by_outcome.entry(kind).or_default() += 1;
+        match self.open.remove(&serial) {
+            Some(r) if r == req => {}
+            Some(r) => self.faults.push(format!(
+                "admission {serial} of request {r} done for request {req}"
+            )),
+            None => self.faults.push(format!(
+                "admission {serial} done again, or never made (request {req})"
+            )),
+        }
+    }
+}
