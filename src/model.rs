@@ -215,7 +215,7 @@ impl Threshold {
         format!(
             "{} {}",
             self.op.symbol(),
-            crate::report::format_number(self.value)
+            crate::format::format_number(self.value)
         )
     }
 }

@@ -609,7 +609,7 @@ fn error_budget(model: &Model) -> Option<Table> {
         "error_budget",
         &format!(
             "Share of the monthly error budget ({} min) an incident uses",
-            crate::report::format_number(eb.budget_minutes)
+            crate::format::format_number(eb.budget_minutes)
         ),
         [
             "minutes",

@@ -114,7 +114,7 @@ fn finish_report(
     let verdict = crate::thresholds::check_sweep(
         thresholds,
         &summary.summary,
-        &summary::percent(manifest.confidence),
+        &crate::format::percent(manifest.confidence),
     );
     if let Some(v) = &verdict {
         text.push('\n');

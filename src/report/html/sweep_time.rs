@@ -216,7 +216,7 @@ fn level(summary: &Table) -> String {
     summary
         .column("confidence")
         .and_then(|c| summary.rows.first().and_then(|r| number(&r[c])))
-        .map_or_else(|| "confidence".into(), crate::sweep::summary::percent)
+        .map_or_else(|| "confidence".into(), crate::format::percent)
 }
 
 /// The table beside the charts: per window, each charted rate as "mean +/- half".

@@ -153,7 +153,7 @@ pub(super) fn check_arrival_budget(
                 format!("faults.{i}.value"),
                 format!(
                     "an arrival_factor of {} makes {p} send about {arrivals:.0} requests over its duration_ms, each at least one event: more than scenario.max_events = {} (raise max_events in [scenario] if the run is meant to be this long)",
-                    crate::report::format_number(value),
+                    crate::format::format_number(value),
                     limits.max_events
                 ),
             );
@@ -412,8 +412,8 @@ pub(super) fn check_warmup(warmup: Ticks, workloads: &[NamedWorkload]) -> R<()> 
             "scenario.warmup_ms",
             format!(
                 "the warm-up ends at {} ms, after every workload stopped sending (by {} ms): no request would be counted; shorten the warm-up or lengthen the workload",
-                crate::report::format_number(warmup.as_ms()),
-                crate::report::format_number(shown.as_ms())
+                crate::format::format_number(warmup.as_ms()),
+                crate::format::format_number(shown.as_ms())
             ),
         );
     }
