@@ -32,6 +32,7 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;
+pub(crate) mod table;
 pub(crate) mod thresholds;
 
 use error::Error;

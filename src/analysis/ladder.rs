@@ -10,10 +10,10 @@
 //! the timeout: floor((timeout - round) / round).
 
 use super::{Results, Tables};
-use crate::model::{Handler, Ladder, Model, Workload};
 use crate::format::format_number;
-use crate::report::{Cell, Table};
+use crate::model::{Handler, Ladder, Model, Workload};
 use crate::sim::{RunResult, StepStats};
+use crate::table::{Cell, Table};
 
 /// One step's figures, as the tables print them.
 struct Step {

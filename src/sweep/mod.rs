@@ -24,7 +24,8 @@ pub(crate) mod runner;
 pub mod stats;
 pub(crate) mod summary;
 
-pub use extract::{Named, RowRunner, Shapes, metric_parts, quote_part};
+pub use crate::table::{metric_parts, quote_part};
+pub use extract::{Named, RowRunner, Shapes};
 pub use manifest::{HashedFile, Manifest, Shard};
 pub use merge::{MergeOptions, merge};
 

@@ -47,7 +47,7 @@ struct RowSeries {
 /// (1000, "answered"); other workloads' lines and other metrics give None.
 fn parse(metric: &str) -> Option<(f64, String)> {
     // (a fractional start is quoted: `timeseries."window_start_ms_0.50".answered`)
-    let parts = crate::sweep::metric_parts(metric);
+    let parts = crate::table::metric_parts(metric);
     let (start, column) = match &parts[..] {
         [table, start, column] | [table, start, _, column]
             if table == "timeseries" && (parts.len() == 3 || parts[2] == "all") =>
