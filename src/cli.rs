@@ -414,7 +414,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                     written.push(("thresholds.csv".into(), crate::report::to_csv(&v.table)?));
                 }
                 if let Some(bytes) = trace_file {
-                    written.push((crate::report::trace::FILE.into(), bytes));
+                    written.push((crate::traces::chrome::FILE.into(), bytes));
                 }
                 let csv_files = written.iter().filter(|(n, _)| n.ends_with(".csv")).count();
                 let where_files = if no_report {

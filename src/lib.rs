@@ -34,6 +34,7 @@ pub mod sim;
 pub mod sweep;
 pub(crate) mod table;
 pub(crate) mod thresholds;
+pub mod traces;
 
 use error::Error;
 use rayon::prelude::*;
@@ -179,7 +180,7 @@ pub fn run_scenario_recorded(
             .iter()
             .enumerate()
             .map(|(i, t)| match t {
-                Some(t) => report::otlp::render(t, i, r),
+                Some(t) => traces::otlp::render(t, i, r),
                 None => Vec::new(),
             })
             .collect(),
@@ -217,7 +218,7 @@ pub fn run_scenario_recorded(
                 .enumerate()
                 .map(|(i, (row, t))| (row_label(i, &columns, &row.labels), t.unwrap_or_default()))
                 .collect();
-            Some(report::trace::render(&rows)?)
+            Some(traces::chrome::render(&rows)?)
         }
     };
     let mut results = analysis::Results::new(scenario, runs);

@@ -6,8 +6,6 @@ pub mod digest;
 pub mod folder;
 pub mod html;
 pub mod json;
-pub mod otlp;
-pub mod trace;
 
 pub use crate::format::format_number;
 pub use crate::table::{Cell, Scope, TEXT_DECIMALS, Table, WIDTH, wrap};
