@@ -25,8 +25,7 @@ use crate::table::{metric_parts, quote_part};
 use std::collections::HashMap;
 use std::ops::Range;
 
-/// One run's metrics by name, in table order.
-pub type Named = Vec<(String, Cell)>;
+pub use crate::thresholds::Named;
 
 /// Runs single compare rows of a scenario and names their metrics.
 pub struct RowRunner {
