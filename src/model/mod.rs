@@ -7,6 +7,7 @@ mod latency;
 mod limiters;
 mod plans;
 mod policies;
+pub mod series;
 mod services;
 mod workload;
 
@@ -16,6 +17,7 @@ pub use latency::*;
 pub use limiters::*;
 pub use plans::*;
 pub use policies::*;
+pub use series::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
 pub use services::*;
 pub use workload::*;
 

@@ -109,6 +109,23 @@ pub struct Ladder {
     pub template: RequestTemplate,
 }
 
+impl Ladder {
+    /// How many requests the ladder sends (saturating), to refuse runaway
+    /// ladders before they allocate.
+    pub fn requests(&self) -> u64 {
+        self.steps
+            .iter()
+            .map(|&c| match &self.open {
+                None => c.saturating_mul(self.waves),
+                Some(open) => {
+                    let per_ms = c as f64 * open.rate_per_step_rps / 1000.0;
+                    (open.hold.as_ms() * per_ms).ceil().min(u64::MAX as f64) as u64
+                }
+            })
+            .fold(0u64, u64::saturating_add)
+    }
+}
+
 /// An open ladder's arrivals.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OpenLadder {

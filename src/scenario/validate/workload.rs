@@ -600,7 +600,7 @@ fn check_held_at_once(workloads: &[NamedWorkload], limits: &RunLimits) -> R<()> 
             Workload::Ladder(l) => {
                 // the run refuses a ladder that sends more than max_events
                 // before it starts: say the same, first
-                let n = crate::sim::ladder_requests(l);
+                let n = l.requests();
                 if n > limits.max_events {
                     return err(
                         format!("{p}.steps"),
