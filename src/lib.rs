@@ -382,7 +382,7 @@ fn row_times(scenario: &Scenario) -> Vec<report::html::RowTimes> {
                     .faults
                     .iter()
                     .map(|f| report::html::FaultWindow {
-                        what: fault_label(m, f),
+                        what: f.label(m),
                         from_ms: f.at.as_ms(),
                         to_ms: f.until.as_ms(),
                     })
@@ -390,34 +390,6 @@ fn row_times(scenario: &Scenario) -> Vec<report::html::RowTimes> {
             }
         })
         .collect()
-}
-
-/// "latency_factor 3 on backend", "down on store (replica 1)".
-fn fault_label(m: &model::Model, f: &model::Fault) -> String {
-    use model::{FaultKind, FaultTarget};
-    let kind = FaultKind::NAMES
-        .iter()
-        .find(|(_, k)| *k == f.kind)
-        .map_or("fault", |(n, _)| n);
-    let target = match f.target {
-        FaultTarget::Server { service, replica } => {
-            let name = m.services.get(service).map_or("", |s| s.name.as_str());
-            match replica {
-                Some(r) => format!("{name} (replica {r})"),
-                None => name.to_string(),
-            }
-        }
-        FaultTarget::Dependency(d) => m
-            .dependencies
-            .get(d)
-            .map_or(String::new(), |x| x.name.clone()),
-        FaultTarget::Workload(w) => m.workloads.get(w).map_or(String::new(), |x| x.name.clone()),
-    };
-    if f.kind == FaultKind::Down {
-        format!("{kind} on {target}")
-    } else {
-        format!("{kind} {} on {target}", report::format_number(f.value))
-    }
 }
 
 fn run_heading(scenario: &Scenario) -> report::html::Heading {

@@ -1,7 +1,8 @@
 //! `[[faults]]`: what a fault does, to what, and when.
 
-use super::{DependencyId, ServiceId};
+use super::{DependencyId, Model, ServiceId};
 use crate::engine::Ticks;
+use crate::format::format_number;
 
 /// What a fault does to its target while it lasts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,5 +68,36 @@ impl Fault {
     #[inline]
     pub fn active(&self, now: Ticks) -> bool {
         self.at <= now && now < self.until
+    }
+
+    /// What the fault does, to what, in `model`: "latency_factor 3 on backend",
+    /// "down on store (replica 1)".
+    pub fn label(&self, model: &Model) -> String {
+        let kind = FaultKind::NAMES
+            .iter()
+            .find(|(_, k)| *k == self.kind)
+            .map_or("fault", |(n, _)| n);
+        let target = match self.target {
+            FaultTarget::Server { service, replica } => {
+                let name = model.services.get(service).map_or("", |s| s.name.as_str());
+                match replica {
+                    Some(r) => format!("{name} (replica {r})"),
+                    None => name.to_string(),
+                }
+            }
+            FaultTarget::Dependency(d) => model
+                .dependencies
+                .get(d)
+                .map_or(String::new(), |x| x.name.clone()),
+            FaultTarget::Workload(w) => model
+                .workloads
+                .get(w)
+                .map_or(String::new(), |x| x.name.clone()),
+        };
+        if self.kind == FaultKind::Down {
+            format!("{kind} on {target}")
+        } else {
+            format!("{kind} {} on {target}", format_number(self.value))
+        }
     }
 }

@@ -336,5 +336,8 @@ fn the_validation_counts_the_call_sites_the_run_numbers() {
         }
     }
     assert!(models > 50, "{models} compare rows");
-    assert!(with_calls > 10, "{with_calls} compare rows with services' calls");
+    assert!(
+        with_calls > 10,
+        "{with_calls} compare rows with services' calls"
+    );
 }
