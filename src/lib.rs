@@ -9,11 +9,18 @@
 //!              -> sim (on engine) -> metrics -> analysis -> report (text + CSV)
 //! ```
 //!
-//! `format` (how numbers are written) sits beside them, used by `scenario` (axis
-//! labels) and `report` alike.
+//! `format` (how numbers are written) and `table` (the tables analysis fills and
+//! report writes) sit beside them, used by every layer.
 //!
 //! `sweep` runs every compare row over many seeded replications (in parallel, or
 //! sharded across machines) and summarizes the report tables' figures.
+//!
+//! Imports go one way: a module uses only the ones below it in `model` <
+//! `scenario` < `metrics` < `sim` < `traces` < `analysis` < `report` <
+//! `thresholds` < this file's run functions < `sweep` < `boundary` < `import` <
+//! `cli` (and the leaves `engine`, `error`, `format`, `memory`, `progress`,
+//! `table`). Validation builds the model, so `model` comes before `scenario`;
+//! `report` renders view structs the owners of the data fill in.
 
 #![warn(missing_docs)]
 
