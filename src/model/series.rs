@@ -52,8 +52,7 @@ pub fn client_and_limiter_rows(workloads: usize, limiters: &[Limiter]) -> u64 {
 /// route it sends to (or no service), a service and each target of its plan's
 /// calls. The run numbers the same sites (`sim::call_sites`).
 pub fn call_site_rows(model: &Model) -> u64 {
-    // (caller: 0 a workload / 1 a service, its index, target: None for no service)
-    let mut sites: Vec<(u8, usize, Option<(u8, usize)>)> = Vec::new();
+    let mut sites: Vec<Site> = Vec::new();
     for (w, named) in model.workloads.iter().enumerate() {
         let routes: Vec<usize> = match &named.workload {
             Workload::Sequence { template, .. }
@@ -81,6 +80,10 @@ pub fn call_site_rows(model: &Model) -> u64 {
     sites.dedup();
     sites.len() as u64
 }
+
+/// A call site: who calls (0 a workload, 1 a service) and its index, and the
+/// target ([`target_key`]; `None`: a route no service owns).
+type Site = (u8, usize, Option<(u8, usize)>);
 
 /// A call's target as a site's key: a service or a dependency, by index.
 fn target_key(t: Target) -> (u8, usize) {
