@@ -370,7 +370,7 @@ pub(crate) fn series_times(scenario: &Scenario) -> Vec<report::html::RowTimes> {
     row_times(scenario)
         .into_iter()
         .zip(&scenario.rows)
-        .filter(|(_, row)| sim::timeseries::window_of(&row.model).is_some())
+        .filter(|(_, row)| model::series::window_of(&row.model).is_some())
         .map(|(times, _)| times)
         .collect()
 }

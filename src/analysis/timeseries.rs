@@ -262,7 +262,7 @@ fn limiters(results: &Results) -> Table {
     if !overflow.is_empty() {
         t.notes.push(format!(
             "More than {} bucket keys: only the limiter's own rows for {}.",
-            crate::sim::limiter::KEYED_WINDOWS_MAX,
+            crate::model::series::KEYED_WINDOWS_MAX,
             overflow.join(", ")
         ));
     }

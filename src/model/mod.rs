@@ -1,5 +1,12 @@
 //! The validated model: names resolved to indices, times in ticks, every value
 //! checked. The engine and the analyses read only this.
+//!
+//! One file per section of the scenario, as `scenario::validate` builds them:
+//! `services` (gateway, routes, services, handlers, dependencies), `plans`,
+//! `latency`, `faults`, `limiters`, `workload`, `policies` (client policies) and
+//! `analysis` (thresholds, Monte-Carlo, SLO, `[analysis]`); every item is
+//! re-exported here. [`series`] sizes the time series for validation and run
+//! alike.
 
 mod analysis;
 mod faults;
@@ -159,7 +166,7 @@ pub struct RunLimits {
     /// Events one instant of virtual time may hold (`max_events_per_instant`):
     /// more means the run loops without its clock moving.
     pub max_events_per_instant: u64,
-    /// Time-series rows this run may write: `sim::MAX_SERIES_ROWS`, shared
+    /// Time-series rows this run may write: [`MAX_SERIES_ROWS`], shared
     /// evenly by the compare rows that keep a time series (no key: set when the
     /// scenario's rows are known).
     pub max_series_rows: u64,
