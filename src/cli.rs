@@ -402,7 +402,12 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 {
                     warn(warning);
                 }
-                let verdict = crate::thresholds::check_run(s, &output.runs)?;
+                let verdict = crate::thresholds::check_run(s, || {
+                    let runner = crate::sweep::RowRunner::new(s);
+                    let runs = output.runs.iter().enumerate();
+                    runs.map(|(i, run)| runner.metrics_of(i, run.clone()))
+                        .collect()
+                })?;
                 let dir = output_dir(out.as_deref(), &s.stem(), several);
                 let mut written = crate::run_files(
                     s,
@@ -414,7 +419,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                     written.push(("thresholds.csv".into(), crate::report::to_csv(&v.table)?));
                 }
                 if let Some(bytes) = trace_file {
-                    written.push((crate::report::trace::FILE.into(), bytes));
+                    written.push((crate::traces::chrome::FILE.into(), bytes));
                 }
                 let csv_files = written.iter().filter(|(n, _)| n.ends_with(".csv")).count();
                 let where_files = if no_report {
@@ -454,11 +459,14 @@ fn dispatch(command: Command) -> Result<(), Error> {
                     });
                 }
                 if json {
-                    documents.push(crate::report::json::scenario(
-                        s,
-                        output.all_tables(),
-                        verdict.as_ref(),
-                    ));
+                    let entry = crate::report::json::Entry {
+                        file: s.file.display().to_string(),
+                        name: &s.base().name,
+                        seed: s.base().seed,
+                        compare_rows: s.rows.len(),
+                        thresholds: verdict.as_ref().map(|v| (&v.table, v.failed)),
+                    };
+                    documents.push(crate::report::json::scenario(&entry, output.all_tables()));
                 } else if !quiet {
                     if tables {
                         out_line(&crate::render_report(s, &output.tables))?;

@@ -10,6 +10,11 @@ pub fn format_number(x: f64) -> String {
     text
 }
 
+/// A confidence level as a percentage: `0.95` -> `95 %`.
+pub fn percent(confidence: f64) -> String {
+    format!("{} %", format_number(confidence * 100.0))
+}
+
 /// Appends [`format_number`]`(x)` to `out`, without a `String` of its own (a
 /// sweep writes 10^6 numbers and more).
 pub fn push_number(out: &mut String, x: f64) {

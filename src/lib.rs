@@ -9,11 +9,18 @@
 //!              -> sim (on engine) -> metrics -> analysis -> report (text + CSV)
 //! ```
 //!
-//! `format` (how numbers are written) sits beside them, used by `scenario` (axis
-//! labels) and `report` alike.
+//! `format` (how numbers are written) and `table` (the tables analysis fills and
+//! report writes) sit beside them, used by every layer.
 //!
 //! `sweep` runs every compare row over many seeded replications (in parallel, or
 //! sharded across machines) and summarizes the report tables' figures.
+//!
+//! Imports go one way: a module uses only the ones below it in `model` <
+//! `scenario` < `metrics` < `sim` < `traces` < `analysis` < `report` <
+//! `thresholds` < this file's run functions < `sweep` < `boundary` < `import` <
+//! `cli` (and the leaves `engine`, `error`, `format`, `memory`, `progress`,
+//! `table`). Validation builds the model, so `model` comes before `scenario`;
+//! `report` renders view structs the owners of the data fill in.
 
 #![warn(missing_docs)]
 
@@ -32,7 +39,9 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod sweep;
+pub(crate) mod table;
 pub(crate) mod thresholds;
+pub mod traces;
 
 use error::Error;
 use rayon::prelude::*;
@@ -178,7 +187,7 @@ pub fn run_scenario_recorded(
             .iter()
             .enumerate()
             .map(|(i, t)| match t {
-                Some(t) => report::otlp::render(t, i, r),
+                Some(t) => traces::otlp::render(t, i, r),
                 None => Vec::new(),
             })
             .collect(),
@@ -216,7 +225,7 @@ pub fn run_scenario_recorded(
                 .enumerate()
                 .map(|(i, (row, t))| (row_label(i, &columns, &row.labels), t.unwrap_or_default()))
                 .collect();
-            Some(report::trace::render(&rows)?)
+            Some(traces::chrome::render(&rows)?)
         }
     };
     let mut results = analysis::Results::new(scenario, runs);
@@ -361,7 +370,7 @@ pub(crate) fn series_times(scenario: &Scenario) -> Vec<report::html::RowTimes> {
     row_times(scenario)
         .into_iter()
         .zip(&scenario.rows)
-        .filter(|(_, row)| sim::timeseries::window_of(&row.model).is_some())
+        .filter(|(_, row)| model::series::window_of(&row.model).is_some())
         .map(|(times, _)| times)
         .collect()
 }
@@ -380,7 +389,7 @@ fn row_times(scenario: &Scenario) -> Vec<report::html::RowTimes> {
                     .faults
                     .iter()
                     .map(|f| report::html::FaultWindow {
-                        what: fault_label(m, f),
+                        what: f.label(m),
                         from_ms: f.at.as_ms(),
                         to_ms: f.until.as_ms(),
                     })
@@ -388,34 +397,6 @@ fn row_times(scenario: &Scenario) -> Vec<report::html::RowTimes> {
             }
         })
         .collect()
-}
-
-/// "latency_factor 3 on backend", "down on store (replica 1)".
-fn fault_label(m: &model::Model, f: &model::Fault) -> String {
-    use model::{FaultKind, FaultTarget};
-    let kind = FaultKind::NAMES
-        .iter()
-        .find(|(_, k)| *k == f.kind)
-        .map_or("fault", |(n, _)| n);
-    let target = match f.target {
-        FaultTarget::Server { service, replica } => {
-            let name = m.services.get(service).map_or("", |s| s.name.as_str());
-            match replica {
-                Some(r) => format!("{name} (replica {r})"),
-                None => name.to_string(),
-            }
-        }
-        FaultTarget::Dependency(d) => m
-            .dependencies
-            .get(d)
-            .map_or(String::new(), |x| x.name.clone()),
-        FaultTarget::Workload(w) => m.workloads.get(w).map_or(String::new(), |x| x.name.clone()),
-    };
-    if f.kind == FaultKind::Down {
-        format!("{kind} on {target}")
-    } else {
-        format!("{kind} {} on {target}", report::format_number(f.value))
-    }
 }
 
 fn run_heading(scenario: &Scenario) -> report::html::Heading {

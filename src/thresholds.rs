@@ -7,7 +7,10 @@ use crate::error::{Error, ScenarioError, did_you_mean};
 use crate::model::Threshold;
 use crate::report::{Cell, Table};
 use crate::scenario::Scenario;
-use crate::sweep::{Named, RowRunner};
+
+/// One run's metrics by name (`outcomes.p99_all_ms`), in table order: what a
+/// threshold is checked against (a sweep makes them).
+pub type Named = Vec<(String, Cell)>;
 
 /// The pass/fail table of a run or sweep and how many lines failed.
 #[derive(Debug, Clone)]
@@ -131,22 +134,18 @@ fn result(ok: Option<bool>) -> Cell {
     )
 }
 
-/// Checks the thresholds of a `resim run` on every compare row. `None` without
-/// thresholds.
+/// Checks the thresholds of a `resim run` on every compare row, whose metrics
+/// `metrics` gives in row order (called only when there are thresholds). `None`
+/// without thresholds.
 pub fn check_run(
     scenario: &Scenario,
-    runs: &[crate::sim::RunResult],
+    metrics: impl FnOnce() -> Vec<Named>,
 ) -> Result<Option<Verdict>, Error> {
     let thresholds = &scenario.base().thresholds;
     if thresholds.is_empty() {
         return Ok(None);
     }
-    let runner = RowRunner::new(scenario);
-    let per_row: Vec<Named> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, run)| runner.metrics_of(i, run.clone()))
-        .collect();
+    let per_row = metrics();
     let mut names: Vec<String> = Vec::new();
     for (n, _) in per_row.iter().flatten() {
         if !names.contains(n) {

@@ -6,7 +6,7 @@ use super::{Results, Tables};
 use crate::engine::Ticks;
 use crate::metrics::{Samples, approximate_note};
 use crate::model::{BudgetKind, Handler, Model, Plan, Policy};
-use crate::report::{Cell, Table};
+use crate::table::{Cell, Table};
 
 /// The plans of a model (plan handlers, and servers that make calls), with their
 /// service names.
@@ -609,7 +609,7 @@ fn error_budget(model: &Model) -> Option<Table> {
         "error_budget",
         &format!(
             "Share of the monthly error budget ({} min) an incident uses",
-            crate::report::format_number(eb.budget_minutes)
+            crate::format::format_number(eb.budget_minutes)
         ),
         [
             "minutes",

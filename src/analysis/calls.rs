@@ -3,7 +3,7 @@
 //! and the amplification (attempts per first try) the policies caused.
 
 use super::Results;
-use crate::report::{Cell, Table};
+use crate::table::{Cell, Table};
 
 /// The table's figures, in column order after the key columns.
 pub const COLUMNS: [&str; 15] = [

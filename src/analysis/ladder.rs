@@ -10,9 +10,10 @@
 //! the timeout: floor((timeout - round) / round).
 
 use super::{Results, Tables};
+use crate::format::format_number;
 use crate::model::{Handler, Ladder, Model, Workload};
-use crate::report::{Cell, Table, format_number};
 use crate::sim::{RunResult, StepStats};
+use crate::table::{Cell, Table};
 
 /// One step's figures, as the tables print them.
 struct Step {
@@ -392,8 +393,8 @@ fn open_ladder(results: &Results) -> Option<String> {
     Some(format!(
         "open ladder: `concurrency` (and c in these lines) is the step number s, which sends \
          s x {} req/s for {} ms; it is a rate, not requests in flight",
-        crate::report::format_number(open.rate_per_step_rps),
-        crate::report::format_number(open.hold.as_ms())
+        crate::format::format_number(open.rate_per_step_rps),
+        crate::format::format_number(open.hold.as_ms())
     ))
 }
 

@@ -4,7 +4,7 @@
 //! report, and the sweep leaves it out (its rows are percentiles, not metrics).
 
 use super::Results;
-use crate::report::{Cell, Table};
+use crate::table::{Cell, Table};
 
 /// The percentiles each compare row is given at: dense in the tail, where
 /// timeouts and retries show.

@@ -5,8 +5,8 @@
 
 use super::Results;
 use crate::model::{LimiterMode, Model, Workload};
-use crate::report::{Cell, Table};
 use crate::sim::limiter::LimiterRun;
+use crate::table::{Cell, Table};
 
 /// A per-member line is printed under the limiters table up to this many members.
 const MEMBER_NOTE_MAX: usize = 12;

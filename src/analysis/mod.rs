@@ -12,9 +12,9 @@ mod services;
 pub mod timeseries;
 
 use crate::model::Model;
-use crate::report::{Cell, Table};
 use crate::scenario::Scenario;
 use crate::sim::RunResult;
+use crate::table::{Cell, Table};
 
 /// The results of one scenario: one run result per compare row.
 pub struct Results<'a> {
@@ -205,7 +205,7 @@ pub fn analyse(results: &mut Results) -> Vec<Table> {
     build(results, Tables::All)
 }
 
-/// The tables of [`analyse`] whose scope is [`crate::report::Scope::PerCompareRow`],
+/// The tables of [`analyse`] whose scope is [`crate::table::Scope::PerCompareRow`],
 /// in the same order and with the same contents: the only ones a sweep reads
 /// metrics from. The tables across rows (`deadline_cost`, `false_drops`,
 /// `error_budget`, `ladder_ratios`) are not built: `false_drops` alone cloned and

@@ -3,7 +3,7 @@
 
 use super::Results;
 use crate::model::{Model, Workload};
-use crate::report::Table;
+use crate::table::Table;
 
 /// The arrival rate of a model whose workloads are all open: their sum.
 fn open_rate(model: &Model) -> Option<f64> {

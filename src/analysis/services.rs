@@ -7,7 +7,7 @@
 use super::Results;
 use crate::metrics::approximate_note;
 use crate::model::Handler;
-use crate::report::{Cell, Table};
+use crate::table::{Cell, Table};
 
 /// The percentiles (besides the median) of a server's waits and times at the
 /// server that the `services` table gives.

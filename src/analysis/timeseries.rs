@@ -27,8 +27,8 @@
 use super::Results;
 use super::budget::ALL_WORKLOADS;
 use crate::model::Model;
-use crate::report::{Cell, Table};
 use crate::sim::timeseries::{CallWindow, TimeSeries, WindowStats};
+use crate::table::{Cell, Table};
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     if !results.runs.iter().any(|r| r.timeseries.is_some()) {
@@ -262,7 +262,7 @@ fn limiters(results: &Results) -> Table {
     if !overflow.is_empty() {
         t.notes.push(format!(
             "More than {} bucket keys: only the limiter's own rows for {}.",
-            crate::sim::limiter::KEYED_WINDOWS_MAX,
+            crate::model::series::KEYED_WINDOWS_MAX,
             overflow.join(", ")
         ));
     }

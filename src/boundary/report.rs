@@ -53,7 +53,7 @@ pub fn points_table(s: &Search) -> Table {
         &format!(
             "Every point evaluated: the mean of {} over its replications and its {} interval",
             s.metric,
-            crate::sweep::summary::percent(s.rules.confidence)
+            crate::format::percent(s.rules.confidence)
         ),
         headers,
     );
@@ -266,7 +266,7 @@ fn intro(s: &Search, threads: bool) -> String {
             format_number(r.hi),
             r.replications,
             r.max_replications,
-            crate::sweep::summary::percent(r.confidence),
+            crate::format::percent(r.confidence),
             r.kind.interval(),
             tolerance(r.tolerance),
             r.max_points,
@@ -387,7 +387,7 @@ fn points_chart(
     title: String,
 ) -> Result<String, Error> {
     points.sort_by(|a, b| a.value.total_cmp(&b.value));
-    let level = crate::sweep::summary::percent(s.rules.confidence);
+    let level = crate::format::percent(s.rules.confidence);
     let series = ValueSeries {
         name: format!(
             "{} per point (mean, {level} {} interval shaded)",

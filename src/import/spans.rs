@@ -239,19 +239,10 @@ pub fn trace_state_probability(state: &str) -> Option<f64> {
     None
 }
 
-/// The `ot=th:` trace state for sampling probability `p` (0 < p <= 1): the
-/// threshold's hex digits with trailing zeros left out (`th:0` for 1).
-pub fn trace_state_for(p: f64) -> String {
-    let t = ((1.0 - p) * (1u64 << 56) as f64).round() as u64;
-    let t = t.min((1u64 << 56) - 1);
-    let hex = format!("{t:014x}");
-    let trimmed = hex.trim_end_matches('0');
-    format!("ot=th:{}", if trimmed.is_empty() { "0" } else { trimmed })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::traces::otlp::trace_state_for;
 
     #[test]
     fn ids_read_as_hex_or_base64() {

@@ -1008,4 +1008,50 @@ mod tests {
             e.message
         );
     }
+
+    /// A one-service model: a plan calling a store, with `extra` TOML.
+    fn cancelling_model(cancellation: bool, extra: &str, policy: &str) -> crate::model::Model {
+        let text = format!(
+            r#"
+[scenario]
+name = "cancels work"
+[services.api]
+routes = ["/x"]
+handler = {{ type = "plan", budget = 100, cancellation = {cancellation}, branches = [{{ name = "b", calls = [{{ to = "store"{policy} }}] }}] }}
+[dependencies.store]
+latency = {{ constant = 10 }}
+[workload]
+type = "sequence"
+requests = 1
+{extra}
+"#
+        );
+        let s = load_str(
+            &text,
+            std::path::Path::new("test.toml"),
+            &LoadOptions::default(),
+        )
+        .expect("valid scenario");
+        s.rows[0].model.clone()
+    }
+
+    /// Each root of a cancellation makes the model one that cancels work, and
+    /// a model with none of them is not (its completions are posted unkeyed).
+    #[test]
+    fn cancels_work_names_every_root_of_a_cancellation() {
+        assert!(!cancelling_model(false, "", "").cancels_work());
+        assert!(cancelling_model(true, "", "").cancels_work());
+        let down = "[[faults]]\ntarget = \"store\"\nkind = \"down\"\nat_ms = 5\nfor_ms = 5";
+        assert!(cancelling_model(false, down, "").cancels_work());
+        let slow = "[[faults]]\ntarget = \"store\"\nkind = \"latency_factor\"\nat_ms = 5\nfor_ms = 5\nvalue = 2.0";
+        assert!(!cancelling_model(false, slow, "").cancels_work());
+        let hedge = |cancel: bool| {
+            format!(
+                "[policies.h]\nhedge = {{ delay_ms = 5, max_attempts = 2, cancel_losers = {cancel} }}"
+            )
+        };
+        let uses = r#", call_policy = "h""#;
+        assert!(cancelling_model(false, &hedge(true), uses).cancels_work());
+        assert!(!cancelling_model(false, &hedge(false), uses).cancels_work());
+    }
 }

@@ -98,7 +98,6 @@ mod timers;
 pub mod timeseries;
 pub mod trace;
 mod workload;
-pub(crate) use workload::ladder_requests;
 mod world;
 
 use crate::engine::Ticks;

@@ -97,11 +97,7 @@ pub(crate) struct Observers {
     last_exit: Ticks,
 }
 
-/// The most time-series rows one run may write (a runaway limit).
-pub const MAX_SERIES_ROWS: u64 = 10_000_000;
-
-/// The time series' window when a scenario has faults but no `[output] window_ms`.
-pub const DEFAULT_WINDOW_MS: f64 = 1000.0;
+pub use crate::model::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
 
 impl Observers {
     pub fn new(model: &Model) -> Observers {

@@ -45,34 +45,11 @@ use crate::engine::Ticks;
 use crate::metrics::{Samples, TimeAverage};
 use crate::model::{Model, RouteId};
 
-/// The time series' window of a run of `model`: `[output] window_ms`, else
-/// [`DEFAULT_WINDOW_MS`](super::observe::DEFAULT_WINDOW_MS) when it has faults, else
-/// none (no time series).
-pub(crate) fn window_of(model: &Model) -> Option<Ticks> {
-    model.window.or_else(|| {
-        (!model.faults.is_empty()).then(|| Ticks::from_ms(super::observe::DEFAULT_WINDOW_MS))
-    })
-}
+pub use crate::model::series::client_and_limiter_rows;
+pub(crate) use crate::model::series::window_of;
 
-/// Rows per window of the time series' tables besides the services and call
-/// sites rows, at most: `timeseries.csv`'s (one, or one per workload and `all`
-/// with several) and `timeseries_limiters.csv`'s. With the services rows and
-/// the call sites rows (see [`call_site_rows`]) they make what
-/// [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS) bounds.
-pub fn client_and_limiter_rows(workloads: usize, limiters: &[crate::model::Limiter]) -> u64 {
-    let clients = if workloads > 1 {
-        workloads as u64 + 1
-    } else {
-        1
-    };
-    clients
-        + limiters
-            .iter()
-            .map(super::limiter::rows_per_window)
-            .sum::<u64>()
-}
-
-/// Rows per window of `timeseries_calls.csv`: one per call site of `model`.
+/// Rows per window of `timeseries_calls.csv`: one per call site of `model`
+/// (the count the validation makes, `model::series::call_site_rows`, is the same).
 pub fn call_site_rows(model: &Model) -> u64 {
     CallSites::of(model).len() as u64
 }

@@ -2,8 +2,8 @@
 //! observer that records the life of the first N requests the workloads send
 //! (and of every call, attempt and call-request made on their behalf) as spans
 //! and instants in virtual time, and with `--spans` also a share of all the
-//! requests ([`Selection`]). [`report::trace`](crate::report::trace) turns
-//! them into Chrome's trace-event format, [`report::otlp`](crate::report::otlp)
+//! requests ([`Selection`]). [`traces::chrome`](crate::traces::chrome) turns
+//! them into Chrome's trace-event format, [`traces::otlp`](crate::traces::otlp)
 //! into OpenTelemetry's OTLP JSON.
 //!
 //! Actors notify it through one-line hooks, `trace!(self, hook(args))`, which

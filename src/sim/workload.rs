@@ -422,21 +422,6 @@ fn ladder_gives_up(model: &crate::model::Model, l: &Ladder) -> bool {
     matches!(&model.services[service].handler, Handler::Server(s) if s.abandon)
 }
 
-/// How many requests a ladder sends (saturating), to refuse runaway ladders before
-/// they allocate.
-pub(crate) fn ladder_requests(l: &Ladder) -> u64 {
-    l.steps
-        .iter()
-        .map(|&c| match &l.open {
-            None => c.saturating_mul(l.waves),
-            Some(open) => {
-                let per_ms = c as f64 * open.rate_per_step_rps / 1000.0;
-                (open.hold.as_ms() * per_ms).ceil().min(u64::MAX as f64) as u64
-            }
-        })
-        .fold(0u64, u64::saturating_add)
-}
-
 /// The gap before an open workload's next request.
 fn gap_ms(arrivals: Arrivals, mean_gap_ms: f64, rng: &mut Exp1Draws) -> f64 {
     match arrivals {
@@ -452,7 +437,7 @@ impl World<'_> {
     pub(super) fn start(&mut self) -> Result<(), Error> {
         if let Workload::Ladder(l) = &self.model.workload {
             let max = self.model.limits.max_events;
-            let n = ladder_requests(l);
+            let n = l.requests();
             if n > max {
                 return Err(Error::Limit(format!(
                     "scenario `{}`: the ladder sends {n} requests, more than scenario.max_events = {max} (raise it in [scenario] if the run is meant to be this long)",

@@ -21,11 +21,11 @@ use crate::error::Error;
 use crate::format::push_number;
 use crate::report::{Cell, Table};
 use crate::scenario::Scenario;
+use crate::table::{metric_parts, quote_part};
 use std::collections::HashMap;
 use std::ops::Range;
 
-/// One run's metrics by name, in table order.
-pub type Named = Vec<(String, Cell)>;
+pub use crate::thresholds::Named;
 
 /// Runs single compare rows of a scenario and names their metrics.
 pub struct RowRunner {
@@ -488,39 +488,6 @@ fn key_part(header: &str, cell: &Cell) -> String {
         other => format!("{header}_{}", other.render()),
     };
     quote_part(&part)
-}
-
-/// A part of a metric name as written: as is, or, when it holds the separator
-/// `.` or a quote (or is empty), between double quotes with its quotes doubled
-/// (`calls."x.y".z.attempts`), so that no two rows' names can be the same.
-pub fn quote_part(part: &str) -> String {
-    if part.is_empty() || part.contains(['.', '"']) {
-        format!("\"{}\"", part.replace('"', "\"\""))
-    } else {
-        part.to_string()
-    }
-}
-
-/// The parts of a metric name (`<table>.<key>....<column>`), quotes undone:
-/// `calls."x.y".z.attempts` is `calls`, `x.y`, `z`, `attempts`.
-pub fn metric_parts(name: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut part = String::new();
-    let mut chars = name.chars().peekable();
-    let mut quoted = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                chars.next();
-                part.push('"');
-            }
-            '"' => quoted = !quoted,
-            '.' if !quoted => parts.push(std::mem::take(&mut part)),
-            c => part.push(c),
-        }
-    }
-    parts.push(part);
-    parts
 }
 
 /// A metric value as [`push_value`] writes it, as a `String` of its own.

@@ -24,7 +24,8 @@ pub(crate) mod runner;
 pub mod stats;
 pub(crate) mod summary;
 
-pub use extract::{Named, RowRunner, Shapes, metric_parts, quote_part};
+pub use crate::table::{metric_parts, quote_part};
+pub use extract::{Named, RowRunner, Shapes};
 pub use manifest::{HashedFile, Manifest, Shard};
 pub use merge::{MergeOptions, merge};
 
@@ -114,7 +115,7 @@ fn finish_report(
     let verdict = crate::thresholds::check_sweep(
         thresholds,
         &summary.summary,
-        &summary::percent(manifest.confidence),
+        &crate::format::percent(manifest.confidence),
     );
     if let Some(v) = &verdict {
         text.push('\n');

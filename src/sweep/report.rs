@@ -6,8 +6,9 @@
 //! recovered ("median 1000, 17/20 recovered"), never a mean of the recovered ones.
 
 use super::manifest::Manifest;
-use super::summary::{Summary, percent};
+use super::summary::Summary;
 use crate::error::Error;
+use crate::format::percent;
 use crate::report::html::{self, Heading, Thresholds};
 use crate::report::{Cell, Table};
 use std::collections::HashMap;

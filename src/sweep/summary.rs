@@ -31,6 +31,7 @@
 use super::kinds::{Kind, kinds};
 use super::stats::{Median, Running, normal_quantile, t_quantile, tango, wilson};
 use crate::error::Error;
+use crate::format::percent;
 use crate::report::{Cell, Table};
 use std::collections::HashMap;
 
@@ -586,11 +587,6 @@ pub fn reference_labels(
 
 fn text_cells(labels: &[String]) -> Vec<Cell> {
     labels.iter().map(|l| Cell::Text(l.clone())).collect()
-}
-
-/// `0.95` -> `95 %`.
-pub fn percent(confidence: f64) -> String {
-    format!("{} %", crate::report::format_number(confidence * 100.0))
 }
 
 #[cfg(test)]

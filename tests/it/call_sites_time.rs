@@ -312,3 +312,32 @@ proptest! {
         }
     }
 }
+
+/// The validation sizes `timeseries_calls.csv` before a run with the model's
+/// count of call sites; the run numbers its own. Every bundled scenario's
+/// compare rows count the same sites both ways.
+#[test]
+fn the_validation_counts_the_call_sites_the_run_numbers() {
+    let root = crate::common::root().join("scenarios");
+    let mut models = 0;
+    let mut with_calls = 0;
+    for (rel, _) in resim::scenario::bundled::FILES {
+        if !rel.ends_with(".toml") {
+            continue;
+        }
+        let s = resim::scenario::load(&root.join(rel), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{rel}: {e}"));
+        for row in &s.rows {
+            let run = resim::sim::timeseries::call_site_rows(&row.model);
+            let validated = resim::model::series::call_site_rows(&row.model);
+            assert_eq!(validated, run, "{rel}: call sites");
+            models += 1;
+            with_calls += usize::from(run > row.model.workloads.len() as u64);
+        }
+    }
+    assert!(models > 50, "{models} compare rows");
+    assert!(
+        with_calls > 10,
+        "{with_calls} compare rows with services' calls"
+    );
+}

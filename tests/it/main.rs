@@ -17,6 +17,7 @@ mod hostile;
 mod hostile_results;
 mod import;
 mod latency_files;
+mod layering;
 mod messages;
 mod metric_names;
 mod output_safety;

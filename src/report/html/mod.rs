@@ -1283,7 +1283,7 @@ pub fn sweep_page(
                 .column("confidence")
                 .and_then(|c| t.rows.first().map(|r| &r[c]))
                 .and_then(number)
-                .map_or_else(|| "confidence".to_string(), crate::sweep::summary::percent);
+                .map_or_else(|| "confidence".to_string(), crate::format::percent);
             charts.extend(numeric::sweep_charts(t, metrics, &level, unit_of)?);
         }
         if t.rows.is_empty() {

@@ -47,7 +47,7 @@ struct RowSeries {
 /// (1000, "answered"); other workloads' lines and other metrics give None.
 fn parse(metric: &str) -> Option<(f64, String)> {
     // (a fractional start is quoted: `timeseries."window_start_ms_0.50".answered`)
-    let parts = crate::sweep::metric_parts(metric);
+    let parts = crate::table::metric_parts(metric);
     let (start, column) = match &parts[..] {
         [table, start, column] | [table, start, _, column]
             if table == "timeseries" && (parts.len() == 3 || parts[2] == "all") =>
@@ -216,7 +216,7 @@ fn level(summary: &Table) -> String {
     summary
         .column("confidence")
         .and_then(|c| summary.rows.first().and_then(|r| number(&r[c])))
-        .map_or_else(|| "confidence".into(), crate::sweep::summary::percent)
+        .map_or_else(|| "confidence".into(), crate::format::percent)
 }
 
 /// The table beside the charts: per window, each charted rate as "mean +/- half".

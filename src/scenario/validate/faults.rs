@@ -153,7 +153,7 @@ pub(super) fn check_arrival_budget(
                 format!("faults.{i}.value"),
                 format!(
                     "an arrival_factor of {} makes {p} send about {arrivals:.0} requests over its duration_ms, each at least one event: more than scenario.max_events = {} (raise max_events in [scenario] if the run is meant to be this long)",
-                    crate::report::format_number(value),
+                    crate::format::format_number(value),
                     limits.max_events
                 ),
             );
@@ -412,8 +412,8 @@ pub(super) fn check_warmup(warmup: Ticks, workloads: &[NamedWorkload]) -> R<()> 
             "scenario.warmup_ms",
             format!(
                 "the warm-up ends at {} ms, after every workload stopped sending (by {} ms): no request would be counted; shorten the warm-up or lengthen the workload",
-                crate::report::format_number(warmup.as_ms()),
-                crate::report::format_number(shown.as_ms())
+                crate::format::format_number(warmup.as_ms()),
+                crate::format::format_number(shown.as_ms())
             ),
         );
     }
@@ -442,7 +442,7 @@ pub(super) fn check_series_rows(model: &Model) -> R<()> {
     let (window, warmup) = (*window, *warmup);
     let window_ms = match window {
         Some(w) => w.as_ms(),
-        None if !faults.is_empty() => crate::sim::DEFAULT_WINDOW_MS,
+        None if !faults.is_empty() => crate::model::DEFAULT_WINDOW_MS,
         None => return Ok(()),
     };
     let windows_are = match window {
@@ -455,11 +455,11 @@ pub(super) fn check_series_rows(model: &Model) -> R<()> {
         .iter()
         .filter(|s| matches!(s.handler, Handler::Server(_)))
         .count();
-    let per_window = crate::sim::timeseries::client_and_limiter_rows(workloads.len(), limiters)
-        + crate::sim::timeseries::call_site_rows(model)
+    let per_window = crate::model::series::client_and_limiter_rows(workloads.len(), limiters)
+        + crate::model::series::call_site_rows(model)
         + (servers + dependencies.len()) as u64;
     let rows = |end_ms: f64| (end_ms / window_ms).ceil() * per_window as f64;
-    let limit = crate::sim::MAX_SERIES_ROWS;
+    let limit = crate::model::MAX_SERIES_ROWS;
     let too_many = |end_ms: f64| rows(end_ms) > limit as f64;
     if too_many(warmup.as_ms()) {
         return Err(ScenarioError::new(
@@ -528,7 +528,7 @@ pub(super) fn check_series_rows(model: &Model) -> R<()> {
 fn series_estimate(model: &Model) -> Option<f64> {
     let window_ms = match model.window {
         Some(w) => w.as_ms(),
-        None if !model.faults.is_empty() => crate::sim::DEFAULT_WINDOW_MS,
+        None if !model.faults.is_empty() => crate::model::DEFAULT_WINDOW_MS,
         None => return None,
     };
     let Workload::Open {
@@ -551,24 +551,24 @@ fn series_estimate(model: &Model) -> Option<f64> {
         .filter(|s| matches!(s.handler, Handler::Server(_)))
         .count();
     let per_window =
-        crate::sim::timeseries::client_and_limiter_rows(model.workloads.len(), &model.limiters)
-            + crate::sim::timeseries::call_site_rows(model)
+        crate::model::series::client_and_limiter_rows(model.workloads.len(), &model.limiters)
+            + crate::model::series::call_site_rows(model)
             + (servers + model.dependencies.len()) as u64;
     Some((end_ms / window_ms).ceil() * per_window as f64)
 }
 
 /// The time-series rows of every compare row together are bounded by
-/// [`MAX_SERIES_ROWS`](crate::sim::MAX_SERIES_ROWS) (they are all held at once
+/// [`MAX_SERIES_ROWS`](crate::model::MAX_SERIES_ROWS) (they are all held at once
 /// to write the tables: four rows of 1 ns windows, each under the limit alone,
 /// ran out of memory): each row that keeps a time series may write an even
 /// share (`RunLimits::max_series_rows`, a run stops when it would pass it), and
 /// rows whose count is known up front are refused here when together they pass
 /// the limit.
 pub(crate) fn share_series_rows(models: &mut [Model]) -> R<()> {
-    let max = crate::sim::MAX_SERIES_ROWS;
+    let max = crate::model::MAX_SERIES_ROWS;
     let with_series = models
         .iter()
-        .filter(|m| crate::sim::timeseries::window_of(m).is_some())
+        .filter(|m| crate::model::series::window_of(m).is_some())
         .count() as u64;
     if with_series <= 1 {
         return Ok(());

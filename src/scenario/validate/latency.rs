@@ -189,7 +189,7 @@ pub(crate) fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latenc
                 format!("{p}.shape"),
                 format!(
                     "must be > 1 for a finite mean (got {}); the mean is what waits are measured in",
-                    crate::report::format_number(shape)
+                    crate::format::format_number(shape)
                 ),
             );
         }

@@ -29,7 +29,7 @@ pub(super) fn limits(m: &RawMeta) -> R<RunLimits> {
             Some(n) => n,
             None => DEFAULT_MAX_EVENTS_PER_INSTANT,
         },
-        max_series_rows: crate::sim::MAX_SERIES_ROWS,
+        max_series_rows: crate::model::MAX_SERIES_ROWS,
         max_sim_time: positive_ticks(
             "scenario.max_sim_time_ms",
             m.max_sim_time_ms.unwrap_or(DEFAULT_MAX_SIM_TIME_MS),

@@ -381,8 +381,8 @@ pub(super) fn check_event_budget(w: &NamedWorkload, p: &str, limits: &RunLimits)
             "scenario.max_sim_time_ms",
             format!(
                 "starts at {} ms, after scenario.max_sim_time_ms = {} (raise max_sim_time_ms in [scenario] if the run is meant to be this long)",
-                crate::report::format_number(w.start.as_ms()),
-                crate::report::format_number(limits.max_sim_time.as_ms())
+                crate::format::format_number(w.start.as_ms()),
+                crate::format::format_number(limits.max_sim_time.as_ms())
             ),
         );
     }
@@ -600,7 +600,7 @@ fn check_held_at_once(workloads: &[NamedWorkload], limits: &RunLimits) -> R<()> 
             Workload::Ladder(l) => {
                 // the run refuses a ladder that sends more than max_events
                 // before it starts: say the same, first
-                let n = crate::sim::ladder_requests(l);
+                let n = l.requests();
                 if n > limits.max_events {
                     return err(
                         format!("{p}.steps"),
@@ -691,7 +691,7 @@ pub(super) fn check_zero_time_loops(
             format!(
                 "the users think 0 ms and service `{}` always answers in 0 ms (no service time, latency or gateway share on the way): each user sends its next request at the same instant, forever, and the clock never reaches duration_ms = {} ms; give think_ms or the service a time above 0, or set `requests`",
                 services[entry].name,
-                crate::report::format_number(duration.as_ms())
+                crate::format::format_number(duration.as_ms())
             ),
         );
     }

@@ -13,19 +13,7 @@
 
 use crate::engine::Ticks;
 
-/// Bucket keys a limiter counts per window, at most.
-pub const KEYED_WINDOWS_MAX: usize = 16;
-
-/// Rows `limiter` adds to `timeseries_limiters.csv` per window, at most: its own
-/// (`key = all`), and one per bucket key up to [`KEYED_WINDOWS_MAX`] when it has a
-/// key. The runaway limit counts them (a bound: keys appear as the run meets them).
-pub fn rows_per_window(limiter: &crate::model::Limiter) -> u64 {
-    1 + if limiter.key.is_empty() {
-        0
-    } else {
-        KEYED_WINDOWS_MAX as u64
-    }
-}
+pub use crate::model::series::{KEYED_WINDOWS_MAX, rows_per_window};
 
 /// [passed, rejected] per window, from window 0.
 pub(super) type Counts = Vec<[u64; 2]>;

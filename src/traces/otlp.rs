@@ -27,7 +27,6 @@
 //! With `--spans-sample R` below 1, every span carries the trace state
 //! `ot=th:...` of probability R, which `resim import` reads back.
 
-use crate::import::spans::trace_state_for;
 use crate::sim::trace::{Arg, At, Trace};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -317,4 +316,14 @@ fn span(out: &mut String, o: &Out, trace: &Trace, row: usize, state: Option<&str
         }
     }
     out.push('}');
+}
+
+/// The `ot=th:` trace state for sampling probability `p` (0 < p <= 1): the
+/// threshold's hex digits with trailing zeros left out (`th:0` for 1).
+pub fn trace_state_for(p: f64) -> String {
+    let t = ((1.0 - p) * (1u64 << 56) as f64).round() as u64;
+    let t = t.min((1u64 << 56) - 1);
+    let hex = format!("{t:014x}");
+    let trimmed = hex.trim_end_matches('0');
+    format!("ot=th:{}", if trimmed.is_empty() { "0" } else { trimmed })
 }

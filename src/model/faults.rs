@@ -1,0 +1,103 @@
+//! `[[faults]]`: what a fault does, to what, and when.
+
+use super::{DependencyId, Model, ServiceId};
+use crate::engine::Ticks;
+use crate::format::format_number;
+
+/// What a fault does to its target while it lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Work that starts in the window takes `value` times its drawn length.
+    LatencyFactor,
+    /// The target has `value` slots (running work finishes).
+    Slots,
+    /// Calls (or a server's requests, after their service time) fail with
+    /// probability `value`.
+    ErrorRate,
+    /// Every call fails at once; queued and running work fails at the start.
+    Down,
+    /// An open workload's rate is multiplied by `value`.
+    ArrivalFactor,
+}
+
+impl FaultKind {
+    /// Names as written in scenario files.
+    pub const NAMES: [(&'static str, FaultKind); 5] = [
+        ("latency_factor", FaultKind::LatencyFactor),
+        ("slots", FaultKind::Slots),
+        ("error_rate", FaultKind::ErrorRate),
+        ("down", FaultKind::Down),
+        ("arrival_factor", FaultKind::ArrivalFactor),
+    ];
+}
+
+/// What a fault acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultTarget {
+    /// A server service: every replica (`replica` None) or one (0-based).
+    Server {
+        /// The service.
+        service: ServiceId,
+        /// One replica (0-based), or every one.
+        replica: Option<u32>,
+    },
+    /// A dependency.
+    Dependency(DependencyId),
+    /// An open workload, by index into `Model::workloads`.
+    Workload(usize),
+}
+
+/// One `[[faults]]` entry: active on the half-open window `[at, until)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fault {
+    /// What it does.
+    pub kind: FaultKind,
+    /// What it acts on.
+    pub target: FaultTarget,
+    /// Its start (`at_ms`).
+    pub at: Ticks,
+    /// Its end (`at_ms + for_ms`), not included.
+    pub until: Ticks,
+    /// The factor, slot count or probability (0 for `down`).
+    pub value: f64,
+}
+
+impl Fault {
+    /// Whether the fault acts at `now`: `at <= now < until`, so a fault with
+    /// `for_ms = 0` never acts.
+    #[inline]
+    pub fn active(&self, now: Ticks) -> bool {
+        self.at <= now && now < self.until
+    }
+
+    /// What the fault does, to what, in `model`: "latency_factor 3 on backend",
+    /// "down on store (replica 1)".
+    pub fn label(&self, model: &Model) -> String {
+        let kind = FaultKind::NAMES
+            .iter()
+            .find(|(_, k)| *k == self.kind)
+            .map_or("fault", |(n, _)| n);
+        let target = match self.target {
+            FaultTarget::Server { service, replica } => {
+                let name = model.services.get(service).map_or("", |s| s.name.as_str());
+                match replica {
+                    Some(r) => format!("{name} (replica {r})"),
+                    None => name.to_string(),
+                }
+            }
+            FaultTarget::Dependency(d) => model
+                .dependencies
+                .get(d)
+                .map_or(String::new(), |x| x.name.clone()),
+            FaultTarget::Workload(w) => model
+                .workloads
+                .get(w)
+                .map_or(String::new(), |x| x.name.clone()),
+        };
+        if self.kind == FaultKind::Down {
+            format!("{kind} on {target}")
+        } else {
+            format!("{kind} {} on {target}", format_number(self.value))
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The system: the gateway, routes, services with their handlers and servers, and
+//! dependencies.
+
+use super::{Latency, LimiterId, Plan, RouteId, ServiceId};
+use crate::engine::Ticks;
+
+/// `[gateway]`: the edge in front of the services.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gateway {
+    /// Latency the gateway consumes (`share_ms`), in ticks.
+    pub share: Ticks,
+    /// The same latency in milliseconds.
+    pub share_ms: f64,
+    /// Limiters for gateway requests, by route prefix.
+    pub rules: Vec<GatewayRule>,
+}
+
+/// One `gateway.rules` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewayRule {
+    /// Routes starting with this prefix are matched.
+    pub prefix: String,
+    /// Limiters applied to matched gateway requests, in order.
+    pub limiters: Vec<LimiterId>,
+}
+
+/// A route a workload can send to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    /// The route as written (starts with `/`).
+    pub path: String,
+    /// The service that owns the route; `None` for a route a workload names on
+    /// purpose that no service owns (answered 404, counted by no limiter).
+    pub service: Option<ServiceId>,
+}
+
+/// One `[services.NAME]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Service {
+    /// `NAME`.
+    pub name: String,
+    /// The routes it owns.
+    pub routes: Vec<RouteId>,
+    /// Limiters applied to every request it gets (`middleware`), in order.
+    pub middleware: Vec<LimiterId>,
+    /// What it does with a request.
+    pub handler: Handler,
+    /// Typical time of a call into it, for a caller's `weighted` split.
+    pub median_ms: Option<f64>,
+    /// Instances, each with its own slots and queue (servers); 1 for others.
+    pub replicas: u32,
+    /// How a request picks its replica.
+    pub balancer: Balancer,
+}
+
+/// How a request to a replicated service picks its replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Balancer {
+    /// Replicas in turn.
+    #[default]
+    RoundRobin,
+    /// Uniformly at random.
+    Random,
+    /// The replica with the fewest requests (in slots and queue); ties: the first.
+    LeastOutstanding,
+    /// Two replicas drawn at random, the one with fewer requests (ties: the first drawn).
+    TwoChoices,
+}
+
+impl Balancer {
+    /// Names as written in scenario files.
+    pub const NAMES: [(&'static str, Balancer); 4] = [
+        ("round_robin", Balancer::RoundRobin),
+        ("random", Balancer::Random),
+        ("least_outstanding", Balancer::LeastOutstanding),
+        ("two_choices", Balancer::TwoChoices),
+    ];
+
+    /// The name as written in scenario files.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize].0
+    }
+}
+
+/// What a service does with a request (`handler.type`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Handler {
+    /// Answers at once.
+    Respond,
+    /// Slots and a FIFO queue, then optional calls (`server`).
+    Server(Server),
+    /// A deadline-budgeted fan-out of calls (`plan`).
+    Plan(Plan),
+}
+
+impl Handler {
+    /// The calls it makes, if any: a plan handler's plan, or a server's.
+    pub fn plan(&self) -> Option<&Plan> {
+        match self {
+            Handler::Plan(p) => Some(p),
+            Handler::Server(server) => server.plan.as_ref(),
+            Handler::Respond => None,
+        }
+    }
+}
+
+/// A `server` handler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Server {
+    /// Requests served at once, per replica.
+    pub slots: u32,
+    /// FIFO places beyond the slots; a request arriving when both are full is shed.
+    pub queue: u32,
+    /// Service time model, drawn when a request is admitted.
+    pub service: Latency,
+    /// When its client gives up, drop a request still in the queue.
+    pub abandon: bool,
+    /// Calls made after the service time, while the request still holds its slot.
+    pub plan: Option<Plan>,
+    /// Which queued request a freed slot takes.
+    pub order: QueueOrder,
+    /// CoDel queue timeouts (Facebook "Fail at Scale").
+    pub codel: Option<Codel>,
+}
+
+/// Which queued request a freed slot takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueOrder {
+    /// The oldest (first in, first out).
+    #[default]
+    Fifo,
+    /// The newest (last in, first out).
+    Lifo,
+    /// LIFO while the queue has not been empty within the last
+    /// `codel.interval_ms` (100 ms without `codel`), else FIFO.
+    AdaptiveLifo,
+}
+
+impl QueueOrder {
+    /// Names as written in scenario files.
+    pub const NAMES: [(&'static str, QueueOrder); 3] = [
+        ("fifo", QueueOrder::Fifo),
+        ("lifo", QueueOrder::Lifo),
+        ("adaptive_lifo", QueueOrder::AdaptiveLifo),
+    ];
+}
+
+/// CoDel as Facebook's "Fail at Scale" describes it: a queued request's queue
+/// timeout is `target` while the queue has not been empty within the last
+/// `interval`, else `interval`; past it the request is shed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Codel {
+    /// The queue timeout while the queue stands (`target_ms`).
+    pub target: Ticks,
+    /// How far back an empty queue counts, and the timeout then (`interval_ms`).
+    pub interval: Ticks,
+}
+
+/// One `[dependencies.NAME]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dependency {
+    /// `NAME`.
+    pub name: String,
+    /// Typical latency in ms, for a caller's `weighted` split.
+    pub median_ms: Option<f64>,
+    /// Latency model of a call.
+    pub latency: Latency,
+    /// Concurrent calls it works on; 0 = unlimited. Beyond it calls wait FIFO.
+    pub slots: u32,
+    /// The probability that a call fails with `error` after its drawn latency.
+    pub error_rate: f64,
+}

@@ -1,0 +1,249 @@
+//! The top-level modules form layers: each may use the modules below it in
+//! [`LAYERS`] (and the leaves in [`LEAVES`]), never one above it. The test reads
+//! every file under `src/`, finds each `crate::X` (and, in `lib.rs`, each `X::`
+//! path that starts at the crate root) and names the file and line of every
+//! reference that goes up.
+
+use std::path::{Path, PathBuf};
+
+/// Small modules any module may use; they use only each other.
+const LEAVES: &[&str] = &["engine", "error", "format", "memory", "progress", "table"];
+
+/// The layers, lowest first. `lib` stands for the items of `lib.rs` itself (the
+/// run of one scenario); `main.rs` uses the library only through `resim::`.
+///
+/// The data flows scenario file -> scenario -> model -> sim -> metrics ->
+/// analysis -> report. Imports follow it except where a stage builds the types
+/// of the next: `scenario` (validation) builds `model` values, and `sim` fills
+/// `metrics`' sample sets, so `model` and `metrics` sit below their producers.
+const LAYERS: &[&str] = &[
+    "model",
+    "scenario",
+    "metrics",
+    "sim",
+    "traces",
+    "analysis",
+    "report",
+    "thresholds",
+    "lib",
+    "sweep",
+    "boundary",
+    "import",
+    "cli",
+];
+
+/// Modules `report` must not use though they come before it: the report renders
+/// plain view structs (tables, headings, windows) that the modules owning the
+/// data fill in, and reads no scenario, no simulation record.
+const NOT_IN_REPORT: &[&str] = &["scenario", "sim", "traces"];
+
+fn rank(module: &str) -> Option<usize> {
+    if LEAVES.contains(&module) {
+        return Some(0);
+    }
+    LAYERS.iter().position(|m| *m == module).map(|i| i + 1)
+}
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The top-level module a file belongs to: `src/sweep/mod.rs` is `sweep`,
+/// `src/thresholds.rs` is `thresholds`, `src/lib.rs` is `lib`.
+fn module_of(rel: &Path) -> String {
+    let first = rel
+        .components()
+        .next()
+        .expect("a path under src")
+        .as_os_str()
+        .to_string_lossy()
+        .into_owned();
+    first.strip_suffix(".rs").unwrap_or(&first).to_string()
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The top-level modules a line of code names: `crate::X` (an item of `lib.rs`
+/// itself, `crate::run_files`, is `lib`) and, in the crate root, a path that
+/// starts with a module's name (`report::to_csv`). Comments are left out.
+fn references(line: &str, in_root: bool) -> Vec<String> {
+    let code = match line.find("//") {
+        Some(i) => &line[..i],
+        None => line,
+    };
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("crate::") {
+        let after = &rest[i + "crate::".len()..];
+        let before = rest[..i].chars().next_back();
+        let name: String = after.chars().take_while(|c| is_ident(*c)).collect();
+        if !before.is_some_and(|c| is_ident(c) || c == '$') && !name.is_empty() {
+            // `crate::run_files` is an item of the crate root; `pub(in crate::sim)`
+            // names a module without a path after it
+            let is_module = after[name.len()..].starts_with("::") || rank(&name).is_some();
+            out.push(if is_module { name } else { "lib".to_string() });
+        }
+        rest = after;
+    }
+    if in_root {
+        let chars: Vec<(usize, char)> = code.char_indices().collect();
+        for (k, &(i, c)) in chars.iter().enumerate() {
+            let starts = is_ident(c)
+                && !c.is_ascii_digit()
+                && (k == 0 || {
+                    let p = chars[k - 1].1;
+                    !is_ident(p) && p != ':'
+                });
+            if !starts {
+                continue;
+            }
+            let name: String = code[i..].chars().take_while(|c| is_ident(*c)).collect();
+            if name != "crate" && rank(&name).is_some() && code[i + name.len()..].starts_with("::")
+            {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// Every reference in `src` from a module to one above it, as
+/// `file:line: from -> to: the line`.
+fn upward(src: &Path) -> Vec<String> {
+    let mut all = Vec::new();
+    files(src, &mut all);
+    let mut bad = Vec::new();
+    for path in &all {
+        let rel = path.strip_prefix(src).expect("under src");
+        let from = module_of(rel);
+        if from == "main" {
+            continue;
+        }
+        let from_rank = rank(&from)
+            .unwrap_or_else(|| panic!("{}: add `{from}` to LAYERS or LEAVES", rel.display()));
+        let text = std::fs::read_to_string(path).expect("a source file reads");
+        for (n, line) in text.lines().enumerate() {
+            for to in references(line, from == "lib") {
+                if to == from {
+                    continue;
+                }
+                let Some(to_rank) = rank(&to) else {
+                    bad.push(format!(
+                        "{}:{}: `crate::{to}` is no module in LAYERS or LEAVES",
+                        rel.display(),
+                        n + 1
+                    ));
+                    continue;
+                };
+                if from == "report" && NOT_IN_REPORT.contains(&to.as_str()) {
+                    bad.push(format!(
+                        "{}:{}: report uses {to}, whose data it should get as a view: {}",
+                        rel.display(),
+                        n + 1,
+                        line.trim()
+                    ));
+                } else if to_rank > 0 && to_rank >= from_rank {
+                    bad.push(format!(
+                        "{}:{}: {from} uses {to}, which comes after it: {}",
+                        rel.display(),
+                        n + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn no_module_uses_one_above_it() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    assert!(all.len() > 100, "{} holds the sources", src.display());
+    let bad = upward(&src);
+    assert!(
+        bad.is_empty(),
+        "{} references go up the layers ({}, leaves {}):\n{}",
+        bad.len(),
+        LAYERS.join(" < "),
+        LEAVES.join(", "),
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn references_are_found_in_paths_and_the_crate_root() {
+    assert_eq!(
+        references("use crate::sweep::{Named, RowRunner};", false),
+        ["sweep"]
+    );
+    assert_eq!(
+        references(
+            "    crate::report::format_number(x) + crate::run_files(s)",
+            false
+        ),
+        ["report", "lib"]
+    );
+    assert_eq!(
+        references("// see crate::sweep::merge", false),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        references("let y = sweep::merge(x);", false),
+        Vec::<String>::new()
+    );
+    assert_eq!(references("let y = sweep::merge(x);", true), ["sweep"]);
+    assert_eq!(references("use report::html::RowTimes;", true), ["report"]);
+    // a path inside another one is not the crate's module
+    assert_eq!(
+        references("a::report::b(my_sim::c)", true),
+        Vec::<String>::new()
+    );
+    assert_eq!(references("pub(in crate::sim) fn f()", false), ["sim"]);
+}
+
+#[test]
+fn a_module_using_one_above_it_is_named_with_its_line() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("report")).unwrap();
+    std::fs::write(
+        src.join("report/mod.rs"),
+        "use crate::table::Table;\nuse crate::analysis::X;\n\nfn f() { crate::sweep::merge(); }\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sweep.rs"), "use crate::report::Folder;\n").unwrap();
+    std::fs::write(
+        src.join("report/json.rs"),
+        "use crate::scenario::Scenario;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("lib.rs"),
+        "pub mod cli;\nfn g() { cli::main(); }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        upward(src),
+        [
+            "lib.rs:2: lib uses cli, which comes after it: fn g() { cli::main(); }",
+            "report/json.rs:1: report uses scenario, whose data it should get as a view: use crate::scenario::Scenario;",
+            "report/mod.rs:4: report uses sweep, which comes after it: fn f() { crate::sweep::merge(); }",
+        ]
+    );
+}
