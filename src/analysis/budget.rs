@@ -2,6 +2,7 @@
 //! compare row with Little's-law slot figures, the cost of propagating the deadline,
 //! the extra drops of tight splits, and the error-budget sensitivity.
 
+use super::asks::{Ask, Stat};
 use super::{Results, Tables};
 use crate::engine::Ticks;
 use crate::metrics::{Samples, approximate_note};
@@ -81,6 +82,33 @@ fn slots(model: &Model, mean_ms: f64) -> Option<f64> {
 /// table gives (`p50_ms` to `p999_ms`), and of every request (`p50_all_ms` to
 /// `p999_all_ms`).
 pub(super) const ANSWERED_QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
+
+/// What `outcomes` reads: the median of every response, and of the answered
+/// ones [`ANSWERED_QUANTILES`] and those of every request that fall among them;
+/// the same per workload when the table has a row per workload (`several`).
+pub(super) fn asks(run: &crate::sim::RunResult, several: bool, out: &mut Vec<Ask>) {
+    let answered = |requests: u64, samples: &Samples| {
+        let mut qs = ANSWERED_QUANTILES.to_vec();
+        qs.extend(all_quantiles(requests, samples));
+        qs
+    };
+    out.push(Ask::new(Stat::Response, &[], true));
+    out.push(Ask::new(
+        Stat::Answered,
+        &answered(run.requests, &run.answered_response),
+        false,
+    ));
+    if several {
+        for (i, w) in run.workloads.iter().enumerate() {
+            out.push(Ask::new(Stat::WorkloadResponse(i), &[], true));
+            out.push(Ask::new(
+                Stat::WorkloadAnswered(i),
+                &answered(w.requests, &w.answered_response),
+                false,
+            ));
+        }
+    }
+}
 
 /// Where a percentile `q` of ALL `requests` falls among the `answered` ones,
 /// a failed request counting as never answered: the quantile of the answered

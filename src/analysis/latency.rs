@@ -4,6 +4,7 @@
 //! report, and the sweep leaves it out (its rows are percentiles, not metrics).
 
 use super::Results;
+use super::asks::{Ask, Stat};
 use crate::table::{Cell, Table};
 
 /// The percentiles each compare row is given at: dense in the tail, where
@@ -23,6 +24,16 @@ pub(super) fn cdf_quantiles(requests: u64, answered: u64) -> Vec<f64> {
         .filter(|&&p| p > 0.0)
         .filter_map(|&p| super::budget::of_all(p / 100.0, requests, answered))
         .collect()
+}
+
+/// What `latency_cdf` reads: the answered requests' [`cdf_quantiles`].
+pub(super) fn asks(run: &crate::sim::RunResult, out: &mut Vec<Ask>) {
+    let answered = run.answered_response.count();
+    out.push(Ask::new(
+        Stat::Answered,
+        &cdf_quantiles(run.requests, answered),
+        false,
+    ));
 }
 
 /// `latency_cdf`: per compare row with requests, the time within which each of

@@ -2,6 +2,7 @@
 //! module adds the tables of one concern; a table appears only when the scenario
 //! has what it describes.
 
+mod asks;
 mod budget;
 mod calls;
 mod ladder;
@@ -127,55 +128,23 @@ const AHEAD_MIN: u64 = 1 << 16;
 /// of the time after it. Statistics that hold the same values (M1's every
 /// response, answered responses and server responses: its rejections take no
 /// time) are one job, whose ranks are selected once.
+///
+/// What is selected is derived from the tables' own declarations
+/// ([`asks`]: each table module says which percentiles of which statistic it
+/// reads), never listed here.
 pub fn select_ahead(results: &mut Results) {
     use crate::metrics::Samples;
     use rayon::prelude::*;
     // `outcomes` has a row per workload only when some row has several
     let several = results.any(|m| m.workloads.len() > 1);
-    // what `outcomes` and `latency_cdf` ask of the answered requests: their own
-    // percentiles, and those of every request that fall among them
-    let answered_asks = |requests: u64, answered: &Samples, cdf: bool| -> Vec<f64> {
-        let mut qs = budget::ANSWERED_QUANTILES.to_vec();
-        qs.extend(budget::all_quantiles(requests, answered));
-        if cdf {
-            qs.extend(latency::cdf_quantiles(requests, answered.count()));
-        }
-        qs
-    };
-    let asks: Vec<(Vec<f64>, Vec<Vec<f64>>)> = results
-        .runs
-        .iter()
-        .map(|r| {
-            let per_workload = if several {
-                r.workloads
-                    .iter()
-                    .map(|w| answered_asks(w.requests, &w.answered_response, false))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            (
-                answered_asks(r.requests, &r.answered_response, true),
-                per_workload,
-            )
-        })
+    let asks: Vec<Vec<asks::Ask>> = (results.runs.iter())
+        .map(|r| asks::of_run(r, several))
         .collect();
     let mut jobs: Vec<(&mut Samples, &[f64], bool)> = Vec::new();
-    for (r, (run_asks, workload_asks)) in results.runs.iter_mut().zip(&asks) {
-        // `outcomes` asks the median of every response
-        jobs.push((&mut r.response, &[], true));
-        jobs.push((&mut r.answered_response, run_asks, false));
-        if several {
-            for (w, qs) in r.workloads.iter_mut().zip(workload_asks) {
-                jobs.push((&mut w.response, &[], true));
-                jobs.push((&mut w.answered_response, qs, false));
-            }
-        }
-        for st in &mut r.servers {
-            jobs.push((&mut st.waits, &services::SERVER_QUANTILES, true));
-            jobs.push((&mut st.response, &services::SERVER_QUANTILES, true));
-            for rep in &mut st.replicas {
-                jobs.push((&mut rep.response, &services::REPLICA_QUANTILES, false));
+    for (r, run_asks) in results.runs.iter_mut().zip(&asks) {
+        for (stat, samples) in asks::stats_mut(r) {
+            if let Some(ask) = run_asks.iter().find(|a| a.stat == stat) {
+                jobs.push((samples, &ask.quantiles, ask.median));
             }
         }
     }
@@ -269,15 +238,26 @@ mod tests {
     /// `select_ahead` asking it too would select it alone, after the others).
     #[test]
     fn the_tables_find_every_percentile_select_ahead_selected() {
+        // two workloads (so `outcomes` has a row each) and two replicas, each
+        // statistic past AHEAD_MIN values
         let text = r#"
 [scenario]
 name = "ahead"
 seed = 3
 [services.s]
 routes = ["/a"]
+replicas = 2
+balancer = "round_robin"
 handler = { type = "server", slots = 4, queue = 100, service = { exponential = { mean_ms = 1.5 } } }
-[workload]
+[workloads.one]
 type = "open"
+client = "one"
+rate_rps = 2000
+requests = 70000
+arrivals = "poisson"
+[workloads.two]
+type = "open"
+client = "two"
 rate_rps = 2000
 requests = 70000
 arrivals = "poisson"
@@ -291,26 +271,25 @@ arrivals = "poisson"
             .collect();
         let mut results = Results::new(&scenario, runs);
         select_ahead(&mut results);
-        let fixed = |r: &Results| -> Vec<usize> {
-            let run = &r.runs[0];
-            let st = &run.servers[0];
-            [
-                &run.response,
-                &run.answered_response,
-                &st.waits,
-                &st.response,
-            ]
-            .iter()
-            .map(|s| s.selected())
-            .collect()
+        // every statistic a table may read, with the ranks selected in it
+        let fixed = |r: &mut Results| -> Vec<(asks::Stat, usize)> {
+            asks::stats_mut(&mut r.runs[0])
+                .into_iter()
+                .map(|(stat, s)| (stat, s.selected()))
+                .collect()
         };
-        let before = fixed(&results);
+        let before = fixed(&mut results);
+        assert_eq!(before.len(), 2 + 2 * 2 + 2 + 2, "{before:?}");
         assert!(
-            before.iter().all(|&n| n > 0),
+            before.iter().all(|&(_, n)| n > 0),
             "every large sample was selected ahead: {before:?}"
         );
         analyse(&mut results);
         chart_tables(&mut results);
-        assert_eq!(fixed(&results), before, "no selection after select_ahead");
+        assert_eq!(
+            fixed(&mut results),
+            before,
+            "no selection after select_ahead"
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! `abandon = true` never did.
 
 use super::Results;
+use super::asks::{Ask, Stat};
 use crate::metrics::approximate_note;
 use crate::model::Handler;
 use crate::table::{Cell, Table};
@@ -15,6 +16,19 @@ pub(super) const SERVER_QUANTILES: [f64; 3] = [0.9, 0.95, 0.99];
 
 /// The percentiles of a replica's times at the server (`replicas` table).
 pub(super) const REPLICA_QUANTILES: [f64; 2] = [0.5, 0.99];
+
+/// What `services` reads of each server's waits and responses
+/// ([`SERVER_QUANTILES`] and the median) and `replicas` of each replica's
+/// responses ([`REPLICA_QUANTILES`]).
+pub(super) fn asks(run: &crate::sim::RunResult, out: &mut Vec<Ask>) {
+    for (i, st) in run.servers.iter().enumerate() {
+        out.push(Ask::new(Stat::Waits(i), &SERVER_QUANTILES, true));
+        out.push(Ask::new(Stat::ServerResponse(i), &SERVER_QUANTILES, true));
+        for j in 0..st.replicas.len() {
+            out.push(Ask::new(Stat::Replica(i, j), &REPLICA_QUANTILES, false));
+        }
+    }
+}
 
 fn has_servers(results: &Results) -> bool {
     results.any(|m| {

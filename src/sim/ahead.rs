@@ -7,8 +7,16 @@
 //!
 //! A stream is handed over only when its draws cannot depend on the run: the
 //! sampler is its stream's only user, and nothing the run does changes the
-//! sampler (faults stretch a draw after it is made). Constant and cycling
-//! samplers cost less to draw than to read back, so they stay with their actor.
+//! sampler (faults stretch a draw after it is made). The types keep that rule:
+//! an actor holds such a stream only inside a [`Draws`] (latencies) or an
+//! [`Exp1Draws`] (an open Poisson workload's gaps, held in that workload's
+//! state), which own it and offer nothing but the next draw; handing one over
+//! moves the stream into the helper's job. Constant and cycling samplers cost
+//! less to draw than to read back, so they stay with their actor.
+//!
+//! The seam: each actor kind that holds such streams lists them (`draws()` of
+//! servers, dependencies and workloads), `World::draw_ahead` offers them to
+//! [`start`], and `crate::DrawAhead` is the user's choice (`--draw-ahead`).
 
 use super::latency::Sampler;
 use crate::engine::{Stream, Ticks};
@@ -34,12 +42,16 @@ const MAX_STREAMS: usize = 64;
 /// The helper's sleep when no chunk came back since its last look.
 const NAP: std::time::Duration = std::time::Duration::from_micros(1000);
 
-/// Where an actor's latencies come from.
+/// Where an actor's latencies come from: its sampler on its own stream, drawn
+/// here or ahead. The stream is inside and nothing but [`Draws::sample`] reaches
+/// it, so a stream handed over cannot be drawn anywhere else.
 // Each actor holds one for the whole run, in place (as it held its sampler and
 // stream before): boxing the large variant would add a pointer to every draw
 // made here, which is what sweeps do.
+pub(crate) struct Draws(Latencies);
+
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum Draws {
+enum Latencies {
     /// Drawn by the actor, when it needs one.
     Here {
         /// The latency model.
@@ -54,45 +66,44 @@ pub(crate) enum Draws {
 impl Draws {
     /// The actor's own sampler on its own stream.
     pub fn here(sampler: Sampler, rng: Stream) -> Draws {
-        Draws::Here { sampler, rng }
+        Draws(Latencies::Here { sampler, rng })
     }
 
     /// The next latency.
     #[inline]
     pub fn sample(&mut self) -> Ticks {
-        match self {
-            Draws::Here { sampler, rng } => sampler.sample(rng),
-            Draws::Ahead(feed) => Ticks(feed.next()),
+        match &mut self.0 {
+            Latencies::Here { sampler, rng } => sampler.sample(rng),
+            Latencies::Ahead(feed) => Ticks(feed.next()),
         }
     }
 }
 
 /// Where an open workload's arrival gaps come from: Exp(1) draws, scaled by the
-/// mean gap of the moment (which faults change) when they are used.
+/// mean gap of the moment (which faults change) when they are used. As with
+/// [`Draws`], the stream is inside and [`Exp1Draws::exp1`] is the only way to it.
+pub(crate) struct Exp1Draws(Gaps);
+
 #[allow(clippy::large_enum_variant)] // as for `Draws`
-pub(crate) enum Exp1Draws {
-    /// Drawn from this stream when needed (which ladders also draw from).
+enum Gaps {
+    /// Drawn from this stream when needed.
     Here(Stream),
     /// Drawn ahead by the helper thread.
     Ahead(Feed),
 }
 
 impl Exp1Draws {
+    /// Gaps drawn from `rng`, which nothing else may draw from.
+    pub fn here(rng: Stream) -> Exp1Draws {
+        Exp1Draws(Gaps::Here(rng))
+    }
+
     /// The next Exp(1) draw, by rand_distr's ziggurat.
     #[inline]
     pub fn exp1(&mut self) -> f64 {
-        match self {
-            Exp1Draws::Here(rng) => exp1(rng),
-            Exp1Draws::Ahead(feed) => f64::from_bits(feed.next()),
-        }
-    }
-
-    /// The stream itself, for a workload that draws other things from it (a
-    /// ladder); such a stream is never handed over.
-    pub fn stream(&mut self) -> &mut Stream {
-        match self {
-            Exp1Draws::Here(rng) => rng,
-            Exp1Draws::Ahead(_) => unreachable!("only an open workload's gaps are drawn ahead"),
+        match &mut self.0 {
+            Gaps::Here(rng) => exp1(rng),
+            Gaps::Ahead(feed) => f64::from_bits(feed.next()),
         }
     }
 }
@@ -133,28 +144,28 @@ impl<'a> Handover<'a> {
     /// read (not a constant or a cycle).
     fn worth_it(&self) -> bool {
         match self {
-            Handover::Latency(d) => matches!(d, Draws::Here { sampler, .. }
+            Handover::Latency(d) => matches!(&d.0, Latencies::Here { sampler, .. }
                 if !matches!(sampler, Sampler::Constant(_) | Sampler::Cycle { .. })),
-            Handover::Exp1(e) => matches!(e, Exp1Draws::Here(_)),
+            Handover::Exp1(e) => matches!(e.0, Gaps::Here(_)),
         }
     }
 
     /// Takes the stream (one `worth_it`) over, leaving `feed` in its place.
     fn take(self, feed: Feed) -> (Job, &'a mut Feed) {
         match self {
-            Handover::Latency(d) => match std::mem::replace(d, Draws::Ahead(feed)) {
-                Draws::Here { sampler, rng } => match d {
-                    Draws::Ahead(feed) => (Job::Latency(sampler, rng), feed),
-                    Draws::Here { .. } => unreachable!("the feed was just put there"),
+            Handover::Latency(d) => match std::mem::replace(&mut d.0, Latencies::Ahead(feed)) {
+                Latencies::Here { sampler, rng } => match &mut d.0 {
+                    Latencies::Ahead(feed) => (Job::Latency(sampler, rng), feed),
+                    Latencies::Here { .. } => unreachable!("the feed was just put there"),
                 },
-                Draws::Ahead(_) => unreachable!("a stream drawn ahead is not handed over"),
+                Latencies::Ahead(_) => unreachable!("a stream drawn ahead is not handed over"),
             },
-            Handover::Exp1(e) => match std::mem::replace(e, Exp1Draws::Ahead(feed)) {
-                Exp1Draws::Here(rng) => match e {
-                    Exp1Draws::Ahead(feed) => (Job::Exp1(rng), feed),
-                    Exp1Draws::Here(_) => unreachable!("the feed was just put there"),
+            Handover::Exp1(e) => match std::mem::replace(&mut e.0, Gaps::Ahead(feed)) {
+                Gaps::Here(rng) => match &mut e.0 {
+                    Gaps::Ahead(feed) => (Job::Exp1(rng), feed),
+                    Gaps::Here(_) => unreachable!("the feed was just put there"),
                 },
-                Exp1Draws::Ahead(_) => unreachable!("a stream drawn ahead is not handed over"),
+                Gaps::Ahead(_) => unreachable!("a stream drawn ahead is not handed over"),
             },
         }
     }
@@ -360,15 +371,15 @@ mod tests {
         let mut rng = stream(3, 0, "dependency:a");
         let mut here = Draws::here(Sampler::new(&lognormal(), &mut rng), rng.clone());
         let mut ahead = Draws::here(Sampler::new(&lognormal(), &mut rng), rng);
-        let mut gaps_here = Exp1Draws::Here(stream(3, 0, "open"));
-        let mut gaps_ahead = Exp1Draws::Here(stream(3, 0, "open"));
+        let mut gaps_here = Exp1Draws::here(stream(3, 0, "open"));
+        let mut gaps_ahead = Exp1Draws::here(stream(3, 0, "open"));
         let helper = start([
             Handover::Latency(&mut ahead),
             Handover::Exp1(&mut gaps_ahead),
         ]);
         assert!(helper.is_some());
-        assert!(matches!(ahead, Draws::Ahead(_)));
-        assert!(matches!(gaps_ahead, Exp1Draws::Ahead(_)));
+        assert!(matches!(ahead.0, Latencies::Ahead(_)));
+        assert!(matches!(gaps_ahead.0, Gaps::Ahead(_)));
         for i in 0..n {
             assert_eq!(ahead.sample(), here.sample(), "latency draw {i}");
             assert_eq!(
@@ -390,7 +401,7 @@ mod tests {
             rng.clone(),
         );
         assert!(start([Handover::Latency(&mut constant)]).is_none());
-        assert!(matches!(constant, Draws::Here { .. }));
+        assert!(matches!(constant.0, Latencies::Here { .. }));
         assert_eq!(constant.sample(), Ticks(5));
 
         let mut drawn = Draws::here(Sampler::new(&lognormal(), &mut rng), rng);
@@ -398,8 +409,8 @@ mod tests {
             Handover::Latency(&mut constant),
             Handover::Latency(&mut drawn),
         ]);
-        assert!(matches!(constant, Draws::Here { .. }));
-        assert!(matches!(drawn, Draws::Ahead(_)));
+        assert!(matches!(constant.0, Latencies::Here { .. }));
+        assert!(matches!(drawn.0, Latencies::Ahead(_)));
         drawn.sample();
         // joins the thread, which must end although `drawn` still holds its feed
         drop(helper);

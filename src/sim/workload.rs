@@ -45,8 +45,6 @@ pub(crate) struct Workloads {
 struct Sender {
     state: WorkloadState,
     start: Ticks,
-    /// Arrival gaps and ladder jitter.
-    rng: Exp1Draws,
     /// A closed population's think time, from its own stream.
     think: Option<Draws>,
 }
@@ -56,14 +54,13 @@ impl Workloads {
     /// populations' think times, for drawing ahead.
     pub fn draws(&mut self) -> impl Iterator<Item = Handover<'_>> {
         self.senders.iter_mut().flat_map(|s| {
-            let gaps = matches!(
-                s.state,
+            let gaps = match &mut s.state {
                 WorkloadState::Open {
-                    arrivals: Arrivals::Poisson,
+                    arrivals: OpenArrivals::Poisson(gaps),
                     ..
-                }
-            )
-            .then_some(Handover::Exp1(&mut s.rng));
+                } => Some(Handover::Exp1(gaps)),
+                _ => None,
+            };
             gaps.into_iter()
                 .chain(s.think.as_mut().map(Handover::Latency))
         })
@@ -80,7 +77,8 @@ impl Workloads {
         let mut senders = Vec::new();
         let mut workload_of = Vec::new();
         for (w, named) in model.workloads.iter().enumerate() {
-            for (state, stream_name) in senders_of(named, symbols) {
+            let own = |name: &str| stream(model.seed, replication, name);
+            for state in senders_of(named, symbols, own) {
                 let think = match &named.workload {
                     Workload::Closed { think, .. } => {
                         let mut rng =
@@ -92,7 +90,6 @@ impl Workloads {
                 senders.push(Sender {
                     state,
                     start: named.start,
-                    rng: Exp1Draws::Here(stream(model.seed, replication, &stream_name)),
                     think,
                 });
                 workload_of.push(w as u32);
@@ -106,10 +103,15 @@ impl Workloads {
     }
 }
 
-/// The senders of one workload with the names of their streams: an open
-/// workload's clients split its rate and requests (the remainder to the first),
+/// The senders of one workload, each given its own stream by `own` (from the
+/// stream's name): an open workload's clients split its rate and requests (the
+/// remainder to the first),
 /// client i labelled `LABEL-i`.
-fn senders_of(named: &NamedWorkload, symbols: &mut super::Symbols) -> Vec<(WorkloadState, String)> {
+fn senders_of(
+    named: &NamedWorkload,
+    symbols: &mut super::Symbols,
+    own: impl Fn(&str) -> Stream,
+) -> Vec<WorkloadState> {
     let w = &named.workload;
     match w {
         Workload::Open {
@@ -133,22 +135,27 @@ fn senders_of(named: &NamedWorkload, symbols: &mut super::Symbols) -> Vec<(Workl
                     let mut send = send_of(template, symbols);
                     send.client = client;
                     let left = requests.map(|r| r / n + u64::from(i < r % n));
-                    let state = WorkloadState::Open {
+                    let rng = own(&format!("{}/client-{}", named.stream, i + 1));
+                    WorkloadState::Open {
                         send,
                         left,
                         until: duration.map(|d| named.start + d),
                         mean_gap_ms: 1000.0 * n as f64 / rate_rps,
-                        arrivals: *arrivals,
+                        arrivals: OpenArrivals::new(
+                            *arrivals,
+                            Even::new(named.start, rate_rps / n as f64),
+                            rng,
+                        ),
                         timeout: *timeout,
-                        even: Even::new(named.start, rate_rps / n as f64),
-                    };
-                    (state, format!("{}/client-{}", named.stream, i + 1))
+                    }
                 })
                 .collect()
         }
-        _ => vec![(
-            WorkloadState::new(w, named.start, symbols),
-            named.stream.clone(),
+        _ => vec![WorkloadState::new(
+            w,
+            named.start,
+            symbols,
+            own(&named.stream),
         )],
     }
 }
@@ -184,10 +191,8 @@ pub(crate) enum WorkloadState {
         left: Option<u64>,
         until: Option<Ticks>,
         mean_gap_ms: f64,
-        arrivals: Arrivals,
+        arrivals: OpenArrivals,
         timeout: Option<Ticks>,
-        /// Where evenly spaced (`uniform`) arrivals are.
-        even: Even,
     },
     /// Closed ladder: `outstanding` requests of the current wave still wait.
     LadderWaves {
@@ -201,6 +206,8 @@ pub(crate) enum WorkloadState {
         timeout: Ticks,
         give_up: bool,
         jitter: Ticks,
+        /// The sender's stream, for the jitter.
+        rng: Stream,
     },
     /// Open ladder: evenly spaced arrivals, step after step.
     LadderOpen {
@@ -214,6 +221,26 @@ pub(crate) enum WorkloadState {
         timeout: Ticks,
         give_up: bool,
     },
+}
+
+/// When an open workload's next request leaves.
+#[allow(clippy::large_enum_variant)] // as for `Exp1Draws`
+pub(crate) enum OpenArrivals {
+    /// Evenly spaced (`uniform`).
+    Uniform(Even),
+    /// Poisson: Exp(1) gaps from the sender's own stream, which draws nothing
+    /// else. Holding the stream here, and nowhere else, is what lets it be
+    /// drawn ahead ([`Handover::Exp1`]): no other code can reach it.
+    Poisson(Exp1Draws),
+}
+
+impl OpenArrivals {
+    fn new(arrivals: Arrivals, even: Even, rng: Stream) -> OpenArrivals {
+        match arrivals {
+            Arrivals::Uniform => OpenArrivals::Uniform(even),
+            Arrivals::Poisson => OpenArrivals::Poisson(Exp1Draws::here(rng)),
+        }
+    }
 }
 
 /// Evenly spaced arrivals: the k-th send of a stretch at one rate leaves at
@@ -287,7 +314,7 @@ fn send_of(t: &RequestTemplate, symbols: &mut super::Symbols) -> Send {
 }
 
 impl WorkloadState {
-    fn new(w: &Workload, start: Ticks, symbols: &mut super::Symbols) -> WorkloadState {
+    fn new(w: &Workload, start: Ticks, symbols: &mut super::Symbols, rng: Stream) -> WorkloadState {
         match w {
             Workload::Closed {
                 users,
@@ -320,9 +347,8 @@ impl WorkloadState {
                 left: *requests,
                 until: duration.map(|d| start + d),
                 mean_gap_ms: 1000.0 / rate_rps,
-                arrivals: *arrivals,
+                arrivals: OpenArrivals::new(*arrivals, Even::new(start, *rate_rps), rng),
                 timeout: *timeout,
-                even: Even::new(start, *rate_rps),
             },
             Workload::Script { groups, access } => {
                 let mut items = Vec::new();
@@ -378,12 +404,12 @@ impl WorkloadState {
                     .collect();
                 WorkloadState::Closed { items, next: 0 }
             }
-            Workload::Ladder(l) => ladder_state(l, send_of(&l.template, symbols)),
+            Workload::Ladder(l) => ladder_state(l, send_of(&l.template, symbols), rng),
         }
     }
 }
 
-fn ladder_state(l: &Ladder, send: Send) -> WorkloadState {
+fn ladder_state(l: &Ladder, send: Send, rng: Stream) -> WorkloadState {
     match &l.open {
         None => WorkloadState::LadderWaves {
             send,
@@ -395,6 +421,7 @@ fn ladder_state(l: &Ladder, send: Send) -> WorkloadState {
             timeout: l.timeout,
             give_up: false,
             jitter: l.jitter,
+            rng,
         },
         Some(open) => WorkloadState::LadderOpen {
             send,
@@ -422,15 +449,12 @@ fn ladder_gives_up(model: &crate::model::Model, l: &Ladder) -> bool {
     matches!(&model.services[service].handler, Handler::Server(s) if s.abandon)
 }
 
-/// The gap before an open workload's next request.
-fn gap_ms(arrivals: Arrivals, mean_gap_ms: f64, rng: &mut Exp1Draws) -> f64 {
-    match arrivals {
-        Arrivals::Uniform => mean_gap_ms,
-        // Exp(1) by rand_distr's ziggurat, as the `exponential` latency model and
-        // the peer models draw it: a table lookup and a multiply for most draws,
-        // where -ln(1 - u) was a libm call (about a tenth of an M1 run's time)
-        Arrivals::Poisson => rng.exp1() * mean_gap_ms,
-    }
+/// A Poisson workload's gap before its next request: Exp(1) by rand_distr's
+/// ziggurat, as the `exponential` latency model and the peer models draw it (a
+/// table lookup and a multiply for most draws, where -ln(1 - u) was a libm call,
+/// about a tenth of an M1 run's time).
+fn poisson_gap_ms(mean_gap_ms: f64, gaps: &mut Exp1Draws) -> f64 {
+    gaps.exp1() * mean_gap_ms
 }
 
 impl World<'_> {
@@ -454,7 +478,7 @@ impl World<'_> {
         for i in 0..self.workload.senders.len() {
             let sender = &mut self.workload.senders[i];
             let start = sender.start;
-            let first: Vec<Ticks> = match &sender.state {
+            let first: Vec<Ticks> = match &mut sender.state {
                 WorkloadState::Closed { items, .. } => items
                     .first()
                     .map(|(_, pace)| pace.after(start))
@@ -463,14 +487,13 @@ impl World<'_> {
                 // A Poisson process's first arrival comes one gap after it starts
                 // (sending at the start made a run of D send 1 + Poisson(lambda D)).
                 WorkloadState::Open {
-                    arrivals: Arrivals::Poisson,
+                    arrivals: OpenArrivals::Poisson(gaps),
                     mean_gap_ms,
                     until,
                     ..
                 } => {
                     let (mean, until) = (*mean_gap_ms, *until);
-                    let at =
-                        start + Ticks::from_ms(gap_ms(Arrivals::Poisson, mean, &mut sender.rng));
+                    let at = start + Ticks::from_ms(poisson_gap_ms(mean, gaps));
                     until
                         .is_none_or(|u| at < u)
                         .then_some(at)
@@ -544,7 +567,6 @@ impl World<'_> {
                 mean_gap_ms,
                 arrivals,
                 timeout,
-                even,
             } => {
                 let s = *send;
                 let timeout = *timeout;
@@ -562,14 +584,14 @@ impl World<'_> {
                     self.faults.arrival_factor(w, now)
                 };
                 let next_at = match arrivals {
-                    Arrivals::Uniform => even.next(factor),
-                    Arrivals::Poisson => {
+                    OpenArrivals::Uniform(even) => even.next(factor),
+                    OpenArrivals::Poisson(gaps) => {
                         let mean_gap_ms = if self.plain {
                             *mean_gap_ms
                         } else {
                             *mean_gap_ms / factor
                         };
-                        now + Ticks::from_ms(gap_ms(*arrivals, mean_gap_ms, &mut sender.rng))
+                        now + Ticks::from_ms(poisson_gap_ms(mean_gap_ms, gaps))
                     }
                 };
                 let more = left.is_none_or(|n| n > 0) && until.is_none_or(|u| next_at < u);
@@ -583,10 +605,9 @@ impl World<'_> {
         }
     }
 
-    /// The ladder's state and stream: a ladder is always the only workload.
-    fn ladder(&mut self) -> Option<(&mut WorkloadState, &mut Stream)> {
-        let s = self.workload.senders.first_mut()?;
-        Some((&mut s.state, s.rng.stream()))
+    /// The ladder's state: a ladder is always the only workload.
+    fn ladder(&mut self) -> Option<&mut WorkloadState> {
+        Some(&mut self.workload.senders.first_mut()?.state)
     }
 
     /// Sends one ladder request tagged with its step.
@@ -604,20 +625,18 @@ impl World<'_> {
     /// Closed ladder: the next wave, c requests at this instant.
     fn ladder_wave(&mut self) {
         let now = self.now;
-        let Some((
-            WorkloadState::LadderWaves {
-                send,
-                steps,
-                waves,
-                step,
-                wave,
-                outstanding,
-                timeout,
-                give_up,
-                jitter,
-            },
+        let Some(WorkloadState::LadderWaves {
+            send,
+            steps,
+            waves,
+            step,
+            wave,
+            outstanding,
+            timeout,
+            give_up,
+            jitter,
             rng,
-        )) = self.ladder()
+        }) = self.ladder()
         else {
             return;
         };
@@ -655,15 +674,12 @@ impl World<'_> {
 
     /// A jittered closed-ladder request leaves.
     pub(super) fn ladder_jittered_send(&mut self, step: usize) {
-        if let Some((
-            WorkloadState::LadderWaves {
-                send,
-                timeout,
-                give_up,
-                ..
-            },
-            _,
-        )) = self.ladder()
+        if let Some(WorkloadState::LadderWaves {
+            send,
+            timeout,
+            give_up,
+            ..
+        }) = self.ladder()
         {
             let (s, timeout, give_up) = (*send, *timeout, *give_up);
             self.ladder_send(s, step, timeout, give_up);
@@ -673,18 +689,15 @@ impl World<'_> {
     /// Open ladder: one arrival, then the next one of this step or the next step.
     fn ladder_arrival(&mut self) {
         let now = self.now;
-        let Some((
-            WorkloadState::LadderOpen {
-                send,
-                gaps_ms,
-                hold,
-                step,
-                index,
-                timeout,
-                give_up,
-            },
-            _,
-        )) = self.ladder()
+        let Some(WorkloadState::LadderOpen {
+            send,
+            gaps_ms,
+            hold,
+            step,
+            index,
+            timeout,
+            give_up,
+        }) = self.ladder()
         else {
             return;
         };
