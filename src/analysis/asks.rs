@@ -1,6 +1,7 @@
-//! Which percentiles of a run's statistics the tables read, declared by the
-//! module of each table beside the table itself (`asks` in `budget`, `latency`
-//! and `services`). [`super::select_ahead`] selects exactly these, on every core,
+//! The words in which the tables declare which percentiles of a run's
+//! statistics they read: each table module has an `asks` beside its table
+//! (`budget`, `latency`, `services`), and [`super::select_ahead`] selects exactly
+//! these, on every core,
 //! before the tables are built; a table that reads a percentile it did not
 //! declare still gets the right value (a statistic selects what it is asked when
 //! asked), only later and on one core.
@@ -44,27 +45,6 @@ impl Ask {
             median,
         }
     }
-}
-
-/// What every table asks of `run` (`several`: the run's `outcomes` has a row
-/// per workload), one entry per statistic: the asks of several tables of one
-/// statistic joined.
-pub(super) fn of_run(run: &RunResult, several: bool) -> Vec<Ask> {
-    let mut asks = Vec::new();
-    super::budget::asks(run, several, &mut asks);
-    super::latency::asks(run, &mut asks);
-    super::services::asks(run, &mut asks);
-    let mut joined: Vec<Ask> = Vec::with_capacity(asks.len());
-    for ask in asks {
-        match joined.iter_mut().find(|j| j.stat == ask.stat) {
-            Some(j) => {
-                j.quantiles.extend(ask.quantiles);
-                j.median |= ask.median;
-            }
-            None => joined.push(ask),
-        }
-    }
-    joined
 }
 
 /// Every statistic of `run` that a [`Stat`] names, each once, mutable at the

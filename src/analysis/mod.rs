@@ -138,7 +138,7 @@ pub fn select_ahead(results: &mut Results) {
     // `outcomes` has a row per workload only when some row has several
     let several = results.any(|m| m.workloads.len() > 1);
     let asks: Vec<Vec<asks::Ask>> = (results.runs.iter())
-        .map(|r| asks::of_run(r, several))
+        .map(|r| asks_of_run(r, several))
         .collect();
     let mut jobs: Vec<(&mut Samples, &[f64], bool)> = Vec::new();
     for (r, run_asks) in results.runs.iter_mut().zip(&asks) {
@@ -167,6 +167,27 @@ pub fn select_ahead(results: &mut Results) {
         .into_par_iter()
         .with_max_len(1)
         .for_each(|mut g| Samples::select_together(&mut g));
+}
+
+/// What every table asks of `run` (`several`: the run's `outcomes` has a row
+/// per workload), one entry per statistic: the asks of several tables of one
+/// statistic joined.
+fn asks_of_run(run: &RunResult, several: bool) -> Vec<asks::Ask> {
+    let mut all = Vec::new();
+    budget::asks(run, several, &mut all);
+    latency::asks(run, &mut all);
+    services::asks(run, &mut all);
+    let mut joined: Vec<asks::Ask> = Vec::with_capacity(all.len());
+    for ask in all {
+        match joined.iter_mut().find(|j| j.stat == ask.stat) {
+            Some(j) => {
+                j.quantiles.extend(ask.quantiles);
+                j.median |= ask.median;
+            }
+            None => joined.push(ask),
+        }
+    }
+    joined
 }
 
 /// Every table the scenario calls for, in report order.

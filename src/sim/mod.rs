@@ -68,11 +68,11 @@
 //!
 //! 1. Write it in its own module under `src/sim/limiter/` (a family such as the
 //!    rate algorithms in `limiter/rate/`, one file per algorithm).
-//! 2. `src/model.rs`: its variant of `Algorithm` (and its name in
+//! 2. `src/model/limiters.rs`: its variant of `Algorithm` (and its name in
 //!    `Algorithm::NAMES`), and its parameters on `Limiter`.
 //! 3. `src/scenario/validate/limiters.rs`: its name, and its parameters (keys of
 //!    its own are also fields of `RawLimiter` in `src/scenario/raw.rs`).
-//! 4. `src/sim/limiter/admission.rs`: a variant of `Admitter` holding its state,
+//! 4. `src/sim/limiter/admitter.rs`: a variant of `Admitter` holding its state,
 //!    one arm in `Admitter::new` and in each method of its `Admission` impl.
 //!
 //! A state that cannot know when room frees up (a concurrency limit) answers

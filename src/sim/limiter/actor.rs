@@ -1,8 +1,8 @@
 //! The limiter actor: the chain of limiters each request meets, its place in that
 //! chain, throttle holds (`LimiterResume`), and the tallies behind the results.
 
-use super::admission::{Admission, Admitted, Admitter, Held};
-use super::rate::Decision;
+use super::admission::{Admission, Admitted, Decision, Held};
+use super::admitter::Admitter;
 use super::windows::Windows;
 use crate::engine::{Lane, Ticks};
 use crate::model::{Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId};

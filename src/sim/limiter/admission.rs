@@ -1,6 +1,7 @@
-//! The admission seam: what every limiter algorithm answers ([`Admission`]),
-//! the per-key state the actor keeps for it ([`Admitter`]), and the admissions
-//! each request holds until it is done ([`Held`]).
+//! The admission seam: what every limiter algorithm answers ([`Admission`],
+//! [`Decision`]) and the admissions each request holds until it is done
+//! ([`Held`]). The per-key state the actor keeps, one variant per family of
+//! algorithms, is [`super::admitter::Admitter`].
 //!
 //! A limiter's state per bucket key admits a request or not
 //! ([`Admission::try_admit`]); when the request's work leaves the service, every
@@ -9,7 +10,6 @@
 //! (limiter, the index of the state that admitted it, the instant it passes), so
 //! the done notice goes to the very state that admitted it with no key lookup.
 
-use super::rate::{Bucket, Decision};
 use crate::engine::Ticks;
 use crate::model::{Limiter, LimiterId};
 use crate::sim::{Outcome, ReqId};
@@ -29,35 +29,15 @@ pub trait Admission {
     fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome);
 }
 
-/// The state a limiter keeps per bucket key, one variant per family of
-/// algorithms. (One arm here per family: the actor needs no other change.)
-#[derive(Debug, Clone)]
-pub(super) enum Admitter {
-    /// The rate algorithms ([`super::rate`]).
-    Rate(Bucket),
-}
-
-impl Admitter {
-    /// A fresh state for `limiter`'s algorithm.
-    pub(super) fn new(limiter: &Limiter) -> Admitter {
-        Admitter::Rate(Bucket::new(limiter))
-    }
-}
-
-impl Admission for Admitter {
-    #[inline]
-    fn try_admit(&mut self, limiter: &Limiter, now: Ticks) -> Decision {
-        match self {
-            Admitter::Rate(b) => b.try_admit(limiter, now),
-        }
-    }
-
-    #[inline]
-    fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome) {
-        match self {
-            Admitter::Rate(b) => b.on_done(limiter, now, latency, outcome),
-        }
-    }
+/// What a limiter does with one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Let through now.
+    Pass,
+    /// Throttled: held, and let through at this time.
+    Delay(Ticks),
+    /// Rejected (429).
+    Reject,
 }
 
 /// One admission a request holds: the limiter, the index of the state that let

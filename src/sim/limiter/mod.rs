@@ -45,12 +45,13 @@
 //!
 //! # Files
 //!
-//! - `admission`: the seam: the [`Admission`] trait, the per-key state the actor
-//!   keeps (one variant per family of algorithms) and the admissions each
-//!   request holds.
+//! - `admission`: the seam: the [`Admission`] trait and its [`Decision`], and
+//!   the admissions each request holds.
+//! - `admitter`: the per-key state the actor keeps, one variant per family of
+//!   algorithms.
 //! - `rate/`: the rate algorithms, pure functions of (time, bucket state), one
-//!   file each: [`Decision`], [`Bucket`] (one bucket's state per algorithm) and
-//!   [`decide`], and the rate side of the seam. No `World`.
+//!   file each: [`Bucket`] (one bucket's state per algorithm) and [`decide`],
+//!   and the rate side of the seam. No `World`.
 //! - `actor`: the limiter actor: each request's chain (gateway rules, then
 //!   middleware), its place in it, the holds, the admissions' done notices, and
 //!   the per-limiter and per-member tallies, as `impl World` reactions.
@@ -63,13 +64,14 @@ mod actor;
 mod admission;
 #[cfg(test)]
 mod admission_tests;
+mod admitter;
 mod rate;
 mod results;
 mod windows;
 
 pub(crate) use actor::Limiting;
-pub use admission::Admission;
-pub use rate::{Bucket, Decision, decide};
+pub use admission::{Admission, Decision};
+pub use rate::{Bucket, decide};
 pub use results::{
     KeyWindows, LimiterResults, LimiterRun, LimiterWindows, MemberCount, MemberOutcome,
     RouteTraffic, natural_cmp,

@@ -15,7 +15,7 @@ mod sliding_counter;
 mod sliding_log;
 mod token_bucket;
 
-use super::admission::Admission;
+use super::admission::{Admission, Decision};
 use crate::engine::Ticks;
 use crate::model::{Algorithm, Limiter, LimiterMode};
 use crate::sim::Outcome;
@@ -23,17 +23,6 @@ use fixed_window::WindowCounts;
 use gcra::Gcra;
 use sliding_log::SlidingLog;
 use token_bucket::TokenBucket;
-
-/// What a limiter does with one request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Let through now.
-    Pass,
-    /// Throttled: held, and let through at this time.
-    Delay(Ticks),
-    /// Rejected (429).
-    Reject,
-}
 
 /// One bucket's algorithm state. Token and GCRA levels are exact integers (no
 /// floats), so a decision never depends on rounding.
