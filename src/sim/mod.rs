@@ -84,9 +84,10 @@ use crate::error::Error;
 use crate::metrics::Samples;
 use crate::model::{LimiterId, Model};
 pub use limiter::LimiterResults;
-pub use observe::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS, StepStats, WorkloadStats};
+pub use observe::{StepStats, WorkloadStats};
 pub use policy::CallStats;
 pub use server::ServerStats;
+pub use timeseries::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
 use world::World;
 
 /// A hash map for the engine's per-request lookups (policy states, limiter

@@ -97,12 +97,6 @@ pub(crate) struct Observers {
     last_exit: Ticks,
 }
 
-/// The most time-series rows one run may write (a runaway limit).
-pub const MAX_SERIES_ROWS: u64 = 10_000_000;
-
-/// The time series' window when a scenario has faults but no `[output] window_ms`.
-pub const DEFAULT_WINDOW_MS: f64 = 1000.0;
-
 impl Observers {
     pub fn new(model: &Model) -> Observers {
         let steps = match &model.workload {
@@ -194,7 +188,7 @@ impl Observers {
     }
 
     /// The latest event time the time series may reach before passing
-    /// `max_rows` (the run's share of [`MAX_SERIES_ROWS`]; `Ticks::MAX` without
+    /// `max_rows` (the run's share of [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS); `Ticks::MAX` without
     /// a series), with `other_rows` rows per window besides the services and
     /// call sites rows (clients and limiters).
     pub fn series_end(&self, other_rows: u64, max_rows: u64) -> Ticks {
@@ -401,7 +395,7 @@ impl Observers {
         for d in &mut self.result.dependencies {
             *d = DependencyStats::default();
         }
-        self.in_flight = restarted(&self.in_flight, now);
+        self.in_flight = self.in_flight.restarted(now);
     }
 
     /// A request of `step` is over for its client: `outcome`, in time or not.
@@ -542,14 +536,6 @@ fn after_warmup(warmup: Ticks, until: Ticks) -> f64 {
     }
 }
 
-/// `average` started again at `now`: its level kept, nothing before now
-/// counted (its mean over [0, end] then reads `after_warmup` short).
-pub(crate) fn restarted(average: &TimeAverage, now: Ticks) -> TimeAverage {
-    let mut a = TimeAverage::default();
-    a.add(now, average.level() as i64);
-    a
-}
-
 /// A server row's books at `at` (the areas under its busy slots and queue over
 /// [0, `at`], and its counts), as the time series reads them at a window's end.
 #[inline]
@@ -568,13 +554,13 @@ fn server_reading(s: &ServerStats, at: Ticks) -> Reading {
 fn restart_server(s: &mut ServerStats, now: Ticks) {
     *s = ServerStats {
         service: s.service,
-        busy: restarted(&s.busy, now),
-        queued: restarted(&s.queued, now),
+        busy: s.busy.restarted(now),
+        queued: s.queued.restarted(now),
         replicas: s
             .replicas
             .iter()
             .map(|r| super::server::ReplicaStats {
-                busy: restarted(&r.busy, now),
+                busy: r.busy.restarted(now),
                 ..super::server::ReplicaStats::default()
             })
             .collect(),

@@ -24,8 +24,7 @@
 //! service's figures add up its replicas', and each replica's own are kept too.
 
 use super::ahead::Draws;
-use super::dependency::scaled;
-use super::faults::{Subject, may_act};
+use super::faults::{Subject, may_act, scaled};
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
 use super::trace::trace;

@@ -45,20 +45,25 @@ use crate::engine::Ticks;
 use crate::metrics::{Samples, TimeAverage};
 use crate::model::{Model, RouteId};
 
+/// The most time-series rows one run may write (a runaway limit).
+pub const MAX_SERIES_ROWS: u64 = 10_000_000;
+
+/// The time series' window when a scenario has faults but no `[output] window_ms`.
+pub const DEFAULT_WINDOW_MS: f64 = 1000.0;
+
 /// The time series' window of a run of `model`: `[output] window_ms`, else
-/// [`DEFAULT_WINDOW_MS`](super::observe::DEFAULT_WINDOW_MS) when it has faults, else
-/// none (no time series).
+/// [`DEFAULT_WINDOW_MS`] when it has faults, else none (no time series).
 pub(crate) fn window_of(model: &Model) -> Option<Ticks> {
-    model.window.or_else(|| {
-        (!model.faults.is_empty()).then(|| Ticks::from_ms(super::observe::DEFAULT_WINDOW_MS))
-    })
+    model
+        .window
+        .or_else(|| (!model.faults.is_empty()).then(|| Ticks::from_ms(DEFAULT_WINDOW_MS)))
 }
 
 /// Rows per window of the time series' tables besides the services and call
 /// sites rows, at most: `timeseries.csv`'s (one, or one per workload and `all`
 /// with several) and `timeseries_limiters.csv`'s. With the services rows and
 /// the call sites rows (see [`call_site_rows`]) they make what
-/// [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS) bounds.
+/// [`MAX_SERIES_ROWS`] bounds.
 pub fn client_and_limiter_rows(workloads: usize, limiters: &[crate::model::Limiter]) -> u64 {
     let clients = if workloads > 1 {
         workloads as u64 + 1
@@ -716,7 +721,7 @@ mod tests {
         t.roll(ms(110.0), read(&books), no_policies);
         books.arrived += 1; // at 110
         books.shed += 1;
-        // the books start again at 120 with their level (observe::restarted)
+        // the books start again at 120 with their level (TimeAverage::restarted)
         t.restarting(0, read(&books)(0, ms(120.0)));
         let mut again = Books::default();
         again.busy.add(ms(120.0), 2);
