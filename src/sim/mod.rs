@@ -58,6 +58,7 @@
 //! `mod.rs`.
 
 mod ahead;
+mod balance;
 mod call;
 mod call_sites;
 mod dependency;

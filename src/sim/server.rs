@@ -24,15 +24,15 @@
 //! service's figures add up its replicas', and each replica's own are kept too.
 
 use super::ahead::Draws;
+use super::balance::{self, Balance};
 use super::faults::{Subject, may_act, scaled};
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
 use super::trace::trace;
 use super::{Event, Outcome, ReqId, World};
-use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
+use crate::engine::{EventKey, Lane, Ticks, stream};
 use crate::metrics::{Samples, TickSum, TimeAverage};
-use crate::model::{Balancer, Codel, FaultKind, Handler, Model, QueueOrder, ServiceId};
-use rand::RngExt;
+use crate::model::{Codel, FaultKind, Handler, Model, QueueOrder, ServiceId};
 
 /// What one server measured in a run.
 #[derive(Debug, Clone, Default)]
@@ -134,8 +134,6 @@ struct ServerState {
     stats: usize,
     /// Index into the service's `ServerStats::replicas` (replicated services).
     replica: Option<usize>,
-    /// In slots and in line now (for the balancers).
-    outstanding: u32,
     /// The server makes calls after its service time (`branches`).
     calls: bool,
 }
@@ -152,14 +150,17 @@ enum Route {
 struct Balancing {
     first: usize,
     n: usize,
-    balancer: Balancer,
-    next: usize,
-    rng: Stream,
+    /// Picks among the replicas' outstanding counts, with its own stream
+    /// (`balancer:<service>`).
+    balancer: Box<dyn Balance>,
 }
 
 /// Every server of a run.
 pub(crate) struct Servers {
     states: Vec<ServerState>,
+    /// Requests in slots and in line now, by instance: the replicas of a
+    /// service side by side, the view its balancer picks from.
+    outstanding: Vec<u32>,
     by_service: Vec<Option<Route>>,
     /// One per server, in service order.
     stats: Vec<ServerStats>,
@@ -236,7 +237,6 @@ impl Servers {
                         line,
                         stats: stats.len(),
                         replica: (n > 1).then_some(i),
-                        outstanding: 0,
                         calls: server.plan.is_some(),
                     });
                 }
@@ -248,12 +248,11 @@ impl Servers {
                 Some(if n == 1 {
                     Route::Single(first)
                 } else {
+                    let rng = stream(model.seed, replication, &format!("balancer:{}", s.name));
                     Route::Replicated(Box::new(Balancing {
                         first,
                         n,
-                        balancer: s.balancer,
-                        next: 0,
-                        rng: stream(model.seed, replication, &format!("balancer:{}", s.name)),
+                        balancer: balance::of(s.balancer, rng),
                     }))
                 })
             })
@@ -261,6 +260,7 @@ impl Servers {
         // a cancelling caller or a `down` fault may stop running work
         let cancellable = model.cancels_work();
         Servers {
+            outstanding: vec![0; states.len()],
             states,
             by_service,
             stats,
@@ -313,33 +313,11 @@ impl Servers {
     /// The instance a new request of `service` goes to (the balancer's pick).
     #[inline]
     fn pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
-        let states = &self.states;
         let i = match self.by_service[service].as_mut()? {
             Route::Single(i) => return Some(*i),
             Route::Replicated(b) => {
-                let Balancing {
-                    first,
-                    n,
-                    balancer,
-                    next,
-                    rng,
-                } = &mut **b;
-                let load = |k: usize| states[*first + k].outstanding;
-                let k = match balancer {
-                    Balancer::RoundRobin => {
-                        let k = *next;
-                        *next = (k + 1) % *n;
-                        k
-                    }
-                    Balancer::Random => rng.random_range(0..*n),
-                    Balancer::LeastOutstanding => (0..*n).min_by_key(|&k| load(k)).unwrap_or(0),
-                    Balancer::TwoChoices => {
-                        let a = rng.random_range(0..*n);
-                        let b = (a + 1 + rng.random_range(0..*n - 1)) % *n;
-                        if load(b) < load(a) { b } else { a }
-                    }
-                };
-                *first + k
+                let view = &self.outstanding[b.first..b.first + b.n];
+                b.first + b.balancer.pick(view)
             }
         };
         let map = &mut self.replica_of;
@@ -370,7 +348,7 @@ impl World<'_> {
         let demand = if full { Ticks::ZERO } else { s.draws.sample() };
         let (stats, replica, timed) = (s.stats, s.replica, s.timed);
         if !full {
-            s.outstanding += 1;
+            self.servers.outstanding[i] += 1;
         }
         match admit {
             Admit::Start => s.line.start(),
@@ -608,7 +586,7 @@ impl World<'_> {
         self.server_pick_order(i);
         let s = &mut self.servers.states[i];
         let next = s.line.release();
-        s.outstanding -= 1;
+        self.servers.outstanding[i] -= 1;
         let (stats, replica) = (s.stats, s.replica);
         let r = &self.requests[req];
         let late = r.closed || r.deadline.is_some_and(|d| now > d);
@@ -658,7 +636,7 @@ impl World<'_> {
         let Some(w) = s.line.leave(|w| w.req == req) else {
             return false;
         };
-        s.outstanding -= 1;
+        self.servers.outstanding[i] -= 1;
         let st = &mut self.servers.stats[s.stats];
         st.queued.add(now, -1);
         st.abandoned += 1;
@@ -710,7 +688,7 @@ impl World<'_> {
         self.server_pick_order(i);
         let s = &mut self.servers.states[i];
         let next = s.line.release();
-        s.outstanding -= 1;
+        self.servers.outstanding[i] -= 1;
         let (stats, replica) = (s.stats, s.replica);
         let worked = now - started;
         let st = &mut self.servers.stats[stats];
@@ -747,8 +725,8 @@ impl World<'_> {
             return;
         };
         self.servers.codel_keys[req as usize] = None;
-        let s = &mut self.servers.states[i];
-        s.outstanding -= 1;
+        self.servers.outstanding[i] -= 1;
+        let s = &self.servers.states[i];
         let (stats, replica) = (s.stats, s.replica);
         let st = &mut self.servers.stats[stats];
         st.queued.add(now, -1);
@@ -800,7 +778,7 @@ impl World<'_> {
             }
             let s = &mut self.servers.states[i];
             let queued = s.line.drain();
-            s.outstanding -= queued.len() as u32;
+            self.servers.outstanding[i] -= queued.len() as u32;
             s.last_empty = now;
             let st = s.stats;
             for w in queued {
