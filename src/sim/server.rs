@@ -23,6 +23,8 @@
 //! (`server:<service>#i` for i > 1) and a balancer picks one per request; the
 //! service's figures add up its replicas', and each replica's own are kept too.
 
+mod queue;
+
 use super::ahead::Draws;
 use super::balance::{self, Balance};
 use super::faults::{Subject, may_act, scaled};
@@ -32,7 +34,8 @@ use super::trace::trace;
 use super::{Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Ticks, stream};
 use crate::metrics::{Samples, TickSum, TimeAverage};
-use crate::model::{Codel, FaultKind, Handler, Model, QueueOrder, ServiceId};
+use crate::model::{FaultKind, Handler, Model, ServiceId};
+use queue::Discipline;
 
 /// What one server measured in a run.
 #[derive(Debug, Clone, Default)]
@@ -105,10 +108,6 @@ struct Waiting {
     demand: Ticks,
 }
 
-/// With adaptive LIFO and no `codel`: how long the queue must have been
-/// non-empty before it switches to LIFO.
-const ADAPTIVE_INTERVAL_MS: f64 = 100.0;
-
 /// One server instance (a replica).
 struct ServerState {
     /// Which fault questions are about it.
@@ -117,14 +116,11 @@ struct ServerState {
     stretched: bool,
     /// Its own slots, restored when a `slots` fault ends.
     slots: u32,
-    order: QueueOrder,
-    codel: Option<Codel>,
-    /// Not FIFO or with CoDel: the queue's emptiness is tracked.
+    /// Its queue's order and queue timeouts (`order`, `codel`).
+    discipline: Box<dyn Discipline>,
+    /// The discipline watches the queue (`Discipline::watches`): it hears of
+    /// every join and leave and is asked before each freed slot.
     timed: bool,
-    /// Adaptive LIFO's window: `codel.interval_ms`, else 100 ms.
-    interval: Ticks,
-    /// The last time the queue was empty (kept for CoDel and adaptive LIFO).
-    last_empty: Ticks,
     abandon: bool,
     /// Its service times.
     draws: Draws,
@@ -173,8 +169,8 @@ pub(crate) struct Servers {
     /// then each request's pending completion is kept, by request id.
     cancellable: bool,
     done_keys: Vec<Option<EventKey>>,
-    /// Each queued request's CoDel timeout, by request id.
-    codel_keys: Vec<Option<EventKey>>,
+    /// Each queued request's queue timeout (CoDel), by request id.
+    timeout_keys: Vec<Option<EventKey>>,
 }
 
 impl Servers {
@@ -187,7 +183,7 @@ impl Servers {
         self.in_service.try_reserve(more)?;
         self.replica_of.try_reserve(more)?;
         self.done_keys.try_reserve(more)?;
-        self.codel_keys.try_reserve(more)
+        self.timeout_keys.try_reserve(more)
     }
 
     /// Every server's service times, for drawing ahead.
@@ -216,7 +212,8 @@ impl Servers {
                     };
                     let mut rng = stream(model.seed, replication, &name);
                     let mut line = SlotQueue::new(server.slots, Some(server.queue));
-                    line.set_lifo(server.order == QueueOrder::Lifo);
+                    let discipline = queue::of(server.order, server.codel);
+                    line.set_lifo(discipline.newest_first(0, Ticks::ZERO));
                     let subject = Subject::Server {
                         service,
                         replica: i as u32,
@@ -225,13 +222,8 @@ impl Servers {
                         subject,
                         stretched: may_act(model, FaultKind::LatencyFactor, subject),
                         slots: server.slots,
-                        order: server.order,
-                        codel: server.codel,
-                        timed: server.order != QueueOrder::Fifo || server.codel.is_some(),
-                        interval: server
-                            .codel
-                            .map_or(Ticks::from_ms(ADAPTIVE_INTERVAL_MS), |c| c.interval),
-                        last_empty: Ticks::ZERO,
+                        timed: discipline.watches(),
+                        discipline,
                         abandon: server.abandon,
                         draws: Draws::here(Sampler::new(&server.service, &mut rng), rng),
                         line,
@@ -268,7 +260,7 @@ impl Servers {
             replica_of: Vec::new(),
             cancellable,
             done_keys: Vec::new(),
-            codel_keys: Vec::new(),
+            timeout_keys: Vec::new(),
         }
     }
 
@@ -354,7 +346,7 @@ impl World<'_> {
             Admit::Start => s.line.start(),
             Admit::Wait => {
                 if timed {
-                    self.server_queued_timed(i, req);
+                    self.server_joined(i, req);
                 }
                 self.servers.states[i].line.wait(Waiting {
                     req,
@@ -410,29 +402,22 @@ impl World<'_> {
         }
     }
 
-    /// `req` joins the queue of instance `i`, whose order or CoDel track the
-    /// queue's emptiness: its CoDel timeout, and the queue was empty until now.
+    /// `req` joins the queue of instance `i`, whose discipline watches it: the
+    /// discipline hears of it, and its queue timeout (if any) is set.
     #[cold]
     #[inline(never)]
-    fn server_queued_timed(&mut self, i: usize, req: ReqId) {
+    fn server_joined(&mut self, i: usize, req: ReqId) {
         let now = self.now;
         let s = &mut self.servers.states[i];
-        if let Some(c) = s.codel {
-            // the queue's state as the request joins it
-            let empty = s.line.waiting() == 0 || now - s.last_empty <= c.interval;
-            let timeout = if empty { c.interval } else { c.target };
+        if let Some(timeout) = s.discipline.joined(s.line.waiting(), now) {
             let key = self
                 .queue
                 .schedule(now + timeout, Lane::Deadline, Event::QueueTimeout(req));
-            let keys = &mut self.servers.codel_keys;
+            let keys = &mut self.servers.timeout_keys;
             if keys.len() <= req as usize {
                 keys.resize(req as usize + 1, None);
             }
             keys[req as usize] = Some(key);
-        }
-        let s = &mut self.servers.states[i];
-        if s.line.waiting() == 0 {
-            s.last_empty = now;
         }
     }
 
@@ -458,19 +443,19 @@ impl World<'_> {
         }
     }
 
-    /// A waiter of a queue that tracks its emptiness starts.
+    /// A waiter of a queue whose discipline watches it starts.
     #[cold]
     #[inline(never)]
     fn server_waiter_timed(&mut self, i: usize, req: ReqId) {
-        self.server_codel_off(req);
+        self.server_timeout_off(req);
         self.server_dequeued(i);
     }
 
-    /// `req` left the queue: its CoDel timeout (if any) is off.
-    fn server_codel_off(&mut self, req: ReqId) {
+    /// `req` left the queue: its queue timeout (if any) is off.
+    fn server_timeout_off(&mut self, req: ReqId) {
         if let Some(key) = self
             .servers
-            .codel_keys
+            .timeout_keys
             .get_mut(req as usize)
             .and_then(Option::take)
         {
@@ -491,25 +476,25 @@ impl World<'_> {
         self.server_start(i, w.req, w.arrived, w.demand);
     }
 
-    /// A request left instance `i`'s queue: note when it became empty (CoDel and
-    /// adaptive LIFO look back at it).
+    /// A request left instance `i`'s queue: its discipline hears of it, if it
+    /// watches the queue.
     #[inline]
     fn server_dequeued(&mut self, i: usize) {
         let s = &mut self.servers.states[i];
-        if s.line.waiting() == 0 {
-            s.last_empty = self.now;
+        if s.timed {
+            s.discipline.left(s.line.waiting(), self.now);
         }
     }
 
-    /// Before a freed slot takes a waiter: adaptive LIFO takes the newest while
-    /// the queue has not been empty within the last interval.
+    /// Before a freed slot takes a waiter: the discipline, if it watches the
+    /// queue, says whether it takes the newest or the oldest.
     #[inline]
     fn server_pick_order(&mut self, i: usize) {
         let now = self.now;
         let s = &mut self.servers.states[i];
-        if s.timed && s.order == QueueOrder::AdaptiveLifo {
-            let busy_queue = s.line.waiting() > 0 && now - s.last_empty > s.interval;
-            s.line.set_lifo(busy_queue);
+        if s.timed {
+            let newest = s.discipline.newest_first(s.line.waiting(), now);
+            s.line.set_lifo(newest);
         }
     }
 
@@ -643,7 +628,7 @@ impl World<'_> {
         st.saved.add(w.demand);
         trace!(self, server_unqueued(req, w.arrived));
         st.in_server.add(now - w.arrived);
-        self.server_codel_off(w.req);
+        self.server_timeout_off(w.req);
         self.server_dequeued(i);
         self.handler_released(req);
         self.obs.abandoned(self.requests[req].step);
@@ -712,7 +697,7 @@ impl World<'_> {
         true
     }
 
-    /// A queued request's CoDel timeout: still waiting, it is shed.
+    /// A queued request's queue timeout (CoDel): still waiting, it is shed.
     #[inline(never)]
     pub(super) fn server_queue_timeout(&mut self, req: ReqId) {
         let now = self.now;
@@ -724,7 +709,7 @@ impl World<'_> {
         let Some(w) = s.line.leave(|w| w.req == req) else {
             return;
         };
-        self.servers.codel_keys[req as usize] = None;
+        self.servers.timeout_keys[req as usize] = None;
         self.servers.outstanding[i] -= 1;
         let s = &self.servers.states[i];
         let (stats, replica) = (s.stats, s.replica);
@@ -779,10 +764,12 @@ impl World<'_> {
             let s = &mut self.servers.states[i];
             let queued = s.line.drain();
             self.servers.outstanding[i] -= queued.len() as u32;
-            s.last_empty = now;
+            if s.timed {
+                s.discipline.left(0, now);
+            }
             let st = s.stats;
             for w in queued {
-                self.server_codel_off(w.req);
+                self.server_timeout_off(w.req);
                 let stats = &mut self.servers.stats[st];
                 stats.queued.add(now, -1);
                 stats.in_server.add(now - w.arrived);
