@@ -19,8 +19,9 @@
 //! at the end of the run are rescaled to that span here.
 
 use super::World;
+use super::server::stats::{ReplicaStats, ServerStats};
 use super::timeseries::{CallWindow, End, Reading, Timeline};
-use super::{DependencyStats, LimiterResults, Outcome, RunResult, ServerStats};
+use super::{DependencyStats, LimiterResults, Outcome, RunResult};
 use crate::engine::Ticks;
 use crate::metrics::{Samples, TickSum, TimeAverage};
 use crate::model::{DependencyId, Handler, Model, RouteId, Workload};
@@ -559,9 +560,9 @@ fn restart_server(s: &mut ServerStats, now: Ticks) {
         replicas: s
             .replicas
             .iter()
-            .map(|r| super::server::ReplicaStats {
+            .map(|r| ReplicaStats {
                 busy: r.busy.restarted(now),
-                ..super::server::ReplicaStats::default()
+                ..ReplicaStats::default()
             })
             .collect(),
         ..ServerStats::default()
