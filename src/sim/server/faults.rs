@@ -76,7 +76,7 @@ impl World<'_> {
             }
             let s = &mut self.servers.states[i];
             let queued = s.line.drain();
-            self.servers.outstanding[i] -= queued.len() as u32;
+            s.outstanding -= queued.len() as u32;
             if s.timed {
                 s.discipline.left(0, now);
             }

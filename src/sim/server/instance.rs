@@ -44,6 +44,8 @@ pub(super) struct Instance {
     pub(super) replica: Option<usize>,
     /// The server makes calls after its service time (`branches`).
     pub(super) calls: bool,
+    /// Requests in its slots and in its line now (what a balancer reads).
+    pub(super) outstanding: u32,
 }
 
 impl Instance {
@@ -83,6 +85,7 @@ impl Instance {
             stats,
             replica: (n > 1).then_some(i),
             calls: server.plan.is_some(),
+            outstanding: 0,
         }
     }
 }
@@ -106,7 +109,7 @@ impl World<'_> {
         let demand = if full { Ticks::ZERO } else { s.draws.sample() };
         let (stats, replica, timed) = (s.stats, s.replica, s.timed);
         if !full {
-            self.servers.outstanding[i] += 1;
+            s.outstanding += 1;
         }
         match admit {
             Admit::Start => s.line.start(),
@@ -239,7 +242,7 @@ impl World<'_> {
         self.server_pick_order(i);
         let s = &mut self.servers.states[i];
         let next = s.line.release();
-        self.servers.outstanding[i] -= 1;
+        s.outstanding -= 1;
         let (stats, replica) = (s.stats, s.replica);
         let r = &self.requests[req];
         let late = r.closed || r.deadline.is_some_and(|d| now > d);
@@ -289,7 +292,7 @@ impl World<'_> {
         let Some(w) = s.line.leave(|w| w.req == req) else {
             return false;
         };
-        self.servers.outstanding[i] -= 1;
+        s.outstanding -= 1;
         let st = &mut self.servers.stats[s.stats];
         st.queued.add(now, -1);
         st.abandoned += 1;
@@ -341,7 +344,7 @@ impl World<'_> {
         self.server_pick_order(i);
         let s = &mut self.servers.states[i];
         let next = s.line.release();
-        self.servers.outstanding[i] -= 1;
+        s.outstanding -= 1;
         let (stats, replica) = (s.stats, s.replica);
         let worked = now - started;
         let st = &mut self.servers.stats[stats];

@@ -54,9 +54,6 @@ use stats::{ReplicaStats, ServerStats};
 /// Every server of a run.
 pub(crate) struct Servers {
     states: Vec<Instance>,
-    /// Requests in slots and in line now, by instance: the replicas of a
-    /// service side by side, the view its balancer picks from.
-    outstanding: Vec<u32>,
     by_service: Vec<Option<Route>>,
     /// One per server, in service order.
     stats: Vec<ServerStats>,
@@ -120,7 +117,6 @@ impl Servers {
         // a cancelling caller or a `down` fault may stop running work
         let cancellable = model.cancels_work();
         Servers {
-            outstanding: vec![0; states.len()],
             states,
             by_service,
             stats,

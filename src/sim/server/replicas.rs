@@ -23,6 +23,9 @@ pub(super) struct Balancing {
     /// Picks among the replicas' outstanding counts, with its own stream
     /// (`balancer:<service>`).
     balancer: Box<dyn Balance>,
+    /// The replicas' outstanding counts as the balancer is shown them, made
+    /// at each pick (the instances keep their own counts, on their hot path).
+    view: Vec<u32>,
 }
 
 impl Route {
@@ -46,6 +49,7 @@ impl Route {
                 first,
                 n,
                 balancer: balance::of(service.balancer, rng),
+                view: Vec::with_capacity(n),
             }))
         }
     }
@@ -64,19 +68,29 @@ impl Servers {
     /// The instance a new request of `service` goes to (the balancer's pick).
     #[inline]
     pub(super) fn pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
-        let i = match self.by_service[service].as_mut()? {
-            Route::Single(i) => return Some(*i),
-            Route::Replicated(b) => {
-                let view = &self.outstanding[b.first..b.first + b.n];
-                b.first + b.balancer.pick(view)
-            }
+        match self.by_service[service].as_ref()? {
+            Route::Single(i) => Some(*i),
+            Route::Replicated(_) => Some(self.pick_replica(service, req)),
+        }
+    }
+
+    /// The replica of `service` its balancer picks for `req`, from the
+    /// replicas' outstanding counts now; noted for the request's later events.
+    #[inline(never)]
+    fn pick_replica(&mut self, service: ServiceId, req: ReqId) -> usize {
+        let Some(Route::Replicated(b)) = self.by_service[service].as_mut() else {
+            unreachable!("service {service} has one instance");
         };
+        let replicas = &self.states[b.first..b.first + b.n];
+        b.view.clear();
+        b.view.extend(replicas.iter().map(|s| s.outstanding));
+        let i = b.first + b.balancer.pick(&b.view);
         let map = &mut self.replica_of;
         if map.len() <= req as usize {
             map.resize(req as usize + 1, 0);
         }
         map[req as usize] = i as u32;
-        Some(i)
+        i
     }
 }
 

@@ -171,8 +171,8 @@ impl World<'_> {
             return;
         };
         self.servers.timeout_keys[req as usize] = None;
-        self.servers.outstanding[i] -= 1;
-        let s = &self.servers.states[i];
+        let s = &mut self.servers.states[i];
+        s.outstanding -= 1;
         let (stats, replica) = (s.stats, s.replica);
         let st = &mut self.servers.stats[stats];
         st.queued.add(now, -1);
