@@ -189,8 +189,9 @@ impl Observers {
     }
 
     /// The latest event time the time series may reach before passing
-    /// `max_rows` (the run's share of [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS); `Ticks::MAX` without
-    /// a series), with `other_rows` rows per window besides the services and
+    /// `max_rows` (the run's share of
+    /// [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS); `Ticks::MAX` without a
+    /// series), with `other_rows` rows per window besides the services and
     /// call sites rows (clients and limiters).
     pub fn series_end(&self, other_rows: u64, max_rows: u64) -> Ticks {
         match &self.series {
