@@ -62,6 +62,15 @@ impl TimeAverage {
         }
         self.area(until) as f64 / until.0 as f64
     }
+
+    /// The average started again at `now`: its level kept, nothing before now
+    /// counted (its mean over [0, end] then reads short by the share of
+    /// [0, end] before `now`, which a warm-up's books scale back).
+    pub fn restarted(&self, now: Ticks) -> TimeAverage {
+        let mut a = TimeAverage::default();
+        a.add(now, self.level as i64);
+        a
+    }
 }
 
 /// A sum of durations kept in ticks (exact, and no float conversion per

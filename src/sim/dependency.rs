@@ -4,7 +4,7 @@
 //! [`call`](super::call): `call_answered` when the work is done.
 
 use super::ahead::Draws;
-use super::faults::Subject;
+use super::faults::{Subject, scaled};
 use super::latency::Sampler;
 use super::slots::{Admit, SlotQueue};
 use super::trace::trace;
@@ -109,7 +109,7 @@ impl Dependencies {
     /// observers rescale the mean to the part after the warm-up).
     pub fn restart(&mut self, now: Ticks) {
         for d in &mut self.deps {
-            d.busy_average = super::observe::restarted(&d.busy_average, now);
+            d.busy_average = d.busy_average.restarted(now);
         }
     }
 
@@ -323,14 +323,5 @@ impl World<'_> {
             self.dependencies.deps[dep].line.leave(|&c| c == call);
             self.dependency_levels(dep);
         }
-    }
-}
-
-/// `t` stretched by `factor` (a `latency_factor` fault), to the nearest tick.
-pub(super) fn scaled(t: Ticks, factor: f64) -> Ticks {
-    if factor == 1.0 {
-        t
-    } else {
-        Ticks((t.0 as f64 * factor).round() as u64)
     }
 }

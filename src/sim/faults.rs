@@ -198,6 +198,15 @@ pub(crate) fn may_act(model: &Model, kind: FaultKind, subject: Subject) -> bool 
         .any(|f| f.kind == kind && subject.hit_by(f.target))
 }
 
+/// `t` stretched by `factor` (a `latency_factor` fault), to the nearest tick.
+pub(crate) fn scaled(t: Ticks, factor: f64) -> Ticks {
+    if factor == 1.0 {
+        t
+    } else {
+        Ticks((t.0 as f64 * factor).round() as u64)
+    }
+}
+
 /// The kinds present in `list`, one bit each (see `Faults::has`).
 fn kinds_of(list: &[Fault]) -> u8 {
     list.iter().fold(0, |k, f| k | 1 << (f.kind as u8))

@@ -15,7 +15,9 @@
 //! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
 //! | [`handler`] | registration: which module handles a service's requests | (dispatch only) |
 //! | [`plan`] | the deadline-budgeted fan-out handler | a call's answer |
-//! | [`server`] | slots, a bounded queue in its order, CoDel, load shedding | `ServerDone`, `QueueTimeout` |
+//! | [`server`] | slots, a bounded queue in its discipline's order, load shedding, replicas | `ServerDone`, `QueueTimeout` |
+//! | `server::queue` | queue disciplines (`fifo`, `lifo`, `adaptive_lifo`, `codel`): a waiter's order and queue timeout | (asked by the server) |
+//! | [`balance`] | balancers: which of N replicas a caller picks, from a view it is given | (asked by the server) |
 //! | [`call`] | one call from a caller to a callee, with its timeout | `CallTimeout` |
 //! | [`policy`] | client policies: retries, hedges, breakers, throttles | `PolicyTimer` |
 //! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
@@ -78,8 +80,49 @@
 //! A state that cannot know when room frees up (a concurrency limit) answers
 //! `Pass` or `Reject`, never `Delay`: a throttle hold ends at an instant known
 //! when the request arrives.
+//!
+//! # The server's files
+//!
+//! [`server`] is a folder, one job per file: `mod.rs` holds every instance of
+//! the run and the per-request maps, `instance.rs` one instance's slots and
+//! queue and a request's life there, `queue/` the queue disciplines,
+//! `replicas.rs` which instance a request goes to, `faults.rs` what faults do
+//! to an instance, `stats.rs` the figures per server and per replica (a leaf
+//! the observers and the time series read).
+//!
+//! # Adding a queue discipline
+//!
+//! 1. Write `src/sim/server/queue/<kind>.rs`: a small type implementing
+//!    `queue::Discipline` (`joined` returns a waiter's queue timeout, if it
+//!    sheds on time; `newest_first` says which waiter a freed slot takes;
+//!    `watches` is false when neither depends on the queue's history, so the
+//!    server calls nothing per request), with a unit test of its order on the
+//!    test driver `queue::drive`.
+//! 2. Register it in `server/queue/mod.rs`: its `mod` line and one arm in
+//!    `queue::of`, which builds an instance's discipline from its keys.
+//! 3. Outside `server/queue/`, three files: `src/model/services.rs` (a `QueueOrder`
+//!    variant and its name in `QueueOrder::NAMES`, which validation reads),
+//!    `src/scenario/raw.rs` (the names in the `order` key's doc comment) and
+//!    `docs/scenarios.md` (the `order` key). A discipline with keys of its own
+//!    (as `codel`) also reads them in `src/scenario/validate/services.rs` into
+//!    a field of `model::Server`.
+//!
+//! # Adding a balancer
+//!
+//! 1. Write `src/sim/balance/<kind>.rs`: a small type implementing
+//!    [`balance::Balance`](balance::Balance): `pick` gets the replicas'
+//!    outstanding counts as its caller sees them and returns an index; any
+//!    state or random stream it needs, it owns (a new kind's draws come from
+//!    the stream `balance::of` is given, so existing kinds' draws stay as they
+//!    are). Test its rule on a hand-made view.
+//! 2. Register it in `src/sim/balance/mod.rs`: its `mod` line and one arm in
+//!    `balance::of`.
+//! 3. Outside `balance/`, two files: `src/model/services.rs` (a `Balancer` variant and
+//!    its name in `Balancer::NAMES`, which validation and `replicas.csv` read)
+//!    and `docs/scenarios.md` (the `balancer` key). The server needs no change.
 
 mod ahead;
+mod balance;
 mod call;
 mod call_sites;
 mod dependency;
@@ -105,9 +148,10 @@ use crate::error::Error;
 use crate::metrics::Samples;
 use crate::model::{LimiterId, Model};
 pub use limiter::LimiterResults;
-pub use observe::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS, StepStats, WorkloadStats};
+pub use observe::{StepStats, WorkloadStats};
 pub use policy::CallStats;
-pub use server::ServerStats;
+pub use server::stats::ServerStats;
+pub use timeseries::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
 use world::World;
 
 /// A hash map for the engine's per-request lookups (policy states, limiter

@@ -19,8 +19,9 @@
 //! at the end of the run are rescaled to that span here.
 
 use super::World;
+use super::server::stats::{ReplicaStats, ServerStats};
 use super::timeseries::{CallWindow, End, Reading, Timeline};
-use super::{DependencyStats, LimiterResults, Outcome, RunResult, ServerStats};
+use super::{DependencyStats, LimiterResults, Outcome, RunResult};
 use crate::engine::Ticks;
 use crate::metrics::{Samples, TickSum, TimeAverage};
 use crate::model::{DependencyId, Handler, Model, RouteId, Workload};
@@ -96,8 +97,6 @@ pub(crate) struct Observers {
     in_system: TickSum,
     last_exit: Ticks,
 }
-
-pub use crate::model::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
 
 impl Observers {
     pub fn new(model: &Model) -> Observers {
@@ -190,8 +189,9 @@ impl Observers {
     }
 
     /// The latest event time the time series may reach before passing
-    /// `max_rows` (the run's share of [`MAX_SERIES_ROWS`]; `Ticks::MAX` without
-    /// a series), with `other_rows` rows per window besides the services and
+    /// `max_rows` (the run's share of
+    /// [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS); `Ticks::MAX` without a
+    /// series), with `other_rows` rows per window besides the services and
     /// call sites rows (clients and limiters).
     pub fn series_end(&self, other_rows: u64, max_rows: u64) -> Ticks {
         match &self.series {
@@ -397,7 +397,7 @@ impl Observers {
         for d in &mut self.result.dependencies {
             *d = DependencyStats::default();
         }
-        self.in_flight = restarted(&self.in_flight, now);
+        self.in_flight = self.in_flight.restarted(now);
     }
 
     /// A request of `step` is over for its client: `outcome`, in time or not.
@@ -538,14 +538,6 @@ fn after_warmup(warmup: Ticks, until: Ticks) -> f64 {
     }
 }
 
-/// `average` started again at `now`: its level kept, nothing before now
-/// counted (its mean over [0, end] then reads `after_warmup` short).
-pub(crate) fn restarted(average: &TimeAverage, now: Ticks) -> TimeAverage {
-    let mut a = TimeAverage::default();
-    a.add(now, average.level() as i64);
-    a
-}
-
 /// A server row's books at `at` (the areas under its busy slots and queue over
 /// [0, `at`], and its counts), as the time series reads them at a window's end.
 #[inline]
@@ -564,14 +556,14 @@ fn server_reading(s: &ServerStats, at: Ticks) -> Reading {
 fn restart_server(s: &mut ServerStats, now: Ticks) {
     *s = ServerStats {
         service: s.service,
-        busy: restarted(&s.busy, now),
-        queued: restarted(&s.queued, now),
+        busy: s.busy.restarted(now),
+        queued: s.queued.restarted(now),
         replicas: s
             .replicas
             .iter()
-            .map(|r| super::server::ReplicaStats {
-                busy: restarted(&r.busy, now),
-                ..super::server::ReplicaStats::default()
+            .map(|r| ReplicaStats {
+                busy: r.busy.restarted(now),
+                ..ReplicaStats::default()
             })
             .collect(),
         ..ServerStats::default()

@@ -47,6 +47,7 @@ use crate::model::{Model, RouteId};
 
 pub use crate::model::series::client_and_limiter_rows;
 pub(crate) use crate::model::series::window_of;
+pub use crate::model::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
 
 /// Rows per window of `timeseries_calls.csv`: one per call site of `model`
 /// (the count the validation makes, `model::series::call_site_rows`, is the same).
@@ -693,7 +694,7 @@ mod tests {
         t.roll(ms(110.0), read(&books), no_policies);
         books.arrived += 1; // at 110
         books.shed += 1;
-        // the books start again at 120 with their level (observe::restarted)
+        // the books start again at 120 with their level (TimeAverage::restarted)
         t.restarting(0, read(&books)(0, ms(120.0)));
         let mut again = Books::default();
         again.busy.add(ms(120.0), 2);

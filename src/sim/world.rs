@@ -170,7 +170,7 @@ impl<'m> World<'m> {
     fn series_limit(&self) -> Error {
         let (max, all) = (
             self.model.limits.max_series_rows,
-            super::observe::MAX_SERIES_ROWS,
+            super::timeseries::MAX_SERIES_ROWS,
         );
         let share = if max < all {
             format!(" (its share of the {all} the compare rows may write together)")
@@ -180,7 +180,7 @@ impl<'m> World<'m> {
         Error::Limit(format!(
             "scenario `{}`: the time series would write more than {max} rows{share} (timeseries.csv, timeseries_services.csv, timeseries_limiters.csv and timeseries_calls.csv): raise output.window_ms (faults without it use {} ms windows)",
             self.model.name,
-            super::observe::DEFAULT_WINDOW_MS
+            super::timeseries::DEFAULT_WINDOW_MS
         ))
     }
 

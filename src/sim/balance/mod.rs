@@ -1,0 +1,67 @@
+//! Balancers: how a caller of a replicated target picks one of its replicas.
+//!
+//! A balancer knows nothing of servers, dependencies or requests. It is given a
+//! view of the replicas (how many requests each has outstanding, as its caller
+//! sees them: in slots and in line for a server's replicas) and picks an index
+//! into it; whatever state it needs (a turn, a random stream) it owns. So the
+//! same kinds serve any caller of replicas, each with the view it keeps.
+//!
+//! One file per kind, each a small type implementing [`Balance`]; [`of`] makes
+//! the one a scenario names ([`Balancer`], `services.NAME.balancer`).
+
+mod least_outstanding;
+mod random;
+mod round_robin;
+mod two_choices;
+
+pub(crate) use least_outstanding::LeastOutstanding;
+pub(crate) use random::Random;
+pub(crate) use round_robin::RoundRobin;
+pub(crate) use two_choices::TwoChoices;
+
+use crate::engine::Stream;
+use crate::model::Balancer;
+
+/// A rule that picks one of N replicas.
+pub(crate) trait Balance {
+    /// The index (below `outstanding.len()`, which is at least 1) of the
+    /// replica the next request goes to, given the requests each replica has
+    /// outstanding now.
+    fn pick(&mut self, outstanding: &[u32]) -> usize;
+}
+
+/// The balancer of kind `kind`; `rng` is its own random stream, for the kinds
+/// that draw (the others drop it).
+pub(crate) fn of(kind: Balancer, rng: Stream) -> Box<dyn Balance> {
+    match kind {
+        Balancer::RoundRobin => Box::new(RoundRobin::default()),
+        Balancer::Random => Box::new(Random::new(rng)),
+        Balancer::LeastOutstanding => Box::new(LeastOutstanding),
+        Balancer::TwoChoices => Box::new(TwoChoices::new(rng)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stream;
+
+    /// `of` makes the kind each name stands for: the deterministic kinds show
+    /// their rule on a view that tells them apart from the others.
+    #[test]
+    fn each_name_makes_its_kind() {
+        let view = [3, 0, 5];
+        let picks = |kind: Balancer| {
+            let mut b = of(kind, stream(1, 0, "balancer:t"));
+            (0..3).map(|_| b.pick(&view)).collect::<Vec<_>>()
+        };
+        assert_eq!(picks(Balancer::RoundRobin), [0, 1, 2]);
+        assert_eq!(picks(Balancer::LeastOutstanding), [1, 1, 1]);
+        let mut random = Random::new(stream(1, 0, "balancer:t"));
+        let expected: Vec<usize> = (0..3).map(|_| random.pick(&view)).collect();
+        assert_eq!(picks(Balancer::Random), expected);
+        let mut two = TwoChoices::new(stream(1, 0, "balancer:t"));
+        let expected: Vec<usize> = (0..3).map(|_| two.pick(&view)).collect();
+        assert_eq!(picks(Balancer::TwoChoices), expected);
+    }
+}
