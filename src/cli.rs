@@ -67,9 +67,10 @@ enum Command {
         /// every 1/R-th in send order (default 1: all)
         #[arg(long, value_name = "R", requires = "spans")]
         spans_sample: Option<f64>,
-        /// Draw each compare row's random latencies and arrival gaps ahead on a
-        /// helper thread: `auto` when the rows leave a core spare for each
-        /// helper. The output is the same byte for byte; only the time differs
+        /// Draw each compare row's costly random latencies (lognormal, gamma,
+        /// Weibull, Pareto) ahead on a helper thread: `auto` when the rows leave
+        /// a core spare for each helper. The output is the same byte for byte;
+        /// only the time differs
         #[arg(long, value_name = "WHEN", default_value = "auto")]
         draw_ahead: crate::DrawAhead,
     },

@@ -8,19 +8,20 @@
 //! A stream is handed over only when its draws cannot depend on the run: the
 //! sampler is its stream's only user, and nothing the run does changes the
 //! sampler (faults stretch a draw after it is made). The types keep that rule:
-//! an actor holds such a stream only inside a [`Draws`] (latencies) or an
-//! [`Exp1Draws`] (an open Poisson workload's gaps, held in that workload's
-//! state), which own it and offer nothing but the next draw; handing one over
-//! moves the stream into the helper's job. Constant and cycling samplers cost
-//! less to draw than to read back, so they stay with their actor.
+//! an actor holds its latency stream only inside a [`Draws`], which owns it and
+//! offers nothing but the next draw; handing one over moves the stream into the
+//! helper's job. Only samplers whose draw costs clearly more than a read are
+//! handed over ([`costly`]: lognormal, gamma, Weibull, Pareto and mixtures of
+//! them); measured on the peer models, drawing cheaper ones (exponential
+//! service times, an open workload's Exp(1) gaps) ahead cost CPU time and, on
+//! the retry chain, wall time too.
 //!
-//! The seam: each actor kind that holds such streams lists them (`draws()` of
-//! servers, dependencies and workloads), `World::draw_ahead` offers them to
+//! The seam: each actor kind that holds latency streams lists them (`draws()`
+//! of servers, dependencies and workloads), `World::draw_ahead` offers them to
 //! [`start`], and `crate::DrawAhead` is the user's choice (`--draw-ahead`).
 
 use super::latency::Sampler;
 use crate::engine::{Stream, Ticks};
-use rand_distr::{Distribution, Exp1};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, channel, sync_channel};
@@ -79,94 +80,49 @@ impl Draws {
     }
 }
 
-/// Where an open workload's arrival gaps come from: Exp(1) draws, scaled by the
-/// mean gap of the moment (which faults change) when they are used. As with
-/// [`Draws`], the stream is inside and [`Exp1Draws::exp1`] is the only way to it.
-pub(crate) struct Exp1Draws(Gaps);
-
-#[allow(clippy::large_enum_variant)] // as for `Draws`
-enum Gaps {
-    /// Drawn from this stream when needed.
-    Here(Stream),
-    /// Drawn ahead by the helper thread.
-    Ahead(Feed),
-}
-
-impl Exp1Draws {
-    /// Gaps drawn from `rng`, which nothing else may draw from.
-    pub fn here(rng: Stream) -> Exp1Draws {
-        Exp1Draws(Gaps::Here(rng))
-    }
-
-    /// The next Exp(1) draw, by rand_distr's ziggurat.
-    #[inline]
-    pub fn exp1(&mut self) -> f64 {
-        match &mut self.0 {
-            Gaps::Here(rng) => exp1(rng),
-            Gaps::Ahead(feed) => f64::from_bits(feed.next()),
-        }
+/// Whether a sampler's draw costs clearly more than reading a value back:
+/// those that take a logarithm, an exponential or a normal draw (lognormal,
+/// gamma, Weibull, Pareto, a mixture of any). A constant or a cycle costs
+/// less to draw than to read back, and an exponential (a ziggurat lookup), a
+/// uniform or an empirical draw (one uniform each) about as much, so drawing
+/// them ahead only adds the helper's time to the run's.
+fn costly(sampler: &Sampler) -> bool {
+    match sampler {
+        Sampler::Constant(_)
+        | Sampler::Cycle { .. }
+        | Sampler::Exponential(_)
+        | Sampler::Uniform { .. }
+        | Sampler::Empirical(_) => false,
+        Sampler::Mixture(parts) => parts.iter().any(|(_, p)| costly(p)),
+        _ => true,
     }
 }
 
-/// One Exp(1) draw by rand_distr's ziggurat: the one way both the actor and
-/// the helper draw a gap, so that drawing ahead cannot change a value.
-#[inline]
-fn exp1(rng: &mut Stream) -> f64 {
-    Distribution::<f64>::sample(&Exp1, rng)
-}
-
-/// A stream offered to the helper.
-pub(crate) enum Handover<'a> {
-    /// An actor's latencies.
-    Latency(&'a mut Draws),
-    /// An open workload's arrival gaps.
-    Exp1(&'a mut Exp1Draws),
-}
-
-/// What the helper draws for one stream, as words.
-enum Job {
-    Latency(Sampler, Stream),
-    Exp1(Stream),
-}
+/// What the helper draws for one stream: its sampler on its stream, as words.
+struct Job(Sampler, Stream);
 
 impl Job {
     #[inline]
     fn draw(&mut self) -> u64 {
-        match self {
-            Job::Latency(sampler, rng) => sampler.sample(rng).0,
-            Job::Exp1(rng) => exp1(rng).to_bits(),
-        }
+        self.0.sample(&mut self.1).0
     }
 }
 
-impl<'a> Handover<'a> {
-    /// Worth drawing ahead: a stream drawn here whose draw costs more than a
-    /// read (not a constant or a cycle).
+impl Draws {
+    /// Worth drawing ahead: drawn here, by a sampler whose draw costs clearly
+    /// more than a read and its share of the helper's hand-over.
     fn worth_it(&self) -> bool {
-        match self {
-            Handover::Latency(d) => matches!(&d.0, Latencies::Here { sampler, .. }
-                if !matches!(sampler, Sampler::Constant(_) | Sampler::Cycle { .. })),
-            Handover::Exp1(e) => matches!(e.0, Gaps::Here(_)),
-        }
+        matches!(&self.0, Latencies::Here { sampler, .. } if costly(sampler))
     }
 
     /// Takes the stream (one `worth_it`) over, leaving `feed` in its place.
-    fn take(self, feed: Feed) -> (Job, &'a mut Feed) {
-        match self {
-            Handover::Latency(d) => match std::mem::replace(&mut d.0, Latencies::Ahead(feed)) {
-                Latencies::Here { sampler, rng } => match &mut d.0 {
-                    Latencies::Ahead(feed) => (Job::Latency(sampler, rng), feed),
-                    Latencies::Here { .. } => unreachable!("the feed was just put there"),
-                },
-                Latencies::Ahead(_) => unreachable!("a stream drawn ahead is not handed over"),
+    fn take(&mut self, feed: Feed) -> (Job, &mut Feed) {
+        match std::mem::replace(&mut self.0, Latencies::Ahead(feed)) {
+            Latencies::Here { sampler, rng } => match &mut self.0 {
+                Latencies::Ahead(feed) => (Job(sampler, rng), feed),
+                Latencies::Here { .. } => unreachable!("the feed was just put there"),
             },
-            Handover::Exp1(e) => match std::mem::replace(&mut e.0, Gaps::Ahead(feed)) {
-                Gaps::Here(rng) => match &mut e.0 {
-                    Gaps::Ahead(feed) => (Job::Exp1(rng), feed),
-                    Gaps::Here(_) => unreachable!("the feed was just put there"),
-                },
-                Gaps::Ahead(_) => unreachable!("a stream drawn ahead is not handed over"),
-            },
+            Latencies::Ahead(_) => unreachable!("a stream drawn ahead is not handed over"),
         }
     }
 }
@@ -239,10 +195,10 @@ impl Drop for Helper {
 /// Hands the streams worth it over to a new helper thread, which draws ahead
 /// until their feeds are dropped. None when none is worth it, or when no thread
 /// can be started (the streams then stay where they were).
-pub(crate) fn start<'a>(streams: impl IntoIterator<Item = Handover<'a>>) -> Option<Helper> {
-    let streams: Vec<Handover> = streams
+pub(crate) fn start<'a>(streams: impl IntoIterator<Item = &'a mut Draws>) -> Option<Helper> {
+    let streams: Vec<&mut Draws> = streams
         .into_iter()
-        .filter(Handover::worth_it)
+        .filter(|d| d.worth_it())
         .take(MAX_STREAMS)
         .collect();
     if streams.is_empty() {
@@ -371,27 +327,16 @@ mod tests {
         let mut rng = stream(3, 0, "dependency:a");
         let mut here = Draws::here(Sampler::new(&lognormal(), &mut rng), rng.clone());
         let mut ahead = Draws::here(Sampler::new(&lognormal(), &mut rng), rng);
-        let mut gaps_here = Exp1Draws::here(stream(3, 0, "open"));
-        let mut gaps_ahead = Exp1Draws::here(stream(3, 0, "open"));
-        let helper = start([
-            Handover::Latency(&mut ahead),
-            Handover::Exp1(&mut gaps_ahead),
-        ]);
+        let helper = start([&mut ahead]);
         assert!(helper.is_some());
         assert!(matches!(ahead.0, Latencies::Ahead(_)));
-        assert!(matches!(gaps_ahead.0, Gaps::Ahead(_)));
         for i in 0..n {
             assert_eq!(ahead.sample(), here.sample(), "latency draw {i}");
-            assert_eq!(
-                gaps_ahead.exp1().to_bits(),
-                gaps_here.exp1().to_bits(),
-                "gap {i}"
-            );
         }
         drop(helper);
     }
 
-    /// Constants and cycles stay with their actor (no thread for them), and a
+    /// Cheap samplers stay with their actor (no thread for them), and a
     /// helper stops when dropped while its feeds are still there.
     #[test]
     fn cheap_streams_stay_and_a_dropped_helper_stops() {
@@ -400,15 +345,16 @@ mod tests {
             Sampler::new(&Latency::Constant(Ticks(5)), &mut rng),
             rng.clone(),
         );
-        assert!(start([Handover::Latency(&mut constant)]).is_none());
+        let mut exponential = Draws::here(
+            Sampler::new(&Latency::Exponential { mean_ms: 2.0 }, &mut rng),
+            rng.clone(),
+        );
+        assert!(start([&mut constant, &mut exponential]).is_none());
         assert!(matches!(constant.0, Latencies::Here { .. }));
         assert_eq!(constant.sample(), Ticks(5));
 
         let mut drawn = Draws::here(Sampler::new(&lognormal(), &mut rng), rng);
-        let helper = start([
-            Handover::Latency(&mut constant),
-            Handover::Latency(&mut drawn),
-        ]);
+        let helper = start([&mut constant, &mut drawn]);
         assert!(matches!(constant.0, Latencies::Here { .. }));
         assert!(matches!(drawn.0, Latencies::Ahead(_)));
         drawn.sample();

@@ -19,7 +19,7 @@
 //! in declaration order (owned routes, then the workload's unowned ones), each
 //! through every listed access path in order.
 
-use super::ahead::{Draws, Exp1Draws, Handover};
+use super::ahead::Draws;
 use super::latency::Sampler;
 use super::{Event, Outcome, Tag, World};
 use crate::engine::{Lane, Stream, Ticks, stream};
@@ -50,20 +50,9 @@ struct Sender {
 }
 
 impl Workloads {
-    /// The streams an open Poisson workload draws its gaps from, and closed
-    /// populations' think times, for drawing ahead.
-    pub fn draws(&mut self) -> impl Iterator<Item = Handover<'_>> {
-        self.senders.iter_mut().flat_map(|s| {
-            let gaps = match &mut s.state {
-                WorkloadState::Open {
-                    arrivals: OpenArrivals::Poisson(gaps),
-                    ..
-                } => Some(Handover::Exp1(gaps)),
-                _ => None,
-            };
-            gaps.into_iter()
-                .chain(s.think.as_mut().map(Handover::Latency))
-        })
+    /// Closed populations' think times, for drawing ahead.
+    pub fn draws(&mut self) -> impl Iterator<Item = &mut Draws> {
+        self.senders.iter_mut().filter_map(|s| s.think.as_mut())
     }
 
     /// The workload (its index) of sender `source`; None for a request no
@@ -224,21 +213,22 @@ pub(crate) enum WorkloadState {
 }
 
 /// When an open workload's next request leaves.
-#[allow(clippy::large_enum_variant)] // as for `Exp1Draws`
+// held in place, as an actor holds its streams: boxing would add a pointer to
+// every gap drawn
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum OpenArrivals {
     /// Evenly spaced (`uniform`).
     Uniform(Even),
     /// Poisson: Exp(1) gaps from the sender's own stream, which draws nothing
-    /// else. Holding the stream here, and nowhere else, is what lets it be
-    /// drawn ahead ([`Handover::Exp1`]): no other code can reach it.
-    Poisson(Exp1Draws),
+    /// else.
+    Poisson(Stream),
 }
 
 impl OpenArrivals {
     fn new(arrivals: Arrivals, even: Even, rng: Stream) -> OpenArrivals {
         match arrivals {
             Arrivals::Uniform => OpenArrivals::Uniform(even),
-            Arrivals::Poisson => OpenArrivals::Poisson(Exp1Draws::here(rng)),
+            Arrivals::Poisson => OpenArrivals::Poisson(rng),
         }
     }
 }
@@ -453,8 +443,10 @@ fn ladder_gives_up(model: &crate::model::Model, l: &Ladder) -> bool {
 /// ziggurat, as the `exponential` latency model and the peer models draw it (a
 /// table lookup and a multiply for most draws, where -ln(1 - u) was a libm call,
 /// about a tenth of an M1 run's time).
-fn poisson_gap_ms(mean_gap_ms: f64, gaps: &mut Exp1Draws) -> f64 {
-    gaps.exp1() * mean_gap_ms
+fn poisson_gap_ms(mean_gap_ms: f64, gaps: &mut Stream) -> f64 {
+    use rand_distr::{Distribution, Exp1};
+    let exp1: f64 = Exp1.sample(gaps);
+    exp1 * mean_gap_ms
 }
 
 impl World<'_> {

@@ -79,10 +79,8 @@ impl<'m> World<'m> {
     /// Hands the random streams worth it to a helper thread that draws them
     /// ahead on another core (see [`super::ahead`]); the results stay the same.
     pub fn draw_ahead(&mut self) {
-        use super::ahead::Handover;
         let streams = (self.dependencies.draws())
             .chain(self.servers.draws())
-            .map(Handover::Latency)
             .chain(self.workload.draws());
         self.helper = super::ahead::start(streams);
     }
