@@ -121,6 +121,27 @@
 //!    its name in `Balancer::NAMES`, which validation and `replicas.csv` read)
 //!    and `docs/scenarios.md` (the `balancer` key). The server needs no change.
 
+//!
+//! # Adding a table
+//!
+//! A table (one CSV file, printed in the report unless it is a chart's) reads
+//! what a run measured. Counts, sums and time averages are kept as the run goes
+//! (streaming: no per-event log), then analysed.
+//!
+//! 1. What the run must measure, if no statistic holds it yet: a field of the
+//!    actor's own statistics (`server::stats`, `policy::CallStats`,
+//!    `limiter::LimiterResults`, `observe::WorkloadStats`), filled where that
+//!    actor already notes the step, and carried out in [`RunResult`].
+//! 2. `src/analysis/<table>.rs`: a `tables(results, &mut tables)` building the
+//!    `Table` from every compare row's [`RunResult`] (never from the first row's
+//!    model alone), with `results.table(...)` for its headers; if it reads
+//!    percentiles of a large statistic, an `asks` beside it (see
+//!    `analysis/asks.rs`) so that they are selected on every core first.
+//! 3. Outside it, at most three files: `src/analysis/mod.rs` (its `mod` line
+//!    and one call in `build`), `docs/scenarios.md` (the file, when it is
+//!    written, its headers), and the statistics' file of step 1 if it needed a
+//!    field. Report, CSV, HTML and sweep metrics follow from the `Table`.
+
 mod ahead;
 mod balance;
 mod call;

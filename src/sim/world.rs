@@ -18,33 +18,34 @@ use crate::engine::{EventKey, EventQueue, Lane, Ticks};
 use crate::error::Error;
 use crate::model::Model;
 
-/// All actor state of one run. Each field's insides are private to the module
-/// that defines its type: actors reach each other only through `impl World`
-/// methods.
+/// All actor state of one run. The fields are the simulation's alone (nothing
+/// outside `sim` sees a `World`), and each field's insides are private to the
+/// module that defines its type: actors reach each other only through
+/// `impl World` methods.
 pub(crate) struct World<'m> {
-    pub model: &'m Model,
-    pub queue: EventQueue<Event>,
-    pub now: Ticks,
-    pub requests: Requests,
-    pub calls: Calls,
-    pub dependencies: Dependencies,
-    pub servers: Servers,
-    pub plans: Plans,
-    pub policies: Policies,
-    pub workload: Workloads,
+    pub(super) model: &'m Model,
+    pub(super) queue: EventQueue<Event>,
+    pub(super) now: Ticks,
+    pub(super) requests: Requests,
+    pub(super) calls: Calls,
+    pub(super) dependencies: Dependencies,
+    pub(super) servers: Servers,
+    pub(super) plans: Plans,
+    pub(super) policies: Policies,
+    pub(super) workload: Workloads,
     /// Interned client and member names.
-    pub symbols: Symbols,
-    pub limiting: Limiting,
-    pub obs: Observers,
+    pub(super) symbols: Symbols,
+    pub(super) limiting: Limiting,
+    pub(super) obs: Observers,
     /// The request tracer (`--trace N`); None in an ordinary run.
-    pub trace: Option<Box<Tracer>>,
+    pub(super) trace: Option<Box<Tracer>>,
     /// What `[[faults]]` change, asked by the actors.
-    pub faults: Faults,
+    pub(super) faults: Faults,
     /// No faults and no time series: the actors skip every question about
     /// them with this one flag (the fast path of every scenario without them).
-    pub plain: bool,
+    pub(super) plain: bool,
     /// The thread drawing random streams ahead, if any (dropping it stops it).
-    pub helper: Option<super::ahead::Helper>,
+    pub(super) helper: Option<super::ahead::Helper>,
 }
 
 impl<'m> World<'m> {
