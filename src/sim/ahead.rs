@@ -336,6 +336,40 @@ mod tests {
         drop(helper);
     }
 
+    /// At most `MAX_STREAMS` streams go to the helper, the first offered; the
+    /// others stay with their actors, and every stream still gives its values.
+    #[test]
+    fn past_max_streams_the_others_stay_here() {
+        let n = MAX_STREAMS + 3;
+        let mut offered: Vec<Draws> = (0..n)
+            .map(|i| {
+                let mut rng = stream(5, 0, &format!("dependency:{i}"));
+                Draws::here(Sampler::new(&lognormal(), &mut rng), rng)
+            })
+            .collect();
+        let mut here: Vec<Draws> = (0..n)
+            .map(|i| {
+                let mut rng = stream(5, 0, &format!("dependency:{i}"));
+                Draws::here(Sampler::new(&lognormal(), &mut rng), rng)
+            })
+            .collect();
+        let helper = start(offered.iter_mut());
+        assert!(helper.is_some());
+        for (i, d) in offered.iter().enumerate() {
+            assert_eq!(
+                matches!(d.0, Latencies::Ahead(_)),
+                i < MAX_STREAMS,
+                "stream {i}"
+            );
+        }
+        for _ in 0..CHUNK + 1 {
+            for (a, h) in offered.iter_mut().zip(&mut here) {
+                assert_eq!(a.sample(), h.sample());
+            }
+        }
+        drop(helper);
+    }
+
     /// Cheap samplers stay with their actor (no thread for them), and a
     /// helper stops when dropped while its feeds are still there.
     #[test]

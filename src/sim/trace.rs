@@ -834,7 +834,7 @@ impl Tracer {
         }
     }
 
-    // ---- server.rs ----
+    // ---- server/ ----
 
     /// `req` left the queue it waited in since `arrived` without service
     /// (abandoned by its client or cancelled by its caller).

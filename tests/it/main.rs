@@ -9,6 +9,7 @@ mod cli;
 mod common;
 mod doc_figures;
 mod docs;
+mod fast_paths;
 mod faults_time;
 mod golden_ay10;
 mod golden_dy13;
