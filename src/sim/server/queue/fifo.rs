@@ -1,27 +1,13 @@
 //! `order = "fifo"` (the default): a freed slot takes the oldest waiter.
 
 use super::Discipline;
-use crate::engine::Ticks;
 
 /// First in, first out; sheds nothing on time and watches nothing.
 #[derive(Debug, Default)]
 pub(in crate::sim::server) struct Fifo;
 
-impl Discipline for Fifo {
-    fn watches(&self) -> bool {
-        false
-    }
-
-    fn joined(&mut self, _waiting: usize, _now: Ticks) -> Option<Ticks> {
-        None
-    }
-
-    fn left(&mut self, _waiting: usize, _now: Ticks) {}
-
-    fn newest_first(&self, _waiting: usize, _now: Ticks) -> bool {
-        false
-    }
-}
+/// Every answer is the trait's default.
+impl Discipline for Fifo {}
 
 #[cfg(test)]
 mod tests {

@@ -9,16 +9,6 @@ use crate::engine::Ticks;
 pub(in crate::sim::server) struct Lifo;
 
 impl Discipline for Lifo {
-    fn watches(&self) -> bool {
-        false
-    }
-
-    fn joined(&mut self, _waiting: usize, _now: Ticks) -> Option<Ticks> {
-        None
-    }
-
-    fn left(&mut self, _waiting: usize, _now: Ticks) {}
-
     fn newest_first(&self, _waiting: usize, _now: Ticks) -> bool {
         true
     }

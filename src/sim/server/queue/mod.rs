@@ -28,25 +28,33 @@ use crate::model::{self, QueueOrder};
 const ADAPTIVE_INTERVAL_MS: f64 = 100.0;
 
 /// How one server instance orders its queue and sheds from it.
+/// Each method's default is a plain first-in-first-out queue's answer, so a
+/// discipline writes only what it does differently.
 pub(super) trait Discipline {
     /// Whether the server must tell it of the queue's joins and leaves and ask
     /// it before each freed slot. When false the server calls nothing else,
     /// and the order [`newest_first`](Discipline::newest_first) gives for an
     /// empty queue at time 0 holds for good (a plain queue pays nothing per
     /// request).
-    fn watches(&self) -> bool;
+    fn watches(&self) -> bool {
+        false
+    }
 
     /// A request joins the queue behind `waiting` others at `now`: how long it
     /// may wait before it is shed, if this discipline sheds on time.
-    fn joined(&mut self, waiting: usize, now: Ticks) -> Option<Ticks>;
+    fn joined(&mut self, _waiting: usize, _now: Ticks) -> Option<Ticks> {
+        None
+    }
 
     /// A request left the queue at `now` (it took a slot, its client gave up or
     /// it was shed); `waiting` remain.
-    fn left(&mut self, waiting: usize, now: Ticks);
+    fn left(&mut self, _waiting: usize, _now: Ticks) {}
 
     /// A freed slot takes one of `waiting` waiters at `now`: the newest (true)
     /// or the oldest.
-    fn newest_first(&self, waiting: usize, now: Ticks) -> bool;
+    fn newest_first(&self, _waiting: usize, _now: Ticks) -> bool {
+        false
+    }
 }
 
 /// The discipline of a server with `order` and `codel` keys.
