@@ -177,6 +177,7 @@ use world::World;
 
 /// A hash map for the engine's per-request lookups (policy states, limiter
 /// buckets and members): foldhash's fixed-seed hasher, several times cheaper per
+mod notes;
 /// lookup than the standard SipHash and the same in every run (every table built
 /// from these maps is sorted before it is written).
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
