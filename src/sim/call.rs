@@ -25,7 +25,7 @@
 //! `call_policy` makes its requests this way too (`Caller::Client`): each attempt
 //! is a request at the service carrying the client's route and access.
 
-use super::trace::trace;
+use super::notes::Note;
 use super::{CallId, Event, Outcome, ReqId, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::Target;
@@ -181,26 +181,23 @@ impl World<'_> {
             self.call_noted(caller, target);
         }
         if let Target::Dependency(dep) = target {
-            self.obs.call_made(dep);
+            self.note(Note::CallMade { dep });
             // a `down` dependency fails every call at once
             if cap == Some(Ticks::ZERO) || (!self.plain && self.dependency_is_down(dep)) {
                 self.dependency_call_failed(caller, dep);
-                if self.trace.is_some() {
-                    let from = self.trace_opener(caller);
-                    let why = if cap == Some(Ticks::ZERO) {
-                        "no time left"
-                    } else {
-                        "down"
-                    };
-                    trace!(self, call_failed_at_once(from, target, why));
-                }
+                self.note(Note::FailedAtOnce {
+                    caller,
+                    target,
+                    no_time: cap == Some(Ticks::ZERO),
+                });
                 return None;
             }
         } else if cap == Some(Ticks::ZERO) {
-            if self.trace.is_some() {
-                let from = self.trace_opener(caller);
-                trace!(self, call_failed_at_once(from, target, "no time left"));
-            }
+            self.note(Note::FailedAtOnce {
+                caller,
+                target,
+                no_time: true,
+            });
             return None;
         }
         let deadline = cap.map(|c| self.now + c);
@@ -214,10 +211,11 @@ impl World<'_> {
             deadline,
             below: Below::Nothing,
         });
-        if self.trace.is_some() {
-            let from = self.trace_opener(caller);
-            trace!(self, call_open(id, from, target));
-        }
+        self.note(Note::CallOpened {
+            call: id,
+            caller,
+            target,
+        });
         match target {
             Target::Dependency(dep) => {
                 // A timer that cannot fire is not scheduled: a completion at or
@@ -266,18 +264,14 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     fn call_noted(&mut self, caller: Caller, target: Target) {
-        let now = self.now;
         if let Target::Dependency(dep) = target {
-            self.obs.dependency_arrival(now, dep);
+            self.note(Note::AtDependency { dep });
         }
         if let Caller::Branch { req, .. } = caller
             && self.model.policies.is_empty()
         {
             let service = self.requests[req].service;
-            if let Some(t) = self.obs.series() {
-                let site = t.sites().of_call(service, target);
-                t.call_made(now, site);
-            }
+            self.note(Note::CallAtSite { service, target });
         }
     }
 
@@ -320,7 +314,7 @@ impl World<'_> {
             Caller::Client { req: from } => {
                 // a client's attempt: its request, as the client would send it
                 let req = self.send_attempt(call, from, deadline);
-                trace!(self, call_request(req, call, service));
+                self.note(Note::CallRequestSent { req, call, service });
                 self.calls.slab[call as usize].below = Below::Request(req);
                 self.attempt_receive(req);
             }
@@ -338,7 +332,7 @@ impl World<'_> {
     /// is work nobody waited for.
     #[inline]
     pub(super) fn call_answered(&mut self, call: CallId, work_start: Ticks, ok: bool) {
-        trace!(self, call_ended(call, if ok { "ok" } else { "error" }));
+        self.note(Note::CallEnded { call, ok });
         let c = self.calls.slab[call as usize];
         self.calls.free.push(call);
         if c.waiting {
@@ -355,8 +349,8 @@ impl World<'_> {
             };
             self.call_resolved(c.caller, call, outcome);
         } else if let Target::Dependency(dep) = c.target {
-            self.obs
-                .wasted(self.now, dep, self.now - c.gave_up.max(work_start));
+            let wasted = self.now - c.gave_up.max(work_start);
+            self.note(Note::Wasted { dep, wasted });
         }
     }
 
@@ -371,7 +365,7 @@ impl World<'_> {
 
     /// The service a call became a request at answers it with `outcome`.
     pub(super) fn call_answered_by_service(&mut self, call: CallId, outcome: Outcome) {
-        trace!(self, call_answered(call, outcome));
+        self.note(Note::CallAnswered { call, outcome });
         let c = self.calls.slab[call as usize];
         self.calls.free.push(call);
         if let Some(key) = c.timeout_key {
@@ -386,14 +380,14 @@ impl World<'_> {
     #[inline]
     fn dependency_call_failed(&mut self, caller: Caller, dep: crate::model::DependencyId) {
         if !matches!(caller, Caller::Policy { .. }) {
-            self.obs.call_failed(dep);
+            self.note(Note::CallFailed { dep });
         }
     }
 
     /// The call's timeout: its caller gives up on it.
     pub(super) fn call_timeout(&mut self, call: CallId) {
         let now = self.now;
-        trace!(self, call_ended(call, "timeout"));
+        self.note(Note::CallTimedOut { call });
         let c = &mut self.calls.slab[call as usize];
         c.timeout_key = None;
         let caller = c.caller;
@@ -440,7 +434,7 @@ impl World<'_> {
         c.waiting = false;
         c.gave_up = now;
         let (target, cancel) = (c.target, c.cancel);
-        trace!(self, call_given_up(call, cancel));
+        self.note(Note::CallGivenUp { call, cancel });
         match target {
             Target::Dependency(dep) => {
                 if cancel {
@@ -449,7 +443,8 @@ impl World<'_> {
                 }
             }
             Target::Service(_) => {
-                match std::mem::replace(&mut c.below, Below::Nothing) {
+                let below = &mut self.calls.slab[call as usize].below;
+                match std::mem::replace(below, Below::Nothing) {
                     // still on its way: it never reaches the service
                     Below::OnTheWay(key) => {
                         self.queue.cancel(key);

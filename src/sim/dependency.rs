@@ -6,8 +6,8 @@
 use super::ahead::Draws;
 use super::faults::{Subject, scaled};
 use super::latency::Sampler;
+use super::notes::Note;
 use super::slots::{Admit, SlotQueue};
-use super::trace::trace;
 use super::{CallId, Event, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::TimeAverage;
@@ -152,12 +152,9 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     fn dependency_levels(&mut self, dep: DependencyId) {
-        let now = self.now;
-        let row = self.obs.dependency_row(dep);
-        if let Some(t) = self.obs.series() {
-            let d = &self.dependencies.deps[dep];
-            t.levels(now, row, d.busy_average.level(), d.line.waiting() as u64);
-        }
+        let d = &self.dependencies.deps[dep];
+        let (busy, waiting) = (d.busy_average.level(), d.line.waiting() as u64);
+        self.note(Note::DependencyLevels { dep, busy, waiting });
     }
 
     /// Starts the work of a call that has taken a slot; returns when it will be
@@ -177,7 +174,7 @@ impl World<'_> {
         if !self.plain {
             latency = self.dependency_stretch(dep, latency);
         }
-        self.obs.work_started(dep);
+        self.note(Note::WorkStarted { dep });
         let done = now + latency;
         // (the queue alone: the dependency's state stays borrowed apart)
         let key = if cancelled_at.is_some_and(|c| done > c) {
@@ -296,8 +293,7 @@ impl World<'_> {
         let start = w.start.take().unwrap_or(now);
         let d = &mut self.dependencies.deps[dep];
         d.busy_average.add(now, -1);
-        self.obs.work_ended(now, dep, now - start);
-        trace!(self, work_ended(call, start));
+        self.note(Note::WorkEnded { call, dep, start });
         if let Some(next) = self.dependencies.deps[dep].line.release() {
             self.dependency_begin(dep, next, None);
         }

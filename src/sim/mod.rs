@@ -22,7 +22,8 @@
 //! | [`policy`] | client policies: retries, hedges, breakers, throttles | `PolicyTimer` |
 //! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
 //! | [`faults`] | what `[[faults]]` change, asked by the others | `FaultEdge` |
-//! | [`observe`] | the run's statistics, fed by lifecycle notifications | (no events) |
+//! | [`notes`] | the lifecycle notes and their fan-out to every listener | (no events) |
+//! | [`observe`] | the run's statistics, fed by lifecycle notes | (no events) |
 //! | [`trace`] | `--trace N`: the life of the first N requests, as spans | (no events) |
 //!
 //! Every event has exactly one receiver ([`world::World::dispatch`]), and every
@@ -30,8 +31,32 @@
 //! ([`request`]: middleware limiters, then [`handler`]), *work starts* and *work
 //! ends* in the actor doing it (server, dependency), a *timer fires* in the actor
 //! that set it, an *answer returns* through [`call`] to whoever called. Actors do
-//! not write each other's counters: they notify [`observe::Observers`], which keeps
-//! the books (per request outcome, per ladder step, per dependency).
+//! not write each other's counters, and do not call the listeners of a step
+//! themselves: each step of a request's or a call's life is one
+//! [`notes::Note`] (`Sent`, `Responded`, `Answered`, `GaveUp`, `CallOpened`,
+//! `WorkEnded`, ...), given once with `self.note(...)`. [`World::note`] hands
+//! it to every listener that hears it, in a fixed order: the books
+//! ([`observe::Observers`]: per request outcome, per ladder step, per
+//! dependency), the time series, the request tracer ([`trace`]) and the
+//! limiters' admissions (a request they let in is done). The notes and who
+//! hears each: the [`notes`] module docs. Actors may still ask the books
+//! (requests in flight, whether they take their slow path); the test
+//! `lifecycle_notes` in `tests/it` names any other way to a listener.
+//!
+//! # Adding a listener
+//!
+//! A new book, or a policy or balancer that learns from each answer, hears the
+//! notes; no actor changes.
+//!
+//! 1. Its state: a field of [`World`](world::World) (or of the books, for a
+//!    figure of the run), created in `World::new`.
+//! 2. `src/sim/notes.rs`: in [`World::note`], one call in the arm of each note
+//!    it hears, placed where its order among the other listeners of that note
+//!    matters (a listener that reads the request hears it before its slot is
+//!    freed: every request note is given before), and its column in the
+//!    module's table.
+//! 3. A step nobody notes yet: a variant of `Note` carrying what the listeners
+//!    need, given with `self.note(...)` by the actor where the step happens.
 //!
 //! # Adding a handler kind
 //!
@@ -152,6 +177,7 @@ mod gateway;
 mod handler;
 pub mod latency;
 pub mod limiter;
+mod notes;
 mod observe;
 mod plan;
 mod policy;

@@ -1,6 +1,7 @@
-//! Observers: the run's books. Actors report lifecycle steps here (a request was
-//! sent, waited, was handled, got its answer or was given up on; a call was made,
-//! failed, worked, wasted work) and never update each other's counters. The books
+//! Observers: the run's books. They hear lifecycle steps from [`super::notes`]
+//! (a request was sent, waited, was handled, got its answer or was given up on;
+//! a call was made, failed, worked, wasted work); actors never update each
+//! other's counters. The books
 //! kept here are the whole-run outcome counts, the response-time samples, the time
 //! in flight, per-dependency figures and, for ladders, per-step figures.
 //!

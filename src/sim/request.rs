@@ -6,7 +6,7 @@
 //! (`respond`), or given up by whoever sent it (`client_timeout`, `caller_gone`).
 //! Its slot is freed when neither the sender nor a handler needs it any more.
 
-use super::trace::trace;
+use super::notes::Note;
 use super::{CallId, Event, Outcome, ReqId, Tag, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::{Access, RouteId, ServiceId};
@@ -133,9 +133,11 @@ impl World<'_> {
         r.deadline = timeout.or(tag.patience).map(|t| now + t);
         r.source = self.workload.current;
         r.caller = None;
-        trace!(self, sent(id, route, owner));
-        let workload = self.workload.of(self.workload.current);
-        self.obs.request_sent(now, workload, route);
+        self.note(Note::Sent {
+            req: id,
+            route,
+            owner,
+        });
         if !self.model.policies.is_empty()
             && let Some(policy) = self.workload_policy(self.workload.current)
         {
@@ -146,7 +148,7 @@ impl World<'_> {
             let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
             self.requests[id].client_timeout = Some(key);
         }
-        self.limiting_sent(id);
+        self.note(Note::Departed { req: id });
         if owner.is_none() {
             // answered before any limiter sees it
             self.respond(id, Outcome::NotFound);
@@ -176,7 +178,11 @@ impl World<'_> {
             .copied()
             .unwrap_or(NO_ROUTE);
         let id = self.call_request(call, from, (route, service, Some(Access::Direct)), deadline);
-        trace!(self, call_request(id, call, service));
+        self.note(Note::CallRequestSent {
+            req: id,
+            call,
+            service,
+        });
         id
     }
 
@@ -192,7 +198,7 @@ impl World<'_> {
         owner: Option<ServiceId>,
         timeout: Option<Ticks>,
     ) {
-        self.limiting_sent(id);
+        self.note(Note::Departed { req: id });
         let Some(owner) = owner else {
             self.respond(id, Outcome::NotFound);
             return;
@@ -259,19 +265,16 @@ impl World<'_> {
     /// timeout reads as the client giving up, as without a policy).
     #[inline(never)]
     pub(super) fn client_call_over(&mut self, req: ReqId, outcome: Outcome) {
-        trace!(self, client_call_over(req, outcome));
         let now = self.now;
         let r = &mut self.requests[req];
         r.closed = true;
         r.in_handler = false;
         let in_system = now - r.sent;
-        if outcome == Outcome::TimedOut {
-            self.obs.gave_up(now, in_system);
-        } else {
-            self.obs.answered(now, outcome, in_system);
-            self.limiting_outcome(req, outcome);
-        }
-        self.obs.left(now, in_system);
+        self.note(Note::ClientCallOver {
+            req,
+            outcome,
+            in_system,
+        });
         self.release(req);
         self.answer_client(req, outcome);
     }
@@ -291,11 +294,7 @@ impl World<'_> {
     /// The handler is done with `req`: the limiter admissions it holds hear so,
     /// and the client gets `outcome` unless it already gave up.
     pub(super) fn respond(&mut self, req: ReqId, outcome: Outcome) {
-        trace!(self, responded(req, outcome));
-        self.obs.handled(self.requests[req].step, outcome);
-        // the work leaves the service: the admissions that let it in hear it
-        // (and a client's open request is counted for its member)
-        self.limiting_responded(req, outcome);
+        self.note(Note::Responded { req, outcome });
         let now = self.now;
         let r = &mut self.requests[req];
         r.in_handler = false;
@@ -314,8 +313,7 @@ impl World<'_> {
         if let Some(key) = r.client_timeout.take() {
             self.queue.cancel(key);
         }
-        self.obs.answered(now, outcome, response);
-        self.obs.left(now, response);
+        self.note(Note::Answered { outcome, response });
         self.release(req);
         self.answer_client(req, outcome);
     }
@@ -330,9 +328,10 @@ impl World<'_> {
         }
         r.closed = true;
         let in_system = now - r.sent;
-        self.obs.gave_up(now, in_system);
-        self.obs.left(now, in_system);
-        trace!(self, gave_up(req));
+        self.note(Note::GaveUp {
+            req,
+            waited: in_system,
+        });
         if self.requests[req].in_handler {
             self.abandon(req);
         }
@@ -349,8 +348,9 @@ impl World<'_> {
             return;
         }
         r.closed = true;
-        trace!(self, caller_gone(req, cancel));
-        if r.in_handler {
+        let in_handler = r.in_handler;
+        self.note(Note::CallerGone { req, cancel });
+        if in_handler {
             if cancel {
                 self.cancel_work(req);
             } else {
@@ -366,16 +366,22 @@ impl World<'_> {
     fn answer_client(&mut self, req: ReqId, outcome: Outcome) {
         let r = &self.requests[req];
         let in_time = r.deadline.is_none_or(|d| self.now <= d);
-        self.obs.done(r.step, outcome, in_time);
-        let (source, response) = (r.source, self.now - r.sent);
-        self.client_answered(source, outcome, response);
+        let (step, source, response) = (r.step, r.source, self.now - r.sent);
+        self.note(Note::Done {
+            step,
+            source,
+            outcome,
+            in_time,
+            response,
+        });
+        self.client_answered(source);
     }
 
     /// The handler no longer holds work for `req` (it left a queue, or its calls
     /// were given up): its limiter admissions hear it is done, as timed out.
     pub(super) fn handler_released(&mut self, req: ReqId) {
         self.requests[req].in_handler = false;
-        self.limiting_given_up(req);
+        self.note(Note::HandlerLeft { req });
     }
 
     /// Frees the request's slot once neither the client nor a handler needs it.

@@ -6,9 +6,10 @@
 //! them into Chrome's trace-event format, [`traces::otlp`](crate::traces::otlp)
 //! into OpenTelemetry's OTLP JSON.
 //!
-//! Actors notify it through one-line hooks, `trace!(self, hook(args))`, which
-//! expand to a branch on `World::trace`: a run without `--trace` evaluates none of
-//! the arguments and does no other work. The tracer keeps its own maps from
+//! It hears lifecycle steps from [`super::notes`], whose arms call one-line
+//! hooks, `trace!(self, hook(args))`, which expand to a branch on
+//! `World::trace`: a run without `--trace` evaluates none of the arguments and
+//! does no other work. The tracer keeps its own maps from
 //! request, call and policy-call slots to traced requests (slots are reused: a
 //! slot is mapped again each time it is taken, by every hook that takes one), so
 //! the actors keep no tracing state. Every hook is `#[cold]` and never inlined:

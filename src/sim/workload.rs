@@ -21,7 +21,8 @@
 
 use super::ahead::Draws;
 use super::latency::Sampler;
-use super::{Event, Outcome, Tag, World};
+use super::notes::Note;
+use super::{Event, Tag, World};
 use crate::engine::{Lane, Stream, Ticks, stream};
 use crate::error::Error;
 use crate::model::{
@@ -604,7 +605,7 @@ impl World<'_> {
 
     /// Sends one ladder request tagged with its step.
     fn ladder_send(&mut self, s: Send, step: usize, timeout: Ticks, give_up: bool) {
-        self.obs.step_sent(step);
+        self.note(Note::StepSent { step });
         let tag = Tag {
             step: Some(step as u32),
             patience: Some(timeout),
@@ -716,13 +717,11 @@ impl World<'_> {
         }
     }
 
-    /// A request of sender `source` is over for its client (`outcome` after
-    /// `response`): the books of its workload, then a closed workload sends its
-    /// next request.
-    pub(super) fn client_answered(&mut self, source: u32, outcome: Outcome, response: Ticks) {
+    /// A request of sender `source` is over for its client (its workload's
+    /// books heard it from `Note::Done`): a closed workload sends its next
+    /// request.
+    pub(super) fn client_answered(&mut self, source: u32) {
         let now = self.now;
-        let workload = self.workload.of(source);
-        self.obs.client_done(now, workload, outcome, response);
         let Some(sender) = self.workload.senders.get_mut(source as usize) else {
             return;
         };

@@ -44,7 +44,7 @@ fn rank(module: &str) -> Option<usize> {
     LAYERS.iter().position(|m| *m == module).map(|i| i + 1)
 }
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("a directory entry").path())

@@ -19,6 +19,7 @@ mod hostile_results;
 mod import;
 mod latency_files;
 mod layering;
+mod lifecycle_notes;
 mod messages;
 mod metric_names;
 mod output_safety;

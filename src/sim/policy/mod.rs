@@ -35,7 +35,8 @@ mod throttle;
 
 use super::call::{Caller, POLICY_CALL};
 use super::call_sites::NO_SITE;
-use super::trace::{Opener, trace};
+use super::notes::Note;
+use super::trace::Opener;
 use super::{CallId, Event, Outcome, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::model::{AttemptOutcome, Model, PolicyId, Target};
@@ -493,10 +494,12 @@ impl World<'_> {
         if let Some(b) = &self.model.policies[policy].retry {
             self.policies.calls[id as usize].sleep_ms = b.backoff.base_ms;
         }
-        if self.trace.is_some() {
-            let (from, client) = self.trace_caller(caller);
-            trace!(self, policy_open(id, from, target, policy, client));
-        }
+        self.note(Note::PolicyOpened {
+            pc: id,
+            caller,
+            target,
+            policy,
+        });
         self.attempt(id);
         self.hedge_started(id);
         Ok(id | POLICY_CALL)
@@ -505,7 +508,7 @@ impl World<'_> {
     /// The request `caller` (a branch or a client) calls for, and whether it is
     /// the client's own call, for the tracer.
     #[cold]
-    fn trace_caller(&self, caller: Caller) -> (super::ReqId, bool) {
+    pub(in crate::sim) fn trace_caller(&self, caller: Caller) -> (super::ReqId, bool) {
         match caller {
             Caller::Branch { req, .. } => (req, false),
             Caller::Client { req } => (req, true),
@@ -523,8 +526,12 @@ impl World<'_> {
         policy: PolicyId,
         why: &'static str,
     ) {
-        let (from, client) = self.trace_caller(caller);
-        trace!(self, policy_refused(from, target, policy, client, why));
+        self.note(Note::PolicyRefused {
+            caller,
+            target,
+            policy,
+            why,
+        });
     }
 
     /// Who opens a call that `caller` makes, for the tracer: a request's
@@ -667,7 +674,7 @@ impl World<'_> {
         if !first && let Caller::Client { req } = self.policies.calls[pc as usize].caller {
             // a client's retry or hedge: the time series counts attempts by send time
             let workload = self.workload.of(self.requests[req].source);
-            self.obs.client_attempt_sent(now, workload);
+            self.note(Note::AttemptSent { workload });
         }
         match self.call(Caller::Policy { call: pc }, target, cap, cancel) {
             Some(id) => self.policies.calls[pc as usize].open.push(id),
@@ -757,7 +764,7 @@ impl World<'_> {
         let p = &mut self.policies.calls[pc as usize];
         debug_assert!(p.open.is_empty() && p.timer.is_none());
         let (caller, state, admit, target) = (p.caller, p.state, p.admit, p.target);
-        trace!(self, policy_resolved(pc, outcome));
+        self.note(Note::PolicyResolved { pc, outcome });
         self.policies.free.push(pc);
         if let Some(b) = &mut self.policies.states[state as usize].breaker {
             // timeouts, errors and sheds count as failures
@@ -776,7 +783,7 @@ impl World<'_> {
             && let Target::Dependency(dep) = target
         {
             // the call failed after its last attempt (attempts are counted apart)
-            self.obs.call_failed(dep);
+            self.note(Note::CallFailed { dep });
         }
         self.call_resolved_outer(caller, outcome);
     }
@@ -786,7 +793,7 @@ impl World<'_> {
     #[cold]
     fn policy_refused(&mut self, target: Target) -> Outcome {
         if let Target::Dependency(dep) = target {
-            self.obs.call_failed(dep);
+            self.note(Note::CallFailed { dep });
         }
         Outcome::Refused
     }
@@ -801,10 +808,7 @@ impl World<'_> {
         }
         self.policy_stop_attempts(pc, cancel);
         // after its attempts: they end within it
-        trace!(
-            self,
-            policy_ended(pc, if cancel { "cancelled" } else { "abandoned" })
-        );
+        self.note(Note::PolicyEnded { pc, cancel });
         self.policies.free.push(pc);
     }
 }

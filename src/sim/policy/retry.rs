@@ -5,7 +5,7 @@
 
 use super::{World, backoff};
 use crate::engine::{Lane, Ticks};
-use crate::sim::trace::trace;
+use crate::sim::notes::Note;
 use crate::sim::{Event, Outcome};
 
 impl World<'_> {
@@ -36,7 +36,7 @@ impl World<'_> {
         if !st.budget.allow_retry(now) {
             let w = self.policies.calls[pc as usize].workload;
             self.policies.states[state as usize].tally(w, |s| s.budget_refused += 1);
-            trace!(self, retry_refused(pc));
+            self.note(Note::RetryRefused { pc });
             return self.policy_resolve(pc, outcome);
         }
         self.policies.calls[pc as usize].sleep_ms = sleep;

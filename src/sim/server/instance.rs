@@ -5,8 +5,8 @@
 use super::super::ahead::Draws;
 use super::super::faults::{Subject, may_act};
 use super::super::latency::Sampler;
+use super::super::notes::Note;
 use super::super::slots::{Admit, SlotQueue};
-use super::super::trace::trace;
 use super::super::{Event, Outcome, ReqId, World};
 use super::queue::{self, Discipline};
 use crate::engine::{Lane, Ticks, stream};
@@ -150,10 +150,7 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn server_note_late(&mut self, stats: usize, worked: Ticks) {
-        let now = self.now;
-        if let Some(t) = self.obs.series() {
-            t.wasted(now, stats, worked.as_ms());
-        }
+        self.note(Note::LateWork { row: stats, worked });
     }
 
     /// A waiter of instance `i` has taken a slot: its queue timeout is off, its
@@ -185,7 +182,10 @@ impl World<'_> {
         if let Some(r) = s.replica {
             st.replicas[r].busy.add(now, 1);
         }
-        self.obs.waited(self.requests[req].step, now - arrived);
+        self.note(Note::Started {
+            req,
+            waited: now - arrived,
+        });
         let times = &mut self.servers.in_service;
         if times.len() <= req as usize {
             times.resize(req as usize + 1, (Ticks::ZERO, Ticks::ZERO));
@@ -262,7 +262,12 @@ impl World<'_> {
             r.processed += 1;
             r.response.push(now - arrived);
         }
-        trace!(self, served(req, Some(outcome), arrived, started));
+        self.note(Note::Served {
+            req,
+            outcome: Some(outcome),
+            arrived,
+            started,
+        });
         if let Some(w) = next {
             self.server_start_waiter(i, w);
         }
@@ -297,12 +302,14 @@ impl World<'_> {
         st.queued.add(now, -1);
         st.abandoned += 1;
         st.saved.add(w.demand);
-        trace!(self, server_unqueued(req, w.arrived));
         st.in_server.add(now - w.arrived);
+        self.note(Note::Unqueued {
+            req,
+            arrived: w.arrived,
+        });
         self.server_timeout_off(w.req);
         self.server_dequeued(i);
         self.handler_released(req);
-        self.obs.abandoned(self.requests[req].step);
         true
     }
 
@@ -355,15 +362,20 @@ impl World<'_> {
             st.late_work.add(worked);
         }
         st.in_server.add(now - arrived);
-        trace!(self, served(req, None, arrived, started));
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
         }
+        self.note(Note::Served {
+            req,
+            outcome: None,
+            arrived,
+            started,
+        });
         if let Some(w) = next {
             self.server_start_waiter(i, w);
         }
-        if late && let Some(t) = self.obs.series() {
-            t.wasted(now, stats, worked.as_ms());
+        if late {
+            self.note(Note::LateWork { row: stats, worked });
         }
         true
     }

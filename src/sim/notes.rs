@@ -1,0 +1,363 @@
+//! Lifecycle notes: the one way an actor tells the rest of the run that a step
+//! of a request's or a call's life happened.
+//!
+//! An actor does its own work, then calls [`World::note`] with a [`Note`]; the
+//! note hands it to every listener that hears that step, in a fixed order. The
+//! listeners are the books ([`observe::Observers`](super::observe::Observers):
+//! outcome counts, ladder steps, dependencies), the time series (through the
+//! books' `series()`), the request tracer (`--trace`, `--spans`:
+//! [`trace::Tracer`](super::trace::Tracer)), the limiters' admissions (they hear
+//! when a request they let in is done: [`limiter`](super::limiter)) and the
+//! client policies' tracer notes. A listener only reads what the note carries
+//! and what the world holds at that instant: a note about a request is given
+//! before its slot is freed.
+//!
+//! | note | a step of | the books | the time series | the tracer | the limiters |
+//! |---|---|---|---|---|---|
+//! | `Sent` | a client's request leaves | sent, in flight | sent per workload, route | `request` span opens | |
+//! | `Departed` | a client's request heads for its service (or its policy) | | | | member and pair tallies |
+//! | `StepSent` | a ladder request leaves | step's sent | | | |
+//! | `CallRequestSent` | a call becomes a request at its service | | | call's request | |
+//! | `Responded` | the handler is done with a request | step's processed | | `responded` | admissions done; member outcome |
+//! | `Answered` | the client gets its answer | outcome, response, left | ended | | |
+//! | `GaveUp` | the client's own timeout | timed out, left | ended | `gave_up` | |
+//! | `ClientCallOver` | a client's policy call is over | outcome or timed out, left | ended | `client_call_over` | member outcome (not on a timeout) |
+//! | `CallerGone` | a call's caller gave up on its request | | | `caller_gone` | |
+//! | `Done` | the answer reaches whoever sent it | step's successful or rejected; workload's books | per workload | | |
+//! | `HandlerLeft` | the handler gave a request's work up | | | | admissions done, as timed out |
+//! | `Started` | a request takes a server slot after waiting | step's waits | | | |
+//! | `Served` | a server slot ends (done, or stopped) | | | `queue`/`service` spans | |
+//! | `Unqueued` | a waiter leaves a server queue | step's abandoned | | `queue` span ends | |
+//! | `LateWork` | a server ends work nobody waited for | | wasted | | |
+//! | `CallMade` | a call to a dependency is made | calls | | | |
+//! | `AtDependency` | a call reaches a dependency (slow path) | | arrival | | |
+//! | `CallAtSite` | a plan's call without a policy is made (slow path) | | call made at its site | | |
+//! | `CallFailed` | a dependency call failed for its caller | failed | | | |
+//! | `FailedAtOnce` | a call fails before it opens | | | `call_failed_at_once` | |
+//! | `CallOpened` | a call opens | | | `call` span opens | |
+//! | `CallEnded` | a dependency answers a call | | | `call_ended` | |
+//! | `CallTimedOut` | a call's timeout: its caller gives up | | | `call_ended` | |
+//! | `CallAnswered` | the service a call became answers it | | | `call_answered` | |
+//! | `CallGivenUp` | the caller stops waiting for a call | | | `call_given_up` | |
+//! | `Wasted` | a dependency ends work nobody waited for | wasted | wasted | | |
+//! | `WorkStarted` | a dependency starts work on a call | work started | | | |
+//! | `WorkEnded` | a dependency stops work on a call | work time | processed | `work` span | |
+//! | `DependencyLevels` | a dependency's calls at work and waiting change (slow path) | | levels | | |
+//! | `AttemptSent` | a client's policy sends a retry or a hedge | | attempt per workload | | |
+//! | `PolicyOpened` | a policy call opens | | | `call` span opens | |
+//! | `PolicyRefused` | a policy refuses to send a call | | | `policy_refused` | |
+//! | `RetryRefused` | a retry budget refuses a retry | | | `retry_refused` | |
+//! | `PolicyResolved` | a policy call is over for its caller | | | `policy_resolved` | |
+//! | `PolicyEnded` | a policy call is abandoned or cancelled | | | `policy_ended` | |
+//!
+//! Within a note the listeners hear it in the order of the row (books, time
+//! series, tracer, limiters), except where an arm says otherwise.
+
+use super::call::Caller;
+use super::trace::trace;
+use super::world::World;
+use super::{CallId, Outcome, ReqId};
+use crate::engine::Ticks;
+use crate::model::{DependencyId, PolicyId, RouteId, ServiceId, Target};
+
+/// One step of a request's or a call's life, with what its listeners need.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Note {
+    /// A client's request `req` of the current workload sender leaves now on
+    /// `route`, owned by `owner` (None: no service owns it).
+    Sent {
+        req: ReqId,
+        route: RouteId,
+        owner: Option<ServiceId>,
+    },
+    /// A client's request `req` departs for its service, its client timeout
+    /// set (or its client's policy call about to open).
+    Departed { req: ReqId },
+    /// A ladder request of `step` leaves its client.
+    StepSent { step: usize },
+    /// Call `call` became request `req` at `service`.
+    CallRequestSent {
+        req: ReqId,
+        call: CallId,
+        service: ServiceId,
+    },
+    /// The handler is done with `req` (its client may have gone already).
+    Responded { req: ReqId, outcome: Outcome },
+    /// The client of a request gets `outcome`, `response` after sending it.
+    Answered { outcome: Outcome, response: Ticks },
+    /// The client of `req` gave up on it, `waited` after sending it.
+    GaveUp { req: ReqId, waited: Ticks },
+    /// The client's call `req` through its policy is over with `outcome`,
+    /// `in_system` after sending it (a timeout is the client giving up).
+    ClientCallOver {
+        req: ReqId,
+        outcome: Outcome,
+        in_system: Ticks,
+    },
+    /// The caller of call-request `req` gave up on it (with `cancel`: its work
+    /// stops).
+    CallerGone { req: ReqId, cancel: bool },
+    /// The answer (or the client's timeout) reached workload sender `source`
+    /// for a request of ladder `step`: `outcome` after `response`, `in_time`
+    /// within its deadline.
+    Done {
+        step: Option<u32>,
+        source: u32,
+        outcome: Outcome,
+        in_time: bool,
+        response: Ticks,
+    },
+    /// The handler no longer holds work for `req` (it left a queue, or its
+    /// calls were given up).
+    HandlerLeft { req: ReqId },
+    /// `req` starts service at a server after waiting `waited` in its queue.
+    Started { req: ReqId, waited: Ticks },
+    /// A server slot stopped serving `req` (arrived, started): `outcome`, or
+    /// None when its work was stopped.
+    Served {
+        req: ReqId,
+        outcome: Option<Outcome>,
+        arrived: Ticks,
+        started: Ticks,
+    },
+    /// `req` (arrived at `arrived`) left a server queue unserved.
+    Unqueued { req: ReqId, arrived: Ticks },
+    /// A server (time series row `row`) ended `worked` of work nobody waited
+    /// for.
+    LateWork { row: usize, worked: Ticks },
+    /// A call to `dep` is made.
+    CallMade { dep: DependencyId },
+    /// A call reaches `dep` (the time series' part of `CallMade`).
+    AtDependency { dep: DependencyId },
+    /// A call from `service` to `target` without a policy is made (the time
+    /// series' call site).
+    CallAtSite { service: ServiceId, target: Target },
+    /// A call to `dep` failed for its caller.
+    CallFailed { dep: DependencyId },
+    /// `caller`'s call to `target` failed before it opened: no time left
+    /// (`no_time`), or its dependency is down.
+    FailedAtOnce {
+        caller: Caller,
+        target: Target,
+        no_time: bool,
+    },
+    /// Call `call` of `caller` to `target` opens.
+    CallOpened {
+        call: CallId,
+        caller: Caller,
+        target: Target,
+    },
+    /// The dependency working on call `call` answered it (`ok`, or an error).
+    CallEnded { call: CallId, ok: bool },
+    /// Call `call` timed out: its caller gives up on it.
+    CallTimedOut { call: CallId },
+    /// The service call `call` became answers it with `outcome`.
+    CallAnswered { call: CallId, outcome: Outcome },
+    /// The caller stops waiting for `call` (with `cancel`: its work stops).
+    CallGivenUp { call: CallId, cancel: bool },
+    /// `dep` finished work nobody waited for: `wasted` of it after the caller
+    /// gave up.
+    Wasted { dep: DependencyId, wasted: Ticks },
+    /// `dep` started work on a call.
+    WorkStarted { dep: DependencyId },
+    /// `dep` stopped work on `call` (done or cancelled), begun at `start`.
+    WorkEnded {
+        call: CallId,
+        dep: DependencyId,
+        start: Ticks,
+    },
+    /// `dep` has `busy` calls at work and `waiting` in its queue now.
+    DependencyLevels {
+        dep: DependencyId,
+        busy: u64,
+        waiting: u64,
+    },
+    /// A client of `workload` has its policy send another attempt now.
+    AttemptSent { workload: Option<u32> },
+    /// Policy call `pc` of `caller` to `target` under `policy` opens.
+    PolicyOpened {
+        pc: u32,
+        caller: Caller,
+        target: Target,
+        policy: PolicyId,
+    },
+    /// `caller`'s call to `target` was refused by `policy` (`why`).
+    PolicyRefused {
+        caller: Caller,
+        target: Target,
+        policy: PolicyId,
+        why: &'static str,
+    },
+    /// The retry budget refused policy call `pc` a retry.
+    RetryRefused { pc: u32 },
+    /// Policy call `pc` is over for its caller with `outcome`.
+    PolicyResolved { pc: u32, outcome: Outcome },
+    /// Policy call `pc` was given up by its caller (with `cancel`: its
+    /// attempts' work stopped).
+    PolicyEnded { pc: u32, cancel: bool },
+}
+
+impl World<'_> {
+    /// Hands `note` to every listener that hears it (the table in the module
+    /// docs). Always inlined in an optimised build: each call site names one
+    /// variant, so what is left is that variant's arm, as if written at the
+    /// site (as a plain `#[inline]` it stayed a call with the whole match,
+    /// 16-22 % more instructions on M1-M3). An unoptimised build keeps it a
+    /// call: inlined there, every caller's stack frame holds every arm's
+    /// locals, and a chain of 1000 calls cancelled down overflows a worker
+    /// thread's stack.
+    #[cfg_attr(debug_assertions, inline)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(super) fn note(&mut self, note: Note) {
+        let now = self.now;
+        match note {
+            Note::Sent { req, route, owner } => {
+                trace!(self, sent(req, route, owner));
+                let workload = self.workload.of(self.workload.current);
+                self.obs.request_sent(now, workload, route);
+            }
+            Note::Departed { req } => self.limiting_sent(req),
+            Note::StepSent { step } => self.obs.step_sent(step),
+            Note::CallRequestSent { req, call, service } => {
+                trace!(self, call_request(req, call, service));
+            }
+            Note::Responded { req, outcome } => {
+                trace!(self, responded(req, outcome));
+                self.obs.handled(self.requests[req].step, outcome);
+                // the work leaves the service: the admissions that let it in
+                // hear it (and a client's open request is counted for its
+                // member), before the request closes
+                self.limiting_responded(req, outcome);
+            }
+            Note::Answered { outcome, response } => {
+                self.obs.answered(now, outcome, response);
+                self.obs.left(now, response);
+            }
+            Note::GaveUp { req, waited } => {
+                self.obs.gave_up(now, waited);
+                self.obs.left(now, waited);
+                trace!(self, gave_up(req));
+            }
+            Note::ClientCallOver {
+                req,
+                outcome,
+                in_system,
+            } => {
+                trace!(self, client_call_over(req, outcome));
+                if outcome == Outcome::TimedOut {
+                    self.obs.gave_up(now, in_system);
+                } else {
+                    self.obs.answered(now, outcome, in_system);
+                    self.limiting_outcome(req, outcome);
+                }
+                self.obs.left(now, in_system);
+            }
+            Note::CallerGone { req, cancel } => trace!(self, caller_gone(req, cancel)),
+            Note::Done {
+                step,
+                source,
+                outcome,
+                in_time,
+                response,
+            } => {
+                self.obs.done(step, outcome, in_time);
+                let workload = self.workload.of(source);
+                self.obs.client_done(now, workload, outcome, response);
+            }
+            Note::HandlerLeft { req } => self.limiting_given_up(req),
+            Note::Started { req, waited } => self.obs.waited(self.requests[req].step, waited),
+            Note::Served {
+                req,
+                outcome,
+                arrived,
+                started,
+            } => trace!(self, served(req, outcome, arrived, started)),
+            Note::Unqueued { req, arrived } => {
+                trace!(self, server_unqueued(req, arrived));
+                self.obs.abandoned(self.requests[req].step);
+            }
+            Note::LateWork { row, worked } => {
+                if let Some(t) = self.obs.series() {
+                    t.wasted(now, row, worked.as_ms());
+                }
+            }
+            Note::CallMade { dep } => self.obs.call_made(dep),
+            Note::AtDependency { dep } => self.obs.dependency_arrival(now, dep),
+            Note::CallAtSite { service, target } => {
+                if let Some(t) = self.obs.series() {
+                    let site = t.sites().of_call(service, target);
+                    t.call_made(now, site);
+                }
+            }
+            Note::CallFailed { dep } => self.obs.call_failed(dep),
+            Note::FailedAtOnce {
+                caller,
+                target,
+                no_time,
+            } => {
+                if self.trace.is_some() {
+                    let from = self.trace_opener(caller);
+                    let why = if no_time { "no time left" } else { "down" };
+                    trace!(self, call_failed_at_once(from, target, why));
+                }
+            }
+            Note::CallOpened {
+                call,
+                caller,
+                target,
+            } => {
+                if self.trace.is_some() {
+                    let from = self.trace_opener(caller);
+                    trace!(self, call_open(call, from, target));
+                }
+            }
+            Note::CallEnded { call, ok } => {
+                trace!(self, call_ended(call, if ok { "ok" } else { "error" }));
+            }
+            Note::CallTimedOut { call } => trace!(self, call_ended(call, "timeout")),
+            Note::CallAnswered { call, outcome } => trace!(self, call_answered(call, outcome)),
+            Note::CallGivenUp { call, cancel } => trace!(self, call_given_up(call, cancel)),
+            Note::Wasted { dep, wasted } => self.obs.wasted(now, dep, wasted),
+            Note::WorkStarted { dep } => self.obs.work_started(dep),
+            Note::WorkEnded { call, dep, start } => {
+                self.obs.work_ended(now, dep, now - start);
+                trace!(self, work_ended(call, start));
+            }
+            Note::DependencyLevels { dep, busy, waiting } => {
+                let row = self.obs.dependency_row(dep);
+                if let Some(t) = self.obs.series() {
+                    t.levels(now, row, busy, waiting);
+                }
+            }
+            Note::AttemptSent { workload } => self.obs.client_attempt_sent(now, workload),
+            Note::PolicyOpened {
+                pc,
+                caller,
+                target,
+                policy,
+            } => {
+                if self.trace.is_some() {
+                    let (from, client) = self.trace_caller(caller);
+                    trace!(self, policy_open(pc, from, target, policy, client));
+                }
+            }
+            Note::PolicyRefused {
+                caller,
+                target,
+                policy,
+                why,
+            } => {
+                if self.trace.is_some() {
+                    let (from, client) = self.trace_caller(caller);
+                    trace!(self, policy_refused(from, target, policy, client, why));
+                }
+            }
+            Note::RetryRefused { pc } => trace!(self, retry_refused(pc)),
+            Note::PolicyResolved { pc, outcome } => trace!(self, policy_resolved(pc, outcome)),
+            Note::PolicyEnded { pc, cancel } => trace!(
+                self,
+                policy_ended(pc, if cancel { "cancelled" } else { "abandoned" })
+            ),
+        }
+    }
+}
