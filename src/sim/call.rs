@@ -26,26 +26,10 @@
 //! is a request at the service carrying the client's route and access.
 
 use super::notes::Note;
-use super::{CallId, Event, Outcome, ReqId, World};
+use super::{CallId, Caller, Event, Outcome, POLICY_CALL, ReqId, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::Target;
 use std::collections::VecDeque;
-
-/// Set in the id a caller holds for a policy call (attempt ids never have it):
-/// the call ids of this module and the policy calls of
-/// [`policy`](super::policy) share one number space.
-pub(crate) const POLICY_CALL: CallId = 1 << 31;
-
-/// Who waits for a call's answer.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Caller {
-    /// Branch `branch` of request `req`'s plan.
-    Branch { req: ReqId, branch: u32 },
-    /// A policy call: this call is one of its attempts.
-    Policy { call: u32 },
-    /// A workload's client, for its request `req` (the caller of a policy call).
-    Client { req: ReqId },
-}
 
 /// One open call.
 #[derive(Debug, Clone, Copy)]

@@ -211,6 +211,22 @@ pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::
 pub(crate) type ReqId = u32;
 pub(crate) type CallId = u32;
 
+/// Set in the id a caller holds for a policy call (attempt ids never have it):
+/// the call ids of [`call`] and the policy calls of [`policy`] share one
+/// number space.
+pub(crate) const POLICY_CALL: CallId = 1 << 31;
+
+/// Who waits for a call's answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Caller {
+    /// Branch `branch` of request `req`'s plan.
+    Branch { req: ReqId, branch: u32 },
+    /// A policy call: this call is one of its attempts.
+    Policy { call: u32 },
+    /// A workload's client, for its request `req` (the caller of a policy call).
+    Client { req: ReqId },
+}
+
 /// Labels a workload puts on a request before it leaves.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Tag {

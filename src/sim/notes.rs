@@ -53,10 +53,8 @@
 //! Within a note the listeners hear it in the order of the row (books, time
 //! series, tracer, limiters), except where an arm says otherwise.
 
-use super::call::Caller;
 use super::trace::trace;
-use super::world::World;
-use super::{CallId, Outcome, ReqId};
+use super::{CallId, Caller, Outcome, ReqId, World};
 use crate::engine::Ticks;
 use crate::model::{DependencyId, PolicyId, RouteId, ServiceId, Target};
 

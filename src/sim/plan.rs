@@ -19,8 +19,7 @@
 //! service's stream (`service:NAME:calls`) says so; otherwise the branch moves
 //! on to its next call as if it were not there (the split still counts it).
 
-use super::call::Caller;
-use super::{CallId, Outcome, ReqId, World};
+use super::{CallId, Caller, Outcome, ReqId, World};
 use crate::engine::{Stream, Ticks, stream};
 use crate::model::{BudgetKind, Handler, Model, OnFailure, Plan};
 use rand::RngExt;

@@ -204,7 +204,7 @@ impl World<'_> {
             return;
         };
         self.requests[id].in_handler = false;
-        let caller = super::call::Caller::Client { req: id };
+        let caller = super::Caller::Client { req: id };
         let target = crate::model::Target::Service(owner);
         if let Err(outcome) = self.policy_call(policy, caller, target, timeout, false) {
             self.client_call_over(id, outcome);

@@ -5,8 +5,8 @@
 //! stops), otherwise they run on as waste. Either way they count as `cancelled`.
 
 use super::World;
+use crate::sim::Caller;
 use crate::sim::Outcome;
-use crate::sim::call::Caller;
 
 impl World<'_> {
     /// Whether `caller` is a hedge that lets its losers run on.

@@ -33,11 +33,11 @@ mod hedge;
 mod retry;
 mod throttle;
 
-use super::call::{Caller, POLICY_CALL};
 use super::call_sites::NO_SITE;
 use super::notes::Note;
 use super::trace::Opener;
 use super::{CallId, Event, Outcome, World};
+use super::{Caller, POLICY_CALL};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::model::{AttemptOutcome, Model, PolicyId, Target};
 use breaker::{Admit, BreakerState};
