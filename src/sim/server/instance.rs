@@ -233,17 +233,29 @@ impl World<'_> {
         }
     }
 
-    /// `req` leaves its slot at instance `i` with `outcome`: the slot takes the
-    /// next queued request, then the answer goes back (so a new arrival it
-    /// triggers sees the freed slot taken).
-    pub(super) fn server_release(&mut self, i: usize, req: ReqId, outcome: Outcome) {
-        let now = self.now;
+    /// `req`'s slot at instance `i` is free: the order discipline picks, the
+    /// line gives the next waiter (if any), and the request's arrival and start
+    /// come back with the statistics' and replica's indices.
+    #[inline]
+    fn server_free_slot(
+        &mut self,
+        i: usize,
+        req: ReqId,
+    ) -> (Ticks, Ticks, Option<Waiting>, usize, Option<usize>) {
         let (arrived, started) = self.servers.in_service[req as usize];
         self.server_pick_order(i);
         let s = &mut self.servers.states[i];
         let next = s.line.release();
         s.outstanding -= 1;
-        let (stats, replica) = (s.stats, s.replica);
+        (arrived, started, next, s.stats, s.replica)
+    }
+
+    /// `req` leaves its slot at instance `i` with `outcome`: the slot takes the
+    /// next queued request, then the answer goes back (so a new arrival it
+    /// triggers sees the freed slot taken).
+    pub(super) fn server_release(&mut self, i: usize, req: ReqId, outcome: Outcome) {
+        let now = self.now;
+        let (arrived, started, next, stats, replica) = self.server_free_slot(i, req);
         let r = &self.requests[req];
         let late = r.closed || r.deadline.is_some_and(|d| now > d);
         let worked = now - started;
@@ -347,12 +359,7 @@ impl World<'_> {
             return false;
         }
         let now = self.now;
-        let (arrived, started) = self.servers.in_service[req as usize];
-        self.server_pick_order(i);
-        let s = &mut self.servers.states[i];
-        let next = s.line.release();
-        s.outstanding -= 1;
-        let (stats, replica) = (s.stats, s.replica);
+        let (arrived, started, next, stats, replica) = self.server_free_slot(i, req);
         let worked = now - started;
         let st = &mut self.servers.stats[stats];
         st.busy.add(now, -1);
