@@ -664,12 +664,19 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 }
             } else {
                 note(done.report.short().trim_end());
-                note(&format!(
-                    "wrote {}, {} and {}/",
-                    done.scenario.display(),
-                    done.report_file.display(),
-                    done.data_dir.display()
-                ));
+                match &done.data_dir {
+                    Some(d) => note(&format!(
+                        "wrote {}, {} and {}/",
+                        done.scenario.display(),
+                        done.report_file.display(),
+                        d.display()
+                    )),
+                    None => note(&format!(
+                        "wrote {} and {}",
+                        done.scenario.display(),
+                        done.report_file.display()
+                    )),
+                }
                 note(&format!(
                     "next: resim run {} (and read {})",
                     done.scenario.display(),

@@ -32,6 +32,7 @@ macro_rules! seed_via_visitor {
     };
 }
 
+pub mod config;
 pub mod infer;
 pub mod jaeger;
 pub mod json;
@@ -55,6 +56,10 @@ pub enum Format {
     Jaeger,
     /// Zipkin v2 JSON.
     Zipkin,
+    /// A gRPC service config (JSON).
+    Grpc,
+    /// A resilience4j configuration (Spring Boot YAML or JSON).
+    Resilience4j,
 }
 
 impl Format {
@@ -64,6 +69,8 @@ impl Format {
             Format::Otlp => "otlp",
             Format::Jaeger => "jaeger",
             Format::Zipkin => "zipkin",
+            Format::Grpc => "grpc",
+            Format::Resilience4j => "resilience4j",
         }
     }
 
@@ -73,7 +80,14 @@ impl Format {
             Format::Otlp => "OTLP JSON",
             Format::Jaeger => "Jaeger JSON",
             Format::Zipkin => "Zipkin v2 JSON",
+            Format::Grpc => "gRPC service config",
+            Format::Resilience4j => "resilience4j configuration",
         }
+    }
+
+    /// A configuration (not traces)?
+    pub fn is_config(self) -> bool {
+        matches!(self, Format::Grpc | Format::Resilience4j)
     }
 }
 
@@ -101,8 +115,8 @@ pub struct Imported {
     pub scenario: PathBuf,
     /// The report file.
     pub report_file: PathBuf,
-    /// The data folder.
-    pub data_dir: PathBuf,
+    /// The data folder (traces only: a configuration has no data).
+    pub data_dir: Option<PathBuf>,
 }
 
 fn usage(message: String) -> Error {
@@ -144,6 +158,53 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
                 )));
             }
         }
+    }
+
+    let configs = match opts.from {
+        Some(f) => f.is_config(),
+        None => {
+            let sniffed: Vec<bool> = opts.files.iter().map(|f| config::sniff(f)).collect();
+            if sniffed.iter().any(|c| *c) && !sniffed.iter().all(|c| *c) {
+                let (c, t): (Vec<_>, Vec<_>) =
+                    opts.files.iter().zip(&sniffed).partition(|(_, c)| **c);
+                return Err(usage(format!(
+                    "configuration files ({}) and trace files ({}) cannot be imported together: import each kind on its own",
+                    c.iter()
+                        .map(|(f, _)| f.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    t.iter()
+                        .map(|(f, _)| f.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            sniffed.iter().all(|c| *c)
+        }
+    };
+    if configs {
+        let (toml, report) = config::build(&opts.files, opts.from, &scenario)?;
+        crate::scenario::load_str(&toml, &scenario, &crate::scenario::LoadOptions::default())
+            .map_err(|e| {
+                Error::Other(format!(
+                    "the imported scenario does not load, which is a bug in resim import: {e}"
+                ))
+            })?;
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(&dir).map_err(|e| Error::Io {
+                context: format!("cannot create {}", dir.display()),
+                source: e,
+                user_path: true,
+            })?;
+        }
+        write_whole(&report_file, report.markdown().as_bytes())?;
+        write_whole(&scenario, toml.as_bytes())?;
+        return Ok(Imported {
+            report,
+            scenario,
+            report_file,
+            data_dir: None,
+        });
     }
 
     let mut store = spans::SpanStore::default();
@@ -274,7 +335,7 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
         report,
         scenario,
         report_file,
-        data_dir,
+        data_dir: Some(data_dir),
     })
 }
 

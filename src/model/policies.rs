@@ -108,6 +108,11 @@ pub struct Backoff {
     pub base_ms: f64,
     /// `cap_ms`, >= `base_ms`.
     pub cap_ms: f64,
+    /// `multiplier` (> 0; 2 unless given): expo = min(cap, base x multiplier^(k-1)).
+    pub multiplier: f64,
+    /// `jitter_factor` in [0, 1) (0 unless given; `constant` and `exponential`
+    /// only): the wait w is drawn from U(w (1 - f), w (1 + f)).
+    pub jitter_factor: f64,
 }
 
 /// A retry budget, one per policy state.

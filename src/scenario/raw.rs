@@ -507,6 +507,8 @@ pub struct RawBackoff {
     pub kind: String,
     pub base_ms: Option<f64>,
     pub cap_ms: Option<f64>,
+    pub multiplier: Option<f64>,
+    pub jitter_factor: Option<f64>,
 }
 
 /// One table for every budget kind; which keys a kind takes is checked in

@@ -127,6 +127,8 @@ fn retry(path: &str, r: &RawRetry) -> R<Retry> {
             kind: BackoffKind::None,
             base_ms: 0.0,
             cap_ms: 0.0,
+            multiplier: 2.0,
+            jitter_factor: 0.0,
         },
         Some(b) => backoff(&format!("{path}.backoff"), b)?,
     };
@@ -151,15 +153,24 @@ fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
     )?;
     let needs_base = kind != BackoffKind::None;
     let needs_cap = !matches!(kind, BackoffKind::None | BackoffKind::Constant);
+    let grows = matches!(
+        kind,
+        BackoffKind::Exponential | BackoffKind::FullJitter | BackoffKind::EqualJitter
+    );
+    let spreads = matches!(kind, BackoffKind::Constant | BackoffKind::Exponential);
     // a key the kind does not use would be silently ignored: name it and the kind
     for (key, given, used) in [
         ("base_ms", b.base_ms.is_some(), needs_base),
         ("cap_ms", b.cap_ms.is_some(), needs_cap),
+        ("multiplier", b.multiplier.is_some(), grows),
+        ("jitter_factor", b.jitter_factor.is_some(), spreads),
     ] {
         if given && !used {
-            let why = match kind {
-                BackoffKind::None => "it retries at once, without waiting",
-                _ => "it always waits `base_ms`",
+            let why = match (kind, key) {
+                (BackoffKind::None, _) => "it retries at once, without waiting",
+                (BackoffKind::Constant, _) if key != "jitter_factor" => "it always waits `base_ms`",
+                (_, "multiplier") => "its wait does not grow by a factor",
+                _ => "its wait is drawn at random already",
             };
             return err(
                 format!("{path}.{key}"),
@@ -202,10 +213,46 @@ fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
     // both end up as clock times: refuse what the clock cannot hold
     ticks(&format!("{path}.base_ms"), base_ms)?;
     ticks(&format!("{path}.cap_ms"), cap_ms * 3.0)?;
+    let multiplier = match b.multiplier {
+        Some(m) => {
+            let at = format!("{path}.multiplier");
+            if finite(&at, m)? <= 0.0 {
+                return err(
+                    at,
+                    format!(
+                        "must be above 0 (got {}): the wait is multiplied by it per failed attempt",
+                        num(m)
+                    ),
+                );
+            }
+            m
+        }
+        None => 2.0,
+    };
+    let jitter_factor = match b.jitter_factor {
+        Some(f) => {
+            let at = format!("{path}.jitter_factor");
+            if !(0.0..1.0).contains(&finite(&at, f)?) {
+                return err(
+                    at,
+                    format!(
+                        "must be at least 0 and below 1 (got {}): the wait is drawn from [w (1 - f), w (1 + f)]",
+                        num(f)
+                    ),
+                );
+            }
+            // the widest wait must fit the clock too
+            ticks(&at, cap_ms.max(base_ms) * (1.0 + f))?;
+            f
+        }
+        None => 0.0,
+    };
     Ok(Backoff {
         kind,
         base_ms,
         cap_ms,
+        multiplier,
+        jitter_factor,
     })
 }
 

@@ -1,17 +1,29 @@
 //! The wait before a retry. With k the failed attempts so far and
-//! `expo = min(cap, base * 2^(k-1))`: `none` 0, `constant` base, `exponential`
+//! `expo = min(cap, base * m^(k-1))` (m = `multiplier`, 2 unless given): `none` 0, `constant` base, `exponential`
 //! expo, `full_jitter` U(0, expo), `equal_jitter` expo/2 + U(0, expo/2),
 //! `decorrelated` min(cap, U(base, 3 * previous sleep)), starting from previous =
-//! base (the AWS Architecture Blog's "Exponential Backoff and Jitter").
+//! base (the AWS Architecture Blog's "Exponential Backoff and Jitter"). With
+//! `jitter_factor` f > 0, `constant` and `exponential` draw the wait w from
+//! U(w (1 - f), w (1 + f)) (resilience4j's randomized wait).
 
 use crate::engine::Stream;
 use crate::model::{Backoff, BackoffKind};
 use rand::RngExt;
 
-/// `min(cap, base * 2^(k-1))`, k >= 1 (no overflow for any k).
+/// `min(cap, base * multiplier^(k-1))`, k >= 1 (no overflow for any k: a
+/// power past f64's range is infinite, and the cap holds it).
 pub(crate) fn expo(b: &Backoff, k: u32) -> f64 {
-    let doublings = k.saturating_sub(1).min(1023) as i32;
-    (b.base_ms * 2f64.powi(doublings)).min(b.cap_ms)
+    let steps = k.saturating_sub(1).min(1023) as i32;
+    (b.base_ms * b.multiplier.powi(steps)).min(b.cap_ms)
+}
+
+/// `w` spread over U(w (1 - f), w (1 + f)); no draw when f = 0.
+fn spread(b: &Backoff, w: f64, rng: &mut Stream) -> f64 {
+    if b.jitter_factor == 0.0 {
+        return w;
+    }
+    let u: f64 = rng.random();
+    w * (1.0 - b.jitter_factor + 2.0 * b.jitter_factor * u)
 }
 
 /// The sleep in milliseconds before the retry that follows failed attempt `k`;
@@ -20,8 +32,8 @@ pub(crate) fn expo(b: &Backoff, k: u32) -> f64 {
 pub(crate) fn sleep_ms(b: &Backoff, k: u32, prev: f64, rng: &mut Stream) -> f64 {
     match b.kind {
         BackoffKind::None => 0.0,
-        BackoffKind::Constant => b.base_ms,
-        BackoffKind::Exponential => expo(b, k),
+        BackoffKind::Constant => spread(b, b.base_ms, rng),
+        BackoffKind::Exponential => spread(b, expo(b, k), rng),
         BackoffKind::FullJitter => {
             let u: f64 = rng.random();
             u * expo(b, k)
@@ -49,6 +61,8 @@ mod tests {
             kind,
             base_ms: 10.0,
             cap_ms: 100.0,
+            multiplier: 2.0,
+            jitter_factor: 0.0,
         }
     }
 
@@ -110,5 +124,42 @@ mod tests {
             );
             prev = s;
         }
+    }
+
+    #[test]
+    fn a_multiplier_grows_the_wait_by_its_factor() {
+        let mut rng = stream(5, 0, "t");
+        let mut g = b(BackoffKind::Exponential);
+        g.multiplier = 1.5;
+        g.cap_ms = 1000.0;
+        let e: Vec<f64> = (1..=4).map(|k| sleep_ms(&g, k, 10.0, &mut rng)).collect();
+        assert_eq!(e, [10.0, 15.0, 22.5, 33.75]);
+        // gRPC's rule: attempt n waits U(0, min(initial x m^(n-1), max))
+        let mut f = g;
+        f.kind = BackoffKind::FullJitter;
+        f.multiplier = 3.0;
+        f.cap_ms = 50.0;
+        assert_eq!(expo(&f, 2), 30.0);
+        assert_eq!(expo(&f, 3), 50.0);
+    }
+
+    #[test]
+    fn a_jitter_factor_spreads_the_wait_evenly_around_it() {
+        let mut rng = stream(6, 0, "t");
+        let mut c = b(BackoffKind::Constant);
+        c.base_ms = 500.0;
+        c.jitter_factor = 0.5;
+        let n = 100_000;
+        let (mut lo, mut hi, mut sum) = (f64::MAX, 0.0f64, 0.0);
+        for _ in 0..n {
+            let s = sleep_ms(&c, 1, 0.0, &mut rng);
+            assert!((250.0..=750.0).contains(&s), "{s}");
+            lo = lo.min(s);
+            hi = hi.max(s);
+            sum += s;
+        }
+        // U(250, 750): mean 500, sd 144 / sqrt(n) = 0.46
+        assert!((sum / n as f64 - 500.0).abs() < 3.0, "{}", sum / n as f64);
+        assert!(lo < 255.0 && hi > 745.0, "{lo} {hi}");
     }
 }

@@ -1,0 +1,372 @@
+//! The scenario an import writes, as tables of keys (each with a comment where
+//! a value is a guess the user must check: `# set me:`), and the ledger of what
+//! became of every field read: mapped, approximated, defaulted or ignored.
+
+use super::tree::{Node, Source, Step, leaves};
+use crate::import::report::{Section, Table};
+
+/// A TOML value, written as it will appear.
+#[derive(Debug, Clone)]
+pub struct Val(pub String);
+
+impl Val {
+    /// A string.
+    pub fn s(s: &str) -> Val {
+        Val(toml::Value::String(s.to_string()).to_string())
+    }
+    /// A number: whole numbers without a decimal point (they also fill
+    /// integer keys), others as the shortest exact decimal.
+    pub fn n(x: f64) -> Val {
+        if x.fract() == 0.0 && x.abs() < 1e15 {
+            Val(format!("{}", x as i64))
+        } else {
+            Val(format!("{x}"))
+        }
+    }
+    /// A boolean.
+    pub fn b(b: bool) -> Val {
+        Val(b.to_string())
+    }
+    /// A list of strings.
+    pub fn strs<'a>(xs: impl IntoIterator<Item = &'a str>) -> Val {
+        Val(format!(
+            "[{}]",
+            xs.into_iter()
+                .map(|x| Val::s(x).0)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+    /// An inline table of `(key, value)`.
+    pub fn table(entries: &[(&str, Val)]) -> Val {
+        Val(format!(
+            "{{ {} }}",
+            entries
+                .iter()
+                .map(|(k, v)| format!("{k} = {}", v.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+}
+
+/// One `key = value` line.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// The key (dotted keys are not used).
+    pub key: String,
+    /// The value.
+    pub value: Val,
+    /// A comment after it; `set_me` makes it `# set me: ...`.
+    pub note: Option<String>,
+    /// A value the files did not give: a placeholder the user should set.
+    pub set_me: bool,
+}
+
+/// One `[header]` table.
+#[derive(Debug, Clone, Default)]
+pub struct Tab {
+    /// `services.api.handler`.
+    pub header: String,
+    /// Comment lines above it.
+    pub notes: Vec<String>,
+    /// Its keys.
+    pub items: Vec<Item>,
+}
+
+impl Tab {
+    /// A table with this header.
+    pub fn new(header: impl Into<String>) -> Tab {
+        Tab {
+            header: header.into(),
+            ..Tab::default()
+        }
+    }
+    /// Adds a key from the files.
+    pub fn put(&mut self, key: &str, value: Val) -> &mut Tab {
+        self.items.push(Item {
+            key: key.into(),
+            value,
+            note: None,
+            set_me: false,
+        });
+        self
+    }
+    /// Adds a key with a comment.
+    pub fn put_noted(&mut self, key: &str, value: Val, note: impl Into<String>) -> &mut Tab {
+        self.items.push(Item {
+            key: key.into(),
+            value,
+            note: Some(note.into()),
+            set_me: false,
+        });
+        self
+    }
+    /// Adds a placeholder the user should set (`# set me: why`).
+    pub fn set_me(&mut self, key: &str, value: Val, why: impl Into<String>) -> &mut Tab {
+        self.items.push(Item {
+            key: key.into(),
+            value,
+            note: Some(why.into()),
+            set_me: true,
+        });
+        self
+    }
+}
+
+/// The scenario being built.
+#[derive(Debug, Clone, Default)]
+pub struct Draft {
+    /// Comment lines at the top of the file.
+    pub head: Vec<String>,
+    /// Its tables, in order.
+    pub tabs: Vec<Tab>,
+}
+
+impl Draft {
+    /// The scenario file's text.
+    pub fn toml(&self) -> String {
+        let mut out = String::new();
+        for h in &self.head {
+            out.push_str(&comment(h));
+        }
+        for t in &self.tabs {
+            out.push('\n');
+            for n in &t.notes {
+                out.push_str(&comment(n));
+            }
+            out.push_str(&format!("[{}]\n", t.header));
+            for i in &t.items {
+                let line = format!("{} = {}", i.key, i.value.0);
+                match (&i.note, i.set_me) {
+                    (Some(n), true) => {
+                        out.push_str(&format!("{line:<40} # set me: {}\n", one_line(n)))
+                    }
+                    (Some(n), false) => out.push_str(&format!("{line:<40} # {}\n", one_line(n))),
+                    (None, _) => out.push_str(&format!("{line}\n")),
+                }
+            }
+        }
+        out
+    }
+
+    /// The placeholders, as `table.key: why`.
+    pub fn set_mes(&self) -> Vec<String> {
+        self.tabs
+            .iter()
+            .flat_map(|t| {
+                t.items.iter().filter(|i| i.set_me).map(move |i| {
+                    format!(
+                        "{}.{} = {}: {}",
+                        t.header,
+                        i.key,
+                        i.value.0,
+                        i.note.as_deref().unwrap_or("")
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+fn comment(s: &str) -> String {
+    s.lines()
+        .map(|l| format!("# {l}\n").replace("#  \n", "#\n"))
+        .collect()
+}
+
+/// What became of a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Fate {
+    /// Taken as it is, to a key.
+    Mapped,
+    /// Taken with a change the report explains.
+    Approximated,
+    /// Absent from the file: the system's documented default was used.
+    Defaulted,
+    /// Read and not used, for the reason given.
+    Ignored,
+}
+
+impl Fate {
+    /// Its word in the report.
+    pub fn word(self) -> &'static str {
+        match self {
+            Fate::Mapped => "mapped",
+            Fate::Approximated => "approximated",
+            Fate::Defaulted => "default",
+            Fate::Ignored => "ignored",
+        }
+    }
+}
+
+/// One line of the ledger.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// The file.
+    pub file: String,
+    /// The field's path (for a default: the path it would have).
+    pub field: String,
+    /// Its value as written (for a default: the default).
+    pub value: String,
+    /// What became of it.
+    pub fate: Fate,
+    /// The scenario key it went to ("" when none).
+    pub key: String,
+    /// How, or why not.
+    pub how: String,
+}
+
+/// Every field read and what became of it.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    /// The lines, in the order the fields were read.
+    pub lines: Vec<Line>,
+    /// The (file, document, path) of every field accounted for.
+    seen: Vec<(String, usize, Vec<Step>)>,
+}
+
+impl Ledger {
+    /// Records what became of `node`.
+    pub fn note(
+        &mut self,
+        node: &Node<'_>,
+        fate: Fate,
+        key: impl Into<String>,
+        how: impl Into<String>,
+    ) {
+        let file = node.src.file.display().to_string();
+        self.seen.push((file.clone(), node.doc, node.steps.clone()));
+        self.lines.push(Line {
+            file,
+            field: node.path(),
+            value: node.shown_value(),
+            fate,
+            key: key.into(),
+            how: how.into(),
+        });
+    }
+
+    /// Records a default: `field` (under `parent`) was absent, `value` was used.
+    pub fn absent(
+        &mut self,
+        parent: &Node<'_>,
+        field: &str,
+        value: &str,
+        key: impl Into<String>,
+        how: impl Into<String>,
+    ) {
+        let mut steps = parent.steps.clone();
+        steps.push(Step::Key(field.into()));
+        self.lines.push(Line {
+            file: parent.src.file.display().to_string(),
+            field: parent.src.shown(parent.doc, &steps),
+            value: value.into(),
+            fate: Fate::Defaulted,
+            key: key.into(),
+            how: how.into(),
+        });
+    }
+
+    /// Every leaf of `src` that no line accounts for, as an ignored line
+    /// (an importer that forgot a field still says so).
+    pub fn close(&mut self, src: &Source) {
+        let file = src.file.display().to_string();
+        for (d, doc) in src.docs.iter().enumerate() {
+            let mut all = Vec::new();
+            leaves(doc, &mut Vec::new(), &mut all);
+            for leaf in all {
+                let covered = self
+                    .seen
+                    .iter()
+                    .any(|(f, sd, s)| *f == file && *sd == d && leaf.starts_with(s));
+                if !covered {
+                    let node = walk(src, d, &leaf);
+                    self.lines.push(Line {
+                        file: file.clone(),
+                        field: src.shown(d, &leaf),
+                        value: node,
+                        fate: Fate::Ignored,
+                        key: String::new(),
+                        how: "not read by the importer".into(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// How many lines have each fate.
+    pub fn count(&self, fate: Fate) -> usize {
+        self.lines.iter().filter(|l| l.fate == fate).count()
+    }
+
+    /// The report's section: every line.
+    pub fn section(&self) -> Section {
+        let mut t = Table::new(&[
+            "file",
+            "field",
+            "value",
+            "became",
+            "scenario key",
+            "how / why",
+        ]);
+        for l in &self.lines {
+            t.push(vec![
+                l.file.clone(),
+                l.field.clone(),
+                l.value.clone(),
+                l.fate.word().into(),
+                l.key.clone(),
+                l.how.clone(),
+            ]);
+        }
+        Section {
+            heading: "Every field".into(),
+            text: vec![format!(
+                "Each field read, and each default used where a field was absent: {} mapped, {} approximated, {} defaults, {} ignored. Nothing else was in the files.",
+                self.count(Fate::Mapped),
+                self.count(Fate::Approximated),
+                self.count(Fate::Defaulted),
+                self.count(Fate::Ignored)
+            )],
+            table: Some(t),
+        }
+    }
+}
+
+fn walk(src: &Source, doc: usize, steps: &[Step]) -> String {
+    let mut v = &src.docs[doc];
+    for s in steps {
+        v = match s {
+            Step::Key(k) => &v[k.as_str()],
+            Step::Index(i) => &v[*i],
+        };
+    }
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// A name usable as a scenario name (services, workloads, policies): lower
+/// case letters, digits and `-`.
+pub fn name(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() {
+        "default".into()
+    } else {
+        out
+    }
+}

@@ -1,0 +1,248 @@
+//! `resim import` of configuration files: the resilience settings a system
+//! already runs with (a gRPC service config, a resilience4j configuration),
+//! turned into a scenario that runs them.
+//!
+//! ```text
+//! files -> tree::read (JSON or YAML, into one tree) -> the format's importer
+//!       -> draft::Draft (the scenario's tables) + draft::Ledger (every field)
+//!       -> SCENARIO.toml (placeholders marked `# set me`) + SCENARIO.import.md
+//! ```
+//!
+//! Each importer reads the fields its system documents, refuses a field it
+//! does not know (naming its path and the closest known field) and records
+//! what became of every field it read: mapped to a scenario key, approximated
+//! (how), defaulted (the system's documented default, where the field is
+//! absent) or ignored (why). [`draft::Ledger::close`] then lists any leaf of
+//! the file no importer accounted for, so nothing is dropped silently.
+
+pub mod draft;
+pub mod duration;
+pub mod grpc;
+pub mod resilience4j;
+pub mod tree;
+
+use super::Format;
+use super::report::{ImportReport, Section, Source as ReportSource, Table};
+use crate::error::{Error, ScenarioError};
+use std::path::Path;
+
+/// The configuration format of a read file, from its content.
+pub fn detect(src: &tree::Source) -> Option<Format> {
+    let first = src.docs.first()?;
+    if grpc::looks_like(first) {
+        Some(Format::Grpc)
+    } else if resilience4j::looks_like(first) {
+        Some(Format::Resilience4j)
+    } else {
+        None
+    }
+}
+
+/// Is `path` a configuration file (rather than traces)? Read from its first
+/// bytes: YAML, or JSON that names a configuration's top-level keys.
+pub fn sniff(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(4096);
+    if f.take(4096).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&head);
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        // not JSON: YAML (trace files are JSON)
+        return !t.is_empty();
+    }
+    [
+        "\"methodConfig\"",
+        "\"method_config\"",
+        "\"retryThrottling\"",
+        "\"resilience4j\"",
+    ]
+    .iter()
+    .any(|k| t.contains(k))
+}
+
+/// Reads the configuration files and builds the scenario's text and report.
+pub fn build(
+    files: &[std::path::PathBuf],
+    forced: Option<Format>,
+    scenario: &Path,
+) -> Result<(String, ImportReport), Error> {
+    let mut draft = draft::Draft::default();
+    let mut led = draft::Ledger::default();
+    let mut sources = Vec::new();
+    let mut formats = Vec::new();
+    let mut srcs = Vec::new();
+    for f in files {
+        let src = tree::read(f)?;
+        let found = detect(&src);
+        let format = match (forced, found) {
+            (Some(want), Some(got)) if want != got => {
+                return Err(ScenarioError::new(
+                    "",
+                    format!(
+                        "--from {} was given, but this is a {} file",
+                        want.flag(),
+                        got.title()
+                    ),
+                )
+                .in_file(f)
+                .into());
+            }
+            (Some(want), _) => want,
+            (None, Some(got)) => got,
+            (None, None) => {
+                return Err(ScenarioError::new(
+                    "",
+                    "not a format resim import knows: a gRPC service config (JSON with `methodConfig`), a resilience4j configuration (a `resilience4j` key), or traces (OTLP, Jaeger or Zipkin JSON)",
+                )
+                .in_file(f)
+                .into());
+            }
+        };
+        sources.push(ReportSource {
+            file: f.display().to_string(),
+            format: format.title().into(),
+            bytes: src.bytes,
+            read: format!(
+                "{} document{}",
+                src.docs.len(),
+                if src.docs.len() == 1 { "" } else { "s" }
+            ),
+            note: None,
+        });
+        formats.push(format);
+        srcs.push((format, src));
+    }
+    let stem = scenario
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "imported".into());
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let titles: Vec<&str> = {
+        let mut t: Vec<&str> = formats.iter().map(|f| f.title()).collect();
+        t.dedup();
+        t
+    };
+    draft.head.push(format!(
+        "Imported by `resim import` from {} ({}).",
+        names.join(", "),
+        titles.join(", ")
+    ));
+    draft.head.push(
+        "Keys marked `# set me` are placeholders: the files do not say them. Check them, then run."
+            .into(),
+    );
+    draft.head.push(format!(
+        "What became of every field: {stem}.import.md beside this file."
+    ));
+    let mut scen = draft::Tab::new("scenario");
+    scen.put(
+        "name",
+        draft::Val::s(&format!("Imported: {}", names.join(", "))),
+    );
+    scen.put(
+        "about",
+        draft::Val::s(&format!(
+            "The resilience settings of {} ({}), with placeholder traffic and service times.",
+            names.join(", "),
+            titles.join(", ")
+        )),
+    );
+    scen.put("seed", draft::Val::n(1.0));
+    draft.tabs.push(scen);
+    for (format, src) in &srcs {
+        if src.docs.len() > 1 {
+            for d in 1..src.docs.len() {
+                let n = src.root(d);
+                led.note(
+                    &n,
+                    draft::Fate::Ignored,
+                    "",
+                    "a further YAML document: this format takes one",
+                );
+            }
+        }
+        match format {
+            Format::Grpc => grpc::import(src, &mut draft, &mut led)?,
+            Format::Resilience4j => resilience4j::import(src, &mut draft, &mut led)?,
+            other => {
+                return Err(ScenarioError::new(
+                    "",
+                    format!(
+                        "is {}: traces cannot be imported together with configuration files",
+                        other.title()
+                    ),
+                )
+                .in_file(&src.file)
+                .into());
+            }
+        }
+        led.close(src);
+    }
+    // one importer per run: two files that each build the scenario would collide
+    let mut heads: Vec<&str> = draft.tabs.iter().map(|t| t.header.as_str()).collect();
+    heads.sort_unstable();
+    if let Some(w) = heads.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::from(ScenarioError::new(
+            "",
+            format!(
+                "two of these files both define [{}]: import them one at a time",
+                w[0]
+            ),
+        )));
+    }
+    let text = draft.toml();
+    let mut report = ImportReport {
+        scenario: scenario.display().to_string(),
+        sources,
+        ..Default::default()
+    };
+    report.summary.push(format!(
+        "{} fields: {} mapped, {} approximated, {} defaults used, {} ignored",
+        led.lines.len() - led.count(draft::Fate::Defaulted),
+        led.count(draft::Fate::Mapped),
+        led.count(draft::Fate::Approximated),
+        led.count(draft::Fate::Defaulted),
+        led.count(draft::Fate::Ignored)
+    ));
+    let set_mes = draft.set_mes();
+    report.summary.push(format!(
+        "{} placeholders marked `# set me` in the scenario (rates, service times, slots: the files do not say them)",
+        set_mes.len()
+    ));
+    for l in &led.lines {
+        if l.fate == draft::Fate::Approximated {
+            report
+                .warnings
+                .push(format!("{} {}: approximated: {}", l.file, l.field, l.how));
+        }
+        if l.fate == draft::Fate::Ignored && l.how == "not read by the importer" {
+            report
+                .warnings
+                .push(format!("{} {}: not read by the importer", l.file, l.field));
+        }
+    }
+    let mut t = Table::new(&["key", "why"]);
+    for s in &set_mes {
+        let (k, why) = s.split_once(": ").unwrap_or((s, ""));
+        t.push(vec![k.to_string(), why.to_string()]);
+    }
+    report.sections.push(Section {
+        heading: "Placeholders (`# set me`)".into(),
+        text: vec!["The files say nothing of these: the scenario holds a guess for each. Set them to your system's figures.".into()],
+        table: Some(t),
+    });
+    report.sections.push(led.section());
+    Ok((text, report))
+}
