@@ -17,6 +17,7 @@ mod golden_io22;
 mod hostile;
 mod hostile_results;
 mod import;
+mod import_configs;
 mod latency_files;
 mod layering;
 mod lifecycle_notes;

@@ -1,0 +1,342 @@
+//! `resim import` of configuration files: a gRPC service config and a
+//! resilience4j configuration become scenarios that load and run, every field
+//! accounted for in the report; bad files are exit code 2 naming the file and
+//! the field's path, and nothing is written.
+
+use crate::common::{resim, root};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/configs").join(name)
+}
+
+/// `resim import FILES --out DIR/out.toml`: (exit code, stderr, scenario text
+/// if written, report text if written).
+fn import(
+    dir: &Path,
+    files: &[&Path],
+    args: &[&str],
+) -> (i32, String, Option<String>, Option<String>) {
+    let out = resim()
+        .arg("import")
+        .args(files)
+        .arg("--out")
+        .arg(dir.join("out.toml"))
+        .args(args)
+        .output()
+        .expect("resim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        std::fs::read_to_string(dir.join("out.toml")).ok(),
+        std::fs::read_to_string(dir.join("out.import.md")).ok(),
+    )
+}
+
+fn at<'a>(t: &'a toml::Table, path: &str) -> &'a toml::Value {
+    let mut v: Option<&toml::Value> = None;
+    let mut table = t;
+    for (i, k) in path.split('.').enumerate() {
+        let x = table.get(k).unwrap_or_else(|| panic!("no {path} (at {k})"));
+        v = Some(x);
+        if i + 1 < path.split('.').count() {
+            table = x
+                .as_table()
+                .unwrap_or_else(|| panic!("{path}: {k} is not a table"));
+        }
+    }
+    v.unwrap()
+}
+
+fn f(t: &toml::Table, path: &str) -> f64 {
+    match at(t, path) {
+        toml::Value::Integer(i) => *i as f64,
+        toml::Value::Float(x) => *x,
+        other => panic!("{path} is {other}"),
+    }
+}
+
+fn s<'a>(t: &'a toml::Table, path: &str) -> &'a str {
+    at(t, path)
+        .as_str()
+        .unwrap_or_else(|| panic!("{path} is not a string"))
+}
+
+/// Runs the imported scenario for a short while: it must load and run.
+fn runs(scenario: &Path, sets: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = resim();
+    cmd.arg("run")
+        .arg(scenario)
+        .arg("--out")
+        .arg(dir.path())
+        .args(["-q", "--no-report"]);
+    for s in sets {
+        cmd.args(["--set", s]);
+    }
+    cmd.assert().success();
+    assert!(dir.path().join("outcomes.csv").exists());
+}
+
+/// The rows of the report's "Every field" table: (field, fate).
+fn ledger(report: &str) -> Vec<(String, String)> {
+    let part = report
+        .split("## Every field")
+        .nth(1)
+        .expect("an Every field section");
+    part.lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| file"))
+        .map(|l| {
+            let c: Vec<&str> = l.split(" | ").collect();
+            (c[1].to_string(), c[3].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_resilience4j_configuration_becomes_a_scenario_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, toml_text, report) = import(dir.path(), &[&fixture("resilience4j.yaml")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let text = toml_text.expect("the scenario is written");
+    let t: toml::Table = text.parse().expect("TOML");
+    // payments: time limiter (per attempt), retry and breaker in one policy
+    assert_eq!(f(&t, "policies.payments.timeout_ms"), 800.0);
+    let retry = at(&t, "policies.payments.retry").as_table().unwrap();
+    assert_eq!(retry["max_attempts"].as_integer(), Some(2));
+    assert_eq!(f(retry, "backoff.base_ms"), 200.0, "PT0.2S");
+    assert_eq!(s(retry, "backoff.kind"), "constant");
+    let breaker = at(&t, "policies.payments.breaker").as_table().unwrap();
+    assert_eq!(f(breaker, "window.count"), 20.0);
+    assert_eq!(f(breaker, "min_calls"), 10.0);
+    assert_eq!(f(breaker, "failure_rate"), 0.5);
+    assert_eq!(f(breaker, "open_ms"), 10_000.0);
+    assert_eq!(f(breaker, "half_open_calls"), 3.0);
+    // inventory: the shared config's kebab-case keys, then its own
+    let inv = at(&t, "policies.inventory.retry").as_table().unwrap();
+    assert_eq!(
+        inv["max_attempts"].as_integer(),
+        Some(3),
+        "from configs.default"
+    );
+    assert_eq!(s(inv, "backoff.kind"), "exponential");
+    assert_eq!(f(inv, "backoff.base_ms"), 100.0);
+    assert_eq!(f(inv, "backoff.cap_ms"), 2000.0);
+    assert_eq!(f(inv, "backoff.multiplier"), 2.0);
+    assert_eq!(f(inv, "backoff.jitter_factor"), 0.5);
+    assert_eq!(f(&t, "limiters.inventory.limit"), 100.0);
+    assert_eq!(f(&t, "limiters.inventory.window_ms"), 1000.0);
+    assert!(text.contains("# set me:"), "placeholders are marked");
+    // every leaf of the file is accounted for, by a rule (none by the safety net)
+    let report = report.expect("the report is written");
+    let rows = ledger(&report);
+    for (field, fate) in [
+        ("spring", "ignored"),
+        (
+            "resilience4j.bulkhead.instances.inventory.maxConcurrentCalls",
+            "ignored",
+        ),
+        (
+            "resilience4j.circuitbreaker.instances.payments.slowCallRateThreshold",
+            "ignored",
+        ),
+        (
+            "resilience4j.circuitbreaker.instances.payments.permittedNumberOfCallsInHalfOpenState",
+            "approximated",
+        ),
+        ("resilience4j.retry.configs.default.max-attempts", "mapped"),
+    ] {
+        assert!(
+            rows.iter().any(|(f, x)| f == field && x == fate),
+            "{field} should be {fate}: {rows:?}"
+        );
+    }
+    assert!(!report.contains("not read by the importer"), "{report}");
+    runs(
+        &dir.path().join("out.toml"),
+        &[
+            "workloads.inventory.duration_ms=2000",
+            "workloads.payments.duration_ms=2000",
+        ],
+    );
+}
+
+#[test]
+fn a_grpc_service_config_becomes_a_scenario_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, toml_text, report) = import(
+        dir.path(),
+        &[&fixture("grpc-retry-throttling.json")],
+        &["--from", "grpc"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let t: toml::Table = toml_text.unwrap().parse().unwrap();
+    let p = at(&t, "policies.method-config-1.retry").as_table().unwrap();
+    assert_eq!(p["max_attempts"].as_integer(), Some(4));
+    assert_eq!(s(p, "backoff.kind"), "full_jitter");
+    assert_eq!(f(p, "backoff.base_ms"), 10.0);
+    assert_eq!(f(p, "backoff.cap_ms"), 100.0);
+    assert_eq!(s(p, "budget.kind"), "grpc_throttle");
+    assert_eq!(f(p, "budget.max_tokens"), 10.0);
+    assert_eq!(f(p, "budget.token_ratio"), 0.1);
+    let on: Vec<&str> = p["on"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(on, ["error", "shed", "rejected"], "UNAVAILABLE");
+    let h = at(&t, "policies.method-config-2.hedge").as_table().unwrap();
+    assert_eq!(f(h, "delay_ms"), 50.0);
+    assert_eq!(f(h, "max_attempts"), 3.0);
+    assert_eq!(f(&t, "workloads.shop-catalog-getitem.timeout_ms"), 500.0);
+    assert_eq!(
+        s(&t, "workloads.shop-catalog-getitem.route"),
+        "/shop.Catalog/GetItem"
+    );
+    assert_eq!(f(&t, "workloads.shop-catalog-search.timeout_ms"), 1000.0);
+    assert_eq!(s(&t, "services.shop-catalog.balancer"), "round_robin");
+    let report = report.unwrap();
+    let rows = ledger(&report);
+    assert!(
+        rows.iter()
+            .any(|(f, x)| f == "/methodConfig/1/waitForReady" && x == "ignored"),
+        "{rows:?}"
+    );
+    assert!(!report.contains("not read by the importer"), "{report}");
+    runs(
+        &dir.path().join("out.toml"),
+        &[
+            "workloads.shop-catalog-getitem.duration_ms=2000",
+            "workloads.shop-catalog-search.duration_ms=2000",
+        ],
+    );
+}
+
+#[test]
+fn grpc_clamps_max_attempts_to_five_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sc.json");
+    std::fs::write(
+        &file,
+        r#"{"methodConfig": [{"name": [{"service": "a.B"}], "retryPolicy": {"maxAttempts": 9,
+        "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 1.5,
+        "retryableStatusCodes": ["unavailable", 13]}}]}"#,
+    )
+    .unwrap();
+    let (code, err, text, _) = import(dir.path(), &[&file], &[]);
+    assert_eq!(code, 0, "{err}");
+    let t: toml::Table = text.unwrap().parse().unwrap();
+    let p = at(&t, "policies.method-config-1.retry").as_table().unwrap();
+    assert_eq!(p["max_attempts"].as_integer(), Some(5));
+    assert_eq!(f(p, "backoff.multiplier"), 1.5);
+    assert!(
+        err.contains("approximated: 5: gRPC clamps maxAttempts to 5"),
+        "{err}"
+    );
+    assert_eq!(s(&t, "workloads.a-b.route"), "/a.B/*");
+}
+
+#[test]
+fn bad_configuration_files_exit_2_naming_the_file_and_the_field() {
+    let cases: [(&str, &str, &[&str]); 9] = [
+        (
+            "a.json",
+            r#"{"methodConfig": [{"name": [{"service": "s"}], "retryPolicy": {"maxAtempts": 3}}]}"#,
+            &[
+                "a.json",
+                "/methodConfig/0/retryPolicy/maxAtempts",
+                "did you mean `maxAttempts`",
+            ],
+        ),
+        (
+            "b.json",
+            r#"{"methodConfig": [{"name": [{"service": "s"}], "timeout": "100ms"}]}"#,
+            &["/methodConfig/0/timeout", "\"0.1s\""],
+        ),
+        (
+            "c.json",
+            r#"{"methodConfig": [{"name": [{"service": "s"}], "retryPolicy": {"maxAttempts": "many",
+            "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#,
+            &[
+                "/methodConfig/0/retryPolicy/maxAttempts",
+                "must be a number",
+            ],
+        ),
+        (
+            "d.json",
+            r#"{"methodConfig": [{"name": [{"service": "s"}], "hedgingPolicy": {"maxAttempts": 2},
+            "retryPolicy": {"maxAttempts": 2, "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#,
+            &["/methodConfig/0", "both `retryPolicy` and `hedgingPolicy`"],
+        ),
+        (
+            "e.json",
+            r#"{"methodConfig": [{"name": [{"service": "s"}], "retryPolicy": {"maxAttempts": 2,
+            "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILBLE"]}}]}"#,
+            &[
+                "/methodConfig/0/retryPolicy/retryableStatusCodes/0",
+                "did you mean `UNAVAILABLE`",
+            ],
+        ),
+        (
+            "f.yaml",
+            "resilience4j:\n  retry:\n    instances:\n      a:\n        maxAtempts: 3\n",
+            &[
+                "f.yaml",
+                "resilience4j.retry.instances.a.maxAtempts",
+                "did you mean `maxAttempts`",
+            ],
+        ),
+        (
+            "g.yaml",
+            "resilience4j:\n  retry:\n    instances:\n      a:\n        baseConfig: shared\n",
+            &[
+                "resilience4j.retry.instances.a.baseConfig",
+                "no config `shared`",
+            ],
+        ),
+        (
+            "h.yaml",
+            "resilience4j:\n  circuitbreaker:\n    instances:\n      a:\n        failureRateThreshold: 150\n",
+            &[
+                "resilience4j.circuitbreaker.instances.a.failureRateThreshold",
+                "at most 100",
+            ],
+        ),
+        (
+            "i.yaml",
+            "server:\n  port: 8080\n",
+            &["i.yaml", "not a format resim import knows"],
+        ),
+    ];
+    for (name, body, expect) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(name);
+        std::fs::write(&file, body).unwrap();
+        let (code, err, text, report) = import(dir.path(), &[&file], &[]);
+        assert_eq!(code, 2, "{name}: {err}");
+        for e in expect {
+            assert!(err.contains(e), "{name}: `{e}` not in: {err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            text.is_none() && report.is_none(),
+            "{name}: nothing is written"
+        );
+    }
+}
+
+#[test]
+fn configuration_and_trace_files_are_not_mixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = root().join("tests/fixtures/traces");
+    let trace = std::fs::read_dir(&traces)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("a trace fixture");
+    let (code, err, text, _) = import(dir.path(), &[&fixture("resilience4j.yaml"), &trace], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be imported together"), "{err}");
+    assert!(text.is_none());
+}
