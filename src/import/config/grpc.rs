@@ -344,7 +344,7 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
         }
         if let Some(h) = field("hedgingPolicy") {
             has_policy = true;
-            hedge(&h, &pname, &mut pol, throttle.is_some(), led)?;
+            hedge(&h, &pname, &mut pol, throttle, led)?;
         }
         if has_policy {
             policies.push(pol);
@@ -590,7 +590,7 @@ fn hedge(
     h: &Node<'_>,
     pname: &str,
     pol: &mut Tab,
-    throttled: bool,
+    throttle: Option<(f64, f64)>,
     led: &mut Ledger,
 ) -> Result<(), Error> {
     let f = h.fields(&HEDGE, true)?;
@@ -640,16 +640,22 @@ fn hedge(
         }
         None => led.absent(h, "nonFatalStatusCodes", "[]", "", "approximated: in gRPC every status is then fatal (a failed copy ends the call); resim sends the next copy after any failed copy"),
     }
-    if throttled {
-        pol.notes.push("retryThrottling also throttles hedges in gRPC; resim's hedges have no budget: they are not throttled here".into());
+    let mut items = vec![
+        ("delay_ms", Val::n(delay)),
+        ("max_attempts", Val::n(attempts as f64)),
+        ("cancel_losers", Val::b(true)),
+    ];
+    if let Some((max_tokens, ratio)) = throttle {
+        items.push((
+            "budget",
+            Val::table(&[
+                ("kind", Val::s("grpc_throttle")),
+                ("max_tokens", Val::n(max_tokens)),
+                ("token_ratio", Val::n(ratio)),
+            ]),
+        ));
+        pol.notes.push("retryThrottling is per channel in gRPC; here each (client, policy, target) keeps its own tokens".into());
     }
-    pol.put(
-        "hedge",
-        Val::table(&[
-            ("delay_ms", Val::n(delay)),
-            ("max_attempts", Val::n(attempts as f64)),
-            ("cancel_losers", Val::b(true)),
-        ]),
-    );
+    pol.put("hedge", Val::table(&items));
     Ok(())
 }
