@@ -208,16 +208,21 @@ enum Command {
         list: bool,
     },
     /// Build a scenario from recorded traces (OpenTelemetry OTLP JSON, Jaeger
-    /// JSON or Zipkin v2 JSON, told apart by their content): the call graph,
-    /// each service's own time (as a CSV of measured milliseconds beside the
-    /// scenario), error shares and arrival rates, with a report of every
-    /// inference and its counts (SCENARIO.import.md, and a summary on stderr)
+    /// JSON or Zipkin v2 JSON): the call graph, each service's own time (as a
+    /// CSV of measured milliseconds beside the scenario), error shares and
+    /// arrival rates; or from the resilience settings a system runs with (a
+    /// gRPC service config, a resilience4j configuration, JSON or YAML):
+    /// timeouts, retries, hedging, budgets, breakers and limiters, with
+    /// placeholders marked `# set me` for what the files do not say. Formats
+    /// are told apart by their content. A report says what was inferred, or
+    /// what became of every field (SCENARIO.import.md, and a summary on stderr)
     Import {
-        /// Trace files (all of one system)
+        /// Trace files (all of one system), or configuration files
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
-        /// The scenario to write (SCENARIO.toml); its data goes into
-        /// SCENARIO-data/ and its report into SCENARIO.import.md beside it
+        /// The scenario to write (SCENARIO.toml); its report goes into
+        /// SCENARIO.import.md beside it, and a trace import's data into
+        /// SCENARIO-data/
         #[arg(long, value_name = "SCENARIO.toml")]
         out: PathBuf,
         /// The format of every file (default: told by each file's content)

@@ -183,6 +183,12 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
         }
     };
     if configs {
+        if opts.sample_rate.is_some() {
+            return Err(usage(
+                "--sample-rate is for traces: a configuration file holds no requests to sample"
+                    .into(),
+            ));
+        }
         let (toml, report) = config::build(&opts.files, opts.from, &scenario)?;
         crate::scenario::load_str(&toml, &scenario, &crate::scenario::LoadOptions::default())
             .map_err(|e| {
