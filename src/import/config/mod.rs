@@ -38,10 +38,19 @@ pub fn detect(src: &tree::Source) -> Option<Format> {
     }
 }
 
-/// Is `path` a configuration file (rather than traces)? Read from its first
-/// bytes: YAML, or JSON that names a configuration's top-level keys.
+/// Is `path` a configuration file (rather than traces)? Told from its first
+/// 4 KiB: a `.yaml`/`.yml` file, or UTF-8 text that names a configuration's
+/// top-level key (`methodConfig`, `resilience4j`, ...). Anything else (JSON
+/// traces, a compressed or empty file) goes to the trace reader, whose
+/// messages name what is wrong with a trace file.
 pub fn sniff(path: &Path) -> bool {
     use std::io::Read;
+    if path
+        .extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("yaml") || x.eq_ignore_ascii_case("yml"))
+    {
+        return true;
+    }
     let Ok(f) = std::fs::File::open(path) else {
         return false;
     };
@@ -49,20 +58,31 @@ pub fn sniff(path: &Path) -> bool {
     if f.take(4096).read_to_end(&mut head).is_err() {
         return false;
     }
-    let text = String::from_utf8_lossy(&head);
+    // a cut in the middle of a character at the 4 KiB mark is still text
+    let text = match std::str::from_utf8(&head) {
+        Ok(t) => t,
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or("")
+        }
+        Err(_) => return false,
+    };
+    const KEYS: [&str; 5] = [
+        "methodConfig",
+        "method_config",
+        "retryThrottling",
+        "loadBalancingConfig",
+        "resilience4j",
+    ];
     let t = text.trim_start_matches('\u{feff}').trim_start();
-    if !(t.starts_with('{') || t.starts_with('[')) {
-        // not JSON: YAML (trace files are JSON)
-        return !t.is_empty();
+    if t.starts_with('{') || t.starts_with('[') {
+        KEYS.iter().any(|k| t.contains(&format!("\"{k}\"")))
+    } else {
+        // YAML: a top-level key at the start of a line
+        t.lines().any(|l| {
+            KEYS.iter()
+                .any(|k| l.starts_with(k) && l[k.len()..].trim_start().starts_with(':'))
+        })
     }
-    [
-        "\"methodConfig\"",
-        "\"method_config\"",
-        "\"retryThrottling\"",
-        "\"resilience4j\"",
-    ]
-    .iter()
-    .any(|k| t.contains(k))
 }
 
 /// Reads the configuration files and builds the scenario's text and report.
