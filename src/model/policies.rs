@@ -85,17 +85,20 @@ pub enum BackoffKind {
     EqualJitter,
     /// min(cap, U(base, 3 x previous sleep)).
     Decorrelated,
+    /// Envoy's `retry_back_off`: U(0, min((2^k - 1) x base, cap)).
+    Envoy,
 }
 
 impl BackoffKind {
     /// Names as written in scenario files.
-    pub const NAMES: [(&'static str, BackoffKind); 6] = [
+    pub const NAMES: [(&'static str, BackoffKind); 7] = [
         ("none", BackoffKind::None),
         ("constant", BackoffKind::Constant),
         ("exponential", BackoffKind::Exponential),
         ("full_jitter", BackoffKind::FullJitter),
         ("equal_jitter", BackoffKind::EqualJitter),
         ("decorrelated", BackoffKind::Decorrelated),
+        ("envoy", BackoffKind::Envoy),
     ];
 }
 

@@ -4,7 +4,8 @@
 //! `decorrelated` min(cap, U(base, 3 * previous sleep)), starting from previous =
 //! base (the AWS Architecture Blog's "Exponential Backoff and Jitter"). With
 //! `jitter_factor` f > 0, `constant` and `exponential` draw the wait w from
-//! U(w (1 - f), w (1 + f)) (resilience4j's randomized wait).
+//! U(w (1 - f), w (1 + f)) (resilience4j's randomized wait). `envoy` is
+//! Envoy's `retry_back_off`: U(0, min((2^k - 1) x base, cap)).
 
 use crate::engine::Stream;
 use crate::model::{Backoff, BackoffKind};
@@ -42,6 +43,12 @@ pub(crate) fn sleep_ms(b: &Backoff, k: u32, prev: f64, rng: &mut Stream) -> f64 
             let e = expo(b, k) / 2.0;
             let u: f64 = rng.random();
             e + u * e
+        }
+        BackoffKind::Envoy => {
+            let steps = k.min(1023) as i32;
+            let hi = (b.base_ms * (2f64.powi(steps) - 1.0)).min(b.cap_ms);
+            let u: f64 = rng.random();
+            u * hi
         }
         BackoffKind::Decorrelated => {
             let hi = (3.0 * prev).max(b.base_ms);
@@ -161,5 +168,23 @@ mod tests {
         // U(250, 750): mean 500, sd 144 / sqrt(n) = 0.46
         assert!((sum / n as f64 - 500.0).abs() < 3.0, "{}", sum / n as f64);
         assert!(lo < 255.0 && hi > 745.0, "{lo} {hi}");
+    }
+
+    #[test]
+    fn envoy_draws_below_2_to_the_k_minus_1_times_base() {
+        let mut rng = stream(7, 0, "t");
+        let mut e = b(BackoffKind::Envoy);
+        e.base_ms = 25.0;
+        e.cap_ms = 250.0;
+        // retry 1: [0, 25), retry 2: [0, 75), retry 3: [0, 175), then the cap
+        for (k, hi) in [(1, 25.0), (2, 75.0), (3, 175.0), (4, 250.0), (9, 250.0)] {
+            let mut top: f64 = 0.0;
+            for _ in 0..20_000 {
+                let s = sleep_ms(&e, k, 0.0, &mut rng);
+                assert!((0.0..hi).contains(&s), "k {k}: {s}");
+                top = top.max(s);
+            }
+            assert!(top > 0.99 * hi, "k {k}: the draws reach near {hi} ({top})");
+        }
     }
 }
