@@ -58,6 +58,10 @@ pub enum Format {
     Zipkin,
     /// A gRPC service config (JSON).
     Grpc,
+    /// An Envoy bootstrap or config dump (JSON or YAML).
+    Envoy,
+    /// Istio VirtualService and DestinationRule resources (YAML or JSON).
+    Istio,
     /// A resilience4j configuration (Spring Boot YAML or JSON).
     Resilience4j,
 }
@@ -70,6 +74,8 @@ impl Format {
             Format::Jaeger => "jaeger",
             Format::Zipkin => "zipkin",
             Format::Grpc => "grpc",
+            Format::Envoy => "envoy",
+            Format::Istio => "istio",
             Format::Resilience4j => "resilience4j",
         }
     }
@@ -81,13 +87,18 @@ impl Format {
             Format::Jaeger => "Jaeger JSON",
             Format::Zipkin => "Zipkin v2 JSON",
             Format::Grpc => "gRPC service config",
+            Format::Envoy => "Envoy configuration",
+            Format::Istio => "Istio resources",
             Format::Resilience4j => "resilience4j configuration",
         }
     }
 
     /// A configuration (not traces)?
     pub fn is_config(self) -> bool {
-        matches!(self, Format::Grpc | Format::Resilience4j)
+        matches!(
+            self,
+            Format::Grpc | Format::Envoy | Format::Istio | Format::Resilience4j
+        )
     }
 }
 

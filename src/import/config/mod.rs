@@ -17,7 +17,9 @@
 
 pub mod draft;
 pub mod duration;
+pub mod envoy;
 pub mod grpc;
+pub mod istio;
 pub mod resilience4j;
 pub mod tree;
 
@@ -33,6 +35,10 @@ pub fn detect(src: &tree::Source) -> Option<Format> {
         Some(Format::Grpc)
     } else if resilience4j::looks_like(first) {
         Some(Format::Resilience4j)
+    } else if envoy::looks_like(first) {
+        Some(Format::Envoy)
+    } else if src.docs.iter().any(istio::looks_like) {
+        Some(Format::Istio)
     } else {
         None
     }
@@ -117,7 +123,7 @@ pub fn build(
             (None, None) => {
                 return Err(ScenarioError::new(
                     "",
-                    "not a format resim import knows: a gRPC service config (JSON with `methodConfig`), a resilience4j configuration (a `resilience4j` key), or traces (OTLP, Jaeger or Zipkin JSON)",
+                    "not a format resim import knows: a gRPC service config (JSON with `methodConfig`), an Envoy bootstrap (`static_resources`) or config dump (`configs`), Istio resources (`apiVersion: networking.istio.io/...`), a resilience4j configuration (a `resilience4j` key), or traces (OTLP, Jaeger or Zipkin JSON)",
                 )
                 .in_file(f)
                 .into());
@@ -181,8 +187,16 @@ pub fn build(
     );
     scen.put("seed", draft::Val::n(1.0));
     draft.tabs.push(scen);
+    let istio: Vec<&tree::Source> = srcs
+        .iter()
+        .filter(|(f, _)| *f == Format::Istio)
+        .map(|(_, s)| s)
+        .collect();
+    if !istio.is_empty() {
+        istio::import(&istio, &mut draft, &mut led)?;
+    }
     for (format, src) in &srcs {
-        if src.docs.len() > 1 {
+        if src.docs.len() > 1 && *format != Format::Istio {
             for d in 1..src.docs.len() {
                 let n = src.root(d);
                 led.note(
@@ -196,6 +210,8 @@ pub fn build(
         match format {
             Format::Grpc => grpc::import(src, &mut draft, &mut led)?,
             Format::Resilience4j => resilience4j::import(src, &mut draft, &mut led)?,
+            Format::Envoy => envoy::import(src, &mut draft, &mut led)?,
+            Format::Istio => {}
             other => {
                 return Err(ScenarioError::new(
                     "",
