@@ -211,7 +211,8 @@ enum Command {
     /// JSON or Zipkin v2 JSON): the call graph, each service's own time (as a
     /// CSV of measured milliseconds beside the scenario), error shares and
     /// arrival rates; or from the resilience settings a system runs with (a
-    /// gRPC service config, a resilience4j configuration, JSON or YAML):
+    /// gRPC service config, an Envoy configuration, Istio resources, a
+    /// resilience4j configuration; JSON or YAML):
     /// timeouts, retries, hedging, budgets, breakers and limiters, with
     /// placeholders marked `# set me` for what the files do not say. Formats
     /// are told apart by their content. A report says what was inferred, or
