@@ -521,6 +521,16 @@ pub struct RawRetryBudget {
     pub deposit: Option<f64>,
     pub cost: Option<f64>,
     pub threshold: Option<f64>,
+    pub max_tokens: Option<f64>,
+    pub token_ratio: Option<f64>,
+    pub percent: Option<f64>,
+    pub min_retries_per_s: Option<f64>,
+    pub ttl_ms: Option<f64>,
+    pub quota: Option<f64>,
+    pub retry_cost: Option<f64>,
+    pub timeout_cost: Option<f64>,
+    pub no_retry_increment: Option<f64>,
+    pub min_retry_concurrency: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -529,6 +539,7 @@ pub struct RawHedge {
     pub delay_ms: f64,
     pub max_attempts: Option<i64>,
     pub cancel_losers: Option<bool>,
+    pub budget: Option<RawRetryBudget>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
