@@ -112,6 +112,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../scenarios/retry-clients.toml"),
     ),
     (
+        "retry-budgets.toml",
+        include_str!("../../scenarios/retry-budgets.toml"),
+    ),
+    (
         "retry-policies.toml",
         include_str!("../../scenarios/retry-policies.toml"),
     ),

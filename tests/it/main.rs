@@ -29,6 +29,7 @@ mod policy_properties;
 mod properties;
 mod queueing;
 mod report_html;
+mod retry_budgets;
 mod runaway;
 mod shard_auto;
 mod sweep;
