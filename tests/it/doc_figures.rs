@@ -633,6 +633,38 @@ fn retry_policies() -> Vec<Claim> {
     ]
 }
 
+/// One run of the file (seed 11): a row's figures do not depend on the others.
+const BUDGETS_RUN: Cmd = Cmd::Run("scenarios/retry-budgets.toml", &[]);
+
+fn retry_budgets() -> Vec<Claim> {
+    let client = |policy: &str, f: &str, col: &str| {
+        format!("calls.csv [workload.call_policy={policy}, error_rate={f}, caller=main] {col}")
+    };
+    vec![
+        claim(
+            DOCS,
+            "In the file's 150 s run, 9.6 % refuses {1,152} retries and lets {320} go",
+            BUDGETS_RUN,
+            &[
+                &client("grpc", "0.096", "budget_refused"),
+                &client("grpc", "0.096", "retries"),
+            ],
+        ),
+        claim(
+            DOCS,
+            "(over the file's 150 s: {1.302})",
+            BUDGETS_RUN,
+            &[&client("finagle", "1", "amplification")],
+        ),
+        claim(
+            DOCS,
+            "but for the moments when 17 or more are in flight: {1.289}.",
+            BUDGETS_RUN,
+            &[&client("envoy", "1", "amplification")],
+        ),
+    ]
+}
+
 fn retry_clients() -> Vec<Claim> {
     let load = |p: &str, clients: &str| {
         format!(
@@ -1283,6 +1315,7 @@ fn retry_policies_clients_and_amplification_figures_hold() {
     check(
         retry_policies()
             .into_iter()
+            .chain(retry_budgets())
             .chain(retry_clients())
             .chain(retry_amplification())
             .collect(),
@@ -1339,6 +1372,7 @@ fn every_claim_runs_a_bundled_scenario() {
         noisy_neighbour(),
         warmup(),
         retry_policies(),
+        retry_budgets(),
         retry_clients(),
         retry_amplification(),
         hedging(),
