@@ -136,3 +136,74 @@ fn envoy_keeps_retries_open_within_max_of_3_and_20_percent_of_active() {
     assert!(c.most_retries_open > 20, "{c:?}");
     assert!((amplification(&c) - 1.25).abs() < 0.02, "{c:?}");
 }
+
+/// A scenario text: a client calling a store through policy `std` (`policy`
+/// is its TOML body), 10 calls per second for 10 s, the store answering an
+/// error after 10 ms; `workload` adds keys to the workload. With `inner`, the
+/// policy is on the service's call to the store instead of on the client's.
+fn run_text(policy: &str, workload: &str, inner: bool) -> CallStats {
+    let (outer, call) = if inner {
+        ("none", "{ to = \"store\", call_policy = \"std\" }")
+    } else {
+        ("std", "\"store\"")
+    };
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 3\n\n[policies.std]\n{policy}\n\n\
+         [services.api]\nroutes = [\"/x\"]\n[services.api.handler]\ntype = \"plan\"\n\
+         budget = \"none\"\nbranches = [{{ name = \"b\", calls = [{call}] }}]\n\n\
+         [dependencies.store]\nlatency = {{ constant = 10 }}\nerror_rate = 1.0\n\n\
+         [workload]\ntype = \"open\"\nrate_rps = 10\narrivals = \"uniform\"\n\
+         duration_ms = 10000\nroute = \"/x\"\ncall_policy = \"{outer}\"\n{workload}\n"
+    );
+    let s = resim::scenario::load_str(
+        &text,
+        std::path::Path::new("t.toml"),
+        &LoadOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let r = run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"));
+    r.calls
+        .into_iter()
+        .find(|c| c.call_policy == "std")
+        .expect("the policy's calls row")
+}
+
+/// gRPC throttles hedges too: 10 tokens, threshold 5, every copy fails after
+/// 10 ms; a further copy goes 5 ms after the last one, or at once when one
+/// fails. The first call's second copy goes at 5 ms (10 tokens), its third at
+/// 10 ms (9 left): its three copies take 3 (7 left). The second call's copies
+/// go with 7 and 6 left (above 5) and take 3 more (4 left). From the third
+/// call on every second copy is refused: 4 hedges in all, one refusal per call
+/// but the first two.
+#[test]
+fn grpc_throttling_stops_hedges_at_half_its_tokens() {
+    let c = run_text(
+        "hedge = { delay_ms = 5, max_attempts = 3, budget = { kind = \"grpc_throttle\", \
+         max_tokens = 10, token_ratio = 0.1 } }",
+        "",
+        false,
+    );
+    assert_eq!(c.first_tries, 100);
+    assert_eq!(c.hedges, 4, "{c:?}");
+    assert_eq!(c.budget_refused, c.first_tries - 2, "{c:?}");
+    assert_eq!(c.attempts, c.first_tries + c.hedges);
+}
+
+/// Envoy's budget gives a retry's place back when the call is given up during
+/// its backoff: the service's call to the store retries with no deadline of its
+/// own, and the client gives up at 35 ms, in the backoff after the second
+/// attempt (0-10 ms, backoff, 20-30 ms, backoff), which cancels the call. Kept,
+/// three such calls would hold every place (the minimum, 3) for good; given
+/// back, every call sends its one retry.
+#[test]
+fn envoy_gives_back_a_retry_held_by_an_abandoned_call() {
+    let c = run_text(
+        "retry = { max_attempts = 3, on = [\"error\"], backoff = { kind = \"constant\", \
+         base_ms = 10 }, budget = { kind = \"envoy\", percent = 20, min_retry_concurrency = 3 } }",
+        "timeout_ms = 35",
+        true,
+    );
+    assert_eq!(c.first_tries, 100);
+    assert_eq!(c.retries, 100, "{c:?}");
+    assert_eq!(c.budget_refused, 0, "{c:?}");
+}
