@@ -7,7 +7,10 @@
 //! go at all (breaker, throttle).
 //!
 //! One module per policy kind: [`backoff`] (the wait before a retry), [`budget`]
-//! (retry budgets), [`retry`] and [`hedge`] (what happens when an attempt ends),
+//! (retry budgets; the rules of real clients' budgets in [`client_budgets`]: a
+//! budget hears each attempt sent and ended, and what it holds for a retry is
+//! kept on the policy call until that retry's attempt ends or the call is
+//! over), [`retry`] and [`hedge`] (what happens when an attempt ends),
 //! [`breaker`] and [`throttle`] (calls refused before any attempt). Their state
 //! lives in a [`PolicyState`] per (caller, policy, target): per client label of a
 //! workload, per calling service. Each state has its own random streams, one per
