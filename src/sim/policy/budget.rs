@@ -119,35 +119,23 @@ impl BudgetState {
         }
     }
 
-    /// An attempt was sent.
-    #[inline]
-    pub fn sent(&mut self) {
-        if let BudgetState::Envoy(e) = self {
-            e.sent();
-        }
+    /// Whether [`BudgetState::ended`] does anything (the policy skips it, and
+    /// what it would read, without a budget).
+    #[inline(always)]
+    pub fn hears_attempts(&self) -> bool {
+        !matches!(self, BudgetState::Unlimited)
     }
 
     /// An attempt ended with `o`; `held` is what the budget held for it (a
     /// retry's), and is given back here.
-    #[inline]
+    #[inline(never)]
     pub fn ended(&mut self, o: AttemptOutcome, held: u32) {
         match self {
             BudgetState::Breaker { failed, .. } => *failed += (o != AttemptOutcome::Ok) as u64,
             BudgetState::Grpc(g) => g.ended(o),
             BudgetState::Aws(a) => a.ended(o, held),
-            BudgetState::Envoy(e) => {
-                e.gone();
-                e.release_held(held);
-            }
+            BudgetState::Envoy(e) => e.release_held(held),
             _ => {}
-        }
-    }
-
-    /// An attempt in flight was dropped (cancelled, its call over).
-    #[inline]
-    pub fn dropped(&mut self) {
-        if let BudgetState::Envoy(e) = self {
-            e.gone();
         }
     }
 
@@ -168,16 +156,22 @@ impl BudgetState {
     }
 
     /// May a retry (or a further hedge) go now, after an attempt that ended
-    /// with `after`? When it may, it is counted (ratio, finagle), paid (tokens)
-    /// or held (the AWS quota, Envoy): Some(what the budget holds for it, 0 for
-    /// nothing); None when the budget refuses it.
-    pub fn allow_retry(&mut self, now: Ticks, after: AttemptOutcome) -> Option<u32> {
+    /// with `after`, with `in_flight` attempts of the policy state in flight?
+    /// When it may, it is counted (ratio, finagle), paid (tokens) or held (the
+    /// AWS quota, Envoy): Some(what the budget holds for it, 0 for nothing);
+    /// None when the budget refuses it.
+    pub fn allow_retry(
+        &mut self,
+        now: Ticks,
+        after: AttemptOutcome,
+        in_flight: u64,
+    ) -> Option<u32> {
         let ok = match self {
             BudgetState::Unlimited => true,
             BudgetState::Grpc(g) => g.allows(),
             BudgetState::Finagle(f) => f.withdraw(now),
             BudgetState::Aws(a) => return a.acquire(after),
-            BudgetState::Envoy(e) => return e.acquire().then_some(1),
+            BudgetState::Envoy(e) => return e.acquire(in_flight).then_some(1),
             BudgetState::Ratio {
                 max,
                 window,
@@ -231,7 +225,7 @@ mod tests {
 
     impl BudgetState {
         fn allows(&mut self, now: Ticks) -> bool {
-            self.allow_retry(now, AttemptOutcome::Error).is_some()
+            self.allow_retry(now, AttemptOutcome::Error, 0).is_some()
         }
 
         fn failed(&mut self) {

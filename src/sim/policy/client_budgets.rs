@@ -193,8 +193,6 @@ impl AwsStandard {
 pub(crate) struct Envoy {
     share: f64,
     min: u64,
-    /// Attempts in flight (first tries, retries).
-    active: u64,
     /// Retries open.
     open: u64,
     /// The most retries open at once (a check).
@@ -206,28 +204,20 @@ impl Envoy {
         Envoy {
             share: percent / 100.0,
             min: u64::from(min_retry_concurrency),
-            active: 0,
             open: 0,
             most_open: 0,
         }
     }
 
-    /// The cap on retries open now.
-    pub fn cap(&self) -> u64 {
-        ((self.share * self.active as f64) as u64).max(self.min)
+    /// The cap on retries open with `active` attempts in flight.
+    pub fn cap(&self, active: u64) -> u64 {
+        ((self.share * active as f64) as u64).max(self.min)
     }
 
-    pub fn sent(&mut self) {
-        self.active += 1;
-    }
-
-    pub fn gone(&mut self) {
-        self.active = self.active.saturating_sub(1);
-    }
-
-    /// May a retry open now? When it may, it is open until [`Envoy::release`].
-    pub fn acquire(&mut self) -> bool {
-        let ok = self.open < self.cap();
+    /// May a retry open now, with `active` attempts in flight? When it may,
+    /// it is open until [`Envoy::release`].
+    pub fn acquire(&mut self, active: u64) -> bool {
+        let ok = self.open < self.cap(active);
         if ok {
             self.open += 1;
             self.most_open = self.most_open.max(self.open);
@@ -325,24 +315,16 @@ mod tests {
     #[test]
     fn envoy_caps_open_retries_at_the_larger_of_min_and_percent_of_active() {
         let mut e = Envoy::new(20.0, 3);
-        for _ in 0..10 {
-            e.sent();
-        }
         // 20 % of 10 is 2: the minimum, 3, holds
-        assert_eq!((0..10).filter(|_| e.acquire()).count(), 3);
-        for _ in 0..30 {
-            e.sent();
-        }
+        assert_eq!((0..10).filter(|_| e.acquire(10)).count(), 3);
         // 20 % of 40 is 8: five more
-        assert_eq!((0..10).filter(|_| e.acquire()).count(), 5);
+        assert_eq!((0..10).filter(|_| e.acquire(40)).count(), 5);
         e.release();
-        assert!(e.acquire());
-        assert!(!e.acquire());
+        assert!(e.acquire(40));
+        assert!(!e.acquire(40));
         // 20 % of 44 = 8.8 is 8 (rounded down)
-        for _ in 0..4 {
-            e.sent();
-        }
-        assert!(!e.acquire());
-        assert_eq!(e.most_open, 8);
+        assert!(!e.acquire(44));
+        assert!(e.acquire(45), "20 % of 45 is 9");
+        assert_eq!(e.most_open, 9);
     }
 }

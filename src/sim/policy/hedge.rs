@@ -58,7 +58,7 @@ impl World<'_> {
         let st = &mut self.policies.states[state];
         if st
             .budget
-            .allow_retry(now, super::attempt_outcome(last))
+            .allow_retry(now, super::attempt_outcome(last), st.stats.in_flight())
             .is_some()
         {
             return true;

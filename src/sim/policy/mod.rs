@@ -8,9 +8,9 @@
 //!
 //! One module per policy kind: [`backoff`] (the wait before a retry), [`budget`]
 //! (retry budgets; the rules of real clients' budgets in [`client_budgets`]: a
-//! budget hears each attempt sent and ended, and what it holds for a retry is
-//! kept on the policy call until that retry's attempt ends or the call is
-//! over), [`retry`] and [`hedge`] (what happens when an attempt ends),
+//! budget hears each attempt that ends, and what it holds for a retry is kept
+//! on the policy call until that retry's attempt ends or the call is over),
+//! [`retry`] and [`hedge`] (what happens when an attempt ends),
 //! [`breaker`] and [`throttle`] (calls refused before any attempt). Their state
 //! lives in a [`PolicyState`] per (caller, policy, target): per client label of a
 //! workload, per calling service. Each state has its own random streams, one per
@@ -126,6 +126,13 @@ impl PolicyState {
 }
 
 impl CallStats {
+    /// Attempts sent and not yet ended (every attempt ends in one count).
+    fn in_flight(&self) -> u64 {
+        self.attempts.saturating_sub(
+            self.ok + self.error + self.timeout + self.shed + self.rejected + self.cancelled,
+        )
+    }
+
     fn count(&mut self, o: AttemptOutcome) {
         let c = match o {
             AttemptOutcome::Ok => &mut self.ok,
@@ -696,7 +703,6 @@ impl World<'_> {
             s.late_attempts += late as u64;
             s.most_attempts = s.most_attempts.max(n);
         });
-        st.budget.sent();
         if !first && let Some(t) = &mut st.throttle {
             t.request(now);
         }
@@ -727,14 +733,16 @@ impl World<'_> {
     /// Attempt `attempt` of policy call `pc` ended with `outcome`.
     pub(super) fn policy_attempt_ended(&mut self, pc: u32, attempt: CallId, outcome: Outcome) {
         let now = self.now;
-        let p = &mut self.policies.calls[pc as usize];
+        let Policies { calls, states, .. } = &mut self.policies;
+        let p = &mut calls[pc as usize];
         p.open.remove(attempt);
-        let held = std::mem::take(&mut p.held);
         let (policy, state, w) = (p.policy, p.state, p.workload);
         let o = attempt_outcome(outcome);
-        let st = &mut self.policies.states[state as usize];
+        let st = &mut states[state as usize];
         st.tally(w, |s| s.count(o));
-        st.budget.ended(o, held);
+        if st.budget.hears_attempts() {
+            st.budget.ended(o, std::mem::take(&mut p.held));
+        }
         if matches!(o, AttemptOutcome::Ok | AttemptOutcome::Error)
             && let Some(t) = &mut st.throttle
         {
@@ -784,9 +792,7 @@ impl World<'_> {
             self.policies.states[state].budget.release(held);
         }
         while let Some(a) = self.policies.calls[pc as usize].open.pop() {
-            let st = &mut self.policies.states[state];
-            st.tally(w, |s| s.cancelled += 1);
-            st.budget.dropped();
+            self.policies.states[state].tally(w, |s| s.cancelled += 1);
             if a != FAILED_AT_ONCE {
                 self.call_drop(a, cancel);
             }

@@ -33,7 +33,8 @@ impl World<'_> {
         if deadline.is_some_and(|d| at >= d) {
             return self.policy_resolve(pc, outcome);
         }
-        let Some(held) = st.budget.allow_retry(now, super::attempt_outcome(outcome)) else {
+        let after = super::attempt_outcome(outcome);
+        let Some(held) = st.budget.allow_retry(now, after, st.stats.in_flight()) else {
             let w = self.policies.calls[pc as usize].workload;
             self.policies.states[state as usize].tally(w, |s| s.budget_refused += 1);
             self.note(Note::RetryRefused { pc });
