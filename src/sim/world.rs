@@ -64,7 +64,7 @@ impl<'m> World<'m> {
             policies: Policies::new(model, replication),
             workload,
             symbols,
-            limiting: Limiting::new(model),
+            limiting: Limiting::new(model, replication),
             obs: Observers::new(model),
             trace: None,
             faults: Faults::new(model, replication),

@@ -65,15 +65,17 @@ mod admission;
 #[cfg(test)]
 mod admission_tests;
 mod admitter;
+mod concurrency;
 mod rate;
 mod results;
 mod windows;
 
 pub(crate) use actor::Limiting;
 pub use admission::{Admission, Decision};
+pub use concurrency::track::Gauges;
 pub use rate::{Bucket, decide};
 pub use results::{
-    KeyWindows, LimiterResults, LimiterRun, LimiterWindows, MemberCount, MemberOutcome,
-    RouteTraffic, natural_cmp,
+    ConcurrencyRun, KeyWindows, LimiterResults, LimiterRun, LimiterWindows, MemberCount,
+    MemberOutcome, RouteTraffic, natural_cmp,
 };
 pub use windows::{KEYED_WINDOWS_MAX, rows_per_window};
