@@ -388,7 +388,7 @@ impl<'m> World<'m> {
         result
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {
         self.queue.schedule(at, lane, event)
     }
