@@ -105,7 +105,7 @@ fn owners(key: &str) -> String {
         .filter(|(_, keys)| keys.contains(&key))
         .map(|(n, _)| *n)
         .collect();
-    list(names.into_iter())
+    list(names)
 }
 
 /// A whole number key of at least `min`, or its default.

@@ -2,8 +2,8 @@
 //! controller). It starts measuring the min RTT: the limit pinned at
 //! `min_concurrency` until `request_count` answers are in, min RTT = their p50,
 //! then the limit from before. Then every `concurrency_update_interval_ms` with
-//! answers in the window: sample RTT = their p50, gradient = clamp(min RTT x (1
-//! + buffer) / sample RTT, 0.5, 2), L' = whole part of (g L + sqrt(g L)),
+//! answers in the window: sample RTT = their p50, gradient = clamp(min RTT x
+//! (1 + buffer) / sample RTT, 0.5, 2), L' = whole part of (g L + sqrt(g L)),
 //! within `min_concurrency..=max_limit`. The min RTT is measured again
 //! `min_rtt_calc_interval_ms` (+ a random 0..`jitter_percent` % of it) after
 //! the last measurement, or at once after 5 windows in a row ending at
@@ -80,7 +80,7 @@ impl Envoy {
         };
         while !self.measuring {
             if self.next_update <= self.next_min_rtt && self.next_update <= now {
-                self.next_update = self.next_update + update_interval;
+                self.next_update += update_interval;
                 if self.samples.is_empty() {
                     continue;
                 }

@@ -58,7 +58,7 @@ impl Sample {
 enum State {
     Fixed,
     Aimd,
-    Vegas(vegas::Vegas),
+    Vegas(Box<vegas::Vegas>),
     Gradient2(gradient2::Gradient2),
     Envoy(Box<envoy::Envoy>),
 }
@@ -80,14 +80,9 @@ impl ConcurrencyLimit {
         let (limit, state) = match *alg {
             ConcurrencyAlgorithm::Fixed { limit } => (limit, State::Fixed),
             ConcurrencyAlgorithm::Aimd { initial, .. } => (initial, State::Aimd),
-            ConcurrencyAlgorithm::Vegas {
-                initial,
-                probe_multiplier,
-                ..
-            } => (
-                initial,
-                State::Vegas(vegas::Vegas::new(probe_multiplier, rng())),
-            ),
+            ConcurrencyAlgorithm::Vegas { initial, .. } => {
+                (initial, State::Vegas(Box::new(vegas::Vegas::new(rng()))))
+            }
             ConcurrencyAlgorithm::Gradient2 { initial, .. } => {
                 (initial, State::Gradient2(gradient2::Gradient2::default()))
             }

@@ -33,7 +33,7 @@ pub(super) fn log10(limit: f64) -> f64 {
 }
 
 impl Vegas {
-    pub(super) fn new(_probe_multiplier: u64, mut rng: Stream) -> Vegas {
+    pub(super) fn new(mut rng: Stream) -> Vegas {
         let probe_jitter = 0.5 + rng.random::<f64>() * 0.5;
         Vegas {
             rtt_noload: Ticks::ZERO,
