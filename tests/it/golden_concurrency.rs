@@ -1,7 +1,8 @@
 //! `scenarios/adaptive-limits.toml`: each concurrency algorithm's limit before
 //! the latency fault, derived from its rule (docs/scenarios.md, "Concurrency
-//! limiters"), AIMD's saw-tooth through the fault, and every request accounted
-//! for, asserted from the CSV files the scenario writes.
+//! limiters"), AIMD's saw-tooth through the fault, Envoy's fixed point with a
+//! queue, and every request accounted for, asserted from the CSV files the
+//! scenario writes.
 //!
 //! The arrivals are uniform and the service time constant, so a run is exact:
 //! every figure is asserted to the digit (Vegas's probe and Envoy's jitter draw
@@ -163,4 +164,33 @@ fn aimd_saw_tooths_from_the_slots_to_twice_them_without_a_queue() {
     let c = read(&dir, "concurrency");
     assert_eq!(num(c.row(&[("limiter", "aimd")]), "decreases"), shed);
     assert_eq!(shed, 358.0);
+}
+
+#[test]
+fn envoy_with_a_queue_cycles_around_its_fixed_point() {
+    // 3000/s into the 40 slots of 20 ms with a queue of 1000 and no fault: the
+    // limit binds, a queue of L - 40 forms, and a request's latency is L x 20
+    // / 40 ms (Little). The min RTT, measured at 3 in flight, is 20 ms, so g L
+    // = 1.25 x 20 / (L x 20 / 40) x L = 50 whatever L, and L' = floor(50 +
+    // sqrt(50)) = 57: the fixed point, where sample RTT / min RTT = 57 / 40 =
+    // 1.425 (the reference's 1.25 / (1 - 1/sqrt L) = 1.44 leaves g out of the
+    // square root). A window's p50 is the latency of requests let in under the
+    // limits before, so the limit cycles around 57 with a period of 4 windows.
+    let dir = run(&[
+        r#"compare.variant=["envoy"]"#,
+        "workload.rate_rps=3000",
+        "services.backend.handler.queue=1000",
+        "workload.timeout_ms=5000",
+        "faults=[]",
+        "workload.duration_ms=6000",
+    ]);
+    let ts = read(&dir, "timeseries_concurrency");
+    let rows = windows(&ts, "envoy", 1500.0, 5800.0);
+    let ends: Vec<u64> = rows.iter().map(|r| num(r, "end_limit") as u64).collect();
+    assert_eq!(ends, [64, 53, 54, 62].repeat(11));
+    let fixed = (50.0_f64 + 50.0_f64.sqrt()).floor();
+    assert_eq!(fixed, 57.0);
+    let mean = rows.iter().map(|r| num(r, "mean_limit")).sum::<f64>() / rows.len() as f64;
+    assert!((mean - 58.25).abs() < 1e-9, "{mean}");
+    assert!((mean - fixed).abs() / fixed < 0.025, "{mean}");
 }
