@@ -7,6 +7,10 @@
 /// its path below `scenarios/`.
 pub const FILES: &[(&str, &str)] = &[
     (
+        "adaptive-limits.toml",
+        include_str!("../../scenarios/adaptive-limits.toml"),
+    ),
+    (
         "adaptive-throttling.toml",
         include_str!("../../scenarios/adaptive-throttling.toml"),
     ),

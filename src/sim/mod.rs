@@ -12,7 +12,7 @@
 //! | [`workload`] | the clients: when the next request leaves | `WorkloadNext`, `LadderSend`, an answer |
 //! | [`request`] | a request's life: sent, arrives, answered, given up | `AtService`, `ClientTimeout` |
 //! | [`gateway`] | the gateway's rules and share of the budget | (direct hand-off) |
-//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
+//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`), the concurrency limits (`limiter/concurrency/`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
 //! | [`handler`] | registration: which module handles a service's requests | (dispatch only) |
 //! | [`plan`] | the deadline-budgeted fan-out handler | a call's answer |
 //! | [`server`] | slots, a bounded queue in its discipline's order, load shedding, replicas | `ServerDone`, `QueueTimeout` |

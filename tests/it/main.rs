@@ -12,6 +12,7 @@ mod docs;
 mod fast_paths;
 mod faults_time;
 mod golden_ay10;
+mod golden_concurrency;
 mod golden_dy13;
 mod golden_io22;
 mod hostile;

@@ -236,7 +236,7 @@ impl World<'_> {
     /// `req`'s slot at instance `i` is free: the order discipline picks, the
     /// line gives the next waiter (if any), and the request's arrival and start
     /// come back with the statistics' and replica's indices.
-    #[inline]
+    #[inline(always)]
     fn server_free_slot(
         &mut self,
         i: usize,
