@@ -226,6 +226,9 @@ impl World<'_> {
                 // hear it (and a client's open request is counted for its
                 // member), before the request closes
                 self.limiting_responded(req, outcome);
+                if self.servers.listening {
+                    self.balance_over(req);
+                }
             }
             Note::Answered { outcome, response } => {
                 self.obs.answered(now, outcome, response);
@@ -235,6 +238,9 @@ impl World<'_> {
                 self.obs.gave_up(now, waited);
                 self.obs.left(now, waited);
                 trace!(self, gave_up(req));
+                if self.servers.listening {
+                    self.balance_over(req);
+                }
             }
             Note::ClientCallOver {
                 req,
@@ -250,7 +256,12 @@ impl World<'_> {
                 }
                 self.obs.left(now, in_system);
             }
-            Note::CallerGone { req, cancel } => trace!(self, caller_gone(req, cancel)),
+            Note::CallerGone { req, cancel } => {
+                trace!(self, caller_gone(req, cancel));
+                if self.servers.listening {
+                    self.balance_over(req);
+                }
+            }
             Note::Done {
                 step,
                 source,
