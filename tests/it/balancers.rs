@@ -66,3 +66,94 @@ fn a_replica_that_is_down_keeps_its_row_and_the_rows_sum_to_the_service() {
         assert_eq!(num(s, "arrived"), num(o, "requests"), "{b}: every request");
     }
 }
+
+/// `scenarios/supermarket.toml` at a test's size: 5 s of warm-up, then 15 s
+/// measured (135,000 requests per balancer; the file measures 400 s).
+///
+/// Tolerances, from a 12-seed sweep of 60 s runs (release binary): one run's
+/// mean time in system has a standard deviation of 2.6 % for random (100
+/// M/M/1 queues at load 0.9 relax slowly) and 1.1 % for two_choices; both
+/// scale as 1 / sqrt(duration), so at 15 s they are 5.3 % and 2.2 %, and the
+/// bounds below are three of them. The file's own run (400 s: 1.0 % and
+/// 0.4 %) is within the 3 % the docs state: random 98.45 ms of 100,
+/// two_choices 26.27 ms of 26.46 (n = 100; the n -> infinity limit is
+/// 26.14).
+#[test]
+fn supermarket_two_choices_against_random() {
+    let dir = run_into(
+        &scenario("scenarios/supermarket.toml"),
+        &[
+            "--quiet",
+            "--set",
+            "scenario.warmup_ms=5000",
+            "--set",
+            "workload.duration_ms=20000",
+        ],
+    );
+    let outcomes = Csv::read(&dir.path().join("outcomes.csv"));
+    let mean = |b: &str| {
+        let row = outcomes.row(&[("balancer", b)]);
+        assert_eq!(
+            num(row, "answered"),
+            num(row, "requests"),
+            "{b}: all answered"
+        );
+        num(row, "mean_ms")
+    };
+    let (random, two) = (mean("random"), mean("two_choices"));
+    // random: M/M/1, 1 / (1 - 0.9) = 10 service times of 10 ms
+    assert!((random / 100.0 - 1.0).abs() < 0.16, "random {random} ms");
+    // two_choices: Mitzenmacher's 2.614 service times, +1.2 % at n = 100
+    assert!((two / 26.46 - 1.0).abs() < 0.066, "two_choices {two} ms");
+    assert!(two < 0.35 * random, "two choices cut the time ~3.8x");
+}
+
+/// `scenarios/balancers-linkerd.toml`, as the file runs (60,000 requests per
+/// balancer).
+///
+/// round robin: 1/11 of the 30 s fault's requests time out (the slow
+/// backend's median is 2 s; 0.3 % of its answers come within 1 s), 95.45 %
+/// answered; the fault window's count is Poisson (about 2,700 +/- 52 failures,
+/// +/- 0.09 points), so +/- 0.3 points is over three standard deviations.
+///
+/// least request (Envoy, two choices on the client's own counts): the slow
+/// backend keeps as many requests outstanding as the others (about 15) but
+/// each lasts the 1 s timeout: about 20 time out per second of the fault
+/// (99.03 %); >= 98.5 %.
+///
+/// peak EWMA (Finagle's rule, on the client's own counts and costs): Linkerd
+/// reports ~99.9 %; this model gives 99.68 % (99.66-99.68 over seeds 1-4),
+/// below the 99.7 % first aimed at. Why: a timeout is observed as 1 s, so the
+/// slow backend's cost is ~1,000 ms, while a healthy backend's peak-sensitive
+/// cost sits near its recent peaks (~350 ms with sigma 0.25) times ~16
+/// (outstanding + 1): ~5,600. The slow backend wins a pair while it has
+/// fewer than ~5 outstanding, so it holds ~5 at all times and ~6 requests a
+/// second time out (the time series shows 5-7 per second through the fault).
+/// With narrower latencies (sigma 0.1) the same model gives 99.78 %: the
+/// published figure depends on a distribution the post does not give. The
+/// bounds assert the model's figure with a margin of one timeout a second
+/// (0.05 points) below and 0.08 above.
+///
+/// Both upper bounds pin the caller view's rule that a request the client
+/// gave up on stops counting at its timeout and is observed as 1 s: were the
+/// proxy to hold it until the backend answers (2 s, observed as 2 s), as a
+/// proxy under a client's own timeout does, least request would give 99.51 %
+/// and peak EWMA 99.90 %, Linkerd's figure.
+#[test]
+fn linkerd_one_slow_backend_of_eleven() {
+    let outcomes = run_csv("scenarios/balancers-linkerd.toml", "outcomes");
+    let pct = |v: &str| num(outcomes.row(&[("variant", v)]), "answered_pct");
+    let (rr, lr, ewma) = (pct("round-robin"), pct("least-request"), pct("peak-ewma"));
+    assert!((rr - 95.45).abs() <= 0.3, "round robin {rr} %");
+    assert!((98.5..=99.3).contains(&lr), "least request {lr} %");
+    assert!((99.6..=99.76).contains(&ewma), "peak EWMA {ewma} %");
+    assert!(ewma > lr && lr > rr, "{rr} < {lr} < {ewma}");
+    for v in ["round-robin", "least-request", "peak-ewma"] {
+        let row = outcomes.row(&[("variant", v)]);
+        assert_eq!(
+            num(row, "answered") + num(row, "timed_out"),
+            num(row, "requests"),
+            "{v}: every request answered or timed out"
+        );
+    }
+}
