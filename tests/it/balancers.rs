@@ -157,3 +157,75 @@ fn linkerd_one_slow_backend_of_eleven() {
         );
     }
 }
+
+/// The backend's arrivals per (view, replica) when `text` runs with `extra`.
+fn backend_arrivals(text: &str, extra: &[&str]) -> Vec<(String, String, f64)> {
+    let (_guard, file) = file_with(text);
+    let mut args = vec!["--quiet"];
+    args.extend_from_slice(extra);
+    let dir = run_into(&file, &args);
+    let reps = Csv::read(&dir.path().join("replicas.csv"));
+    reps.select(&[("service", "backend")])
+        .into_iter()
+        .map(|r| (r["view"].clone(), r["replica"].clone(), num(r, "arrived")))
+        .collect()
+}
+
+const BACKEND: &str = r#"
+[services.backend]
+routes = ["/b"]
+replicas = 2
+balancer = { kind = "least_outstanding", view = "global" }
+
+[services.backend.handler]
+type = "server"
+slots = 4
+queue = 0
+service = { constant = 100 }
+
+[compare]
+"services.backend.balancer.view" = ["global", "caller"]
+"#;
+
+// In both tests one replica of two is busy with another caller's request:
+// the global view sees it and goes to the other; a caller's own view sees
+// nothing of its own there and takes the first (least_outstanding: ties go
+// to the first).
+#[test]
+fn a_caller_view_counts_each_workload_on_its_own() {
+    // two workloads send one request each at the same instant
+    let text = format!(
+        "[scenario]\nname = \"w\"\nseed = 1\n{BACKEND}\n\
+         [workloads.a]\ntype = \"sequence\"\nroute = \"/b\"\nrequests = 1\n\
+         [workloads.b]\ntype = \"sequence\"\nroute = \"/b\"\nrequests = 1\n"
+    );
+    let got = backend_arrivals(&text, &[]);
+    let want = |v: &str, r: &str| got.iter().find(|g| g.0 == v && g.1 == r).unwrap().2;
+    assert_eq!((want("global", "1"), want("global", "2")), (1.0, 1.0));
+    assert_eq!((want("caller", "1"), want("caller", "2")), (2.0, 0.0));
+}
+
+#[test]
+fn a_caller_view_counts_each_calling_instance_on_its_own() {
+    // a front of two replicas (round robin) calls the backend once per request
+    let text = format!(
+        "[scenario]\nname = \"i\"\nseed = 1\n{BACKEND}\n\
+         [services.front]\nroutes = [\"/f\"]\nreplicas = 2\n\
+         [services.front.handler]\ntype = \"server\"\nslots = 4\nqueue = 0\n\
+         service = {{ constant = 1 }}\nbudget = \"none\"\n\
+         branches = [{{ name = \"b\", calls = [\"backend\"] }}]\n\
+         [workload]\ntype = \"open\"\nroute = \"/f\"\narrivals = \"uniform\"\n\
+         rate_rps = 1000\nrequests = 2\n"
+    );
+    let by = |got: &[(String, String, f64)], v: &str| -> Vec<f64> {
+        got.iter().filter(|g| g.0 == v).map(|g| g.2).collect()
+    };
+    // each front instance has nothing of its own at the backend: both take
+    // the first replica; the global view sees the first busy
+    let two = backend_arrivals(&text, &[]);
+    assert_eq!(by(&two, "global"), [1.0, 1.0]);
+    assert_eq!(by(&two, "caller"), [2.0, 0.0]);
+    // one front instance makes both calls: it sees its own first one
+    let one = backend_arrivals(&text, &["--set", "services.front.replicas=1"]);
+    assert_eq!(by(&one, "caller"), [1.0, 1.0]);
+}
