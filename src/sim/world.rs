@@ -388,7 +388,8 @@ impl<'m> World<'m> {
         result
     }
 
-    #[inline]
+    /// Schedules `event` (always inlined, as the queue's own `schedule`).
+    #[inline(always)]
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {
         self.queue.schedule(at, lane, event)
     }

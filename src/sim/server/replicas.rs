@@ -138,20 +138,28 @@ impl World<'_> {
     /// The instance a new request of `service` goes to (the balancer's pick).
     #[inline]
     pub(super) fn server_pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
-        let now = self.now;
         match self.servers.by_service[service].as_ref()? {
             Route::Single(i) => Some(*i),
-            Route::Replicated(b) if b.picker.by_caller() => {
-                let key = self.balance_caller(req);
-                let model = self.model;
-                let name = move || caller_name(model, key);
-                Some(
-                    self.servers
-                        .pick_replica(service, req, now, Some((key, &name))),
-                )
-            }
-            Route::Replicated(_) => Some(self.servers.pick_replica(service, req, now, None)),
+            Route::Replicated(_) => Some(self.server_pick_replica(service, req)),
         }
+    }
+
+    /// The replica of `service` its balancer picks for `req`, in its view.
+    #[inline(never)]
+    fn server_pick_replica(&mut self, service: ServiceId, req: ReqId) -> usize {
+        let now = self.now;
+        let by_caller = matches!(
+            &self.servers.by_service[service],
+            Some(Route::Replicated(b)) if b.picker.by_caller()
+        );
+        if !by_caller {
+            return self.servers.pick_replica(service, req, now, None);
+        }
+        let key = self.balance_caller(req);
+        let model = self.model;
+        let name = move || caller_name(model, key);
+        self.servers
+            .pick_replica(service, req, now, Some((key, &name)))
     }
 
     /// Who sent `req`, as a caller view counts it: its workload (one proxy
@@ -181,6 +189,7 @@ impl World<'_> {
 
     /// A pick is over for its caller (`req` answered, failed, or given up
     /// on): its picker hears it, when it listens.
+    #[inline(never)]
     pub(in crate::sim) fn balance_over(&mut self, req: ReqId) {
         let Some(p) = self.servers.picks.remove(&req) else {
             return;
