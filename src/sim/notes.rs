@@ -52,6 +52,11 @@
 //!
 //! Within a note the listeners hear it in the order of the row (books, time
 //! series, tracer, limiters), except where an arm says otherwise.
+//!
+//! The balancers hear `Responded`, `GaveUp` and `CallerGone` last, when one
+//! of the run listens (`peak_ewma`, or a `view = "caller"`: the servers'
+//! `listening` flag): the request's pick is over for its caller
+//! (`World::balance_over`).
 
 use super::trace::trace;
 use super::{CallId, Caller, Outcome, ReqId, World};

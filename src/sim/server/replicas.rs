@@ -1,6 +1,11 @@
 //! Which instance of a service a request goes to: its one instance, or with
 //! `replicas = N` the one its balancer picks ([`crate::sim::balance`]) from the
-//! replicas' outstanding requests.
+//! replicas' outstanding requests (`view = "global"`) or from what the
+//! request's caller alone has outstanding there (`view = "caller"`: the
+//! caller is the request's workload, or the service instance whose call it
+//! is). A pick the balancer hears again is kept until its request is over for
+//! its caller (`World::balance_over`, from the notes `Responded`, `GaveUp` and
+//! `CallerGone`).
 
 use super::super::balance::Picker;
 use super::super::{Caller, ReqId, World};
