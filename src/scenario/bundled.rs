@@ -27,6 +27,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../scenarios/ay10-tariff-slowdown.toml"),
     ),
     (
+        "balancers-linkerd.toml",
+        include_str!("../../scenarios/balancers-linkerd.toml"),
+    ),
+    (
         "breaker-recovery.toml",
         include_str!("../../scenarios/breaker-recovery.toml"),
     ),
@@ -126,6 +130,10 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "retry-storm.toml",
         include_str!("../../scenarios/retry-storm.toml"),
+    ),
+    (
+        "supermarket.toml",
+        include_str!("../../scenarios/supermarket.toml"),
     ),
     (
         "three-tier-deadline.toml",

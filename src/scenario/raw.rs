@@ -123,7 +123,53 @@ pub struct RawService {
     /// Typical time of a call into the service, for a caller's weighted split.
     pub median_ms: Option<f64>,
     pub replicas: Option<i64>,
-    pub balancer: Option<String>,
+    pub balancer: Option<RawBalancer>,
+}
+
+/// `balancer = "KIND"` or `balancer = { kind, view, choice_count,
+/// active_request_bias, decay_ms, weights }` (the keys a kind does not read
+/// are refused in validation).
+#[derive(Debug, Clone)]
+pub enum RawBalancer {
+    Kind(String),
+    Table(RawBalancerTable),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBalancerTable {
+    pub kind: String,
+    /// "global" (default) or "caller".
+    pub view: Option<String>,
+    pub choice_count: Option<i64>,
+    pub active_request_bias: Option<f64>,
+    pub decay_ms: Option<f64>,
+    pub weights: Option<Vec<f64>>,
+}
+
+impl<'de> Deserialize<'de> for RawBalancer {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RawBalancer, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = RawBalancer;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a balancer's kind, or a table { kind, view, choice_count, active_request_bias, decay_ms, weights }",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawBalancer, E> {
+                Ok(RawBalancer::Kind(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<RawBalancer, A::Error> {
+                RawBalancerTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(RawBalancer::Table)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -388,6 +388,7 @@ impl<'m> World<'m> {
         result
     }
 
+    /// Schedules `event` (always inlined, as the queue's own `schedule`).
     #[inline(always)]
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {
         self.queue.schedule(at, lane, event)

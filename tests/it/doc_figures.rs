@@ -569,6 +569,36 @@ fn replicas() -> Vec<Claim> {
     ]
 }
 
+fn balancers_linkerd() -> Vec<Claim> {
+    let run = Cmd::Run("scenarios/balancers-linkerd.toml", &[]);
+    let pct = |v: &str| format!("outcomes.csv [variant={v}] answered_pct");
+    vec![
+        claim(
+            README,
+            "round robin answers {95.50} %, Envoy's least request {99.03} % and peak EWMA \
+             {99.68} %",
+            run,
+            &[
+                &pct("round-robin"),
+                &pct("least-request"),
+                &pct("peak-ewma"),
+            ],
+        ),
+        claim(
+            DOCS,
+            "Answered: round robin {95.50} % (1/11 of half the run fails: 95.45 %;",
+            run,
+            &[&pct("round-robin")],
+        ),
+        claim(
+            DOCS,
+            "least request {99.03} %, peak EWMA {99.68} % (seeds 1-4",
+            run,
+            &[&pct("least-request"), &pct("peak-ewma")],
+        ),
+    ]
+}
+
 fn noisy_neighbour() -> Vec<Claim> {
     vec![claim(
         README,
@@ -1303,6 +1333,11 @@ fn lifo_after_spike_figures_hold() {
 #[test]
 fn replicas_figures_hold() {
     check(replicas());
+}
+
+#[test]
+fn balancers_linkerd_figures_hold() {
+    check(balancers_linkerd());
 }
 
 #[test]

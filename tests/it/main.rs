@@ -2,6 +2,7 @@
 
 mod accounting;
 mod bad_input;
+mod balancers;
 mod boundary;
 mod call_graphs;
 mod call_sites_time;

@@ -95,7 +95,7 @@ impl World<'_> {
     pub(in crate::sim) fn server_arrive(&mut self, req: ReqId) {
         let now = self.now;
         let service = self.requests[req].service;
-        let Some(i) = self.servers.pick(service, req) else {
+        let Some(i) = self.server_pick(service, req) else {
             self.respond(req, Outcome::Answered);
             return;
         };
