@@ -344,7 +344,10 @@ fn bursts(results: &Results) -> Table {
                 mean_delay.into(),
                 max_delay.into(),
                 run.peak_passed_in_window.into(),
-                (run.peak_passed_in_window as f64 / limiter.limit as f64).into(),
+                // a concurrency limit is no count per window
+                (limiter.concurrency.is_none())
+                    .then(|| run.peak_passed_in_window as f64 / limiter.limit as f64)
+                    .into(),
             ]);
             t.push(cells);
         }

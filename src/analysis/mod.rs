@@ -5,6 +5,7 @@
 mod asks;
 mod budget;
 mod calls;
+mod concurrency;
 mod ladder;
 mod latency;
 mod limiters;
@@ -233,6 +234,7 @@ fn build(results: &mut Results, wanted: Tables) -> Vec<Table> {
     let mut tables = Vec::new();
     budget::tables(results, &mut tables, wanted);
     limiters::tables(results, &mut tables);
+    concurrency::tables(results, &mut tables);
     run::tables(results, &mut tables);
     services::tables(results, &mut tables);
     calls::tables(results, &mut tables);

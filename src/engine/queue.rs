@@ -435,8 +435,10 @@ impl<E: Payload> EventQueue<E> {
         self.popped += 1;
     }
 
-    /// Schedules `event` at absolute time `at` in `lane`.
-    #[inline]
+    /// Schedules `event` at absolute time `at` in `lane`. Always inlined: left
+    /// to the optimiser, a change elsewhere in the program could make it a
+    /// call from a policy's attempt (1.2 % more instructions on M3).
+    #[inline(always)]
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: E) -> EventKey {
         let seq = self.take_seq();
         let slot = self.slab.insert(seq, event);

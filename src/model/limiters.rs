@@ -1,4 +1,4 @@
-//! `[limiters.NAME]`: rate limiters, their algorithms and keys.
+//! `[limiters.NAME]`: rate and concurrency limiters, their algorithms and keys.
 
 use crate::engine::Ticks;
 
@@ -114,6 +114,9 @@ pub struct Limiter {
     pub refill: Refill,
     /// Throttle: what happens to a request that cannot pass within `max_delay`.
     pub overflow: Overflow,
+    /// `kind = "concurrency"`: a limit on the requests in flight (`None`: a rate
+    /// limiter, `algorithm` above).
+    pub concurrency: Option<Box<Concurrency>>,
 }
 
 impl Limiter {
@@ -146,6 +149,114 @@ impl Access {
         match self {
             Access::Gateway => "gateway",
             Access::Direct => "direct",
+        }
+    }
+}
+
+/// `kind = "concurrency"`: a limit on the requests in flight, fixed or adapted to
+/// the latencies and drops the limiter hears (`algorithm`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Concurrency {
+    /// The algorithm and its parameters.
+    pub algorithm: ConcurrencyAlgorithm,
+}
+
+/// A concurrency limiter's algorithm, with its library's parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConcurrencyAlgorithm {
+    /// `fixed`: at most `limit` in flight.
+    Fixed {
+        /// Requests in flight at most.
+        limit: u64,
+    },
+    /// `aimd` (Netflix AIMDLimit): +1 per answer in time while at least half the
+    /// limit is in flight, x `backoff_ratio` on a drop or an answer slower than
+    /// `timeout`.
+    Aimd {
+        /// The starting limit.
+        initial: u64,
+        /// The lowest limit.
+        min: u64,
+        /// The highest limit.
+        max: u64,
+        /// The factor on a drop or timeout.
+        backoff_ratio: f64,
+        /// An answer slower than this counts as a drop.
+        timeout: crate::engine::Ticks,
+    },
+    /// `vegas` (Netflix VegasLimit): the queue estimate L x (1 - rtt_noload / rtt)
+    /// against thresholds of log10 L.
+    Vegas {
+        /// The starting limit.
+        initial: u64,
+        /// The highest limit.
+        max: u64,
+        /// The new limit's weight against the old.
+        smoothing: f64,
+        /// Samples between resets of the no-load RTT, per unit of limit (x a random 0.5..1).
+        probe_multiplier: u64,
+    },
+    /// `gradient2` (Netflix Gradient2Limit): a short RTT against a long
+    /// exponential average.
+    Gradient2 {
+        /// The starting limit.
+        initial: u64,
+        /// The lowest limit.
+        min: u64,
+        /// The highest limit.
+        max: u64,
+        /// The new limit's weight against the old.
+        smoothing: f64,
+        /// How much slower than the long RTT the short one may be before the limit falls.
+        tolerance: f64,
+        /// Added to the limit per update.
+        queue_size: u64,
+        /// Samples of the long RTT's exponential average.
+        long_window: u64,
+    },
+    /// `envoy_gradient` (Envoy's adaptive concurrency filter): min RTT x (1 +
+    /// buffer) / the window's p50, per update interval.
+    EnvoyGradient {
+        /// The sample window (`concurrency_update_interval_ms`).
+        update_interval: crate::engine::Ticks,
+        /// Time between min RTT measurements (`min_rtt_calc_interval_ms`).
+        min_rtt_interval: crate::engine::Ticks,
+        /// Samples of a min RTT measurement.
+        request_count: u64,
+        /// The limit while the min RTT is measured, and the lowest.
+        min_concurrency: u64,
+        /// The random extra on the min RTT interval, a share of it (0.15).
+        jitter: f64,
+        /// The min RTT's buffer, a share of it (0.25).
+        buffer: f64,
+        /// The highest limit.
+        max: u64,
+    },
+}
+
+impl ConcurrencyAlgorithm {
+    /// Names as written in scenario files.
+    pub const NAMES: [&'static str; 5] = ["fixed", "aimd", "vegas", "gradient2", "envoy_gradient"];
+
+    /// The name as written in scenario files.
+    pub fn name(&self) -> &'static str {
+        Self::NAMES[match self {
+            ConcurrencyAlgorithm::Fixed { .. } => 0,
+            ConcurrencyAlgorithm::Aimd { .. } => 1,
+            ConcurrencyAlgorithm::Vegas { .. } => 2,
+            ConcurrencyAlgorithm::Gradient2 { .. } => 3,
+            ConcurrencyAlgorithm::EnvoyGradient { .. } => 4,
+        }]
+    }
+
+    /// The highest limit it can reach (fixed: its limit).
+    pub fn max_limit(&self) -> u64 {
+        match *self {
+            ConcurrencyAlgorithm::Fixed { limit } => limit,
+            ConcurrencyAlgorithm::Aimd { max, .. }
+            | ConcurrencyAlgorithm::Vegas { max, .. }
+            | ConcurrencyAlgorithm::Gradient2 { max, .. }
+            | ConcurrencyAlgorithm::EnvoyGradient { max, .. } => max,
         }
     }
 }

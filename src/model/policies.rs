@@ -142,6 +142,48 @@ pub enum RetryBudget {
         /// The failure share above which retries stop.
         threshold: f64,
     },
+    /// gRPC retry throttling (gRFC A6 `retryThrottling`), in thousandths of a
+    /// token as gRPC keeps them: full at start, a counted failed attempt takes
+    /// 1000, a success adds `ratio_milli`; no retry or hedge while the tokens
+    /// are at or below half of `max_milli`.
+    GrpcThrottle {
+        /// `max_tokens` x 1000, in (0, 10^6].
+        max_milli: u32,
+        /// `token_ratio` x 1000 (decimals past the third dropped), >= 1.
+        ratio_milli: u32,
+    },
+    /// Finagle's `RetryBudget(ttl, minRetriesPerSec, percentCanRetry)`: a
+    /// windowed counter of deposits (one per call) and withdrawals (one per
+    /// retry) over `ttl`, plus a fixed reserve.
+    Finagle {
+        /// `percent` of the calls may be retried, in [0, 100000].
+        percent: f64,
+        /// Retries per second the reserve allows on top.
+        min_retries_per_s: u32,
+        /// How long a deposit or a withdrawal counts, 1 to 60 s.
+        ttl: Ticks,
+        /// `ttl` in whole seconds (the reserve's multiplier, as Finagle's `inSeconds`).
+        ttl_s: u32,
+    },
+    /// The AWS SDKs' standard retry quota: a retry needs and spends its cost.
+    AwsStandard {
+        /// Tokens at most (and at start).
+        quota: u32,
+        /// What a retry costs.
+        retry_cost: u32,
+        /// What a retry after a timed-out attempt costs.
+        timeout_cost: u32,
+        /// What a call's first try answered ok adds back.
+        no_retry_increment: u32,
+    },
+    /// Envoy's `retry_budget`: retries in flight at once at most
+    /// max(`min_retry_concurrency`, `percent` % of the attempts in flight).
+    Envoy {
+        /// Percent of the attempts in flight, in [0, 100].
+        percent: f64,
+        /// Retries in flight always allowed.
+        min_retry_concurrency: u32,
+    },
 }
 
 /// `hedge = { delay_ms, max_attempts, cancel_losers }`.
@@ -153,6 +195,8 @@ pub struct Hedge {
     pub max_attempts: u32,
     /// Whether the copies that lose are cancelled (else they run on as waste).
     pub cancel_losers: bool,
+    /// What may refuse a further copy (gRPC retry throttling only).
+    pub budget: Option<RetryBudget>,
 }
 
 /// What a breaker counts.

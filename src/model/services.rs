@@ -51,6 +51,50 @@ pub struct Service {
     pub replicas: u32,
     /// How a request picks its replica.
     pub balancer: Balancer,
+    /// The balancer's keys beyond its kind (`balancer = { kind = ..., ... }`).
+    pub balance: BalanceKeys,
+}
+
+/// Whose counts a balancer reads (`view`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BalanceView {
+    /// The replicas' own counts of requests in slots and in line: one balancer
+    /// for every caller.
+    #[default]
+    Global,
+    /// Each caller (a workload, or the calling service's instance) keeps its
+    /// own balancer, counts of what it alone has outstanding at each replica,
+    /// and (`peak_ewma`) its own costs: a proxy beside each client.
+    Caller,
+}
+
+/// A balancer's keys beyond its kind; each kind reads only its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BalanceKeys {
+    /// Whose counts it reads (`view`).
+    pub view: BalanceView,
+    /// `least_request`: replicas drawn per pick (2..=replicas).
+    pub choice_count: u32,
+    /// `least_request` with unequal weights: effective weight = weight /
+    /// (active + 1)^bias.
+    pub active_request_bias: f64,
+    /// `peak_ewma`: the cost's decay time, in ticks.
+    pub decay: Ticks,
+    /// `least_request`, `weighted_round_robin`: one positive weight per
+    /// replica (empty: all equal).
+    pub weights: Vec<f64>,
+}
+
+impl Default for BalanceKeys {
+    fn default() -> BalanceKeys {
+        BalanceKeys {
+            view: BalanceView::Global,
+            choice_count: 2,
+            active_request_bias: 1.0,
+            decay: Ticks::from_ms(10_000.0),
+            weights: Vec::new(),
+        }
+    }
 }
 
 /// How a request to a replicated service picks its replica.
@@ -65,15 +109,27 @@ pub enum Balancer {
     LeastOutstanding,
     /// Two replicas drawn at random, the one with fewer requests (ties: the first drawn).
     TwoChoices,
+    /// Envoy's least request: `choice_count` distinct replicas drawn, the one
+    /// with the fewest active requests; with unequal `weights`, an EDF
+    /// schedule on weight / (active + 1)^bias.
+    LeastRequest,
+    /// Finagle's and Linkerd's peak EWMA: the better of two random replicas by
+    /// cost x (outstanding + 1).
+    PeakEwma,
+    /// nginx's smooth weighted round robin on `weights`.
+    WeightedRoundRobin,
 }
 
 impl Balancer {
     /// Names as written in scenario files.
-    pub const NAMES: [(&'static str, Balancer); 4] = [
+    pub const NAMES: [(&'static str, Balancer); 7] = [
         ("round_robin", Balancer::RoundRobin),
         ("random", Balancer::Random),
         ("least_outstanding", Balancer::LeastOutstanding),
         ("two_choices", Balancer::TwoChoices),
+        ("least_request", Balancer::LeastRequest),
+        ("peak_ewma", Balancer::PeakEwma),
+        ("weighted_round_robin", Balancer::WeightedRoundRobin),
     ];
 
     /// The name as written in scenario files.

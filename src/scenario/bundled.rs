@@ -7,6 +7,10 @@
 /// its path below `scenarios/`.
 pub const FILES: &[(&str, &str)] = &[
     (
+        "adaptive-limits.toml",
+        include_str!("../../scenarios/adaptive-limits.toml"),
+    ),
+    (
         "adaptive-throttling.toml",
         include_str!("../../scenarios/adaptive-throttling.toml"),
     ),
@@ -21,6 +25,10 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "ay10-tariff-slowdown.toml",
         include_str!("../../scenarios/ay10-tariff-slowdown.toml"),
+    ),
+    (
+        "balancers-linkerd.toml",
+        include_str!("../../scenarios/balancers-linkerd.toml"),
     ),
     (
         "breaker-recovery.toml",
@@ -112,12 +120,20 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../scenarios/retry-clients.toml"),
     ),
     (
+        "retry-budgets.toml",
+        include_str!("../../scenarios/retry-budgets.toml"),
+    ),
+    (
         "retry-policies.toml",
         include_str!("../../scenarios/retry-policies.toml"),
     ),
     (
         "retry-storm.toml",
         include_str!("../../scenarios/retry-storm.toml"),
+    ),
+    (
+        "supermarket.toml",
+        include_str!("../../scenarios/supermarket.toml"),
     ),
     (
         "three-tier-deadline.toml",

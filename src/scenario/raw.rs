@@ -123,7 +123,53 @@ pub struct RawService {
     /// Typical time of a call into the service, for a caller's weighted split.
     pub median_ms: Option<f64>,
     pub replicas: Option<i64>,
-    pub balancer: Option<String>,
+    pub balancer: Option<RawBalancer>,
+}
+
+/// `balancer = "KIND"` or `balancer = { kind, view, choice_count,
+/// active_request_bias, decay_ms, weights }` (the keys a kind does not read
+/// are refused in validation).
+#[derive(Debug, Clone)]
+pub enum RawBalancer {
+    Kind(String),
+    Table(RawBalancerTable),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBalancerTable {
+    pub kind: String,
+    /// "global" (default) or "caller".
+    pub view: Option<String>,
+    pub choice_count: Option<i64>,
+    pub active_request_bias: Option<f64>,
+    pub decay_ms: Option<f64>,
+    pub weights: Option<Vec<f64>>,
+}
+
+impl<'de> Deserialize<'de> for RawBalancer {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RawBalancer, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = RawBalancer;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a balancer's kind, or a table { kind, view, choice_count, active_request_bias, decay_ms, weights }",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawBalancer, E> {
+                Ok(RawBalancer::Kind(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<RawBalancer, A::Error> {
+                RawBalancerTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(RawBalancer::Table)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -343,17 +389,53 @@ pub struct RawMixturePart {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLimiter {
+    /// "rate" (the default) or "concurrency".
+    pub kind: Option<String>,
     pub algorithm: Option<String>,
     #[serde(default)]
     pub key: Vec<String>,
-    pub limit: i64,
-    pub window_ms: f64,
+    /// Rate: required. Concurrency: `fixed`'s limit.
+    pub limit: Option<i64>,
+    /// Rate only, required.
+    pub window_ms: Option<f64>,
     pub mode: Option<String>,
     pub max_delay_ms: Option<f64>,
     /// token-bucket only: "continuous" (default) or "discrete".
     pub refill: Option<String>,
     /// throttle only: "hold" (default: held max_delay_ms, then 429) or "reject-now".
     pub overflow: Option<String>,
+    /// Concurrency (aimd, vegas, gradient2): the starting limit.
+    pub initial_limit: Option<i64>,
+    /// Concurrency (aimd, gradient2): the lowest limit.
+    pub min_limit: Option<i64>,
+    /// Concurrency (aimd, vegas, gradient2, envoy_gradient): the highest limit.
+    pub max_limit: Option<i64>,
+    /// aimd: the factor on a drop or timeout.
+    pub backoff_ratio: Option<f64>,
+    /// aimd: an answer slower than this counts as a drop.
+    pub timeout_ms: Option<f64>,
+    /// vegas, gradient2: weight of the new limit against the old.
+    pub smoothing: Option<f64>,
+    /// vegas: samples between resets of the no-load RTT, per unit of limit.
+    pub probe_multiplier: Option<i64>,
+    /// gradient2: how much slower than the long RTT the short one may be.
+    pub tolerance: Option<f64>,
+    /// gradient2: the growth per update.
+    pub queue_size: Option<i64>,
+    /// gradient2: samples in the long RTT's exponential average.
+    pub long_window: Option<i64>,
+    /// envoy_gradient: the sample window.
+    pub concurrency_update_interval_ms: Option<f64>,
+    /// envoy_gradient: time between min RTT measurements.
+    pub min_rtt_calc_interval_ms: Option<f64>,
+    /// envoy_gradient: samples of a min RTT measurement.
+    pub request_count: Option<i64>,
+    /// envoy_gradient: the limit while the min RTT is measured, and the lowest.
+    pub min_concurrency: Option<i64>,
+    /// envoy_gradient: the random extra on the min RTT interval, in percent.
+    pub jitter_percent: Option<f64>,
+    /// envoy_gradient: the min RTT's buffer, in percent.
+    pub buffer_percent: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -523,6 +605,16 @@ pub struct RawRetryBudget {
     pub deposit: Option<f64>,
     pub cost: Option<f64>,
     pub threshold: Option<f64>,
+    pub max_tokens: Option<f64>,
+    pub token_ratio: Option<f64>,
+    pub percent: Option<f64>,
+    pub min_retries_per_s: Option<f64>,
+    pub ttl_ms: Option<f64>,
+    pub quota: Option<f64>,
+    pub retry_cost: Option<f64>,
+    pub timeout_cost: Option<f64>,
+    pub no_retry_increment: Option<f64>,
+    pub min_retry_concurrency: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -531,6 +623,7 @@ pub struct RawHedge {
     pub delay_ms: f64,
     pub max_attempts: Option<i64>,
     pub cancel_losers: Option<bool>,
+    pub budget: Option<RawRetryBudget>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -463,6 +463,12 @@ impl World<'_> {
         }
     }
 
+    /// The caller on whose behalf `call` was made (a policy call's own
+    /// caller, for an attempt).
+    pub(super) fn call_owner(&self, call: CallId) -> Caller {
+        self.outer(self.calls.slab[call as usize].caller)
+    }
+
     /// A policy call is over for its own caller (a branch or a client).
     pub(super) fn call_resolved_outer(&mut self, caller: Caller, outcome: Outcome) {
         match caller {

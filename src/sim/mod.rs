@@ -12,7 +12,7 @@
 //! | [`workload`] | the clients: when the next request leaves | `WorkloadNext`, `LadderSend`, an answer |
 //! | [`request`] | a request's life: sent, arrives, answered, given up | `AtService`, `ClientTimeout` |
 //! | [`gateway`] | the gateway's rules and share of the budget | (direct hand-off) |
-//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
+//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`), the concurrency limits (`limiter/concurrency/`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
 //! | [`handler`] | registration: which module handles a service's requests | (dispatch only) |
 //! | [`plan`] | the deadline-budgeted fan-out handler | a call's answer |
 //! | [`server`] | slots, a bounded queue in its discipline's order, load shedding, replicas | `ServerDone`, `QueueTimeout` |
@@ -139,9 +139,12 @@
 //!    outstanding counts as its caller sees them and returns an index; any
 //!    state or random stream it needs, it owns (a new kind's draws come from
 //!    the stream `balance::of` is given, so existing kinds' draws stay as they
-//!    are). Test its rule on a hand-made view.
+//!    are). A kind that learns from answers (`peak_ewma`) says so in
+//!    `hears` and hears each request's end in `on_done`; `pick_at` gives it
+//!    the clock. Test its rule on a hand-made view.
 //! 2. Register it in `src/sim/balance/mod.rs`: its `mod` line and one arm in
-//!    `balance::of`.
+//!    `balance::of` (which gives it the service's `BalanceKeys`); the keys
+//!    it reads go in `keys_of` of `src/scenario/validate/balance.rs`.
 //! 3. Outside `balance/`, two files: `src/model/services.rs` (a `Balancer` variant and
 //!    its name in `Balancer::NAMES`, which validation and `replicas.csv` read)
 //!    and `docs/scenarios.md` (the `balancer` key). The server needs no change.

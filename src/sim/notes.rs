@@ -52,6 +52,11 @@
 //!
 //! Within a note the listeners hear it in the order of the row (books, time
 //! series, tracer, limiters), except where an arm says otherwise.
+//!
+//! The balancers hear `Responded`, `GaveUp` and `CallerGone` last, when one
+//! of the run listens (`peak_ewma`, or a `view = "caller"`: the servers'
+//! `listening` flag): the request's pick is over for its caller
+//! (`World::balance_over`).
 
 use super::trace::trace;
 use super::{CallId, Caller, Outcome, ReqId, World};
@@ -226,6 +231,9 @@ impl World<'_> {
                 // hear it (and a client's open request is counted for its
                 // member), before the request closes
                 self.limiting_responded(req, outcome);
+                if self.servers.listening {
+                    self.balance_over(req);
+                }
             }
             Note::Answered { outcome, response } => {
                 self.obs.answered(now, outcome, response);
@@ -235,6 +243,9 @@ impl World<'_> {
                 self.obs.gave_up(now, waited);
                 self.obs.left(now, waited);
                 trace!(self, gave_up(req));
+                if self.servers.listening {
+                    self.balance_over(req);
+                }
             }
             Note::ClientCallOver {
                 req,
@@ -250,7 +261,12 @@ impl World<'_> {
                 }
                 self.obs.left(now, in_system);
             }
-            Note::CallerGone { req, cancel } => trace!(self, caller_gone(req, cancel)),
+            Note::CallerGone { req, cancel } => {
+                trace!(self, caller_gone(req, cancel));
+                if self.servers.listening {
+                    self.balance_over(req);
+                }
+            }
             Note::Done {
                 step,
                 source,

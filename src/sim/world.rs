@@ -64,7 +64,7 @@ impl<'m> World<'m> {
             policies: Policies::new(model, replication),
             workload,
             symbols,
-            limiting: Limiting::new(model),
+            limiting: Limiting::new(model, replication),
             obs: Observers::new(model),
             trace: None,
             faults: Faults::new(model, replication),
@@ -388,7 +388,8 @@ impl<'m> World<'m> {
         result
     }
 
-    #[inline]
+    /// Schedules `event` (always inlined, as the queue's own `schedule`).
+    #[inline(always)]
     pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {
         self.queue.schedule(at, lane, event)
     }

@@ -569,6 +569,36 @@ fn replicas() -> Vec<Claim> {
     ]
 }
 
+fn balancers_linkerd() -> Vec<Claim> {
+    let run = Cmd::Run("scenarios/balancers-linkerd.toml", &[]);
+    let pct = |v: &str| format!("outcomes.csv [variant={v}] answered_pct");
+    vec![
+        claim(
+            README,
+            "round robin answers {95.50} %, Envoy's least request {99.03} % and peak EWMA \
+             {99.68} %",
+            run,
+            &[
+                &pct("round-robin"),
+                &pct("least-request"),
+                &pct("peak-ewma"),
+            ],
+        ),
+        claim(
+            DOCS,
+            "Answered: round robin {95.50} % (1/11 of half the run fails: 95.45 %;",
+            run,
+            &[&pct("round-robin")],
+        ),
+        claim(
+            DOCS,
+            "least request {99.03} %, peak EWMA {99.68} % (seeds 1-4",
+            run,
+            &[&pct("least-request"), &pct("peak-ewma")],
+        ),
+    ]
+}
+
 fn noisy_neighbour() -> Vec<Claim> {
     vec![claim(
         README,
@@ -629,6 +659,38 @@ fn retry_policies() -> Vec<Claim> {
                 &load("bucket"),
                 &load("retry-breaker"),
             ],
+        ),
+    ]
+}
+
+/// One run of the file (seed 11): a row's figures do not depend on the others.
+const BUDGETS_RUN: Cmd = Cmd::Run("scenarios/retry-budgets.toml", &[]);
+
+fn retry_budgets() -> Vec<Claim> {
+    let client = |policy: &str, f: &str, col: &str| {
+        format!("calls.csv [workload.call_policy={policy}, error_rate={f}, caller=main] {col}")
+    };
+    vec![
+        claim(
+            DOCS,
+            "In the file's 150 s run, 9.6 % refuses {1,152} retries and lets {320} go",
+            BUDGETS_RUN,
+            &[
+                &client("grpc", "0.096", "budget_refused"),
+                &client("grpc", "0.096", "retries"),
+            ],
+        ),
+        claim(
+            DOCS,
+            "(over the file's 150 s: {1.302})",
+            BUDGETS_RUN,
+            &[&client("finagle", "1", "amplification")],
+        ),
+        claim(
+            DOCS,
+            "but for the moments when 17 or more are in flight: {1.289}.",
+            BUDGETS_RUN,
+            &[&client("envoy", "1", "amplification")],
         ),
     ]
 }
@@ -1274,6 +1336,11 @@ fn replicas_figures_hold() {
 }
 
 #[test]
+fn balancers_linkerd_figures_hold() {
+    check(balancers_linkerd());
+}
+
+#[test]
 fn noisy_neighbour_and_warmup_figures_hold() {
     check(noisy_neighbour().into_iter().chain(warmup()).collect());
 }
@@ -1283,6 +1350,7 @@ fn retry_policies_clients_and_amplification_figures_hold() {
     check(
         retry_policies()
             .into_iter()
+            .chain(retry_budgets())
             .chain(retry_clients())
             .chain(retry_amplification())
             .collect(),
@@ -1339,6 +1407,7 @@ fn every_claim_runs_a_bundled_scenario() {
         noisy_neighbour(),
         warmup(),
         retry_policies(),
+        retry_budgets(),
         retry_clients(),
         retry_amplification(),
         hedging(),

@@ -2,6 +2,7 @@
 
 mod accounting;
 mod bad_input;
+mod balancers;
 mod boundary;
 mod call_graphs;
 mod call_sites_time;
@@ -12,6 +13,7 @@ mod docs;
 mod fast_paths;
 mod faults_time;
 mod golden_ay10;
+mod golden_concurrency;
 mod golden_dy13;
 mod golden_io22;
 mod hostile;
@@ -30,6 +32,7 @@ mod policy_properties;
 mod properties;
 mod queueing;
 mod report_html;
+mod retry_budgets;
 mod runaway;
 mod shard_auto;
 mod sweep;

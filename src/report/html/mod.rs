@@ -19,6 +19,7 @@ use std::borrow::Cow;
 /// The file name of the report in an output folder.
 pub const FILE: &str = "report.html";
 
+mod concurrency;
 mod sweep_time;
 
 const TEMPLATE: &str = include_str!("report.html.j2");
@@ -384,6 +385,7 @@ pub fn run_page(
             "timeseries_limiters" => {
                 limiter_window_charts(t, &run_ends(find("timeseries"), axes), axes, times)?
             }
+            "timeseries_concurrency" => concurrency::limit_charts(t, axes, times)?,
             "timeseries_services" => keyed_rate_charts(
                 t,
                 &KeyedRates {

@@ -1,4 +1,5 @@
-//! `[limiters]`: algorithm, limit, window, key and mode of each rate limiter.
+//! `[limiters]`: algorithm, limit, window, key and mode of each rate limiter
+//! (a concurrency limiter's keys: [`super::concurrency`]).
 
 use super::*;
 
@@ -11,6 +12,15 @@ pub(super) fn limiters(raw: &RawScenario, limits: &RunLimits) -> R<Vec<Limiter>>
 }
 
 fn limiter(path: &str, name: &str, l: &RawLimiter, limits: &RunLimits) -> R<Limiter> {
+    let concurrent = one_of(
+        &format!("{path}.kind"),
+        l.kind.as_deref(),
+        &[("rate", false), ("concurrency", true)],
+    )?;
+    if concurrent {
+        return super::concurrency::limiter(path, name, l);
+    }
+    super::concurrency::no_concurrency_keys(path, l)?;
     let algorithm = one_of(
         &format!("{path}.algorithm"),
         l.algorithm.as_deref(),
@@ -22,30 +32,7 @@ fn limiter(path: &str, name: &str, l: &RawLimiter, limits: &RunLimits) -> R<Limi
             ("gcra", Algorithm::Gcra),
         ],
     )?;
-    let key = l
-        .key
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let fp = format!("{path}.key.{i}");
-            one_of(
-                &fp,
-                Some(f),
-                &[
-                    ("client", Field::Client),
-                    ("member", Field::Member),
-                    ("route", Field::Route),
-                    ("access", Field::Access),
-                ],
-            )
-        })
-        .collect::<R<Vec<_>>>()?;
-    if let Some(i) = (1..key.len()).find(|&i| key[..i].contains(&key[i])) {
-        return err(
-            format!("{path}.key.{i}"),
-            format!("`{}` is already in the key", key[i].name()),
-        );
-    }
+    let key = key(path, &l.key)?;
     let mode = one_of(
         &format!("{path}.mode"),
         l.mode.as_deref(),
@@ -70,7 +57,14 @@ fn limiter(path: &str, name: &str, l: &RawLimiter, limits: &RunLimits) -> R<Limi
             ("reject-now", Overflow::RejectNow),
         ],
     )?;
-    let limit = count(&format!("{path}.limit"), l.limit, 1)?;
+    let required =
+        |key: &str| ScenarioError::new(format!("{path}.{key}"), "missing: this key is required");
+    let limit = count(
+        &format!("{path}.limit"),
+        l.limit.ok_or_else(|| required("limit"))?,
+        1,
+    )?;
+    let window_ms = l.window_ms.ok_or_else(|| required("window_ms"))?;
     if algorithm == Algorithm::SlidingLog && limit > limits.max_in_flight {
         // the log keeps one entry per request let through within the window, per
         // bucket: the limit is what bounds its memory
@@ -88,7 +82,7 @@ fn limiter(path: &str, name: &str, l: &RawLimiter, limits: &RunLimits) -> R<Limi
         algorithm,
         key,
         limit,
-        window: positive_ticks(&format!("{path}.window_ms"), l.window_ms)?,
+        window: positive_ticks(&format!("{path}.window_ms"), window_ms)?,
         mode,
         max_delay: ticks(
             &format!("{path}.max_delay_ms"),
@@ -96,5 +90,34 @@ fn limiter(path: &str, name: &str, l: &RawLimiter, limits: &RunLimits) -> R<Limi
         )?,
         refill,
         overflow,
+        concurrency: None,
     })
+}
+
+/// The fields of a limiter's `key`, each once.
+pub(super) fn key(path: &str, raw: &[String]) -> R<Vec<Field>> {
+    let key = raw
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let fp = format!("{path}.key.{i}");
+            one_of(
+                &fp,
+                Some(f),
+                &[
+                    ("client", Field::Client),
+                    ("member", Field::Member),
+                    ("route", Field::Route),
+                    ("access", Field::Access),
+                ],
+            )
+        })
+        .collect::<R<Vec<_>>>()?;
+    if let Some(i) = (1..key.len()).find(|&i| key[..i].contains(&key[i])) {
+        return err(
+            format!("{path}.key.{i}"),
+            format!("`{}` is already in the key", key[i].name()),
+        );
+    }
+    Ok(key)
 }

@@ -8,6 +8,8 @@
 //! that need what others validated get it through a [`Ctx`]; the order of the
 //! checks (and so which error a file with several gets) is the order below.
 
+mod balance;
+mod concurrency;
 mod faults;
 mod latency;
 mod limiters;

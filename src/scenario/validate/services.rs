@@ -228,11 +228,8 @@ pub(super) fn services(
                 "replicas need a `server` handler (each replica has its own slots and queue)",
             );
         }
-        let balancer = one_of(
-            &format!("{path}.balancer"),
-            svc.balancer.as_deref(),
-            &Balancer::NAMES,
-        )?;
+        let (balancer, balance) =
+            balance::balancer(&format!("{path}.balancer"), svc.balancer.as_ref(), replicas)?;
         services.push(Service {
             name: sname.clone(),
             routes: std::mem::take(&mut routes_of[s]),
@@ -245,6 +242,7 @@ pub(super) fn services(
             median_ms,
             replicas,
             balancer,
+            balance,
         });
     }
 

@@ -8,19 +8,30 @@
 //!
 //! One file per kind, each a small type implementing [`Balance`]; [`of`] makes
 //! the one a scenario names ([`Balancer`], `services.NAME.balancer`).
+//! [`Picker`] (`view.rs`) holds a target's balancing: one balancer reading the
+//! replicas' own counts (`view = "global"`), or one per caller with the
+//! caller's own counts (`view = "caller"`), and hears when each pick is over.
 
 mod least_outstanding;
+mod least_request;
+mod peak_ewma;
 mod random;
 mod round_robin;
 mod two_choices;
+mod view;
+mod weighted_round_robin;
 
 pub(crate) use least_outstanding::LeastOutstanding;
+pub(crate) use least_request::LeastRequest;
+pub(crate) use peak_ewma::PeakEwma;
 pub(crate) use random::Random;
 pub(crate) use round_robin::RoundRobin;
 pub(crate) use two_choices::TwoChoices;
+pub(crate) use view::Picker;
+pub(crate) use weighted_round_robin::WeightedRoundRobin;
 
-use crate::engine::Stream;
-use crate::model::Balancer;
+use crate::engine::{Stream, Ticks};
+use crate::model::{BalanceKeys, Balancer};
 
 /// A rule that picks one of N replicas.
 pub(crate) trait Balance {
@@ -28,16 +39,41 @@ pub(crate) trait Balance {
     /// replica the next request goes to, given the requests each replica has
     /// outstanding now.
     fn pick(&mut self, outstanding: &[u32]) -> usize;
+
+    /// `pick` at `now`, for the kinds whose state ages (`peak_ewma`); the
+    /// others ignore the clock.
+    fn pick_at(&mut self, outstanding: &[u32], _now: Ticks) -> usize {
+        self.pick(outstanding)
+    }
+
+    /// Whether it learns from answers ([`Balance::on_done`]); when no kind of
+    /// a run does (and no view is per caller), nothing is recorded per pick.
+    fn hears(&self) -> bool {
+        false
+    }
+
+    /// A request sent to `replica` is over for its caller at `now`,
+    /// `latency` after it was sent: answered, failed, or given up on.
+    fn on_done(&mut self, _replica: usize, _now: Ticks, _latency: Ticks) {}
 }
 
-/// The balancer of kind `kind`; `rng` is its own random stream, for the kinds
-/// that draw (the others drop it).
-pub(crate) fn of(kind: Balancer, rng: Stream) -> Box<dyn Balance> {
+/// The balancer of kind `kind` over `n` replicas, with its `keys`; `rng` is
+/// its own random stream, for the kinds that draw (the others drop it).
+pub(crate) fn of(kind: Balancer, keys: &BalanceKeys, n: usize, rng: Stream) -> Box<dyn Balance> {
     match kind {
         Balancer::RoundRobin => Box::new(RoundRobin::default()),
         Balancer::Random => Box::new(Random::new(rng)),
         Balancer::LeastOutstanding => Box::new(LeastOutstanding),
         Balancer::TwoChoices => Box::new(TwoChoices::new(rng)),
+        Balancer::LeastRequest => Box::new(LeastRequest::new(
+            rng,
+            n,
+            keys.choice_count as usize,
+            &keys.weights,
+            keys.active_request_bias,
+        )),
+        Balancer::PeakEwma => Box::new(PeakEwma::new(rng, n, keys.decay)),
+        Balancer::WeightedRoundRobin => Box::new(WeightedRoundRobin::new(&keys.weights)),
     }
 }
 
@@ -52,7 +88,12 @@ mod tests {
     fn each_name_makes_its_kind() {
         let view = [3, 0, 5];
         let picks = |kind: Balancer| {
-            let mut b = of(kind, stream(1, 0, "balancer:t"));
+            let mut b = of(
+                kind,
+                &BalanceKeys::default(),
+                view.len(),
+                stream(1, 0, "balancer:t"),
+            );
             (0..3).map(|_| b.pick(&view)).collect::<Vec<_>>()
         };
         assert_eq!(picks(Balancer::RoundRobin), [0, 1, 2]);

@@ -3,6 +3,7 @@
 
 use super::admission::{Admission, Admitted, Decision, Held};
 use super::admitter::Admitter;
+use super::concurrency::track::Track;
 use super::windows::Windows;
 use crate::engine::{Lane, Ticks};
 use crate::model::{Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId};
@@ -53,6 +54,9 @@ pub(super) struct LimiterActor {
     pub(super) peak: u64,
     /// Passes and rejects per time-series window (with a time series).
     pub(super) windows: Windows,
+    /// A concurrency limiter's limit and in flight over time (None: a rate
+    /// limiter).
+    pub(super) track: Option<Box<Track>>,
 }
 
 /// End-to-end outcomes of one member's requests.
@@ -79,6 +83,10 @@ pub(crate) struct Limiting {
     pub(super) window: Option<Ticks>,
     /// The admissions each request holds until it is done.
     held: Held,
+    /// The run's seed and replication, for the random streams of the
+    /// concurrency algorithms that draw.
+    seed: u64,
+    replication: u64,
     /// Under test: every admission and done notice, checked by the tests.
     #[cfg(test)]
     pub(crate) ledger: super::admission::Ledger,
@@ -133,7 +141,7 @@ impl Limiting {
             .max_by_key(|&(_, n)| n)
     }
 
-    pub fn new(model: &Model) -> Limiting {
+    pub fn new(model: &Model, replication: u64) -> Limiting {
         if model.limiters.is_empty() {
             return Limiting::default();
         }
@@ -148,14 +156,23 @@ impl Limiting {
             }
         }
         let n = model.limiters.len();
+        let window = crate::sim::timeseries::window_of(model);
+        let mut actors = vec![LimiterActor::default(); n];
+        for (a, l) in actors.iter_mut().zip(&model.limiters) {
+            if l.concurrency.is_some() {
+                a.track = Some(Box::new(Track::new(window)));
+            }
+        }
         Limiting {
-            actors: vec![LimiterActor::default(); n],
+            actors,
             progress: Vec::new(),
             traffic: vec![(0, vec![0; n]); chains.len()],
             chains,
             members: FastMap::default(),
-            window: crate::sim::timeseries::window_of(model),
+            window,
             held: Held::default(),
+            seed: model.seed,
+            replication,
             #[cfg(test)]
             ledger: Default::default(),
         }
@@ -317,13 +334,34 @@ impl World<'_> {
         }
         let (member, route, now) = (r.member, r.route, self.now);
         let window = self.limiting.window;
+        let (seed, replication) = (self.limiting.seed, self.limiting.replication);
         let actor = &mut self.limiting.actors[l];
         let states = &mut actor.states;
+        let known = states.len();
         let state = *actor.keys.entry(key).or_insert_with(|| {
-            states.push(Admitter::new(limiter));
+            let rng = || {
+                let name = format!("limiter:{}:{}", limiter.name, states.len());
+                crate::engine::stream(seed, replication, &name)
+            };
+            states.push(Admitter::new(limiter, rng));
             (states.len() - 1) as u32
         });
-        let decision = actor.states[state as usize].try_admit(limiter, now);
+        let decision = match actor.track.as_deref_mut() {
+            None => actor.states[state as usize].try_admit(limiter, now),
+            Some(track) => {
+                let s = &mut actor.states[state as usize];
+                let before = if (state as usize) < known {
+                    s.gauge()
+                } else {
+                    None
+                };
+                let d = s.try_admit(limiter, now);
+                if let Some(after) = s.gauge() {
+                    track.change(now, before, after);
+                }
+                d
+            }
+        };
         let tally = actor.members.entry(member).or_default();
         if decision == Decision::Reject {
             tally.1 += 1;
@@ -407,8 +445,18 @@ impl World<'_> {
         for a in admitted.drain(..) {
             let limiter = &self.model.limiters[a.limiter];
             let latency = now.saturating_sub(a.at);
-            let state = &mut limiting.actors[a.limiter].states[a.state as usize];
-            state.on_done(limiter, now, latency, outcome);
+            let actor = &mut limiting.actors[a.limiter];
+            let state = &mut actor.states[a.state as usize];
+            match actor.track.as_deref_mut() {
+                None => state.on_done(limiter, now, latency, outcome),
+                Some(track) => {
+                    let before = state.gauge();
+                    state.on_done(limiter, now, latency, outcome);
+                    if let Some(after) = state.gauge() {
+                        track.change(now, before, after);
+                    }
+                }
+            }
             #[cfg(test)]
             {
                 let call = self.requests[req].caller.is_some();

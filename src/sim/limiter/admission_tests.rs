@@ -217,6 +217,7 @@ fn the_bundled_limiter_scenarios_balance_their_admissions() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut models = Vec::new();
     for name in [
+        "adaptive-limits.toml",
         "dy13-algorithms.toml",
         "dy13-limiter-keys.toml",
         "dy13-limiter-placement.toml",

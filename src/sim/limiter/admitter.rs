@@ -2,8 +2,9 @@
 //! algorithms, each answering the admission seam ([`Admission`]).
 
 use super::admission::{Admission, Decision};
+use super::concurrency::ConcurrencyLimit;
 use super::rate::Bucket;
-use crate::engine::Ticks;
+use crate::engine::{Stream, Ticks};
 use crate::model::Limiter;
 use crate::sim::Outcome;
 
@@ -13,12 +14,26 @@ use crate::sim::Outcome;
 pub(super) enum Admitter {
     /// The rate algorithms ([`super::rate`]).
     Rate(Bucket),
+    /// A concurrency limit ([`super::concurrency`]).
+    Concurrency(Box<ConcurrencyLimit>),
 }
 
 impl Admitter {
-    /// A fresh state for `limiter`'s algorithm.
-    pub(super) fn new(limiter: &Limiter) -> Admitter {
-        Admitter::Rate(Bucket::new(limiter))
+    /// A fresh state for `limiter`'s algorithm; `rng` gives the random
+    /// stream of an algorithm that draws.
+    pub(super) fn new(limiter: &Limiter, rng: impl FnOnce() -> Stream) -> Admitter {
+        match &limiter.concurrency {
+            None => Admitter::Rate(Bucket::new(limiter)),
+            Some(c) => Admitter::Concurrency(Box::new(ConcurrencyLimit::new(&c.algorithm, rng))),
+        }
+    }
+
+    /// A concurrency limit's (limit, in flight); None for a rate.
+    pub(super) fn gauge(&self) -> Option<(u64, u64)> {
+        match self {
+            Admitter::Rate(_) => None,
+            Admitter::Concurrency(c) => Some((c.limit(), c.in_flight())),
+        }
     }
 }
 
@@ -27,6 +42,7 @@ impl Admission for Admitter {
     fn try_admit(&mut self, limiter: &Limiter, now: Ticks) -> Decision {
         match self {
             Admitter::Rate(b) => b.try_admit(limiter, now),
+            Admitter::Concurrency(c) => c.try_admit(limiter, now),
         }
     }
 
@@ -34,6 +50,7 @@ impl Admission for Admitter {
     fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome) {
         match self {
             Admitter::Rate(b) => b.on_done(limiter, now, latency, outcome),
+            Admitter::Concurrency(c) => c.on_done(limiter, now, latency, outcome),
         }
     }
 }

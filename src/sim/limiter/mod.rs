@@ -1,5 +1,5 @@
-//! Limiter actor: rate limiters on the gateway (by route prefix) and in service
-//! middleware (DY13).
+//! Limiter actor: rate and concurrency limiters on the gateway (by route
+//! prefix) and in service middleware (DY13).
 //!
 //! A request meets its limiters in a fixed order: the gateway rules whose prefix
 //! matches its route (rule order, then list order; gateway access only), then the
@@ -49,6 +49,10 @@
 //!   the admissions each request holds.
 //! - `admitter`: the per-key state the actor keeps, one variant per family of
 //!   algorithms.
+//! - `concurrency/`: the concurrency limits (`kind = "concurrency"`): fixed,
+//!   AIMD, Vegas, Gradient2 and Envoy's gradient controller, one file per
+//!   adaptive algorithm, and `track`, a limiter's limit and in flight over
+//!   time (`concurrency.csv`, `timeseries_concurrency.csv`).
 //! - `rate/`: the rate algorithms, pure functions of (time, bucket state), one
 //!   file each: [`Bucket`] (one bucket's state per algorithm) and [`decide`],
 //!   and the rate side of the seam. No `World`.
@@ -65,15 +69,17 @@ mod admission;
 #[cfg(test)]
 mod admission_tests;
 mod admitter;
+mod concurrency;
 mod rate;
 mod results;
 mod windows;
 
 pub(crate) use actor::Limiting;
 pub use admission::{Admission, Decision};
+pub use concurrency::track::Gauges;
 pub use rate::{Bucket, decide};
 pub use results::{
-    KeyWindows, LimiterResults, LimiterRun, LimiterWindows, MemberCount, MemberOutcome,
-    RouteTraffic, natural_cmp,
+    ConcurrencyRun, KeyWindows, LimiterResults, LimiterRun, LimiterWindows, MemberCount,
+    MemberOutcome, RouteTraffic, natural_cmp,
 };
 pub use windows::{KEYED_WINDOWS_MAX, rows_per_window};

@@ -29,6 +29,21 @@ pub struct LimiterRun {
     /// Passes and rejects per time-series window (None: the run keeps no time
     /// series).
     pub windows: Option<LimiterWindows>,
+    /// A concurrency limiter's limit and in flight (None: a rate limiter).
+    pub concurrency: Option<ConcurrencyRun>,
+}
+
+/// A concurrency limiter's limit and requests in flight over the run: the
+/// sums over its bucket keys, from the first request it met to the run's end.
+#[derive(Debug, Clone, Default)]
+pub struct ConcurrencyRun {
+    /// The algorithm's name.
+    pub algorithm: &'static str,
+    /// The whole run's gauges.
+    pub run: super::Gauges,
+    /// Per time-series window from t = 0 (None before its first request;
+    /// empty without a time series).
+    pub windows: Vec<Option<super::Gauges>>,
 }
 
 /// One limiter's passes and rejects per time-series window.
@@ -114,6 +129,7 @@ impl World<'_> {
         let name = |id: &u32| symbols.get(*id as usize).cloned().unwrap_or_default();
         let window = self.limiting.window;
         let model = self.model;
+        let end = self.now;
         let limiters = self
             .limiting
             .actors
@@ -144,6 +160,15 @@ impl World<'_> {
                         total: a.windows.total.clone(),
                         keys: key_windows(model, limiter, symbols, &a.windows.keys),
                         too_many_keys: a.windows.overflow,
+                    }),
+                    concurrency: a.track.as_deref().and_then(|t| {
+                        let mut t = t.clone();
+                        t.finish(end);
+                        Some(ConcurrencyRun {
+                            algorithm: limiter.concurrency.as_deref()?.algorithm.name(),
+                            run: t.run,
+                            windows: t.windows,
+                        })
                     }),
                 }
             })

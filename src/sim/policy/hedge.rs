@@ -3,6 +3,8 @@
 //! copy answered with a failure sends the next copy at once (gRPC); the first `ok`
 //! wins, and with `cancel_losers` the other copies are cancelled (their work
 //! stops), otherwise they run on as waste. Either way they count as `cancelled`.
+//! A hedge's `budget` (gRPC's throttle) may refuse a further copy: the call then
+//! sends none and waits for the copies in flight.
 
 use super::World;
 use crate::sim::Caller;
@@ -47,6 +49,25 @@ impl World<'_> {
         self.hedge_send(pc);
     }
 
+    /// Whether the hedge's budget (gRPC's throttle) lets a further copy of
+    /// `pc` go; a refused copy is counted, and the call sends no further one.
+    fn hedge_allowed(&mut self, pc: u32) -> bool {
+        let now = self.now;
+        let p = &self.policies.calls[pc as usize];
+        let (state, w, last) = (p.state as usize, p.workload, p.last);
+        let st = &mut self.policies.states[state];
+        if st
+            .budget
+            .allow_retry(now, super::attempt_outcome(last), st.stats.in_flight())
+            .is_some()
+        {
+            return true;
+        }
+        st.tally(w, |s| s.budget_refused += 1);
+        self.policies.calls[pc as usize].hedging_stopped = true;
+        false
+    }
+
     /// The hedge delay is over: the next copy goes.
     pub(super) fn hedge_timer(&mut self, pc: u32) {
         self.hedge_send(pc);
@@ -59,7 +80,11 @@ impl World<'_> {
         let Some(h) = self.model.policies[p.policy].hedge else {
             return;
         };
-        if p.attempts < h.max_attempts && self.attempt(pc) {
+        if p.attempts < h.max_attempts
+            && !p.hedging_stopped
+            && self.hedge_allowed(pc)
+            && self.attempt(pc)
+        {
             let p = &self.policies.calls[pc as usize];
             let (state, more, w) = (p.state, p.attempts < h.max_attempts, p.workload);
             self.policies.states[state as usize].tally(w, |s| s.hedges += 1);

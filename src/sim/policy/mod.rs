@@ -7,7 +7,10 @@
 //! go at all (breaker, throttle).
 //!
 //! One module per policy kind: [`backoff`] (the wait before a retry), [`budget`]
-//! (retry budgets), [`retry`] and [`hedge`] (what happens when an attempt ends),
+//! (retry budgets; the rules of real clients' budgets in [`client_budgets`]: a
+//! budget hears each attempt that ends, and what it holds for a retry is kept
+//! on the policy call until that retry's attempt ends or the call is over),
+//! [`retry`] and [`hedge`] (what happens when an attempt ends),
 //! [`breaker`] and [`throttle`] (calls refused before any attempt). Their state
 //! lives in a [`PolicyState`] per (caller, policy, target): per client label of a
 //! workload, per calling service. Each state has its own random streams, one per
@@ -29,6 +32,7 @@
 mod backoff;
 mod breaker;
 mod budget;
+mod client_budgets;
 mod hedge;
 mod retry;
 mod throttle;
@@ -49,6 +53,14 @@ use throttle::ThrottleState;
 /// is down) and is reported one event later (`PolicyAttemptFailed`), so the
 /// policy never re-enters itself while it sends.
 const FAILED_AT_ONCE: CallId = CallId::MAX;
+
+/// The failed outcomes of a hedge's copy that gRPC's throttle counts: every
+/// failure a hedge answers with its next copy (gRPC's non-fatal codes), not a
+/// copy it cancelled.
+const HEDGE_COUNTED: crate::model::OutcomeSet = (1 << AttemptOutcome::Error as u8)
+    | (1 << AttemptOutcome::Timeout as u8)
+    | (1 << AttemptOutcome::Shed as u8)
+    | (1 << AttemptOutcome::Rejected as u8);
 
 /// What one (caller, target, policy) did: a row of the `calls` table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,6 +108,9 @@ pub struct CallStats {
     pub most_attempts: u64,
     /// Attempts sent at or after their call's deadline (a check: always 0).
     pub late_attempts: u64,
+    /// The most retries open at once under an `envoy` budget (a check: never
+    /// above the budget's cap; not a column).
+    pub most_retries_open: u64,
 }
 
 impl PolicyState {
@@ -111,6 +126,13 @@ impl PolicyState {
 }
 
 impl CallStats {
+    /// Attempts sent and not yet ended (every attempt ends in one count).
+    fn in_flight(&self) -> u64 {
+        self.attempts.saturating_sub(
+            self.ok + self.error + self.timeout + self.shed + self.rejected + self.cancelled,
+        )
+    }
+
     fn count(&mut self, o: AttemptOutcome) {
         let c = match o {
             AttemptOutcome::Ok => &mut self.ok,
@@ -141,6 +163,7 @@ impl CallStats {
         self.breaker_opened += o.breaker_opened;
         self.most_attempts = self.most_attempts.max(o.most_attempts);
         self.late_attempts += o.late_attempts;
+        self.most_retries_open = self.most_retries_open.max(o.most_retries_open);
     }
 }
 
@@ -209,6 +232,11 @@ struct PolicyCall {
     admit: Admit,
     /// The workload whose request it serves (0 with one workload).
     workload: u32,
+    /// What the retry budget holds for the call's latest retry (see
+    /// `budget`), until that retry's attempt ends; 0 for nothing.
+    held: u32,
+    /// The retry budget refused a copy: the hedge sends no further one.
+    hedging_stopped: bool,
 }
 
 /// A policy call's attempts in flight, in the order a `Vec` with `push`,
@@ -341,6 +369,7 @@ impl Policies {
         let mut at: HashMap<(String, String, String, String), usize> = HashMap::new();
         for st in &mut self.states {
             let opened = st.breaker.as_ref().map_or(0, |b| b.opened);
+            let most_open = st.budget.most_open();
             let mut parts = Vec::new();
             if st.by_workload.is_empty() {
                 let mut s = std::mem::take(&mut st.stats);
@@ -364,6 +393,7 @@ impl Policies {
             }
             for mut s in parts {
                 s.breaker_opened = opened;
+                s.most_retries_open = most_open;
                 let key = (
                     s.caller.clone(),
                     s.workload.clone(),
@@ -478,6 +508,8 @@ impl World<'_> {
             sleep_ms: 0.0,
             admit,
             workload: w,
+            held: 0,
+            hedging_stopped: false,
         };
         let id = match self.policies.free.pop() {
             Some(id) => {
@@ -618,7 +650,11 @@ impl World<'_> {
                 Owner::Service(_) => vec![CallStats::default(); self.policies.workloads.len()],
                 Owner::Client(..) => Vec::new(),
             },
-            budget: BudgetState::new(p.retry.as_ref().and_then(|r| r.budget.as_ref())),
+            budget: match (&p.retry, &p.hedge) {
+                (Some(r), _) => BudgetState::new(r.budget.as_ref(), r.on),
+                (None, Some(h)) => BudgetState::new(h.budget.as_ref(), HEDGE_COUNTED),
+                (None, None) => BudgetState::new(None, 0),
+            },
             breaker: p.breaker.map(BreakerState::new),
             throttle: p.throttle.map(ThrottleState::new),
             jitter: stream(seed, rep, &format!("{actor}:jitter")),
@@ -697,14 +733,15 @@ impl World<'_> {
     /// Attempt `attempt` of policy call `pc` ended with `outcome`.
     pub(super) fn policy_attempt_ended(&mut self, pc: u32, attempt: CallId, outcome: Outcome) {
         let now = self.now;
-        let p = &mut self.policies.calls[pc as usize];
+        let Policies { calls, states, .. } = &mut self.policies;
+        let p = &mut calls[pc as usize];
         p.open.remove(attempt);
         let (policy, state, w) = (p.policy, p.state, p.workload);
         let o = attempt_outcome(outcome);
-        let st = &mut self.policies.states[state as usize];
+        let st = &mut states[state as usize];
         st.tally(w, |s| s.count(o));
-        if o != AttemptOutcome::Ok {
-            st.budget.failed();
+        if st.budget.hears_attempts() {
+            st.budget.ended(o, std::mem::take(&mut p.held));
         }
         if matches!(o, AttemptOutcome::Ok | AttemptOutcome::Error)
             && let Some(t) = &mut st.throttle
@@ -750,6 +787,10 @@ impl World<'_> {
             self.queue.cancel(key);
         }
         let (state, w) = (p.state as usize, p.workload);
+        let held = std::mem::take(&mut p.held);
+        if held != 0 {
+            self.policies.states[state].budget.release(held);
+        }
         while let Some(a) = self.policies.calls[pc as usize].open.pop() {
             self.policies.states[state].tally(w, |s| s.cancelled += 1);
             if a != FAILED_AT_ONCE {
@@ -764,6 +805,11 @@ impl World<'_> {
         let p = &mut self.policies.calls[pc as usize];
         debug_assert!(p.open.is_empty() && p.timer.is_none());
         let (caller, state, admit, target) = (p.caller, p.state, p.admit, p.target);
+        let held = std::mem::take(&mut p.held);
+        if held != 0 {
+            // a retry allowed but never sent (no time left for it)
+            self.policies.states[state as usize].budget.release(held);
+        }
         self.note(Note::PolicyResolved { pc, outcome });
         self.policies.free.push(pc);
         if let Some(b) = &mut self.policies.states[state as usize].breaker {

@@ -33,13 +33,16 @@ impl World<'_> {
         if deadline.is_some_and(|d| at >= d) {
             return self.policy_resolve(pc, outcome);
         }
-        if !st.budget.allow_retry(now) {
+        let after = super::attempt_outcome(outcome);
+        let Some(held) = st.budget.allow_retry(now, after, st.stats.in_flight()) else {
             let w = self.policies.calls[pc as usize].workload;
             self.policies.states[state as usize].tally(w, |s| s.budget_refused += 1);
             self.note(Note::RetryRefused { pc });
             return self.policy_resolve(pc, outcome);
-        }
-        self.policies.calls[pc as usize].sleep_ms = sleep;
+        };
+        let p = &mut self.policies.calls[pc as usize];
+        p.sleep_ms = sleep;
+        p.held = held;
         if at == now {
             self.retry_now(pc);
         } else {

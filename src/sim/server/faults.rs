@@ -18,8 +18,13 @@ impl World<'_> {
         if !self.faults.down(self.servers.states[i].subject, now) {
             return false;
         }
-        let stats = self.servers.states[i].stats;
-        self.servers.stats[stats].arrived += 1;
+        let s = &self.servers.states[i];
+        let st = &mut self.servers.stats[s.stats];
+        st.arrived += 1;
+        if let Some(r) = s.replica {
+            // the replica's row counts it too: the rows sum to the service's
+            st.replicas[r].arrived += 1;
+        }
         self.respond(req, Outcome::Error);
         true
     }

@@ -95,7 +95,7 @@ impl World<'_> {
     pub(in crate::sim) fn server_arrive(&mut self, req: ReqId) {
         let now = self.now;
         let service = self.requests[req].service;
-        let Some(i) = self.servers.pick(service, req) else {
+        let Some(i) = self.server_pick(service, req) else {
             self.respond(req, Outcome::Answered);
             return;
         };
@@ -236,7 +236,7 @@ impl World<'_> {
     /// `req`'s slot at instance `i` is free: the order discipline picks, the
     /// line gives the next waiter (if any), and the request's arrival and start
     /// come back with the statistics' and replica's indices.
-    #[inline]
+    #[inline(always)]
     fn server_free_slot(
         &mut self,
         i: usize,

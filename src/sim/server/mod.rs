@@ -48,7 +48,7 @@ use super::ahead::Draws;
 use crate::engine::{EventKey, Ticks};
 use crate::model::{Handler, Model};
 use instance::Instance;
-use replicas::Route;
+use replicas::{Picked, Route};
 use stats::{ReplicaStats, ServerStats};
 
 /// Every server of a run.
@@ -62,6 +62,10 @@ pub(crate) struct Servers {
     in_service: Vec<(Ticks, Ticks)>,
     /// The instance each request of a replicated service went to, by request id.
     replica_of: Vec<u32>,
+    /// Some balancer hears when its picks are over (`peak_ewma`, a caller
+    /// view): then each such pick is kept here until then, by request id.
+    pub(in crate::sim) listening: bool,
+    picks: super::FastMap<super::ReqId, Picked>,
     /// Whether a request's service here may be stopped (`Model::cancels_work`):
     /// then each request's pending completion is kept, by request id.
     cancellable: bool,
@@ -116,7 +120,10 @@ impl Servers {
             .collect();
         // a cancelling caller or a `down` fault may stop running work
         let cancellable = model.cancels_work();
+        let listening = by_service.iter().flatten().any(Route::listens);
         Servers {
+            listening,
+            picks: super::FastMap::default(),
             states,
             by_service,
             stats,

@@ -1,11 +1,16 @@
 //! Which instance of a service a request goes to: its one instance, or with
 //! `replicas = N` the one its balancer picks ([`crate::sim::balance`]) from the
-//! replicas' outstanding requests.
+//! replicas' outstanding requests (`view = "global"`) or from what the
+//! request's caller alone has outstanding there (`view = "caller"`: the
+//! caller is the request's workload, or the service instance whose call it
+//! is). A pick the balancer hears again is kept until its request is over for
+//! its caller (`World::balance_over`, from the notes `Responded`, `GaveUp` and
+//! `CallerGone`).
 
-use super::super::balance::{self, Balance};
-use super::super::{ReqId, World};
+use super::super::balance::Picker;
+use super::super::{Caller, ReqId, World};
 use super::Servers;
-use crate::engine::stream;
+use crate::engine::Ticks;
 use crate::model::{Model, Service, ServiceId};
 
 /// How a service's requests reach its instances.
@@ -20,13 +25,30 @@ pub(super) enum Route {
 pub(super) struct Balancing {
     first: usize,
     n: usize,
-    /// Picks among the replicas' outstanding counts, with its own stream
-    /// (`balancer:<service>`).
-    balancer: Box<dyn Balance>,
+    /// Picks among the replicas' outstanding counts (the global view, with
+    /// the stream `balancer:<service>`), or among each caller's own.
+    picker: Picker,
     /// The replicas' outstanding counts as the balancer is shown them, made
     /// at each pick (the instances keep their own counts, on their hot path).
     view: Vec<u32>,
 }
+
+/// A pick the picker hears again when it is over for its caller
+/// ([`Picker::listens`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Picked {
+    service: ServiceId,
+    /// The caller's key, in the caller view.
+    caller: Option<u64>,
+    /// The replica, from 0.
+    replica: u32,
+    /// When it was sent there.
+    at: Ticks,
+}
+
+/// A caller's key in a caller view: a workload's index, or a service
+/// instance (this bit, the service above bit 32, the replica from 0 below).
+const INSTANCE: u64 = 1 << 63;
 
 impl Route {
     /// The route to `service`'s `n` instances, from `first` in the states.
@@ -40,18 +62,25 @@ impl Route {
         if n == 1 {
             Route::Single(first)
         } else {
-            let rng = stream(
-                model.seed,
-                replication,
-                &format!("balancer:{}", service.name),
+            let picker = Picker::new(
+                service.balancer,
+                &service.balance,
+                n,
+                (model.seed, replication),
+                &service.name,
             );
             Route::Replicated(Box::new(Balancing {
                 first,
                 n,
-                balancer: balance::of(service.balancer, rng),
+                picker,
                 view: Vec::with_capacity(n),
             }))
         }
+    }
+
+    /// Whether its picks are heard when they are over.
+    pub(super) fn listens(&self) -> bool {
+        matches!(self, Route::Replicated(b) if b.picker.listens())
     }
 }
 
@@ -65,26 +94,42 @@ impl Servers {
         }
     }
 
-    /// The instance a new request of `service` goes to (the balancer's pick).
-    #[inline]
-    pub(super) fn pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
-        match self.by_service[service].as_ref()? {
-            Route::Single(i) => Some(*i),
-            Route::Replicated(_) => Some(self.pick_replica(service, req)),
-        }
-    }
-
-    /// The replica of `service` its balancer picks for `req`, from the
-    /// replicas' outstanding counts now; noted for the request's later events.
+    /// The replica of `service` its balancer picks for `req` at `now`, from
+    /// the replicas' outstanding counts now (or, `caller` given, from what
+    /// that caller has outstanding, `name` naming it); noted for the
+    /// request's later events.
     #[inline(never)]
-    fn pick_replica(&mut self, service: ServiceId, req: ReqId) -> usize {
+    fn pick_replica(
+        &mut self,
+        service: ServiceId,
+        req: ReqId,
+        now: Ticks,
+        caller: Option<(u64, &dyn Fn() -> String)>,
+    ) -> usize {
         let Some(Route::Replicated(b)) = self.by_service[service].as_mut() else {
             unreachable!("service {service} has one instance");
         };
-        let replicas = &self.states[b.first..b.first + b.n];
-        b.view.clear();
-        b.view.extend(replicas.iter().map(|s| s.outstanding));
-        let i = b.first + b.balancer.pick(&b.view);
+        let k = match caller {
+            Some((key, name)) => b.picker.pick_for(key, name, now),
+            None => {
+                let replicas = &self.states[b.first..b.first + b.n];
+                b.view.clear();
+                b.view.extend(replicas.iter().map(|s| s.outstanding));
+                b.picker.pick(&b.view, now)
+            }
+        };
+        if b.picker.listens() {
+            self.picks.insert(
+                req,
+                Picked {
+                    service,
+                    caller: caller.map(|(key, _)| key),
+                    replica: k as u32,
+                    at: now,
+                },
+            );
+        }
+        let i = b.first + k;
         let map = &mut self.replica_of;
         if map.len() <= req as usize {
             map.resize(req as usize + 1, 0);
@@ -95,6 +140,72 @@ impl Servers {
 }
 
 impl World<'_> {
+    /// The instance a new request of `service` goes to (the balancer's pick).
+    #[inline]
+    pub(super) fn server_pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
+        match self.servers.by_service[service].as_ref()? {
+            Route::Single(i) => Some(*i),
+            Route::Replicated(_) => Some(self.server_pick_replica(service, req)),
+        }
+    }
+
+    /// The replica of `service` its balancer picks for `req`, in its view.
+    #[inline(never)]
+    fn server_pick_replica(&mut self, service: ServiceId, req: ReqId) -> usize {
+        let now = self.now;
+        let by_caller = matches!(
+            &self.servers.by_service[service],
+            Some(Route::Replicated(b)) if b.picker.by_caller()
+        );
+        if !by_caller {
+            return self.servers.pick_replica(service, req, now, None);
+        }
+        let key = self.balance_caller(req);
+        let model = self.model;
+        let name = move || caller_name(model, key);
+        self.servers
+            .pick_replica(service, req, now, Some((key, &name)))
+    }
+
+    /// Who sent `req`, as a caller view counts it: its workload (one proxy
+    /// per workload), or the service instance whose call it is.
+    fn balance_caller(&self, req: ReqId) -> u64 {
+        let r = &self.requests[req];
+        let outer = match r.caller {
+            None => Caller::Client { req },
+            Some(call) => self.call_owner(call),
+        };
+        match outer {
+            Caller::Client { req } => {
+                u64::from(self.workload.of(self.requests[req].source).unwrap_or(0))
+            }
+            Caller::Branch { req, .. } => {
+                let service = self.requests[req].service;
+                let replica = self
+                    .servers
+                    .state_of(service, req)
+                    .and_then(|i| self.servers.states[i].replica)
+                    .unwrap_or(0);
+                INSTANCE | (service as u64) << 32 | replica as u64
+            }
+            Caller::Policy { .. } => unreachable!("a policy call's owner is never a policy"),
+        }
+    }
+
+    /// A pick is over for its caller (`req` answered, failed, or given up
+    /// on): its picker hears it, when it listens.
+    #[inline(never)]
+    pub(in crate::sim) fn balance_over(&mut self, req: ReqId) {
+        let Some(p) = self.servers.picks.remove(&req) else {
+            return;
+        };
+        let now = self.now;
+        if let Some(Route::Replicated(b)) = self.servers.by_service[p.service].as_mut() {
+            b.picker
+                .done(p.caller, p.replica as usize, now, now.saturating_sub(p.at));
+        }
+    }
+
     /// The instances of `service`, as indices into the states.
     pub(super) fn server_instances(&self, service: ServiceId) -> std::ops::Range<usize> {
         match self.servers.by_service[service].as_ref() {
@@ -102,5 +213,24 @@ impl World<'_> {
             Some(Route::Replicated(b)) => b.first..b.first + b.n,
             None => 0..0,
         }
+    }
+}
+
+/// The name of caller `key` in its stream: the workload's name, or the
+/// service's (`NAME#i` for its replica i > 1, as faults name replicas).
+fn caller_name(model: &Model, key: u64) -> String {
+    if key & INSTANCE == 0 {
+        return model
+            .workloads
+            .get(key as usize)
+            .map_or_else(|| key.to_string(), |w| w.name.clone());
+    }
+    let service = ((key & !INSTANCE) >> 32) as usize;
+    let replica = key as u32;
+    let name = &model.services[service].name;
+    if replica == 0 {
+        name.clone()
+    } else {
+        format!("{name}#{}", replica + 1)
     }
 }

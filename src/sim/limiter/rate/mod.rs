@@ -149,6 +149,7 @@ pub(super) mod testing {
             max_delay: Ticks::ZERO,
             refill: Refill::Continuous,
             overflow: Overflow::Hold,
+            concurrency: None,
         }
     }
 

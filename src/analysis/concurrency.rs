@@ -1,0 +1,115 @@
+//! Concurrency limiters: their limit and requests in flight over the run
+//! (`concurrency`) and per time-series window (`timeseries_concurrency`).
+//! Both tables exist only when a row has a concurrency limiter, so a run
+//! without one writes the files it always wrote.
+//!
+//! Each figure is the sum over the limiter's bucket keys (one key: its own
+//! limit), time-weighted from the first request the limiter met to the end
+//! of the run (of the window). A limiter that met no request in a row has no
+//! line.
+
+use super::Results;
+use crate::sim::limiter::Gauges;
+use crate::table::{Cell, Table};
+
+pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
+    if !results.any(|m| m.limiters.iter().any(|l| l.concurrency.is_some())) {
+        return;
+    }
+    out.push(concurrency(results));
+    if results.runs.iter().any(|r| r.timeseries.is_some()) {
+        out.push(windows(results));
+    }
+}
+
+/// The gauges' cells, in the tables' column order.
+fn gauge_cells(g: &Gauges) -> [Cell; 7] {
+    [
+        g.mean_in_flight().into(),
+        g.in_flight_max.into(),
+        g.mean_limit().into(),
+        g.limit_min.into(),
+        g.limit_max.into(),
+        g.limit_end.into(),
+        g.decreases.into(),
+    ]
+}
+
+const GAUGES: [&str; 7] = [
+    "mean_in_flight",
+    "max_in_flight",
+    "mean_limit",
+    "min_limit",
+    "max_limit",
+    "end_limit",
+    "decreases",
+];
+
+fn concurrency(results: &Results) -> Table {
+    let mut head = vec!["algorithm", "passed", "rejected"];
+    head.extend(GAUGES);
+    let mut t = results.table(
+        "concurrency",
+        "Concurrency limiters: requests in flight and the limit over the run (time-weighted means)",
+        &["limiter"],
+        &head,
+    );
+    for (i, row) in results.scenario.rows.iter().enumerate() {
+        for (limiter, run) in row
+            .model
+            .limiters
+            .iter()
+            .zip(&results.runs[i].limiters.limiters)
+        {
+            let Some(c) = &run.concurrency else { continue };
+            if run.seen == 0 {
+                continue;
+            }
+            let mut cells = results.axis_cells(i);
+            cells.extend([
+                limiter.name.as_str().into(),
+                c.algorithm.into(),
+                run.passed.into(),
+                run.rejected.into(),
+            ]);
+            cells.extend(gauge_cells(&c.run));
+            t.push(cells);
+        }
+    }
+    t.notes.push(
+        "Sums over each limiter's bucket keys, time-weighted from its first request to the run's end; \
+         end_limit: the limit in force at the end; decreases: times the limit fell."
+            .into(),
+    );
+    t
+}
+
+fn windows(results: &Results) -> Table {
+    let mut t = results.table(
+        "timeseries_concurrency",
+        "Per window and concurrency limiter: requests in flight and the limit (time-weighted means, extremes, the limit at the window's end)",
+        &["window_start_ms", "limiter"],
+        &GAUGES,
+    );
+    t.printed = false;
+    for (i, run) in results.runs.iter().enumerate() {
+        let Some(s) = &run.timeseries else { continue };
+        let model = &results.scenario.rows[i].model;
+        for k in 0..s.windows.len() {
+            for (limiter, l) in model.limiters.iter().zip(&run.limiters.limiters) {
+                let Some(c) = &l.concurrency else { continue };
+                let Some(Some(g)) = c.windows.get(k) else {
+                    continue;
+                };
+                let mut cells = results.axis_cells(i);
+                cells.extend([
+                    Cell::Num(k as f64 * s.window_ms),
+                    limiter.name.as_str().into(),
+                ]);
+                cells.extend(gauge_cells(g));
+                t.push(cells);
+            }
+        }
+    }
+    t
+}

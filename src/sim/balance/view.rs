@@ -1,0 +1,177 @@
+//! A target's balancing as its callers see it (`view`).
+//!
+//! `view = "global"`: one balancer for every caller, shown the replicas' own
+//! counts (the target's book of requests in slots and in line), with the
+//! stream `balancer:<target>`.
+//!
+//! `view = "caller"`: one balancer per caller, as a proxy beside each client
+//! runs it: it reads only what that caller has outstanding at each replica
+//! (sent and not yet over for the caller: a request the caller gave up on
+//! is over for it, even if the replica still works on it), and a kind that
+//! learns (`peak_ewma`) learns only from that caller's answers. Each caller's
+//! state is made at its first pick, with its own stream
+//! `balancer:<target>:<caller>`.
+//!
+//! A caller is any number the owner chooses; the picker knows nothing of
+//! servers or requests, so any replicated target can use it.
+
+use super::{Balance, of};
+use crate::engine::{Ticks, stream};
+use crate::model::{BalanceKeys, BalanceView, Balancer};
+use crate::sim::FastMap;
+
+pub(crate) struct Picker {
+    kind: Balancer,
+    keys: BalanceKeys,
+    n: usize,
+    seed: u64,
+    replication: u64,
+    /// The target's name, for the callers' streams.
+    target: String,
+    /// The one balancer of the global view.
+    global: Box<dyn Balance>,
+    /// The callers' own balancers and counts (the caller view).
+    callers: Option<FastMap<u64, Own>>,
+    /// Whether picks are heard when they are over ([`Picker::done`]).
+    listens: bool,
+}
+
+/// One caller's balancer and what it has outstanding at each replica.
+struct Own {
+    balancer: Box<dyn Balance>,
+    outstanding: Vec<u32>,
+}
+
+impl Picker {
+    /// The picker of `target`'s `n` replicas, for run `replication` of
+    /// `seed`.
+    pub fn new(
+        kind: Balancer,
+        keys: &BalanceKeys,
+        n: usize,
+        (seed, replication): (u64, u64),
+        target: &str,
+    ) -> Picker {
+        let rng = stream(seed, replication, &format!("balancer:{target}"));
+        let global = of(kind, keys, n, rng);
+        let by_caller = keys.view == BalanceView::Caller;
+        Picker {
+            listens: by_caller || global.hears(),
+            kind,
+            keys: keys.clone(),
+            n,
+            seed,
+            replication,
+            target: target.to_string(),
+            global,
+            callers: by_caller.then(FastMap::default),
+        }
+    }
+
+    /// Whether each caller keeps its own balancer (`view = "caller"`).
+    #[inline]
+    pub fn by_caller(&self) -> bool {
+        self.callers.is_some()
+    }
+
+    /// Whether the owner must tell [`Picker::done`] when each pick is over.
+    #[inline]
+    pub fn listens(&self) -> bool {
+        self.listens
+    }
+
+    /// The global view's pick, given the replicas' own counts.
+    #[inline]
+    pub fn pick(&mut self, outstanding: &[u32], now: Ticks) -> usize {
+        self.global.pick_at(outstanding, now)
+    }
+
+    /// `caller`'s pick, from what it alone has outstanding; `name` names the
+    /// caller for its stream, asked at its first pick only.
+    pub fn pick_for(&mut self, caller: u64, name: impl FnOnce() -> String, now: Ticks) -> usize {
+        let (kind, n) = (self.kind, self.n);
+        let callers = self.callers.as_mut().expect("a caller view");
+        let own = callers.entry(caller).or_insert_with(|| {
+            let rng = stream(
+                self.seed,
+                self.replication,
+                &format!("balancer:{}:{}", self.target, name()),
+            );
+            Own {
+                balancer: of(kind, &self.keys, n, rng),
+                outstanding: vec![0; n],
+            }
+        });
+        let k = own.balancer.pick_at(&own.outstanding, now);
+        own.outstanding[k] += 1;
+        k
+    }
+
+    /// A request sent to `replica` (by `caller`, in the caller view) is over
+    /// for its caller at `now`, `latency` after it was sent.
+    pub fn done(&mut self, caller: Option<u64>, replica: usize, now: Ticks, latency: Ticks) {
+        match (caller, self.callers.as_mut()) {
+            (Some(c), Some(callers)) => {
+                if let Some(own) = callers.get_mut(&c) {
+                    own.outstanding[replica] = own.outstanding[replica].saturating_sub(1);
+                    own.balancer.on_done(replica, now, latency);
+                }
+            }
+            _ => self.global.on_done(replica, now, latency),
+        }
+    }
+
+    /// What `caller` has outstanding at each replica (tests).
+    #[cfg(test)]
+    pub fn outstanding_of(&self, caller: u64) -> Option<&[u32]> {
+        self.callers
+            .as_ref()?
+            .get(&caller)
+            .map(|o| &o.outstanding[..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(view: BalanceView) -> BalanceKeys {
+        BalanceKeys {
+            view,
+            ..BalanceKeys::default()
+        }
+    }
+
+    #[test]
+    fn each_caller_counts_only_its_own_and_releases_at_done() {
+        let mut p = Picker::new(
+            Balancer::LeastOutstanding,
+            &keys(BalanceView::Caller),
+            3,
+            (1, 0),
+            "t",
+        );
+        assert!(p.by_caller() && p.listens());
+        let t = Ticks::ZERO;
+        // caller 7 fills replicas 0, 1, 2 in turn (each the least it has)
+        let a: Vec<usize> = (0..3).map(|_| p.pick_for(7, || "a".into(), t)).collect();
+        assert_eq!(a, [0, 1, 2]);
+        // caller 9 has nothing outstanding: it starts at replica 0 again
+        assert_eq!(p.pick_for(9, || "b".into(), t), 0);
+        assert_eq!(p.outstanding_of(7), Some(&[1, 1, 1][..]));
+        assert_eq!(p.outstanding_of(9), Some(&[1, 0, 0][..]));
+        // 7's request at replica 1 is over: its next pick goes there
+        p.done(Some(7), 1, t, Ticks::from_ms(5.0));
+        assert_eq!(p.outstanding_of(7), Some(&[1, 0, 1][..]));
+        assert_eq!(p.pick_for(7, || unreachable!("named once"), t), 1);
+    }
+
+    #[test]
+    fn the_global_view_listens_only_for_kinds_that_learn() {
+        let g = keys(BalanceView::Global);
+        let p = Picker::new(Balancer::TwoChoices, &g, 3, (1, 0), "t");
+        assert!(!p.by_caller() && !p.listens());
+        let p = Picker::new(Balancer::PeakEwma, &g, 3, (1, 0), "t");
+        assert!(!p.by_caller() && p.listens());
+    }
+}
