@@ -340,3 +340,203 @@ fn configuration_and_trace_files_are_not_mixed() {
     assert!(err.contains("cannot be imported together"), "{err}");
     assert!(text.is_none());
 }
+
+#[test]
+fn an_envoy_bootstrap_becomes_a_scenario_with_envoys_rules_and_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, report) = import(dir.path(), &[&fixture("envoy-bootstrap.yaml")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let text = text.unwrap();
+    let t: toml::Table = text.parse().unwrap();
+    // the /orders route: its own retry policy and the cluster's retry budget
+    let p = at(&t, "policies.orders-orders").as_table().unwrap();
+    assert_eq!(f(p, "timeout_ms"), 500.0, "per_try_timeout");
+    let r = p["retry"].as_table().unwrap();
+    assert_eq!(r["max_attempts"].as_integer(), Some(4), "num_retries 3");
+    assert_eq!(s(r, "backoff.kind"), "envoy");
+    assert_eq!(f(r, "backoff.base_ms"), 50.0);
+    assert_eq!(f(r, "backoff.cap_ms"), 1000.0);
+    assert_eq!(s(r, "budget.kind"), "envoy");
+    assert_eq!(f(r, "budget.percent"), 25.0);
+    assert_eq!(f(r, "budget.min_retry_concurrency"), 5.0);
+    assert_eq!(f(&t, "workloads.orders-orders.timeout_ms"), 2000.0);
+    // the /stock route: Envoy's defaults
+    let d = at(&t, "policies.stock-stock.retry").as_table().unwrap();
+    assert_eq!(
+        d["max_attempts"].as_integer(),
+        Some(2),
+        "one retry by default"
+    );
+    assert_eq!(f(d, "backoff.base_ms"), 25.0);
+    assert_eq!(f(d, "backoff.cap_ms"), 250.0);
+    assert_eq!(f(d, "budget.min_retry_concurrency"), 3.0, "max_retries 3");
+    assert_eq!(f(d, "budget.percent"), 0.0);
+    assert_eq!(
+        f(&t, "workloads.stock-stock.timeout_ms"),
+        15_000.0,
+        "the default route timeout"
+    );
+    // clusters: endpoints, balancing, limits, outlier detection
+    assert_eq!(f(&t, "services.orders.replicas"), 3.0);
+    assert_eq!(s(&t, "services.orders.balancer.kind"), "least_request");
+    assert_eq!(s(&t, "services.orders.balancer.view"), "caller");
+    assert_eq!(f(&t, "limiters.orders-max-requests.limit"), 200.0);
+    assert_eq!(
+        f(&t, "limiters.stock-max-requests.limit"),
+        1024.0,
+        "the default max_requests"
+    );
+    assert_eq!(
+        f(&t, "services.orders.outlier_detection.consecutive_failures"),
+        3.0
+    );
+    assert_eq!(
+        f(&t, "services.orders.outlier_detection.base_ejection_ms"),
+        10_000.0
+    );
+    assert_eq!(s(&t, "services.stock.balancer"), "round_robin");
+    let report = report.unwrap();
+    let rows = ledger(&report);
+    assert!(
+        rows.iter().any(|(f, x)| f == "admin" && x == "ignored"),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|(f, x)| f.ends_with("max_pending_requests") && x == "ignored"),
+        "{rows:?}"
+    );
+    assert!(!report.contains("not read by the importer"), "{report}");
+
+    // Envoy's defaults at work: a stock host that always fails gets at most
+    // two attempts per call (one retry), every call retried unless the three
+    // retries in flight at once are taken
+    let faulty = format!(
+        "{text}\n[[faults]]\ntarget = \"stock\"\nkind = \"error_rate\"\nvalue = 1.0\nat_ms = 0\nfor_ms = 100000\n"
+    );
+    let file = dir.path().join("faulty.toml");
+    std::fs::write(&file, faulty).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    resim()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(out.path())
+        .args(["-q", "--no-report"])
+        .args([
+            "--set",
+            "workloads.stock-stock.rate_rps=20",
+            "--set",
+            "workloads.stock-stock.duration_ms=20000",
+        ])
+        .args(["--set", "workloads.orders-orders.duration_ms=1000"])
+        .assert()
+        .success();
+    let calls = crate::common::Csv::read(&out.path().join("calls.csv"));
+    let row = calls.row(&[("caller", "stock-stock")]);
+    let first = crate::common::num(row, "first_tries");
+    let attempts = crate::common::num(row, "attempts");
+    assert!(first > 300.0, "{row:?}");
+    assert!(
+        attempts <= 2.0 * first,
+        "at most two attempts per call: {row:?}"
+    );
+    assert!(
+        attempts >= 1.95 * first,
+        "nearly every call retried once: {row:?}"
+    );
+}
+
+#[test]
+fn istio_resources_become_one_scenario_with_istios_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, report) = import(dir.path(), &[&fixture("istio-reviews.yaml")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let t: toml::Table = text.unwrap().parse().unwrap();
+    let p = at(&t, "policies.reviews-main").as_table().unwrap();
+    assert_eq!(f(p, "timeout_ms"), 300.0, "perTryTimeout");
+    let r = p["retry"].as_table().unwrap();
+    assert_eq!(
+        r["max_attempts"].as_integer(),
+        Some(4),
+        "attempts 3 are retries"
+    );
+    let on: Vec<&str> = r["on"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        on,
+        ["timeout", "error", "shed"],
+        "gateway-error, connect-failure, 503"
+    );
+    assert_eq!(f(r, "budget.min_retry_concurrency"), 4.0, "maxRetries");
+    assert_eq!(f(&t, "workloads.reviews-main.timeout_ms"), 1000.0);
+    assert_eq!(s(&t, "services.reviews.balancer.kind"), "least_request");
+    assert_eq!(f(&t, "limiters.reviews-max-requests.limit"), 500.0);
+    assert_eq!(
+        f(&t, "services.reviews.outlier_detection.max_ejection_pct"),
+        50.0
+    );
+    let report = report.unwrap();
+    assert!(!report.contains("not read by the importer"), "{report}");
+    let rows = ledger(&report);
+    assert!(
+        rows.iter()
+            .any(|(f, x)| f.contains("maxConnections") && x == "ignored"),
+        "{rows:?}"
+    );
+}
+
+/// gRPC's throttling, imported: with maxTokens 10 and tokenRatio 0.1 the
+/// tokens drift by (1 - f) x 0.1 - f per attempt at a failure share f, so
+/// retries go on below f = 0.1 / 1.1 = 9.09 % and stop (all but a few) above.
+#[test]
+fn an_imported_grpc_throttle_stops_retrying_above_its_failure_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, _) = import(dir.path(), &[&fixture("grpc-retry-throttling.json")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let faulty = format!(
+        "{}\n[[faults]]\ntarget = \"shop-catalog\"\nkind = \"error_rate\"\nvalue = 0.05\nat_ms = 0\nfor_ms = 1000000\n",
+        text.unwrap()
+    );
+    let file = dir.path().join("faulty.toml");
+    std::fs::write(&file, faulty).unwrap();
+    let refused_share = |f: f64| {
+        let out = tempfile::tempdir().unwrap();
+        resim()
+            .arg("run")
+            .arg(&file)
+            .arg("--out")
+            .arg(out.path())
+            .args(["-q", "--no-report"])
+            .args(["--set", &format!("faults.0.value={f}")])
+            .args(["--set", "workloads.shop-catalog-getitem.duration_ms=300000"])
+            .args(["--set", "workloads.shop-catalog-search.duration_ms=1000"])
+            .assert()
+            .success();
+        let calls = crate::common::Csv::read(&out.path().join("calls.csv"));
+        let row = calls.row(&[("caller", "shop-catalog-getitem")]);
+        let refused = crate::common::num(row, "budget_refused");
+        let retries = crate::common::num(row, "retries");
+        refused / (refused + retries)
+    };
+    // 30,000 calls. Near the threshold the tokens are a random walk held
+    // below the cap: at drift mu and step variance s2 per attempt they sit
+    // below half the cap (5 tokens) about exp(-5 x 2 mu / s2) of the time:
+    // 6 % at f = 7 % (mu 0.023, s2 0.079; measured 6.2 %), 0.01 % at f = 5 %
+    // (mu 0.045, s2 0.050). At 12 % the drift is -0.032: engaged for good.
+    let below = refused_share(0.05);
+    let above = refused_share(0.12);
+    assert!(
+        below < 0.01,
+        "at 5 % failures {below:.3} of the wanted retries were refused"
+    );
+    assert!(
+        above > 0.9,
+        "at 12 % failures only {:.3} of the wanted retries were refused",
+        above
+    );
+}
