@@ -126,6 +126,10 @@ fn a_resilience4j_configuration_becomes_a_scenario_that_runs() {
     assert_eq!(f(inv, "backoff.jitter_factor"), 0.5);
     assert_eq!(f(&t, "limiters.inventory.limit"), 100.0);
     assert_eq!(f(&t, "limiters.inventory.window_ms"), 1000.0);
+    assert_eq!(f(&t, "limiters.inventory-bulkhead.limit"), 10.0);
+    assert_eq!(s(&t, "limiters.inventory-bulkhead.kind"), "concurrency");
+    assert_eq!(f(&t, "limiters.inventory-bulkhead.limit"), 10.0);
+    assert_eq!(s(&t, "limiters.inventory-bulkhead.kind"), "concurrency");
     assert!(text.contains("# set me:"), "placeholders are marked");
     // every leaf of the file is accounted for, by a rule (none by the safety net)
     let report = report.expect("the report is written");
@@ -134,7 +138,7 @@ fn a_resilience4j_configuration_becomes_a_scenario_that_runs() {
         ("spring", "ignored"),
         (
             "resilience4j.bulkhead.instances.inventory.maxConcurrentCalls",
-            "ignored",
+            "approximated",
         ),
         (
             "resilience4j.circuitbreaker.instances.payments.slowCallRateThreshold",

@@ -335,11 +335,52 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
         }
         if let Some((m, i)) = inst("bulkhead") {
             let f = effective(&i, &m.configs, &BULKHEAD, led)?;
-            for (k, n) in &f {
-                if ignored_why(k).is_none() {
-                    led.note(n, Fate::Ignored, "", "a bulkhead caps the client's calls in flight: resim has no client-side concurrency cap (a server's slots are the nearest, set them below)");
+            let limit = match find(&f, "maxConcurrentCalls") {
+                Some(n) => {
+                    let v = n.whole()?;
+                    if v < 1 {
+                        return Err(n.err("must be at least 1"));
+                    }
+                    led.note(n, Fate::Approximated, format!("limiters.{bn}-bulkhead.limit"), "a fixed concurrency limit at the backend's entrance: calls past it are refused (in resilience4j, in the client; the same for one client)");
+                    v
                 }
+                None => {
+                    led.absent(
+                        &i,
+                        "maxConcurrentCalls",
+                        "25",
+                        format!("limiters.{bn}-bulkhead.limit"),
+                        "resilience4j's default",
+                    );
+                    25
+                }
+            };
+            if let Some(n) = find(&f, "maxWaitDuration") {
+                let w = ms(n, Syntax::Spring)?;
+                if w > 0.0 {
+                    led.note(n, Fate::Approximated, "", "resim's concurrency limits refuse at once: a call does not wait for a place");
+                } else {
+                    led.note(n, Fate::Mapped, "", "0: a call past the limit is refused at once, as resim's concurrency limit does");
+                }
+            } else {
+                led.absent(
+                    &i,
+                    "maxWaitDuration",
+                    "0",
+                    "",
+                    "resilience4j's default: refused at once, as resim's concurrency limit does",
+                );
             }
+            let lname = format!("{bn}-bulkhead");
+            let mut t = Tab::new(format!("limiters.{lname}"));
+            t.notes.push(format!(
+                "resilience4j's bulkhead `{b}`: at most this many calls in flight"
+            ));
+            t.put("kind", Val::s("concurrency"));
+            t.put("algorithm", Val::s("fixed"));
+            t.put("limit", Val::n(limit as f64));
+            limiters.push(t);
+            middleware.push(lname);
             rest(&f, &["maxConcurrentCalls", "maxWaitDuration"], led);
         }
         if has_policy {
