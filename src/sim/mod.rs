@@ -171,7 +171,7 @@
 //!    field. Report, CSV, HTML and sweep metrics follow from the `Table`.
 
 mod ahead;
-mod balance;
+pub(crate) mod balance;
 mod call;
 mod call_sites;
 mod dependency;
@@ -339,6 +339,17 @@ pub enum Outcome {
     Rejected(LimiterId),
     /// 404: no service owns the route.
     NotFound,
+}
+
+impl Outcome {
+    /// Whether a replica that ended a request so failed it, for outlier
+    /// detection: an error answer (Envoy's 5xx), shed (503), or dropped.
+    pub(crate) fn is_failure(self) -> bool {
+        matches!(
+            self,
+            Outcome::Error | Outcome::Shed | Outcome::Dropped | Outcome::TimedOut
+        )
+    }
 }
 
 /// Per-dependency results.
