@@ -57,7 +57,42 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
         .any(|r| r.servers.iter().any(|s| s.ejections.is_some()))
     {
         out.push(ejections(results));
+        out.push(replica_windows(results));
     }
+}
+
+/// Per sweep interval of outlier detection and replica: the requests the
+/// balancer sent it and the time it spent ejected.
+fn replica_windows(results: &mut Results) -> Table {
+    let mut t = results.table(
+        "timeseries_replicas",
+        "Per outlier-detection interval and replica: requests the balancer sent it, time it was ejected",
+        &["window_start_ms", "replica"],
+        &["sent", "ejected_ms"],
+    );
+    t.printed = false;
+    for i in 0..results.runs.len() {
+        let axis = results.axis_cells(i);
+        let model = &results.scenario.rows[i].model;
+        for st in &results.runs[i].servers {
+            let Some(series) = &st.replica_series else {
+                continue;
+            };
+            let service = &model.services[st.service];
+            let n = st.replicas.len();
+            for (at, sent) in series.sent.iter().enumerate() {
+                let mut cells = axis.clone();
+                cells.extend([
+                    Cell::Num((at / n) as f64 * series.window_ms),
+                    format!("{}#{}", service.name, at % n + 1).into(),
+                    (*sent).into(),
+                    series.ejected_ms[at].into(),
+                ]);
+                t.push(cells);
+            }
+        }
+    }
+    t
 }
 
 /// Every ejection of a replica by outlier detection: by which view, when,

@@ -50,6 +50,26 @@ fn outlier_ejection_times_are_exact_and_the_ejected_replica_gets_nothing() {
         ]
     );
 
+    // per 10 s sweep interval: api#2 is sent its five requests in the
+    // intervals it returns in (0, 40 and 110 s) and nothing in the others,
+    // where it is ejected throughout
+    let series = Csv::read(&dir.path().join("timeseries_replicas.csv"));
+    assert_eq!(series.rows.len(), 12 * 3, "12 intervals of 3 replicas");
+    for r in series.select(&[("replica", "api#2")]) {
+        let start = num(r, "window_start_ms");
+        let back = [0.0, 40_000.0, 110_000.0].contains(&start);
+        assert_eq!(num(r, "sent"), if back { 5.0 } else { 0.0 }, "at {start}");
+        let out = match start as u64 {
+            0 => 10_000.0 - 130.0,
+            40_000 => 10_000.0 - 120.0,
+            110_000 => 10_000.0 - 130.0,
+            _ => 10_000.0,
+        };
+        assert_eq!(num(r, "ejected_ms"), out, "at {start}");
+    }
+    let sent: f64 = series.rows.iter().map(|r| num(r, "sent")).sum();
+    assert_eq!(sent, 12_000.0, "every request in one interval's row");
+
     let reps = Csv::read(&dir.path().join("replicas.csv"));
     let bad = reps.row(&[("replica", "2")]);
     // five failures in each of the three spells it was in, none while out

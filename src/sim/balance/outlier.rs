@@ -70,6 +70,9 @@ pub(crate) struct Detector {
     next_sweep: Ticks,
     /// Every ejection, in order.
     log: Vec<Ejection>,
+    /// Picks per sweep interval and replica (`[w * n + r]`: interval w from
+    /// the run's start).
+    sent: Vec<u32>,
 }
 
 impl Detector {
@@ -85,6 +88,7 @@ impl Detector {
             healthy: (0..n).collect(),
             next_sweep: keys.interval,
             log: Vec::new(),
+            sent: Vec::new(),
         }
     }
 
@@ -129,11 +133,23 @@ impl Detector {
     pub fn pick(&mut self, balancer: &mut dyn Balance, outstanding: &[u32], now: Ticks) -> usize {
         self.sweep(now);
         let n = self.failures.len();
-        if self.healthy.len() == n || self.healthy.len() * 100 < n * PANIC_PCT {
+        let k = if self.healthy.len() == n || self.healthy.len() * 100 < n * PANIC_PCT {
             balancer.pick_at(outstanding, now)
         } else {
             balancer.pick_among(outstanding, &self.healthy, now)
+        };
+        let at = (now.0 / self.keys.interval.0) as usize * n + k;
+        if self.sent.len() <= at {
+            self.sent.resize((at / n + 1) * n, 0);
         }
+        self.sent[at] += 1;
+        k
+    }
+
+    /// Its picks per sweep interval and replica, `[w * n + r]` for interval
+    /// w from the run's start (up to the last interval with a pick).
+    pub fn sent(&self) -> &[u32] {
+        &self.sent
     }
 
     /// A request to `replica` is over at `now`: `failed` (an error answer,

@@ -177,6 +177,32 @@ impl Picker {
         out
     }
 
+    /// Every view's picks per sweep interval and replica added up, `[w * n +
+    /// r]` for interval w from the run's start (see [`Detector::sent`]),
+    /// with the sweep interval.
+    pub fn sent(&self) -> (Ticks, Vec<u64>) {
+        let mut views: Vec<&Detector> = self.outlier.iter().collect();
+        if let Some(callers) = &self.callers {
+            views.extend(
+                callers
+                    .values()
+                    .filter_map(|o| o.outlier.as_ref().map(|(d, _)| d)),
+            );
+        }
+        let mut sum: Vec<u64> = Vec::new();
+        for d in views {
+            let sent = d.sent();
+            if sum.len() < sent.len() {
+                sum.resize(sent.len(), 0);
+            }
+            for (s, &x) in sum.iter_mut().zip(sent) {
+                *s += u64::from(x);
+            }
+        }
+        let interval = self.keys.outlier.map_or(Ticks(1), |o| o.interval);
+        (interval, sum)
+    }
+
     /// What `caller` has outstanding at each replica (tests).
     #[cfg(test)]
     pub fn outstanding_of(&self, caller: u64) -> Option<&[u32]> {

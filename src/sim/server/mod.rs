@@ -152,10 +152,10 @@ impl Servers {
         let mut stats = self.stats;
         for st in &mut stats {
             st.finish(end);
-            if let Some(route) = self.by_service[st.service].as_mut() {
-                if let Some(ejections) = route.ejections(end) {
-                    st.ejected(ejections, end);
-                }
+            if let Some(route) = self.by_service[st.service].as_mut()
+                && let Some((ejections, (interval, sent))) = route.ejections(end)
+            {
+                st.ejected(ejections, interval, &sent, end);
             }
         }
         stats

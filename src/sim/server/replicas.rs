@@ -46,6 +46,10 @@ pub(super) struct Picked {
     at: Ticks,
 }
 
+/// A service's ejections per view, its sweep interval and its picks per
+/// interval and replica (`Route::ejections`).
+pub(super) type Ejected = (Vec<(String, Ejection)>, (Ticks, Vec<u64>));
+
 /// A caller's key in a caller view: a workload's index, or a service
 /// instance (this bit, the service above bit 32, the replica from 0 below).
 const INSTANCE: u64 = 1 << 63;
@@ -83,11 +87,13 @@ impl Route {
         matches!(self, Route::Replicated(b) if b.picker.listens())
     }
 
-    /// Its ejections up to the run's `end`, per view (None without
-    /// `outlier_detection`).
-    pub(super) fn ejections(&mut self, end: Ticks) -> Option<Vec<(String, Ejection)>> {
+    /// Its ejections up to the run's `end`, per view, and every view's picks
+    /// per sweep interval and replica (None without `outlier_detection`).
+    pub(super) fn ejections(&mut self, end: Ticks) -> Option<Ejected> {
         match self {
-            Route::Replicated(b) if b.picker.ejects() => Some(b.picker.ejections(end)),
+            Route::Replicated(b) if b.picker.ejects() => {
+                Some((b.picker.ejections(end), b.picker.sent()))
+            }
             _ => None,
         }
     }

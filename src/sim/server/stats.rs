@@ -54,6 +54,8 @@ pub struct ServerStats {
     /// Every ejection of a replica by outlier detection, over the whole run
     /// (None without `outlier_detection`).
     pub ejections: Option<Vec<EjectionRow>>,
+    /// Per sweep interval and replica, with `outlier_detection`.
+    pub replica_series: Option<ReplicaSeries>,
     // the sums behind work_ms, late_work_ms, saved_ms and in_server_ms, kept in
     // ticks during the run
     pub(crate) work: TickSum,
@@ -76,6 +78,18 @@ pub struct ReplicaStats {
     pub ejections: u64,
     /// Time it spent ejected, every view's ejections added up.
     pub ejected_ms: f64,
+}
+
+/// A replicated service's replicas per sweep interval of its outlier
+/// detection, `[w * n + r]` for interval w from the run's start and replica r.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReplicaSeries {
+    /// The sweep interval.
+    pub window_ms: f64,
+    /// Requests the balancer sent each replica (every view's picks).
+    pub sent: Vec<u64>,
+    /// Time each replica spent ejected in the window, every view's added up.
+    pub ejected_ms: Vec<f64>,
 }
 
 /// One ejection of a replica by one view's outlier detection.
@@ -113,8 +127,36 @@ impl ServerStats {
     /// Outlier detection's ejections over the run, ended at `end`: each
     /// replica's count and time ejected, and the rows of the `ejections`
     /// table.
-    pub(super) fn ejected(&mut self, ejections: Vec<(String, Ejection)>, end: Ticks) {
+    pub(super) fn ejected(
+        &mut self,
+        ejections: Vec<(String, Ejection)>,
+        interval: Ticks,
+        sent: &[u64],
+        end: Ticks,
+    ) {
+        let n = self.replicas.len();
+        let windows = (end.0.div_ceil(interval.0) as usize).max(sent.len() / n.max(1));
+        let mut series = ReplicaSeries {
+            window_ms: interval.as_ms(),
+            sent: sent.to_vec(),
+            ejected_ms: vec![0.0; windows * n],
+        };
+        series.sent.resize(windows * n, 0);
         let mut rows = Vec::with_capacity(ejections.len());
+        for (_, e) in &ejections {
+            let (from, to) = (e.at, e.back.unwrap_or(end));
+            let first = (from.0 / interval.0) as usize;
+            let last = (to.0.saturating_sub(1) / interval.0) as usize;
+            for w in first..=last.min(windows.saturating_sub(1)) {
+                let (a, b) = (
+                    Ticks(w as u64 * interval.0),
+                    Ticks((w as u64 + 1) * interval.0),
+                );
+                let overlap = to.min(b).saturating_sub(from.max(a));
+                series.ejected_ms[w * n + e.replica as usize] += overlap.as_ms();
+            }
+        }
+        self.replica_series = Some(series);
         for (view, e) in ejections {
             let r = &mut self.replicas[e.replica as usize];
             r.ejections += 1;
