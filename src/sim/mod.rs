@@ -141,7 +141,9 @@
 //!    the stream `balance::of` is given, so existing kinds' draws stay as they
 //!    are). A kind that learns from answers (`peak_ewma`) says so in
 //!    `hears` and hears each request's end in `on_done`; `pick_at` gives it
-//!    the clock. Test its rule on a hand-made view.
+//!    the clock. A kind with state per replica (weights, costs) overrides
+//!    `pick_among`, the pick among the replicas outlier detection has not
+//!    ejected (`balance/outlier.rs`). Test its rule on a hand-made view.
 //! 2. Register it in `src/sim/balance/mod.rs`: its `mod` line and one arm in
 //!    `balance::of` (which gives it the service's `BalanceKeys`); the keys
 //!    it reads go in `keys_of` of `src/scenario/validate/balance.rs`.

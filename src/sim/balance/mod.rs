@@ -11,6 +11,9 @@
 //! [`Picker`] (`view.rs`) holds a target's balancing: one balancer reading the
 //! replicas' own counts (`view = "global"`), or one per caller with the
 //! caller's own counts (`view = "caller"`), and hears when each pick is over.
+//! With `outlier_detection` each view also holds a [`Detector`]
+//! (`outlier.rs`): it hears whether each pick failed ([`Picker::heard`]) and
+//! keeps the replicas it ejected out of the view's picks.
 
 mod least_outstanding;
 mod least_request;

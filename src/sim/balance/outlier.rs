@@ -278,6 +278,34 @@ mod tests {
         assert_eq!(log[1].back, Some(ms(90_000.0)));
     }
 
+    /// Every kind picks only among the replicas it is given, the kinds with
+    /// state per replica (weights, costs, deadlines) too.
+    #[test]
+    fn every_kind_picks_only_among_the_replicas_in() {
+        use crate::engine::stream;
+        use crate::model::{BalanceKeys, Balancer};
+        let keys = BalanceKeys {
+            weights: vec![1.0, 2.0, 3.0, 4.0],
+            ..BalanceKeys::default()
+        };
+        let unweighted = BalanceKeys::default();
+        for (_, kind) in Balancer::NAMES {
+            for keys in [&keys, &unweighted] {
+                if kind == Balancer::WeightedRoundRobin && keys.weights.is_empty() {
+                    continue;
+                }
+                let mut b = super::super::of(kind, keys, 4, stream(1, 0, "balancer:t"));
+                let mut seen = [0u32; 4];
+                for i in 0..200 {
+                    let k = b.pick_among(&[3, 0, 1, 2], &[1, 3], ms(f64::from(i)));
+                    b.on_done(k, ms(f64::from(i)), ms(5.0));
+                    seen[k] += 1;
+                }
+                assert_eq!(seen[0] + seen[2], 0, "{kind:?}: {seen:?}");
+            }
+        }
+    }
+
     /// The share rule: with 10 % of 3 replicas, one may be ejected (always
     /// one), a second not; at 100 % both may, and with none left the picks
     /// go to every replica (panic).
