@@ -51,24 +51,108 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     {
         out.push(replicas(results));
     }
+    if results
+        .runs
+        .iter()
+        .any(|r| r.servers.iter().any(|s| s.ejections.is_some()))
+    {
+        out.push(ejections(results));
+        out.push(replica_windows(results));
+    }
 }
 
-/// Each replica of a replicated server: what the balancer sent it and how it fared.
+/// Per sweep interval of outlier detection and replica: the requests the
+/// balancer sent it and the time it spent ejected.
+fn replica_windows(results: &mut Results) -> Table {
+    let mut t = results.table(
+        "timeseries_replicas",
+        "Per outlier-detection interval and replica: requests the balancer sent it, time it was ejected",
+        &["window_start_ms", "replica"],
+        &["sent", "ejected_ms"],
+    );
+    t.printed = false;
+    for i in 0..results.runs.len() {
+        let axis = results.axis_cells(i);
+        let model = &results.scenario.rows[i].model;
+        for st in &results.runs[i].servers {
+            let Some(series) = &st.replica_series else {
+                continue;
+            };
+            let service = &model.services[st.service];
+            let n = st.replicas.len();
+            for (at, sent) in series.sent.iter().enumerate() {
+                let mut cells = axis.clone();
+                cells.extend([
+                    Cell::Num((at / n) as f64 * series.window_ms),
+                    format!("{}#{}", service.name, at % n + 1).into(),
+                    (*sent).into(),
+                    series.ejected_ms[at].into(),
+                ]);
+                t.push(cells);
+            }
+        }
+    }
+    t
+}
+
+/// Every ejection of a replica by outlier detection: by which view, when,
+/// for how long, and when it came back.
+fn ejections(results: &mut Results) -> Table {
+    let mut t = results.table(
+        "ejections",
+        "Ejections: each replica outlier detection took out of its balancer's picks, and when it came back",
+        &["service", "view", "replica"],
+        &["ejected_at_ms", "multiplier", "ejection_ms", "returned_at_ms"],
+    );
+    for i in 0..results.runs.len() {
+        let axis = results.axis_cells(i);
+        let model = &results.scenario.rows[i].model;
+        for st in &results.runs[i].servers {
+            let service = &model.services[st.service];
+            for e in st.ejections.iter().flatten() {
+                let mut cells = axis.clone();
+                cells.extend([
+                    service.name.as_str().into(),
+                    e.view.as_str().into(),
+                    Cell::from(u64::from(e.replica) + 1),
+                    e.at_ms.into(),
+                    Cell::from(u64::from(e.multiplier)),
+                    e.lasts_ms.into(),
+                    e.back_ms.into(),
+                ]);
+                t.push(cells);
+            }
+        }
+    }
+    t
+}
+
+/// Each replica of a replicated server: what the balancer sent it and how it
+/// fared; with outlier detection (any service's), how often and how long it
+/// was ejected (empty for a service without).
 fn replicas(results: &mut Results) -> Table {
+    let ejects = results
+        .runs
+        .iter()
+        .any(|r| r.servers.iter().any(|s| s.ejections.is_some()));
+    let mut columns = vec![
+        "balancer",
+        "arrived",
+        "arrived_pct",
+        "processed",
+        "shed",
+        "p50_response_ms",
+        "p99_response_ms",
+        "mean_busy_slots",
+    ];
+    if ejects {
+        columns.extend(["ejections", "ejected_ms"]);
+    }
     let mut t = results.table(
         "replicas",
         "Replicas: the requests the balancer sent each instance and its time per request",
         &["service", "replica"],
-        &[
-            "balancer",
-            "arrived",
-            "arrived_pct",
-            "processed",
-            "shed",
-            "p50_response_ms",
-            "p99_response_ms",
-            "mean_busy_slots",
-        ],
+        &columns,
     );
     for i in 0..results.runs.len() {
         let axis = results.axis_cells(i);
@@ -92,6 +176,11 @@ fn replicas(results: &mut Results) -> Table {
                     when_any(n, r.response.quantile_ms(REPLICA_QUANTILES[1])),
                     r.mean_busy_slots.into(),
                 ]);
+                if ejects {
+                    let on = st.ejections.is_some();
+                    cells.push(if on { r.ejections.into() } else { Cell::Empty });
+                    cells.push(if on { r.ejected_ms.into() } else { Cell::Empty });
+                }
                 t.push(cells);
             }
         }

@@ -83,6 +83,23 @@ pub struct BalanceKeys {
     /// `least_request`, `weighted_round_robin`: one positive weight per
     /// replica (empty: all equal).
     pub weights: Vec<f64>,
+    /// Outlier ejection (`services.NAME.outlier_detection`), read by each
+    /// view of the balancer.
+    pub outlier: Option<Outlier>,
+}
+
+/// Envoy's consecutive-failure outlier detection
+/// (`services.NAME.outlier_detection`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outlier {
+    /// Failures in a row (error answers, shed, timeouts) that eject a replica.
+    pub consecutive_failures: u32,
+    /// The sweep period: ejections that are over end at the next sweep.
+    pub interval: Ticks,
+    /// The k-th ejection in a row lasts k x this.
+    pub base_ejection: Ticks,
+    /// At most this share (%) of the replicas ejected at once (one always may be).
+    pub max_ejection_pct: f64,
 }
 
 impl Default for BalanceKeys {
@@ -93,6 +110,7 @@ impl Default for BalanceKeys {
             active_request_bias: 1.0,
             decay: Ticks::from_ms(10_000.0),
             weights: Vec::new(),
+            outlier: None,
         }
     }
 }

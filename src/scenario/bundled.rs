@@ -108,6 +108,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../scenarios/noisy-neighbour.toml"),
     ),
     (
+        "outlier-ejection.toml",
+        include_str!("../../scenarios/outlier-ejection.toml"),
+    ),
+    (
         "replicas.toml",
         include_str!("../../scenarios/replicas.toml"),
     ),

@@ -124,6 +124,17 @@ pub struct RawService {
     pub median_ms: Option<f64>,
     pub replicas: Option<i64>,
     pub balancer: Option<RawBalancer>,
+    pub outlier_detection: Option<RawOutlier>,
+}
+
+/// `[services.NAME.outlier_detection]`: Envoy's consecutive-failure ejection.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOutlier {
+    pub consecutive_failures: Option<i64>,
+    pub interval_ms: Option<f64>,
+    pub base_ejection_ms: Option<f64>,
+    pub max_ejection_pct: Option<f64>,
 }
 
 /// `balancer = "KIND"` or `balancer = { kind, view, choice_count,

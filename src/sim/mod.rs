@@ -141,7 +141,9 @@
 //!    the stream `balance::of` is given, so existing kinds' draws stay as they
 //!    are). A kind that learns from answers (`peak_ewma`) says so in
 //!    `hears` and hears each request's end in `on_done`; `pick_at` gives it
-//!    the clock. Test its rule on a hand-made view.
+//!    the clock. A kind with state per replica (weights, costs) overrides
+//!    `pick_among`, the pick among the replicas outlier detection has not
+//!    ejected (`balance/outlier.rs`). Test its rule on a hand-made view.
 //! 2. Register it in `src/sim/balance/mod.rs`: its `mod` line and one arm in
 //!    `balance::of` (which gives it the service's `BalanceKeys`); the keys
 //!    it reads go in `keys_of` of `src/scenario/validate/balance.rs`.
@@ -171,7 +173,7 @@
 //!    field. Report, CSV, HTML and sweep metrics follow from the `Table`.
 
 mod ahead;
-mod balance;
+pub(crate) mod balance;
 mod call;
 mod call_sites;
 mod dependency;
@@ -339,6 +341,17 @@ pub enum Outcome {
     Rejected(LimiterId),
     /// 404: no service owns the route.
     NotFound,
+}
+
+impl Outcome {
+    /// Whether a replica that ended a request so failed it, for outlier
+    /// detection: an error answer (Envoy's 5xx), shed (503), or dropped.
+    pub(crate) fn is_failure(self) -> bool {
+        matches!(
+            self,
+            Outcome::Error | Outcome::Shed | Outcome::Dropped | Outcome::TimedOut
+        )
+    }
 }
 
 /// Per-dependency results.

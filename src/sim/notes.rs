@@ -56,7 +56,9 @@
 //! The balancers hear `Responded`, `GaveUp` and `CallerGone` last, when one
 //! of the run listens (`peak_ewma`, or a `view = "caller"`: the servers'
 //! `listening` flag): the request's pick is over for its caller
-//! (`World::balance_over`).
+//! (`World::balance_over`). With `outlier_detection` they hear whether it
+//! failed: an error, shed or dropped answer, or given up on (`GaveUp`,
+//! `CallerGone`).
 
 use super::trace::trace;
 use super::{CallId, Caller, Outcome, ReqId, World};
@@ -232,7 +234,7 @@ impl World<'_> {
                 // member), before the request closes
                 self.limiting_responded(req, outcome);
                 if self.servers.listening {
-                    self.balance_over(req);
+                    self.balance_over(req, outcome.is_failure());
                 }
             }
             Note::Answered { outcome, response } => {
@@ -244,7 +246,7 @@ impl World<'_> {
                 self.obs.left(now, waited);
                 trace!(self, gave_up(req));
                 if self.servers.listening {
-                    self.balance_over(req);
+                    self.balance_over(req, true);
                 }
             }
             Note::ClientCallOver {
@@ -264,7 +266,7 @@ impl World<'_> {
             Note::CallerGone { req, cancel } => {
                 trace!(self, caller_gone(req, cancel));
                 if self.servers.listening {
-                    self.balance_over(req);
+                    self.balance_over(req, true);
                 }
             }
             Note::Done {

@@ -25,6 +25,7 @@ mod layering;
 mod lifecycle_notes;
 mod messages;
 mod metric_names;
+mod outlier;
 mod output_safety;
 mod peers;
 mod policies;

@@ -399,6 +399,19 @@ pub fn run_page(
                 axes,
                 times,
             )?,
+            "timeseries_replicas" => keyed_rate_charts(
+                t,
+                &KeyedRates {
+                    keys: &["replica"],
+                    value: "sent",
+                    what: "Requests per second sent to each replica (outlier detection's intervals)",
+                    y_label: "requests per second",
+                },
+                find("recovery"),
+                &run_ends(find("timeseries"), axes),
+                axes,
+                times,
+            )?,
             "timeseries_calls" => keyed_rate_charts(
                 t,
                 &KeyedRates {

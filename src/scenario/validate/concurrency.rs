@@ -226,18 +226,7 @@ pub(super) fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
             },
         },
         "aimd" => {
-            let initial = whole(path, "initial_limit", l.initial_limit, 20, 1)?;
-            let min = whole(path, "min_limit", l.min_limit, 20, 1)?;
-            let max = whole(path, "max_limit", l.max_limit, 200, 1)?;
-            ordered(path, &[("min_limit", Some(min)), ("max_limit", Some(max))])?;
-            ordered(
-                path,
-                &[
-                    ("min_limit", l.min_limit.map(|_| min)),
-                    ("initial_limit", l.initial_limit.map(|_| initial)),
-                    ("max_limit", l.max_limit.map(|_| max)),
-                ],
-            )?;
+            let (initial, min, max) = bounded_limits(path, l)?;
             ConcurrencyAlgorithm::Aimd {
                 initial: initial.clamp(min, max),
                 min,
@@ -264,18 +253,7 @@ pub(super) fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
             }
         }
         "gradient2" => {
-            let initial = whole(path, "initial_limit", l.initial_limit, 20, 1)?;
-            let min = whole(path, "min_limit", l.min_limit, 20, 1)?;
-            let max = whole(path, "max_limit", l.max_limit, 200, 1)?;
-            ordered(path, &[("min_limit", Some(min)), ("max_limit", Some(max))])?;
-            ordered(
-                path,
-                &[
-                    ("min_limit", l.min_limit.map(|_| min)),
-                    ("initial_limit", l.initial_limit.map(|_| initial)),
-                    ("max_limit", l.max_limit.map(|_| max)),
-                ],
-            )?;
+            let (initial, min, max) = bounded_limits(path, l)?;
             ConcurrencyAlgorithm::Gradient2 {
                 initial: initial.clamp(min, max),
                 min,
@@ -352,4 +330,23 @@ pub(super) fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
         overflow: Overflow::RejectNow,
         concurrency: Some(Box::new(Concurrency { algorithm })),
     })
+}
+
+/// `initial_limit`, `min_limit` and `max_limit` of an algorithm that keeps
+/// its limit in [min, max] (AIMD and Gradient2 share Netflix's defaults: 20,
+/// 20, 200), each checked and their order checked where given.
+fn bounded_limits(path: &str, l: &RawLimiter) -> R<(u64, u64, u64)> {
+    let initial = whole(path, "initial_limit", l.initial_limit, 20, 1)?;
+    let min = whole(path, "min_limit", l.min_limit, 20, 1)?;
+    let max = whole(path, "max_limit", l.max_limit, 200, 1)?;
+    ordered(path, &[("min_limit", Some(min)), ("max_limit", Some(max))])?;
+    ordered(
+        path,
+        &[
+            ("min_limit", l.min_limit.map(|_| min)),
+            ("initial_limit", l.initial_limit.map(|_| initial)),
+            ("max_limit", l.max_limit.map(|_| max)),
+        ],
+    )?;
+    Ok((initial, min, max))
 }

@@ -14,6 +14,7 @@ mod faults;
 mod latency;
 mod limiters;
 mod meta;
+mod outlier;
 mod policies;
 mod services;
 mod workload;

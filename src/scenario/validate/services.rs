@@ -228,8 +228,13 @@ pub(super) fn services(
                 "replicas need a `server` handler (each replica has its own slots and queue)",
             );
         }
-        let (balancer, balance) =
+        let (balancer, mut balance) =
             balance::balancer(&format!("{path}.balancer"), svc.balancer.as_ref(), replicas)?;
+        balance.outlier = outlier::outlier(
+            &format!("{path}.outlier_detection"),
+            svc.outlier_detection.as_ref(),
+            replicas,
+        )?;
         services.push(Service {
             name: sname.clone(),
             routes: std::mem::take(&mut routes_of[s]),

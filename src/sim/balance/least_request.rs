@@ -15,7 +15,7 @@
 //! Source: Envoy's docs, "Load balancers: weighted least request".
 
 use super::Balance;
-use crate::engine::Stream;
+use crate::engine::{Stream, Ticks};
 use rand::RngExt;
 
 pub(crate) struct LeastRequest {
@@ -78,6 +78,39 @@ impl Balance for LeastRequest {
             let r = j + self.rng.random_range(0..n - j);
             self.order.swap(j, r);
             let k = self.order[j];
+            if best == usize::MAX || outstanding[k] < outstanding[best] {
+                best = k;
+            }
+        }
+        best
+    }
+
+    /// The same rule among `among`, each replica with its own weight and
+    /// deadline.
+    fn pick_among(&mut self, outstanding: &[u32], among: &[usize], _now: Ticks) -> usize {
+        let m = among.len();
+        if m < 2 {
+            return among[0];
+        }
+        if let Some(e) = &mut self.edf {
+            let mut k = among[0];
+            for &i in &among[1..] {
+                if e.deadlines[i] < e.deadlines[k] {
+                    k = i;
+                }
+            }
+            e.clock = e.deadlines[k];
+            let active = f64::from(outstanding[k]);
+            let effective = e.weights[k] / (active + 1.0).powf(e.bias);
+            e.deadlines[k] = e.clock + 1.0 / effective;
+            return k;
+        }
+        let mut order = among.to_vec();
+        let mut best = usize::MAX;
+        for j in 0..self.choices.min(m) {
+            let r = j + self.rng.random_range(0..m - j);
+            order.swap(j, r);
+            let k = order[j];
             if best == usize::MAX || outstanding[k] < outstanding[best] {
                 best = k;
             }

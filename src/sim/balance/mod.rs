@@ -11,9 +11,13 @@
 //! [`Picker`] (`view.rs`) holds a target's balancing: one balancer reading the
 //! replicas' own counts (`view = "global"`), or one per caller with the
 //! caller's own counts (`view = "caller"`), and hears when each pick is over.
+//! With `outlier_detection` each view also holds a [`Detector`]
+//! (`outlier.rs`): it hears whether each pick failed ([`Picker::heard`]) and
+//! keeps the replicas it ejected out of the view's picks.
 
 mod least_outstanding;
 mod least_request;
+mod outlier;
 mod peak_ewma;
 mod random;
 mod round_robin;
@@ -23,6 +27,7 @@ mod weighted_round_robin;
 
 pub(crate) use least_outstanding::LeastOutstanding;
 pub(crate) use least_request::LeastRequest;
+pub(crate) use outlier::{Detector, Ejection};
 pub(crate) use peak_ewma::PeakEwma;
 pub(crate) use random::Random;
 pub(crate) use round_robin::RoundRobin;
@@ -44,6 +49,15 @@ pub(crate) trait Balance {
     /// others ignore the clock.
     fn pick_at(&mut self, outstanding: &[u32], _now: Ticks) -> usize {
         self.pick(outstanding)
+    }
+
+    /// `pick_at` among the replicas `among` only (indices into
+    /// `outstanding`, in order, at least one): the replicas outlier
+    /// detection has not ejected. A kind without state per replica picks in
+    /// the view of those alone; a kind with (weights, costs) overrides it.
+    fn pick_among(&mut self, outstanding: &[u32], among: &[usize], now: Ticks) -> usize {
+        let view: Vec<u32> = among.iter().map(|&r| outstanding[r]).collect();
+        among[self.pick_at(&view, now).min(among.len() - 1)]
     }
 
     /// Whether it learns from answers ([`Balance::on_done`]); when no kind of

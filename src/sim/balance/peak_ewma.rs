@@ -89,6 +89,24 @@ impl Balance for PeakEwma {
         if lb < la { b } else { a }
     }
 
+    /// The same two draws among `among`, each replica with its own cost.
+    fn pick_among(&mut self, outstanding: &[u32], among: &[usize], now: Ticks) -> usize {
+        let m = among.len();
+        if m < 2 {
+            return among[0];
+        }
+        let i = self.rng.random_range(0..m);
+        let (a, b) = (
+            among[i],
+            among[(i + 1 + self.rng.random_range(0..m - 1)) % m],
+        );
+        let (la, lb) = (
+            self.load(a, now, outstanding[a]),
+            self.load(b, now, outstanding[b]),
+        );
+        if lb < la { b } else { a }
+    }
+
     fn hears(&self) -> bool {
         true
     }

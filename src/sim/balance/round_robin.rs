@@ -1,6 +1,7 @@
 //! `round_robin`: the replicas in turn, whatever they hold.
 
 use super::Balance;
+use crate::engine::Ticks;
 
 /// Replica 0, 1, ..., N - 1, then 0 again.
 #[derive(Debug, Default)]
@@ -15,6 +16,18 @@ impl Balance for RoundRobin {
         self.next = (k + 1) % outstanding.len();
         k
     }
+
+    /// The turn passes over the replicas not in `among`: the first of them
+    /// at or after the one whose turn it is.
+    fn pick_among(&mut self, outstanding: &[u32], among: &[usize], _now: Ticks) -> usize {
+        let k = among
+            .iter()
+            .copied()
+            .find(|&r| r >= self.next)
+            .unwrap_or(among[0]);
+        self.next = (k + 1) % outstanding.len();
+        k
+    }
 }
 
 #[cfg(test)]
@@ -26,5 +39,16 @@ mod tests {
         let mut b = RoundRobin::default();
         let picks: Vec<usize> = (0..7).map(|_| b.pick(&[9, 0, 4])).collect();
         assert_eq!(picks, [0, 1, 2, 0, 1, 2, 0]);
+    }
+
+    #[test]
+    fn passes_over_the_replicas_left_out() {
+        let mut b = RoundRobin::default();
+        let among = [0, 2, 3];
+        let picks: Vec<usize> = (0..5)
+            .map(|_| b.pick_among(&[0; 4], &among, Ticks::ZERO))
+            .collect();
+        assert_eq!(picks, [0, 2, 3, 0, 2]);
+        assert_eq!(b.pick(&[0; 4]), 3, "all back: the turn goes on from 2");
     }
 }

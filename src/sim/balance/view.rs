@@ -15,7 +15,7 @@
 //! A caller is any number the owner chooses; the picker knows nothing of
 //! servers or requests, so any replicated target can use it.
 
-use super::{Balance, of};
+use super::{Balance, Detector, Ejection, of};
 use crate::engine::{Ticks, stream};
 use crate::model::{BalanceKeys, BalanceView, Balancer};
 use crate::sim::FastMap;
@@ -34,12 +34,16 @@ pub(crate) struct Picker {
     callers: Option<FastMap<u64, Own>>,
     /// Whether picks are heard when they are over ([`Picker::done`]).
     listens: bool,
+    /// The global view's outlier detection (`outlier_detection`).
+    outlier: Option<Detector>,
 }
 
 /// One caller's balancer and what it has outstanding at each replica.
 struct Own {
     balancer: Box<dyn Balance>,
     outstanding: Vec<u32>,
+    /// Its outlier detection, and its name for the ejections' table.
+    outlier: Option<(Detector, String)>,
 }
 
 impl Picker {
@@ -56,7 +60,11 @@ impl Picker {
         let global = of(kind, keys, n, rng);
         let by_caller = keys.view == BalanceView::Caller;
         Picker {
-            listens: by_caller || global.hears(),
+            listens: by_caller || global.hears() || keys.outlier.is_some(),
+            outlier: keys
+                .outlier
+                .filter(|_| !by_caller)
+                .map(|o| Detector::new(o, n)),
             kind,
             keys: keys.clone(),
             n,
@@ -83,7 +91,10 @@ impl Picker {
     /// The global view's pick, given the replicas' own counts.
     #[inline]
     pub fn pick(&mut self, outstanding: &[u32], now: Ticks) -> usize {
-        self.global.pick_at(outstanding, now)
+        match &mut self.outlier {
+            None => self.global.pick_at(outstanding, now),
+            Some(d) => d.pick(&mut *self.global, outstanding, now),
+        }
     }
 
     /// `caller`'s pick, from what it alone has outstanding; `name` names the
@@ -92,17 +103,22 @@ impl Picker {
         let (kind, n) = (self.kind, self.n);
         let callers = self.callers.as_mut().expect("a caller view");
         let own = callers.entry(caller).or_insert_with(|| {
+            let name = name();
             let rng = stream(
                 self.seed,
                 self.replication,
-                &format!("balancer:{}:{}", self.target, name()),
+                &format!("balancer:{}:{}", self.target, name),
             );
             Own {
                 balancer: of(kind, &self.keys, n, rng),
                 outstanding: vec![0; n],
+                outlier: self.keys.outlier.map(|o| (Detector::new(o, n), name)),
             }
         });
-        let k = own.balancer.pick_at(&own.outstanding, now);
+        let k = match &mut own.outlier {
+            None => own.balancer.pick_at(&own.outstanding, now),
+            Some((d, _)) => d.pick(&mut *own.balancer, &own.outstanding, now),
+        };
         own.outstanding[k] += 1;
         k
     }
@@ -119,6 +135,72 @@ impl Picker {
             }
             _ => self.global.on_done(replica, now, latency),
         }
+    }
+
+    /// A request sent to `replica` (by `caller`, in the caller view) is over
+    /// at `now`, `failed` or not: its view's outlier detection hears it.
+    pub fn heard(&mut self, caller: Option<u64>, replica: usize, now: Ticks, failed: bool) {
+        let detector = match (caller, self.callers.as_mut()) {
+            (Some(c), Some(callers)) => callers
+                .get_mut(&c)
+                .and_then(|own| own.outlier.as_mut())
+                .map(|(d, _)| d),
+            _ => self.outlier.as_mut(),
+        };
+        if let Some(d) = detector {
+            d.heard(replica, now, failed);
+        }
+    }
+
+    /// Whether it ejects replicas (`outlier_detection`).
+    pub fn ejects(&self) -> bool {
+        self.keys.outlier.is_some()
+    }
+
+    /// Every view's ejections up to the run's `end`: (`global`, or the
+    /// caller's name), in the callers' name order.
+    pub fn ejections(&mut self, end: Ticks) -> Vec<(String, Ejection)> {
+        let mut out = Vec::new();
+        if let Some(d) = &mut self.outlier {
+            out.extend(d.ejections(end).iter().map(|e| ("global".to_string(), *e)));
+        }
+        if let Some(callers) = &mut self.callers {
+            let mut views: Vec<&mut (Detector, String)> = callers
+                .values_mut()
+                .filter_map(|o| o.outlier.as_mut())
+                .collect();
+            views.sort_by(|a, b| a.1.cmp(&b.1));
+            for (d, name) in views {
+                out.extend(d.ejections(end).iter().map(|e| (name.clone(), *e)));
+            }
+        }
+        out
+    }
+
+    /// Every view's picks per sweep interval and replica added up, `[w * n +
+    /// r]` for interval w from the run's start (see [`Detector::sent`]),
+    /// with the sweep interval.
+    pub fn sent(&self) -> (Ticks, Vec<u64>) {
+        let mut views: Vec<&Detector> = self.outlier.iter().collect();
+        if let Some(callers) = &self.callers {
+            views.extend(
+                callers
+                    .values()
+                    .filter_map(|o| o.outlier.as_ref().map(|(d, _)| d)),
+            );
+        }
+        let mut sum: Vec<u64> = Vec::new();
+        for d in views {
+            let sent = d.sent();
+            if sum.len() < sent.len() {
+                sum.resize(sent.len(), 0);
+            }
+            for (s, &x) in sum.iter_mut().zip(sent) {
+                *s += u64::from(x);
+            }
+        }
+        let interval = self.keys.outlier.map_or(Ticks(1), |o| o.interval);
+        (interval, sum)
     }
 
     /// What `caller` has outstanding at each replica (tests).

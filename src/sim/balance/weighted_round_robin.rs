@@ -8,6 +8,7 @@
 //! Source: nginx's `ngx_http_upstream_get_peer` (upstream `weight=`).
 
 use super::Balance;
+use crate::engine::Ticks;
 
 pub(crate) struct WeightedRoundRobin {
     weights: Vec<f64>,
@@ -39,6 +40,26 @@ impl Balance for WeightedRoundRobin {
             }
         }
         self.current[best] -= self.total;
+        best
+    }
+
+    /// Smooth weighted round robin over `among`, with their own weights.
+    fn pick_among(&mut self, outstanding: &[u32], among: &[usize], _now: Ticks) -> usize {
+        let n = outstanding.len().min(self.weights.len());
+        let among: Vec<usize> = among.iter().copied().filter(|&i| i < n).collect();
+        let Some(&first) = among.first() else {
+            return 0;
+        };
+        let mut best = first;
+        let mut total = 0.0;
+        for &i in &among {
+            self.current[i] += self.weights[i];
+            total += self.weights[i];
+            if self.current[i] > self.current[best] {
+                best = i;
+            }
+        }
+        self.current[best] -= total;
         best
     }
 }

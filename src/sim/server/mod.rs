@@ -148,10 +148,15 @@ impl Servers {
     }
 
     /// End of run: time averages over the whole run, and every server's figures.
-    pub fn finish(self, end: Ticks) -> Vec<ServerStats> {
+    pub fn finish(mut self, end: Ticks) -> Vec<ServerStats> {
         let mut stats = self.stats;
         for st in &mut stats {
             st.finish(end);
+            if let Some(route) = self.by_service[st.service].as_mut()
+                && let Some((ejections, (interval, sent))) = route.ejections(end)
+            {
+                st.ejected(ejections, interval, &sent, end);
+            }
         }
         stats
     }

@@ -7,7 +7,7 @@
 //! its caller (`World::balance_over`, from the notes `Responded`, `GaveUp` and
 //! `CallerGone`).
 
-use super::super::balance::Picker;
+use super::super::balance::{Ejection, Picker};
 use super::super::{Caller, ReqId, World};
 use super::Servers;
 use crate::engine::Ticks;
@@ -46,6 +46,10 @@ pub(super) struct Picked {
     at: Ticks,
 }
 
+/// A service's ejections per view, its sweep interval and its picks per
+/// interval and replica (`Route::ejections`).
+pub(super) type Ejected = (Vec<(String, Ejection)>, (Ticks, Vec<u64>));
+
 /// A caller's key in a caller view: a workload's index, or a service
 /// instance (this bit, the service above bit 32, the replica from 0 below).
 const INSTANCE: u64 = 1 << 63;
@@ -81,6 +85,17 @@ impl Route {
     /// Whether its picks are heard when they are over.
     pub(super) fn listens(&self) -> bool {
         matches!(self, Route::Replicated(b) if b.picker.listens())
+    }
+
+    /// Its ejections up to the run's `end`, per view, and every view's picks
+    /// per sweep interval and replica (None without `outlier_detection`).
+    pub(super) fn ejections(&mut self, end: Ticks) -> Option<Ejected> {
+        match self {
+            Route::Replicated(b) if b.picker.ejects() => {
+                Some((b.picker.ejections(end), b.picker.sent()))
+            }
+            _ => None,
+        }
     }
 }
 
@@ -193,9 +208,10 @@ impl World<'_> {
     }
 
     /// A pick is over for its caller (`req` answered, failed, or given up
-    /// on): its picker hears it, when it listens.
+    /// on): its picker hears it, when it listens, and its outlier detection
+    /// whether it `failed`.
     #[inline(never)]
-    pub(in crate::sim) fn balance_over(&mut self, req: ReqId) {
+    pub(in crate::sim) fn balance_over(&mut self, req: ReqId, failed: bool) {
         let Some(p) = self.servers.picks.remove(&req) else {
             return;
         };
@@ -203,6 +219,9 @@ impl World<'_> {
         if let Some(Route::Replicated(b)) = self.servers.by_service[p.service].as_mut() {
             b.picker
                 .done(p.caller, p.replica as usize, now, now.saturating_sub(p.at));
+            if b.picker.ejects() {
+                b.picker.heard(p.caller, p.replica as usize, now, failed);
+            }
         }
     }
 

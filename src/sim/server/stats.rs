@@ -1,10 +1,12 @@
 //! What a server measured in a run, in total and per replica: the books the
 //! server's reactions write and the observers and the time series read. A
-//! leaf: it imports nothing from the simulation.
+//! leaf: it imports nothing from the simulation but the balancers'
+//! [`Ejection`] record.
 
 use crate::engine::Ticks;
 use crate::metrics::{Samples, TickSum, TimeAverage};
 use crate::model::ServiceId;
+use crate::sim::balance::Ejection;
 
 /// What one server measured in a run.
 #[derive(Debug, Clone, Default)]
@@ -49,6 +51,11 @@ pub struct ServerStats {
     pub in_server_ms: f64,
     /// Per replica (empty for a service with one).
     pub replicas: Vec<ReplicaStats>,
+    /// Every ejection of a replica by outlier detection, over the whole run
+    /// (None without `outlier_detection`).
+    pub ejections: Option<Vec<EjectionRow>>,
+    /// Per sweep interval and replica, with `outlier_detection`.
+    pub replica_series: Option<ReplicaSeries>,
     // the sums behind work_ms, late_work_ms, saved_ms and in_server_ms, kept in
     // ticks during the run
     pub(crate) work: TickSum,
@@ -67,6 +74,39 @@ pub struct ReplicaStats {
     pub response: Samples,
     pub busy: TimeAverage,
     pub mean_busy_slots: f64,
+    /// Times outlier detection ejected it (every view's together).
+    pub ejections: u64,
+    /// Time it spent ejected, every view's ejections added up.
+    pub ejected_ms: f64,
+}
+
+/// A replicated service's replicas per sweep interval of its outlier
+/// detection, `[w * n + r]` for interval w from the run's start and replica r.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReplicaSeries {
+    /// The sweep interval.
+    pub window_ms: f64,
+    /// Requests the balancer sent each replica (every view's picks).
+    pub sent: Vec<u64>,
+    /// Time each replica spent ejected in the window, every view's added up.
+    pub ejected_ms: Vec<f64>,
+}
+
+/// One ejection of a replica by one view's outlier detection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EjectionRow {
+    /// `global`, or the caller whose view ejected it.
+    pub view: String,
+    /// The replica, from 0.
+    pub replica: u32,
+    /// When it was ejected.
+    pub at_ms: f64,
+    /// How long the ejection lasts: multiplier x `base_ejection_ms`.
+    pub lasts_ms: f64,
+    /// The multiplier.
+    pub multiplier: u32,
+    /// The sweep at which it returned (None: still ejected at the run's end).
+    pub back_ms: Option<f64>,
 }
 
 impl ServerStats {
@@ -82,5 +122,54 @@ impl ServerStats {
         for r in &mut self.replicas {
             r.mean_busy_slots = r.busy.mean(end);
         }
+    }
+
+    /// Outlier detection's ejections over the run, ended at `end`: each
+    /// replica's count and time ejected, and the rows of the `ejections`
+    /// table.
+    pub(super) fn ejected(
+        &mut self,
+        ejections: Vec<(String, Ejection)>,
+        interval: Ticks,
+        sent: &[u64],
+        end: Ticks,
+    ) {
+        let n = self.replicas.len();
+        let windows = (end.0.div_ceil(interval.0) as usize).max(sent.len() / n.max(1));
+        let mut series = ReplicaSeries {
+            window_ms: interval.as_ms(),
+            sent: sent.to_vec(),
+            ejected_ms: vec![0.0; windows * n],
+        };
+        series.sent.resize(windows * n, 0);
+        let mut rows = Vec::with_capacity(ejections.len());
+        for (_, e) in &ejections {
+            let (from, to) = (e.at, e.back.unwrap_or(end));
+            let first = (from.0 / interval.0) as usize;
+            let last = (to.0.saturating_sub(1) / interval.0) as usize;
+            for w in first..=last.min(windows.saturating_sub(1)) {
+                let (a, b) = (
+                    Ticks(w as u64 * interval.0),
+                    Ticks((w as u64 + 1) * interval.0),
+                );
+                let overlap = to.min(b).saturating_sub(from.max(a));
+                series.ejected_ms[w * n + e.replica as usize] += overlap.as_ms();
+            }
+        }
+        self.replica_series = Some(series);
+        for (view, e) in ejections {
+            let r = &mut self.replicas[e.replica as usize];
+            r.ejections += 1;
+            r.ejected_ms += (e.back.unwrap_or(end).saturating_sub(e.at)).as_ms();
+            rows.push(EjectionRow {
+                view,
+                replica: e.replica,
+                at_ms: e.at.as_ms(),
+                lasts_ms: e.lasts.as_ms(),
+                multiplier: e.multiplier,
+                back_ms: e.back.map(Ticks::as_ms),
+            });
+        }
+        self.ejections = Some(rows);
     }
 }

@@ -1,0 +1,49 @@
+//! `[services.NAME.outlier_detection]`: Envoy's consecutive-failure ejection
+//! of a replicated service's replicas.
+
+use super::*;
+
+/// The outlier detection at `path` of a service with `replicas` instances
+/// (None when the table is absent).
+pub(super) fn outlier(path: &str, raw: Option<&RawOutlier>, replicas: u32) -> R<Option<Outlier>> {
+    let Some(o) = raw else {
+        return Ok(None);
+    };
+    if replicas < 2 {
+        return err(
+            path,
+            format!(
+                "ejects replicas, and the service has {replicas}: set `replicas` to 2 or more, or remove the table"
+            ),
+        );
+    }
+    let consecutive_failures = match o.consecutive_failures {
+        Some(n) => count_u32(&format!("{path}.consecutive_failures"), n, 1)?,
+        None => 5,
+    };
+    let interval = positive_ticks(
+        &format!("{path}.interval_ms"),
+        o.interval_ms.unwrap_or(10_000.0),
+    )?;
+    let base_ejection = positive_ticks(
+        &format!("{path}.base_ejection_ms"),
+        o.base_ejection_ms.unwrap_or(30_000.0),
+    )?;
+    let pct_path = format!("{path}.max_ejection_pct");
+    let max_ejection_pct = finite(&pct_path, o.max_ejection_pct.unwrap_or(10.0))?;
+    if !(0.0..=100.0).contains(&max_ejection_pct) {
+        return err(
+            pct_path,
+            format!(
+                "{} is not a share of the replicas: must be between 0 and 100",
+                num(max_ejection_pct)
+            ),
+        );
+    }
+    Ok(Some(Outlier {
+        consecutive_failures,
+        interval,
+        base_ejection,
+        max_ejection_pct,
+    }))
+}

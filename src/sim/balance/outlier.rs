@@ -1,0 +1,333 @@
+//! Outlier ejection (`services.NAME.outlier_detection`): Envoy's
+//! consecutive-failure detector, one per balancing view.
+//!
+//! A [`Detector`] hears each request's end at a replica ([`Detector::heard`]:
+//! failed or not) and decides which replicas the view's balancer may pick
+//! ([`Detector::pick`]). It knows nothing of servers or requests, so any
+//! replicated target's picker can hold one.
+//!
+//! The rules, as Envoy's `outlier_detection` with `consecutive_5xx`:
+//!
+//! - A replica's count of failures in a row grows with each failure and
+//!   starts again at each success. When it reaches `consecutive_failures` the
+//!   replica is ejected (unless it already is, or the share rule refuses) and
+//!   its count starts again either way.
+//! - The share rule: an ejection is refused when it would leave more than
+//!   `max_ejection_pct` % of the replicas ejected, unless none is ejected (at
+//!   least one replica may always be ejected).
+//! - Its multiplier k goes up by one at each ejection (while k x
+//!   `base_ejection` stays within Envoy's `max_ejection_time`, 300 s, or
+//!   `base_ejection` if longer) and the ejection lasts k x `base_ejection`.
+//! - Sweeps run every `interval` from the run's start: at each one, an
+//!   ejected replica whose ejection is over returns, and a replica that is
+//!   not ejected has its multiplier lowered by one (to 0). A replica returns
+//!   at the first sweep at or after its ejection's end, not at the end itself.
+//! - Panic (Envoy's `healthy_panic_threshold`, 50 %): while fewer than half
+//!   the replicas are not ejected, the balancer picks among all of them.
+//!
+//! Sweeps are run when the view is next used (a pick or a result), each at
+//! its own instant, so the outcome is the same as with a timer.
+
+use super::Balance;
+use crate::engine::Ticks;
+use crate::model::Outlier;
+
+/// Envoy's default `max_ejection_time`: an ejection lasts at most this (or
+/// `base_ejection`, when longer).
+const MAX_EJECTION: Ticks = Ticks(300_000 * 1_000_000);
+
+/// Envoy's default `healthy_panic_threshold` (%).
+const PANIC_PCT: usize = 50;
+
+/// One ejection of a replica by a view.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Ejection {
+    /// The replica, from 0.
+    pub replica: u32,
+    /// When it was ejected.
+    pub at: Ticks,
+    /// The multiplier k: it lasts k x `base_ejection`.
+    pub multiplier: u32,
+    /// How long it lasts: k x `base_ejection`.
+    pub lasts: Ticks,
+    /// The sweep at which it returned (None: still ejected).
+    pub back: Option<Ticks>,
+}
+
+/// One view's detector over `n` replicas.
+pub(crate) struct Detector {
+    keys: Outlier,
+    /// Failures in a row, per replica.
+    failures: Vec<u32>,
+    /// Per replica: the index in `log` of its ejection now, if ejected.
+    ejected: Vec<Option<usize>>,
+    /// Per replica: the multiplier of its next ejection's length, less one.
+    multiplier: Vec<u32>,
+    /// The largest multiplier (k x base within the cap).
+    max_multiplier: u32,
+    /// The replicas not ejected, in order.
+    healthy: Vec<usize>,
+    next_sweep: Ticks,
+    /// Every ejection, in order.
+    log: Vec<Ejection>,
+    /// Picks per sweep interval and replica (`[w * n + r]`: interval w from
+    /// the run's start).
+    sent: Vec<u32>,
+}
+
+impl Detector {
+    pub fn new(keys: Outlier, n: usize) -> Detector {
+        let cap = MAX_EJECTION.max(keys.base_ejection);
+        let max_multiplier = (cap.0 / keys.base_ejection.0.max(1)).max(1) as u32;
+        Detector {
+            keys,
+            failures: vec![0; n],
+            ejected: vec![None; n],
+            multiplier: vec![0; n],
+            max_multiplier,
+            healthy: (0..n).collect(),
+            next_sweep: keys.interval,
+            log: Vec::new(),
+            sent: Vec::new(),
+        }
+    }
+
+    /// Runs the sweeps due at or before `now`, each at its own instant.
+    fn sweep(&mut self, now: Ticks) {
+        while self.next_sweep <= now {
+            let t = self.next_sweep;
+            let mut back = false;
+            for r in 0..self.failures.len() {
+                match self.ejected[r] {
+                    Some(e) => {
+                        let e = &mut self.log[e];
+                        if t.saturating_sub(e.at) >= e.lasts {
+                            e.back = Some(t);
+                            self.ejected[r] = None;
+                            back = true;
+                        }
+                    }
+                    None => self.multiplier[r] = self.multiplier[r].saturating_sub(1),
+                }
+            }
+            if back {
+                self.healthy.clear();
+                let ejected = &self.ejected;
+                self.healthy
+                    .extend((0..ejected.len()).filter(|&r| ejected[r].is_none()));
+            }
+            self.next_sweep = t + self.keys.interval;
+            if self.healthy.len() == self.failures.len()
+                && self.multiplier.iter().all(|&m| m == 0)
+                && self.next_sweep <= now
+            {
+                // nothing left for a sweep to change: on to the last one due
+                let behind = (now.0 - self.next_sweep.0) / self.keys.interval.0;
+                self.next_sweep = Ticks(self.next_sweep.0 + behind * self.keys.interval.0);
+            }
+        }
+    }
+
+    /// `balancer`'s pick at `now` among the replicas not ejected (among all
+    /// of them in panic), given each replica's `outstanding` count.
+    pub fn pick(&mut self, balancer: &mut dyn Balance, outstanding: &[u32], now: Ticks) -> usize {
+        self.sweep(now);
+        let n = self.failures.len();
+        let k = if self.healthy.len() == n || self.healthy.len() * 100 < n * PANIC_PCT {
+            balancer.pick_at(outstanding, now)
+        } else {
+            balancer.pick_among(outstanding, &self.healthy, now)
+        };
+        let at = (now.0 / self.keys.interval.0) as usize * n + k;
+        if self.sent.len() <= at {
+            self.sent.resize((at / n + 1) * n, 0);
+        }
+        self.sent[at] += 1;
+        k
+    }
+
+    /// Its picks per sweep interval and replica, `[w * n + r]` for interval
+    /// w from the run's start (up to the last interval with a pick).
+    pub fn sent(&self) -> &[u32] {
+        &self.sent
+    }
+
+    /// A request to `replica` is over at `now`: `failed` (an error answer,
+    /// shed, or given up on) or not.
+    pub fn heard(&mut self, replica: usize, now: Ticks, failed: bool) {
+        self.sweep(now);
+        if !failed {
+            self.failures[replica] = 0;
+            return;
+        }
+        self.failures[replica] += 1;
+        if self.failures[replica] < self.keys.consecutive_failures {
+            return;
+        }
+        self.failures[replica] = 0;
+        if self.ejected[replica].is_some() {
+            return;
+        }
+        let n = self.failures.len();
+        let ejected = n - self.healthy.len();
+        let share = 100.0 * (ejected + 1) as f64 / n as f64;
+        if ejected > 0 && share > self.keys.max_ejection_pct {
+            return;
+        }
+        if self.multiplier[replica] < self.max_multiplier {
+            self.multiplier[replica] += 1;
+        }
+        self.ejected[replica] = Some(self.log.len());
+        self.log.push(Ejection {
+            replica: replica as u32,
+            at: now,
+            multiplier: self.multiplier[replica],
+            lasts: Ticks(self.keys.base_ejection.0 * u64::from(self.multiplier[replica])),
+            back: None,
+        });
+        self.healthy.retain(|&r| r != replica);
+    }
+
+    /// Every ejection so far, with the sweeps up to `end` run (the run's end:
+    /// a replica still ejected then has no `back`).
+    pub fn ejections(&mut self, end: Ticks) -> &[Ejection] {
+        self.sweep(end);
+        &self.log
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::RoundRobin;
+    use super::*;
+
+    fn ms(x: f64) -> Ticks {
+        Ticks::from_ms(x)
+    }
+
+    fn keys(pct: f64) -> Outlier {
+        Outlier {
+            consecutive_failures: 5,
+            interval: ms(10_000.0),
+            base_ejection: ms(30_000.0),
+            max_ejection_pct: pct,
+        }
+    }
+
+    /// Five failures in a row eject; the replica returns at the first sweep
+    /// 30 s or more later, and a second ejection before any sweep has lowered
+    /// the multiplier lasts 60 s.
+    #[test]
+    fn ejects_at_the_threshold_and_backs_off() {
+        let mut d = Detector::new(keys(10.0), 3);
+        let mut rr = RoundRobin::default();
+        for i in 0..4 {
+            d.heard(1, ms(100.0 + f64::from(i)), true);
+        }
+        d.heard(1, ms(105.0), false);
+        assert!(
+            d.ejections(ms(106.0)).is_empty(),
+            "a success starts the count again"
+        );
+        for i in 0..5 {
+            d.heard(1, ms(1_000.0 + f64::from(i)), true);
+        }
+        let picks: Vec<usize> = (0..4)
+            .map(|_| d.pick(&mut rr, &[0, 0, 0], ms(2_000.0)))
+            .collect();
+        assert!(!picks.contains(&1), "{picks:?}");
+        // ejected at 1004 ms: 30 s later is 31004 ms, the next sweep 40 s
+        assert_eq!(d.pick(&mut rr, &[0, 0, 0], ms(39_999.0)), 0);
+        let picks: Vec<usize> = (0..3)
+            .map(|_| d.pick(&mut rr, &[0, 0, 0], ms(40_000.0)))
+            .collect();
+        assert!(picks.contains(&1), "{picks:?}");
+        for i in 0..5 {
+            d.heard(1, ms(40_001.0 + f64::from(i)), true);
+        }
+        let log = d.ejections(ms(200_000.0)).to_vec();
+        assert_eq!(log.len(), 2);
+        assert_eq!(
+            (log[0].at, log[0].back, log[0].multiplier),
+            (ms(1_004.0), Some(ms(40_000.0)), 1)
+        );
+        // 60 s from 40005 ms is 100005 ms: back at the 110 s sweep
+        assert_eq!(
+            (log[1].at, log[1].back, log[1].multiplier),
+            (ms(40_005.0), Some(ms(110_000.0)), 2)
+        );
+    }
+
+    /// Sweeps while healthy lower the multiplier: ejected again three sweeps
+    /// after returning, the ejection lasts one base again.
+    #[test]
+    fn healthy_sweeps_lower_the_multiplier() {
+        let mut d = Detector::new(keys(50.0), 2);
+        for i in 0..5 {
+            d.heard(0, ms(f64::from(i)), true);
+        }
+        // ejected at 4 ms, back at the 40 s sweep; healthy at the 50 s
+        // sweep: multiplier 1 -> 0
+        for i in 0..5 {
+            d.heard(0, ms(55_000.0 + f64::from(i)), true);
+        }
+        let log = d.ejections(ms(100_000.0)).to_vec();
+        assert_eq!(log[0].back, Some(ms(40_000.0)));
+        assert_eq!(log[1].multiplier, 1);
+        // 55004 ms + 30 s = 85004 ms: back at the 90 s sweep
+        assert_eq!(log[1].back, Some(ms(90_000.0)));
+    }
+
+    /// Every kind picks only among the replicas it is given, the kinds with
+    /// state per replica (weights, costs, deadlines) too.
+    #[test]
+    fn every_kind_picks_only_among_the_replicas_in() {
+        use crate::engine::stream;
+        use crate::model::{BalanceKeys, Balancer};
+        let keys = BalanceKeys {
+            weights: vec![1.0, 2.0, 3.0, 4.0],
+            ..BalanceKeys::default()
+        };
+        let unweighted = BalanceKeys::default();
+        for (_, kind) in Balancer::NAMES {
+            for keys in [&keys, &unweighted] {
+                if kind == Balancer::WeightedRoundRobin && keys.weights.is_empty() {
+                    continue;
+                }
+                let mut b = super::super::of(kind, keys, 4, stream(1, 0, "balancer:t"));
+                let mut seen = [0u32; 4];
+                for i in 0..200 {
+                    let k = b.pick_among(&[3, 0, 1, 2], &[1, 3], ms(f64::from(i)));
+                    b.on_done(k, ms(f64::from(i)), ms(5.0));
+                    seen[k] += 1;
+                }
+                assert_eq!(seen[0] + seen[2], 0, "{kind:?}: {seen:?}");
+            }
+        }
+    }
+
+    /// The share rule: with 10 % of 3 replicas, one may be ejected (always
+    /// one), a second not; at 100 % both may, and with none left the picks
+    /// go to every replica (panic).
+    #[test]
+    fn the_share_rule_and_panic() {
+        let mut d = Detector::new(keys(10.0), 3);
+        for r in [0, 2] {
+            for i in 0..5 {
+                d.heard(r, ms(f64::from(i)), true);
+            }
+        }
+        let log = d.ejections(ms(10.0)).to_vec();
+        assert_eq!(log.len(), 1, "only the first: {log:?}");
+        let mut d = Detector::new(keys(100.0), 2);
+        for r in [0, 1] {
+            for i in 0..5 {
+                d.heard(r, ms(f64::from(i)), true);
+            }
+        }
+        assert_eq!(d.ejections(ms(10.0)).len(), 2);
+        let mut rr = RoundRobin::default();
+        let picks: Vec<usize> = (0..2).map(|_| d.pick(&mut rr, &[0, 0], ms(20.0))).collect();
+        assert_eq!(picks, [0, 1], "panic: every replica");
+    }
+}
