@@ -489,7 +489,7 @@ fn istio_resources_become_one_scenario_with_istios_defaults() {
     let rows = ledger(&report);
     assert!(
         rows.iter()
-            .any(|(f, x)| f.contains("maxConnections") && x == "ignored"),
+            .any(|(f, x)| f.ends_with("connectionPool.tcp") && x == "ignored"),
         "{rows:?}"
     );
 }
@@ -543,4 +543,42 @@ fn an_imported_grpc_throttle_stops_retrying_above_its_failure_share() {
         "at 12 % failures only {:.3} of the wanted retries were refused",
         above
     );
+}
+
+/// The DestinationRule's outlier detection, imported, at work: a pod that
+/// fails every request is ejected after 5 failures in a row and gets little
+/// of the traffic, the two healthy ones the rest.
+#[test]
+fn an_imported_istio_outlier_detection_ejects_a_failing_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, _) = import(dir.path(), &[&fixture("istio-reviews.yaml")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let faulty = format!(
+        "{}\n[[faults]]\ntarget = \"reviews#2\"\nkind = \"error_rate\"\nvalue = 1.0\nat_ms = 0\nfor_ms = 100000\n",
+        text.unwrap()
+    );
+    let file = dir.path().join("faulty.toml");
+    std::fs::write(&file, faulty).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    resim()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(out.path())
+        .args([
+            "-q",
+            "--no-report",
+            "--set",
+            "workloads.reviews-main.duration_ms=20000",
+        ])
+        .assert()
+        .success();
+    let replicas = crate::common::Csv::read(&out.path().join("replicas.csv"));
+    let bad = replicas.row(&[("replica", "2")]);
+    let good = replicas.row(&[("replica", "1")]);
+    assert!(crate::common::num(bad, "ejections") >= 1.0, "{bad:?}");
+    // 2,000 requests: ejected for 30 s after its first 5 failures (and their
+    // retries), it is sent a few dozen at most
+    assert!(crate::common::num(bad, "arrived") < 60.0, "{bad:?}");
+    assert!(crate::common::num(good, "arrived") > 900.0, "{good:?}");
 }

@@ -242,7 +242,14 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
                 None => services.push((svc.clone(), vec![route_path.clone()])),
             }
             for (k, v) in &hf {
-                if !["route", "match", "timeout", "retries"].contains(k) {
+                if *k == "name" {
+                    led.note(
+                        v,
+                        Fate::Mapped,
+                        "workloads.*",
+                        "names the route's workload and policy",
+                    );
+                } else if !["route", "match", "timeout", "retries"].contains(k) {
                     led.note(v, Fate::Ignored, "", "rewrites, headers, mirrors, CORS and fault injection: not modelled (resim's faults are `[[faults]]`)");
                 }
             }
