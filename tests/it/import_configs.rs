@@ -62,8 +62,10 @@ fn s<'a>(t: &'a toml::Table, path: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{path} is not a string"))
 }
 
-/// Runs the imported scenario for a short while: it must load and run.
+/// Checks the imported scenario (`resim check`) and runs it for a short
+/// while: it must load and run.
 fn runs(scenario: &Path, sets: &[&str]) {
+    resim().arg("check").arg(scenario).assert().success();
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = resim();
     cmd.arg("run")
@@ -581,4 +583,43 @@ fn an_imported_istio_outlier_detection_ejects_a_failing_replica() {
     // retries), it is sent a few dozen at most
     assert!(crate::common::num(bad, "arrived") < 60.0, "{bad:?}");
     assert!(crate::common::num(good, "arrived") > 900.0, "{good:?}");
+}
+
+/// An admin config dump: clusters and routes found in their dump sections,
+/// the virtual host's retry policy applied to its route, a hash balancer
+/// approximated, the discovered hosts a placeholder.
+#[test]
+fn an_envoy_config_dump_imports_its_dynamic_clusters_and_routes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, report) = import(dir.path(), &[&fixture("envoy-config-dump.json")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let text = text.unwrap();
+    let t: toml::Table = text.parse().unwrap();
+    let r = at(&t, "policies.payments-pay.retry").as_table().unwrap();
+    assert_eq!(r["max_attempts"].as_integer(), Some(3));
+    let on: Vec<&str> = r["on"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        on,
+        ["error", "shed", "rejected"],
+        "connect-failure, 503, 429"
+    );
+    assert_eq!(f(r, "budget.min_retry_concurrency"), 2.0, "max_retries");
+    assert_eq!(s(&t, "services.payments.balancer"), "random", "RING_HASH");
+    assert_eq!(f(&t, "limiters.payments-max-requests.limit"), 64.0);
+    assert!(
+        text.contains("replicas = 3") && text.contains("set me: the cluster's hosts"),
+        "{text}"
+    );
+    let w = at(&t, "workloads.payments-pay").as_table().unwrap();
+    assert!(!w.contains_key("timeout_ms"), "timeout 0s: none");
+    assert!(err.contains("RING_HASH") || report.unwrap().contains("RING_HASH"));
+    runs(
+        &dir.path().join("out.toml"),
+        &["workloads.payments-pay.duration_ms=2000"],
+    );
 }

@@ -72,16 +72,19 @@ pub fn sniff(path: &Path) -> bool {
         }
         Err(_) => return false,
     };
-    const KEYS: [&str; 5] = [
+    const KEYS: [&str; 7] = [
         "methodConfig",
         "method_config",
         "retryThrottling",
         "loadBalancingConfig",
         "resilience4j",
+        "static_resources",
+        "apiVersion",
     ];
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with('{') || t.starts_with('[') {
         KEYS.iter().any(|k| t.contains(&format!("\"{k}\"")))
+            || (t.contains("\"configs\"") && t.contains("type.googleapis.com/envoy.admin"))
     } else {
         // YAML: a top-level key at the start of a line
         t.lines().any(|l| {

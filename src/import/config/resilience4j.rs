@@ -393,7 +393,7 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
             s.put_noted(
                 "middleware",
                 Val::strs(middleware.iter().map(String::as_str)),
-                "resilience4j's rate limiter, at the backend's entrance",
+                "resilience4j's rate limiter and bulkhead, at the backend's entrance",
             );
         }
         services.push(s);
