@@ -56,8 +56,11 @@
 //! The balancers hear `Responded`, `GaveUp` and `CallerGone` last, when one
 //! of the run listens (`peak_ewma`, or a `view = "caller"`: the servers'
 //! `listening` flag): the request's pick is over for its caller
-//! (`World::balance_over`).
+//! (`World::balance_over`). With a replicated dependency, its replicas' books
+//! and balancers hear `CallEnded`, `CallTimedOut` and `CallGivenUp` last:
+//! the first of them ends a call's pick (`World::dependency_pick_over`).
 
+use super::dependency_replicas::Over;
 use super::trace::trace;
 use super::{CallId, Caller, Outcome, ReqId, World};
 use crate::engine::Ticks;
@@ -327,10 +330,23 @@ impl World<'_> {
             }
             Note::CallEnded { call, ok } => {
                 trace!(self, call_ended(call, if ok { "ok" } else { "error" }));
+                if self.dependencies.replicated.is_some() {
+                    self.dependency_pick_over(call, Over::Answered { ok });
+                }
             }
-            Note::CallTimedOut { call } => trace!(self, call_ended(call, "timeout")),
+            Note::CallTimedOut { call } => {
+                trace!(self, call_ended(call, "timeout"));
+                if self.dependencies.replicated.is_some() {
+                    self.dependency_pick_over(call, Over::TimedOut);
+                }
+            }
             Note::CallAnswered { call, outcome } => trace!(self, call_answered(call, outcome)),
-            Note::CallGivenUp { call, cancel } => trace!(self, call_given_up(call, cancel)),
+            Note::CallGivenUp { call, cancel } => {
+                trace!(self, call_given_up(call, cancel));
+                if self.dependencies.replicated.is_some() {
+                    self.dependency_pick_over(call, Over::GivenUp);
+                }
+            }
             Note::Wasted { dep, wasted } => self.obs.wasted(now, dep, wasted),
             Note::WorkStarted { dep } => self.obs.work_started(dep),
             Note::WorkEnded { call, dep, start } => {
