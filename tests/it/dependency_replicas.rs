@@ -210,3 +210,66 @@ fn one_replica_writes_the_same_bytes_as_none() {
     assert!(!a.contains_key("dependency_replicas.csv"));
     assert_eq!(a, b);
 }
+
+/// The caller view of a dependency: each calling service instance keeps its
+/// own counts. A front of two replicas (round robin) calls the store once
+/// per request, two requests 1 ms apart, each call lasting 100 ms: the
+/// global view sees the first replica busy and sends the second call to the
+/// second; each front instance has nothing of its own at the store, so both
+/// take the first (least_outstanding: ties go to the first). One front
+/// instance making both calls sees its own first one.
+#[test]
+fn a_caller_view_counts_each_calling_instance_on_its_own() {
+    let text = r#"
+[scenario]
+name = "callers"
+seed = 1
+
+[services.front]
+routes = ["/f"]
+replicas = 2
+
+[services.front.handler]
+type = "server"
+slots = 4
+queue = 0
+service = { constant = 1 }
+budget = "none"
+branches = [{ name = "b", calls = ["store"] }]
+
+[dependencies.store]
+latency = { constant = 100 }
+replicas = 2
+balancer = { kind = "least_outstanding", view = "global" }
+
+[workload]
+type = "open"
+route = "/f"
+arrivals = "uniform"
+rate_rps = 1000
+requests = 2
+
+[compare]
+"dependencies.store.balancer.view" = ["global", "caller"]
+"#;
+    let calls = |extra: &[&str]| -> Vec<(String, f64)> {
+        let (_guard, file) = file_with(text);
+        let mut args = vec!["--quiet"];
+        args.extend_from_slice(extra);
+        let dir = run_into(&file, &args);
+        let reps = Csv::read(&dir.path().join("dependency_replicas.csv"));
+        reps.rows
+            .iter()
+            .filter(|r| r["replica"] != "all")
+            .map(|r| (r["view"].clone(), num(r, "calls")))
+            .collect()
+    };
+    let by = |got: &[(String, f64)], v: &str| -> Vec<f64> {
+        got.iter().filter(|g| g.0 == v).map(|g| g.1).collect()
+    };
+    let two = calls(&[]);
+    assert_eq!(by(&two, "global"), [1.0, 1.0]);
+    assert_eq!(by(&two, "caller"), [2.0, 0.0]);
+    let one = calls(&["--set", "services.front.replicas=1"]);
+    assert_eq!(by(&one, "caller"), [1.0, 1.0]);
+}
