@@ -182,16 +182,40 @@ impl World<'_> {
         if self.dependencies.work.len() <= call as usize {
             self.dependencies.grow(call);
         }
-        // the replica picked for the call (replicas make a run not plain)
-        let inst = if self.plain || self.dependencies.replicated.is_none() {
-            dep
+        // replicas make a run not plain: the plain path is the one instance
+        if !self.plain && self.dependencies.replicated.is_some() {
+            return self.dependency_request_replica(dep, call, cancelled_at);
+        }
+        let line = &mut self.dependencies.deps[dep].line;
+        let done = if line.admit() == Admit::Start {
+            line.start();
+            Some(self.dependency_begin(dep, call, cancelled_at))
         } else {
-            self.dependency_picked(dep, call)
+            line.wait(call);
+            // not started: a cancel takes it out of the line
+            self.dependencies.work[call as usize].start = None;
+            None
         };
+        if !self.plain {
+            self.dependency_levels(dep);
+        }
+        done
+    }
+
+    /// [`World::dependency_request`] in a run with replicated dependencies:
+    /// the call goes to the instance picked for it as it was made.
+    #[inline(never)]
+    fn dependency_request_replica(
+        &mut self,
+        dep: DependencyId,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Option<Ticks> {
+        let inst = self.dependency_picked(dep, call);
         let line = &mut self.dependencies.deps[inst].line;
         let done = if line.admit() == Admit::Start {
             line.start();
-            Some(self.dependency_begin(dep, inst, call, cancelled_at))
+            Some(self.dependency_start(dep, inst, call, cancelled_at))
         } else {
             line.wait(call);
             // not started: a cancel takes it out of its instance's line
@@ -203,9 +227,7 @@ impl World<'_> {
             };
             None
         };
-        if !self.plain {
-            self.dependency_levels(dep);
-        }
+        self.dependency_levels(dep);
         done
     }
 
@@ -231,6 +253,45 @@ impl World<'_> {
     /// it runs, so it is not scheduled (the cancel ends the work).
     #[inline]
     fn dependency_begin(
+        &mut self,
+        dep: DependencyId,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
+        self.dependency_begin_on(dep, dep, call, cancelled_at)
+    }
+
+    /// [`World::dependency_begin`] on instance `inst` of `dep`: kept apart
+    /// so that the one-instance path holds no second index.
+    #[inline(never)]
+    fn dependency_begin_replica(
+        &mut self,
+        dep: DependencyId,
+        inst: usize,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
+        self.dependency_begin_on(dep, inst, call, cancelled_at)
+    }
+
+    /// Starts the work of a call on instance `inst` of `dep`.
+    #[inline]
+    fn dependency_start(
+        &mut self,
+        dep: DependencyId,
+        inst: usize,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
+        if inst == dep {
+            self.dependency_begin(dep, call, cancelled_at)
+        } else {
+            self.dependency_begin_replica(dep, inst, call, cancelled_at)
+        }
+    }
+
+    #[inline(always)]
+    fn dependency_begin_on(
         &mut self,
         dep: DependencyId,
         inst: usize,
@@ -325,7 +386,7 @@ impl World<'_> {
                 None => d.line.reset_limit(d.slots),
             }
             while let Some(call) = self.dependencies.deps[inst].line.next() {
-                self.dependency_begin(dep, inst, call, None);
+                self.dependency_start(dep, inst, call, None);
             }
         }
         self.dependency_levels(dep);
@@ -375,7 +436,7 @@ impl World<'_> {
         d.busy_average.add(now, -1);
         self.note(Note::WorkEnded { call, dep, start });
         if let Some(next) = self.dependencies.deps[inst].line.release() {
-            self.dependency_begin(dep, inst, next, None);
+            self.dependency_start(dep, inst, next, None);
         }
         if !self.plain {
             if self.dependencies.replicated.is_some() {
@@ -399,9 +460,13 @@ impl World<'_> {
             }
             self.dependency_end(call);
         } else {
-            self.dependencies.deps[w.inst as usize]
-                .line
-                .leave(|&c| c == call);
+            // (a waiting call's instance is kept only with replicas)
+            let inst = if self.dependencies.replicated.is_some() {
+                w.inst as usize
+            } else {
+                dep
+            };
+            self.dependencies.deps[inst].line.leave(|&c| c == call);
             self.dependency_levels(dep);
         }
     }
