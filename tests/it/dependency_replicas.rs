@@ -273,3 +273,70 @@ requests = 2
     let one = calls(&["--set", "services.front.replicas=1"]);
     assert_eq!(by(&one, "caller"), [1.0, 1.0]);
 }
+
+/// Calls that wait for a replica's one slot and time out are cancelled out
+/// of that replica's line (with `cancellation = true`): every call still
+/// ends once in its row, and the rows sum, through a warm-up and a time
+/// series. Two of the three calls a second of work can take are refused by
+/// the 30 ms budget, so both timeouts and waits happen at every replica.
+#[test]
+fn calls_cancelled_while_waiting_leave_their_replicas_line() {
+    let text = r#"
+[scenario]
+name = "waits"
+seed = 3
+warmup_ms = 500
+
+[services.api]
+routes = ["/api"]
+handler = { type = "plan", budget = 30, cancellation = true, branches = [{ name = "b", calls = ["store"] }] }
+
+[dependencies.store]
+latency = { exponential = { mean_ms = 20 } }
+slots = 1
+replicas = 3
+balancer = "random"
+
+[workload]
+type = "open"
+rate_rps = 150
+arrivals = "poisson"
+duration_ms = 4000
+
+[output]
+window_ms = 500
+
+[variants.random]
+[variants.two-choices]
+"dependencies.store.balancer" = "two_choices"
+
+[compare]
+variant = ["random", "two-choices"]
+"#;
+    let (_guard, file) = file_with(text);
+    let dir = run_into(&file, &["--quiet"]);
+    let reps = Csv::read(&dir.path().join("dependency_replicas.csv"));
+    for v in ["random", "two-choices"] {
+        check_sums(&reps, v, 3);
+        for r in ["1", "2", "3"] {
+            let row = reps.row(&[("variant", v), ("replica", r)]);
+            assert!(num(row, "timed_out") > 0.0, "{v} {r}: waits time out");
+            assert!(num(row, "ok") > 0.0, "{v} {r}");
+        }
+    }
+    // Without the warm-up (whose edge `failed_<dependency>` counts by a
+    // call's end, the replicas' rows by when it was made): one call per
+    // request, so the dependency's failed calls are its timeouts, and the
+    // requests answered are its ok calls.
+    let dir = run_into(&file, &["--quiet", "--set", "scenario.warmup_ms=0"]);
+    let reps = Csv::read(&dir.path().join("dependency_replicas.csv"));
+    let outcomes = Csv::read(&dir.path().join("outcomes.csv"));
+    for v in ["random", "two-choices"] {
+        check_sums(&reps, v, 3);
+        let all = reps.row(&[("variant", v), ("replica", "all")]);
+        let o = outcomes.row(&[("variant", v)]);
+        assert_eq!(num(all, "timed_out"), num(o, "failed_store"), "{v}");
+        assert_eq!(num(all, "ok"), num(o, "answered"), "{v}");
+        assert_eq!(num(all, "calls"), num(o, "requests"), "{v}");
+    }
+}
