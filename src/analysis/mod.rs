@@ -6,6 +6,7 @@ mod asks;
 mod budget;
 mod calls;
 mod concurrency;
+mod dependency_replicas;
 mod ladder;
 mod latency;
 mod limiters;
@@ -237,6 +238,7 @@ fn build(results: &mut Results, wanted: Tables) -> Vec<Table> {
     concurrency::tables(results, &mut tables);
     run::tables(results, &mut tables);
     services::tables(results, &mut tables);
+    dependency_replicas::tables(results, &mut tables);
     calls::tables(results, &mut tables);
     ladder::tables(results, &mut tables, wanted);
     timeseries::tables(results, &mut tables);

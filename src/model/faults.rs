@@ -41,8 +41,13 @@ pub enum FaultTarget {
         /// One replica (0-based), or every one.
         replica: Option<u32>,
     },
-    /// A dependency.
-    Dependency(DependencyId),
+    /// A dependency: every replica (`replica` None) or one (0-based).
+    Dependency {
+        /// The dependency.
+        dep: DependencyId,
+        /// One replica (0-based), or every one.
+        replica: Option<u32>,
+    },
     /// An open workload, by index into `Model::workloads`.
     Workload(usize),
 }
@@ -85,10 +90,13 @@ impl Fault {
                     None => name.to_string(),
                 }
             }
-            FaultTarget::Dependency(d) => model
-                .dependencies
-                .get(d)
-                .map_or(String::new(), |x| x.name.clone()),
+            FaultTarget::Dependency { dep, replica } => {
+                let name = model.dependencies.get(dep).map_or("", |d| d.name.as_str());
+                match replica {
+                    Some(r) => format!("{name}#{}", r + 1),
+                    None => name.to_string(),
+                }
+            }
             FaultTarget::Workload(w) => model
                 .workloads
                 .get(w)

@@ -243,4 +243,10 @@ pub struct Dependency {
     pub slots: u32,
     /// The probability that a call fails with `error` after its drawn latency.
     pub error_rate: f64,
+    /// Instances, each with its own slots, latency draws and faults (1: one).
+    pub replicas: u32,
+    /// How a call picks its replica (callers: the calling service instances).
+    pub balancer: Balancer,
+    /// The balancer's keys beyond its kind.
+    pub balance: BalanceKeys,
 }

@@ -290,6 +290,10 @@ pub struct RawDependency {
     pub slots: Option<i64>,
     /// The probability that a call fails with `error` after its latency.
     pub error_rate: Option<f64>,
+    /// Instances, each with its own slots, latency draws and faults.
+    pub replicas: Option<i64>,
+    /// How a call picks its replica, as a service's `balancer`.
+    pub balancer: Option<RawBalancer>,
 }
 
 /// A latency model: exactly one of the model keys is set (checked in validation).

@@ -166,8 +166,12 @@ impl World<'_> {
         }
         if let Target::Dependency(dep) = target {
             self.note(Note::CallMade { dep });
-            // a `down` dependency fails every call at once
-            if cap == Some(Ticks::ZERO) || (!self.plain && self.dependency_is_down(dep)) {
+            // a `down` dependency (or the replica picked for the call) fails
+            // every call at once
+            if cap == Some(Ticks::ZERO) || (!self.plain && self.dependency_refuses(caller, dep)) {
+                if cap == Some(Ticks::ZERO) && !self.plain {
+                    self.dependency_no_time(dep);
+                }
                 self.dependency_call_failed(caller, dep);
                 self.note(Note::FailedAtOnce {
                     caller,

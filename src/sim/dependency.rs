@@ -2,6 +2,13 @@
 //! `slots` calls at once (0 = unlimited) and queues the rest FIFO. Its work goes on
 //! after the caller gives up unless the caller cancels it. It answers through
 //! [`call`](super::call): `call_answered` when the work is done.
+//!
+//! With `replicas = N` a dependency has N instances, each with its own slots,
+//! line, latency stream (`dependency:NAME` for the first, `dependency:NAME#i`
+//! for i > 1) and faults (`NAME#i`); a balancer picks one per call
+//! ([`super::dependency_replicas`]). The instances of replica 1 come first, one
+//! per dependency at the dependency's own index, so a dependency with one
+//! instance is reached exactly as before.
 
 use super::ahead::Draws;
 use super::faults::{Subject, scaled};
@@ -14,21 +21,37 @@ use crate::metrics::TimeAverage;
 use crate::model::{DependencyId, Model};
 use rand::RngExt;
 
-struct DependencyState {
+pub(super) struct DependencyState {
+    /// The dependency, and which of its replicas this instance is (0-based).
+    pub(super) dep: DependencyId,
+    pub(super) replica: u32,
     /// Its own `slots` (0 = unlimited), restored when a `slots` fault ends.
     slots: u32,
     /// Its latencies.
     draws: Draws,
     /// `slots` calls at once (0 = unlimited), the rest wait without bound.
-    line: SlotQueue<CallId>,
+    pub(super) line: SlotQueue<CallId>,
     /// Calls being worked on, over time (abandoned work included).
-    busy_average: TimeAverage,
+    pub(super) busy_average: TimeAverage,
+}
+
+impl DependencyState {
+    /// What faults name this instance as.
+    #[inline]
+    pub(super) fn subject(&self) -> Subject {
+        Subject::Dependency {
+            dep: self.dep,
+            replica: self.replica,
+        }
+    }
 }
 
 /// The work of one call at its dependency.
 #[derive(Debug, Clone, Copy, Default)]
 struct Work {
-    dep: DependencyId,
+    dep: u32,
+    /// The instance (`Dependencies::deps`) doing it.
+    inst: u32,
     /// When the work started (None: still waiting for a slot).
     start: Option<Ticks>,
     done_key: Option<EventKey>,
@@ -36,7 +59,9 @@ struct Work {
 
 /// Every dependency of a run, and the work of each call, by call id.
 pub(crate) struct Dependencies {
-    deps: Vec<DependencyState>,
+    /// Every instance: replica 1 of each dependency at the dependency's index,
+    /// then the further replicas.
+    pub(super) deps: Vec<DependencyState>,
     /// Per dependency, `error_rate` and its own stream (None when 0: nothing is
     /// drawn); empty when no dependency fails calls.
     errors: Vec<Option<(f64, Stream)>>,
@@ -45,6 +70,9 @@ pub(crate) struct Dependencies {
     /// pending completion keeps a key to cancel it by; otherwise it is posted
     /// (no payload slot to fill and free).
     cancellable: bool,
+    /// The balancers and per-replica books of the replicated dependencies
+    /// (None when every dependency has one instance).
+    pub(super) replicated: Option<Box<super::dependency_replicas::Replication>>,
 }
 
 impl Dependencies {
@@ -63,19 +91,31 @@ impl Dependencies {
     }
 
     pub fn new(model: &Model, replication: u64) -> Dependencies {
-        let deps = model
-            .dependencies
-            .iter()
-            .map(|d| {
-                let mut rng = stream(model.seed, replication, &format!("dependency:{}", d.name));
-                DependencyState {
-                    slots: d.slots,
-                    draws: Draws::here(Sampler::new(&d.latency, &mut rng), rng),
-                    line: SlotQueue::new(d.slots, None),
-                    busy_average: TimeAverage::default(),
-                }
-            })
+        let instance = |dep: DependencyId, replica: u32| {
+            let d = &model.dependencies[dep];
+            let name = if replica == 0 {
+                format!("dependency:{}", d.name)
+            } else {
+                format!("dependency:{}#{}", d.name, replica + 1)
+            };
+            let mut rng = stream(model.seed, replication, &name);
+            DependencyState {
+                dep,
+                replica,
+                slots: d.slots,
+                draws: Draws::here(Sampler::new(&d.latency, &mut rng), rng),
+                line: SlotQueue::new(d.slots, None),
+                busy_average: TimeAverage::default(),
+            }
+        };
+        let mut deps: Vec<DependencyState> = (0..model.dependencies.len())
+            .map(|dep| instance(dep, 0))
             .collect();
+        let replicated =
+            super::dependency_replicas::Replication::new(model, replication, |dep, replica| {
+                deps.push(instance(dep, replica));
+                deps.len() - 1
+            });
         let errors = if model.dependencies.iter().any(|d| d.error_rate > 0.0) {
             model
                 .dependencies
@@ -95,6 +135,7 @@ impl Dependencies {
             errors,
             work: Vec::new(),
             cancellable: model.cancels_work(),
+            replicated,
         }
     }
 
@@ -111,10 +152,19 @@ impl Dependencies {
         for d in &mut self.deps {
             d.busy_average = d.busy_average.restarted(now);
         }
+        if let Some(r) = self.replicated.as_mut() {
+            r.restart(now);
+        }
     }
 
-    pub fn finish(&self, end: Ticks) -> Vec<f64> {
-        self.deps.iter().map(|d| d.busy_average.mean(end)).collect()
+    /// Per dependency, the time-average calls worked on until `end` (its
+    /// replicas' together).
+    pub fn finish(&self, end: Ticks, dependencies: usize) -> Vec<f64> {
+        let mut busy = vec![0.0; dependencies];
+        for d in &self.deps {
+            busy[d.dep] += d.busy_average.mean(end);
+        }
+        busy
     }
 }
 
@@ -132,6 +182,10 @@ impl World<'_> {
         if self.dependencies.work.len() <= call as usize {
             self.dependencies.grow(call);
         }
+        // replicas make a run not plain: the plain path is the one instance
+        if !self.plain && self.dependencies.replicated.is_some() {
+            return self.dependency_request_replica(dep, call, cancelled_at);
+        }
         let line = &mut self.dependencies.deps[dep].line;
         let done = if line.admit() == Admit::Start {
             line.start();
@@ -148,12 +202,49 @@ impl World<'_> {
         done
     }
 
-    /// The time series sees `dep`'s calls at work and waiting now.
+    /// [`World::dependency_request`] in a run with replicated dependencies:
+    /// the call goes to the instance picked for it as it was made.
+    #[inline(never)]
+    fn dependency_request_replica(
+        &mut self,
+        dep: DependencyId,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Option<Ticks> {
+        let inst = self.dependency_picked(dep, call);
+        let line = &mut self.dependencies.deps[inst].line;
+        let done = if line.admit() == Admit::Start {
+            line.start();
+            Some(self.dependency_start(dep, inst, call, cancelled_at))
+        } else {
+            line.wait(call);
+            // not started: a cancel takes it out of its instance's line
+            self.dependencies.work[call as usize] = Work {
+                dep: dep as u32,
+                inst: inst as u32,
+                start: None,
+                done_key: None,
+            };
+            None
+        };
+        self.dependency_levels(dep);
+        done
+    }
+
+    /// The time series sees `dep`'s calls at work and waiting now (its
+    /// replicas' together).
     #[cold]
     #[inline(never)]
     fn dependency_levels(&mut self, dep: DependencyId) {
         let d = &self.dependencies.deps[dep];
-        let (busy, waiting) = (d.busy_average.level(), d.line.waiting() as u64);
+        let (mut busy, mut waiting) = (d.busy_average.level(), d.line.waiting() as u64);
+        if self.dependencies.replicated.is_some() {
+            for i in self.dependency_instances(dep).skip(1) {
+                let d = &self.dependencies.deps[i];
+                busy += d.busy_average.level();
+                waiting += d.line.waiting() as u64;
+            }
+        }
         self.note(Note::DependencyLevels { dep, busy, waiting });
     }
 
@@ -167,12 +258,52 @@ impl World<'_> {
         call: CallId,
         cancelled_at: Option<Ticks>,
     ) -> Ticks {
+        self.dependency_begin_on(dep, dep, call, cancelled_at)
+    }
+
+    /// [`World::dependency_begin`] on instance `inst` of `dep`: kept apart
+    /// so that the one-instance path holds no second index.
+    #[inline(never)]
+    fn dependency_begin_replica(
+        &mut self,
+        dep: DependencyId,
+        inst: usize,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
+        self.dependency_begin_on(dep, inst, call, cancelled_at)
+    }
+
+    /// Starts the work of a call on instance `inst` of `dep`.
+    #[inline]
+    fn dependency_start(
+        &mut self,
+        dep: DependencyId,
+        inst: usize,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
+        if inst == dep {
+            self.dependency_begin(dep, call, cancelled_at)
+        } else {
+            self.dependency_begin_replica(dep, inst, call, cancelled_at)
+        }
+    }
+
+    #[inline(always)]
+    fn dependency_begin_on(
+        &mut self,
+        dep: DependencyId,
+        inst: usize,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
         let now = self.now;
-        let d = &mut self.dependencies.deps[dep];
+        let d = &mut self.dependencies.deps[inst];
         d.busy_average.add(now, 1);
         let mut latency = d.draws.sample();
         if !self.plain {
-            latency = self.dependency_stretch(dep, latency);
+            latency = self.dependency_stretch(inst, latency);
         }
         self.note(Note::WorkStarted { dep });
         let done = now + latency;
@@ -190,7 +321,8 @@ impl World<'_> {
             None
         };
         self.dependencies.work[call as usize] = Work {
-            dep,
+            dep: dep as u32,
+            inst: inst as u32,
             start: Some(now),
             done_key: key,
         };
@@ -206,98 +338,110 @@ impl World<'_> {
         let fault = if self.plain {
             None
         } else {
-            self.dependency_fault_fails(w.dep)
+            self.dependency_fault_fails(w.inst as usize)
         };
         let ok = match fault {
             Some(fails) => !fails,
-            None => match self.dependencies.errors.get_mut(w.dep) {
+            None => match self.dependencies.errors.get_mut(w.dep as usize) {
                 Some(Some((rate, rng))) => rng.random::<f64>() >= *rate,
                 _ => true,
             },
         };
-        self.dependency_end(w.dep, call);
+        self.dependency_end(call);
         self.call_answered(call, work_start, ok);
     }
 
-    /// `latency` stretched by the `latency_factor` faults acting on `dep` now.
+    /// `latency` stretched by the `latency_factor` faults acting on instance
+    /// `inst` now.
     #[cold]
     #[inline(never)]
-    fn dependency_stretch(&self, dep: DependencyId, latency: Ticks) -> Ticks {
-        let f = self
-            .faults
-            .latency_factor(Subject::Dependency(dep), self.now);
-        scaled(latency, f)
+    fn dependency_stretch(&self, inst: usize, latency: Ticks) -> Ticks {
+        let subject = self.dependencies.deps[inst].subject();
+        scaled(latency, self.faults.latency_factor(subject, self.now))
     }
 
-    /// With an `error_rate` fault acting on `dep` now: whether it fails the call
-    /// finishing now (it replaces the dependency's own `error_rate` meanwhile).
+    /// With an `error_rate` fault acting on instance `inst` now: whether it
+    /// fails the call finishing now (it replaces the dependency's own
+    /// `error_rate` meanwhile).
     #[cold]
     #[inline(never)]
-    fn dependency_fault_fails(&mut self, dep: DependencyId) -> Option<bool> {
-        self.faults.error_fault(Subject::Dependency(dep), self.now)
+    fn dependency_fault_fails(&mut self, inst: usize) -> Option<bool> {
+        let subject = self.dependencies.deps[inst].subject();
+        self.faults.error_fault(subject, self.now)
     }
 
-    /// Whether a `down` fault acts on `dep` now.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn dependency_is_down(&self, dep: DependencyId) -> bool {
-        self.faults.down(Subject::Dependency(dep), self.now)
+    /// Whether a `down` fault acts on instance `inst` now.
+    pub(super) fn dependency_instance_down(&self, inst: usize) -> bool {
+        self.faults
+            .down(self.dependencies.deps[inst].subject(), self.now)
     }
 
-    /// A `slots` fault on `dep` started or ended: its limit now, and the waiting
-    /// calls it lets in start.
+    /// A `slots` fault on `dep` (or one of its replicas) started or ended:
+    /// each instance's limit now, and the waiting calls it lets in start.
     pub(super) fn dependency_slots_changed(&mut self, dep: DependencyId) {
-        let d = &mut self.dependencies.deps[dep];
-        match self.faults.slots(Subject::Dependency(dep), self.now) {
-            Some(n) => d.line.set_limit(n),
-            None => d.line.reset_limit(d.slots),
-        }
-        while let Some(call) = self.dependencies.deps[dep].line.next() {
-            self.dependency_begin(dep, call, None);
+        for inst in self.dependency_instances(dep) {
+            let d = &mut self.dependencies.deps[inst];
+            match self.faults.slots(d.subject(), self.now) {
+                Some(n) => d.line.set_limit(n),
+                None => d.line.reset_limit(d.slots),
+            }
+            while let Some(call) = self.dependencies.deps[inst].line.next() {
+                self.dependency_start(dep, inst, call, None);
+            }
         }
         self.dependency_levels(dep);
     }
 
-    /// A `down` fault on `dep` starts: every waiting and running call fails now.
+    /// A `down` fault on `dep` (or one of its replicas) starts: every waiting
+    /// and running call of each instance it hits fails now.
     pub(super) fn dependency_down(&mut self, dep: DependencyId) {
         let now = self.now;
-        let waiting = self.dependencies.deps[dep].line.drain();
-        self.dependency_levels(dep);
-        for call in waiting {
-            self.call_failed_by_fault(call, now);
-        }
-        let running: Vec<CallId> = (0..self.dependencies.work.len() as CallId)
-            .filter(|&c| {
-                let w = &self.dependencies.work[c as usize];
-                w.dep == dep && w.start.is_some()
-            })
-            .collect();
-        for call in running {
-            let w = self.dependencies.work[call as usize];
-            if let Some(key) = w.done_key {
-                self.queue.cancel(key);
+        for inst in self.dependency_instances(dep) {
+            if !self.dependency_instance_down(inst) {
+                continue;
             }
-            let work_start = w.start.unwrap_or(now);
-            self.dependency_end(dep, call);
-            self.call_failed_by_fault(call, work_start);
+            let waiting = self.dependencies.deps[inst].line.drain();
+            self.dependency_levels(dep);
+            for call in waiting {
+                self.call_failed_by_fault(call, now);
+            }
+            let running: Vec<CallId> = (0..self.dependencies.work.len() as CallId)
+                .filter(|&c| {
+                    let w = &self.dependencies.work[c as usize];
+                    w.inst as usize == inst && w.start.is_some()
+                })
+                .collect();
+            for call in running {
+                let w = self.dependencies.work[call as usize];
+                if let Some(key) = w.done_key {
+                    self.queue.cancel(key);
+                }
+                let work_start = w.start.unwrap_or(now);
+                self.dependency_end(call);
+                self.call_failed_by_fault(call, work_start);
+            }
         }
     }
 
     /// The dependency stops working on a call (finished or cancelled) and takes the
     /// next waiting one. (Inlined: once per call on the answer's path.)
     #[inline(always)]
-    fn dependency_end(&mut self, dep: DependencyId, call: CallId) {
+    fn dependency_end(&mut self, call: CallId) {
         let now = self.now;
         let w = &mut self.dependencies.work[call as usize];
         w.done_key = None;
         let start = w.start.take().unwrap_or(now);
-        let d = &mut self.dependencies.deps[dep];
+        let (dep, inst) = (w.dep as usize, w.inst as usize);
+        let d = &mut self.dependencies.deps[inst];
         d.busy_average.add(now, -1);
         self.note(Note::WorkEnded { call, dep, start });
-        if let Some(next) = self.dependencies.deps[dep].line.release() {
-            self.dependency_begin(dep, next, None);
+        if let Some(next) = self.dependencies.deps[inst].line.release() {
+            self.dependency_start(dep, inst, next, None);
         }
         if !self.plain {
+            if self.dependencies.replicated.is_some() {
+                self.dependency_worked(inst, now - start);
+            }
             self.dependency_levels(dep);
         }
     }
@@ -314,9 +458,15 @@ impl World<'_> {
             if let Some(key) = w.done_key {
                 self.queue.cancel(key);
             }
-            self.dependency_end(dep, call);
+            self.dependency_end(call);
         } else {
-            self.dependencies.deps[dep].line.leave(|&c| c == call);
+            // (a waiting call's instance is kept only with replicas)
+            let inst = if self.dependencies.replicated.is_some() {
+                w.inst as usize
+            } else {
+                dep
+            };
+            self.dependencies.deps[inst].line.leave(|&c| c == call);
             self.dependency_levels(dep);
         }
     }

@@ -36,11 +36,10 @@ use rand::RngExt;
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Subject {
     /// Replica `replica` (0-based; 0 for a service with one instance) of a server.
-    Server {
-        service: ServiceId,
-        replica: u32,
-    },
-    Dependency(DependencyId),
+    Server { service: ServiceId, replica: u32 },
+    /// Replica `replica` (0-based; 0 for a dependency with one instance) of a
+    /// dependency.
+    Dependency { dep: DependencyId, replica: u32 },
     /// A workload, by index.
     Workload(usize),
 }
@@ -55,7 +54,10 @@ impl Subject {
                     replica: r,
                 },
             ) => service == s && r.is_none_or(|r| r == replica),
-            (Subject::Dependency(d), FaultTarget::Dependency(t)) => d == t,
+            (
+                Subject::Dependency { dep, replica },
+                FaultTarget::Dependency { dep: d, replica: r },
+            ) => dep == d && r.is_none_or(|r| r == replica),
             (Subject::Workload(w), FaultTarget::Workload(t)) => w == t,
             _ => false,
         }
@@ -268,9 +270,11 @@ impl World<'_> {
             (FaultKind::Slots, FaultTarget::Server { service, .. }) => {
                 self.server_slots_changed(service)
             }
-            (FaultKind::Slots, FaultTarget::Dependency(d)) => self.dependency_slots_changed(d),
+            (FaultKind::Slots, FaultTarget::Dependency { dep, .. }) => {
+                self.dependency_slots_changed(dep)
+            }
             (FaultKind::Down, FaultTarget::Server { service, .. }) => self.server_down(service),
-            (FaultKind::Down, FaultTarget::Dependency(d)) => self.dependency_down(d),
+            (FaultKind::Down, FaultTarget::Dependency { dep, .. }) => self.dependency_down(dep),
             _ => {}
         }
     }
@@ -284,7 +288,10 @@ mod tests {
     fn fault(kind: FaultKind, at: f64, len: f64, value: f64) -> Fault {
         Fault {
             kind,
-            target: FaultTarget::Dependency(0),
+            target: FaultTarget::Dependency {
+                dep: 0,
+                replica: None,
+            },
             at: Ticks::from_ms(at),
             until: Ticks::from_ms(at + len),
             value,
@@ -302,7 +309,7 @@ mod tests {
         }
     }
 
-    const D: Subject = Subject::Dependency(0);
+    const D: Subject = Subject::Dependency { dep: 0, replica: 0 };
 
     fn at(ms: f64) -> Ticks {
         Ticks::from_ms(ms)
@@ -372,7 +379,7 @@ mod tests {
             Some(0.25)
         );
         // other targets see nothing
-        let other = Subject::Dependency(1);
+        let other = Subject::Dependency { dep: 1, replica: 0 };
         assert_eq!(f.latency_factor(other, at(75.0)), 1.0);
         assert_eq!(f.slots(other, at(75.0)), None);
     }
@@ -405,7 +412,17 @@ mod tests {
         };
         assert!(r(1).hit_by(one) && !r(0).hit_by(one));
         assert!(r(0).hit_by(all) && r(3).hit_by(all));
-        assert!(!Subject::Dependency(2).hit_by(all));
+        assert!(!Subject::Dependency { dep: 2, replica: 0 }.hit_by(all));
+        let dep_one = FaultTarget::Dependency {
+            dep: 2,
+            replica: Some(1),
+        };
+        let d = |replica| Subject::Dependency { dep: 2, replica };
+        assert!(d(1).hit_by(dep_one) && !d(0).hit_by(dep_one));
+        assert!(
+            !r(1).hit_by(dep_one),
+            "a server's replica is not a dependency's"
+        );
     }
 
     /// A plan calling store `store` (the given keys), requests every `gap_ms`

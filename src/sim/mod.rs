@@ -21,6 +21,7 @@
 //! | [`call`] | one call from a caller to a callee, with its timeout | `CallTimeout` |
 //! | [`policy`] | client policies: retries, hedges, breakers, throttles | `PolicyTimer` |
 //! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
+//! | [`dependency_replicas`] | which replica of a dependency a call goes to, and each replica's books | (asked by the call; hears a pick's end) |
 //! | [`faults`] | what `[[faults]]` change, asked by the others | `FaultEdge` |
 //! | [`notes`] | the lifecycle notes and their fan-out to every listener | (no events) |
 //! | [`observe`] | the run's statistics, fed by lifecycle notes | (no events) |
@@ -177,6 +178,7 @@ pub(crate) mod balance;
 mod call;
 mod call_sites;
 mod dependency;
+mod dependency_replicas;
 mod faults;
 mod gateway;
 mod handler;
@@ -199,6 +201,7 @@ use crate::engine::Ticks;
 use crate::error::Error;
 use crate::metrics::Samples;
 use crate::model::{LimiterId, Model};
+pub use dependency_replicas::DependencyReplicaStats;
 pub use limiter::LimiterResults;
 pub use observe::{StepStats, WorkloadStats};
 pub use policy::CallStats;
@@ -371,6 +374,11 @@ pub struct DependencyStats {
     pub wasted_ms: f64,
     /// Time-average number of calls being worked on.
     pub mean_busy: f64,
+    /// Per replica, with `replicas` > 1 (empty otherwise).
+    pub replicas: Vec<DependencyReplicaStats>,
+    /// With `replicas` > 1: the calls made with no time left, which fail at
+    /// once and reach no replica (counted in `calls` and `failed`).
+    pub no_replica: u64,
 }
 
 /// What one run measured.

@@ -58,8 +58,11 @@
 //! `listening` flag): the request's pick is over for its caller
 //! (`World::balance_over`). With `outlier_detection` they hear whether it
 //! failed: an error, shed or dropped answer, or given up on (`GaveUp`,
-//! `CallerGone`).
+//! `CallerGone`). With a replicated dependency, its replicas' books and
+//! balancers hear `CallEnded`, `CallTimedOut` and `CallGivenUp` last: the
+//! first of them ends a call's pick (`World::dependency_pick_over`).
 
+use super::dependency_replicas::Over;
 use super::trace::trace;
 use super::{CallId, Caller, Outcome, ReqId, World};
 use crate::engine::Ticks;
@@ -329,10 +332,23 @@ impl World<'_> {
             }
             Note::CallEnded { call, ok } => {
                 trace!(self, call_ended(call, if ok { "ok" } else { "error" }));
+                if self.dependencies.replicated.is_some() {
+                    self.dependency_pick_over(call, Over::Answered { ok });
+                }
             }
-            Note::CallTimedOut { call } => trace!(self, call_ended(call, "timeout")),
+            Note::CallTimedOut { call } => {
+                trace!(self, call_ended(call, "timeout"));
+                if self.dependencies.replicated.is_some() {
+                    self.dependency_pick_over(call, Over::TimedOut);
+                }
+            }
             Note::CallAnswered { call, outcome } => trace!(self, call_answered(call, outcome)),
-            Note::CallGivenUp { call, cancel } => trace!(self, call_given_up(call, cancel)),
+            Note::CallGivenUp { call, cancel } => {
+                trace!(self, call_given_up(call, cancel));
+                if self.dependencies.replicated.is_some() {
+                    self.dependency_pick_over(call, Over::GivenUp);
+                }
+            }
             Note::Wasted { dep, wasted } => self.obs.wasted(now, dep, wasted),
             Note::WorkStarted { dep } => self.obs.work_started(dep),
             Note::WorkEnded { call, dep, start } => {

@@ -529,7 +529,7 @@ impl Observers {
 /// What turns a time average over [0, `until`] of a level restarted at the
 /// warm-up's end (0 before it) into its average over [warm-up, `until`]: 1
 /// without a warm-up, 0 when nothing ran after it.
-fn after_warmup(warmup: Ticks, until: Ticks) -> f64 {
+pub(super) fn after_warmup(warmup: Ticks, until: Ticks) -> f64 {
     if warmup == Ticks::ZERO {
         1.0
     } else if until > warmup {

@@ -41,8 +41,9 @@ pub(crate) struct World<'m> {
     pub(super) trace: Option<Box<Tracer>>,
     /// What `[[faults]]` change, asked by the actors.
     pub(super) faults: Faults,
-    /// No faults and no time series: the actors skip every question about
-    /// them with this one flag (the fast path of every scenario without them).
+    /// No faults, no time series and no replicated dependency: the actors skip
+    /// every question about them with this one flag (the fast path of every
+    /// scenario without them).
     pub(super) plain: bool,
     /// The thread drawing random streams ahead, if any (dropping it stops it).
     pub(super) helper: Option<super::ahead::Helper>,
@@ -71,7 +72,9 @@ impl<'m> World<'m> {
             plain: false,
             helper: None,
         };
-        world.plain = world.faults.none() && world.obs.series().is_none();
+        world.plain = world.faults.none()
+            && world.obs.series().is_none()
+            && world.dependencies.replicated.is_none();
         timers::register(&mut world.queue, model);
         world.schedule_fault_edges();
         world
@@ -372,7 +375,9 @@ impl<'m> World<'m> {
         self.helper = None;
         let end = self.now;
         let events = self.queue.popped();
-        let dependency_busy = self.dependencies.finish(end);
+        let dependency_busy = self.dependencies.finish(end, self.model.dependencies.len());
+        let scale = super::observe::after_warmup(self.model.warmup, end);
+        let dependency_replicas = self.dependencies.replica_books(end, scale);
         let limiters = self.limiting_results();
         let servers = self.servers.finish(end);
         let leaked = self.requests.held() + self.calls.held() + self.policies.held();
@@ -385,6 +390,10 @@ impl<'m> World<'m> {
         let calls = self.policies.finish();
         result.leaked = leaked;
         result.calls = calls;
+        for (d, (replicas, no_time)) in dependency_replicas.into_iter().flatten().enumerate() {
+            result.dependencies[d].replicas = replicas;
+            result.dependencies[d].no_replica = no_time;
+        }
         result
     }
 

@@ -72,7 +72,7 @@ pub(super) fn balancer(
             return err(
                 at,
                 format!(
-                    "draws {c} distinct replicas of {replicas}: must be at most the service's `replicas`"
+                    "draws {c} distinct replicas of {replicas}: must be at most its `replicas`"
                 ),
             );
         }

@@ -180,9 +180,9 @@ fn stretched_mean(
             )),
             _ => None,
         },
-        FaultTarget::Dependency(d) => Some((
-            format!("`{}`'s mean latency", dependencies[d].name),
-            dependencies[d].latency.mean_ms(),
+        FaultTarget::Dependency { dep, .. } => Some((
+            format!("`{}`'s mean latency", dependencies[dep].name),
+            dependencies[dep].latency.mean_ms(),
         )),
         FaultTarget::Workload(_) => None,
     }
@@ -320,8 +320,23 @@ fn target(
             replica,
         });
     }
-    if let Some(d) = ctx.dependency_names.get(name) {
-        return Ok(FaultTarget::Dependency(d));
+    if let Some(dep) = ctx.dependency_names.get(name) {
+        return Ok(FaultTarget::Dependency { dep, replica: None });
+    }
+    if let (Some(dep), Some(i)) = (ctx.dependency_names.get(base), replica) {
+        let n = ctx.dependencies[dep].replicas;
+        return match i.parse::<u32>() {
+            Ok(k) if (1..=n).contains(&k) => Ok(FaultTarget::Dependency {
+                dep,
+                replica: Some(k - 1),
+            }),
+            _ => err(
+                path,
+                format!(
+                    "replica `{i}` of dependency `{base}` is out of range: replicas are numbered 1 to {n} (`{base}#1` .. `{base}#{n}`; `{base}` alone is every replica)"
+                ),
+            ),
+        };
     }
     let servers: Vec<&str> = services
         .iter()

@@ -359,7 +359,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let (mut routes, routes_of) = services::routes(raw)?;
     let services = services::services(raw, routes_of, &ctx, files)?;
     services::check_call_graph(&services)?;
-    services::check_replicas(&services)?;
+    services::check_replicas(&services, &ctx.dependencies)?;
     let workloads = workload::workloads(raw, &mut routes, ctx.gateway.is_some(), &limits, files)?;
     let workload = workloads[0].workload.clone();
     services::check_deadlines(&services, workloads.iter().map(|w| &w.workload))?;

@@ -51,8 +51,20 @@ pub(super) fn dependencies(raw: &RawScenario, files: &mut Files) -> R<Vec<Depend
                 Some(m) => Some(positive(&format!("{path}.median_ms"), m)?),
                 None => None,
             };
+            let replicas = count_u32(&format!("{path}.replicas"), d.replicas.unwrap_or(1), 1)?;
+            if d.replicas.is_none() && d.balancer.is_some() {
+                return err(
+                    format!("{path}.balancer"),
+                    "a balancer picks among replicas: set `replicas` (2 or more) beside it, or remove it (`replicas = 1` keeps it with nothing to pick)",
+                );
+            }
+            let (balancer, balance) =
+                balance::balancer(&format!("{path}.balancer"), d.balancer.as_ref(), replicas)?;
             Ok(Dependency {
                 name: name.clone(),
+                replicas,
+                balancer,
+                balance,
                 median_ms,
                 latency: latency(&format!("{path}.latency"), &d.latency, files)?,
                 slots: count_u32(&format!("{path}.slots"), d.slots.unwrap_or(0), 0)?,
@@ -258,20 +270,28 @@ pub(super) fn services(
 /// random stream and books (about 1 KB).
 pub(crate) const MAX_REPLICAS: u64 = 1_000_000;
 
-/// Refuses more than [`MAX_REPLICAS`] replicas: 10^8 passed `check` and aborted
-/// the run on one huge allocation.
-pub(super) fn check_replicas(services: &[Service]) -> R<()> {
+/// Refuses more than [`MAX_REPLICAS`] replicas of services and dependencies
+/// together: 10^8 passed `check` and aborted the run on one huge allocation.
+pub(super) fn check_replicas(services: &[Service], dependencies: &[Dependency]) -> R<()> {
     let mut total = 0u64;
-    for s in services {
-        total = total.saturating_add(u64::from(s.replicas));
+    let all = services
+        .iter()
+        .map(|s| (format!("services.{}.replicas", s.name), s.replicas))
+        .chain(
+            dependencies
+                .iter()
+                .map(|d| (format!("dependencies.{}.replicas", d.name), d.replicas)),
+        );
+    for (path, n) in all {
+        total = total.saturating_add(u64::from(n));
         if total > MAX_REPLICAS {
-            let across = if total > u64::from(s.replicas) {
-                " (all services together)"
+            let across = if total > u64::from(n) {
+                " (all services and dependencies together)"
             } else {
                 ""
             };
             return err(
-                format!("services.{}.replicas", s.name),
+                path,
                 format!(
                     "{total} replicas{across}, each keeping its own slots, queue, random stream and books: more than the limit of {MAX_REPLICAS}"
                 ),

@@ -190,6 +190,13 @@ impl World<'_> {
             None => Caller::Client { req },
             Some(call) => self.call_owner(call),
         };
+        self.balance_caller_of(outer)
+    }
+
+    /// A caller (a client's request, or a plan's branch) as a caller view
+    /// counts it: the request's workload, or the service instance the branch
+    /// runs in.
+    pub(in crate::sim) fn balance_caller_of(&self, outer: Caller) -> u64 {
         match outer {
             Caller::Client { req } => {
                 u64::from(self.workload.of(self.requests[req].source).unwrap_or(0))
@@ -237,7 +244,7 @@ impl World<'_> {
 
 /// The name of caller `key` in its stream: the workload's name, or the
 /// service's (`NAME#i` for its replica i > 1, as faults name replicas).
-fn caller_name(model: &Model, key: u64) -> String {
+pub(in crate::sim) fn caller_name(model: &Model, key: u64) -> String {
     if key & INSTANCE == 0 {
         return model
             .workloads

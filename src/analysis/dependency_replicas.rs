@@ -1,0 +1,125 @@
+//! Replicated dependencies: per replica, the calls its balancer sent it and
+//! how each ended, then the dependency's own row (`all`) from the run's
+//! dependency books, which the replicas' rows sum to.
+
+use super::Results;
+use crate::table::{Cell, Table};
+
+pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
+    let any = results
+        .runs
+        .iter()
+        .any(|r| r.dependencies.iter().any(|d| !d.replicas.is_empty()));
+    if any {
+        out.push(replicas(results));
+    }
+}
+
+/// The row's cells after the axis columns: the balancer, then the counts.
+struct Row {
+    calls: u64,
+    no_time: u64,
+    ok: u64,
+    errors: u64,
+    timed_out: u64,
+    given_up: u64,
+    answer_ms: f64,
+    work_ms: f64,
+    mean_busy: f64,
+}
+
+fn replicas(results: &Results) -> Table {
+    let mut t = results.table(
+        "dependency_replicas",
+        "Dependency replicas: the calls the balancer sent each replica and how they ended, then the dependency's own row",
+        &["dependency", "replica"],
+        &[
+            "balancer",
+            "calls",
+            "calls_pct",
+            "no_time",
+            "ok",
+            "errors",
+            "timed_out",
+            "given_up",
+            "mean_answer_ms",
+            "work_ms",
+            "mean_busy",
+        ],
+    );
+    for (i, run) in results.runs.iter().enumerate() {
+        let model = &results.scenario.rows[i].model;
+        for (d, st) in run.dependencies.iter().enumerate() {
+            if st.replicas.is_empty() {
+                continue;
+            }
+            let dep = &model.dependencies[d];
+            let sent: u64 = st.replicas.iter().map(|r| r.calls).sum();
+            let mut push = |replica: Cell, r: Row| {
+                let mut cells = results.axis_cells(i);
+                let answered = r.ok + r.errors;
+                cells.extend([
+                    dep.name.as_str().into(),
+                    replica,
+                    dep.balancer.name().into(),
+                    r.calls.into(),
+                    (sent > 0)
+                        .then(|| (r.calls - r.no_time) as f64 / sent as f64 * 100.0)
+                        .into(),
+                    r.no_time.into(),
+                    r.ok.into(),
+                    r.errors.into(),
+                    r.timed_out.into(),
+                    r.given_up.into(),
+                    (answered > 0).then(|| r.answer_ms / answered as f64).into(),
+                    r.work_ms.into(),
+                    r.mean_busy.into(),
+                ]);
+                t.push(cells);
+            };
+            let mut total = Row {
+                calls: st.calls,
+                no_time: st.no_replica,
+                ok: 0,
+                errors: 0,
+                timed_out: 0,
+                given_up: 0,
+                answer_ms: 0.0,
+                work_ms: st.work_ms,
+                mean_busy: st.mean_busy,
+            };
+            for (k, r) in st.replicas.iter().enumerate() {
+                total.ok += r.ok;
+                total.errors += r.errors;
+                total.timed_out += r.timed_out;
+                total.given_up += r.given_up;
+                total.answer_ms += r.answer_ms;
+                push(
+                    Cell::from((k + 1) as u64),
+                    Row {
+                        calls: r.calls,
+                        no_time: 0,
+                        ok: r.ok,
+                        errors: r.errors,
+                        timed_out: r.timed_out,
+                        given_up: r.given_up,
+                        answer_ms: r.answer_ms,
+                        work_ms: r.work_ms,
+                        mean_busy: r.mean_busy,
+                    },
+                );
+            }
+            push("all".into(), total);
+        }
+    }
+    t.notes.push(
+        "calls = ok + errors + timed_out + given_up (+ no_time on the `all` row): every call the balancer sent a \
+         replica ends once for its caller, a replica that is down answering its errors at once; no_time = calls made \
+         with no time left, which fail at once and reach no replica; calls_pct = the replica's share of the calls \
+         sent to a replica; mean_answer_ms = call to answer (ok or error); work_ms = time worked, abandoned work \
+         included; mean_busy = time-average calls at work. The `all` row's calls, work_ms and mean_busy are the \
+         dependency's own books (each call once, attempts of a policy each); the replicas' rows sum to it"
+            .into(),
+    );
+    t
+}

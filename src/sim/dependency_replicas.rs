@@ -1,0 +1,368 @@
+//! Replicated dependencies: `dependencies.NAME.replicas = N` and its
+//! `balancer`.
+//!
+//! Each replica is an instance of [`super::dependency`] with its own slots,
+//! line, latency stream and faults. A call picks its replica when it is made,
+//! before anything else is asked of the dependency (`World::dependency_refuses`):
+//! a picked replica that is `down` fails the call at once, and is counted for
+//! it. The balancer ([`super::balance::Picker`], the stream
+//! `balancer:NAME`) reads each replica's calls at work and waiting
+//! (`view = "global"`), or what the calling service instance alone has
+//! outstanding there (`view = "caller"`, a stream `balancer:NAME:CALLER` per
+//! caller). A pick is over for its caller at the first of: the dependency's
+//! answer, the call's timeout, the caller giving the call up (the notes
+//! `CallEnded`, `CallTimedOut`, `CallGivenUp`); then the balancer hears it and
+//! the replica's row counts how the call ended.
+//!
+//! A dependency with one instance keeps none of this: a run whose dependencies
+//! all have one pays nothing (the books are `None`), and a run with replicas
+//! is never plain, so that the dependency's fast path asks nothing either.
+
+use super::balance::Picker;
+use super::dependency::Dependencies;
+use super::{CallId, Caller, FastMap, World};
+use crate::engine::Ticks;
+use crate::metrics::TickSum;
+use crate::model::{DependencyId, Model};
+
+/// What one replica of a replicated dependency measured. Every call its
+/// balancer sent it ends in exactly one of `ok`, `errors`, `timed_out`,
+/// `given_up`, so they sum to `calls`.
+#[derive(Debug, Clone, Default)]
+pub struct DependencyReplicaStats {
+    /// Calls (attempts, with a policy) the balancer sent it, those failed at
+    /// once because it was `down` included.
+    pub calls: u64,
+    /// Answered `ok` while the caller waited.
+    pub ok: u64,
+    /// Answered with an error while the caller waited (its `error_rate`, an
+    /// `error_rate` fault, or `down`: at once, or when it went down).
+    pub errors: u64,
+    /// The call's timeout came first.
+    pub timed_out: u64,
+    /// The caller stopped waiting for another reason (its own caller went
+    /// away, a hedge's loser).
+    pub given_up: u64,
+    /// Time from each call to its answer (`ok` and `errors`), in ms.
+    pub answer_ms: f64,
+    /// Time the replica spent working, abandoned work included, in ms.
+    pub work_ms: f64,
+    /// Time-average number of calls being worked on.
+    pub mean_busy: f64,
+    pub(crate) answer: TickSum,
+    pub(crate) work: TickSum,
+}
+
+/// The replicated dependencies of a run.
+pub(crate) struct Replication {
+    /// Per dependency: its balancing (None: one instance).
+    by_dep: Vec<Option<Balancing>>,
+    /// Each call's pick until it is over for its caller, by call id.
+    picks: FastMap<CallId, Pick>,
+    /// The pick of the call being made, from `dependency_refuses` to
+    /// `dependency_request` (the call has no id before).
+    pending: Option<Pick>,
+    /// Per dependency, per replica (empty for one instance).
+    stats: Vec<Vec<DependencyReplicaStats>>,
+    /// Per dependency: calls made with no time left, which reach no replica.
+    no_time: Vec<u64>,
+    /// When the books started (the warm-up's end): an outcome counts only for
+    /// a call made since.
+    since: Ticks,
+}
+
+/// One replicated dependency's balancer.
+struct Balancing {
+    /// The instances of replicas 2 to N (replica 1 is the dependency's own).
+    extra: std::ops::Range<usize>,
+    picker: Picker,
+    /// The replicas' outstanding calls, made at each pick (global view).
+    view: Vec<u32>,
+}
+
+/// A call's replica, while it is outstanding for its caller.
+#[derive(Debug, Clone, Copy)]
+struct Pick {
+    dep: u32,
+    /// The instance, and the replica (0-based).
+    inst: u32,
+    replica: u32,
+    /// The caller's key, in the caller view.
+    caller: Option<u64>,
+    at: Ticks,
+}
+
+/// How a pick ended for its caller.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Over {
+    /// The dependency answered, `ok` or an error.
+    Answered {
+        ok: bool,
+    },
+    TimedOut,
+    GivenUp,
+}
+
+impl Replication {
+    /// The books of `model`'s replicated dependencies (None: every one has a
+    /// single instance); `add(dep, replica)` makes the instance of each
+    /// further replica and returns its index.
+    pub fn new(
+        model: &Model,
+        replication: u64,
+        mut add: impl FnMut(DependencyId, u32) -> usize,
+    ) -> Option<Box<Replication>> {
+        if model.dependencies.iter().all(|d| d.replicas <= 1) {
+            return None;
+        }
+        let mut by_dep = Vec::new();
+        let mut stats = Vec::new();
+        for (dep, d) in model.dependencies.iter().enumerate() {
+            let n = d.replicas.max(1);
+            if n == 1 {
+                by_dep.push(None);
+                stats.push(Vec::new());
+                continue;
+            }
+            let first = add(dep, 1);
+            for r in 2..n {
+                add(dep, r);
+            }
+            let picker = Picker::new(
+                d.balancer,
+                &d.balance,
+                n as usize,
+                (model.seed, replication),
+                &d.name,
+            );
+            by_dep.push(Some(Balancing {
+                extra: first..first + n as usize - 1,
+                picker,
+                view: Vec::with_capacity(n as usize),
+            }));
+            stats.push(vec![DependencyReplicaStats::default(); n as usize]);
+        }
+        Some(Box::new(Replication {
+            by_dep,
+            picks: FastMap::default(),
+            pending: None,
+            stats,
+            no_time: vec![0; model.dependencies.len()],
+            since: Ticks::ZERO,
+        }))
+    }
+
+    /// The warm-up is over (`now`): the books start again.
+    pub fn restart(&mut self, now: Ticks) {
+        for s in self.stats.iter_mut().flatten() {
+            *s = DependencyReplicaStats::default();
+        }
+        self.no_time.iter_mut().for_each(|n| *n = 0);
+        self.since = now;
+    }
+}
+
+impl Dependencies {
+    /// Per dependency, its replicas' books at the end of the run (`end`),
+    /// time averages scaled by `scale` (the warm-up's), and its calls made
+    /// with no time left; None without replicated dependencies.
+    pub fn replica_books(
+        &mut self,
+        end: Ticks,
+        scale: f64,
+    ) -> Option<Vec<(Vec<DependencyReplicaStats>, u64)>> {
+        let r = self.replicated.as_mut()?;
+        let mut out: Vec<(Vec<DependencyReplicaStats>, u64)> = std::mem::take(&mut r.stats)
+            .into_iter()
+            .zip(r.no_time.iter().copied())
+            .collect();
+        for d in &self.deps {
+            if let Some(s) = out[d.dep].0.get_mut(d.replica as usize) {
+                s.mean_busy = d.busy_average.mean(end) * scale;
+            }
+        }
+        for s in out.iter_mut().flat_map(|(s, _)| s) {
+            s.answer_ms = s.answer.ms();
+            s.work_ms = s.work.ms();
+        }
+        Some(out)
+    }
+}
+
+impl World<'_> {
+    /// The instances of `dep`: its own, then those of its replicas 2 to N.
+    pub(super) fn dependency_instances(
+        &self,
+        dep: DependencyId,
+    ) -> impl Iterator<Item = usize> + use<> {
+        let extra = self
+            .dependencies
+            .replicated
+            .as_ref()
+            .and_then(|r| r.by_dep[dep].as_ref())
+            .map_or(0..0, |b| b.extra.clone());
+        std::iter::once(dep).chain(extra)
+    }
+
+    /// A call from `caller` to `dep` is about to be made (with time left): its
+    /// replica is picked, and whether it fails at once (the instance is
+    /// `down`). Asked only off the plain path.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn dependency_refuses(&mut self, caller: Caller, dep: DependencyId) -> bool {
+        let replicated = self
+            .dependencies
+            .replicated
+            .as_ref()
+            .is_some_and(|r| r.by_dep[dep].is_some());
+        let inst = if replicated {
+            self.dependency_pick(caller, dep)
+        } else {
+            dep
+        };
+        if !self.dependency_instance_down(inst) {
+            return false;
+        }
+        if replicated && let Some(r) = self.dependencies.replicated.as_mut() {
+            // the replica answers its error at once: over for the caller now
+            if let Some(p) = r.pending.take() {
+                r.stats[dep][p.replica as usize].errors += 1;
+                self.dependency_pick_ended(p);
+            }
+        }
+        true
+    }
+
+    /// The replica of `dep` its balancer picks for `caller`'s call now,
+    /// counted there and kept for the call (`pending`).
+    fn dependency_pick(&mut self, caller: Caller, dep: DependencyId) -> usize {
+        let now = self.now;
+        let by_caller = self
+            .dependencies
+            .replicated
+            .as_ref()
+            .is_some_and(|r| r.by_dep[dep].as_ref().is_some_and(|b| b.picker.by_caller()));
+        let key = by_caller.then(|| self.balance_caller_of(self.outer(caller)));
+        let model = self.model;
+        let Dependencies {
+            deps, replicated, ..
+        } = &mut self.dependencies;
+        let Some(r) = replicated.as_mut() else {
+            return dep;
+        };
+        let Some(b) = r.by_dep[dep].as_mut() else {
+            return dep;
+        };
+        let k = match key {
+            Some(key) => {
+                let name = || super::server::caller_name(model, key);
+                b.picker.pick_for(key, name, now)
+            }
+            None => {
+                b.view.clear();
+                let outstanding = |i: usize| {
+                    (deps[i].busy_average.level() + deps[i].line.waiting() as u64) as u32
+                };
+                b.view.push(outstanding(dep));
+                let extra = b.extra.clone();
+                b.view.extend(extra.map(outstanding));
+                b.picker.pick(&b.view, now)
+            }
+        };
+        let inst = if k == 0 { dep } else { b.extra.start + k - 1 };
+        r.stats[dep][k].calls += 1;
+        r.pending = Some(Pick {
+            dep: dep as u32,
+            inst: inst as u32,
+            replica: k as u32,
+            caller: key,
+            at: now,
+        });
+        inst
+    }
+
+    /// The instance picked for call `call` to `dep` (by `dependency_refuses`
+    /// as it was made), kept until the call is over for its caller.
+    pub(super) fn dependency_picked(&mut self, dep: DependencyId, call: CallId) -> usize {
+        let Some(r) = self.dependencies.replicated.as_mut() else {
+            return dep;
+        };
+        match r.pending.take() {
+            Some(p) if p.dep as usize == dep => {
+                r.picks.insert(call, p);
+                p.inst as usize
+            }
+            _ => dep,
+        }
+    }
+
+    /// Call `call` is over for its caller (`how`): if it went to a replica,
+    /// the replica's row counts how, and its balancer hears it. (From the
+    /// notes: the first of `CallEnded`, `CallTimedOut`, `CallGivenUp`.)
+    #[cold]
+    #[inline(never)]
+    pub(super) fn dependency_pick_over(&mut self, call: CallId, how: Over) {
+        let now = self.now;
+        let Some(r) = self.dependencies.replicated.as_mut() else {
+            return;
+        };
+        let Some(p) = r.picks.remove(&call) else {
+            return;
+        };
+        if p.at >= r.since {
+            let s = &mut r.stats[p.dep as usize][p.replica as usize];
+            match how {
+                Over::Answered { ok } => {
+                    if ok {
+                        s.ok += 1;
+                    } else {
+                        s.errors += 1;
+                    }
+                    s.answer.add(now - p.at);
+                }
+                Over::TimedOut => s.timed_out += 1,
+                Over::GivenUp => s.given_up += 1,
+            }
+        }
+        self.dependency_pick_ended(p);
+    }
+
+    /// Pick `p` is over for its caller now: its balancer hears it, when it
+    /// listens.
+    fn dependency_pick_ended(&mut self, p: Pick) {
+        let now = self.now;
+        let Some(r) = self.dependencies.replicated.as_mut() else {
+            return;
+        };
+        if let Some(b) = r.by_dep[p.dep as usize].as_mut()
+            && b.picker.listens()
+        {
+            b.picker
+                .done(p.caller, p.replica as usize, now, now.saturating_sub(p.at));
+        }
+    }
+
+    /// Instance `inst` worked `worked` on a call (done or stopped).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn dependency_worked(&mut self, inst: usize, worked: Ticks) {
+        let d = &self.dependencies.deps[inst];
+        let (dep, replica) = (d.dep, d.replica as usize);
+        if let Some(r) = self.dependencies.replicated.as_mut()
+            && let Some(s) = r.stats[dep].get_mut(replica)
+        {
+            s.work.add(worked);
+        }
+    }
+
+    /// A call to `dep` was made with no time left: it reaches no replica.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn dependency_no_time(&mut self, dep: DependencyId) {
+        if let Some(r) = self.dependencies.replicated.as_mut()
+            && r.by_dep[dep].is_some()
+        {
+            r.no_time[dep] += 1;
+        }
+    }
+}
