@@ -1,6 +1,8 @@
 //! Replicated dependencies: per replica, the calls its balancer sent it and
 //! how each ended, then the dependency's own row (`all`) from the run's
-//! dependency books, which the replicas' rows sum to.
+//! dependency books, which the replicas' rows sum to. With outlier detection
+//! (any dependency's) each row also says how often and how long the replica
+//! was ejected (empty for a dependency without).
 
 use super::Results;
 use crate::table::{Cell, Table};
@@ -13,6 +15,18 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     if any {
         out.push(replicas(results));
     }
+    // the ejections' table, when no service's outlier detection made it
+    if eject(results) && !super::services::servers_eject(results) {
+        out.push(super::services::ejections(results, true));
+    }
+}
+
+/// Whether any dependency has outlier detection.
+pub(super) fn eject(results: &Results) -> bool {
+    results
+        .runs
+        .iter()
+        .any(|r| r.dependencies.iter().any(|d| d.ejections.is_some()))
 }
 
 /// The row's cells after the axis columns: the balancer, then the counts.
@@ -26,26 +40,33 @@ struct Row {
     answer_ms: f64,
     work_ms: f64,
     mean_busy: f64,
+    /// With outlier detection: times ejected and time ejected.
+    ejected: Option<(u64, f64)>,
 }
 
 fn replicas(results: &Results) -> Table {
+    let ejects = eject(results);
+    let mut columns = vec![
+        "balancer",
+        "calls",
+        "calls_pct",
+        "no_time",
+        "ok",
+        "errors",
+        "timed_out",
+        "given_up",
+        "mean_answer_ms",
+        "work_ms",
+        "mean_busy",
+    ];
+    if ejects {
+        columns.extend(["ejections", "ejected_ms"]);
+    }
     let mut t = results.table(
         "dependency_replicas",
         "Dependency replicas: the calls the balancer sent each replica and how they ended, then the dependency's own row",
         &["dependency", "replica"],
-        &[
-            "balancer",
-            "calls",
-            "calls_pct",
-            "no_time",
-            "ok",
-            "errors",
-            "timed_out",
-            "given_up",
-            "mean_answer_ms",
-            "work_ms",
-            "mean_busy",
-        ],
+        &columns,
     );
     for (i, run) in results.runs.iter().enumerate() {
         let model = &results.scenario.rows[i].model;
@@ -75,6 +96,10 @@ fn replicas(results: &Results) -> Table {
                     r.work_ms.into(),
                     r.mean_busy.into(),
                 ]);
+                if ejects {
+                    let (n, ms) = r.ejected.unzip();
+                    cells.extend([n.into(), ms.into()]);
+                }
                 t.push(cells);
             };
             let mut total = Row {
@@ -87,6 +112,11 @@ fn replicas(results: &Results) -> Table {
                 answer_ms: 0.0,
                 work_ms: st.work_ms,
                 mean_busy: st.mean_busy,
+                ejected: st.ejections.as_ref().map(|_| {
+                    st.replicas
+                        .iter()
+                        .fold((0, 0.0), |(n, ms), r| (n + r.ejections, ms + r.ejected_ms))
+                }),
             };
             for (k, r) in st.replicas.iter().enumerate() {
                 total.ok += r.ok;
@@ -106,6 +136,7 @@ fn replicas(results: &Results) -> Table {
                         answer_ms: r.answer_ms,
                         work_ms: r.work_ms,
                         mean_busy: r.mean_busy,
+                        ejected: st.ejections.as_ref().map(|_| (r.ejections, r.ejected_ms)),
                     },
                 );
             }
@@ -121,5 +152,13 @@ fn replicas(results: &Results) -> Table {
          dependency's own books (each call once, attempts of a policy each); the replicas' rows sum to it"
             .into(),
     );
+    if ejects {
+        t.notes.push(
+            "ejections = times outlier detection took the replica out of its balancer's picks (every view's), \
+             ejected_ms = time it spent out, to the run's end (warm-up included); the `all` row sums the \
+             replicas'; empty for a dependency without outlier_detection"
+                .into(),
+        );
+    }
     t
 }

@@ -294,6 +294,8 @@ pub struct RawDependency {
     pub replicas: Option<i64>,
     /// How a call picks its replica, as a service's `balancer`.
     pub balancer: Option<RawBalancer>,
+    /// Ejection of failing replicas, as a service's `outlier_detection`.
+    pub outlier_detection: Option<RawOutlier>,
 }
 
 /// A latency model: exactly one of the model keys is set (checked in validation).

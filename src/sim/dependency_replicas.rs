@@ -12,7 +12,11 @@
 //! caller). A pick is over for its caller at the first of: the dependency's
 //! answer, the call's timeout, the caller giving the call up (the notes
 //! `CallEnded`, `CallTimedOut`, `CallGivenUp`); then the balancer hears it and
-//! the replica's row counts how the call ended.
+//! the replica's row counts how the call ended. With `outlier_detection` the
+//! pick's view (the global one, or the calling instance's) also hears whether
+//! the call failed: an error (a `down` replica's at once included), a
+//! timeout or a call given up on is a failure, an `ok` answer resets the
+//! replica's count.
 //!
 //! A dependency with one instance keeps none of this: a run whose dependencies
 //! all have one pays nothing (the books are `None`), and a run with replicas
@@ -20,6 +24,7 @@
 
 use super::balance::Picker;
 use super::dependency::Dependencies;
+use super::server::stats::EjectionRow;
 use super::{CallId, Caller, FastMap, World};
 use crate::engine::Ticks;
 use crate::metrics::TickSum;
@@ -49,6 +54,12 @@ pub struct DependencyReplicaStats {
     pub work_ms: f64,
     /// Time-average number of calls being worked on.
     pub mean_busy: f64,
+    /// Times outlier detection ejected it, every view's together (0 without
+    /// `outlier_detection`).
+    pub ejections: u64,
+    /// Time it spent ejected, every view's ejections added up, to the run's
+    /// end (over the whole run, warm-up included).
+    pub ejected_ms: f64,
     pub(crate) answer: TickSum,
     pub(crate) work: TickSum,
 }
@@ -164,26 +175,50 @@ impl Replication {
 
 impl Dependencies {
     /// Per dependency, its replicas' books at the end of the run (`end`),
-    /// time averages scaled by `scale` (the warm-up's), and its calls made
-    /// with no time left; None without replicated dependencies.
+    /// time averages scaled by `scale` (the warm-up's), its calls made with
+    /// no time left, and its ejections (None without `outlier_detection`);
+    /// None without replicated dependencies.
+    #[allow(clippy::type_complexity)]
     pub fn replica_books(
         &mut self,
         end: Ticks,
         scale: f64,
-    ) -> Option<Vec<(Vec<DependencyReplicaStats>, u64)>> {
+    ) -> Option<Vec<(Vec<DependencyReplicaStats>, u64, Option<Vec<EjectionRow>>)>> {
         let r = self.replicated.as_mut()?;
-        let mut out: Vec<(Vec<DependencyReplicaStats>, u64)> = std::mem::take(&mut r.stats)
-            .into_iter()
-            .zip(r.no_time.iter().copied())
-            .collect();
+        let mut out: Vec<(Vec<DependencyReplicaStats>, u64, Option<Vec<EjectionRow>>)> =
+            std::mem::take(&mut r.stats)
+                .into_iter()
+                .zip(r.no_time.iter().copied())
+                .map(|(s, n)| (s, n, None))
+                .collect();
         for d in &self.deps {
             if let Some(s) = out[d.dep].0.get_mut(d.replica as usize) {
                 s.mean_busy = d.busy_average.mean(end) * scale;
             }
         }
-        for s in out.iter_mut().flat_map(|(s, _)| s) {
+        for s in out.iter_mut().flat_map(|(s, _, _)| s) {
             s.answer_ms = s.answer.ms();
             s.work_ms = s.work.ms();
+        }
+        for (b, (stats, _, rows)) in r.by_dep.iter_mut().zip(out.iter_mut()) {
+            let Some(b) = b.as_mut().filter(|b| b.picker.ejects()) else {
+                continue;
+            };
+            let mut list = Vec::new();
+            for (view, e) in b.picker.ejections(end) {
+                let s = &mut stats[e.replica as usize];
+                s.ejections += 1;
+                s.ejected_ms += e.back.unwrap_or(end).saturating_sub(e.at).as_ms();
+                list.push(EjectionRow {
+                    view,
+                    replica: e.replica,
+                    at_ms: e.at.as_ms(),
+                    lasts_ms: e.lasts.as_ms(),
+                    multiplier: e.multiplier,
+                    back_ms: e.back.map(Ticks::as_ms),
+                });
+            }
+            *rows = Some(list);
         }
         Some(out)
     }
@@ -227,7 +262,7 @@ impl World<'_> {
             // the replica answers its error at once: over for the caller now
             if let Some(p) = r.pending.take() {
                 r.stats[dep][p.replica as usize].errors += 1;
-                self.dependency_pick_ended(p);
+                self.dependency_pick_ended(p, true);
             }
         }
         true
@@ -324,12 +359,13 @@ impl World<'_> {
                 Over::GivenUp => s.given_up += 1,
             }
         }
-        self.dependency_pick_ended(p);
+        let failed = !matches!(how, Over::Answered { ok: true });
+        self.dependency_pick_ended(p, failed);
     }
 
-    /// Pick `p` is over for its caller now: its balancer hears it, when it
-    /// listens.
-    fn dependency_pick_ended(&mut self, p: Pick) {
+    /// Pick `p` is over for its caller now, `failed` or not: its balancer
+    /// hears it, when it listens, and its outlier detection whether it failed.
+    fn dependency_pick_ended(&mut self, p: Pick, failed: bool) {
         let now = self.now;
         let Some(r) = self.dependencies.replicated.as_mut() else {
             return;
@@ -339,6 +375,9 @@ impl World<'_> {
         {
             b.picker
                 .done(p.caller, p.replica as usize, now, now.saturating_sub(p.at));
+            if b.picker.ejects() {
+                b.picker.heard(p.caller, p.replica as usize, now, failed);
+            }
         }
     }
 

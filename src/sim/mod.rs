@@ -205,7 +205,7 @@ pub use dependency_replicas::DependencyReplicaStats;
 pub use limiter::LimiterResults;
 pub use observe::{StepStats, WorkloadStats};
 pub use policy::CallStats;
-pub use server::stats::ServerStats;
+pub use server::stats::{EjectionRow, ServerStats};
 pub use timeseries::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
 use world::World;
 
@@ -379,6 +379,9 @@ pub struct DependencyStats {
     /// With `replicas` > 1: the calls made with no time left, which fail at
     /// once and reach no replica (counted in `calls` and `failed`).
     pub no_replica: u64,
+    /// Every ejection of a replica by outlier detection, over the whole run
+    /// (None without `outlier_detection`).
+    pub ejections: Option<Vec<EjectionRow>>,
 }
 
 /// What one run measured.

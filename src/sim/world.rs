@@ -390,9 +390,12 @@ impl<'m> World<'m> {
         let calls = self.policies.finish();
         result.leaked = leaked;
         result.calls = calls;
-        for (d, (replicas, no_time)) in dependency_replicas.into_iter().flatten().enumerate() {
+        for (d, (replicas, no_time, ejections)) in
+            dependency_replicas.into_iter().flatten().enumerate()
+        {
             result.dependencies[d].replicas = replicas;
             result.dependencies[d].no_replica = no_time;
+            result.dependencies[d].ejections = ejections;
         }
         result
     }

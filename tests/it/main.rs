@@ -8,6 +8,7 @@ mod call_graphs;
 mod call_sites_time;
 mod cli;
 mod common;
+mod dependency_outlier;
 mod dependency_replicas;
 mod doc_figures;
 mod docs;

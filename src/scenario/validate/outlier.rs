@@ -1,11 +1,16 @@
-//! `[services.NAME.outlier_detection]`: Envoy's consecutive-failure ejection
-//! of a replicated service's replicas.
+//! `[services.NAME.outlier_detection]` and
+//! `[dependencies.NAME.outlier_detection]`: Envoy's consecutive-failure
+//! ejection of a replicated target's replicas.
 
 use super::*;
 
-/// The outlier detection at `path` of a service with `replicas` instances
-/// (None when the table is absent).
-pub(super) fn outlier(path: &str, raw: Option<&RawOutlier>, replicas: u32) -> R<Option<Outlier>> {
+/// The outlier detection at `path` of a target (`what`: a service or a
+/// dependency) with `replicas` instances (None when the table is absent).
+pub(super) fn outlier(
+    path: &str,
+    raw: Option<&RawOutlier>,
+    (what, replicas): (&str, u32),
+) -> R<Option<Outlier>> {
     let Some(o) = raw else {
         return Ok(None);
     };
@@ -13,7 +18,7 @@ pub(super) fn outlier(path: &str, raw: Option<&RawOutlier>, replicas: u32) -> R<
         return err(
             path,
             format!(
-                "ejects replicas, and the service has {replicas}: set `replicas` to 2 or more, or remove the table"
+                "ejects replicas, and the {what} has {replicas}: set `replicas` to 2 or more, or remove the table"
             ),
         );
     }

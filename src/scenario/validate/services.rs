@@ -58,8 +58,13 @@ pub(super) fn dependencies(raw: &RawScenario, files: &mut Files) -> R<Vec<Depend
                     "a balancer picks among replicas: set `replicas` (2 or more) beside it, or remove it (`replicas = 1` keeps it with nothing to pick)",
                 );
             }
-            let (balancer, balance) =
+            let (balancer, mut balance) =
                 balance::balancer(&format!("{path}.balancer"), d.balancer.as_ref(), replicas)?;
+            balance.outlier = outlier::outlier(
+                &format!("{path}.outlier_detection"),
+                d.outlier_detection.as_ref(),
+                ("dependency", replicas),
+            )?;
             Ok(Dependency {
                 name: name.clone(),
                 replicas,
@@ -245,7 +250,7 @@ pub(super) fn services(
         balance.outlier = outlier::outlier(
             &format!("{path}.outlier_detection"),
             svc.outlier_detection.as_ref(),
-            replicas,
+            ("service", replicas),
         )?;
         services.push(Service {
             name: sname.clone(),
