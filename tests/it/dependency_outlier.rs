@@ -168,3 +168,67 @@ fn without_outlier_detection_nothing_is_ejected_or_written() {
     assert_eq!(num(bad, "calls"), 4_000.0);
     assert_eq!(num(bad, "errors"), 4_000.0);
 }
+
+/// Calls given up on are failures too: store#2 ten times slower (100 ms)
+/// and the client's timeout 50 ms, with `cancellation` so that `api` gives
+/// its call up when its request times out. No tolerance (nothing drawn).
+///
+/// - Calls to store#2 at 10, 40, 70, 100 and 130 ms are given up 50 ms later:
+///   the fifth at 180 ms ejects it. The call made at 160 ms, before the
+///   ejection, is given up at 210: one failure in the new count.
+/// - Back at 40,000 ms, round robin's turn reaches it at 40,010; four more
+///   give-ups (calls at 40,010 to 40,100) reach five at 40,150. The call at
+///   40,130 again fails after the ejection: one in the count.
+/// - Back at 110,000, calls at 110,000 to 110,090 fail at 110,050 to
+///   110,140, the fifth in a row with the one carried: ejected at 110,140
+///   (the call at 110,120 was made before it).
+///
+/// So 6 + 5 + 5 = 16 calls to store#2, all given up, and the 16 requests
+/// timed out; the ejections' multipliers and returns as with errors.
+#[test]
+fn calls_given_up_count_as_failures() {
+    let text = FAILING_SECOND
+        .replace(
+            r#"budget = "none", branches"#,
+            r#"budget = "none", cancellation = true, branches"#,
+        )
+        .replace(
+            "kind = \"error_rate\"\nvalue = 1.0",
+            "kind = \"latency_factor\"\nvalue = 10",
+        )
+        .replace(
+            "duration_ms = 120000\n\n",
+            "duration_ms = 120000\ntimeout_ms = 50\n\n",
+        );
+    assert!(text.contains("timeout_ms = 50") && text.contains("latency_factor"));
+    let (_guard, file) = file_with(&text);
+    let dir = run_into(&file, &["--quiet"]);
+    let ejections = Csv::read(&dir.path().join("ejections.csv"));
+    for v in ["global", "caller"] {
+        let got: Vec<(f64, String)> = ejections
+            .select(&[("variant", v)])
+            .iter()
+            .map(|r| (num(r, "ejected_at_ms"), r["returned_at_ms"].clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (180.0, "40000".to_string()),
+                (40_150.0, "110000".to_string()),
+                (110_140.0, String::new()),
+            ],
+            "{v}"
+        );
+        let reps = Csv::read(&dir.path().join("dependency_replicas.csv"));
+        let bad = reps.row(&[("variant", v), ("replica", "2")]);
+        assert_eq!(num(bad, "calls"), 16.0, "{v}");
+        assert_eq!(num(bad, "given_up"), 16.0, "{v}");
+        let all = reps.row(&[("variant", v), ("replica", "all")]);
+        assert_eq!(num(all, "calls"), 12_000.0, "{v}");
+        assert_eq!(num(all, "ok") + num(all, "given_up"), 12_000.0, "{v}");
+        let outcomes = Csv::read(&dir.path().join("outcomes.csv"));
+        let o = outcomes.row(&[("variant", v)]);
+        assert_eq!(num(o, "timed_out"), 16.0, "{v}");
+        assert_eq!(num(o, "answered"), 11_984.0, "{v}");
+    }
+}
