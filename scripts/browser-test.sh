@@ -142,13 +142,14 @@ elif has("crossing.csv"):
 else:
     n += 2 * has("ladder.csv") + has("latency_cdf.csv") + has("outcomes.csv")
     n += has("limiters.csv") + has("members.csv")
-    # time series, servers and dependencies, call sites: one chart per compare
+    # time series, servers and dependencies, call sites, replicas: one chart per compare
     # row; limiter windows and concurrency limits: one per (compare row,
     # limiter). The axis columns
     # come before window_start_ms.
     for table, key in (("timeseries.csv", ()), ("timeseries_limiters.csv", ("limiter",)),
                        ("timeseries_services.csv", ()), ("timeseries_calls.csv", ()),
-                       ("timeseries_concurrency.csv", ("limiter",))):
+                       ("timeseries_concurrency.csv", ("limiter",)),
+                       ("timeseries_replicas.csv", ())):
         if has(table):
             with open(os.path.join(d, table)) as f:
                 r = csv.reader(f)
