@@ -68,11 +68,29 @@ pub enum BalanceView {
     Caller,
 }
 
+/// When a pick stops counting for its balancer and what it teaches
+/// (`release`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BalanceRelease {
+    /// When its request is over for its caller: answered, failed, or given up
+    /// on (a proxy that hears its client give up).
+    #[default]
+    Caller,
+    /// When the replica is done with it: a request its caller gave up on
+    /// still counts until the replica answers it (or drops it), and the
+    /// replica's whole time is what `peak_ewma` learns; a proxy that does not
+    /// hear its client give up, the timeout sitting in the application above
+    /// it.
+    Replica,
+}
+
 /// A balancer's keys beyond its kind; each kind reads only its own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BalanceKeys {
     /// Whose counts it reads (`view`).
     pub view: BalanceView,
+    /// When a pick stops counting (`release`).
+    pub release: BalanceRelease,
     /// `least_request`: replicas drawn per pick (2..=replicas).
     pub choice_count: u32,
     /// `least_request` with unequal weights: effective weight = weight /
@@ -106,6 +124,7 @@ impl Default for BalanceKeys {
     fn default() -> BalanceKeys {
         BalanceKeys {
             view: BalanceView::Global,
+            release: BalanceRelease::Caller,
             choice_count: 2,
             active_request_bias: 1.0,
             decay: Ticks::from_ms(10_000.0),

@@ -137,7 +137,7 @@ pub struct RawOutlier {
     pub max_ejection_pct: Option<f64>,
 }
 
-/// `balancer = "KIND"` or `balancer = { kind, view, choice_count,
+/// `balancer = "KIND"` or `balancer = { kind, view, release, choice_count,
 /// active_request_bias, decay_ms, weights }` (the keys a kind does not read
 /// are refused in validation).
 #[derive(Debug, Clone)]
@@ -152,6 +152,8 @@ pub struct RawBalancerTable {
     pub kind: String,
     /// "global" (default) or "caller".
     pub view: Option<String>,
+    /// "caller" (default) or "replica".
+    pub release: Option<String>,
     pub choice_count: Option<i64>,
     pub active_request_bias: Option<f64>,
     pub decay_ms: Option<f64>,
@@ -165,7 +167,7 @@ impl<'de> Deserialize<'de> for RawBalancer {
             type Value = RawBalancer;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "a balancer's kind, or a table { kind, view, choice_count, active_request_bias, decay_ms, weights }",
+                    "a balancer's kind, or a table { kind, view, release, choice_count, active_request_bias, decay_ms, weights }",
                 )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawBalancer, E> {

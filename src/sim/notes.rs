@@ -58,7 +58,9 @@
 //! `listening` flag): the request's pick is over for its caller
 //! (`World::balance_over`). With `outlier_detection` they hear whether it
 //! failed: an error, shed or dropped answer, or given up on (`GaveUp`,
-//! `CallerGone`). With a replicated dependency, its replicas' books and
+//! `CallerGone`). With `release = "replica"` a pick given up on stays
+//! counted until the replica is done with it: `Responded`, or `HandlerLeft`
+//! for work it drops (a waiter leaving its queue, cancelled work). With a replicated dependency, its replicas' books and
 //! balancers hear `CallEnded`, `CallTimedOut` and `CallGivenUp` last: the
 //! first of them ends a call's pick (`World::dependency_pick_over`).
 
@@ -249,7 +251,7 @@ impl World<'_> {
                 self.obs.left(now, waited);
                 trace!(self, gave_up(req));
                 if self.servers.listening {
-                    self.balance_over(req, true);
+                    self.balance_gave_up(req);
                 }
             }
             Note::ClientCallOver {
@@ -269,7 +271,7 @@ impl World<'_> {
             Note::CallerGone { req, cancel } => {
                 trace!(self, caller_gone(req, cancel));
                 if self.servers.listening {
-                    self.balance_over(req, true);
+                    self.balance_gave_up(req);
                 }
             }
             Note::Done {
@@ -283,7 +285,12 @@ impl World<'_> {
                 let workload = self.workload.of(source);
                 self.obs.client_done(now, workload, outcome, response);
             }
-            Note::HandlerLeft { req } => self.limiting_given_up(req),
+            Note::HandlerLeft { req } => {
+                self.limiting_given_up(req);
+                if self.servers.listening {
+                    self.balance_left(req);
+                }
+            }
             Note::Started { req, waited } => self.obs.waited(self.requests[req].step, waited),
             Note::Served {
                 req,

@@ -592,9 +592,21 @@ fn balancers_linkerd() -> Vec<Claim> {
         ),
         claim(
             DOCS,
-            "least request {99.03} %, peak EWMA {99.68} % (seeds 1-4",
+            "least request {99.03} %, peak EWMA {99.68} % (seeds 1-5",
             run,
             &[&pct("least-request"), &pct("peak-ewma")],
+        ),
+        claim(
+            README,
+            "(`release = \"replica\"`) {99.51} % and {99.90} %",
+            run,
+            &[&pct("least-request-held"), &pct("peak-ewma-held")],
+        ),
+        claim(
+            DOCS,
+            "Least request then answers {99.51} % and peak EWMA {99.90} % (seeds 1-5",
+            run,
+            &[&pct("least-request-held"), &pct("peak-ewma-held")],
         ),
     ]
 }

@@ -48,9 +48,12 @@ pub(super) fn balancer(
     let own = keys_of(kind);
     if let Some((key, _)) = set.iter().find(|(k, on)| *on && !own.contains(k)) {
         let reads = if own.is_empty() {
-            "no key but `kind` and `view`".to_string()
+            "no key but `kind`, `view` and `release`".to_string()
         } else {
-            format!("`kind`, `view` and {}", list(own.iter().copied()))
+            format!(
+                "`kind`, `view`, `release` and {}",
+                list(own.iter().copied())
+            )
         };
         return err(
             format!("{path}.{key}"),
@@ -63,6 +66,14 @@ pub(super) fn balancer(
         &[
             ("global", BalanceView::Global),
             ("caller", BalanceView::Caller),
+        ],
+    )?;
+    keys.release = one_of(
+        &format!("{path}.release"),
+        t.release.as_deref(),
+        &[
+            ("caller", BalanceRelease::Caller),
+            ("replica", BalanceRelease::Replica),
         ],
     )?;
     if let Some(c) = t.choice_count {

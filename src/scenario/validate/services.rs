@@ -60,6 +60,12 @@ pub(super) fn dependencies(raw: &RawScenario, files: &mut Files) -> R<Vec<Depend
             }
             let (balancer, mut balance) =
                 balance::balancer(&format!("{path}.balancer"), d.balancer.as_ref(), replicas)?;
+            if balance.release == BalanceRelease::Replica {
+                return err(
+                    format!("{path}.balancer.release"),
+                    "`replica` is for services' balancers: a dependency's pick is over when its caller's call is, and `caller` is the only release it has",
+                );
+            }
             balance.outlier = outlier::outlier(
                 &format!("{path}.outlier_detection"),
                 d.outlier_detection.as_ref(),

@@ -17,7 +17,7 @@
 
 use super::{Balance, Detector, Ejection, of};
 use crate::engine::{Ticks, stream};
-use crate::model::{BalanceKeys, BalanceView, Balancer};
+use crate::model::{BalanceKeys, BalanceRelease, BalanceView, Balancer};
 use crate::sim::FastMap;
 
 pub(crate) struct Picker {
@@ -80,6 +80,13 @@ impl Picker {
     #[inline]
     pub fn by_caller(&self) -> bool {
         self.callers.is_some()
+    }
+
+    /// Whether a pick stays counted until the replica is done with it, its
+    /// caller's giving up aside (`release = "replica"`).
+    #[inline]
+    pub fn holds(&self) -> bool {
+        self.keys.release == BalanceRelease::Replica
     }
 
     /// Whether the owner must tell [`Picker::done`] when each pick is over.

@@ -5,7 +5,9 @@
 //! caller is the request's workload, or the service instance whose call it
 //! is). A pick the balancer hears again is kept until its request is over for
 //! its caller (`World::balance_over`, from the notes `Responded`, `GaveUp` and
-//! `CallerGone`).
+//! `CallerGone`), or with `release = "replica"` until the replica is done
+//! with it (`Responded`, `HandlerLeft`; `World::balance_gave_up`
+//! marks it given up meanwhile).
 
 use super::super::balance::{Ejection, Picker};
 use super::super::{Caller, ReqId, World};
@@ -44,6 +46,8 @@ pub(super) struct Picked {
     replica: u32,
     /// When it was sent there.
     at: Ticks,
+    /// Its caller gave up on it while it is held (`release = "replica"`).
+    given_up: bool,
 }
 
 /// A service's ejections per view, its sweep interval and its picks per
@@ -87,6 +91,12 @@ impl Route {
         matches!(self, Route::Replicated(b) if b.picker.listens())
     }
 
+    /// Whether its picks are held until the replica is done with them
+    /// (`release = "replica"`).
+    fn holds(&self) -> bool {
+        matches!(self, Route::Replicated(b) if b.picker.holds())
+    }
+
     /// Its ejections up to the run's `end`, per view, and every view's picks
     /// per sweep interval and replica (None without `outlier_detection`).
     pub(super) fn ejections(&mut self, end: Ticks) -> Option<Ejected> {
@@ -100,6 +110,12 @@ impl Route {
 }
 
 impl Servers {
+    /// Whether `service`'s balancer holds its picks until the replica is
+    /// done with them (`release = "replica"`).
+    fn holds(&self, service: ServiceId) -> bool {
+        self.by_service[service].as_ref().is_some_and(Route::holds)
+    }
+
     /// The instance `req` of `service` is at (it has one).
     #[inline]
     pub(super) fn state_of(&self, service: ServiceId, req: ReqId) -> Option<usize> {
@@ -141,6 +157,7 @@ impl Servers {
                     caller: caller.map(|(key, _)| key),
                     replica: k as u32,
                     at: now,
+                    given_up: false,
                 },
             );
         }
@@ -222,6 +239,7 @@ impl World<'_> {
         let Some(p) = self.servers.picks.remove(&req) else {
             return;
         };
+        let failed = failed || p.given_up;
         let now = self.now;
         if let Some(Route::Replicated(b)) = self.servers.by_service[p.service].as_mut() {
             b.picker
@@ -229,6 +247,33 @@ impl World<'_> {
             if b.picker.ejects() {
                 b.picker.heard(p.caller, p.replica as usize, now, failed);
             }
+        }
+    }
+
+    /// The caller of `req` gave up on it: its pick is over for its balancer,
+    /// or, where the balancer holds picks until the replica is done with them
+    /// (`release = "replica"`), marked given up (a failure for outlier
+    /// detection) and kept.
+    pub(in crate::sim) fn balance_gave_up(&mut self, req: ReqId) {
+        if let Some(p) = self.servers.picks.get(&req)
+            && self.servers.holds(p.service)
+        {
+            if let Some(p) = self.servers.picks.get_mut(&req) {
+                p.given_up = true;
+            }
+            return;
+        }
+        self.balance_over(req, true);
+    }
+
+    /// The replica is done with `req` without answering it (it left the
+    /// queue, or its handler gave the work up): a held pick is over, as a
+    /// failure.
+    pub(in crate::sim) fn balance_left(&mut self, req: ReqId) {
+        if let Some(p) = self.servers.picks.get(&req)
+            && self.servers.holds(p.service)
+        {
+            self.balance_over(req, true);
         }
     }
 
