@@ -5,6 +5,7 @@
 //! was ejected (empty for a dependency without).
 
 use super::Results;
+use super::ejections;
 use crate::table::{Cell, Table};
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
@@ -16,17 +17,9 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
         out.push(replicas(results));
     }
     // the ejections' table, when no service's outlier detection made it
-    if eject(results) && !super::services::servers_eject(results) {
-        out.push(super::services::ejections(results, true));
+    if ejections::any_dependency(results) && !ejections::any_service(results) {
+        out.push(ejections::table(results, true));
     }
-}
-
-/// Whether any dependency has outlier detection.
-pub(super) fn eject(results: &Results) -> bool {
-    results
-        .runs
-        .iter()
-        .any(|r| r.dependencies.iter().any(|d| d.ejections.is_some()))
 }
 
 /// The row's cells after the axis columns: the balancer, then the counts.
@@ -45,7 +38,7 @@ struct Row {
 }
 
 fn replicas(results: &Results) -> Table {
-    let ejects = eject(results);
+    let ejects = ejections::any_dependency(results);
     let mut columns = vec![
         "balancer",
         "calls",

@@ -7,6 +7,7 @@ mod budget;
 mod calls;
 mod concurrency;
 mod dependency_replicas;
+mod ejections;
 mod ladder;
 mod latency;
 mod limiters;

@@ -6,6 +6,7 @@
 
 use super::Results;
 use super::asks::{Ask, Stat};
+use super::ejections;
 use crate::metrics::approximate_note;
 use crate::model::Handler;
 use crate::table::{Cell, Table};
@@ -51,19 +52,11 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     {
         out.push(replicas(results));
     }
-    if servers_eject(results) {
-        let dependencies = super::dependency_replicas::eject(results);
-        out.push(ejections(results, dependencies));
+    if ejections::any_service(results) {
+        let dependencies = ejections::any_dependency(results);
+        out.push(ejections::table(results, dependencies));
         out.push(replica_windows(results));
     }
-}
-
-/// Whether any service has outlier detection.
-pub(super) fn servers_eject(results: &Results) -> bool {
-    results
-        .runs
-        .iter()
-        .any(|r| r.servers.iter().any(|s| s.ejections.is_some()))
 }
 
 /// Per sweep interval of outlier detection and replica: the requests the
@@ -93,60 +86,6 @@ fn replica_windows(results: &mut Results) -> Table {
                     (*sent).into(),
                     series.ejected_ms[at].into(),
                 ]);
-                t.push(cells);
-            }
-        }
-    }
-    t
-}
-
-/// Every ejection of a replica by outlier detection: by which view, when,
-/// for how long, and when it came back. With `dependencies` (some
-/// dependency has outlier detection) a `dependency` column follows
-/// `service`: a service's rows leave it empty, a dependency's leave
-/// `service` empty.
-pub(super) fn ejections(results: &mut Results, dependencies: bool) -> Table {
-    let keys: &[&str] = if dependencies {
-        &["service", "dependency", "view", "replica"]
-    } else {
-        &["service", "view", "replica"]
-    };
-    let mut t = results.table(
-        "ejections",
-        "Ejections: each replica outlier detection took out of its balancer's picks, and when it came back",
-        keys,
-        &["ejected_at_ms", "multiplier", "ejection_ms", "returned_at_ms"],
-    );
-    let row = |cells: &mut Vec<Cell>, e: &crate::sim::EjectionRow| {
-        cells.extend([
-            e.view.as_str().into(),
-            Cell::from(u64::from(e.replica) + 1),
-            e.at_ms.into(),
-            Cell::from(u64::from(e.multiplier)),
-            e.lasts_ms.into(),
-            e.back_ms.into(),
-        ]);
-    };
-    for i in 0..results.runs.len() {
-        let axis = results.axis_cells(i);
-        let model = &results.scenario.rows[i].model;
-        for st in &results.runs[i].servers {
-            let service = &model.services[st.service];
-            for e in st.ejections.iter().flatten() {
-                let mut cells = axis.clone();
-                cells.push(service.name.as_str().into());
-                if dependencies {
-                    cells.push(Cell::Empty);
-                }
-                row(&mut cells, e);
-                t.push(cells);
-            }
-        }
-        for (d, st) in results.runs[i].dependencies.iter().enumerate() {
-            for e in st.ejections.iter().flatten() {
-                let mut cells = axis.clone();
-                cells.extend([Cell::Empty, model.dependencies[d].name.as_str().into()]);
-                row(&mut cells, e);
                 t.push(cells);
             }
         }

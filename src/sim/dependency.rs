@@ -11,9 +11,11 @@
 //! instance is reached exactly as before.
 
 use super::ahead::Draws;
+use super::dependency_replicas::{DependencyReplicaStats, Replication};
 use super::faults::{Subject, scaled};
 use super::latency::Sampler;
 use super::notes::Note;
+use super::server::stats::EjectionRow;
 use super::slots::{Admit, SlotQueue};
 use super::{CallId, Event, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
@@ -72,10 +74,40 @@ pub(crate) struct Dependencies {
     cancellable: bool,
     /// The balancers and per-replica books of the replicated dependencies
     /// (None when every dependency has one instance).
-    pub(super) replicated: Option<Box<super::dependency_replicas::Replication>>,
+    pub(super) replicated: Option<Box<Replication>>,
 }
 
 impl Dependencies {
+    /// The replicated dependencies' books (None: every dependency has one
+    /// instance), beside each instance's calls at work and waiting, by its
+    /// index: what a global view's balancer reads.
+    pub(super) fn replicas_and_load(
+        &mut self,
+    ) -> (Option<&mut Replication>, impl Fn(usize) -> u32 + '_) {
+        let deps = &self.deps;
+        let outstanding =
+            move |i: usize| (deps[i].busy_average.level() + deps[i].line.waiting() as u64) as u32;
+        (self.replicated.as_deref_mut(), outstanding)
+    }
+
+    /// Per dependency, its replicas' books at the end of the run (`end`),
+    /// time averages scaled by `scale` (the warm-up's), its calls made with
+    /// no time left, and its ejections (None without `outlier_detection`);
+    /// None without replicated dependencies.
+    #[allow(clippy::type_complexity)]
+    pub fn replica_books(
+        &mut self,
+        end: Ticks,
+        scale: f64,
+    ) -> Option<Vec<(Vec<DependencyReplicaStats>, u64, Option<Vec<EjectionRow>>)>> {
+        let r = self.replicated.as_mut()?;
+        let busy = self
+            .deps
+            .iter()
+            .map(|d| (d.dep, d.replica as usize, d.busy_average.mean(end) * scale));
+        Some(r.books(busy, end))
+    }
+
     /// Room for `more` calls in the work books and every line, made now (see
     /// `World::reserve_ahead`).
     pub fn reserve(&mut self, more: usize) -> Result<(), std::collections::TryReserveError> {
@@ -111,11 +143,10 @@ impl Dependencies {
         let mut deps: Vec<DependencyState> = (0..model.dependencies.len())
             .map(|dep| instance(dep, 0))
             .collect();
-        let replicated =
-            super::dependency_replicas::Replication::new(model, replication, |dep, replica| {
-                deps.push(instance(dep, replica));
-                deps.len() - 1
-            });
+        let replicated = Replication::new(model, replication, |dep, replica| {
+            deps.push(instance(dep, replica));
+            deps.len() - 1
+        });
         let errors = if model.dependencies.iter().any(|d| d.error_rate > 0.0) {
             model
                 .dependencies

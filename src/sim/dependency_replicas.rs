@@ -23,7 +23,8 @@
 //! is never plain, so that the dependency's fast path asks nothing either.
 
 use super::balance::Picker;
-use super::dependency::Dependencies;
+use super::balance::caller_name;
+use super::notes::Over;
 use super::server::stats::EjectionRow;
 use super::{CallId, Caller, FastMap, World};
 use crate::engine::Ticks;
@@ -103,17 +104,6 @@ struct Pick {
     at: Ticks,
 }
 
-/// How a pick ended for its caller.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Over {
-    /// The dependency answered, `ok` or an error.
-    Answered {
-        ok: bool,
-    },
-    TimedOut,
-    GivenUp,
-}
-
 impl Replication {
     /// The books of `model`'s replicated dependencies (None: every one has a
     /// single instance); `add(dep, replica)` makes the instance of each
@@ -173,27 +163,27 @@ impl Replication {
     }
 }
 
-impl Dependencies {
+impl Replication {
     /// Per dependency, its replicas' books at the end of the run (`end`),
-    /// time averages scaled by `scale` (the warm-up's), its calls made with
-    /// no time left, and its ejections (None without `outlier_detection`);
-    /// None without replicated dependencies.
+    /// with each instance's time-averaged calls at work from `busy` as
+    /// (dependency, replica, mean), its calls made with no time left, and its
+    /// ejections (None without `outlier_detection`).
     #[allow(clippy::type_complexity)]
-    pub fn replica_books(
+    pub(super) fn books(
         &mut self,
+        busy: impl Iterator<Item = (DependencyId, usize, f64)>,
         end: Ticks,
-        scale: f64,
-    ) -> Option<Vec<(Vec<DependencyReplicaStats>, u64, Option<Vec<EjectionRow>>)>> {
-        let r = self.replicated.as_mut()?;
+    ) -> Vec<(Vec<DependencyReplicaStats>, u64, Option<Vec<EjectionRow>>)> {
+        let r = self;
         let mut out: Vec<(Vec<DependencyReplicaStats>, u64, Option<Vec<EjectionRow>>)> =
             std::mem::take(&mut r.stats)
                 .into_iter()
                 .zip(r.no_time.iter().copied())
                 .map(|(s, n)| (s, n, None))
                 .collect();
-        for d in &self.deps {
-            if let Some(s) = out[d.dep].0.get_mut(d.replica as usize) {
-                s.mean_busy = d.busy_average.mean(end) * scale;
+        for (dep, replica, mean) in busy {
+            if let Some(s) = out[dep].0.get_mut(replica) {
+                s.mean_busy = mean;
             }
         }
         for s in out.iter_mut().flat_map(|(s, _, _)| s) {
@@ -220,7 +210,7 @@ impl Dependencies {
             }
             *rows = Some(list);
         }
-        Some(out)
+        out
     }
 }
 
@@ -279,10 +269,8 @@ impl World<'_> {
             .is_some_and(|r| r.by_dep[dep].as_ref().is_some_and(|b| b.picker.by_caller()));
         let key = by_caller.then(|| self.balance_caller_of(self.outer(caller)));
         let model = self.model;
-        let Dependencies {
-            deps, replicated, ..
-        } = &mut self.dependencies;
-        let Some(r) = replicated.as_mut() else {
+        let (replicated, outstanding) = self.dependencies.replicas_and_load();
+        let Some(r) = replicated else {
             return dep;
         };
         let Some(b) = r.by_dep[dep].as_mut() else {
@@ -290,17 +278,14 @@ impl World<'_> {
         };
         let k = match key {
             Some(key) => {
-                let name = || super::server::caller_name(model, key);
+                let name = || caller_name(model, key);
                 b.picker.pick_for(key, name, now)
             }
             None => {
                 b.view.clear();
-                let outstanding = |i: usize| {
-                    (deps[i].busy_average.level() + deps[i].line.waiting() as u64) as u32
-                };
                 b.view.push(outstanding(dep));
                 let extra = b.extra.clone();
-                b.view.extend(extra.map(outstanding));
+                b.view.extend(extra.map(&outstanding));
                 b.picker.pick(&b.view, now)
             }
         };

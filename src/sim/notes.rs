@@ -64,7 +64,6 @@
 //! balancers hear `CallEnded`, `CallTimedOut` and `CallGivenUp` last: the
 //! first of them ends a call's pick (`World::dependency_pick_over`).
 
-use super::dependency_replicas::Over;
 use super::trace::trace;
 use super::{CallId, Caller, Outcome, ReqId, World};
 use crate::engine::Ticks;
@@ -205,6 +204,17 @@ pub(crate) enum Note {
     /// Policy call `pc` was given up by its caller (with `cancel`: its
     /// attempts' work stopped).
     PolicyEnded { pc: u32, cancel: bool },
+}
+
+/// How a pick ended for its caller.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Over {
+    /// The dependency answered, `ok` or an error.
+    Answered {
+        ok: bool,
+    },
+    TimedOut,
+    GivenUp,
 }
 
 impl World<'_> {

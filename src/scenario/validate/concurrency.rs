@@ -316,7 +316,7 @@ pub(super) fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
             }
         }
     };
-    let key = super::limiters::key(path, &l.key)?;
+    let key = super::limiter_key::key(path, &l.key)?;
     Ok(Limiter {
         name: name.to_string(),
         algorithm: Algorithm::FixedWindow,

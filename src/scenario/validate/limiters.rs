@@ -32,7 +32,7 @@ fn limiter(path: &str, name: &str, l: &RawLimiter, limits: &RunLimits) -> R<Limi
             ("gcra", Algorithm::Gcra),
         ],
     )?;
-    let key = key(path, &l.key)?;
+    let key = super::limiter_key::key(path, &l.key)?;
     let mode = one_of(
         &format!("{path}.mode"),
         l.mode.as_deref(),
@@ -92,32 +92,4 @@ fn limiter(path: &str, name: &str, l: &RawLimiter, limits: &RunLimits) -> R<Limi
         overflow,
         concurrency: None,
     })
-}
-
-/// The fields of a limiter's `key`, each once.
-pub(super) fn key(path: &str, raw: &[String]) -> R<Vec<Field>> {
-    let key = raw
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let fp = format!("{path}.key.{i}");
-            one_of(
-                &fp,
-                Some(f),
-                &[
-                    ("client", Field::Client),
-                    ("member", Field::Member),
-                    ("route", Field::Route),
-                    ("access", Field::Access),
-                ],
-            )
-        })
-        .collect::<R<Vec<_>>>()?;
-    if let Some(i) = (1..key.len()).find(|&i| key[..i].contains(&key[i])) {
-        return err(
-            format!("{path}.key.{i}"),
-            format!("`{}` is already in the key", key[i].name()),
-        );
-    }
-    Ok(key)
 }

@@ -12,6 +12,7 @@ mod balance;
 mod concurrency;
 mod faults;
 mod latency;
+mod limiter_key;
 mod limiters;
 mod meta;
 mod outlier;

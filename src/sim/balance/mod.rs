@@ -15,6 +15,7 @@
 //! (`outlier.rs`): it hears whether each pick failed ([`Picker::heard`]) and
 //! keeps the replicas it ejected out of the view's picks.
 
+mod callers;
 mod least_outstanding;
 mod least_request;
 mod outlier;
@@ -25,6 +26,7 @@ mod two_choices;
 mod view;
 mod weighted_round_robin;
 
+pub(crate) use callers::{caller_name, instance_key};
 pub(crate) use least_outstanding::LeastOutstanding;
 pub(crate) use least_request::LeastRequest;
 pub(crate) use outlier::{Detector, Ejection};

@@ -48,7 +48,6 @@ use super::ahead::Draws;
 use crate::engine::{EventKey, Ticks};
 use crate::model::{Handler, Model};
 use instance::Instance;
-pub(in crate::sim) use replicas::caller_name;
 use replicas::{Picked, Route};
 use stats::{ReplicaStats, ServerStats};
 

@@ -9,7 +9,7 @@
 //! with it (`Responded`, `HandlerLeft`; `World::balance_gave_up`
 //! marks it given up meanwhile).
 
-use super::super::balance::{Ejection, Picker};
+use super::super::balance::{Ejection, Picker, caller_name, instance_key};
 use super::super::{Caller, ReqId, World};
 use super::Servers;
 use crate::engine::Ticks;
@@ -53,10 +53,6 @@ pub(super) struct Picked {
 /// A service's ejections per view, its sweep interval and its picks per
 /// interval and replica (`Route::ejections`).
 pub(super) type Ejected = (Vec<(String, Ejection)>, (Ticks, Vec<u64>));
-
-/// A caller's key in a caller view: a workload's index, or a service
-/// instance (this bit, the service above bit 32, the replica from 0 below).
-const INSTANCE: u64 = 1 << 63;
 
 impl Route {
     /// The route to `service`'s `n` instances, from `first` in the states.
@@ -225,7 +221,7 @@ impl World<'_> {
                     .state_of(service, req)
                     .and_then(|i| self.servers.states[i].replica)
                     .unwrap_or(0);
-                INSTANCE | (service as u64) << 32 | replica as u64
+                instance_key(service, replica)
             }
             Caller::Policy { .. } => unreachable!("a policy call's owner is never a policy"),
         }
@@ -284,24 +280,5 @@ impl World<'_> {
             Some(Route::Replicated(b)) => b.first..b.first + b.n,
             None => 0..0,
         }
-    }
-}
-
-/// The name of caller `key` in its stream: the workload's name, or the
-/// service's (`NAME#i` for its replica i > 1, as faults name replicas).
-pub(in crate::sim) fn caller_name(model: &Model, key: u64) -> String {
-    if key & INSTANCE == 0 {
-        return model
-            .workloads
-            .get(key as usize)
-            .map_or_else(|| key.to_string(), |w| w.name.clone());
-    }
-    let service = ((key & !INSTANCE) >> 32) as usize;
-    let replica = key as u32;
-    let name = &model.services[service].name;
-    if replica == 0 {
-        name.clone()
-    } else {
-        format!("{name}#{}", replica + 1)
     }
 }
