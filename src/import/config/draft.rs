@@ -114,6 +114,32 @@ impl Tab {
     }
 }
 
+/// A replica's server handler whose numbers no configuration gives, at
+/// `services.SERVICE.handler`: 8 slots, a queue of 64 and a lognormal service
+/// time (p50 20 ms, p99 100 ms), each marked `set me`. `each` says what one
+/// replica handles at once ("requests each pod handles at once"), `waiting`
+/// what waits ("requests"), `own` whose time the service is ("a pod's own
+/// time per request").
+pub fn placeholder_server(service: &str, each: &str, waiting: &str, own: &str) -> Tab {
+    let mut h = Tab::new(format!("services.{service}.handler"));
+    h.put("type", Val::s("server"));
+    h.set_me("slots", Val::n(8.0), each);
+    h.set_me(
+        "queue",
+        Val::n(64.0),
+        format!("{waiting} waiting beyond the slots; more are shed (503)"),
+    );
+    h.set_me(
+        "service",
+        Val::table(&[(
+            "lognormal",
+            Val::table(&[("p50_ms", Val::n(20.0)), ("p99_ms", Val::n(100.0))]),
+        )]),
+        own,
+    );
+    h
+}
+
 /// The scenario being built.
 #[derive(Debug, Clone, Default)]
 pub struct Draft {

@@ -14,7 +14,7 @@
 //! balancing on its own counts: `view = "caller"`), its `outlier_detection`
 //! the same in resim.
 
-use super::draft::{Draft, Fate, Ledger, Tab, Val, name};
+use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server};
 use super::duration::{Syntax, ms};
 use super::tree::{Node, Source};
 use crate::error::Error;
@@ -485,23 +485,12 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
                     .with_header(format!("services.{svc}.outlier_detection")),
             );
         }
-        let mut h = Tab::new(format!("services.{svc}.handler"));
-        h.put("type", Val::s("server"));
-        h.set_me("slots", Val::n(8.0), "requests each host handles at once");
-        h.set_me(
-            "queue",
-            Val::n(64.0),
-            "requests waiting beyond the slots; more are shed (503)",
-        );
-        h.set_me(
-            "service",
-            Val::table(&[(
-                "lognormal",
-                Val::table(&[("p50_ms", Val::n(20.0)), ("p99_ms", Val::n(100.0))]),
-            )]),
+        services.push(placeholder_server(
+            &svc,
+            "requests each host handles at once",
+            "requests",
             "a host's own time per request",
-        );
-        services.push(h);
+        ));
     }
     // routes to clusters the file does not define still get a server
     for (svc, routes) in &routes_of {

@@ -11,7 +11,7 @@
 //! host's first label; `replicas` to set), each HTTP route of a virtual
 //! service a client workload sending through the route's policy.
 
-use super::draft::{Draft, Fate, Ledger, Tab, Val, name};
+use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server};
 use super::duration::{Syntax, ms};
 use super::tree::{Node, Source};
 use crate::error::Error;
@@ -484,23 +484,12 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
             o.header = format!("services.{svc}.outlier_detection");
             svc_tabs.push(o);
         }
-        let mut hd = Tab::new(format!("services.{svc}.handler"));
-        hd.put("type", Val::s("server"));
-        hd.set_me("slots", Val::n(8.0), "requests each pod handles at once");
-        hd.set_me(
-            "queue",
-            Val::n(64.0),
-            "requests waiting beyond the slots; more are shed (503)",
-        );
-        hd.set_me(
-            "service",
-            Val::table(&[(
-                "lognormal",
-                Val::table(&[("p50_ms", Val::n(20.0)), ("p99_ms", Val::n(100.0))]),
-            )]),
+        svc_tabs.push(placeholder_server(
+            svc,
+            "requests each pod handles at once",
+            "requests",
             "a pod's own time per request",
-        );
-        svc_tabs.push(hd);
+        ));
     }
     draft.tabs.extend(policies);
     draft.tabs.extend(limiters);

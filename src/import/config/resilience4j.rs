@@ -13,7 +13,7 @@
 //! own keys; keys are bound as Spring Boot binds them (`max-attempts` is
 //! `maxAttempts`); absent keys take resilience4j's documented defaults.
 
-use super::draft::{Draft, Fate, Ledger, Tab, Val, name};
+use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server};
 use super::duration::{Syntax, ms};
 use super::tree::{Node, Source, relaxed};
 use crate::error::Error;
@@ -397,23 +397,12 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
             );
         }
         services.push(s);
-        let mut h = Tab::new(format!("services.{bn}.handler"));
-        h.put("type", Val::s("server"));
-        h.set_me("slots", Val::n(8.0), "calls the backend handles at once");
-        h.set_me(
-            "queue",
-            Val::n(64.0),
-            "calls waiting beyond the slots; more are shed (503)",
-        );
-        h.set_me(
-            "service",
-            Val::table(&[(
-                "lognormal",
-                Val::table(&[("p50_ms", Val::n(20.0)), ("p99_ms", Val::n(100.0))]),
-            )]),
+        services.push(placeholder_server(
+            &bn,
+            "calls the backend handles at once",
+            "calls",
             "the backend's own time per call",
-        );
-        services.push(h);
+        ));
         let mut w = Tab::new(format!("workloads.{bn}"));
         w.notes.push(format!("the application's calls to `{b}`"));
         w.put("type", Val::s("open"));
