@@ -251,12 +251,13 @@ impl World<'_> {
     /// (`release = "replica"`), marked given up (a failure for outlier
     /// detection) and kept.
     pub(in crate::sim) fn balance_gave_up(&mut self, req: ReqId) {
-        if let Some(p) = self.servers.picks.get(&req)
-            && self.servers.holds(p.service)
+        let Servers {
+            picks, by_service, ..
+        } = &mut self.servers;
+        if let Some(p) = picks.get_mut(&req)
+            && by_service[p.service].as_ref().is_some_and(Route::holds)
         {
-            if let Some(p) = self.servers.picks.get_mut(&req) {
-                p.given_up = true;
-            }
+            p.given_up = true;
             return;
         }
         self.balance_over(req, true);
