@@ -114,6 +114,18 @@ impl Tab {
     }
 }
 
+/// An open workload sending to `route` at `workloads.NAME`, whose rate and
+/// duration no configuration gives: 100 per second for 60 s, each marked `set
+/// me` with `rate` and `duration` saying what they are.
+pub fn placeholder_workload(name: &str, route: &str, rate: &str, duration: &str) -> Tab {
+    let mut w = Tab::new(format!("workloads.{name}"));
+    w.put("type", Val::s("open"));
+    w.put("route", Val::s(route));
+    w.set_me("rate_rps", Val::n(100.0), rate);
+    w.set_me("duration_ms", Val::n(60_000.0), duration);
+    w
+}
+
 /// A replica's server handler whose numbers no configuration gives, at
 /// `services.SERVICE.handler`: 8 slots, a queue of 64 and a lognormal service
 /// time (p50 20 ms, p99 100 ms), each marked `set me`. `each` says what one

@@ -14,7 +14,7 @@
 //! balancing on its own counts: `view = "caller"`), its `outlier_detection`
 //! the same in resim.
 
-use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server};
+use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server, placeholder_workload};
 use super::duration::{Syntax, ms};
 use super::tree::{Node, Source};
 use crate::error::Error;
@@ -397,17 +397,14 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
                     }
                     None => routes_of.push((svc.clone(), vec![route.clone()])),
                 }
-                let mut w = Tab::new(format!("workloads.{pname}"));
+                let mut w = placeholder_workload(
+                    &pname,
+                    &route,
+                    "requests per second on this route; the configuration does not say",
+                    "how long the clients send",
+                );
                 w.notes
                     .push(format!("clients sending to {route} through the proxy"));
-                w.put("type", Val::s("open"));
-                w.put("route", Val::s(&route));
-                w.set_me(
-                    "rate_rps",
-                    Val::n(100.0),
-                    "requests per second on this route; the configuration does not say",
-                );
-                w.set_me("duration_ms", Val::n(60_000.0), "how long the clients send");
                 match timeout {
                     Some(t) if t > 0.0 => {
                         w.put_noted("timeout_ms", Val::n(t), "the route's timeout");
@@ -520,17 +517,14 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
         // clusters alone: one client per cluster
         for c in &clusters {
             let svc = name(&c.name);
-            let mut w = Tab::new(format!("workloads.{svc}"));
+            let mut w = placeholder_workload(
+                &svc,
+                &format!("/{svc}"),
+                "requests per second; the configuration does not say",
+                "how long the clients send",
+            );
             w.notes
                 .push("no route names this cluster: a client sending to it directly".into());
-            w.put("type", Val::s("open"));
-            w.put("route", Val::s(&format!("/{svc}")));
-            w.set_me(
-                "rate_rps",
-                Val::n(100.0),
-                "requests per second; the configuration does not say",
-            );
-            w.set_me("duration_ms", Val::n(60_000.0), "how long the clients send");
             workloads.push(w);
         }
     }

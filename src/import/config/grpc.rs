@@ -8,7 +8,7 @@
 //! through the method's policy. What a service config does not say (rates,
 //! service times, slots) is a placeholder marked `# set me`.
 
-use super::draft::{Draft, Fate, Ledger, Tab, Val, name};
+use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_workload};
 use super::duration::{Syntax, ms};
 use super::tree::{Node, Source};
 use crate::error::Error;
@@ -361,15 +361,12 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
             } else {
                 wname
             };
-            let mut w = Tab::new(format!("workloads.{wname}"));
-            w.put("type", Val::s("open"));
-            w.put("route", Val::s(r));
-            w.set_me(
-                "rate_rps",
-                Val::n(100.0),
+            let mut w = placeholder_workload(
+                &wname,
+                r,
                 "calls per second to this method; the service config does not say",
+                "how long the clients send",
             );
-            w.set_me("duration_ms", Val::n(60_000.0), "how long the clients send");
             if let Some(t) = timeout {
                 w.put_noted("timeout_ms", Val::n(t), "methodConfig timeout");
             }

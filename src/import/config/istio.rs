@@ -11,7 +11,7 @@
 //! host's first label; `replicas` to set), each HTTP route of a virtual
 //! service a client workload sending through the route's policy.
 
-use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server};
+use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server, placeholder_workload};
 use super::duration::{Syntax, ms};
 use super::tree::{Node, Source};
 use crate::error::Error;
@@ -260,18 +260,15 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
                     .map(String::from)
                     .unwrap_or_else(|| i.to_string())
             ));
-            let mut w = Tab::new(format!("workloads.{wname}"));
+            let mut w = placeholder_workload(
+                &wname,
+                &route_path,
+                "requests per second on this route; the resources do not say",
+                "how long the clients send",
+            );
             w.notes.push(format!(
                 "clients of VirtualService `{vs_name}`, http[{i}], to {host}"
             ));
-            w.put("type", Val::s("open"));
-            w.put("route", Val::s(&route_path));
-            w.set_me(
-                "rate_rps",
-                Val::n(100.0),
-                "requests per second on this route; the resources do not say",
-            );
-            w.set_me("duration_ms", Val::n(60_000.0), "how long the clients send");
             match child(&h, &hf, "timeout") {
                 Some(t) => {
                     let v = ms(&t, Syntax::Go)?;
@@ -398,18 +395,15 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
         let svc = host_name(h);
         if !services.iter().any(|(s, _)| *s == svc) {
             services.push((svc.clone(), vec![format!("/{svc}")]));
-            let mut w = Tab::new(format!("workloads.{svc}"));
+            let mut w = placeholder_workload(
+                &svc,
+                &format!("/{svc}"),
+                "requests per second; the resources do not say",
+                "how long the clients send",
+            );
             w.notes.push(format!(
                 "no VirtualService routes to {h}: clients sending to it directly"
             ));
-            w.put("type", Val::s("open"));
-            w.put("route", Val::s(&format!("/{svc}")));
-            w.set_me(
-                "rate_rps",
-                Val::n(100.0),
-                "requests per second; the resources do not say",
-            );
-            w.set_me("duration_ms", Val::n(60_000.0), "how long the clients send");
             // Istio's default retries apply to plain mesh traffic too
             let mut pol = Tab::new(format!("policies.{svc}"));
             pol.notes

@@ -13,7 +13,7 @@
 //! own keys; keys are bound as Spring Boot binds them (`max-attempts` is
 //! `maxAttempts`); absent keys take resilience4j's documented defaults.
 
-use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server};
+use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server, placeholder_workload};
 use super::duration::{Syntax, ms};
 use super::tree::{Node, Source, relaxed};
 use crate::error::Error;
@@ -403,20 +403,13 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
             "calls",
             "the backend's own time per call",
         ));
-        let mut w = Tab::new(format!("workloads.{bn}"));
-        w.notes.push(format!("the application's calls to `{b}`"));
-        w.put("type", Val::s("open"));
-        w.put("route", Val::s(&format!("/{bn}")));
-        w.set_me(
-            "rate_rps",
-            Val::n(100.0),
+        let mut w = placeholder_workload(
+            &bn,
+            &format!("/{bn}"),
             "calls per second to this backend; the configuration does not say",
-        );
-        w.set_me(
-            "duration_ms",
-            Val::n(60_000.0),
             "how long the application sends",
         );
+        w.notes.push(format!("the application's calls to `{b}`"));
         if has_policy {
             w.put("call_policy", Val::s(&bn));
         }
