@@ -26,7 +26,7 @@
 //! is a request at the service carrying the client's route and access.
 
 use super::notes::Note;
-use super::{CallId, Caller, Event, Outcome, POLICY_CALL, ReqId, World};
+use super::vocab::{CallId, Caller, Event, Outcome, POLICY_CALL, ReqId, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::Target;
 use std::collections::VecDeque;

@@ -17,7 +17,7 @@ use super::latency::Sampler;
 use super::notes::Note;
 use super::server::stats::EjectionRow;
 use super::slots::{Admit, SlotQueue};
-use super::{CallId, Event, World};
+use super::vocab::{CallId, Event, World};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::metrics::TimeAverage;
 use crate::model::{DependencyId, Model};

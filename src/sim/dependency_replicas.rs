@@ -26,7 +26,7 @@ use super::balance::Picker;
 use super::balance::caller_name;
 use super::notes::Over;
 use super::server::stats::EjectionRow;
-use super::{CallId, Caller, FastMap, World};
+use super::vocab::{CallId, Caller, FastMap, World};
 use crate::engine::Ticks;
 use crate::metrics::TickSum;
 use crate::model::{DependencyId, Model};

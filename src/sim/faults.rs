@@ -27,7 +27,7 @@
 //!
 //! A scenario without faults pays one branch per question (`Faults::none`).
 
-use super::World;
+use super::vocab::World;
 use crate::engine::{Lane, Stream, Ticks, stream};
 use crate::model::{DependencyId, Fault, FaultKind, FaultTarget, Model, ServiceId};
 use rand::RngExt;
@@ -233,7 +233,7 @@ impl World<'_> {
             self.post(
                 self.model.warmup,
                 Lane::Normal,
-                super::Event::FaultEdge(WARMUP_END),
+                super::vocab::Event::FaultEdge(WARMUP_END),
             );
         }
         for i in 0..self.faults.list.len() {
@@ -244,13 +244,13 @@ impl World<'_> {
             self.post(
                 f.at,
                 Lane::Normal,
-                super::Event::FaultEdge(edge_code(i, false)),
+                super::vocab::Event::FaultEdge(edge_code(i, false)),
             );
             if f.kind == FaultKind::Slots {
                 self.post(
                     f.until,
                     Lane::Normal,
-                    super::Event::FaultEdge(edge_code(i, true)),
+                    super::vocab::Event::FaultEdge(edge_code(i, true)),
                 );
             }
         }
@@ -427,7 +427,7 @@ mod tests {
 
     /// A plan calling store `store` (the given keys), requests every `gap_ms`
     /// (`n` of them, from t = 0), and one fault on the store.
-    fn store_run(store: &str, gap_ms: f64, n: u32, fault: &str) -> crate::sim::RunResult {
+    fn store_run(store: &str, gap_ms: f64, n: u32, fault: &str) -> crate::sim::result::RunResult {
         let text = format!(
             "[scenario]\nname = \"t\"\n[services.api]\nroutes = [\"/a\"]\n\
              [services.api.handler]\ntype = \"plan\"\nbudget = \"none\"\n\

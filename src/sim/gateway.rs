@@ -2,7 +2,7 @@
 //! whose prefix matches its route, then spends the gateway's share of the budget
 //! before it reaches the service that owns its route.
 
-use super::{Event, ReqId, World};
+use super::vocab::{Event, ReqId, World};
 use crate::engine::{Lane, Ticks};
 
 impl World<'_> {

@@ -4,7 +4,7 @@
 //! (`handle`: the request passed its middleware; `abandon`: its client gave up;
 //! `cancel_work`: its caller cancelled it.)
 
-use super::{Outcome, ReqId, World};
+use super::vocab::{Outcome, ReqId, World};
 use crate::model::Handler;
 
 impl World<'_> {

@@ -26,6 +26,15 @@
 //! | [`notes`] | the lifecycle notes and their fan-out to every listener | (no events) |
 //! | [`observe`] | the run's statistics, fed by lifecycle notes | (no events) |
 //! | [`trace`] | `--trace N`: the life of the first N requests, as spans | (no events) |
+//! | [`result`] | what one run measured ([`RunResult`]), the plain data the analyses read | (no events) |
+//! | [`vocab`] | the words every actor shares: ids, `Caller`, `Event`, `Outcome`, and `World` | (no events) |
+//!
+//! The files stand in layers, each importing only those below it: this face
+//! (the run functions and what the crate outside sees) on top, then
+//! [`world`] (the loop and the dispatch), the books, the actors, the notes and
+//! their listeners, and [`vocab`] at the ground. Actors import their words
+//! from `vocab`, never from this face. One import runs back up: `vocab` names
+//! `World` for the actors that write their reactions as `impl World` blocks.
 //!
 //! Every event has exactly one receiver ([`world::World::dispatch`]), and every
 //! lifecycle step has one entry point: a request *arrives* at its service
@@ -161,7 +170,7 @@
 //!
 //! 1. What the run must measure, if no statistic holds it yet: a field of the
 //!    actor's own statistics (`server::stats`, `policy::CallStats`,
-//!    `limiter::LimiterResults`, `observe::WorkloadStats`), filled where that
+//!    `limiter::LimiterResults`, `result::WorkloadStats`), filled where that
 //!    actor already notes the step, and carried out in [`RunResult`].
 //! 2. `src/analysis/<table>.rs`: a `tables(results, &mut tables)` building the
 //!    `Table` from every compare row's [`RunResult`] (never from the first row's
@@ -189,289 +198,27 @@ mod observe;
 mod plan;
 mod policy;
 mod request;
+mod result;
 mod server;
 mod slots;
 mod timers;
 pub mod timeseries;
 pub mod trace;
+mod vocab;
 mod workload;
 mod world;
-
 use crate::engine::Ticks;
 use crate::error::Error;
-use crate::metrics::Samples;
-use crate::model::{LimiterId, Model};
+use crate::model::Model;
 pub use dependency_replicas::DependencyReplicaStats;
 pub use limiter::LimiterResults;
-pub use observe::{StepStats, WorkloadStats};
 pub use policy::CallStats;
+pub use result::{DependencyStats, RunResult, StepStats, WorkloadStats};
 pub use server::stats::{EjectionRow, ServerStats};
 pub use timeseries::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
+pub(crate) use vocab::FastMap;
+pub use vocab::Outcome;
 use world::World;
-
-/// A hash map for the engine's per-request lookups (policy states, limiter
-/// buckets and members): foldhash's fixed-seed hasher, several times cheaper per
-/// lookup than the standard SipHash and the same in every run (every table built
-/// from these maps is sorted before it is written).
-pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
-
-/// Requests and calls are addressed by slot in their slabs.
-pub(crate) type ReqId = u32;
-pub(crate) type CallId = u32;
-
-/// Set in the id a caller holds for a policy call (attempt ids never have it):
-/// the call ids of [`call`] and the policy calls of [`policy`] share one
-/// number space.
-pub(crate) const POLICY_CALL: CallId = 1 << 31;
-
-/// Who waits for a call's answer.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Caller {
-    /// Branch `branch` of request `req`'s plan.
-    Branch { req: ReqId, branch: u32 },
-    /// A policy call: this call is one of its attempts.
-    Policy { call: u32 },
-    /// A workload's client, for its request `req` (the caller of a policy call).
-    Client { req: ReqId },
-}
-
-/// Labels a workload puts on a request before it leaves.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Tag {
-    /// The workload step (ladder step index) the request belongs to.
-    pub step: Option<u32>,
-    /// How long the client's answer is of use when the client does not give up at
-    /// a timeout (a ladder's success criterion).
-    pub patience: Option<Ticks>,
-}
-
-/// Everything that can happen at a point in virtual time. Each variant has one
-/// receiving actor (see [`world::World::dispatch`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Event {
-    /// Workload sender `i` (a workload, or one client of it) sends its next
-    /// request(s).
-    WorkloadNext(u32),
-    /// A request reaches its service (after the gateway's share).
-    AtService(ReqId),
-    /// A dependency finishes the work of a call.
-    DependencyDone(CallId),
-    /// A closed ladder's jittered request of step `step` leaves now.
-    LadderSend(u32),
-    /// A call's timeout: the caller gives up.
-    CallTimeout(CallId),
-    /// The client's own timeout.
-    ClientTimeout(ReqId),
-    /// A server slot finishes a request (its arrival and start times wait in the
-    /// server, so that every event is 8 bytes).
-    ServerDone(ReqId),
-    /// A throttled request's hold at a limiter is over.
-    LimiterResume(ReqId),
-    /// A call reaches the service it targets (at the instant it is made).
-    CallArrive(CallId),
-    /// A policy call's backoff or hedge delay is over.
-    PolicyTimer(u32),
-    /// An attempt of a policy call failed at once (its dependency is down): the
-    /// policy hears of it one event later at the same instant.
-    PolicyAttemptFailed(u32),
-    /// A fault starts or ends (see `faults::edge_code`).
-    FaultEdge(u32),
-    /// A queued request's CoDel queue timeout.
-    QueueTimeout(ReqId),
-}
-
-/// An event as a word: its variant's kind above bit 32, its number below, so
-/// that an event posted for good (`World::post`) needs no payload slot in the
-/// queue. Each variant is listed once, for both directions.
-macro_rules! event_words {
-    ($($kind:literal => $variant:ident),* $(,)?) => {
-        impl crate::engine::Payload for Event {
-            #[inline(always)]
-            fn to_word(&self) -> Option<u64> {
-                let (kind, n): (u64, u32) = match *self {
-                    $(Event::$variant(n) => ($kind, n),)*
-                };
-                Some((kind << 32) | u64::from(n))
-            }
-
-            #[inline(always)]
-            fn from_word(word: u64) -> Event {
-                let n = word as u32;
-                match word >> 32 {
-                    $($kind => Event::$variant(n),)*
-                    _ => unreachable!("{word:#x} is no event's word"),
-                }
-            }
-        }
-    };
-}
-
-event_words! {
-    0 => WorkloadNext,
-    1 => AtService,
-    2 => DependencyDone,
-    3 => LadderSend,
-    4 => CallTimeout,
-    5 => ClientTimeout,
-    6 => ServerDone,
-    7 => LimiterResume,
-    8 => CallArrive,
-    9 => PolicyTimer,
-    10 => PolicyAttemptFailed,
-    11 => FaultEdge,
-    12 => QueueTimeout,
-}
-
-/// How a request ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Handled and (for plans) every call succeeded in time.
-    Answered,
-    /// A plan call failed, or the response came after the threshold (the AY10
-    /// seed's meaning of a drop).
-    Dropped,
-    /// An error answer: an `error_rate` or `down` fault at the server or
-    /// dependency that answered, or a failed dependency call answered to a
-    /// client's policy.
-    Error,
-    /// A client policy refused to send the call (an open breaker, a throttle).
-    Refused,
-    /// The client stopped waiting first.
-    TimedOut,
-    /// A server's slots and queue were full: refused at once (503, load shedding).
-    Shed,
-    /// 429: this limiter was the first to reject it.
-    Rejected(LimiterId),
-    /// 404: no service owns the route.
-    NotFound,
-}
-
-impl Outcome {
-    /// Whether a replica that ended a request so failed it, for outlier
-    /// detection: an error answer (Envoy's 5xx), shed (503), or dropped.
-    pub(crate) fn is_failure(self) -> bool {
-        matches!(
-            self,
-            Outcome::Error | Outcome::Shed | Outcome::Dropped | Outcome::TimedOut
-        )
-    }
-}
-
-/// Per-dependency results.
-#[derive(Debug, Clone, Default)]
-pub struct DependencyStats {
-    /// Calls made to the dependency (those failed at once for lack of time too).
-    pub calls: u64,
-    /// Calls that failed for their caller: timed out, had no time left, got an
-    /// error, or (through a policy) were refused; one per call, after its last
-    /// attempt.
-    pub failed: u64,
-    /// Work started (calls that reached the dependency).
-    pub work_started: u64,
-    /// Time the dependency spent working, abandoned work included.
-    pub work_ms: f64,
-    /// Work done after the caller had given up.
-    pub wasted_ms: f64,
-    /// Time-average number of calls being worked on.
-    pub mean_busy: f64,
-    /// Per replica, with `replicas` > 1 (empty otherwise).
-    pub replicas: Vec<DependencyReplicaStats>,
-    /// With `replicas` > 1: the calls made with no time left, which fail at
-    /// once and reach no replica (counted in `calls` and `failed`).
-    pub no_replica: u64,
-    /// Every ejection of a replica by outlier detection, over the whole run
-    /// (None without `outlier_detection`).
-    pub ejections: Option<Vec<EjectionRow>>,
-}
-
-/// What one run measured.
-#[derive(Debug, Clone, Default)]
-pub struct RunResult {
-    /// Requests the workload sent.
-    pub requests: u64,
-    /// Requests answered (every call in time, within the threshold).
-    pub answered: u64,
-    /// Requests whose plan failed or answered after the threshold.
-    pub dropped: u64,
-    /// Requests whose client gave up first.
-    pub timed_out: u64,
-    /// Requests refused by a full server (503).
-    pub shed: u64,
-    /// 429: rejected by a limiter.
-    pub rejected: u64,
-    /// Requests answered with an error (a fault, a failed call through a policy).
-    pub errors: u64,
-    /// Requests a client policy refused to send (breaker open, throttled).
-    pub refused: u64,
-    /// 404: no service owns the route.
-    pub not_found: u64,
-    /// Response times of every request that got a response.
-    pub response: Samples,
-    /// One per dependency, in declaration order.
-    pub dependencies: Vec<DependencyStats>,
-    /// One per service with a server handler, in declaration order.
-    pub servers: Vec<ServerStats>,
-    /// One per workload step (ladders); empty for other workloads.
-    pub steps: Vec<StepStats>,
-    /// Dependency work done after the caller had given up, all dependencies.
-    pub wasted_ms: f64,
-    /// Events the run processed.
-    pub events: u64,
-    /// Virtual time of the last event.
-    pub sim_time_ms: f64,
-    /// Time-average number of requests in flight.
-    pub mean_in_flight: f64,
-    /// Total time requests spent in the system, from sent to their answer or to
-    /// their client giving up (every request, timed-out ones included).
-    pub in_system_ms: f64,
-    /// When the last request left (answered or given up); abandoned dependency work
-    /// may run on after it.
-    pub last_exit_ms: f64,
-    /// Time-average number of dependency calls being worked on (abandoned included).
-    pub mean_dependency_work: f64,
-    /// Per limiter, per (route, access) pair and per member (empty without limiters).
-    pub limiters: LimiterResults,
-    /// Per window (with `[output] window_ms` or faults).
-    pub timeseries: Option<timeseries::TimeSeries>,
-    /// End-to-end response times of the answered requests only.
-    pub answered_response: Samples,
-    /// One per workload, in declaration order: what its clients saw.
-    pub workloads: Vec<WorkloadStats>,
-    /// Requests and calls still held when the run ended: 0 unless one never ended
-    /// (a bug the property tests look for).
-    pub leaked: u64,
-    /// Per (caller, target, call_policy): calls made through client policies
-    /// (empty without `[policies]`).
-    pub calls: Vec<CallStats>,
-}
-
-/// Interned client and member names: looked up by hash (10^5 distinct members
-/// made a linear search quadratic), read back by index as a slice.
-#[derive(Default)]
-pub(crate) struct Symbols {
-    names: Vec<String>,
-    index: std::collections::HashMap<String, u32>,
-}
-
-impl Symbols {
-    /// The index of `name`, added when new.
-    pub fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&i) = self.index.get(name) {
-            return i;
-        }
-        let i = self.names.len() as u32;
-        self.names.push(name.to_string());
-        self.index.insert(name.to_string(), i);
-        i
-    }
-}
-
-impl std::ops::Deref for Symbols {
-    type Target = [String];
-    fn deref(&self) -> &[String] {
-        &self.names
-    }
-}
 
 /// Runs `model`'s replication `replication` with the model's seed.
 pub fn run(model: &Model, replication: u64) -> Result<RunResult, Error> {
@@ -485,7 +232,7 @@ pub fn run(model: &Model, replication: u64) -> Result<RunResult, Error> {
 /// BENCHMARKS.md). The helper's CPU time is the draws it takes over; it is only
 /// worth it when a core would otherwise sit idle.
 pub fn run_with(model: &Model, replication: u64, draw_ahead: bool) -> Result<RunResult, Error> {
-    let mut world = world::World::new(model, replication);
+    let mut world = World::new(model, replication);
     if draw_ahead {
         world.draw_ahead();
     }
@@ -498,7 +245,7 @@ pub fn run_with(model: &Model, replication: u64, draw_ahead: bool) -> Result<Run
 /// give: every outcome would be 0. It fails, naming the key (a workload of
 /// known length is refused before the run, `validate::faults::check_warmup`).
 fn counted(model: &Model, result: RunResult) -> Result<RunResult, Error> {
-    if model.warmup > crate::engine::Ticks::ZERO && result.requests == 0 {
+    if model.warmup > Ticks::ZERO && result.requests == 0 {
         return Err(Error::Limit(format!(
             "scenario `{}`: no request was sent at or after scenario.warmup_ms = {} ms (the last request left at {} ms), so every outcome figure would be 0: shorten the warm-up or lengthen the workload",
             model.name,
@@ -515,7 +262,7 @@ fn counted(model: &Model, result: RunResult) -> Result<RunResult, Error> {
 /// scenario alone decides, which is what `resim check` knows of a run's
 /// metrics without running it.
 pub fn shape(model: &Model) -> RunResult {
-    world::World::new(model, 0).finish_run()
+    World::new(model, 0).finish_run()
 }
 
 /// [`run_with`], recording the life of the first `requests` requests the
@@ -546,7 +293,7 @@ pub fn run_recorded(
     max_events: u64,
     draw_ahead: bool,
 ) -> Result<(RunResult, trace::Trace), Error> {
-    let mut world = world::World::new(model, replication);
+    let mut world = World::new(model, replication);
     if draw_ahead {
         world.draw_ahead();
     }
@@ -555,26 +302,4 @@ pub fn run_recorded(
     world.run_loop()?;
     let tracer = world.trace.take().map(|t| t.finish()).unwrap_or_default();
     Ok((counted(model, world.finish_run())?, tracer))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Event;
-    use crate::engine::Payload;
-
-    /// Every kind of event comes back from its word as it went in (a kind
-    /// mapped to the wrong variant, or two kinds to one, fails the round trip).
-    #[test]
-    fn every_event_survives_its_word() {
-        let mut names = std::collections::BTreeSet::new();
-        for kind in 0..13u64 {
-            for n in [0, 1, 7, u32::MAX] {
-                let word = (kind << 32) | u64::from(n);
-                let e = Event::from_word(word);
-                assert_eq!(e.to_word(), Some(word), "{e:?}");
-                names.insert(format!("{e:?}").split('(').next().map(String::from));
-            }
-        }
-        assert_eq!(names.len(), 13, "thirteen kinds, thirteen variants");
-    }
 }

@@ -65,7 +65,7 @@
 //! first of them ends a call's pick (`World::dependency_pick_over`).
 
 use super::trace::trace;
-use super::{CallId, Caller, Outcome, ReqId, World};
+use super::vocab::{CallId, Caller, Outcome, ReqId, World};
 use crate::engine::Ticks;
 use crate::model::{DependencyId, PolicyId, RouteId, ServiceId, Target};
 

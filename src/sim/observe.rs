@@ -19,32 +19,15 @@
 //! flight) cover the time from the warm-up's end to the run's end. Figures kept
 //! at the end of the run are rescaled to that span here.
 
-use super::World;
+use super::limiter::LimiterResults;
+use super::result::{DependencyStats, RunResult, StepStats, WorkloadStats};
 use super::server::stats::{ReplicaStats, ServerStats};
 use super::timeseries::{CallWindow, End, Reading, Timeline};
-use super::{DependencyStats, LimiterResults, Outcome, RunResult};
+use super::vocab::Outcome;
+use super::vocab::World;
 use crate::engine::Ticks;
-use crate::metrics::{Samples, TickSum, TimeAverage};
+use crate::metrics::{TickSum, TimeAverage};
 use crate::model::{DependencyId, Handler, Model, RouteId, Workload};
-
-/// What one ladder step measured.
-#[derive(Debug, Clone, Default)]
-pub struct StepStats {
-    /// The step's value: requests per wave (closed) or the rate multiplier (open).
-    pub concurrency: u64,
-    /// Requests sent in the step.
-    pub sent: u64,
-    /// Refused at once (shed by a full server).
-    pub rejected: u64,
-    /// Completed by the handler (answered in time or not).
-    pub processed: u64,
-    /// Dropped from a server queue because the client gave up.
-    pub abandoned: u64,
-    /// Answered within the timeout.
-    pub successful: u64,
-    /// Queue wait of every request that started service.
-    pub waits: Samples,
-}
 
 /// What the time series notes for a dependency.
 #[derive(Debug, Clone, Copy)]
@@ -52,33 +35,6 @@ enum Note {
     Arrival,
     Processed,
     Wasted(f64),
-}
-
-/// What one workload's clients saw, end to end.
-#[derive(Debug, Clone, Default)]
-pub struct WorkloadStats {
-    /// Requests sent (every one ends in exactly one of the outcomes below).
-    pub requests: u64,
-    /// Handled and (for plans) every call succeeded in time.
-    pub answered: u64,
-    /// A plan call failed, or the response came after the threshold.
-    pub dropped: u64,
-    /// The client gave up first.
-    pub timed_out: u64,
-    /// Refused by a full server (503).
-    pub shed: u64,
-    /// Rejected by a limiter (429).
-    pub rejected: u64,
-    /// Answered with an error.
-    pub errors: u64,
-    /// Refused by a client policy (breaker open, throttled).
-    pub refused: u64,
-    /// Answered 404: no service owns the route.
-    pub not_found: u64,
-    /// Response times of the requests that got a response (not given up on).
-    pub response: Samples,
-    /// Response times of the answered requests.
-    pub answered_response: Samples,
 }
 
 /// The books of one run.

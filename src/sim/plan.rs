@@ -19,7 +19,7 @@
 //! service's stream (`service:NAME:calls`) says so; otherwise the branch moves
 //! on to its next call as if it were not there (the split still counts it).
 
-use super::{CallId, Caller, Outcome, ReqId, World};
+use super::vocab::{CallId, Caller, Outcome, ReqId, World};
 use crate::engine::{Stream, Ticks, stream};
 use crate::model::{BudgetKind, Handler, Model, OnFailure, Plan};
 use rand::RngExt;
@@ -338,7 +338,8 @@ impl<'m> World<'m> {
 #[cfg(test)]
 mod tests {
     use crate::scenario::{LoadOptions, load_str};
-    use crate::sim::{RunResult, run};
+    use crate::sim::result::RunResult;
+    use crate::sim::run;
     use std::path::Path;
 
     /// One service with a plan over `deps`, `branches` as TOML, run `requests` times.

@@ -7,7 +7,7 @@
 //! Its slot is freed when neither the sender nor a handler needs it any more.
 
 use super::notes::Note;
-use super::{CallId, Event, Outcome, ReqId, Tag, World};
+use super::vocab::{CallId, Event, Outcome, ReqId, Tag, World};
 use crate::engine::{EventKey, Lane, Ticks};
 use crate::model::{Access, RouteId, ServiceId};
 
@@ -204,7 +204,7 @@ impl World<'_> {
             return;
         };
         self.requests[id].in_handler = false;
-        let caller = super::Caller::Client { req: id };
+        let caller = super::vocab::Caller::Client { req: id };
         let target = crate::model::Target::Service(owner);
         if let Err(outcome) = self.policy_call(policy, caller, target, timeout, false) {
             self.client_call_over(id, outcome);

@@ -592,8 +592,8 @@ pub(crate) enum End {
 
 impl End {
     /// How the time series counts a request that ended with `outcome`.
-    pub fn of(outcome: super::Outcome) -> End {
-        use super::Outcome;
+    pub fn of(outcome: super::vocab::Outcome) -> End {
+        use super::vocab::Outcome;
         match outcome {
             Outcome::Answered => End::Answered,
             Outcome::Dropped | Outcome::Error | Outcome::Refused | Outcome::NotFound => End::Failed,

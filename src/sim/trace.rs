@@ -45,7 +45,7 @@
 //! answers, drops it from its queue, or stops its work (a cancellation; a plan
 //! whose client or caller went away).
 
-use super::{CallId, Outcome, ReqId};
+use super::vocab::{CallId, Outcome, ReqId};
 use crate::engine::Ticks;
 use crate::model::{Handler, Model, PolicyId, RouteId, ServiceId, Target};
 

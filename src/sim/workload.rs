@@ -22,7 +22,7 @@
 use super::ahead::Draws;
 use super::latency::Sampler;
 use super::notes::Note;
-use super::{Event, Tag, World};
+use super::vocab::{Event, Tag, World};
 use crate::engine::{Lane, Stream, Ticks, stream};
 use crate::error::Error;
 use crate::model::{
@@ -63,7 +63,7 @@ impl Workloads {
         self.workload_of.get(source as usize).copied()
     }
 
-    pub fn new(model: &Model, replication: u64, symbols: &mut super::Symbols) -> Workloads {
+    pub fn new(model: &Model, replication: u64, symbols: &mut super::vocab::Symbols) -> Workloads {
         let mut senders = Vec::new();
         let mut workload_of = Vec::new();
         for (w, named) in model.workloads.iter().enumerate() {
@@ -99,7 +99,7 @@ impl Workloads {
 /// client i labelled `LABEL-i`.
 fn senders_of(
     named: &NamedWorkload,
-    symbols: &mut super::Symbols,
+    symbols: &mut super::vocab::Symbols,
     own: impl Fn(&str) -> Stream,
 ) -> Vec<WorkloadState> {
     let w = &named.workload;
@@ -295,7 +295,7 @@ impl Pace {
     }
 }
 
-fn send_of(t: &RequestTemplate, symbols: &mut super::Symbols) -> Send {
+fn send_of(t: &RequestTemplate, symbols: &mut super::vocab::Symbols) -> Send {
     Send {
         route: t.route,
         access: t.access,
@@ -305,7 +305,12 @@ fn send_of(t: &RequestTemplate, symbols: &mut super::Symbols) -> Send {
 }
 
 impl WorkloadState {
-    fn new(w: &Workload, start: Ticks, symbols: &mut super::Symbols, rng: Stream) -> WorkloadState {
+    fn new(
+        w: &Workload,
+        start: Ticks,
+        symbols: &mut super::vocab::Symbols,
+        rng: Stream,
+    ) -> WorkloadState {
         match w {
             Workload::Closed {
                 users,
@@ -757,7 +762,7 @@ mod tests {
     use crate::scenario::{LoadOptions, load_str};
     use std::path::Path;
 
-    fn run(workload: &str) -> crate::sim::RunResult {
+    fn run(workload: &str) -> crate::sim::result::RunResult {
         let text = format!(
             "[scenario]\nname = \"t\"\n[services.loan]\nroutes = [\"/loan\"]\n\
              [services.loan.handler]\ntype = \"server\"\nslots = 1\nqueue = 0\n\

@@ -247,3 +247,138 @@ fn a_module_using_one_above_it_is_named_with_its_line() {
         ]
     );
 }
+
+/// The modules `sim/mod.rs` declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`).
+fn sim_modules(face: &str) -> Vec<String> {
+    face.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_suffix(';')?;
+            let name = rest.rsplit_once("mod ")?.1;
+            (rest.ends_with(&format!("mod {name}")) && name.chars().all(is_ident))
+                .then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// Every place in `src/sim` (outside `mod.rs` and test modules, inline or in
+/// `tests.rs` / `*_tests.rs` files) that takes an
+/// item from the simulation's face, `sim/mod.rs`, rather than from a module
+/// under it: `crate::sim::X` or a `super::` chain that ends at `sim` followed by
+/// a name that is no module. The face sits on top of the simulation (the run
+/// functions, what the crate outside sees); actors take their words from
+/// `vocab`. As `file:line: the line`.
+fn face_users(sim: &Path) -> Vec<String> {
+    let face = std::fs::read_to_string(sim.join("mod.rs")).expect("sim/mod.rs reads");
+    let modules = sim_modules(&face);
+    let mut all = Vec::new();
+    files(sim, &mut all);
+    let mut bad = Vec::new();
+    for path in &all {
+        let rel = path.strip_prefix(sim).expect("under src/sim");
+        let name = rel
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        if rel == Path::new("mod.rs") || name == "tests.rs" || name.ends_with("_tests.rs") {
+            continue; // the face itself, and test modules kept in files of their own
+        }
+        // how many `super::` reach the sim root from this file's module
+        let depth = rel.components().count() - usize::from(rel.ends_with("mod.rs"));
+        let root = "super::".repeat(depth);
+        let text = std::fs::read_to_string(path).expect("a source file reads");
+        // a `use` list may span lines: read statements, numbered by their first line
+        let code: String = text
+            .lines()
+            .take_while(|l| !l.trim_start().starts_with("#[cfg(test)]"))
+            .map(|l| l.find("//").map_or(l, |i| &l[..i]))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for prefix in ["crate::sim::".to_string(), root] {
+            let mut from = 0;
+            while let Some(i) = code[from..].find(&prefix) {
+                let at = from + i;
+                from = at + prefix.len();
+                let before = code[..at].chars().next_back();
+                if before.is_some_and(|c| is_ident(c) || c == ':') {
+                    continue; // part of a longer path (`super::super::x` from a deeper file)
+                }
+                let after = &code[from..];
+                if after.starts_with("super::") {
+                    continue;
+                }
+                let names: Vec<&str> = if let Some(list) = after.strip_prefix('{') {
+                    let list = &list[..list.find('}').unwrap_or(list.len())];
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                } else {
+                    vec![after]
+                };
+                let to_face = names.iter().any(|n| {
+                    let name: String = n.chars().take_while(|c| is_ident(*c)).collect();
+                    !modules.contains(&name)
+                });
+                if to_face {
+                    let line = code[..at].matches('\n').count();
+                    let shown = code.lines().nth(line).unwrap_or("").trim();
+                    bad.push(format!("{}:{}: {shown}", rel.display(), line + 1));
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn sim_files_take_their_words_from_vocab_not_the_face() {
+    let sim = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/sim");
+    let face = std::fs::read_to_string(sim.join("mod.rs")).expect("sim/mod.rs reads");
+    assert!(
+        sim_modules(&face).len() > 20,
+        "sim/mod.rs declares the modules"
+    );
+    let bad = face_users(&sim);
+    assert!(
+        bad.is_empty(),
+        "{} places take an item from sim/mod.rs, which sits above every file of the \
+         simulation; import it from the module that defines it (`vocab`, `result`, ...):\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn a_sim_file_using_the_face_is_named_with_its_line() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let sim = dir.path();
+    std::fs::create_dir_all(sim.join("server")).unwrap();
+    std::fs::write(
+        sim.join("mod.rs"),
+        "mod server;\nmod vocab;\npub(crate) mod world;\npub fn run() {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sim.join("vocab.rs"),
+        "pub(crate) use super::world::World;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sim.join("server/mod.rs"),
+        "use super::vocab::World;\nuse super::{vocab, Event};\n\n#[cfg(test)]\nmod tests { use crate::sim::run; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sim.join("server/queue.rs"),
+        "use super::Servers; // the parent, not the face\nuse super::super::vocab::{\n    Event,\n};\nfn f() { crate::sim::run(); }\n",
+    )
+    .unwrap();
+    std::fs::write(sim.join("server/tests.rs"), "use crate::sim::run;\n").unwrap();
+    assert_eq!(
+        face_users(sim),
+        [
+            "server/mod.rs:2: use super::{vocab, Event};",
+            "server/queue.rs:5: fn f() { crate::sim::run(); }",
+        ]
+    );
+}

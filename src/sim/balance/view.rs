@@ -18,7 +18,7 @@
 use super::{Balance, Detector, Ejection, of};
 use crate::engine::{Ticks, stream};
 use crate::model::{BalanceKeys, BalanceRelease, BalanceView, Balancer};
-use crate::sim::FastMap;
+use crate::sim::vocab::FastMap;
 
 pub(crate) struct Picker {
     kind: Balancer,

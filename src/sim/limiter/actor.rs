@@ -8,7 +8,7 @@ use super::windows::Windows;
 use crate::engine::{Lane, Ticks};
 use crate::model::{Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId};
 use crate::sim::request::NO_ROUTE;
-use crate::sim::{Event, FastMap, Outcome, ReqId, World};
+use crate::sim::vocab::{Event, FastMap, Outcome, ReqId, World};
 use std::collections::VecDeque;
 
 /// Where a request is on its way past the limiters.

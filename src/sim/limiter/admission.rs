@@ -12,7 +12,7 @@
 
 use crate::engine::Ticks;
 use crate::model::{Limiter, LimiterId};
-use crate::sim::{Outcome, ReqId};
+use crate::sim::vocab::{Outcome, ReqId};
 
 /// One limiter algorithm's state for one bucket key.
 pub trait Admission {

@@ -6,7 +6,7 @@ use super::concurrency::ConcurrencyLimit;
 use super::rate::Bucket;
 use crate::engine::{Stream, Ticks};
 use crate::model::Limiter;
-use crate::sim::Outcome;
+use crate::sim::vocab::Outcome;
 
 /// The state a limiter keeps per bucket key, one variant per family of
 /// algorithms. (One arm here per family: the actor needs no other change.)

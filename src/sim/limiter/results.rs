@@ -2,7 +2,7 @@
 //! limiter, per (route, access) pair, per member.
 
 use crate::model::{Access, Field, Limiter, Model, RouteId};
-use crate::sim::World;
+use crate::sim::vocab::World;
 use std::cmp::Ordering;
 
 /// One limiter's figures for the run.

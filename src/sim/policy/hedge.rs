@@ -6,9 +6,9 @@
 //! A hedge's `budget` (gRPC's throttle) may refuse a further copy: the call then
 //! sends none and waits for the copies in flight.
 
-use super::World;
-use crate::sim::Caller;
-use crate::sim::Outcome;
+use super::super::vocab::World;
+use crate::sim::vocab::Caller;
+use crate::sim::vocab::Outcome;
 
 impl World<'_> {
     /// Whether `caller` is a hedge that lets its losers run on.

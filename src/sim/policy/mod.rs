@@ -40,8 +40,8 @@ mod throttle;
 use super::call_sites::NO_SITE;
 use super::notes::Note;
 use super::trace::Opener;
-use super::{CallId, Event, Outcome, World};
-use super::{Caller, POLICY_CALL};
+use super::vocab::{CallId, Event, Outcome, World};
+use super::vocab::{Caller, POLICY_CALL};
 use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
 use crate::model::{AttemptOutcome, Model, PolicyId, Target};
 use breaker::{Admit, BreakerState};
@@ -312,7 +312,7 @@ pub(crate) struct Policies {
     calls: Vec<PolicyCall>,
     free: Vec<u32>,
     states: Vec<PolicyState>,
-    index: super::FastMap<StateKey, u32>,
+    index: super::vocab::FastMap<StateKey, u32>,
     /// The last state found for a client and for a service: a model's calls
     /// through one policy mostly repeat one key, which then skips the hash.
     memo: [Option<(StateKey, u32)>; 2],
@@ -328,7 +328,7 @@ impl Policies {
             calls: Vec::new(),
             free: Vec::new(),
             states: Vec::new(),
-            index: super::FastMap::default(),
+            index: super::vocab::FastMap::default(),
             memo: [None; 2],
             workloads: if model.workloads.len() > 1 {
                 model.workloads.iter().map(|w| w.name.clone()).collect()
@@ -540,7 +540,7 @@ impl World<'_> {
     /// The request `caller` (a branch or a client) calls for, and whether it is
     /// the client's own call, for the tracer.
     #[cold]
-    pub(in crate::sim) fn trace_caller(&self, caller: Caller) -> (super::ReqId, bool) {
+    pub(in crate::sim) fn trace_caller(&self, caller: Caller) -> (super::vocab::ReqId, bool) {
         match caller {
             Caller::Branch { req, .. } => (req, false),
             Caller::Client { req } => (req, true),

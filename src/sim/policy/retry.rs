@@ -6,7 +6,7 @@
 use super::{World, backoff};
 use crate::engine::{Lane, Ticks};
 use crate::sim::notes::Note;
-use crate::sim::{Event, Outcome};
+use crate::sim::vocab::{Event, Outcome};
 
 impl World<'_> {
     /// An attempt of `pc` ended with `outcome` (no hedging).

@@ -4,7 +4,7 @@
 //! `slots` changes how many run at once.
 
 use super::super::faults::scaled;
-use super::super::{Outcome, ReqId, World};
+use super::super::vocab::{Outcome, ReqId, World};
 use crate::engine::Ticks;
 use crate::model::ServiceId;
 

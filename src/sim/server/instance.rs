@@ -7,7 +7,7 @@ use super::super::faults::{Subject, may_act};
 use super::super::latency::Sampler;
 use super::super::notes::Note;
 use super::super::slots::{Admit, SlotQueue};
-use super::super::{Event, Outcome, ReqId, World};
+use super::super::vocab::{Event, Outcome, ReqId, World};
 use super::queue::{self, Discipline};
 use crate::engine::{Lane, Ticks, stream};
 use crate::model::{FaultKind, Model, Server, ServiceId};

@@ -65,7 +65,7 @@ pub(crate) struct Servers {
     /// Some balancer hears when its picks are over (`peak_ewma`, a caller
     /// view): then each such pick is kept here until then, by request id.
     pub(in crate::sim) listening: bool,
-    picks: super::FastMap<super::ReqId, Picked>,
+    picks: super::vocab::FastMap<super::vocab::ReqId, Picked>,
     /// Whether a request's service here may be stopped (`Model::cancels_work`):
     /// then each request's pending completion is kept, by request id.
     cancellable: bool,
@@ -123,7 +123,7 @@ impl Servers {
         let listening = by_service.iter().flatten().any(Route::listens);
         Servers {
             listening,
-            picks: super::FastMap::default(),
+            picks: super::vocab::FastMap::default(),
             states,
             by_service,
             stats,

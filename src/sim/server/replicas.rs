@@ -10,7 +10,7 @@
 //! marks it given up meanwhile).
 
 use super::super::balance::{Ejection, Picker, caller_name, instance_key};
-use super::super::{Caller, ReqId, World};
+use super::super::vocab::{Caller, ReqId, World};
 use super::Servers;
 use crate::engine::Ticks;
 use crate::model::{Model, Service, ServiceId};

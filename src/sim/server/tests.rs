@@ -1,8 +1,9 @@
 //! The server's behaviour end to end: requests sent into a world with one
 //! server, and the figures it books.
 
+use super::super::result::RunResult;
+use super::super::vocab::Tag;
 use super::super::world::World;
-use super::super::{RunResult, Tag};
 use crate::engine::Ticks;
 use crate::model::{Access, Model};
 use crate::scenario::{LoadOptions, load_str};
@@ -52,8 +53,8 @@ fn waits(r: &RunResult) -> Vec<Option<f64>> {
 /// Every event fits in 8 bytes: it travels in a register into its slab slot.
 #[test]
 fn events_are_eight_bytes() {
-    assert_eq!(std::mem::size_of::<super::super::Event>(), 8);
-    assert_eq!(std::mem::size_of::<Option<super::super::Event>>(), 8);
+    assert_eq!(std::mem::size_of::<super::super::vocab::Event>(), 8);
+    assert_eq!(std::mem::size_of::<Option<super::super::vocab::Event>>(), 8);
 }
 
 #[test]

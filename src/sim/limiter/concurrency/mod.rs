@@ -27,7 +27,7 @@ mod vegas;
 use super::admission::{Admission, Decision};
 use crate::engine::{Stream, Ticks};
 use crate::model::{ConcurrencyAlgorithm, Limiter};
-use crate::sim::Outcome;
+use crate::sim::vocab::Outcome;
 
 /// What one request's end tells a concurrency algorithm.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -18,7 +18,7 @@ mod token_bucket;
 use super::admission::{Admission, Decision};
 use crate::engine::Ticks;
 use crate::model::{Algorithm, Limiter, LimiterMode};
-use crate::sim::Outcome;
+use crate::sim::vocab::Outcome;
 use fixed_window::WindowCounts;
 use gcra::Gcra;
 use sliding_log::SlidingLog;

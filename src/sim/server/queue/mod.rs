@@ -19,7 +19,7 @@ pub(super) use codel::Codel;
 pub(super) use fifo::Fifo;
 pub(super) use lifo::Lifo;
 
-use super::super::{Event, Outcome, ReqId, World};
+use super::super::vocab::{Event, Outcome, ReqId, World};
 use crate::engine::{Lane, Ticks};
 use crate::model::{self, QueueOrder};
 
