@@ -168,8 +168,8 @@ impl World<'_> {
             self.note(Note::CallMade { dep });
             // a `down` dependency (or the replica picked for the call) fails
             // every call at once
-            if cap == Some(Ticks::ZERO) || (!self.plain && self.dependency_refuses(caller, dep)) {
-                if cap == Some(Ticks::ZERO) && !self.plain {
+            if cap == Some(Ticks::ZERO) || (!self.plain() && self.dependency_refuses(caller, dep)) {
+                if cap == Some(Ticks::ZERO) && !self.plain() {
                     self.dependency_no_time(dep);
                 }
                 self.dependency_call_failed(caller, dep);
@@ -188,7 +188,7 @@ impl World<'_> {
             });
             return None;
         }
-        let deadline = cap.map(|c| self.now + c);
+        let deadline = cap.map(|c| self.now() + c);
         let id = self.calls.take(CallRun {
             caller,
             target,
@@ -226,9 +226,9 @@ impl World<'_> {
             }
             Target::Service(_) => {
                 let below = if self.calls.keyed_arrivals {
-                    Below::OnTheWay(self.schedule(self.now, Lane::Normal, Event::CallArrive(id)))
+                    Below::OnTheWay(self.schedule(self.now(), Lane::Normal, Event::CallArrive(id)))
                 } else {
-                    let seq = self.queue.take_seq();
+                    let seq = self.take_seq();
                     self.calls.arriving.push_back((seq, id));
                     Below::Arriving
                 };
@@ -256,7 +256,7 @@ impl World<'_> {
             self.note(Note::AtDependency { dep });
         }
         if let Caller::Branch { req, .. } = caller
-            && self.model.policies.is_empty()
+            && self.model().policies.is_empty()
         {
             let service = self.requests[req].service;
             self.note(Note::CallAtSite { service, target });
@@ -270,16 +270,18 @@ impl World<'_> {
     #[inline]
     pub(super) fn arrival_due(&mut self) -> Option<CallId> {
         let &(seq, call) = self.calls.arriving.front()?;
-        if self.queue.has_before(self.now, Lane::Normal, seq) {
-            // (drained, not taken: the deque keeps its memory for the next)
-            for (seq, call) in self.calls.arriving.drain(..) {
-                self.queue
-                    .post_taken(self.now, Lane::Normal, seq, Event::CallArrive(call));
+        if self.first_before(seq) {
+            // (drained, not taken: the deque keeps its memory for the next);
+            // the drained deque is put back before the queue takes them
+            let mut arriving = std::mem::take(&mut self.calls.arriving);
+            for (seq, call) in arriving.drain(..) {
+                self.post_taken(seq, Event::CallArrive(call));
             }
+            self.calls.arriving = arriving;
             return None;
         }
         self.calls.arriving.pop_front();
-        self.queue.delivered_by_owner();
+        self.delivered_by_owner();
         Some(call)
     }
 
@@ -325,7 +327,7 @@ impl World<'_> {
         self.calls.free.push(call);
         if c.waiting {
             if let Some(key) = c.timeout_key {
-                self.queue.cancel(key);
+                self.cancel(key);
             }
             if !ok && let Target::Dependency(dep) = c.target {
                 self.dependency_call_failed(c.caller, dep);
@@ -337,7 +339,7 @@ impl World<'_> {
             };
             self.call_resolved(c.caller, call, outcome);
         } else if let Target::Dependency(dep) = c.target {
-            let wasted = self.now - c.gave_up.max(work_start);
+            let wasted = self.now() - c.gave_up.max(work_start);
             self.note(Note::Wasted { dep, wasted });
         }
     }
@@ -357,7 +359,7 @@ impl World<'_> {
         let c = self.calls.slab[call as usize];
         self.calls.free.push(call);
         if let Some(key) = c.timeout_key {
-            self.queue.cancel(key);
+            self.cancel(key);
         }
         self.call_resolved(c.caller, call, outcome);
     }
@@ -374,7 +376,7 @@ impl World<'_> {
 
     /// The call's timeout: its caller gives up on it.
     pub(super) fn call_timeout(&mut self, call: CallId) {
-        let now = self.now;
+        let now = self.now();
         self.note(Note::CallTimedOut { call });
         let c = &mut self.calls.slab[call as usize];
         c.timeout_key = None;
@@ -394,13 +396,14 @@ impl World<'_> {
             return self.policy_abandon(call, force);
         }
         let c = &mut self.calls.slab[call as usize];
-        if let Some(key) = c.timeout_key.take() {
-            self.queue.cancel(key);
-        }
+        let timeout = c.timeout_key.take();
         if force {
             c.cancel = true;
         }
-        self.give_up_call(call, self.now);
+        if let Some(key) = timeout {
+            self.cancel(key);
+        }
+        self.give_up_call(call, self.now());
     }
 
     /// A policy stops waiting for one of its attempts (a hedge loser, or its
@@ -408,11 +411,12 @@ impl World<'_> {
     /// (as waste) without it, whatever the call's own `cancel`.
     pub(super) fn call_drop(&mut self, call: CallId, cancel: bool) {
         let c = &mut self.calls.slab[call as usize];
-        if let Some(key) = c.timeout_key.take() {
-            self.queue.cancel(key);
-        }
+        let timeout = c.timeout_key.take();
         c.cancel = cancel;
-        self.give_up_call(call, self.now);
+        if let Some(key) = timeout {
+            self.cancel(key);
+        }
+        self.give_up_call(call, self.now());
     }
 
     /// The caller stops waiting for `call` at `now`: the callee's work is
@@ -435,7 +439,7 @@ impl World<'_> {
                 match std::mem::replace(below, Below::Nothing) {
                     // still on its way: it never reaches the service
                     Below::OnTheWay(key) => {
-                        self.queue.cancel(key);
+                        self.cancel(key);
                     }
                     // arriving without a key (given up before, or not): its
                     // arrival still comes and frees the slot

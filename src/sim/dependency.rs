@@ -214,7 +214,7 @@ impl World<'_> {
             self.dependencies.grow(call);
         }
         // replicas make a run not plain: the plain path is the one instance
-        if !self.plain && self.dependencies.replicated.is_some() {
+        if !self.plain() && self.dependencies.replicated.is_some() {
             return self.dependency_request_replica(dep, call, cancelled_at);
         }
         let line = &mut self.dependencies.deps[dep].line;
@@ -227,7 +227,7 @@ impl World<'_> {
             self.dependencies.work[call as usize].start = None;
             None
         };
-        if !self.plain {
+        if !self.plain() {
             self.dependency_levels(dep);
         }
         done
@@ -329,11 +329,11 @@ impl World<'_> {
         call: CallId,
         cancelled_at: Option<Ticks>,
     ) -> Ticks {
-        let now = self.now;
+        let now = self.now();
         let d = &mut self.dependencies.deps[inst];
         d.busy_average.add(now, 1);
         let mut latency = d.draws.sample();
-        if !self.plain {
+        if !self.plain() {
             latency = self.dependency_stretch(inst, latency);
         }
         self.note(Note::WorkStarted { dep });
@@ -342,13 +342,9 @@ impl World<'_> {
         let key = if cancelled_at.is_some_and(|c| done > c) {
             None
         } else if self.dependencies.cancellable {
-            Some(
-                self.queue
-                    .schedule(done, Lane::Normal, Event::DependencyDone(call)),
-            )
+            Some(self.schedule(done, Lane::Normal, Event::DependencyDone(call)))
         } else {
-            self.queue
-                .post(done, Lane::Normal, Event::DependencyDone(call));
+            self.post(done, Lane::Normal, Event::DependencyDone(call));
             None
         };
         self.dependencies.work[call as usize] = Work {
@@ -364,9 +360,9 @@ impl World<'_> {
     /// the answer goes back.
     pub(super) fn dependency_done(&mut self, call: CallId) {
         let w = self.dependencies.work[call as usize];
-        let work_start = w.start.unwrap_or(self.now);
+        let work_start = w.start.unwrap_or(self.now());
         // an `error_rate` fault acting now replaces the dependency's own rate
-        let fault = if self.plain {
+        let fault = if self.plain() {
             None
         } else {
             self.dependency_fault_fails(w.inst as usize)
@@ -388,7 +384,7 @@ impl World<'_> {
     #[inline(never)]
     fn dependency_stretch(&self, inst: usize, latency: Ticks) -> Ticks {
         let subject = self.dependencies.deps[inst].subject();
-        scaled(latency, self.faults.latency_factor(subject, self.now))
+        scaled(latency, self.faults.latency_factor(subject, self.now()))
     }
 
     /// With an `error_rate` fault acting on instance `inst` now: whether it
@@ -398,21 +394,22 @@ impl World<'_> {
     #[inline(never)]
     fn dependency_fault_fails(&mut self, inst: usize) -> Option<bool> {
         let subject = self.dependencies.deps[inst].subject();
-        self.faults.error_fault(subject, self.now)
+        self.faults.error_fault(subject, self.now())
     }
 
     /// Whether a `down` fault acts on instance `inst` now.
     pub(super) fn dependency_instance_down(&self, inst: usize) -> bool {
         self.faults
-            .down(self.dependencies.deps[inst].subject(), self.now)
+            .down(self.dependencies.deps[inst].subject(), self.now())
     }
 
     /// A `slots` fault on `dep` (or one of its replicas) started or ended:
     /// each instance's limit now, and the waiting calls it lets in start.
     pub(super) fn dependency_slots_changed(&mut self, dep: DependencyId) {
+        let now = self.now();
         for inst in self.dependency_instances(dep) {
             let d = &mut self.dependencies.deps[inst];
-            match self.faults.slots(d.subject(), self.now) {
+            match self.faults.slots(d.subject(), now) {
                 Some(n) => d.line.set_limit(n),
                 None => d.line.reset_limit(d.slots),
             }
@@ -426,7 +423,7 @@ impl World<'_> {
     /// A `down` fault on `dep` (or one of its replicas) starts: every waiting
     /// and running call of each instance it hits fails now.
     pub(super) fn dependency_down(&mut self, dep: DependencyId) {
-        let now = self.now;
+        let now = self.now();
         for inst in self.dependency_instances(dep) {
             if !self.dependency_instance_down(inst) {
                 continue;
@@ -445,7 +442,7 @@ impl World<'_> {
             for call in running {
                 let w = self.dependencies.work[call as usize];
                 if let Some(key) = w.done_key {
-                    self.queue.cancel(key);
+                    self.cancel(key);
                 }
                 let work_start = w.start.unwrap_or(now);
                 self.dependency_end(call);
@@ -458,7 +455,7 @@ impl World<'_> {
     /// next waiting one. (Inlined: once per call on the answer's path.)
     #[inline(always)]
     fn dependency_end(&mut self, call: CallId) {
-        let now = self.now;
+        let now = self.now();
         let w = &mut self.dependencies.work[call as usize];
         w.done_key = None;
         let start = w.start.take().unwrap_or(now);
@@ -469,7 +466,7 @@ impl World<'_> {
         if let Some(next) = self.dependencies.deps[inst].line.release() {
             self.dependency_start(dep, inst, next, None);
         }
-        if !self.plain {
+        if !self.plain() {
             if self.dependencies.replicated.is_some() {
                 self.dependency_worked(inst, now - start);
             }
@@ -487,7 +484,7 @@ impl World<'_> {
         );
         if w.start.is_some() {
             if let Some(key) = w.done_key {
-                self.queue.cancel(key);
+                self.cancel(key);
             }
             self.dependency_end(call);
         } else {

@@ -261,14 +261,14 @@ impl World<'_> {
     /// The replica of `dep` its balancer picks for `caller`'s call now,
     /// counted there and kept for the call (`pending`).
     fn dependency_pick(&mut self, caller: Caller, dep: DependencyId) -> usize {
-        let now = self.now;
+        let now = self.now();
         let by_caller = self
             .dependencies
             .replicated
             .as_ref()
             .is_some_and(|r| r.by_dep[dep].as_ref().is_some_and(|b| b.picker.by_caller()));
         let key = by_caller.then(|| self.balance_caller_of(self.outer(caller)));
-        let model = self.model;
+        let model = self.model();
         let (replicated, outstanding) = self.dependencies.replicas_and_load();
         let Some(r) = replicated else {
             return dep;
@@ -322,7 +322,7 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn dependency_pick_over(&mut self, call: CallId, how: Over) {
-        let now = self.now;
+        let now = self.now();
         let Some(r) = self.dependencies.replicated.as_mut() else {
             return;
         };
@@ -351,7 +351,7 @@ impl World<'_> {
     /// Pick `p` is over for its caller now, `failed` or not: its balancer
     /// hears it, when it listens, and its outlier detection whether it failed.
     fn dependency_pick_ended(&mut self, p: Pick, failed: bool) {
-        let now = self.now;
+        let now = self.now();
         let Some(r) = self.dependencies.replicated.as_mut() else {
             return;
         };

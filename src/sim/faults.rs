@@ -229,9 +229,9 @@ impl World<'_> {
     /// their edges (`slots`, `down`); before the run starts, so that they run
     /// first in their tick.
     pub(super) fn schedule_fault_edges(&mut self) {
-        if self.model.warmup > Ticks::ZERO {
+        if self.model().warmup > Ticks::ZERO {
             self.post(
-                self.model.warmup,
+                self.model().warmup,
                 Lane::Normal,
                 super::vocab::Event::FaultEdge(WARMUP_END),
             );

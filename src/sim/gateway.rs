@@ -12,11 +12,15 @@ impl World<'_> {
 
     /// The gateway's limiters let the request through: on to the service.
     pub(super) fn gateway_forward(&mut self, req: ReqId) {
-        let share = self.model.gateway.as_ref().map_or(Ticks::ZERO, |g| g.share);
+        let share = self
+            .model()
+            .gateway
+            .as_ref()
+            .map_or(Ticks::ZERO, |g| g.share);
         if share == Ticks::ZERO {
             self.at_service(req);
         } else {
-            self.post(self.now + share, Lane::Normal, Event::AtService(req));
+            self.post(self.now() + share, Lane::Normal, Event::AtService(req));
         }
     }
 }

@@ -11,7 +11,7 @@ impl World<'_> {
     /// The request passed every limiter: its service's handler takes it.
     #[inline]
     pub(super) fn handle(&mut self, req: ReqId) {
-        let service = &self.model.services[self.requests[req].service];
+        let service = &self.model().services[self.requests[req].service];
         match &service.handler {
             Handler::Respond => self.respond(req, Outcome::Answered),
             Handler::Plan(_) => self.plan_start(req),
@@ -21,7 +21,7 @@ impl World<'_> {
 
     /// The client of `req` gave up while its handler still holds work for it.
     pub(super) fn abandon(&mut self, req: ReqId) {
-        let service = &self.model.services[self.requests[req].service];
+        let service = &self.model().services[self.requests[req].service];
         match &service.handler {
             Handler::Respond => {}
             Handler::Plan(_) => self.plan_abandon(req),
@@ -32,7 +32,7 @@ impl World<'_> {
     /// The caller of `req` cancelled it: its work stops, queued or running, and so
     /// does every call it still has open.
     pub(super) fn cancel_work(&mut self, req: ReqId) {
-        let service = &self.model.services[self.requests[req].service];
+        let service = &self.model().services[self.requests[req].service];
         match &service.handler {
             Handler::Respond => {}
             Handler::Plan(_) => {

@@ -229,7 +229,7 @@ impl World<'_> {
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn note(&mut self, note: Note) {
-        let now = self.now;
+        let now = self.now();
         match note {
             Note::Sent { req, route, owner } => {
                 trace!(self, sent(req, route, owner));

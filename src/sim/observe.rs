@@ -552,7 +552,7 @@ impl World<'_> {
     /// again (the client-side books filter by send time instead).
     #[cold]
     pub(super) fn warmup_over(&mut self) {
-        let now = self.now;
+        let now = self.now();
         for (row, s) in self.servers.stats_mut().iter_mut().enumerate() {
             if let Some(t) = self.obs.series.as_deref_mut() {
                 t.restarting(row, server_reading(s, now));

@@ -108,7 +108,7 @@ impl Plans {
 impl<'m> World<'m> {
     #[inline(always)]
     fn plan_of(&self, req: ReqId) -> &'m Plan {
-        let model: &'m crate::model::Model = self.model;
+        let model: &'m crate::model::Model = self.model();
         match &model.services[self.requests[req].service].handler {
             Handler::Plan(p) => p,
             Handler::Server(s) => s
@@ -123,7 +123,7 @@ impl<'m> World<'m> {
     /// calls to make): every branch starts its first call.
     pub(super) fn plan_start(&mut self, req: ReqId) {
         let plan = self.plan_of(req);
-        let now = self.now;
+        let now = self.now();
         let r = &self.requests[req];
         let deadline_budget = || match r.deadline {
             Some(d) => Budget::Dynamic(d.saturating_sub(now)),
@@ -182,7 +182,7 @@ impl<'m> World<'m> {
     #[inline(always)]
     fn call_next_in<const SOMETIMES: bool>(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
         let calls = &plan.branches[b].calls;
-        let now = self.now;
+        let now = self.now();
         loop {
             let run = &mut self.plans.runs[req as usize];
             let budget = run.budget;
@@ -277,16 +277,16 @@ impl<'m> World<'m> {
         // judged by its caller's cap
         let in_time = r.caller.is_some()
             || self
-                .model
+                .model()
                 .slo
                 .threshold_ms
-                .is_none_or(|th| self.now - r.sent <= Ticks::from_ms(th));
+                .is_none_or(|th| self.now() - r.sent <= Ticks::from_ms(th));
         let outcome = if ok && in_time {
             Outcome::Answered
         } else {
             Outcome::Dropped
         };
-        match &self.model.services[r.service].handler {
+        match &self.model().services[r.service].handler {
             Handler::Server(_) => self.server_calls_done(req, outcome),
             _ => self.respond(req, outcome),
         }

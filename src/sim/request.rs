@@ -117,8 +117,8 @@ impl World<'_> {
         tag: Tag,
     ) -> ReqId {
         let id = self.requests.take();
-        let now = self.now;
-        let owner = self.model.routes[route].service;
+        let now = self.now();
+        let owner = self.model().routes[route].service;
         let r = &mut self.requests[id];
         r.sent = now;
         r.route = route;
@@ -138,7 +138,7 @@ impl World<'_> {
             route,
             owner,
         });
-        if !self.model.policies.is_empty()
+        if !self.model().policies.is_empty()
             && let Some(policy) = self.workload_policy(self.workload.current)
         {
             self.send_through_policy(id, policy, owner, timeout);
@@ -172,7 +172,7 @@ impl World<'_> {
         from: ReqId,
         deadline: Option<Ticks>,
     ) -> ReqId {
-        let route = self.model.services[service]
+        let route = self.model().services[service]
             .routes
             .first()
             .copied()
@@ -238,9 +238,10 @@ impl World<'_> {
         let id = self.requests.take();
         let f = &self.requests[from];
         let (client, member, source) = (f.client, f.member, f.source);
+        let now = self.now();
         let r = &mut self.requests[id];
         (r.route, r.service, r.access) = to;
-        r.sent = self.now;
+        r.sent = now;
         r.client = client;
         r.member = member;
         r.closed = false;
@@ -265,7 +266,7 @@ impl World<'_> {
     /// timeout reads as the client giving up, as without a policy).
     #[inline(never)]
     pub(super) fn client_call_over(&mut self, req: ReqId, outcome: Outcome) {
-        let now = self.now;
+        let now = self.now();
         let r = &mut self.requests[req];
         r.closed = true;
         r.in_handler = false;
@@ -295,7 +296,7 @@ impl World<'_> {
     /// and the client gets `outcome` unless it already gave up.
     pub(super) fn respond(&mut self, req: ReqId, outcome: Outcome) {
         self.note(Note::Responded { req, outcome });
-        let now = self.now;
+        let now = self.now();
         let r = &mut self.requests[req];
         r.in_handler = false;
         if r.closed {
@@ -311,7 +312,7 @@ impl World<'_> {
         }
         let response = now - r.sent;
         if let Some(key) = r.client_timeout.take() {
-            self.queue.cancel(key);
+            self.cancel(key);
         }
         self.note(Note::Answered { outcome, response });
         self.release(req);
@@ -320,7 +321,7 @@ impl World<'_> {
 
     /// The client's own timeout: it stops waiting, and the handler is told.
     pub(super) fn client_timeout(&mut self, req: ReqId) {
-        let now = self.now;
+        let now = self.now();
         let r = &mut self.requests[req];
         r.client_timeout = None;
         if r.closed {
@@ -365,8 +366,8 @@ impl World<'_> {
     #[inline]
     fn answer_client(&mut self, req: ReqId, outcome: Outcome) {
         let r = &self.requests[req];
-        let in_time = r.deadline.is_none_or(|d| self.now <= d);
-        let (step, source, response) = (r.step, r.source, self.now - r.sent);
+        let in_time = r.deadline.is_none_or(|d| self.now() <= d);
+        let (step, source, response) = (r.step, r.source, self.now() - r.sent);
         self.note(Note::Done {
             step,
             source,

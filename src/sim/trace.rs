@@ -50,13 +50,14 @@ use crate::engine::Ticks;
 use crate::model::{Handler, Model, PolicyId, RouteId, ServiceId, Target};
 
 /// Runs a tracer hook when the run is traced: `trace!(self, hook(args))` calls
-/// `hook(args, self.now)`.
+/// `hook(args, self.now())`.
 macro_rules! trace {
-    ($world:expr, $hook:ident($($arg:expr),* $(,)?)) => {
+    ($world:expr, $hook:ident($($arg:expr),* $(,)?)) => {{
+        let now = $world.now();
         if let Some(t) = $world.trace.as_deref_mut() {
-            t.$hook($($arg,)* $world.now);
+            t.$hook($($arg,)* now);
         }
-    };
+    }};
 }
 pub(crate) use trace;
 

@@ -121,7 +121,7 @@ fn senders_of(
             };
             (0..n)
                 .map(|i| {
-                    let client = World::intern(symbols, &format!("{label}-{}", i + 1));
+                    let client = symbols.intern(&format!("{label}-{}", i + 1));
                     let mut send = send_of(template, symbols);
                     send.client = client;
                     let left = requests.map(|r| r / n + u64::from(i < r % n));
@@ -299,8 +299,8 @@ fn send_of(t: &RequestTemplate, symbols: &mut super::vocab::Symbols) -> Send {
     Send {
         route: t.route,
         access: t.access,
-        client: World::intern(symbols, &t.client),
-        member: World::intern(symbols, &t.member),
+        client: symbols.intern(&t.client),
+        member: symbols.intern(&t.member),
     }
 }
 
@@ -349,8 +349,8 @@ impl WorkloadState {
             Workload::Script { groups, access } => {
                 let mut items = Vec::new();
                 for g in groups {
-                    let client = World::intern(symbols, &g.client);
-                    let member = World::intern(symbols, &g.member);
+                    let client = symbols.intern(&g.client);
+                    let member = symbols.intern(&g.member);
                     for i in 0..g.count as usize {
                         let route = g.routes[i % g.routes.len()];
                         let pace = if i == 0 {
@@ -383,8 +383,8 @@ impl WorkloadState {
                 member,
                 routes,
             } => {
-                let client = World::intern(symbols, client);
-                let member = World::intern(symbols, member);
+                let client = symbols.intern(client);
+                let member = symbols.intern(member);
                 let items = (0..*routes)
                     .flat_map(|route| {
                         access.iter().map(move |&access| {
@@ -457,20 +457,21 @@ fn poisson_gap_ms(mean_gap_ms: f64, gaps: &mut Stream) -> f64 {
 
 impl World<'_> {
     pub(super) fn start(&mut self) -> Result<(), Error> {
-        if let Workload::Ladder(l) = &self.model.workload {
-            let max = self.model.limits.max_events;
+        let model = self.model();
+        if let Workload::Ladder(l) = &model.workload {
+            let max = self.model().limits.max_events;
             let n = l.requests();
             if n > max {
                 return Err(Error::Limit(format!(
                     "scenario `{}`: the ladder sends {n} requests, more than scenario.max_events = {max} (raise it in [scenario] if the run is meant to be this long)",
-                    self.model.name
+                    self.model().name
                 )));
             }
             if let Some(sender) = self.workload.senders.first_mut()
                 && let WorkloadState::LadderWaves { give_up, .. }
                 | WorkloadState::LadderOpen { give_up, .. } = &mut sender.state
             {
-                *give_up = ladder_gives_up(self.model, l);
+                *give_up = ladder_gives_up(model, l);
             }
         }
         for i in 0..self.workload.senders.len() {
@@ -514,7 +515,7 @@ impl World<'_> {
     /// The `call_policy` of sender `i`'s workload.
     pub(super) fn workload_policy(&self, i: u32) -> Option<crate::model::PolicyId> {
         let w = self.workload.of(i)?;
-        self.model.workloads.get(w as usize)?.call_policy
+        self.model().workloads.get(w as usize)?.call_policy
     }
 
     /// Sends one request of sender `i`.
@@ -524,7 +525,7 @@ impl World<'_> {
     }
 
     pub(super) fn workload_next(&mut self, i: usize) {
-        let now = self.now;
+        let (now, plain) = (self.now(), self.plain());
         let Some(sender) = self.workload.senders.get_mut(i) else {
             return;
         };
@@ -575,7 +576,7 @@ impl World<'_> {
                     *n -= 1;
                 }
                 // an `arrival_factor` fault multiplies the rate for gaps drawn now
-                let factor = if self.plain {
+                let factor = if plain {
                     1.0
                 } else {
                     let w = self.workload.workload_of[i] as usize;
@@ -584,7 +585,7 @@ impl World<'_> {
                 let next_at = match arrivals {
                     OpenArrivals::Uniform(even) => even.next(factor),
                     OpenArrivals::Poisson(gaps) => {
-                        let mean_gap_ms = if self.plain {
+                        let mean_gap_ms = if plain {
                             *mean_gap_ms
                         } else {
                             *mean_gap_ms / factor
@@ -622,7 +623,7 @@ impl World<'_> {
 
     /// Closed ladder: the next wave, c requests at this instant.
     fn ladder_wave(&mut self) {
-        let now = self.now;
+        let now = self.now();
         let Some(WorkloadState::LadderWaves {
             send,
             steps,
@@ -686,7 +687,7 @@ impl World<'_> {
 
     /// Open ladder: one arrival, then the next one of this step or the next step.
     fn ladder_arrival(&mut self) {
-        let now = self.now;
+        let now = self.now();
         let Some(WorkloadState::LadderOpen {
             send,
             gaps_ms,
@@ -726,7 +727,7 @@ impl World<'_> {
     /// books heard it from `Note::Done`): a closed workload sends its next
     /// request.
     pub(super) fn client_answered(&mut self, source: u32) {
-        let now = self.now;
+        let now = self.now();
         let Some(sender) = self.workload.senders.get_mut(source as usize) else {
             return;
         };

@@ -20,14 +20,18 @@ use crate::engine::{EventKey, EventQueue, Lane, Ticks};
 use crate::error::Error;
 use crate::model::Model;
 
-/// All actor state of one run. The fields are the simulation's alone (nothing
-/// outside `sim` sees a `World`), and each field's insides are private to the
-/// module that defines its type: actors reach each other only through
+/// All actor state of one run. The clock, the event queue, the model, the
+/// interned names, the `plain` flag and the draw-ahead helper are private to
+/// this file: only the run loop moves the clock, every event goes through
+/// `schedule`, `post` and `cancel`, and the rest is fixed for the run and read
+/// through its accessor. The actors' states are the simulation's alone
+/// (nothing outside `sim` sees a `World`), and each one's insides are private
+/// to the module that defines its type: actors reach each other only through
 /// `impl World` methods.
 pub(crate) struct World<'m> {
-    pub(super) model: &'m Model,
-    pub(super) queue: EventQueue<Event>,
-    pub(super) now: Ticks,
+    model: &'m Model,
+    queue: EventQueue<Event>,
+    now: Ticks,
     pub(super) requests: Requests,
     pub(super) calls: Calls,
     pub(super) dependencies: Dependencies,
@@ -36,7 +40,7 @@ pub(crate) struct World<'m> {
     pub(super) policies: Policies,
     pub(super) workload: Workloads,
     /// Interned client and member names.
-    pub(super) symbols: Symbols,
+    symbols: Symbols,
     pub(super) limiting: Limiting,
     pub(super) obs: Observers,
     /// The request tracer (`--trace N`); None in an ordinary run.
@@ -46,9 +50,9 @@ pub(crate) struct World<'m> {
     /// No faults, no time series and no replicated dependency: the actors skip
     /// every question about them with this one flag (the fast path of every
     /// scenario without them).
-    pub(super) plain: bool,
+    plain: bool,
     /// The thread drawing random streams ahead, if any (dropping it stops it).
-    pub(super) helper: Option<super::ahead::Helper>,
+    helper: Option<super::ahead::Helper>,
 }
 
 impl<'m> World<'m> {
@@ -408,14 +412,73 @@ impl<'m> World<'m> {
         self.queue.schedule(at, lane, event)
     }
 
+    /// Cancels a scheduled event; false when it has run or was cancelled.
+    #[inline(always)]
+    pub fn cancel(&mut self, key: EventKey) -> bool {
+        self.queue.cancel(key)
+    }
+
+    /// Takes the sequence number an event posted now would get, for an
+    /// actor that keeps such events itself and delivers them in turn (see
+    /// `arrival_due`): `first_before(seq)` says whether one of the queue's
+    /// comes first, `post_taken` hands one to the queue after all, and
+    /// `delivered_by_owner` counts one delivered by its owner.
+    #[inline(always)]
+    pub fn take_seq(&mut self) -> u64 {
+        self.queue.take_seq()
+    }
+
+    /// Whether an event of the queue, at this instant in the normal lane,
+    /// comes before the one holding sequence number `seq`.
+    #[inline(always)]
+    pub fn first_before(&self, seq: u64) -> bool {
+        self.queue.has_before(self.now, Lane::Normal, seq)
+    }
+
+    /// Posts `event` now in the normal lane, with the sequence number `seq`
+    /// taken earlier with `take_seq`.
+    #[inline(always)]
+    pub fn post_taken(&mut self, seq: u64, event: Event) {
+        self.queue.post_taken(self.now, Lane::Normal, seq, event);
+    }
+
+    /// Counts an event delivered by the actor that kept it.
+    #[inline(always)]
+    pub fn delivered_by_owner(&mut self) {
+        self.queue.delivered_by_owner();
+    }
+
     /// Schedules an event that will never be cancelled.
     #[inline]
     pub fn post(&mut self, at: Ticks, lane: Lane, event: Event) {
         self.queue.post(at, lane, event);
     }
 
-    pub fn intern(symbols: &mut Symbols, name: &str) -> u32 {
-        symbols.intern(name)
+    /// The virtual time: the instant of the event being handled. Only the
+    /// run loop moves it.
+    #[inline(always)]
+    pub fn now(&self) -> Ticks {
+        self.now
+    }
+
+    /// The scenario's model, fixed for the run.
+    #[inline(always)]
+    pub fn model(&self) -> &'m Model {
+        self.model
+    }
+
+    /// No faults, no time series and no replicated dependency: the actors
+    /// skip every question about them with this one flag (the fast path of
+    /// every scenario without them). Fixed for the run.
+    #[inline(always)]
+    pub fn plain(&self) -> bool {
+        self.plain
+    }
+
+    /// The interned client and member names, fixed once the workloads are
+    /// built.
+    pub fn symbols(&self) -> &Symbols {
+        &self.symbols
     }
 }
 

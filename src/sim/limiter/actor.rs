@@ -267,7 +267,7 @@ impl World<'_> {
         let p = &self.limiting.progress[req as usize];
         if r.route == NO_ROUTE {
             // a call into a service that owns no route: its middleware alone
-            let list = &self.model.services[r.service].middleware;
+            let list = &self.model().services[r.service].middleware;
             return list.get(p.pos as usize).copied();
         }
         let chain = &self.limiting.chains.get(slot(r.route, r.access?))?;
@@ -291,12 +291,12 @@ impl World<'_> {
                     return;
                 }
                 Decision::Reject => {
-                    let limiter = &self.model.limiters[l];
+                    let limiter = &self.model().limiters[l];
                     let hold = limiter.mode == LimiterMode::Throttle
                         && limiter.overflow == Overflow::Hold
                         && limiter.max_delay > Ticks::ZERO;
                     if hold {
-                        let at = self.now + limiter.max_delay;
+                        let at = self.now() + limiter.max_delay;
                         self.limiting.progress[req as usize].rejecting = true;
                         self.post(at, Lane::Normal, Event::LimiterResume(req));
                     } else {
@@ -320,7 +320,7 @@ impl World<'_> {
 
     /// Limiter `l` counts `req` in its bucket and for its member, then decides.
     fn limiter_decide(&mut self, l: LimiterId, req: ReqId) -> Decision {
-        let limiter = &self.model.limiters[l];
+        let limiter = &self.model().limiters[l];
         let r = &self.requests[req];
         let access = r.access.unwrap_or(Access::Direct);
         let mut key = [u32::MAX; 4];
@@ -332,7 +332,7 @@ impl World<'_> {
                 Field::Access => access as u32,
             };
         }
-        let (member, route, now) = (r.member, r.route, self.now);
+        let (member, route, now) = (r.member, r.route, self.now());
         let window = self.limiting.window;
         let (seed, replication) = (self.limiting.seed, self.limiting.replication);
         let actor = &mut self.limiting.actors[l];
@@ -394,8 +394,8 @@ impl World<'_> {
 
     /// A request leaves limiter `l` now: the peak over any window_ms.
     fn record_pass(&mut self, l: LimiterId) {
-        let window = self.model.limiters[l].window;
-        let now = self.now;
+        let window = self.model().limiters[l].window;
+        let now = self.now();
         let actor = &mut self.limiting.actors[l];
         actor.recent.push_back(now);
         while actor.recent.front().is_some_and(|t| *t + window <= now) {
@@ -437,13 +437,13 @@ impl World<'_> {
     /// Every admission `req` holds hears it is done now, with `outcome`.
     #[inline(never)]
     fn admissions_done(&mut self, req: ReqId, outcome: Outcome) {
-        let now = self.now;
+        let (now, model) = (self.now(), self.model());
         let limiting = &mut self.limiting;
         let Some(admitted) = limiting.held.of(req) else {
             return;
         };
         for a in admitted.drain(..) {
-            let limiter = &self.model.limiters[a.limiter];
+            let limiter = &model.limiters[a.limiter];
             let latency = now.saturating_sub(a.at);
             let actor = &mut limiting.actors[a.limiter];
             let state = &mut actor.states[a.state as usize];
@@ -486,7 +486,7 @@ impl World<'_> {
     }
 
     fn count_outcome(&mut self, req: ReqId, outcome: Outcome) {
-        let n = self.model.limiters.len();
+        let n = self.model().limiters.len();
         let member = self.requests[req].member;
         let tally = self.limiting.members.entry(member).or_default();
         match outcome {

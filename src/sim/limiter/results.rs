@@ -124,12 +124,12 @@ impl World<'_> {
         if !self.limiting.enabled() {
             return LimiterResults::default();
         }
-        let n = self.model.limiters.len();
-        let symbols = &self.symbols;
+        let n = self.model().limiters.len();
+        let symbols = self.symbols();
         let name = |id: &u32| symbols.get(*id as usize).cloned().unwrap_or_default();
         let window = self.limiting.window;
-        let model = self.model;
-        let end = self.now;
+        let model = self.model();
+        let end = self.now();
         let limiters = self
             .limiting
             .actors

@@ -17,7 +17,7 @@ impl World<'_> {
         match caller {
             Caller::Policy { call } => {
                 let p = &self.policies.calls[call as usize];
-                self.model.policies[p.policy]
+                self.model().policies[p.policy]
                     .hedge
                     .is_some_and(|h| !h.cancel_losers)
             }
@@ -28,17 +28,17 @@ impl World<'_> {
     /// The first copy of `pc` went: the next one is due after the delay.
     pub(super) fn hedge_started(&mut self, pc: u32) {
         let p = &self.policies.calls[pc as usize];
-        if let Some(h) = self.model.policies[p.policy].hedge
+        if let Some(h) = self.model().policies[p.policy].hedge
             && p.attempts < h.max_attempts
         {
-            self.policy_schedule(pc, self.now + h.delay);
+            self.policy_schedule(pc, self.now() + h.delay);
         }
     }
 
     /// A copy of `pc` ended with `outcome`.
     pub(super) fn hedge_attempt_ended(&mut self, pc: u32, outcome: Outcome) {
         let p = &self.policies.calls[pc as usize];
-        let Some(h) = self.model.policies[p.policy].hedge else {
+        let Some(h) = self.model().policies[p.policy].hedge else {
             return;
         };
         if outcome == Outcome::Answered {
@@ -52,7 +52,7 @@ impl World<'_> {
     /// Whether the hedge's budget (gRPC's throttle) lets a further copy of
     /// `pc` go; a refused copy is counted, and the call sends no further one.
     fn hedge_allowed(&mut self, pc: u32) -> bool {
-        let now = self.now;
+        let now = self.now();
         let p = &self.policies.calls[pc as usize];
         let (state, w, last) = (p.state as usize, p.workload, p.last);
         let st = &mut self.policies.states[state];
@@ -77,7 +77,7 @@ impl World<'_> {
     /// one after); ends the call when nothing is in flight and nothing can go.
     fn hedge_send(&mut self, pc: u32) {
         let p = &self.policies.calls[pc as usize];
-        let Some(h) = self.model.policies[p.policy].hedge else {
+        let Some(h) = self.model().policies[p.policy].hedge else {
             return;
         };
         if p.attempts < h.max_attempts
@@ -89,18 +89,18 @@ impl World<'_> {
             let (state, more, w) = (p.state, p.attempts < h.max_attempts, p.workload);
             self.policies.states[state as usize].tally(w, |s| s.hedges += 1);
             if more {
-                self.policy_schedule(pc, self.now + h.delay);
+                self.policy_schedule(pc, self.now() + h.delay);
             } else if let Some(key) = self.policies.calls[pc as usize].timer.take() {
-                self.queue.cancel(key);
+                self.cancel(key);
             }
             return;
         }
         let p = &mut self.policies.calls[pc as usize];
         if p.open.is_empty() {
-            if let Some(key) = p.timer.take() {
-                self.queue.cancel(key);
+            let (timer, last) = (p.timer.take(), p.last);
+            if let Some(key) = timer {
+                self.cancel(key);
             }
-            let last = p.last;
             self.policy_resolve(pc, last);
         }
     }

@@ -456,7 +456,7 @@ impl World<'_> {
         } else {
             self.policy_workload(caller)
         };
-        let now = self.now;
+        let now = self.now();
         let st = &mut self.policies.states[state];
         st.tally(w, |s| s.first_tries += 1);
         st.budget.first_try(now);
@@ -523,7 +523,7 @@ impl World<'_> {
                 (self.policies.calls.len() - 1) as u32
             }
         };
-        if let Some(b) = &self.model.policies[policy].retry {
+        if let Some(b) = &self.model().policies[policy].retry {
             self.policies.calls[id as usize].sleep_ms = b.backoff.base_ms;
         }
         self.note(Note::PolicyOpened {
@@ -620,23 +620,23 @@ impl World<'_> {
     #[inline(never)]
     fn new_policy_state(&mut self, key: StateKey) -> u32 {
         let (owner, policy, target) = key;
-        let p = &self.model.policies[policy];
+        let p = &self.model().policies[policy];
         let (caller_name, identity) = match owner {
             Owner::Client(w, c) => {
                 let name = self
-                    .model
+                    .model()
                     .workloads
                     .get(w as usize)
                     .map_or("main", |w| w.name.as_str());
-                let id = format!("client:{name}:{}", self.symbols[c as usize]);
+                let id = format!("client:{name}:{}", self.symbols()[c as usize]);
                 (name.to_string(), id)
             }
             Owner::Service(s) => {
-                let n = self.model.services[s].name.clone();
+                let n = self.model().services[s].name.clone();
                 (n.clone(), format!("service:{n}"))
             }
         };
-        let target_name = self.model.target_name(target).to_string();
+        let target_name = self.model().target_name(target).to_string();
         let actor = format!("policy:{identity}:{}:{target_name}", p.name);
         let (seed, rep) = (self.policies.seed, self.policies.replication);
         let st = PolicyState {
@@ -682,9 +682,9 @@ impl World<'_> {
     /// Sends the next attempt of policy call `pc` now, capped by the policy's
     /// `timeout_ms` and the call's deadline. False: no time left.
     fn attempt(&mut self, pc: u32) -> bool {
-        let now = self.now;
+        let now = self.now();
         let p = &self.policies.calls[pc as usize];
-        let timeout = self.model.policies[p.policy].timeout;
+        let timeout = self.model().policies[p.policy].timeout;
         let left = p.deadline.map(|d| d.saturating_sub(now));
         let cap = match (timeout, left) {
             (Some(t), Some(l)) => Some(t.min(l)),
@@ -732,7 +732,7 @@ impl World<'_> {
 
     /// Attempt `attempt` of policy call `pc` ended with `outcome`.
     pub(super) fn policy_attempt_ended(&mut self, pc: u32, attempt: CallId, outcome: Outcome) {
-        let now = self.now;
+        let now = self.now();
         let Policies { calls, states, .. } = &mut self.policies;
         let p = &mut calls[pc as usize];
         p.open.remove(attempt);
@@ -748,7 +748,7 @@ impl World<'_> {
         {
             t.accepted(now);
         }
-        if self.model.policies[policy].hedge.is_some() {
+        if self.model().policies[policy].hedge.is_some() {
             self.hedge_attempt_ended(pc, outcome);
         } else {
             self.retry_attempt_ended(pc, outcome);
@@ -758,7 +758,7 @@ impl World<'_> {
     /// A backoff or hedge delay of `pc` is over.
     pub(super) fn policy_timer(&mut self, pc: u32) {
         self.policies.calls[pc as usize].timer = None;
-        if self.model.policies[self.policies.calls[pc as usize].policy]
+        if self.model().policies[self.policies.calls[pc as usize].policy]
             .hedge
             .is_some()
         {
@@ -770,7 +770,7 @@ impl World<'_> {
 
     fn policy_schedule(&mut self, pc: u32, at: Ticks) {
         if let Some(key) = self.policies.calls[pc as usize].timer.take() {
-            self.queue.cancel(key);
+            self.cancel(key);
         }
         let key = self.schedule(at, Lane::Normal, Event::PolicyTimer(pc));
         self.policies.calls[pc as usize].timer = Some(key);
@@ -780,14 +780,12 @@ impl World<'_> {
     /// as `cancelled`. Their work stops with `cancel`, runs on without it.
     fn policy_stop_attempts(&mut self, pc: u32, cancel: bool) {
         let p = &mut self.policies.calls[pc as usize];
-        if let Some(key) = p.timer.take() {
-            self.queue.cancel(key);
-        }
-        if let Some(key) = p.failing.take() {
-            self.queue.cancel(key);
-        }
+        let (timer, failing) = (p.timer.take(), p.failing.take());
         let (state, w) = (p.state as usize, p.workload);
         let held = std::mem::take(&mut p.held);
+        for key in [timer, failing].into_iter().flatten() {
+            self.cancel(key);
+        }
         if held != 0 {
             self.policies.states[state].budget.release(held);
         }
@@ -801,7 +799,7 @@ impl World<'_> {
 
     /// The call is over for its caller with `outcome`.
     fn policy_resolve(&mut self, pc: u32, outcome: Outcome) {
-        let now = self.now;
+        let now = self.now();
         let p = &mut self.policies.calls[pc as usize];
         debug_assert!(p.open.is_empty() && p.timer.is_none());
         let (caller, state, admit, target) = (p.caller, p.state, p.admit, p.target);

@@ -14,12 +14,12 @@ impl World<'_> {
         if outcome == Outcome::Answered {
             return self.policy_resolve(pc, outcome);
         }
-        let now = self.now;
+        let now = self.now();
         let p = &mut self.policies.calls[pc as usize];
         p.last = outcome;
         let (policy, state, attempts, deadline, prev) =
             (p.policy, p.state, p.attempts, p.deadline, p.sleep_ms);
-        let model = self.model;
+        let model = self.model();
         let Some(r) = &model.policies[policy].retry else {
             return self.policy_resolve(pc, outcome);
         };

@@ -14,7 +14,7 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn server_arrive_down(&mut self, i: usize, req: ReqId) -> bool {
-        let now = self.now;
+        let now = self.now();
         if !self.faults.down(self.servers.states[i].subject, now) {
             return false;
         }
@@ -36,7 +36,7 @@ impl World<'_> {
         scaled(
             demand,
             self.faults
-                .latency_factor(self.servers.states[i].subject, self.now),
+                .latency_factor(self.servers.states[i].subject, self.now()),
         )
     }
 
@@ -46,7 +46,9 @@ impl World<'_> {
     pub(super) fn server_fails(&mut self, req: ReqId) -> bool {
         let service = self.requests[req].service;
         match self.servers.state_of(service, req) {
-            Some(i) => self.faults.fails(self.servers.states[i].subject, self.now),
+            Some(i) => self
+                .faults
+                .fails(self.servers.states[i].subject, self.now()),
             None => false,
         }
     }
@@ -54,7 +56,7 @@ impl World<'_> {
     /// A `slots` fault on `service` started or ended: each instance's limit now,
     /// and the waiters it lets in start.
     pub(in crate::sim) fn server_slots_changed(&mut self, service: ServiceId) {
-        let now = self.now;
+        let now = self.now();
         for i in self.server_instances(service) {
             let s = &mut self.servers.states[i];
             match self.faults.slots(s.subject, now) {
@@ -74,7 +76,7 @@ impl World<'_> {
     /// A `down` fault on `service` starts: the queued and running requests of each
     /// instance it hits fail now (answered `error`).
     pub(in crate::sim) fn server_down(&mut self, service: ServiceId) {
-        let now = self.now;
+        let now = self.now();
         for i in self.server_instances(service) {
             if !self.faults.down(self.servers.states[i].subject, now) {
                 continue;

@@ -93,13 +93,13 @@ impl Instance {
 impl World<'_> {
     /// A request reaches its server: start it, queue it, or shed it.
     pub(in crate::sim) fn server_arrive(&mut self, req: ReqId) {
-        let now = self.now;
+        let now = self.now();
         let service = self.requests[req].service;
         let Some(i) = self.server_pick(service, req) else {
             self.respond(req, Outcome::Answered);
             return;
         };
-        if !self.plain && self.faults.has(FaultKind::Down) && self.server_arrive_down(i, req) {
+        if !self.plain() && self.faults.has(FaultKind::Down) && self.server_arrive_down(i, req) {
             return;
         }
         let s = &mut self.servers.states[i];
@@ -159,7 +159,8 @@ impl World<'_> {
     pub(super) fn server_start_waiter(&mut self, i: usize, w: Waiting) {
         let s = &self.servers.states[i];
         let (st, timed) = (s.stats, s.timed);
-        self.servers.stats[st].queued.add(self.now, -1);
+        let now = self.now();
+        self.servers.stats[st].queued.add(now, -1);
         if timed {
             self.server_waiter_timed(i, w.req);
         }
@@ -169,8 +170,8 @@ impl World<'_> {
     /// `req` has taken a slot of instance `i`: its service starts now (stretched
     /// by a `latency_factor` fault acting now).
     pub(super) fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
-        let now = self.now;
-        let demand = if self.plain || !self.servers.states[i].stretched {
+        let now = self.now();
+        let demand = if self.plain() || !self.servers.states[i].stretched {
             demand
         } else {
             self.server_stretch(i, demand)
@@ -213,7 +214,7 @@ impl World<'_> {
         let Some(i) = self.servers.state_of(service, req) else {
             return;
         };
-        if !self.plain && self.faults.has(FaultKind::ErrorRate) && self.server_fails(req) {
+        if !self.plain() && self.faults.has(FaultKind::ErrorRate) && self.server_fails(req) {
             // an `error_rate` fault fails the request after its service time
             self.server_release(i, req, Outcome::Error);
             return;
@@ -254,7 +255,7 @@ impl World<'_> {
     /// next queued request, then the answer goes back (so a new arrival it
     /// triggers sees the freed slot taken).
     pub(super) fn server_release(&mut self, i: usize, req: ReqId, outcome: Outcome) {
-        let now = self.now;
+        let now = self.now();
         let (arrived, started, next, stats, replica) = self.server_free_slot(i, req);
         let r = &self.requests[req];
         let late = r.closed || r.deadline.is_some_and(|d| now > d);
@@ -283,7 +284,7 @@ impl World<'_> {
         if let Some(w) = next {
             self.server_start_waiter(i, w);
         }
-        if late && !self.plain {
+        if late && !self.plain() {
             self.server_note_late(stats, worked);
         }
         self.respond(req, outcome);
@@ -304,7 +305,7 @@ impl World<'_> {
 
     /// Takes `req` out of instance `i`'s queue, if it waits there.
     pub(super) fn server_unqueue(&mut self, i: usize, req: ReqId) -> bool {
-        let now = self.now;
+        let now = self.now();
         let s = &mut self.servers.states[i];
         let Some(w) = s.line.leave(|w| w.req == req) else {
             return false;
@@ -352,13 +353,13 @@ impl World<'_> {
             .and_then(Option::take);
         let in_calls = in_service.is_none() && self.plan_running(req);
         if let Some(key) = in_service {
-            self.queue.cancel(key);
+            self.cancel(key);
         } else if in_calls {
             self.plan_cancel(req);
         } else {
             return false;
         }
-        let now = self.now;
+        let now = self.now();
         let (arrived, started, next, stats, replica) = self.server_free_slot(i, req);
         let worked = now - started;
         let st = &mut self.servers.stats[stats];

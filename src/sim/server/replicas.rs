@@ -180,7 +180,7 @@ impl World<'_> {
     /// The replica of `service` its balancer picks for `req`, in its view.
     #[inline(never)]
     fn server_pick_replica(&mut self, service: ServiceId, req: ReqId) -> usize {
-        let now = self.now;
+        let now = self.now();
         let by_caller = matches!(
             &self.servers.by_service[service],
             Some(Route::Replicated(b)) if b.picker.by_caller()
@@ -189,7 +189,7 @@ impl World<'_> {
             return self.servers.pick_replica(service, req, now, None);
         }
         let key = self.balance_caller(req);
-        let model = self.model;
+        let model = self.model();
         let name = move || caller_name(model, key);
         self.servers
             .pick_replica(service, req, now, Some((key, &name)))
@@ -236,7 +236,7 @@ impl World<'_> {
             return;
         };
         let failed = failed || p.given_up;
-        let now = self.now;
+        let now = self.now();
         if let Some(Route::Replicated(b)) = self.servers.by_service[p.service].as_mut() {
             b.picker
                 .done(p.caller, p.replica as usize, now, now.saturating_sub(p.at));

@@ -110,12 +110,10 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn server_joined(&mut self, i: usize, req: ReqId) {
-        let now = self.now;
+        let now = self.now();
         let s = &mut self.servers.states[i];
         if let Some(timeout) = s.discipline.joined(s.line.waiting(), now) {
-            let key = self
-                .queue
-                .schedule(now + timeout, Lane::Deadline, Event::QueueTimeout(req));
+            let key = self.schedule(now + timeout, Lane::Deadline, Event::QueueTimeout(req));
             let keys = &mut self.servers.timeout_keys;
             if keys.len() <= req as usize {
                 keys.resize(req as usize + 1, None);
@@ -140,7 +138,7 @@ impl World<'_> {
             .get_mut(req as usize)
             .and_then(Option::take)
         {
-            self.queue.cancel(key);
+            self.cancel(key);
         }
     }
 
@@ -148,9 +146,10 @@ impl World<'_> {
     /// watches the queue.
     #[inline]
     pub(super) fn server_dequeued(&mut self, i: usize) {
+        let now = self.now();
         let s = &mut self.servers.states[i];
         if s.timed {
-            s.discipline.left(s.line.waiting(), self.now);
+            s.discipline.left(s.line.waiting(), now);
         }
     }
 
@@ -158,7 +157,7 @@ impl World<'_> {
     /// queue, says whether it takes the newest or the oldest.
     #[inline]
     pub(super) fn server_pick_order(&mut self, i: usize) {
-        let now = self.now;
+        let now = self.now();
         let s = &mut self.servers.states[i];
         if s.timed {
             let newest = s.discipline.newest_first(s.line.waiting(), now);
@@ -169,7 +168,7 @@ impl World<'_> {
     /// A queued request's queue timeout (CoDel): still waiting, it is shed.
     #[inline(never)]
     pub(in crate::sim) fn server_queue_timeout(&mut self, req: ReqId) {
-        let now = self.now;
+        let now = self.now();
         let service = self.requests[req].service;
         let Some(i) = self.servers.state_of(service, req) else {
             return;
