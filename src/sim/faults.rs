@@ -194,9 +194,12 @@ impl Faults {
 
 /// Whether some fault of `kind` in `model` targets `subject` (at any time).
 pub(crate) fn may_act(model: &Model, kind: FaultKind, subject: Subject) -> bool {
-    model
-        .faults
-        .iter()
+    may_act_in(&model.faults, kind, subject)
+}
+
+/// [`may_act`] for the faults of `list`.
+fn may_act_in(list: &[Fault], kind: FaultKind, subject: Subject) -> bool {
+    list.iter()
         .any(|f| f.kind == kind && subject.hit_by(f.target))
 }
 
@@ -352,6 +355,90 @@ mod tests {
         assert_eq!(f.rngs, before, "no draw");
         assert_eq!(f.latency_factor(D, at(50.0)), 3.0);
         assert!(!faults(Vec::new()).has(FaultKind::LatencyFactor));
+    }
+
+    /// A subject no `latency_factor` fault may act on (a server's
+    /// `stretched` flag false, a dependency's stretch skipped) gets factor 1
+    /// from the list at every instant, and one a fault may act on gets
+    /// another factor at some instant: the flag answers as the list does.
+    #[test]
+    fn a_subject_no_latency_fault_targets_gets_the_lists_answer() {
+        let on = |target, at_ms: f64| Fault {
+            kind: FaultKind::LatencyFactor,
+            target,
+            at: Ticks::from_ms(at_ms),
+            until: Ticks::from_ms(at_ms + 100.0),
+            value: 2.5,
+        };
+        let list = vec![
+            on(
+                FaultTarget::Server {
+                    service: 0,
+                    replica: None,
+                },
+                0.0,
+            ),
+            on(
+                FaultTarget::Server {
+                    service: 1,
+                    replica: Some(2),
+                },
+                50.0,
+            ),
+            on(
+                FaultTarget::Dependency {
+                    dep: 1,
+                    replica: None,
+                },
+                200.0,
+            ),
+            on(
+                FaultTarget::Dependency {
+                    dep: 0,
+                    replica: Some(1),
+                },
+                300.0,
+            ),
+            Fault {
+                kind: FaultKind::Slots,
+                ..on(
+                    FaultTarget::Server {
+                        service: 2,
+                        replica: None,
+                    },
+                    0.0,
+                )
+            },
+        ];
+        let f = faults(list.clone());
+        let instants: Vec<Ticks> = (0..=90).map(|k| at(k as f64 * 5.0)).collect();
+        let mut subjects = Vec::new();
+        for service in 0..4 {
+            for replica in 0..4 {
+                subjects.push(Subject::Server { service, replica });
+            }
+        }
+        for dep in 0..3 {
+            for replica in 0..4 {
+                subjects.push(Subject::Dependency { dep, replica });
+            }
+        }
+        let mut stretched = 0;
+        for s in subjects {
+            let factors: Vec<f64> = instants.iter().map(|&t| f.latency_factor(s, t)).collect();
+            if may_act_in(&list, FaultKind::LatencyFactor, s) {
+                stretched += 1;
+                assert!(
+                    factors.iter().any(|&x| x != 1.0),
+                    "{s:?} is stretched at some instant"
+                );
+            } else {
+                assert!(factors.iter().all(|&x| x == 1.0), "{s:?}: {factors:?}");
+            }
+        }
+        // service 0's four replicas, service 1's third, dependency 1's four,
+        // dependency 0's second
+        assert_eq!(stretched, 10);
     }
 
     #[test]
