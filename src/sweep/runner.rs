@@ -41,10 +41,6 @@ pub fn probe(pool: &ThreadPool, runner: &RowRunner) -> Result<Vec<Vec<Table>>, E
     })
 }
 
-/// A batch's first unit and its units' results, up to and including the first
-/// failure (the units before it still count).
-type Batch = (u64, Vec<Result<Measured, Error>>);
-
 /// Runs units `[start, end)` and calls `sink(unit, measured)` for each, in unit
 /// order. `layouts[row]` places row `row`'s metrics.
 pub fn run(
@@ -54,30 +50,52 @@ pub fn run(
     layouts: &[Layout],
     (start, end): (u64, u64),
     progress: bool,
-    mut sink: impl FnMut(u64, &Measured) -> Result<(), Error>,
+    sink: impl FnMut(u64, &Measured) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let rows = runner.row_count() as u64;
     let batch = batch_size(end - start, pool.current_num_threads() as u64);
+    let bar = progress_bar(end - start, progress);
+    let measure = |unit: u64| {
+        let row = (unit % rows) as usize;
+        runner.measure(row, unit / rows, &layouts[row], schema)
+    };
+    let result = in_order(pool, (start, end), (batch, WINDOW), measure, &bar, sink);
+    bar.finish_and_clear();
+    result
+}
+
+/// The units `[start, end)` measured by the pool's workers in batches of
+/// `batch`, none more than `window` units ahead of the last one handed to
+/// `sink`, and handed to `sink` in unit order. A failed unit stops the run
+/// (the units before it still reach the sink).
+fn in_order<M: Send>(
+    pool: &ThreadPool,
+    (start, end): (u64, u64),
+    (batch, window): (u64, u64),
+    measure: impl Fn(u64) -> Result<M, Error> + Sync,
+    bar: &ProgressBar,
+    mut sink: impl FnMut(u64, &M) -> Result<(), Error>,
+) -> Result<(), Error> {
     let next = AtomicU64::new(start);
     let written = AtomicU64::new(start);
     let stop = AtomicBool::new(false);
-    let bar = progress_bar(end - start, progress);
-    let (tx, rx) = mpsc::channel::<Batch>();
+    // a batch's first unit and its units' results, up to and including the
+    // first failure
+    let (tx, rx) = mpsc::channel::<(u64, Vec<Result<M, Error>>)>();
 
-    let work = |tx: mpsc::Sender<Batch>| {
+    let work = |tx: mpsc::Sender<(u64, Vec<Result<M, Error>>)>| {
         loop {
             let first = next.fetch_add(batch, Ordering::Relaxed);
             if first >= end || stop.load(Ordering::Relaxed) {
                 break;
             }
-            while first >= written.load(Ordering::Acquire) + WINDOW && !stop.load(Ordering::Relaxed)
+            while first >= written.load(Ordering::Acquire) + window && !stop.load(Ordering::Relaxed)
             {
                 std::thread::sleep(std::time::Duration::from_micros(200));
             }
             let mut results = Vec::new();
             for unit in first..end.min(first + batch) {
-                let row = (unit % rows) as usize;
-                let result = runner.measure(row, unit / rows, &layouts[row], schema);
+                let result = measure(unit);
                 let failed = result.is_err();
                 results.push(result);
                 if failed {
@@ -115,7 +133,6 @@ pub fn run(
         if failure.is_some() {
             stop.store(true, Ordering::Relaxed);
         }
-        bar.finish_and_clear();
         match failure {
             Some(e) => Err(e),
             None => Ok(()),
@@ -136,4 +153,80 @@ fn progress_bar(len: u64, visible: bool) -> ProgressBar {
         bar.set_style(style.with_key("steady_eta", crate::progress::steady_eta));
     }
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three workers measure 20,000 units in batches of 7 with a window of 64;
+    /// every 500th unit is slow, so the others run on until the window stops
+    /// them. Every unit reaches the sink once, in order, and no unit is
+    /// measured more than the window and a batch ahead of the sink.
+    #[test]
+    fn units_reach_the_sink_in_order_and_the_window_holds_the_workers() {
+        let pool = pool(3).expect("three workers");
+        let (window, batch) = (64, 7);
+        let handed = AtomicU64::new(10);
+        let ahead = AtomicU64::new(0);
+        let measure = |unit: u64| {
+            if unit.is_multiple_of(500) {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            ahead.fetch_max(unit - handed.load(Ordering::Acquire), Ordering::Relaxed);
+            Ok::<u64, Error>(unit * 3)
+        };
+        let mut seen = Vec::new();
+        in_order(
+            &pool,
+            (10, 20_010),
+            (batch, window),
+            measure,
+            &ProgressBar::hidden(),
+            |unit, m| {
+                assert_eq!(*m, unit * 3, "unit {unit}'s own result");
+                seen.push(unit);
+                handed.store(unit + 1, Ordering::Release);
+                Ok(())
+            },
+        )
+        .expect("no unit fails");
+        assert!(
+            seen.iter().copied().eq(10..20_010),
+            "every unit once, in order"
+        );
+        let ahead = ahead.load(Ordering::Relaxed);
+        assert!(
+            (window..window + batch).contains(&ahead),
+            "the furthest unit measured ahead of the sink: {ahead}"
+        );
+    }
+
+    /// A failed unit stops the run with its error; the units before it reach
+    /// the sink, none after it.
+    #[test]
+    fn a_failed_unit_stops_the_run_after_the_units_before_it() {
+        let pool = pool(2).expect("two workers");
+        let mut seen = Vec::new();
+        let result = in_order(
+            &pool,
+            (0, 5_000),
+            (5, 64),
+            |unit| match unit {
+                1_234 => Err(Error::Other("unit 1234 failed".into())),
+                u => Ok(u),
+            },
+            &ProgressBar::hidden(),
+            |unit, _| {
+                seen.push(unit);
+                Ok(())
+            },
+        );
+        assert!(matches!(result, Err(Error::Other(m)) if m == "unit 1234 failed"));
+        assert!(
+            seen.iter().copied().eq(0..1_234),
+            "{} units reached the sink",
+            seen.len()
+        );
+    }
 }
