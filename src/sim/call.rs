@@ -271,8 +271,8 @@ impl World<'_> {
     pub(super) fn arrival_due(&mut self) -> Option<CallId> {
         let &(seq, call) = self.calls.arriving.front()?;
         if self.first_before(seq) {
-            // (drained, not taken: the deque keeps its memory for the next);
-            // the drained deque is put back before the queue takes them
+            // (lent out while the queue takes them, then put back empty: the
+            // deque keeps its memory for the next)
             let mut arriving = std::mem::take(&mut self.calls.arriving);
             for (seq, call) in arriving.drain(..) {
                 self.post_taken(seq, Event::CallArrive(call));

@@ -338,7 +338,6 @@ impl World<'_> {
         }
         self.note(Note::WorkStarted { dep });
         let done = now + latency;
-        // (the queue alone: the dependency's state stays borrowed apart)
         let key = if cancelled_at.is_some_and(|c| done > c) {
             None
         } else if self.dependencies.cancellable {

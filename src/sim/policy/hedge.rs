@@ -6,9 +6,7 @@
 //! A hedge's `budget` (gRPC's throttle) may refuse a further copy: the call then
 //! sends none and waits for the copies in flight.
 
-use super::super::vocab::World;
-use crate::sim::vocab::Caller;
-use crate::sim::vocab::Outcome;
+use crate::sim::vocab::{Caller, Outcome, World};
 
 impl World<'_> {
     /// Whether `caller` is a hedge that lets its losers run on.

@@ -3,10 +3,10 @@
 //! has not passed; a backoff that would end at or after the deadline ends the call
 //! at once with its last failure, and so does a retry the budget refuses.
 
-use super::{World, backoff};
+use super::backoff;
 use crate::engine::{Lane, Ticks};
 use crate::sim::notes::Note;
-use crate::sim::vocab::{Event, Outcome};
+use crate::sim::vocab::{Event, Outcome, World};
 
 impl World<'_> {
     /// An attempt of `pc` ended with `outcome` (no hedging).
