@@ -207,6 +207,7 @@ pub mod trace;
 mod vocab;
 mod workload;
 mod world;
+
 use crate::engine::Ticks;
 use crate::error::Error;
 use crate::model::Model;
