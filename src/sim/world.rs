@@ -47,9 +47,7 @@ pub(crate) struct World<'m> {
     pub(super) trace: Option<Box<Tracer>>,
     /// What `[[faults]]` change, asked by the actors.
     pub(super) faults: Faults,
-    /// No faults, no time series and no replicated dependency: the actors skip
-    /// every question about them with this one flag (the fast path of every
-    /// scenario without them).
+    /// The fast path's flag, read through [`World::plain`].
     plain: bool,
     /// The thread drawing random streams ahead, if any (dropping it stops it).
     helper: Option<super::ahead::Helper>,

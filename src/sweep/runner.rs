@@ -64,6 +64,10 @@ pub fn run(
     result
 }
 
+/// A batch's first unit and its units' results, up to and including the first
+/// failure (the units before it still count).
+type Batch<M> = (u64, Vec<Result<M, Error>>);
+
 /// The units `[start, end)` measured by the pool's workers in batches of
 /// `batch`, none more than `window` units ahead of the last one handed to
 /// `sink`, and handed to `sink` in unit order. A failed unit stops the run
@@ -79,11 +83,9 @@ fn in_order<M: Send>(
     let next = AtomicU64::new(start);
     let written = AtomicU64::new(start);
     let stop = AtomicBool::new(false);
-    // a batch's first unit and its units' results, up to and including the
-    // first failure
-    let (tx, rx) = mpsc::channel::<(u64, Vec<Result<M, Error>>)>();
+    let (tx, rx) = mpsc::channel::<Batch<M>>();
 
-    let work = |tx: mpsc::Sender<(u64, Vec<Result<M, Error>>)>| {
+    let work = |tx: mpsc::Sender<Batch<M>>| {
         loop {
             let first = next.fetch_add(batch, Ordering::Relaxed);
             if first >= end || stop.load(Ordering::Relaxed) {
