@@ -7,6 +7,7 @@ use super::{Results, Tables};
 use crate::engine::Ticks;
 use crate::metrics::{Samples, approximate_note};
 use crate::model::{BudgetKind, Handler, Model, Plan, Policy};
+use crate::sim::Outcomes;
 use crate::table::{Cell, Table};
 
 /// The plans of a model (plan handlers, and servers that make calls), with their
@@ -95,7 +96,7 @@ pub(super) fn asks(run: &crate::sim::RunResult, several: bool, out: &mut Vec<Ask
     out.push(Ask::new(Stat::Response, &[], true));
     out.push(Ask::new(
         Stat::Answered,
-        &answered(run.requests, &run.answered_response),
+        &answered(run.outcomes.requests, &run.answered_response),
         false,
     ));
     if several {
@@ -103,7 +104,7 @@ pub(super) fn asks(run: &crate::sim::RunResult, several: bool, out: &mut Vec<Ask
             out.push(Ask::new(Stat::WorkloadResponse(i), &[], true));
             out.push(Ask::new(
                 Stat::WorkloadAnswered(i),
-                &answered(w.requests, &w.answered_response),
+                &answered(w.outcomes.requests, &w.answered_response),
                 false,
             ));
         }
@@ -137,11 +138,11 @@ pub(super) fn all_quantiles(requests: u64, answered: &Samples) -> Vec<f64> {
 /// answered requests' end-to-end p50..p999 and mean (empty when none was), then
 /// the failures by kind, then p50..p999 over every request (empty where more
 /// than that share failed).
-fn percentile_cells(tally: &Tally, samples: &mut Samples) -> Vec<Cell> {
-    let pct = if tally.requests == 0 {
+fn percentile_cells(outcomes: &Outcomes, samples: &mut Samples) -> Vec<Cell> {
+    let pct = if outcomes.requests == 0 {
         Cell::Empty
     } else {
-        (tally.answered as f64 / tally.requests as f64 * 100.0).into()
+        (outcomes.answered as f64 / outcomes.requests as f64 * 100.0).into()
     };
     // the mean is exact at any count (the percentiles past 2^20 are not)
     let mean = if samples.count() == 0 {
@@ -158,11 +159,11 @@ fn percentile_cells(tally: &Tally, samples: &mut Samples) -> Vec<Cell> {
         });
     }
     cells.push(mean);
-    cells.extend(tally.failures().map(Cell::from));
+    cells.extend(failures(outcomes).map(Cell::from));
     let n = samples.count();
     for q in ANSWERED_QUANTILES {
         cells.push(
-            of_all(q, tally.requests, n)
+            of_all(q, outcomes.requests, n)
                 .map(|q| samples.quantile_ms(q))
                 .into(),
         );
@@ -173,72 +174,18 @@ fn percentile_cells(tally: &Tally, samples: &mut Samples) -> Vec<Cell> {
 /// The name of the row that sums every workload when there are several.
 pub const ALL_WORKLOADS: &str = "all";
 
-/// One row's request counts.
-struct Tally {
-    requests: u64,
-    answered: u64,
-    dropped: u64,
-    timed_out: u64,
-    shed: u64,
-    rejected: u64,
-    errors: u64,
-    refused: u64,
-    not_found: u64,
-}
-
-impl Tally {
-    /// `failed`, then each way of failing but `dropped` (a column of its own,
-    /// the seed's, further left): `timed_out` .. `not_found`.
-    fn failures(&self) -> [u64; 7] {
-        let failed = self.dropped
-            + self.timed_out
-            + self.shed
-            + self.rejected
-            + self.errors
-            + self.refused
-            + self.not_found;
-        [
-            failed,
-            self.timed_out,
-            self.shed,
-            self.rejected,
-            self.errors,
-            self.refused,
-            self.not_found,
-        ]
-    }
-}
-
-impl From<&crate::sim::WorkloadStats> for Tally {
-    fn from(w: &crate::sim::WorkloadStats) -> Tally {
-        Tally {
-            requests: w.requests,
-            answered: w.answered,
-            dropped: w.dropped,
-            timed_out: w.timed_out,
-            shed: w.shed,
-            rejected: w.rejected,
-            errors: w.errors,
-            refused: w.refused,
-            not_found: w.not_found,
-        }
-    }
-}
-
-impl From<&crate::sim::RunResult> for Tally {
-    fn from(r: &crate::sim::RunResult) -> Tally {
-        Tally {
-            requests: r.requests,
-            answered: r.answered,
-            dropped: r.dropped,
-            timed_out: r.timed_out,
-            shed: r.shed,
-            rejected: r.rejected,
-            errors: r.errors,
-            refused: r.refused,
-            not_found: r.not_found,
-        }
-    }
+/// `failed`, then each way of failing but `dropped` (a column of its own, the
+/// seed's, further left): `timed_out` .. `not_found`.
+fn failures(o: &Outcomes) -> [u64; 7] {
+    [
+        o.failed(),
+        o.timed_out,
+        o.shed,
+        o.rejected,
+        o.errors,
+        o.refused,
+        o.not_found,
+    ]
 }
 
 /// The columns after `answered_mean_ms`: every request accounted for, then the
@@ -300,15 +247,7 @@ fn outcomes(results: &mut Results) -> Table {
         if several && r.workloads.is_empty() {
             // a row with one workload keeps its books in the run's own
             r.workloads = vec![crate::sim::WorkloadStats {
-                requests: r.requests,
-                answered: r.answered,
-                dropped: r.dropped,
-                timed_out: r.timed_out,
-                shed: r.shed,
-                rejected: r.rejected,
-                errors: r.errors,
-                refused: r.refused,
-                not_found: r.not_found,
+                outcomes: r.outcomes,
                 response: r.response.clone(),
                 answered_response: r.answered_response.clone(),
             }];
@@ -317,7 +256,11 @@ fn outcomes(results: &mut Results) -> Table {
             for (w, named) in r.workloads.iter_mut().zip(&model.workloads) {
                 let mut cells = axis.clone();
                 cells.push(named.name.as_str().into());
-                cells.extend([w.requests.into(), w.answered.into(), w.dropped.into()]);
+                cells.extend([
+                    w.outcomes.requests.into(),
+                    w.outcomes.answered.into(),
+                    w.outcomes.dropped.into(),
+                ]);
                 cells.extend(deps.iter().map(|_| Cell::Empty));
                 let any = w.response.count() > 0;
                 let stat = |v: f64| if any { Cell::from(v) } else { Cell::Empty };
@@ -330,8 +273,7 @@ fn outcomes(results: &mut Results) -> Table {
                     Cell::Empty,
                     Cell::Empty,
                 ]);
-                let tally = Tally::from(&*w);
-                cells.extend(percentile_cells(&tally, &mut w.answered_response));
+                cells.extend(percentile_cells(&w.outcomes, &mut w.answered_response));
                 t.push(cells);
             }
         }
@@ -344,10 +286,14 @@ fn outcomes(results: &mut Results) -> Table {
         let any = r.response.count() > 0;
         let mean = any.then(|| r.response.mean_ms());
         let held = mean.and_then(|mean| slots(model, mean));
-        let abandoned = (r.requests > 0)
-            .then(|| slots(model, r.wasted_ms / r.requests as f64))
+        let abandoned = (r.outcomes.requests > 0)
+            .then(|| slots(model, r.wasted_ms / r.outcomes.requests as f64))
             .flatten();
-        cells.extend([r.requests.into(), r.answered.into(), r.dropped.into()]);
+        cells.extend([
+            r.outcomes.requests.into(),
+            r.outcomes.answered.into(),
+            r.outcomes.dropped.into(),
+        ]);
         // the row's dependencies by name (a search per column was quadratic)
         let index: std::collections::HashMap<&str, usize> = model
             .dependencies
@@ -368,8 +314,7 @@ fn outcomes(results: &mut Results) -> Table {
             abandoned.into(),
             held.zip(abandoned).map(|(h, a)| h + a).into(),
         ]);
-        let tally = Tally::from(&*r);
-        cells.extend(percentile_cells(&tally, &mut r.answered_response));
+        cells.extend(percentile_cells(&r.outcomes, &mut r.answered_response));
         t.push(cells);
     }
     t.notes.push(
@@ -608,8 +553,8 @@ fn false_drops(results: &Results) -> Option<Table> {
             }
             done.push(policy);
             let r = &results.runs[i];
-            let extra = r.dropped as i64 - g.dropped as i64;
-            let n = r.requests.max(1) as f64;
+            let extra = r.outcomes.dropped as i64 - g.outcomes.dropped as i64;
+            let n = r.outcomes.requests.max(1) as f64;
             let rps = rows[i]
                 .model
                 .slo
@@ -618,7 +563,7 @@ fn false_drops(results: &Results) -> Option<Table> {
             let mut cells = vec![
                 policy.name().into(),
                 extra.into(),
-                r.requests.into(),
+                r.outcomes.requests.into(),
                 (extra as f64 / n * 100.0).into(),
                 rps.into(),
             ];

@@ -31,7 +31,7 @@ pub(super) fn asks(run: &crate::sim::RunResult, out: &mut Vec<Ask>) {
     let answered = run.answered_response.count();
     out.push(Ask::new(
         Stat::Answered,
-        &cdf_quantiles(run.requests, answered),
+        &cdf_quantiles(run.outcomes.requests, answered),
         false,
     ));
 }
@@ -56,7 +56,7 @@ pub fn latency_cdf(results: &mut Results) -> Option<Table> {
         results.headers(&["percentile", "latency_ms"]),
     );
     for i in 0..results.runs.len() {
-        let requests = results.runs[i].requests;
+        let requests = results.runs[i].outcomes.requests;
         if requests == 0 {
             continue;
         }

@@ -43,10 +43,10 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
         let r = &results.runs[i];
         let per_ms = rate_rps / 1000.0;
         // per request: no figure without a request (empty, never 0)
-        let n = (r.requests > 0).then_some(r.requests as f64);
+        let n = (r.outcomes.requests > 0).then_some(r.outcomes.requests as f64);
         let work_ms: f64 = r.dependencies.iter().map(|d| d.work_ms).sum();
         cells.extend([
-            r.requests.into(),
+            r.outcomes.requests.into(),
             r.sim_time_ms.into(),
             r.events.into(),
             r.mean_in_flight.into(),

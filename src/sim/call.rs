@@ -527,7 +527,7 @@ route = "/x"
         let s = load_str(text, Path::new("ties.toml"), &LoadOptions::default())
             .unwrap_or_else(|e| panic!("{e}"));
         let r = crate::sim::run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"));
-        let answered: Vec<u64> = r.workloads.iter().map(|w| w.answered).collect();
+        let answered: Vec<u64> = r.workloads.iter().map(|w| w.outcomes.answered).collect();
         assert_eq!(answered, [0, 20], "via, direct");
     }
 }

@@ -542,7 +542,7 @@ mod tests {
             4,
             "kind = \"down\"\nat_ms = 100\nfor_ms = 100",
         );
-        assert_eq!((r.answered, r.dropped), (3, 1));
+        assert_eq!((r.outcomes.answered, r.outcomes.dropped), (3, 1));
         assert_eq!(r.dependencies[0].failed, 1);
         assert_eq!(
             r.dependencies[0].work_started, 3,
@@ -559,7 +559,7 @@ mod tests {
             3,
             "kind = \"down\"\nat_ms = 30\nfor_ms = 5",
         );
-        assert_eq!((r.answered, r.dropped), (0, 3));
+        assert_eq!((r.outcomes.answered, r.outcomes.dropped), (0, 3));
         assert_eq!(r.last_exit_ms, 30.0);
         assert_eq!(
             r.dependencies[0].work_ms, 30.0,
@@ -594,7 +594,7 @@ mod tests {
             2,
             "kind = \"error_rate\"\nat_ms = 0\nfor_ms = 50\nvalue = 1",
         );
-        assert_eq!((r.answered, r.dropped), (1, 1));
+        assert_eq!((r.outcomes.answered, r.outcomes.dropped), (1, 1));
         assert_eq!(r.dependencies[0].failed, 1);
         let mut resp = r.response.clone();
         assert_eq!(resp.quantile_ms(1.0), 10.0, "failed after its latency");

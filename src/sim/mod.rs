@@ -214,7 +214,7 @@ use crate::model::Model;
 pub use dependency_replicas::DependencyReplicaStats;
 pub use limiter::LimiterResults;
 pub use policy::CallStats;
-pub use result::{DependencyStats, RunResult, StepStats, WorkloadStats};
+pub use result::{DependencyStats, Outcomes, RunResult, StepStats, WorkloadStats};
 pub use server::stats::{EjectionRow, ServerStats};
 pub use timeseries::{DEFAULT_WINDOW_MS, MAX_SERIES_ROWS};
 pub(crate) use vocab::FastMap;
@@ -246,7 +246,7 @@ pub fn run_with(model: &Model, replication: u64, draw_ahead: bool) -> Result<Run
 /// give: every outcome would be 0. It fails, naming the key (a workload of
 /// known length is refused before the run, `validate::faults::check_warmup`).
 fn counted(model: &Model, result: RunResult) -> Result<RunResult, Error> {
-    if model.warmup > Ticks::ZERO && result.requests == 0 {
+    if model.warmup > Ticks::ZERO && result.outcomes.requests == 0 {
         return Err(Error::Limit(format!(
             "scenario `{}`: no request was sent at or after scenario.warmup_ms = {} ms (the last request left at {} ms), so every outcome figure would be 0: shorten the warm-up or lengthen the workload",
             model.name,

@@ -175,7 +175,7 @@ impl Observers {
         if self.extra {
             self.sent_extra(now, workload, route);
         } else {
-            self.result.requests += 1;
+            self.result.outcomes.requests += 1;
         }
     }
 
@@ -183,7 +183,7 @@ impl Observers {
     #[inline]
     fn sent_extra(&mut self, now: Ticks, workload: Option<u32>, route: RouteId) {
         if now >= self.warmup {
-            self.result.requests += 1;
+            self.result.outcomes.requests += 1;
         }
         if let Some(t) = self.series() {
             t.sent(now, workload, route);
@@ -239,17 +239,7 @@ impl Observers {
         if outcome != Outcome::Answered {
             self.result.response.push(response);
         }
-        let r = &mut self.result;
-        match outcome {
-            Outcome::Answered => r.answered += 1,
-            Outcome::Dropped => r.dropped += 1,
-            Outcome::TimedOut => r.timed_out += 1,
-            Outcome::Shed => r.shed += 1,
-            Outcome::Rejected(_) => r.rejected += 1,
-            Outcome::Error => r.errors += 1,
-            Outcome::Refused => r.refused += 1,
-            Outcome::NotFound => r.not_found += 1,
-        }
+        self.result.outcomes.count(outcome);
     }
 
     /// The time series' part of [`Self::answered`]; whether the whole-run books
@@ -300,17 +290,8 @@ impl Observers {
         let Some(w) = workload.and_then(|w| self.result.workloads.get_mut(w as usize)) else {
             return;
         };
-        w.requests += 1;
-        match outcome {
-            Outcome::Answered => w.answered += 1,
-            Outcome::Dropped => w.dropped += 1,
-            Outcome::TimedOut => w.timed_out += 1,
-            Outcome::Shed => w.shed += 1,
-            Outcome::Rejected(_) => w.rejected += 1,
-            Outcome::Error => w.errors += 1,
-            Outcome::Refused => w.refused += 1,
-            Outcome::NotFound => w.not_found += 1,
-        }
+        w.outcomes.requests += 1;
+        w.outcomes.count(outcome);
         if outcome == Outcome::Answered {
             w.answered_response.push(response);
         }
@@ -324,7 +305,7 @@ impl Observers {
         if self.extra && !self.answered_extra(now, Outcome::TimedOut, waited) {
             return;
         }
-        self.result.timed_out += 1;
+        self.result.outcomes.timed_out += 1;
     }
 
     /// A request leaves the system now (answered, refused or given up) after

@@ -371,7 +371,7 @@ requests = {requests}
             r#"branches = [{ name = "b", calls = ["a"] }]"#,
             1,
         );
-        assert_eq!((r.answered, r.dropped), (1, 0));
+        assert_eq!((r.outcomes.answered, r.outcomes.dropped), (1, 0));
         assert_eq!(r.dependencies[0].failed, 0);
         // one nanosecond later it is not
         let r = run_plan(
@@ -379,7 +379,7 @@ requests = {requests}
             r#"branches = [{ name = "b", calls = ["a"] }]"#,
             1,
         );
-        assert_eq!((r.answered, r.dropped), (0, 1));
+        assert_eq!((r.outcomes.answered, r.outcomes.dropped), (0, 1));
         assert_eq!(r.dependencies[0].failed, 1);
     }
 
@@ -451,7 +451,7 @@ requests = {requests}
         let made = r.dependencies[0].calls;
         assert!((900..=1100).contains(&made), "{made} of 4000");
         // a call not made is no failure: every request answered, b always called
-        assert_eq!((r.answered, r.dependencies[1].calls), (4000, 4000));
+        assert_eq!((r.outcomes.answered, r.dependencies[1].calls), (4000, 4000));
         assert_eq!(r.response.max_ms(), 30.0);
         assert_eq!(r.response.min_ms(), 20.0);
         // probability 1 is every time, and draws nothing
@@ -495,7 +495,7 @@ requests = 1
             r#"branches = [{ name = "x", calls = ["a"] }, { name = "y", calls = ["a"] }]"#,
             1,
         );
-        assert_eq!(r.answered, 1);
+        assert_eq!(r.outcomes.answered, 1);
         assert_eq!(r.response.max_ms(), 60.0);
     }
 }

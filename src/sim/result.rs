@@ -6,7 +6,66 @@ use super::limiter::LimiterResults;
 use super::policy::CallStats;
 use super::server::stats::{EjectionRow, ServerStats};
 use super::timeseries;
+use super::vocab::Outcome;
 use crate::metrics::Samples;
+
+/// Requests sent, and how each ended: every request is counted in `requests`
+/// and, once it is over, in exactly one of the outcome counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Outcomes {
+    /// Requests sent.
+    pub requests: u64,
+    /// Answered (for a plan, every call in time) within the threshold.
+    pub answered: u64,
+    /// A plan call failed, or the response came after the threshold.
+    pub dropped: u64,
+    /// The client gave up first.
+    pub timed_out: u64,
+    /// Refused by a full server (503).
+    pub shed: u64,
+    /// Rejected by a limiter (429).
+    pub rejected: u64,
+    /// Answered with an error (a fault, a failed call through a policy).
+    pub errors: u64,
+    /// Refused by a client policy (breaker open, throttled).
+    pub refused: u64,
+    /// Answered 404: no service owns the route.
+    pub not_found: u64,
+}
+
+impl Outcomes {
+    /// One more request ended with `outcome`.
+    #[inline(always)]
+    pub fn count(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Answered => self.answered += 1,
+            Outcome::Dropped => self.dropped += 1,
+            Outcome::TimedOut => self.timed_out += 1,
+            Outcome::Shed => self.shed += 1,
+            Outcome::Rejected(_) => self.rejected += 1,
+            Outcome::Error => self.errors += 1,
+            Outcome::Refused => self.refused += 1,
+            Outcome::NotFound => self.not_found += 1,
+        }
+    }
+
+    /// The requests that ended without an answer in time: every outcome but
+    /// `answered`.
+    pub fn failed(&self) -> u64 {
+        self.dropped
+            + self.timed_out
+            + self.shed
+            + self.rejected
+            + self.errors
+            + self.refused
+            + self.not_found
+    }
+
+    /// The requests that have ended, whichever way.
+    pub fn ended(&self) -> u64 {
+        self.answered + self.failed()
+    }
+}
 
 /// Per-dependency results.
 #[derive(Debug, Clone, Default)]
@@ -38,24 +97,8 @@ pub struct DependencyStats {
 /// What one run measured.
 #[derive(Debug, Clone, Default)]
 pub struct RunResult {
-    /// Requests the workload sent.
-    pub requests: u64,
-    /// Requests answered (every call in time, within the threshold).
-    pub answered: u64,
-    /// Requests whose plan failed or answered after the threshold.
-    pub dropped: u64,
-    /// Requests whose client gave up first.
-    pub timed_out: u64,
-    /// Requests refused by a full server (503).
-    pub shed: u64,
-    /// 429: rejected by a limiter.
-    pub rejected: u64,
-    /// Requests answered with an error (a fault, a failed call through a policy).
-    pub errors: u64,
-    /// Requests a client policy refused to send (breaker open, throttled).
-    pub refused: u64,
-    /// 404: no service owns the route.
-    pub not_found: u64,
+    /// Every request the workload sent, each counted once by how it ended.
+    pub outcomes: Outcomes,
     /// Response times of every request that got a response.
     pub response: Samples,
     /// One per dependency, in declaration order.
@@ -118,26 +161,58 @@ pub struct StepStats {
 /// What one workload's clients saw, end to end.
 #[derive(Debug, Clone, Default)]
 pub struct WorkloadStats {
-    /// Requests sent (every one ends in exactly one of the outcomes below).
-    pub requests: u64,
-    /// Handled and (for plans) every call succeeded in time.
-    pub answered: u64,
-    /// A plan call failed, or the response came after the threshold.
-    pub dropped: u64,
-    /// The client gave up first.
-    pub timed_out: u64,
-    /// Refused by a full server (503).
-    pub shed: u64,
-    /// Rejected by a limiter (429).
-    pub rejected: u64,
-    /// Answered with an error.
-    pub errors: u64,
-    /// Refused by a client policy (breaker open, throttled).
-    pub refused: u64,
-    /// Answered 404: no service owns the route.
-    pub not_found: u64,
+    /// Every request its clients sent, each counted once by how it ended.
+    pub outcomes: Outcomes,
     /// Response times of the requests that got a response (not given up on).
     pub response: Samples,
     /// Response times of the answered requests.
     pub answered_response: Samples,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Outcomes;
+    use crate::sim::vocab::Outcome;
+
+    #[test]
+    fn each_outcome_counts_once_in_its_own_field() {
+        let every = [
+            Outcome::Answered,
+            Outcome::Dropped,
+            Outcome::TimedOut,
+            Outcome::Shed,
+            Outcome::Rejected(0),
+            Outcome::Error,
+            Outcome::Refused,
+            Outcome::NotFound,
+        ];
+        let mut seen = Vec::new();
+        for (i, &outcome) in every.iter().enumerate() {
+            let mut o = Outcomes::default();
+            // a different number of each, so a field counted twice shows
+            for _ in 0..=i {
+                o.count(outcome);
+            }
+            let fields = [
+                o.answered,
+                o.dropped,
+                o.timed_out,
+                o.shed,
+                o.rejected,
+                o.errors,
+                o.refused,
+                o.not_found,
+            ];
+            let counted: Vec<usize> = (0..fields.len()).filter(|&f| fields[f] > 0).collect();
+            assert_eq!(counted.len(), 1, "{outcome:?} counts in one field");
+            assert_eq!(fields[counted[0]], i as u64 + 1, "{outcome:?}");
+            assert_eq!(o.ended(), i as u64 + 1, "{outcome:?} ends a request");
+            let failed = outcome != Outcome::Answered;
+            assert_eq!(o.failed(), if failed { i as u64 + 1 } else { 0 });
+            seen.push(counted[0]);
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), every.len(), "no two outcomes share a field");
+    }
 }

@@ -54,7 +54,7 @@ impl UnitCounts {
     /// `outcomes` table counts them).
     pub fn of(run: &crate::sim::RunResult) -> UnitCounts {
         UnitCounts {
-            requests: run.requests,
+            requests: run.outcomes.requests,
             buckets: run.answered_response.bucket_counts(),
         }
     }

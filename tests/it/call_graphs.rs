@@ -217,8 +217,8 @@ proptest! {
         let r = resim::sim::run(&model, 0).unwrap_or_else(|e| panic!("{e}\n{text}"));
         prop_assert_eq!(r.leaked, 0, "requests or calls never ended\n{}", text);
         prop_assert_eq!(
-            r.requests,
-            r.answered + r.dropped + r.timed_out + r.shed + r.rejected + r.not_found,
+            r.outcomes.requests,
+            r.outcomes.ended(),
             "every client request ends once\n{}", text
         );
         for s in &r.servers {

@@ -289,7 +289,7 @@ proptest! {
         }
         let sites: Vec<String> = windows.keys().map(|(c, t)| format!("{c}->{t}")).collect();
         prop_assert_eq!(sites, ["back->store", "front->back", "front->store", "main->front"]);
-        prop_assert_eq!(windows[&("main".into(), "front".into())].0, r.requests, "{}", text);
+        prop_assert_eq!(windows[&("main".into(), "front".into())].0, r.outcomes.requests, "{}", text);
         let store: u64 = windows
             .iter()
             .filter(|((_, t), _)| t == "store")

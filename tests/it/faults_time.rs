@@ -267,11 +267,11 @@ proptest! {
         let sum = |f: fn(&resim::sim::timeseries::WindowStats) -> u64| -> u64 {
             ts.windows.iter().map(f).sum()
         };
-        prop_assert_eq!(sum(|w| w.first_tries), r.requests, "{}", text);
-        prop_assert_eq!(sum(|w| w.answered), r.answered, "{}", text);
-        prop_assert_eq!(sum(|w| w.failed), r.dropped + r.errors + r.refused + r.not_found, "{}", text);
-        prop_assert_eq!(sum(|w| w.timed_out), r.timed_out, "{}", text);
-        prop_assert_eq!(sum(|w| w.shed), r.shed, "{}", text);
+        prop_assert_eq!(sum(|w| w.first_tries), r.outcomes.requests, "{}", text);
+        prop_assert_eq!(sum(|w| w.answered), r.outcomes.answered, "{}", text);
+        prop_assert_eq!(sum(|w| w.failed), r.outcomes.dropped + r.outcomes.errors + r.outcomes.refused + r.outcomes.not_found, "{}", text);
+        prop_assert_eq!(sum(|w| w.timed_out), r.outcomes.timed_out, "{}", text);
+        prop_assert_eq!(sum(|w| w.shed), r.outcomes.shed, "{}", text);
         let n = ts.names.len();
         prop_assert_eq!(n, 2);
         let server = &r.servers[0];

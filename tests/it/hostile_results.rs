@@ -373,7 +373,7 @@ requests = 1000
     .expect("loads");
     let model = &s.rows[0].model;
     let (run, trace) = resim::sim::run_traced(model, 0, 1000, 5000, false).expect("runs");
-    assert_eq!(run.requests, 1000);
+    assert_eq!(run.outcomes.requests, 1000);
     assert!(trace.stopped, "the trace says it stopped");
     let traced = trace.tracks.len();
     assert!((10..1000).contains(&traced), "{traced} requests traced");

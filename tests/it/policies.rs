@@ -328,7 +328,7 @@ route = "/x"
         r.dependencies[0].calls, 23,
         "refused calls never reach the store"
     );
-    assert_eq!(r.answered, 0);
+    assert_eq!(r.outcomes.answered, 0);
 }
 
 /// circuit-breaker.toml: rows none and breaker.
@@ -343,9 +343,9 @@ fn circuit_breaker_scenario_stops_calls_reaching_the_failing_store() {
     let with = run(&s.rows[1].model, 0).unwrap_or_else(|e| panic!("{e}"));
     // without the breaker every call reaches the store, 60 % fail (binomial
     // over ~6,000 calls: standard error 0.0064, 0.03 is over 4 of them)
-    let n = none.requests as f64;
-    assert_eq!(none.dependencies[0].calls, none.requests);
-    assert!((none.dropped as f64 / n - 0.6).abs() < 0.03);
+    let n = none.outcomes.requests as f64;
+    assert_eq!(none.dependencies[0].calls, none.outcomes.requests);
+    assert!((none.outcomes.dropped as f64 / n - 0.6).abs() < 0.03);
     // with it: opened at least once per 5 s of the 60 s run after the first
     // ~20 calls, and the store sees only the calls before the first opening and
     // the trials (each cycle stops at its first failed trial: 10 at most)

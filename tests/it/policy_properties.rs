@@ -207,17 +207,7 @@ fn max_attempts(model: &Model, policy: &str) -> u64 {
 
 fn check(model: &Model, r: &RunResult, text: &str) -> Result<(), TestCaseError> {
     prop_assert_eq!(r.leaked, 0, "nothing held at the end\n{}", text);
-    prop_assert_eq!(
-        r.answered
-            + r.dropped
-            + r.timed_out
-            + r.shed
-            + r.rejected
-            + r.errors
-            + r.refused
-            + r.not_found,
-        r.requests
-    );
+    prop_assert_eq!(r.outcomes.ended(), r.outcomes.requests);
     prop_assert_eq!(r.calls.len(), 2, "a row per caller\n{}", text);
     for c in &r.calls {
         let CallStats {

@@ -33,12 +33,12 @@ const CASES: u32 = 64;
 /// servers' `shed`, ...) and the invariants below cover them.
 type Count = fn(&RunResult) -> u64;
 const OUTCOMES: &[(&str, Count)] = &[
-    ("answered", |r| r.answered),
-    ("dropped", |r| r.dropped),
-    ("timed_out", |r| r.timed_out),
-    ("shed", |r| r.shed),
-    ("rejected", |r| r.rejected),
-    ("not_found", |r| r.not_found),
+    ("answered", |r| r.outcomes.answered),
+    ("dropped", |r| r.outcomes.dropped),
+    ("timed_out", |r| r.outcomes.timed_out),
+    ("shed", |r| r.outcomes.shed),
+    ("rejected", |r| r.outcomes.rejected),
+    ("not_found", |r| r.outcomes.not_found),
 ];
 
 fn ended(r: &RunResult) -> u64 {
@@ -366,11 +366,15 @@ fn cancels(h: &Handler) -> bool {
 fn check_run(s: &Scenario, row: usize, r: &RunResult) -> Result<(), TestCaseError> {
     let model = &s.rows[row].model;
     if let Some(n) = requests_asked(&model.workload) {
-        prop_assert_eq!(r.requests, n, "the workload sent what it was asked to");
+        prop_assert_eq!(
+            r.outcomes.requests,
+            n,
+            "the workload sent what it was asked to"
+        );
     }
     prop_assert_eq!(
         ended(r),
-        r.requests,
+        r.outcomes.requests,
         "every request ends exactly once ({})",
         outcome_list(r)
     );
@@ -426,7 +430,7 @@ proptest! {
         for row in &s.rows {
             let r = resim::sim::run(&row.model, 0).expect("runs");
             let Workload::Open { rate_rps, timeout, .. } = row.model.workload else { continue };
-            let n = r.requests as f64;
+            let n = r.outcomes.requests as f64;
             // L is averaged until the last request left (answered or given up).
             let t = r.last_exit_ms;
             if t == 0.0 {
@@ -605,8 +609,8 @@ timeout_ms = 9
 "#;
     let s = load(text);
     let r = resim::sim::run(&s.rows[0].model, 0).expect("runs");
-    assert_eq!(r.requests, 62);
-    assert_eq!(r.timed_out, 62, "{}", outcome_list(&r));
+    assert_eq!(r.outcomes.requests, 62);
+    assert_eq!(r.outcomes.timed_out, 62, "{}", outcome_list(&r));
     assert_eq!(ended(&r), 62);
     assert_eq!(
         r.dependencies[0].calls, 0,
@@ -751,7 +755,7 @@ proptest! {
         let s = load(&text);
         let r = resim::sim::run(&s.rows[0].model, 0)
             .unwrap_or_else(|e| panic!("run failed: {e}\n{text}"));
-        prop_assert_eq!(ended(&r), r.requests, "every request ends exactly once ({})", outcome_list(&r));
+        prop_assert_eq!(ended(&r), r.outcomes.requests, "every request ends exactly once ({})", outcome_list(&r));
         for l in &r.limiters.limiters {
             prop_assert_eq!(l.passed + l.rejected, l.seen, "a limiter's passed + rejected = seen\n{}", text);
             let by_member: u64 = l.members.iter().map(|m| m.passed + m.rejected).sum();

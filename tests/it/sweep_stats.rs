@@ -455,7 +455,7 @@ fn pooled_percentiles_are_those_of_every_request_together() {
         let mut requests = 0u64;
         for r in 0..reps {
             let run = resim::sim::run(&row.model, r).expect("run");
-            requests += run.requests;
+            requests += run.outcomes.requests;
             all.absorb(&run.answered_response);
         }
         assert!(all.is_exact());

@@ -571,7 +571,7 @@ type = "probe"
         for n in ["both", "g2", "m"] {
             assert_eq!(lim[id(n)].seen, 1, "{n}");
         }
-        assert_eq!(r.rejected, 2);
+        assert_eq!(r.outcomes.rejected, 2);
         let u1 = &r.limiters.members[0];
         assert_eq!(u1.member, "u1");
         assert_eq!((u1.requests, u1.admitted), (3, 1));
@@ -649,7 +649,7 @@ arrivals = "uniform"
         let check = |text: &str, reject_ms: f64| {
             let m = load(text);
             let r = crate::sim::run(&m, 0).unwrap();
-            assert_eq!((r.answered, r.rejected), (3, 1));
+            assert_eq!((r.outcomes.answered, r.outcomes.rejected), (3, 1));
             let t = &r.limiters.limiters[0];
             assert_eq!((t.passed, t.delayed, t.rejected), (3, 2, 1));
             assert_eq!(t.delay_max_ms, 198.0);
@@ -692,7 +692,14 @@ unowned_routes = ["/gone"]
 "#;
         let m = load(text);
         let r = crate::sim::run(&m, 0).unwrap();
-        assert_eq!((r.requests, r.answered, r.not_found), (4, 2, 2));
+        assert_eq!(
+            (
+                r.outcomes.requests,
+                r.outcomes.answered,
+                r.outcomes.not_found
+            ),
+            (4, 2, 2)
+        );
         assert_eq!(r.limiters.limiters[0].seen, 2);
         let counted: Vec<(usize, u64)> = r
             .limiters

@@ -70,7 +70,7 @@ fn queue_position_sets_the_wait_in_rounds() {
     assert_eq!(rejected, [0, 0, 0, 0, 0, 1]);
     let s = &r.servers[0];
     assert_eq!((s.arrived, s.processed, s.shed), (6, 5, 1));
-    assert_eq!(r.shed, 1);
+    assert_eq!(r.outcomes.shed, 1);
     assert_eq!(r.sim_time_ms, 120.0);
     // busy slots: 2 for 80 ms, 1 for 40 ms over 120 ms
     assert!((s.mean_busy_slots - 200.0 / 120.0).abs() < 1e-9);
@@ -83,7 +83,7 @@ fn full_slots_and_queue_shed_at_once_and_a_zero_queue_only_has_slots() {
     let m = model("slots = 1\nqueue = 0\nservice = { constant = 10 }");
     let r = burst(&m, 3, None);
     assert_eq!((r.servers[0].processed, r.servers[0].shed), (1, 2));
-    assert_eq!((r.answered, r.shed), (1, 2));
+    assert_eq!((r.outcomes.answered, r.outcomes.shed), (1, 2));
     let m = model("slots = 3\nqueue = 2\nservice = { constant = 10 }");
     let r = burst(&m, 9, None);
     assert_eq!((r.servers[0].processed, r.servers[0].shed), (5, 4));
@@ -111,7 +111,7 @@ fn abandon_drops_queued_work_when_the_client_gives_up() {
     assert_eq!((s.work_ms, s.late_work_ms, s.saved_ms), (80.0, 40.0, 40.0));
     assert_eq!(waits(&r), [Some(0.), Some(40.), None]);
     assert_eq!(r.steps[2].abandoned, 1);
-    assert_eq!((r.answered, r.timed_out), (1, 2));
+    assert_eq!((r.outcomes.answered, r.outcomes.timed_out), (1, 2));
     assert_eq!(r.sim_time_ms, 80.0);
 
     let off = model("slots = 1\nqueue = 2\nservice = { constant = 40 }");
@@ -197,7 +197,10 @@ fn a_down_server_fails_arrivals_at_its_first_tick_and_serves_at_its_end_tick() {
         &fault("down", 100.0, 50.0, None),
     );
     // a fault's failure is an error answer, not a drop (the seed's meaning)
-    assert_eq!((r.errors, r.dropped, r.answered), (1, 0, 1));
+    assert_eq!(
+        (r.outcomes.errors, r.outcomes.dropped, r.outcomes.answered),
+        (1, 0, 1)
+    );
     assert_eq!(r.servers[0].processed, 1);
 }
 
@@ -209,7 +212,10 @@ fn down_fails_queued_and_running_work_at_its_start() {
         &every(1.0, 3),
         &fault("down", 50.0, 10.0, None),
     );
-    assert_eq!((r.errors, r.dropped, r.answered), (3, 0, 0));
+    assert_eq!(
+        (r.outcomes.errors, r.outcomes.dropped, r.outcomes.answered),
+        (3, 0, 0)
+    );
     assert_eq!(r.last_exit_ms, 50.0);
     assert_eq!(r.servers[0].work_ms, 50.0, "r0 worked 0-50");
     // a fault of length 0 never acts: the neutral compare row
@@ -218,7 +224,7 @@ fn down_fails_queued_and_running_work_at_its_start() {
         &every(1.0, 3),
         &fault("down", 50.0, 0.0, None),
     );
-    assert_eq!((r.errors, r.answered), (0, 3));
+    assert_eq!((r.outcomes.errors, r.outcomes.answered), (0, 3));
 }
 
 #[test]
@@ -252,7 +258,10 @@ fn an_error_rate_fault_fails_requests_after_their_service_time() {
         &fault("error_rate", 0.0, 100.0, Some(1.0)),
     );
     // sent at 0, 20, .. 180: the five done before 100 fail
-    assert_eq!((r.errors, r.dropped, r.answered), (5, 0, 5));
+    assert_eq!(
+        (r.outcomes.errors, r.outcomes.dropped, r.outcomes.answered),
+        (5, 0, 5)
+    );
     assert_eq!(r.servers[0].processed, 10);
     assert_eq!(
         r.servers[0].work_ms, 100.0,
@@ -266,15 +275,15 @@ fn codel_gives_the_interval_while_the_queue_was_recently_empty_then_the_target()
                  codel = { target_ms = 5, interval_ms = 100 }";
     // 1: the queue empties within the interval: timeouts of 100 ms
     let r = run_with(codel, &every(1.0, 4), "");
-    assert_eq!((r.answered, r.shed), (2, 2));
+    assert_eq!((r.outcomes.answered, r.outcomes.shed), (2, 2));
     let mut resp = r.response.clone();
     assert_eq!(resp.quantile_ms(0.0), 100.0, "shed after the interval");
     // 2: a standing queue (non-empty for more than 100 ms): newcomers get 5 ms
     let r = run_with(codel, &every(10.0, 30), "");
     let mut resp = r.response.clone();
     assert_eq!(resp.quantile_ms(0.0), 5.0, "shed after the target");
-    assert!(r.shed > 20, "shed {}", r.shed);
-    assert_eq!(r.servers[0].shed, r.shed);
+    assert!(r.outcomes.shed > 20, "shed {}", r.outcomes.shed);
+    assert_eq!(r.servers[0].shed, r.outcomes.shed);
 }
 
 #[test]
