@@ -161,7 +161,7 @@ impl World<'_> {
             Target::Dependency(_) => true,
             Target::Service(_) => matches!(caller, Caller::Branch { .. }),
         };
-        if noted && self.obs.slow_path() {
+        if noted && self.books_slow_path() {
             self.call_noted(caller, target);
         }
         if let Target::Dependency(dep) = target {

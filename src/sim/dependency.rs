@@ -383,7 +383,7 @@ impl World<'_> {
     #[inline(never)]
     fn dependency_stretch(&self, inst: usize, latency: Ticks) -> Ticks {
         let subject = self.dependencies.deps[inst].subject();
-        scaled(latency, self.faults.latency_factor(subject, self.now()))
+        scaled(latency, self.fault_latency_factor(subject))
     }
 
     /// With an `error_rate` fault acting on instance `inst` now: whether it
@@ -393,22 +393,21 @@ impl World<'_> {
     #[inline(never)]
     fn dependency_fault_fails(&mut self, inst: usize) -> Option<bool> {
         let subject = self.dependencies.deps[inst].subject();
-        self.faults.error_fault(subject, self.now())
+        self.fault_error(subject)
     }
 
     /// Whether a `down` fault acts on instance `inst` now.
     pub(super) fn dependency_instance_down(&self, inst: usize) -> bool {
-        self.faults
-            .down(self.dependencies.deps[inst].subject(), self.now())
+        self.fault_down(self.dependencies.deps[inst].subject())
     }
 
     /// A `slots` fault on `dep` (or one of its replicas) started or ended:
     /// each instance's limit now, and the waiting calls it lets in start.
     pub(super) fn dependency_slots_changed(&mut self, dep: DependencyId) {
-        let now = self.now();
         for inst in self.dependency_instances(dep) {
+            let limit = self.fault_slots(self.dependencies.deps[inst].subject());
             let d = &mut self.dependencies.deps[inst];
-            match self.faults.slots(d.subject(), now) {
+            match limit {
                 Some(n) => d.line.set_limit(n),
                 None => d.line.reset_limit(d.slots),
             }

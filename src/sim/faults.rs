@@ -76,7 +76,7 @@ pub(crate) struct Faults {
 }
 
 impl Faults {
-    pub fn new(model: &Model, replication: u64) -> Faults {
+    pub(super) fn new(model: &Model, replication: u64) -> Faults {
         Faults {
             list: model.faults.clone(),
             kinds: kinds_of(&model.faults),
@@ -88,13 +88,13 @@ impl Faults {
 
     /// No faults at all: every question has its neutral answer.
     #[inline(always)]
-    pub fn none(&self) -> bool {
+    pub(super) fn none(&self) -> bool {
         self.list.is_empty()
     }
 
     /// Whether any fault of `kind` exists (false without faults).
     #[inline(always)]
-    pub fn has(&self, kind: FaultKind) -> bool {
+    fn has(&self, kind: FaultKind) -> bool {
         self.kinds & 1 << (kind as u8) != 0
     }
 
@@ -119,7 +119,7 @@ impl Faults {
 
     /// The factor work starting now takes (1 without a fault).
     #[inline]
-    pub fn latency_factor(&self, subject: Subject, now: Ticks) -> f64 {
+    fn latency_factor(&self, subject: Subject, now: Ticks) -> f64 {
         if !self.has(FaultKind::LatencyFactor) {
             return 1.0;
         }
@@ -130,7 +130,7 @@ impl Faults {
 
     /// The factor open workload `workload`'s rate is multiplied by now.
     #[inline]
-    pub fn arrival_factor(&self, workload: usize, now: Ticks) -> f64 {
+    fn arrival_factor(&self, workload: usize, now: Ticks) -> f64 {
         if !self.has(FaultKind::ArrivalFactor) {
             return 1.0;
         }
@@ -140,7 +140,7 @@ impl Faults {
     }
 
     /// The slot count a `slots` fault sets now (None: the target's own).
-    pub fn slots(&self, subject: Subject, now: Ticks) -> Option<u32> {
+    fn slots(&self, subject: Subject, now: Ticks) -> Option<u32> {
         if !self.has(FaultKind::Slots) {
             return None;
         }
@@ -153,7 +153,7 @@ impl Faults {
     /// (a dependency's `error_rate`) applies only when this finds no acting fault:
     /// the fault replaces it, it does not add to it.
     #[inline]
-    pub fn fails(&mut self, subject: Subject, now: Ticks) -> bool {
+    fn fails(&mut self, subject: Subject, now: Ticks) -> bool {
         if !self.has(FaultKind::ErrorRate) {
             return false;
         }
@@ -167,7 +167,7 @@ impl Faults {
 
     /// With an `error_rate` fault acting on `subject` now: whether it fails this
     /// call (None: no such fault acts; the target's own rate applies).
-    pub fn error_fault(&mut self, subject: Subject, now: Ticks) -> Option<bool> {
+    fn error_fault(&mut self, subject: Subject, now: Ticks) -> Option<bool> {
         if !self.has(FaultKind::ErrorRate) {
             return None;
         }
@@ -179,7 +179,7 @@ impl Faults {
 
     /// Whether a `down` fault acts on `subject` now.
     #[inline]
-    pub fn down(&self, subject: Subject, now: Ticks) -> bool {
+    fn down(&self, subject: Subject, now: Ticks) -> bool {
         if !self.has(FaultKind::Down) {
             return false;
         }
@@ -187,7 +187,7 @@ impl Faults {
     }
 
     /// Fault `i` as written.
-    pub fn get(&self, i: usize) -> &Fault {
+    fn get(&self, i: usize) -> &Fault {
         &self.list[i]
     }
 }
@@ -226,6 +226,54 @@ pub(crate) fn edge_code(fault: usize, end: bool) -> u32 {
 /// has far fewer than 2^31 faults), when the server and dependency books start
 /// again (see `observe`).
 pub(crate) const WARMUP_END: u32 = u32::MAX;
+
+/// What the faults change, asked by the other actors: the only way to
+/// [`Faults`], whose questions are private to this file. Each answers for now.
+impl World<'_> {
+    /// Whether any fault of `kind` exists (false without faults).
+    #[inline(always)]
+    pub(super) fn faults_of(&self, kind: FaultKind) -> bool {
+        self.faults.has(kind)
+    }
+
+    /// The factor work `subject` starts now takes (1 without a fault).
+    #[inline]
+    pub(super) fn fault_latency_factor(&self, subject: Subject) -> f64 {
+        self.faults.latency_factor(subject, self.now())
+    }
+
+    /// The factor open workload `workload`'s rate is multiplied by now.
+    #[inline]
+    pub(super) fn fault_arrival_factor(&self, workload: usize) -> f64 {
+        self.faults.arrival_factor(workload, self.now())
+    }
+
+    /// The slot count a `slots` fault sets on `subject` now (None: its own).
+    pub(super) fn fault_slots(&self, subject: Subject) -> Option<u32> {
+        self.faults.slots(subject, self.now())
+    }
+
+    /// Whether work of `subject` that ends now fails by an `error_rate` fault
+    /// (a draw from the acting fault's stream; none without one).
+    #[inline]
+    pub(super) fn fault_fails(&mut self, subject: Subject) -> bool {
+        let now = self.now();
+        self.faults.fails(subject, now)
+    }
+
+    /// With an `error_rate` fault acting on `subject` now: whether it fails
+    /// this call (None: no such fault acts; the target's own rate applies).
+    pub(super) fn fault_error(&mut self, subject: Subject) -> Option<bool> {
+        let now = self.now();
+        self.faults.error_fault(subject, now)
+    }
+
+    /// Whether a `down` fault acts on `subject` now.
+    #[inline]
+    pub(super) fn fault_down(&self, subject: Subject) -> bool {
+        self.faults.down(subject, self.now())
+    }
+}
 
 impl World<'_> {
     /// Schedules the end of the warm-up and the edges of the faults that act at

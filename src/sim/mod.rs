@@ -5,7 +5,14 @@
 //! One [`World`](world::World) per run holds the clock, the event queue, the
 //! request and call slabs, and one state value per actor kind. Each actor kind is a
 //! module that owns its state (the fields are private to that module) and the
-//! reactions to its events, written as an `impl World` block:
+//! reactions to its events, written as an `impl World` block. Only the owner
+//! touches its `World` field; another actor asks it through the `impl World`
+//! methods the owner defines (`fault_down`, `request_workload`,
+//! `books_slow_path`, ...). The request and call slabs are everyone's, and two
+//! hubs reach every state: the run loop with the dispatch (`world.rs`) and the
+//! lifecycle fan-out (`notes.rs`). The test
+//! `each_world_field_is_touched_by_its_owner_and_the_hubs_only` in `tests/it`
+//! holds the table of owners and names any other touch.
 //!
 //! | module | actor | reacts to |
 //! |---|---|---|
@@ -59,7 +66,8 @@
 //! notes; no actor changes.
 //!
 //! 1. Its state: a field of [`World`](world::World) (or of the books, for a
-//!    figure of the run), created in `World::new`.
+//!    figure of the run), created in `World::new`, with its owning module in
+//!    the test's table of owners (`tests/it/layering.rs`).
 //! 2. `src/sim/notes.rs`: in [`World::note`], one call in the arm of each note
 //!    it hears, placed where its order among the other listeners of that note
 //!    matters (a listener that reads the request hears it before its slot is
@@ -298,9 +306,9 @@ pub fn run_recorded(
     if draw_ahead {
         world.draw_ahead();
     }
-    world.trace = Some(Box::new(trace::Tracer::new(model, select, max_events)));
+    world.trace_with(trace::Tracer::new(model, select, max_events));
     world.start()?;
     world.run_loop()?;
-    let tracer = world.trace.take().map(|t| t.finish()).unwrap_or_default();
+    let tracer = world.take_tracer().map(|t| t.finish()).unwrap_or_default();
     Ok((counted(model, world.finish_run())?, tracer))
 }

@@ -64,7 +64,7 @@
 //! balancers hear `CallEnded`, `CallTimedOut` and `CallGivenUp` last: the
 //! first of them ends a call's pick (`World::dependency_pick_over`).
 
-use super::trace::trace;
+use super::trace::{Tracer, trace};
 use super::vocab::{CallId, Caller, Outcome, ReqId, World};
 use crate::engine::Ticks;
 use crate::model::{DependencyId, PolicyId, RouteId, ServiceId, Target};
@@ -218,6 +218,23 @@ pub(super) enum Over {
 }
 
 impl World<'_> {
+    /// The request tracer `tracer` listens from now on (`--trace N`).
+    pub(super) fn trace_with(&mut self, tracer: Tracer) {
+        self.trace = Some(Box::new(tracer));
+    }
+
+    /// The request tracer, which stops listening (None: none listened).
+    pub(super) fn take_tracer(&mut self) -> Option<Box<Tracer>> {
+        self.trace.take()
+    }
+
+    /// Whether the request tracer listens (`--trace N`): a note only it hears
+    /// need not be made otherwise.
+    #[inline]
+    pub(super) fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
     /// Hands `note` to every listener that hears it (the table in the module
     /// docs). Always inlined in an optimised build: each call site names one
     /// variant, so what is left is that variant's arm, as if written at the
@@ -233,7 +250,7 @@ impl World<'_> {
         match note {
             Note::Sent { req, route, owner } => {
                 trace!(self, sent(req, route, owner));
-                let workload = self.workload.of(self.workload.current);
+                let workload = self.source_workload(self.sending_source());
                 self.obs.request_sent(now, workload, route);
             }
             Note::Departed { req } => self.limiting_sent(req),
@@ -292,7 +309,7 @@ impl World<'_> {
                 response,
             } => {
                 self.obs.done(step, outcome, in_time);
-                let workload = self.workload.of(source);
+                let workload = self.source_workload(source);
                 self.obs.client_done(now, workload, outcome, response);
             }
             Note::HandlerLeft { req } => {
@@ -408,5 +425,31 @@ impl World<'_> {
                 policy_ended(pc, if cancel { "cancelled" } else { "abandoned" })
             ),
         }
+    }
+}
+
+/// The loop's two steps that reach every book at once: each actor's books are
+/// handed to the listener that reads them.
+impl World<'_> {
+    /// The time series' current window ends at or before `now`: it closes the
+    /// windows that ended, reading the servers' levels and the policies' call
+    /// books, and returns the new window's end (the run loop calls it before
+    /// handing on an event at `now`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn series_roll(&mut self, now: Ticks) -> Ticks {
+        let policies = &self.policies;
+        (self.obs).series_roll(now, self.servers.stats(), |sites| {
+            policies.site_books(sites)
+        })
+    }
+
+    /// `scenario.warmup_ms` ends now: the server and dependency books start
+    /// again (the client-side books filter by send time instead).
+    #[cold]
+    pub(super) fn warmup_over(&mut self) {
+        let now = self.now();
+        self.obs.warmup_over(now, self.servers.stats_mut());
+        self.dependencies.restart(now);
     }
 }

@@ -19,6 +19,7 @@
 //! flight) cover the time from the warm-up's end to the run's end. Figures kept
 //! at the end of the run are rescaled to that span here.
 
+use super::call_sites::CallSites;
 use super::limiter::LimiterResults;
 use super::result::{DependencyStats, RunResult, StepStats, WorkloadStats};
 use super::server::stats::{ReplicaStats, ServerStats};
@@ -476,6 +477,39 @@ pub(super) fn after_warmup(warmup: Ticks, until: Ticks) -> f64 {
     }
 }
 
+impl Observers {
+    /// The time series' current window ends at or before `now`: closes the
+    /// windows that ended, reading the servers' books `servers` and the
+    /// policies' call books (`policies` adds them to each call site's window),
+    /// and returns the new window's end (never, without a time series).
+    pub fn series_roll(
+        &mut self,
+        now: Ticks,
+        servers: &[ServerStats],
+        policies: impl FnOnce(&mut [CallWindow]),
+    ) -> Ticks {
+        match self.series.as_deref_mut() {
+            Some(t) => {
+                t.roll(now, |row, at| server_reading(&servers[row], at), policies);
+                t.end()
+            }
+            None => Ticks(u64::MAX),
+        }
+    }
+
+    /// `scenario.warmup_ms` ends now: the servers' books `servers` and these
+    /// start again (the client-side books filter by send time instead).
+    pub fn warmup_over(&mut self, now: Ticks, servers: &mut [ServerStats]) {
+        for (row, s) in servers.iter_mut().enumerate() {
+            if let Some(t) = self.series.as_deref_mut() {
+                t.restarting(row, server_reading(s, now));
+            }
+            restart_server(s, now);
+        }
+        self.restart(now);
+    }
+}
+
 /// A server row's books at `at` (the areas under its busy slots and queue over
 /// [0, `at`], and its counts), as the time series reads them at a window's end.
 #[inline]
@@ -509,38 +543,15 @@ fn restart_server(s: &mut ServerStats, now: Ticks) {
 }
 
 impl World<'_> {
-    /// The time series' current window ends at or before `now`: it closes the
-    /// windows that ended, reading the servers' levels, and returns the new
-    /// window's end (the run loop calls it before handing on an event at `now`).
-    #[cold]
-    #[inline(never)]
-    pub(super) fn series_roll(&mut self, now: Ticks) -> Ticks {
-        let stats = self.servers.stats();
-        match self.obs.series.as_deref_mut() {
-            Some(t) => {
-                t.roll(
-                    now,
-                    |row, at| server_reading(&stats[row], at),
-                    |sites| self.policies.site_books(sites),
-                );
-                t.end()
-            }
-            None => Ticks(u64::MAX),
-        }
+    /// Whether the books take their slow path (a warm-up or a time series):
+    /// an actor asks before it works out what only they need.
+    #[inline]
+    pub(super) fn books_slow_path(&self) -> bool {
+        self.obs.slow_path()
     }
 
-    /// `scenario.warmup_ms` ends now: the server and dependency books start
-    /// again (the client-side books filter by send time instead).
-    #[cold]
-    pub(super) fn warmup_over(&mut self) {
-        let now = self.now();
-        for (row, s) in self.servers.stats_mut().iter_mut().enumerate() {
-            if let Some(t) = self.obs.series.as_deref_mut() {
-                t.restarting(row, server_reading(s, now));
-            }
-            restart_server(s, now);
-        }
-        self.dependencies.restart(now);
-        self.obs.restart(now);
+    /// The time series' call sites, when the run keeps one.
+    pub(super) fn series_sites(&self) -> Option<&CallSites> {
+        self.obs.series.as_deref().map(|t| t.sites())
     }
 }

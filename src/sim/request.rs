@@ -119,6 +119,7 @@ impl World<'_> {
         let id = self.requests.take();
         let now = self.now();
         let owner = self.model().routes[route].service;
+        let source = self.sending_source();
         let r = &mut self.requests[id];
         r.sent = now;
         r.route = route;
@@ -131,7 +132,7 @@ impl World<'_> {
         r.client_timeout = None;
         r.step = tag.step;
         r.deadline = timeout.or(tag.patience).map(|t| now + t);
-        r.source = self.workload.current;
+        r.source = source;
         r.caller = None;
         self.note(Note::Sent {
             req: id,
@@ -139,7 +140,7 @@ impl World<'_> {
             owner,
         });
         if !self.model().policies.is_empty()
-            && let Some(policy) = self.workload_policy(self.workload.current)
+            && let Some(policy) = self.workload_policy(source)
         {
             self.send_through_policy(id, policy, owner, timeout);
             return id;

@@ -22,7 +22,7 @@
 use super::ahead::Draws;
 use super::latency::Sampler;
 use super::notes::Note;
-use super::vocab::{Event, Tag, World};
+use super::vocab::{Event, ReqId, Tag, World};
 use crate::engine::{Lane, Stream, Ticks, stream};
 use crate::error::Error;
 use crate::model::{
@@ -36,10 +36,10 @@ use rand::RngExt;
 pub(crate) struct Workloads {
     senders: Vec<Sender>,
     /// The sender whose request is leaving now (read by `send` for the request's
-    /// `source`).
-    pub current: u32,
+    /// `source`, through [`World::sending_source`]).
+    current: u32,
     /// Per sender, the index of its workload (for the books).
-    pub workload_of: Vec<u32>,
+    workload_of: Vec<u32>,
 }
 
 /// One sender: its state and its own random streams.
@@ -59,7 +59,7 @@ impl Workloads {
     /// The workload (its index) of sender `source`; None for a request no
     /// sender made.
     #[inline]
-    pub fn of(&self, source: u32) -> Option<u32> {
+    fn of(&self, source: u32) -> Option<u32> {
         self.workload_of.get(source as usize).copied()
     }
 
@@ -512,6 +512,27 @@ impl World<'_> {
         Ok(())
     }
 
+    /// The sender whose request is leaving now: the `source` of the request
+    /// being sent.
+    #[inline]
+    pub(super) fn sending_source(&self) -> u32 {
+        self.workload.current
+    }
+
+    /// The workload (its index) of sender `source`; None for a request no
+    /// sender made.
+    #[inline]
+    pub(super) fn source_workload(&self, source: u32) -> Option<u32> {
+        self.workload.of(source)
+    }
+
+    /// The workload (its index) of request `req`'s sender; None for a request
+    /// no sender made.
+    #[inline]
+    pub(super) fn request_workload(&self, req: ReqId) -> Option<u32> {
+        self.workload.of(self.requests[req].source)
+    }
+
     /// The `call_policy` of sender `i`'s workload.
     pub(super) fn workload_policy(&self, i: u32) -> Option<crate::model::PolicyId> {
         let w = self.workload.of(i)?;
@@ -526,6 +547,14 @@ impl World<'_> {
 
     pub(super) fn workload_next(&mut self, i: usize) {
         let (now, plain) = (self.now(), self.plain());
+        // an `arrival_factor` fault multiplies an open workload's rate for gaps
+        // drawn now
+        let factor = if plain {
+            1.0
+        } else {
+            let w = self.workload.workload_of.get(i).copied();
+            w.map_or(1.0, |w| self.fault_arrival_factor(w as usize))
+        };
         let Some(sender) = self.workload.senders.get_mut(i) else {
             return;
         };
@@ -575,13 +604,6 @@ impl World<'_> {
                     }
                     *n -= 1;
                 }
-                // an `arrival_factor` fault multiplies the rate for gaps drawn now
-                let factor = if plain {
-                    1.0
-                } else {
-                    let w = self.workload.workload_of[i] as usize;
-                    self.faults.arrival_factor(w, now)
-                };
                 let next_at = match arrivals {
                     OpenArrivals::Uniform(even) => even.next(factor),
                     OpenArrivals::Poisson(gaps) => {

@@ -26,8 +26,10 @@ use crate::model::Model;
 /// `schedule`, `post` and `cancel`, and the rest is fixed for the run and read
 /// through its accessor. The actors' states are the simulation's alone
 /// (nothing outside `sim` sees a `World`), and each one's insides are private
-/// to the module that defines its type: actors reach each other only through
-/// `impl World` methods.
+/// to the module that defines its type. Each field is touched by its owner
+/// only (and by this file and the notes' fan-out): actors reach each other
+/// through `impl World` methods (the table of owners: the test
+/// `each_world_field_is_touched_by_its_owner_and_the_hubs_only`).
 pub(crate) struct World<'m> {
     model: &'m Model,
     queue: EventQueue<Event>,

@@ -382,3 +382,176 @@ fn a_sim_file_using_the_face_is_named_with_its_line() {
         ]
     );
 }
+
+/// Who may touch each field of `World` that the actors reach (`pub(super)`):
+/// the module that owns the state, by its first path component under
+/// `src/sim`. The request and call slabs are every actor's (a request's or a
+/// call's record is read where the step happens); every other field is one
+/// actor's, and the others ask it through the `impl World` methods it defines.
+const WORLD_FIELD_OWNERS: &[(&str, &[&str])] = &[
+    ("requests", &["*"]),
+    ("calls", &["*"]),
+    ("dependencies", &["dependency", "dependency_replicas"]),
+    ("servers", &["server"]),
+    ("plans", &["plan"]),
+    ("policies", &["policy"]),
+    ("workload", &["workload"]),
+    ("limiting", &["limiter"]),
+    ("obs", &["observe"]),
+    ("trace", &["trace"]),
+    ("faults", &["faults"]),
+];
+
+/// The files that reach every actor's state: the run loop and the dispatch
+/// (`world.rs`), and the fan-out that hands each lifecycle note to every
+/// listener (`notes.rs`).
+const WORLD_HUBS: &[&str] = &["world.rs", "notes.rs"];
+
+/// The `pub(super)` fields of `World` in `world.rs`.
+fn world_fields(world: &str) -> Vec<String> {
+    let start = world
+        .find("pub(crate) struct World<")
+        .expect("world.rs defines World");
+    let body = &world[start..];
+    let body = &body[..body.find("\n}").expect("World's definition ends")];
+    body.lines()
+        .filter_map(|l| {
+            let rest = l.trim().strip_prefix("pub(super) ")?;
+            let (name, _) = rest.split_once(':')?;
+            name.chars().all(is_ident).then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// Every touch of a `World` field outside its owner and the hubs, in code that
+/// is no test: `self.field` inside an `impl World` block (a block opened at
+/// the start of a line and closed by a `}` there), and `world.field` anywhere.
+/// As `file:line: the line`.
+fn foreign_touches(sim: &Path, owners: &[(&str, &[&str])]) -> Vec<String> {
+    let mut all = Vec::new();
+    files(sim, &mut all);
+    let mut bad = Vec::new();
+    for path in &all {
+        let rel = path.strip_prefix(sim).expect("under src/sim");
+        let name = rel
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        if WORLD_HUBS.contains(&rel.to_string_lossy().as_ref())
+            || name == "tests.rs"
+            || name.ends_with("_tests.rs")
+        {
+            continue;
+        }
+        let first = rel.components().next().expect("a path under src/sim");
+        let module = first.as_os_str().to_string_lossy();
+        let module = module.strip_suffix(".rs").unwrap_or(&module);
+        let text = std::fs::read_to_string(path).expect("a source file reads");
+        let mut in_world = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with("#[cfg(test)]") {
+                break;
+            }
+            if line.starts_with("impl") && line.contains("World<") && line.ends_with('{') {
+                in_world = true;
+            } else if line == "}" {
+                in_world = false;
+            }
+            let code = line.find("//").map_or(line, |i| &line[..i]);
+            for (field, owned_by) in owners {
+                if owned_by.contains(&"*") || owned_by.contains(&module) {
+                    continue;
+                }
+                let touched = |receiver: &str| {
+                    let pattern = format!("{receiver}.{field}");
+                    code.match_indices(&pattern).any(|(i, _)| {
+                        let before = code[..i].chars().next_back();
+                        let after = code[i + pattern.len()..].chars().next();
+                        !before.is_some_and(|c| is_ident(c) || c == '.')
+                            && !after.is_some_and(|c| is_ident(c) || c == '(')
+                    })
+                };
+                if (in_world && touched("self")) || touched("world") {
+                    bad.push(format!(
+                        "{}:{}: {}: {}",
+                        rel.display(),
+                        n + 1,
+                        field,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn each_world_field_is_touched_by_its_owner_and_the_hubs_only() {
+    let sim = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/sim");
+    let world = std::fs::read_to_string(sim.join("world.rs")).expect("world.rs reads");
+    let fields = world_fields(&world);
+    let listed: Vec<String> = WORLD_FIELD_OWNERS
+        .iter()
+        .map(|(f, _)| f.to_string())
+        .collect();
+    let mut sorted = (fields.clone(), listed);
+    sorted.0.sort();
+    sorted.1.sort();
+    assert_eq!(
+        sorted.0, sorted.1,
+        "WORLD_FIELD_OWNERS names each field World lets the actors reach, and no other"
+    );
+    let bad = foreign_touches(&sim, WORLD_FIELD_OWNERS);
+    assert!(
+        bad.is_empty(),
+        "{} places touch another actor's state in World; ask its owner through an \
+         `impl World` method it defines instead:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn a_foreign_touch_of_a_world_field_is_named_with_its_line() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let sim = dir.path();
+    std::fs::create_dir_all(sim.join("server")).unwrap();
+    let write = |rel: &str, text: &str| std::fs::write(sim.join(rel), text).unwrap();
+    write(
+        "world.rs",
+        "pub(crate) struct World<'m> {\n    model: &'m Model,\n    pub(super) servers: Servers,\n    pub(super) faults: Faults,\n}\nfn f(w: &mut World) { w.servers.x(); }\n",
+    );
+    write(
+        "server/instance.rs",
+        "impl World<'_> {\n    fn a(&mut self) {\n        self.servers.run();\n        if self.faults.down(s) {}\n        self.faults_of(k);\n        let n = self.faultsy;\n    }\n}\nimpl Servers {\n    fn b(&self) { self.faults.len(); }\n}\n",
+    );
+    write(
+        "faults.rs",
+        "impl World<'_> {\n    fn c(&self) { self.faults.down(s); self.servers.x(); }\n}\n",
+    );
+    write(
+        "mod.rs",
+        "fn g(world: &mut World) {\n    world.faults = Faults::new(); // world.servers\n}\n",
+    );
+    write(
+        "server/tests.rs",
+        "fn t(world: World) { world.faults.down(s); }\n",
+    );
+    write(
+        "notes.rs",
+        "impl World<'_> {\n    fn h(&mut self) { self.servers.x(); self.faults.y(); }\n}\n",
+    );
+    let owners: &[(&str, &[&str])] = &[("servers", &["server"]), ("faults", &["faults"])];
+    assert_eq!(
+        world_fields(&std::fs::read_to_string(sim.join("world.rs")).unwrap()),
+        ["servers", "faults"]
+    );
+    assert_eq!(
+        foreign_touches(sim, owners),
+        [
+            "faults.rs:2: servers: fn c(&self) { self.faults.down(s); self.servers.x(); }",
+            "mod.rs:2: faults: world.faults = Faults::new(); // world.servers",
+            "server/instance.rs:4: faults: if self.faults.down(s) {}",
+        ]
+    );
+}

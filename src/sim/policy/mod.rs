@@ -485,7 +485,7 @@ impl World<'_> {
             && t.refuse(now, &mut st.coins)
         {
             st.tally(w, |s| s.throttled += 1);
-            if self.trace.is_some() {
+            if self.tracing() {
                 self.trace_refused(caller, target, policy, "throttled");
             }
             return Err(self.policy_refused(target));
@@ -496,7 +496,7 @@ impl World<'_> {
         };
         if admit == Admit::Refuse {
             st.tally(w, |s| s.breaker_refused += 1);
-            if self.trace.is_some() {
+            if self.tracing() {
                 self.trace_refused(caller, target, policy, "refused by the breaker");
             }
             return Err(self.policy_refused(target));
@@ -607,7 +607,7 @@ impl World<'_> {
             Caller::Client { req } | Caller::Branch { req, .. } => req,
             Caller::Policy { .. } => return 0,
         };
-        self.workload.of(self.requests[req].source).unwrap_or(0)
+        self.request_workload(req).unwrap_or(0)
     }
 
     /// The state of (the caller's identity, `policy`, `target`), made on first use.
@@ -615,7 +615,7 @@ impl World<'_> {
         let owner = match self.outer(caller) {
             Caller::Client { req } => {
                 let r = &self.requests[req];
-                let w = self.workload.of(r.source);
+                let w = self.source_workload(r.source);
                 Owner::Client(w.unwrap_or(0), r.client)
             }
             Caller::Branch { req, .. } => Owner::Service(self.requests[req].service),
@@ -676,10 +676,10 @@ impl World<'_> {
             throttle: p.throttle.map(ThrottleState::new),
             jitter: stream(seed, rep, &format!("{actor}:jitter")),
             coins: stream(seed, rep, &format!("{actor}:throttle")),
-            site: match (self.obs.series(), owner) {
+            site: match (self.series_sites(), owner) {
                 (None, _) => NO_SITE,
-                (Some(t), Owner::Client(w, _)) => t.sites().of_workload_call(w, target),
-                (Some(t), Owner::Service(s)) => t.sites().of_call(s, target),
+                (Some(sites), Owner::Client(w, _)) => sites.of_workload_call(w, target),
+                (Some(sites), Owner::Service(s)) => sites.of_call(s, target),
             },
         };
         let i = self.policies.states.len() as u32;
@@ -726,7 +726,7 @@ impl World<'_> {
         self.policies.calls[pc as usize].attempts += 1;
         if !first && let Caller::Client { req } = self.policies.calls[pc as usize].caller {
             // a client's retry or hedge: the time series counts attempts by send time
-            let workload = self.workload.of(self.requests[req].source);
+            let workload = self.request_workload(req);
             self.note(Note::AttemptSent { workload });
         }
         match self.call(Caller::Policy { call: pc }, target, cap, cancel) {

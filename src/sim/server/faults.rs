@@ -14,8 +14,7 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn server_arrive_down(&mut self, i: usize, req: ReqId) -> bool {
-        let now = self.now();
-        if !self.faults.down(self.servers.states[i].subject, now) {
+        if !self.fault_down(self.servers.states[i].subject) {
             return false;
         }
         let s = &self.servers.states[i];
@@ -35,8 +34,7 @@ impl World<'_> {
     pub(super) fn server_stretch(&self, i: usize, demand: Ticks) -> Ticks {
         scaled(
             demand,
-            self.faults
-                .latency_factor(self.servers.states[i].subject, self.now()),
+            self.fault_latency_factor(self.servers.states[i].subject),
         )
     }
 
@@ -46,9 +44,7 @@ impl World<'_> {
     pub(super) fn server_fails(&mut self, req: ReqId) -> bool {
         let service = self.requests[req].service;
         match self.servers.state_of(service, req) {
-            Some(i) => self
-                .faults
-                .fails(self.servers.states[i].subject, self.now()),
+            Some(i) => self.fault_fails(self.servers.states[i].subject),
             None => false,
         }
     }
@@ -56,10 +52,10 @@ impl World<'_> {
     /// A `slots` fault on `service` started or ended: each instance's limit now,
     /// and the waiters it lets in start.
     pub(in crate::sim) fn server_slots_changed(&mut self, service: ServiceId) {
-        let now = self.now();
         for i in self.server_instances(service) {
+            let limit = self.fault_slots(self.servers.states[i].subject);
             let s = &mut self.servers.states[i];
-            match self.faults.slots(s.subject, now) {
+            match limit {
                 Some(n) => s.line.set_limit(n),
                 None => s.line.reset_limit(s.slots),
             }
@@ -78,7 +74,7 @@ impl World<'_> {
     pub(in crate::sim) fn server_down(&mut self, service: ServiceId) {
         let now = self.now();
         for i in self.server_instances(service) {
-            if !self.faults.down(self.servers.states[i].subject, now) {
+            if !self.fault_down(self.servers.states[i].subject) {
                 continue;
             }
             let s = &mut self.servers.states[i];

@@ -99,7 +99,7 @@ impl World<'_> {
             self.respond(req, Outcome::Answered);
             return;
         };
-        if !self.plain() && self.faults.has(FaultKind::Down) && self.server_arrive_down(i, req) {
+        if !self.plain() && self.faults_of(FaultKind::Down) && self.server_arrive_down(i, req) {
             return;
         }
         let s = &mut self.servers.states[i];
@@ -214,7 +214,7 @@ impl World<'_> {
         let Some(i) = self.servers.state_of(service, req) else {
             return;
         };
-        if !self.plain() && self.faults.has(FaultKind::ErrorRate) && self.server_fails(req) {
+        if !self.plain() && self.faults_of(FaultKind::ErrorRate) && self.server_fails(req) {
             // an `error_rate` fault fails the request after its service time
             self.server_release(i, req, Outcome::Error);
             return;

@@ -211,9 +211,7 @@ impl World<'_> {
     /// runs in.
     pub(in crate::sim) fn balance_caller_of(&self, outer: Caller) -> u64 {
         match outer {
-            Caller::Client { req } => {
-                u64::from(self.workload.of(self.requests[req].source).unwrap_or(0))
-            }
+            Caller::Client { req } => u64::from(self.request_workload(req).unwrap_or(0)),
             Caller::Branch { req, .. } => {
                 let service = self.requests[req].service;
                 let replica = self
