@@ -44,6 +44,12 @@ fn rank(module: &str) -> Option<usize> {
     LAYERS.iter().position(|m| *m == module).map(|i| i + 1)
 }
 
+/// Fails with each offender on a line of its own, after how many there are and
+/// what they do wrong.
+fn none_of(bad: &[String], what: &str) {
+    assert!(bad.is_empty(), "{} {what}:\n{}", bad.len(), bad.join("\n"));
+}
+
 pub(crate) fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -176,13 +182,13 @@ fn no_module_uses_one_above_it() {
     files(&src, &mut all);
     assert!(all.len() > 100, "{} holds the sources", src.display());
     let bad = upward(&src);
-    assert!(
-        bad.is_empty(),
-        "{} references go up the layers ({}, leaves {}):\n{}",
-        bad.len(),
-        LAYERS.join(" < "),
-        LEAVES.join(", "),
-        bad.join("\n")
+    none_of(
+        &bad,
+        &format!(
+            "references go up the layers ({}, leaves {})",
+            LAYERS.join(" < "),
+            LEAVES.join(", ")
+        ),
     );
 }
 
@@ -248,6 +254,20 @@ fn a_module_using_one_above_it_is_named_with_its_line() {
     );
 }
 
+/// Every file under `sim` but the test modules kept in files of their own
+/// (`tests.rs`, `*_tests.rs`): its path under `sim`, and its whole path.
+fn sim_code_files(sim: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut all = Vec::new();
+    files(sim, &mut all);
+    all.into_iter()
+        .filter_map(|path| {
+            let rel = path.strip_prefix(sim).expect("under src/sim").to_path_buf();
+            let name = rel.file_name()?.to_string_lossy().into_owned();
+            (name != "tests.rs" && !name.ends_with("_tests.rs")).then_some((rel, path))
+        })
+        .collect()
+}
+
 /// The modules `sim/mod.rs` declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`).
 fn sim_modules(face: &str) -> Vec<String> {
     face.lines()
@@ -271,16 +291,10 @@ fn sim_modules(face: &str) -> Vec<String> {
 fn face_users(sim: &Path) -> Vec<String> {
     let face = std::fs::read_to_string(sim.join("mod.rs")).expect("sim/mod.rs reads");
     let modules = sim_modules(&face);
-    let mut all = Vec::new();
-    files(sim, &mut all);
     let mut bad = Vec::new();
-    for path in &all {
-        let rel = path.strip_prefix(sim).expect("under src/sim");
-        let name = rel
-            .file_name()
-            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
-        if rel == Path::new("mod.rs") || name == "tests.rs" || name.ends_with("_tests.rs") {
-            continue; // the face itself, and test modules kept in files of their own
+    for (rel, path) in sim_code_files(sim) {
+        if rel == Path::new("mod.rs") {
+            continue; // the face itself
         }
         // how many `super::` reach the sim root from this file's module
         let depth = rel.components().count() - usize::from(rel.ends_with("mod.rs"));
@@ -339,12 +353,10 @@ fn sim_files_take_their_words_from_vocab_not_the_face() {
         "sim/mod.rs declares the modules"
     );
     let bad = face_users(&sim);
-    assert!(
-        bad.is_empty(),
-        "{} places take an item from sim/mod.rs, which sits above every file of the \
-         simulation; import it from the module that defines it (`vocab`, `result`, ...):\n{}",
-        bad.len(),
-        bad.join("\n")
+    none_of(
+        &bad,
+        "places take an item from sim/mod.rs, which sits above every file of the \
+         simulation; import it from the module that defines it (`vocab`, `result`, ...)",
     );
 }
 
@@ -428,18 +440,9 @@ fn world_fields(world: &str) -> Vec<String> {
 /// the start of a line and closed by a `}` there), and `world.field` anywhere.
 /// As `file:line: the line`.
 fn foreign_touches(sim: &Path, owners: &[(&str, &[&str])]) -> Vec<String> {
-    let mut all = Vec::new();
-    files(sim, &mut all);
     let mut bad = Vec::new();
-    for path in &all {
-        let rel = path.strip_prefix(sim).expect("under src/sim");
-        let name = rel
-            .file_name()
-            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
-        if WORLD_HUBS.contains(&rel.to_string_lossy().as_ref())
-            || name == "tests.rs"
-            || name.ends_with("_tests.rs")
-        {
+    for (rel, path) in sim_code_files(sim) {
+        if WORLD_HUBS.contains(&rel.to_string_lossy().as_ref()) {
             continue;
         }
         let first = rel.components().next().expect("a path under src/sim");
@@ -502,12 +505,10 @@ fn each_world_field_is_touched_by_its_owner_and_the_hubs_only() {
         "WORLD_FIELD_OWNERS names each field World lets the actors reach, and no other"
     );
     let bad = foreign_touches(&sim, WORLD_FIELD_OWNERS);
-    assert!(
-        bad.is_empty(),
-        "{} places touch another actor's state in World; ask its owner through an \
-         `impl World` method it defines instead:\n{}",
-        bad.len(),
-        bad.join("\n")
+    none_of(
+        &bad,
+        "places touch another actor's state in World; ask its owner through an \
+         `impl World` method it defines instead",
     );
 }
 
