@@ -25,6 +25,7 @@
 //! `call_policy` makes its requests this way too (`Caller::Client`): each attempt
 //! is a request at the service carrying the client's route and access.
 
+use super::fast_paths;
 use super::notes::Note;
 use super::vocab::{CallId, Caller, Event, Outcome, POLICY_CALL, ReqId, World};
 use crate::engine::{EventKey, Lane, Ticks};
@@ -211,14 +212,14 @@ impl World<'_> {
                 // and would cancel it. Skipping it changes no event's order.
                 // (A hedge that keeps its losers may drop an attempt without
                 // cancelling it: its completion must stay scheduled.)
-                let cancelled_at = if cancel && !self.keeps_losers(caller) {
+                let cancelled_at = if cancel && !self.keeps_losers(caller) && fast_paths::on() {
                     deadline
                 } else {
                     None
                 };
                 let done = self.dependency_request(dep, id, cancelled_at);
                 if let Some(deadline) = deadline
-                    && done.is_none_or(|t| t > deadline)
+                    && (done.is_none_or(|t| t > deadline) || !fast_paths::on())
                 {
                     let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
                     self.calls.slab[id as usize].timeout_key = Some(key);

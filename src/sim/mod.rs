@@ -196,6 +196,7 @@ mod call;
 mod call_sites;
 mod dependency;
 mod dependency_replicas;
+mod fast_paths;
 mod faults;
 mod gateway;
 mod handler;

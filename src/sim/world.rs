@@ -4,6 +4,7 @@
 
 use super::call::Calls;
 use super::dependency::Dependencies;
+use super::fast_paths;
 use super::faults::Faults;
 use super::limiter::Limiting;
 use super::observe::Observers;
@@ -107,7 +108,11 @@ impl<'m> World<'m> {
         let max_time = limits.max_sim_time.min(series_end);
         // the time series' current window end (never, without one)
         let mut window_end = self.obs.series().map_or(Ticks(u64::MAX), |t| t.end());
-        let held_mask = held_check_mask(self.model);
+        let held_mask = if fast_paths::on() {
+            held_check_mask(self.model)
+        } else {
+            0
+        };
         // the instant the last check saw, and the events popped when it first saw it
         let (mut instant, mut instant_from) = (Ticks::ZERO, 0u64);
         loop {
