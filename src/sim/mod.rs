@@ -8,9 +8,10 @@
 //! reactions to its events, written as an `impl World` block. Only the owner
 //! touches its `World` field; another actor asks it through the `impl World`
 //! methods the owner defines (`fault_down`, `request_workload`,
-//! `books_slow_path`, ...). The request and call slabs are everyone's, and two
-//! hubs reach every state: the run loop with the dispatch (`world.rs`) and the
-//! lifecycle fan-out (`notes.rs`). The test
+//! `books_slow_path`, ...). The request and call slabs are everyone's. The
+//! [`world`] module reaches every state: the run loop with the dispatch
+//! (`world/mod.rs`), and the lifecycle fan-out (`world/fanout.rs`), the only
+//! way to the books and the request tracer, which are private to it. The test
 //! `each_world_field_is_touched_by_its_owner_and_the_hubs_only` in `tests/it`
 //! holds the table of owners and names any other touch.
 //!
@@ -30,7 +31,7 @@
 //! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
 //! | [`dependency_replicas`] | which replica of a dependency a call goes to, and each replica's books | (asked by the call; hears a pick's end) |
 //! | [`faults`] | what `[[faults]]` change, asked by the others | `FaultEdge` |
-//! | [`notes`] | the lifecycle notes and their fan-out to every listener | (no events) |
+//! | [`notes`] | the lifecycle notes, and who hears each | (no events) |
 //! | [`observe`] | the run's statistics, fed by lifecycle notes | (no events) |
 //! | [`trace`] | `--trace N`: the life of the first N requests, as spans | (no events) |
 //! | [`result`] | what one run measured ([`RunResult`]), the plain data the analyses read | (no events) |
@@ -38,8 +39,8 @@
 //!
 //! The files stand in layers, each importing only those below it: this face
 //! (the run functions and what the crate outside sees) on top, then
-//! [`world`] (the loop and the dispatch), the books, the actors, the notes and
-//! their listeners, and [`vocab`] at the ground. Actors import their words
+//! [`world`] (the loop, the dispatch and the notes' fan-out), the books, the
+//! actors, the notes and their listeners, and [`vocab`] at the ground. Actors import their words
 //! from `vocab`, never from this face. One import runs back up: `vocab` names
 //! `World` for the actors that write their reactions as `impl World` blocks.
 //!
@@ -56,9 +57,11 @@
 //! ([`observe::Observers`]: per request outcome, per ladder step, per
 //! dependency), the time series, the request tracer ([`trace`]) and the
 //! limiters' admissions (a request they let in is done). The notes and who
-//! hears each: the [`notes`] module docs. Actors may still ask the books
-//! (requests in flight, whether they take their slow path); the test
-//! `lifecycle_notes` in `tests/it` names any other way to a listener.
+//! hears each: the [`notes`] module docs. The books and the tracer are
+//! private to [`world`], so an actor cannot reach them around a note; it may
+//! ask the fan-out a question (whether the books take their slow path, the
+//! time series' call sites), and the test `lifecycle_notes` in `tests/it`
+//! names any other way to a listener (a limiter's done notice, say).
 //!
 //! # Adding a listener
 //!
@@ -68,7 +71,7 @@
 //! 1. Its state: a field of [`World`](world::World) (or of the books, for a
 //!    figure of the run), created in `World::new`, with its owning module in
 //!    the test's table of owners (`tests/it/layering.rs`).
-//! 2. `src/sim/notes.rs`: in [`World::note`], one call in the arm of each note
+//! 2. `src/sim/world/fanout.rs`: in [`World::note`], one call in the arm of each note
 //!    it hears, placed where its order among the other listeners of that note
 //!    matters (a listener that reads the request hears it before its slot is
 //!    freed: every request note is given before), and its column in the

@@ -25,7 +25,6 @@ use super::result::{DependencyStats, RunResult, StepStats, WorkloadStats};
 use super::server::stats::{ReplicaStats, ServerStats};
 use super::timeseries::{CallWindow, End, Reading, Timeline};
 use super::vocab::Outcome;
-use super::vocab::World;
 use crate::engine::Ticks;
 use crate::metrics::{TickSum, TimeAverage};
 use crate::model::{DependencyId, Handler, Model, RouteId, Workload};
@@ -137,6 +136,11 @@ impl Observers {
     #[inline]
     pub fn series(&mut self) -> Option<&mut Timeline> {
         self.series.as_deref_mut()
+    }
+
+    /// The time series' call sites, when the run keeps one.
+    pub fn series_sites(&self) -> Option<&CallSites> {
+        self.series.as_deref().map(|t| t.sites())
     }
 
     /// A warm-up or a time series: the books take their slow path (an actor
@@ -540,18 +544,4 @@ fn restart_server(s: &mut ServerStats, now: Ticks) {
             .collect(),
         ..ServerStats::default()
     };
-}
-
-impl World<'_> {
-    /// Whether the books take their slow path (a warm-up or a time series):
-    /// an actor asks before it works out what only they need.
-    #[inline]
-    pub(super) fn books_slow_path(&self) -> bool {
-        self.obs.slow_path()
-    }
-
-    /// The time series' call sites, when the run keeps one.
-    pub(super) fn series_sites(&self) -> Option<&CallSites> {
-        self.obs.series.as_deref().map(|t| t.sites())
-    }
 }

@@ -6,7 +6,7 @@
 //! (`sim/mod.rs`), which sits above every actor. `World` is named here so that
 //! an actor finds its vocabulary in one low place; it is the one import of the
 //! simulation that runs back up: the actors write their reactions as
-//! `impl World` blocks, so `world.rs`, which holds every actor's state, and the
+//! `impl World` blocks, so `world/`, which holds every actor's state, and the
 //! actors' files name each other through it.
 
 pub(crate) use super::world::World;

@@ -1,5 +1,5 @@
 //! Actors report the steps of a request's or a call's life only through
-//! `World::note` (`src/sim/notes.rs`), which hands each note to its listeners:
+//! `World::note` (`src/sim/world/fanout.rs`), which hands each note to its listeners:
 //! the books (`observe.rs`), the time series, the request tracer (`trace.rs`)
 //! and the limiters' done notices. The test reads every file under `src/sim/`
 //! and names the file and line of every listener reached another way: a
@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 /// The files that are the fan-out and its listeners: they may do all of it.
-const LISTENERS: &[&str] = &["notes.rs", "observe.rs", "trace.rs"];
+const LISTENERS: &[&str] = &["world/fanout.rs", "observe.rs", "trace.rs"];
 
 /// Calls on the books that change nothing a note would: reads, the run's end
 /// and a test's set-up.
@@ -32,9 +32,8 @@ const QUERIES: &[&str] = &[
 ];
 
 /// The files that may take the time series (`.obs.series()`), to read it:
-/// `world.rs` (whether a run is plain, the first window's end) and
-/// `policy/mod.rs` (the call site of a new policy state).
-const SERIES_READERS: &[&str] = &["world.rs", "policy/mod.rs"];
+/// `world/mod.rs` (whether a run is plain, the first window's end).
+const SERIES_READERS: &[&str] = &["world/mod.rs"];
 
 /// The limiters' notices of a request's life, given by notes only.
 const LIMITER_NOTICES: &[&str] = &[
@@ -67,17 +66,17 @@ fn outside_notes(rel: &str, text: &str) -> Vec<String> {
         bad.push(format!("{rel}:{}: {what}: {}", n + 1, code[n].trim()));
     };
     for (at, _) in joined.match_indices("trace!(") {
-        say(at, "a tracer hook outside notes.rs".to_string());
+        say(at, "a tracer hook outside the fan-out".to_string());
     }
     for (at, _) in joined.match_indices("trace.as_deref_mut(") {
-        say(at, "the tracer taken outside notes.rs".to_string());
+        say(at, "the tracer taken outside the fan-out".to_string());
     }
     if !rel.starts_with("limiter/") {
         for notice in LIMITER_NOTICES {
             for (at, _) in joined.match_indices(notice) {
                 say(
                     at,
-                    format!("a limiter notice (`{notice}`) outside notes.rs"),
+                    format!("a limiter notice (`{notice}`) outside the fan-out"),
                 );
             }
         }
@@ -92,9 +91,9 @@ fn outside_notes(rel: &str, text: &str) -> Vec<String> {
         };
         let name: String = rest.chars().take_while(|&c| is_ident(c)).collect();
         if !QUERIES.contains(&name.as_str()) {
-            say(at, format!("the books' `{name}` outside notes.rs"));
+            say(at, format!("the books' `{name}` outside the fan-out"));
         } else if name == "series" && !SERIES_READERS.contains(&rel) {
-            say(at, "the time series taken outside notes.rs".to_string());
+            say(at, "the time series taken outside the fan-out".to_string());
         }
     }
     bad
@@ -121,14 +120,14 @@ fn actors_report_lifecycle_steps_only_through_notes() {
     super::layering::files(&sim, &mut all);
     assert!(all.len() > 30, "{} holds the simulation", sim.display());
     assert!(
-        all.iter().any(|p| p.ends_with("notes.rs")),
-        "src/sim/notes.rs holds the fan-out"
+        all.iter().any(|p| p.ends_with("world/fanout.rs")),
+        "src/sim/world/fanout.rs holds the fan-out"
     );
     let bad = all_outside_notes(&sim);
     assert!(
         bad.is_empty(),
         "{} lifecycle steps reach a listener around World::note (add a variant to \
-         src/sim/notes.rs and call `self.note(...)`; queries allowed: {}):\n{}",
+         src/sim/notes.rs, hear it in src/sim/world/fanout.rs and call `self.note(...)`; queries allowed: {}):\n{}",
         bad.len(),
         QUERIES.join(", "),
         bad.join("\n")
@@ -145,20 +144,20 @@ fn a_step_reported_around_the_notes_is_named_with_its_line() {
     assert_eq!(
         outside_notes("call.rs", text),
         [
-            "call.rs:2: a tracer hook outside notes.rs: trace!(self, sent(id, route, owner));",
-            "call.rs:8: a limiter notice (`limiting_sent(`) outside notes.rs: self.limiting_sent(id);",
-            "call.rs:4: the books' `wasted` outside notes.rs: self.obs",
-            "call.rs:7: the time series taken outside notes.rs: if let Some(t) = self.obs.series() {}",
+            "call.rs:2: a tracer hook outside the fan-out: trace!(self, sent(id, route, owner));",
+            "call.rs:8: a limiter notice (`limiting_sent(`) outside the fan-out: self.limiting_sent(id);",
+            "call.rs:4: the books' `wasted` outside the fan-out: self.obs",
+            "call.rs:7: the time series taken outside the fan-out: if let Some(t) = self.obs.series() {}",
         ]
     );
     // the listeners themselves, and the limiter's own files, are free
-    assert!(outside_notes("notes.rs", text).is_empty());
+    assert!(outside_notes("world/fanout.rs", text).is_empty());
     assert_eq!(
         outside_notes("limiter/actor.rs", "self.limiting_sent(id);\n"),
         Vec::<String>::new()
     );
     assert_eq!(
-        outside_notes("world.rs", "let s = self.obs.series().is_none();\n"),
+        outside_notes("world/mod.rs", "let s = self.obs.series().is_none();\n"),
         Vec::<String>::new()
     );
 }

@@ -26,7 +26,7 @@ fn model(handler: &str) -> Model {
 /// client timeout; runs to the end.
 fn burst(model: &Model, n: u32, timeout_ms: Option<f64>) -> RunResult {
     let mut w = World::new(model, 0);
-    w.obs.track_steps(n as usize);
+    w.track_steps(n as usize);
     let timeout = timeout_ms.map(Ticks::from_ms);
     for i in 0..n {
         let tag = Tag {

@@ -2,6 +2,8 @@
 //! and one state value per actor kind, plus the run loop and the one dispatch
 //! point that hands each event to the actor that receives it.
 
+mod fanout;
+
 use super::call::Calls;
 use super::dependency::Dependencies;
 use super::fast_paths;
@@ -45,9 +47,9 @@ pub(crate) struct World<'m> {
     /// Interned client and member names.
     symbols: Symbols,
     pub(super) limiting: Limiting,
-    pub(super) obs: Observers,
+    obs: Observers,
     /// The request tracer (`--trace N`); None in an ordinary run.
-    pub(super) trace: Option<Box<Tracer>>,
+    trace: Option<Box<Tracer>>,
     /// What `[[faults]]` change, asked by the actors.
     pub(super) faults: Faults,
     /// The fast path's flag, read through [`World::plain`].
