@@ -1,8 +1,9 @@
 //! The switch behind the fast paths that leave an event out, or a guard's run
-//! (docs/performance.md): a timer that cannot fire, a completion that would be
-//! cancelled, the held-work check on every event. They are on in every build
-//! but the library's own tests, which turn them off to compare a run with the
-//! slow way each stands for; there the switch is a constant, and costs nothing.
+//! (docs/performance.md): a call's timer that cannot fire, a completion that
+//! would be cancelled, and the held-work check every 1,024 / B events rather
+//! than on every one. Outside the library's own tests the switch is the
+//! constant `true` and costs nothing; the tests turn it off to compare a run
+//! with the slow way each path stands for.
 
 #[cfg(not(test))]
 #[inline(always)]

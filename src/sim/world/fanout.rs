@@ -232,9 +232,9 @@ impl World<'_> {
     #[inline(never)]
     pub(in crate::sim) fn series_roll(&mut self, now: Ticks) -> Ticks {
         let policies = &self.policies;
-        (self.obs).series_roll(now, self.servers.stats(), |sites| {
-            policies.site_books(sites)
-        })
+        let servers = self.servers.stats();
+        self.obs
+            .series_roll(now, servers, |sites| policies.site_books(sites))
     }
 
     /// `scenario.warmup_ms` ends now: the server and dependency books start
