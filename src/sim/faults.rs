@@ -1,11 +1,15 @@
-//! Faults over time: the one place actors ask what a `[[faults]]` entry changes
-//! for them now. A server asks for its latency factor when a request takes a
-//! slot, its error rate when a service time ends, whether it is down when a
-//! request arrives; a dependency the same for a call; the workload its arrival
-//! factor when it draws a gap. Slot counts and `down` also act at a fault's edges
-//! (`FaultEdge` events, received here): slots change, queued and running work
-//! fails. The end of `scenario.warmup_ms` is an edge too ([`WARMUP_END`]): the
-//! server and dependency books start again there.
+//! Faults over time: what a `[[faults]]` entry changes for an actor now. A
+//! server asks for its latency factor when a request takes a slot, its error
+//! rate when a service time ends, whether it is down when a request arrives; a
+//! dependency the same for a call; the workload its arrival factor when it
+//! draws a gap. Slot counts and `down` also act at a fault's edges (`FaultEdge`
+//! events): slots change, queued and running work fails. The end of
+//! `scenario.warmup_ms` is an edge too ([`WARMUP_END`]): the server and
+//! dependency books start again there.
+//!
+//! [`Faults`] knows nothing of the world: it answers for the instant it is
+//! given and says what an edge changes ([`Edge`]). The world keeps it private
+//! and puts the actors' questions to it (`world/faults.rs`).
 //!
 //! # The window-edge rule
 //!
@@ -27,8 +31,7 @@
 //!
 //! A scenario without faults pays one branch per question (`Faults::none`).
 
-use super::vocab::World;
-use crate::engine::{Lane, Stream, Ticks, stream};
+use crate::engine::{Stream, Ticks, stream};
 use crate::model::{DependencyId, Fault, FaultKind, FaultTarget, Model, ServiceId};
 use rand::RngExt;
 
@@ -94,7 +97,7 @@ impl Faults {
 
     /// Whether any fault of `kind` exists (false without faults).
     #[inline(always)]
-    fn has(&self, kind: FaultKind) -> bool {
+    pub(super) fn has(&self, kind: FaultKind) -> bool {
         self.kinds & 1 << (kind as u8) != 0
     }
 
@@ -119,7 +122,7 @@ impl Faults {
 
     /// The factor work starting now takes (1 without a fault).
     #[inline]
-    fn latency_factor(&self, subject: Subject, now: Ticks) -> f64 {
+    pub(super) fn latency_factor(&self, subject: Subject, now: Ticks) -> f64 {
         if !self.has(FaultKind::LatencyFactor) {
             return 1.0;
         }
@@ -130,7 +133,7 @@ impl Faults {
 
     /// The factor open workload `workload`'s rate is multiplied by now.
     #[inline]
-    fn arrival_factor(&self, workload: usize, now: Ticks) -> f64 {
+    pub(super) fn arrival_factor(&self, workload: usize, now: Ticks) -> f64 {
         if !self.has(FaultKind::ArrivalFactor) {
             return 1.0;
         }
@@ -140,7 +143,7 @@ impl Faults {
     }
 
     /// The slot count a `slots` fault sets now (None: the target's own).
-    fn slots(&self, subject: Subject, now: Ticks) -> Option<u32> {
+    pub(super) fn slots(&self, subject: Subject, now: Ticks) -> Option<u32> {
         if !self.has(FaultKind::Slots) {
             return None;
         }
@@ -153,7 +156,7 @@ impl Faults {
     /// (a dependency's `error_rate`) applies only when this finds no acting fault:
     /// the fault replaces it, it does not add to it.
     #[inline]
-    fn fails(&mut self, subject: Subject, now: Ticks) -> bool {
+    pub(super) fn fails(&mut self, subject: Subject, now: Ticks) -> bool {
         if !self.has(FaultKind::ErrorRate) {
             return false;
         }
@@ -167,7 +170,7 @@ impl Faults {
 
     /// With an `error_rate` fault acting on `subject` now: whether it fails this
     /// call (None: no such fault acts; the target's own rate applies).
-    fn error_fault(&mut self, subject: Subject, now: Ticks) -> Option<bool> {
+    pub(super) fn error_fault(&mut self, subject: Subject, now: Ticks) -> Option<bool> {
         if !self.has(FaultKind::ErrorRate) {
             return None;
         }
@@ -179,17 +182,63 @@ impl Faults {
 
     /// Whether a `down` fault acts on `subject` now.
     #[inline]
-    fn down(&self, subject: Subject, now: Ticks) -> bool {
+    pub(super) fn down(&self, subject: Subject, now: Ticks) -> bool {
         if !self.has(FaultKind::Down) {
             return false;
         }
         self.acting(FaultKind::Down, subject, now).next().is_some()
     }
 
-    /// Fault `i` as written.
-    fn get(&self, i: usize) -> &Fault {
-        &self.list[i]
+    /// The edges to schedule before the run starts, in order, each as its
+    /// tick and its code: the end of the warm-up (`warmup`, if any), then the
+    /// start of each `slots` and `down` fault and the end of each `slots`
+    /// fault, in file order. A fault of no length has none.
+    pub(super) fn edges(&self, warmup: Ticks) -> Vec<(Ticks, u32)> {
+        let mut edges = Vec::new();
+        if warmup > Ticks::ZERO {
+            edges.push((warmup, WARMUP_END));
+        }
+        for (i, f) in self.list.iter().enumerate() {
+            if f.at == f.until || !matches!(f.kind, FaultKind::Slots | FaultKind::Down) {
+                continue;
+            }
+            edges.push((f.at, edge_code(i, false)));
+            if f.kind == FaultKind::Slots {
+                edges.push((f.until, edge_code(i, true)));
+            }
+        }
+        edges
     }
+
+    /// What the edge `code` changes, and for whom.
+    pub(super) fn edge(&self, code: u32) -> Edge {
+        if code == WARMUP_END {
+            return Edge::WarmupOver;
+        }
+        let f = &self.list[(code / 2) as usize];
+        match (f.kind, f.target) {
+            (FaultKind::Slots, FaultTarget::Server { service, .. }) => Edge::ServerSlots(service),
+            (FaultKind::Slots, FaultTarget::Dependency { dep, .. }) => Edge::DependencySlots(dep),
+            (FaultKind::Down, FaultTarget::Server { service, .. }) => Edge::ServerDown(service),
+            (FaultKind::Down, FaultTarget::Dependency { dep, .. }) => Edge::DependencyDown(dep),
+            _ => Edge::Nothing,
+        }
+    }
+}
+
+/// What an edge changes (see [`Faults::edge`]): at the end of the warm-up the
+/// books start again; at a `slots` fault's start or end a target's slot count
+/// changes (and queued work may start); at a `down` fault's start a target
+/// fails its queued and running work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Edge {
+    WarmupOver,
+    ServerSlots(ServiceId),
+    DependencySlots(DependencyId),
+    ServerDown(ServiceId),
+    DependencyDown(DependencyId),
+    /// The edge of a fault that acts only when asked.
+    Nothing,
 }
 
 /// Whether some fault of `kind` in `model` targets `subject` (at any time).
@@ -226,110 +275,6 @@ pub(crate) fn edge_code(fault: usize, end: bool) -> u32 {
 /// has far fewer than 2^31 faults), when the server and dependency books start
 /// again (see `observe`).
 pub(crate) const WARMUP_END: u32 = u32::MAX;
-
-/// What the faults change, asked by the other actors: the only way to
-/// [`Faults`], whose questions are private to this file. Each answers for now.
-impl World<'_> {
-    /// Whether any fault of `kind` exists (false without faults).
-    #[inline(always)]
-    pub(super) fn faults_of(&self, kind: FaultKind) -> bool {
-        self.faults.has(kind)
-    }
-
-    /// The factor work `subject` starts now takes (1 without a fault).
-    #[inline]
-    pub(super) fn fault_latency_factor(&self, subject: Subject) -> f64 {
-        self.faults.latency_factor(subject, self.now())
-    }
-
-    /// The factor open workload `workload`'s rate is multiplied by now.
-    #[inline]
-    pub(super) fn fault_arrival_factor(&self, workload: usize) -> f64 {
-        self.faults.arrival_factor(workload, self.now())
-    }
-
-    /// The slot count a `slots` fault sets on `subject` now (None: its own).
-    pub(super) fn fault_slots(&self, subject: Subject) -> Option<u32> {
-        self.faults.slots(subject, self.now())
-    }
-
-    /// Whether work of `subject` that ends now fails by an `error_rate` fault
-    /// (a draw from the acting fault's stream; none without one).
-    #[inline]
-    pub(super) fn fault_fails(&mut self, subject: Subject) -> bool {
-        let now = self.now();
-        self.faults.fails(subject, now)
-    }
-
-    /// With an `error_rate` fault acting on `subject` now: whether it fails
-    /// this call (None: no such fault acts; the target's own rate applies).
-    pub(super) fn fault_error(&mut self, subject: Subject) -> Option<bool> {
-        let now = self.now();
-        self.faults.error_fault(subject, now)
-    }
-
-    /// Whether a `down` fault acts on `subject` now.
-    #[inline]
-    pub(super) fn fault_down(&self, subject: Subject) -> bool {
-        self.faults.down(subject, self.now())
-    }
-}
-
-impl World<'_> {
-    /// Schedules the end of the warm-up and the edges of the faults that act at
-    /// their edges (`slots`, `down`); before the run starts, so that they run
-    /// first in their tick.
-    pub(super) fn schedule_fault_edges(&mut self) {
-        if self.model().warmup > Ticks::ZERO {
-            self.post(
-                self.model().warmup,
-                Lane::Normal,
-                super::vocab::Event::FaultEdge(WARMUP_END),
-            );
-        }
-        for i in 0..self.faults.list.len() {
-            let f = self.faults.list[i];
-            if f.at == f.until || !matches!(f.kind, FaultKind::Slots | FaultKind::Down) {
-                continue;
-            }
-            self.post(
-                f.at,
-                Lane::Normal,
-                super::vocab::Event::FaultEdge(edge_code(i, false)),
-            );
-            if f.kind == FaultKind::Slots {
-                self.post(
-                    f.until,
-                    Lane::Normal,
-                    super::vocab::Event::FaultEdge(edge_code(i, true)),
-                );
-            }
-        }
-    }
-
-    /// A fault starts or ends: slots change (and queued work may start), or a
-    /// `down` target fails its queued and running work.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn fault_edge(&mut self, code: u32) {
-        if code == WARMUP_END {
-            self.warmup_over();
-            return;
-        }
-        let f = *self.faults.get((code / 2) as usize);
-        match (f.kind, f.target) {
-            (FaultKind::Slots, FaultTarget::Server { service, .. }) => {
-                self.server_slots_changed(service)
-            }
-            (FaultKind::Slots, FaultTarget::Dependency { dep, .. }) => {
-                self.dependency_slots_changed(dep)
-            }
-            (FaultKind::Down, FaultTarget::Server { service, .. }) => self.server_down(service),
-            (FaultKind::Down, FaultTarget::Dependency { dep, .. }) => self.dependency_down(dep),
-            _ => {}
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

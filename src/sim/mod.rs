@@ -15,6 +15,14 @@
 //! `each_world_field_is_touched_by_its_owner_and_the_hubs_only` in `tests/it`
 //! holds the table of owners and names any other touch.
 //!
+//! An actor can also be written without `World`: its state answers for the
+//! instant it is given and says what a step changes, the world keeps that
+//! state private, and a file of the world's own under `world/` puts the other
+//! actors' questions to it and hands each change on. The faults are written
+//! so (`faults.rs`, asked through `world/faults.rs`); the test
+//! `actors_the_world_keeps_private_know_nothing_of_it` lists such actors and
+//! names any `World` in their files.
+//!
 //! | module | actor | reacts to |
 //! |---|---|---|
 //! | [`workload`] | the clients: when the next request leaves | `WorkloadNext`, `LadderSend`, an answer |
@@ -30,7 +38,7 @@
 //! | [`policy`] | client policies: retries, hedges, breakers, throttles | `PolicyTimer` |
 //! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
 //! | [`dependency_replicas`] | which replica of a dependency a call goes to, and each replica's books | (asked by the call; hears a pick's end) |
-//! | [`faults`] | what `[[faults]]` change, asked by the others | `FaultEdge` |
+//! | [`faults`] | what `[[faults]]` change, asked by the others through the world (`world/faults.rs`) | `FaultEdge` (the world hands it on) |
 //! | [`notes`] | the lifecycle notes, and who hears each | (no events) |
 //! | [`observe`] | the run's statistics, fed by lifecycle notes | (no events) |
 //! | [`trace`] | `--trace N`: the life of the first N requests, as spans | (no events) |

@@ -409,7 +409,6 @@ const WORLD_FIELD_OWNERS: &[(&str, &[&str])] = &[
     ("policies", &["policy"]),
     ("workload", &["workload"]),
     ("limiting", &["limiter"]),
-    ("faults", &["faults"]),
 ];
 
 /// The module that reaches every actor's state: `World`'s own, `world/` (the
@@ -553,5 +552,67 @@ fn a_foreign_touch_of_a_world_field_is_named_with_its_line() {
             "mod.rs:2: faults: world.faults = Faults::new(); // world.servers",
             "server/instance.rs:4: faults: if self.faults.down(s) {}",
         ]
+    );
+}
+
+/// The actors whose state the world keeps private, each with the file that
+/// defines it: they know nothing of `World` (their state answers for the
+/// instant it is given), and the world puts the other actors' questions to
+/// them from a file of its own under `world/`.
+const WORLD_PRIVATE_ACTORS: &[(&str, &str)] = &[("faults", "faults.rs")];
+
+/// The lines of `text` ahead of its tests that name `World` in code (comments
+/// left out), as `line: the line`.
+fn names_of_world(text: &str) -> Vec<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let l = l.split("//").next().unwrap_or("");
+            l.match_indices("World").any(|(at, _)| {
+                let before = l[..at].chars().next_back();
+                let after = l[at + "World".len()..].chars().next();
+                !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+            })
+        })
+        .map(|(i, l)| format!("{}: {}", i + 1, l.trim()))
+        .collect()
+}
+
+#[test]
+fn actors_the_world_keeps_private_know_nothing_of_it() {
+    let sim = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/sim");
+    let world = std::fs::read_to_string(sim.join("world/mod.rs")).expect("world/mod.rs reads");
+    let reachable = world_fields(&world);
+    let mut bad = Vec::new();
+    for (field, file) in WORLD_PRIVATE_ACTORS {
+        assert!(
+            world.contains(&format!("\n    {field}: ")),
+            "World has a private field `{field}`"
+        );
+        assert!(
+            !reachable.contains(&field.to_string()),
+            "`{field}` is private"
+        );
+        let text = std::fs::read_to_string(sim.join(file)).expect("the actor's file reads");
+        bad.extend(
+            names_of_world(&text)
+                .into_iter()
+                .map(|l| format!("{file}:{l}")),
+        );
+    }
+    none_of(
+        &bad,
+        "places name World in an actor whose state the world keeps private; \
+         give its state a method that takes what it needs, and call it from world/",
+    );
+}
+
+#[test]
+fn a_name_of_world_in_code_is_found_and_one_in_a_comment_or_a_longer_name_is_not() {
+    let text = "use super::vocab::World;\n/// the World asks\nstruct WorldView;\nimpl World<'_> {}\n#[cfg(test)]\nmod tests { use World; }\n";
+    assert_eq!(
+        names_of_world(text),
+        ["1: use super::vocab::World;", "4: impl World<'_> {}"]
     );
 }

@@ -3,6 +3,7 @@
 //! point that hands each event to the actor that receives it.
 
 mod fanout;
+mod faults;
 
 use super::call::Calls;
 use super::dependency::Dependencies;
@@ -29,9 +30,10 @@ use crate::model::Model;
 /// `schedule`, `post` and `cancel`, and the rest is fixed for the run and read
 /// through its accessor. The books and the request tracer are private too:
 /// the notes' fan-out (`fanout.rs`, a child of this module) is the only way to
-/// them. The actors' states are the simulation's alone (nothing outside `sim`
-/// sees a `World`), and each one's insides are private to the module that
-/// defines its type. Each of those fields is touched by its owner only (and by
+/// them. So are the faults: `faults.rs`, a child of this module, puts the
+/// actors' questions to them. The actors' states are the simulation's alone
+/// (nothing outside `sim` sees a `World`), and each one's insides are private
+/// to the module that defines its type. Each of those fields is touched by its owner only (and by
 /// this module): actors reach each other through `impl World` methods (the
 /// table of owners: the test
 /// `each_world_field_is_touched_by_its_owner_and_the_hubs_only`).
@@ -52,8 +54,8 @@ pub(crate) struct World<'m> {
     obs: Observers,
     /// The request tracer (`--trace N`); None in an ordinary run.
     trace: Option<Box<Tracer>>,
-    /// What `[[faults]]` change, asked by the actors.
-    pub(super) faults: Faults,
+    /// What `[[faults]]` change, asked by the actors through `faults.rs`.
+    faults: Faults,
     /// The fast path's flag, read through [`World::plain`].
     plain: bool,
     /// The thread drawing random streams ahead, if any (dropping it stops it).
