@@ -18,14 +18,15 @@
 //! An actor can also be written without `World`: its state answers for the
 //! instant it is given and says what a step changes, the world keeps that
 //! state private, and a file of the world's own under `world/` puts the other
-//! actors' questions to it and hands each change on. The faults are written
-//! so (`faults.rs`, asked through `world/faults.rs`); the test
+//! actors' questions to it and hands each change on. The faults and the
+//! workloads are written so (`faults.rs` with `world/faults.rs`, `workload.rs`
+//! with `world/workload.rs`); the test
 //! `actors_the_world_keeps_private_know_nothing_of_it` lists such actors and
 //! names any `World` in their files.
 //!
 //! | module | actor | reacts to |
 //! |---|---|---|
-//! | [`workload`] | the clients: when the next request leaves | `WorkloadNext`, `LadderSend`, an answer |
+//! | [`workload`] | the clients: what the next request is and when it leaves; the world sends it (`world/workload.rs`) | `WorkloadNext`, `LadderSend`, an answer |
 //! | [`request`] | a request's life: sent, arrives, answered, given up | `AtService`, `ClientTimeout` |
 //! | [`gateway`] | the gateway's rules and share of the budget | (direct hand-off) |
 //! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`), the concurrency limits (`limiter/concurrency/`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |

@@ -2,6 +2,10 @@
 //! send the next request when the previous one has its answer; `open` sends on its
 //! own clock, whatever the system does.
 //!
+//! The senders know nothing of the world: [`Workloads::turn`] says what a sender
+//! sends at its turn and when it goes next, [`Workloads::answered`] when a closed
+//! one goes after an answer, and the world sends and posts it (`world/workload.rs`).
+//!
 //! A `ladder` (IO22-IO25) raises the load step by step and tags every request with
 //! its step. Closed (the seed's breaking-point test): each step sends `waves` waves,
 //! a wave is c requests at the same instant, and the next wave leaves when every
@@ -21,9 +25,8 @@
 
 use super::ahead::Draws;
 use super::latency::Sampler;
-use super::notes::Note;
-use super::vocab::{Event, ReqId, Tag, World};
-use crate::engine::{Lane, Stream, Ticks, stream};
+use super::vocab::Tag;
+use crate::engine::{Stream, Ticks, stream};
 use crate::error::Error;
 use crate::model::{
     Access, Arrivals, Handler, Ladder, Model, NamedWorkload, RequestTemplate, RouteId, Workload,
@@ -36,7 +39,7 @@ use rand::RngExt;
 pub(crate) struct Workloads {
     senders: Vec<Sender>,
     /// The sender whose request is leaving now (read by `send` for the request's
-    /// `source`, through [`World::sending_source`]).
+    /// `source`, through [`Workloads::sending`]).
     current: u32,
     /// Per sender, the index of its workload (for the books).
     workload_of: Vec<u32>,
@@ -59,7 +62,7 @@ impl Workloads {
     /// The workload (its index) of sender `source`; None for a request no
     /// sender made.
     #[inline]
-    fn of(&self, source: u32) -> Option<u32> {
+    pub(super) fn of(&self, source: u32) -> Option<u32> {
         self.workload_of.get(source as usize).copied()
     }
 
@@ -153,10 +156,10 @@ fn senders_of(
 /// One request to send: route, access, client, member (interned).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Send {
-    route: RouteId,
-    access: Access,
-    client: u32,
-    member: u32,
+    pub(super) route: RouteId,
+    pub(super) access: Access,
+    pub(super) client: u32,
+    pub(super) member: u32,
 }
 
 pub(crate) enum WorkloadState {
@@ -455,27 +458,74 @@ fn poisson_gap_ms(mean_gap_ms: f64, gaps: &mut Stream) -> f64 {
     exp1 * mean_gap_ms
 }
 
-impl World<'_> {
-    pub(super) fn start(&mut self) -> Result<(), Error> {
-        let model = self.model();
+/// What a sender does at its turn ([`Workloads::turn`]). The world carries it
+/// out in the order written: the sends, then the next turn.
+pub(crate) enum Turn {
+    /// Nothing (the sender is done, or waits for an answer).
+    Nothing,
+    /// One request; then, with `then`, the sender's next turn at that time.
+    One {
+        send: Send,
+        timeout: Option<Ticks>,
+        then: Option<Ticks>,
+    },
+    /// `count` ladder requests now; then, with `then`, the ladder's next turn.
+    Ladder {
+        send: LadderSend,
+        count: u64,
+        then: Option<Ticks>,
+    },
+    /// A jittered ladder wave: one request of step `step` leaves at each time
+    /// (a `LadderSend` event each).
+    Jittered { step: u32, at: Vec<Ticks> },
+}
+
+/// One ladder request: what it sends, tagged with its step.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LadderSend {
+    pub(super) send: Send,
+    pub(super) step: usize,
+    timeout: Ticks,
+    give_up: bool,
+}
+
+impl LadderSend {
+    /// The labels the request carries: its step, and the timeout that judges it.
+    pub(super) fn tag(&self) -> Tag {
+        Tag {
+            step: Some(self.step as u32),
+            patience: Some(self.timeout),
+        }
+    }
+
+    /// The time its client waits before giving up (None: for the answer).
+    pub(super) fn client_timeout(&self) -> Option<Ticks> {
+        self.give_up.then_some(self.timeout)
+    }
+}
+
+impl Workloads {
+    /// Each sender's first turn, as its time and the sender: checked against
+    /// the run's event limit first (a ladder knows how many it sends).
+    pub(super) fn first_turns(&mut self, model: &Model) -> Result<Vec<(Ticks, u32)>, Error> {
         if let Workload::Ladder(l) = &model.workload {
-            let max = self.model().limits.max_events;
+            let max = model.limits.max_events;
             let n = l.requests();
             if n > max {
                 return Err(Error::Limit(format!(
                     "scenario `{}`: the ladder sends {n} requests, more than scenario.max_events = {max} (raise it in [scenario] if the run is meant to be this long)",
-                    self.model().name
+                    model.name
                 )));
             }
-            if let Some(sender) = self.workload.senders.first_mut()
+            if let Some(sender) = self.senders.first_mut()
                 && let WorkloadState::LadderWaves { give_up, .. }
                 | WorkloadState::LadderOpen { give_up, .. } = &mut sender.state
             {
                 *give_up = ladder_gives_up(model, l);
             }
         }
-        for i in 0..self.workload.senders.len() {
-            let sender = &mut self.workload.senders[i];
+        let mut turns = Vec::new();
+        for (i, sender) in self.senders.iter_mut().enumerate() {
             let start = sender.start;
             let first: Vec<Ticks> = match &mut sender.state {
                 WorkloadState::Closed { items, .. } => items
@@ -505,73 +555,55 @@ impl World<'_> {
                 | WorkloadState::LadderWaves { .. }
                 | WorkloadState::LadderOpen { .. } => vec![start],
             };
-            for at in first {
-                self.post(at, Lane::Normal, Event::WorkloadNext(i as u32));
-            }
+            turns.extend(first.into_iter().map(|at| (at, i as u32)));
         }
-        Ok(())
+        Ok(turns)
     }
 
     /// The sender whose request is leaving now: the `source` of the request
     /// being sent.
     #[inline]
-    pub(super) fn sending_source(&self) -> u32 {
-        self.workload.current
+    pub(super) fn sending(&self) -> u32 {
+        self.current
     }
 
-    /// The workload (its index) of sender `source`; None for a request no
-    /// sender made.
+    /// Sender `i`'s request leaves next.
     #[inline]
-    pub(super) fn source_workload(&self, source: u32) -> Option<u32> {
-        self.workload.of(source)
+    pub(super) fn send_from(&mut self, i: u32) {
+        self.current = i;
     }
 
-    /// The workload (its index) of request `req`'s sender; None for a request
-    /// no sender made.
+    /// Sender `i`'s turn at `now`: what it sends, and when it goes next.
+    /// `factor` multiplies an open workload's rate for the gap drawn now (an
+    /// `arrival_factor` fault's; 1 without, and `plain`: there is none).
     #[inline]
-    pub(super) fn request_workload(&self, req: ReqId) -> Option<u32> {
-        self.workload.of(self.requests[req].source)
-    }
-
-    /// The `call_policy` of sender `i`'s workload.
-    pub(super) fn workload_policy(&self, i: u32) -> Option<crate::model::PolicyId> {
-        let w = self.workload.of(i)?;
-        self.model().workloads.get(w as usize)?.call_policy
-    }
-
-    /// Sends one request of sender `i`.
-    fn send_from(&mut self, i: usize, s: Send, timeout: Option<Ticks>) {
-        self.workload.current = i as u32;
-        self.send(s.route, s.access, s.client, s.member, timeout);
-    }
-
-    pub(super) fn workload_next(&mut self, i: usize) {
-        let (now, plain) = (self.now(), self.plain());
-        // an `arrival_factor` fault multiplies an open workload's rate for gaps
-        // drawn now
-        let factor = if plain {
-            1.0
-        } else {
-            let w = self.workload.workload_of.get(i).copied();
-            w.map_or(1.0, |w| self.fault_arrival_factor(w as usize))
-        };
-        let Some(sender) = self.workload.senders.get_mut(i) else {
-            return;
+    pub(super) fn turn(&mut self, i: usize, now: Ticks, plain: bool, factor: f64) -> Turn {
+        let Some(sender) = self.senders.get_mut(i) else {
+            return Turn::Nothing;
         };
         match &mut sender.state {
             WorkloadState::Sequence { send, left } => {
-                if *left > 0 {
-                    *left -= 1;
-                    let s = *send;
-                    self.send_from(i, s, None);
+                if *left == 0 {
+                    return Turn::Nothing;
+                }
+                *left -= 1;
+                Turn::One {
+                    send: *send,
+                    timeout: None,
+                    then: None,
                 }
             }
-            WorkloadState::Closed { items, next } => {
-                if let Some(&(s, _)) = items.get(*next) {
+            WorkloadState::Closed { items, next } => match items.get(*next) {
+                Some(&(send, _)) => {
                     *next += 1;
-                    self.send_from(i, s, None);
+                    Turn::One {
+                        send,
+                        timeout: None,
+                        then: None,
+                    }
                 }
-            }
+                None => Turn::Nothing,
+            },
             WorkloadState::Population {
                 send,
                 left,
@@ -580,13 +612,16 @@ impl World<'_> {
                 ..
             } => {
                 if until.is_some_and(|u| now >= u) || *left == Some(0) {
-                    return;
+                    return Turn::Nothing;
                 }
                 if let Some(n) = left {
                     *n -= 1;
                 }
-                let (s, timeout) = (*send, *timeout);
-                self.send_from(i, s, timeout);
+                Turn::One {
+                    send: *send,
+                    timeout: *timeout,
+                    then: None,
+                }
             }
             WorkloadState::Open {
                 send,
@@ -596,11 +631,9 @@ impl World<'_> {
                 arrivals,
                 timeout,
             } => {
-                let s = *send;
-                let timeout = *timeout;
                 if let Some(n) = left {
                     if *n == 0 {
-                        return;
+                        return Turn::Nothing;
                     }
                     *n -= 1;
                 }
@@ -616,36 +649,24 @@ impl World<'_> {
                     }
                 };
                 let more = left.is_none_or(|n| n > 0) && until.is_none_or(|u| next_at < u);
-                self.send_from(i, s, timeout);
-                if more {
-                    self.post(next_at, Lane::Normal, Event::WorkloadNext(i as u32));
+                Turn::One {
+                    send: *send,
+                    timeout: *timeout,
+                    then: more.then_some(next_at),
                 }
             }
-            WorkloadState::LadderWaves { .. } => self.ladder_wave(),
-            WorkloadState::LadderOpen { .. } => self.ladder_arrival(),
+            WorkloadState::LadderWaves { .. } => self.ladder_wave(now),
+            WorkloadState::LadderOpen { .. } => self.ladder_arrival(now),
         }
     }
 
     /// The ladder's state: a ladder is always the only workload.
     fn ladder(&mut self) -> Option<&mut WorkloadState> {
-        Some(&mut self.workload.senders.first_mut()?.state)
-    }
-
-    /// Sends one ladder request tagged with its step.
-    fn ladder_send(&mut self, s: Send, step: usize, timeout: Ticks, give_up: bool) {
-        self.note(Note::StepSent { step });
-        let tag = Tag {
-            step: Some(step as u32),
-            patience: Some(timeout),
-        };
-        let client_timeout = give_up.then_some(timeout);
-        self.workload.current = 0;
-        self.send_tagged(s.route, s.access, s.client, s.member, client_timeout, tag);
+        Some(&mut self.senders.first_mut()?.state)
     }
 
     /// Closed ladder: the next wave, c requests at this instant.
-    fn ladder_wave(&mut self) {
-        let now = self.now();
+    fn ladder_wave(&mut self, now: Ticks) -> Turn {
         let Some(WorkloadState::LadderWaves {
             send,
             steps,
@@ -659,57 +680,64 @@ impl World<'_> {
             rng,
         }) = self.ladder()
         else {
-            return;
+            return Turn::Nothing;
         };
         let Some(&c) = steps.get(*step) else {
-            return;
+            return Turn::Nothing;
         };
         let this_step = *step;
-        // Advance first: a request refused at once may end the wave inside the loop.
+        // Advance first: a request refused at once may end the wave while the
+        // world sends it.
         *wave += 1;
         if *wave == *waves {
             *wave = 0;
             *step += 1;
         }
         *outstanding = c;
-        let (s, timeout, give_up, jitter) = (*send, *timeout, *give_up, *jitter);
-        if jitter > Ticks::ZERO {
+        if *jitter > Ticks::ZERO {
             // Every request of the wave is counted as outstanding now and leaves
             // at its own offset; the wave still ends when all have their answer.
-            let offsets: Vec<Ticks> = (0..c)
-                .map(|_| Ticks(rng.random_range(0..jitter.0)))
+            let jitter = *jitter;
+            let at = (0..c)
+                .map(|_| now + Ticks(rng.random_range(0..jitter.0)))
                 .collect();
-            for offset in offsets {
-                self.post(
-                    now + offset,
-                    Lane::Normal,
-                    Event::LadderSend(this_step as u32),
-                );
-            }
-            return;
+            return Turn::Jittered {
+                step: this_step as u32,
+                at,
+            };
         }
-        for _ in 0..c {
-            self.ladder_send(s, this_step, timeout, give_up);
+        Turn::Ladder {
+            send: LadderSend {
+                send: *send,
+                step: this_step,
+                timeout: *timeout,
+                give_up: *give_up,
+            },
+            count: c,
+            then: None,
         }
     }
 
-    /// A jittered closed-ladder request leaves.
-    pub(super) fn ladder_jittered_send(&mut self, step: usize) {
-        if let Some(WorkloadState::LadderWaves {
-            send,
-            timeout,
-            give_up,
-            ..
-        }) = self.ladder()
-        {
-            let (s, timeout, give_up) = (*send, *timeout, *give_up);
-            self.ladder_send(s, step, timeout, give_up);
+    /// A jittered closed-ladder request of step `step` leaves.
+    pub(super) fn jittered(&mut self, step: usize) -> Option<LadderSend> {
+        match self.ladder() {
+            Some(WorkloadState::LadderWaves {
+                send,
+                timeout,
+                give_up,
+                ..
+            }) => Some(LadderSend {
+                send: *send,
+                step,
+                timeout: *timeout,
+                give_up: *give_up,
+            }),
+            _ => None,
         }
     }
 
     /// Open ladder: one arrival, then the next one of this step or the next step.
-    fn ladder_arrival(&mut self) {
-        let now = self.now();
+    fn ladder_arrival(&mut self, now: Ticks) -> Turn {
         let Some(WorkloadState::LadderOpen {
             send,
             gaps_ms,
@@ -720,10 +748,10 @@ impl World<'_> {
             give_up,
         }) = self.ladder()
         else {
-            return;
+            return Turn::Nothing;
         };
         let Some(&gap_ms) = gaps_ms.get(*step) else {
-            return;
+            return Turn::Nothing;
         };
         let this_step = *step;
         let step_start = Ticks(hold.0.saturating_mul(this_step as u64));
@@ -738,22 +766,24 @@ impl World<'_> {
             next = step_end;
         }
         let more = *step < gaps_ms.len();
-        let (s, timeout, give_up) = (*send, *timeout, *give_up);
-        self.ladder_send(s, this_step, timeout, give_up);
-        if more {
-            self.post(next, Lane::Normal, Event::WorkloadNext(0));
+        Turn::Ladder {
+            send: LadderSend {
+                send: *send,
+                step: this_step,
+                timeout: *timeout,
+                give_up: *give_up,
+            },
+            count: 1,
+            then: more.then_some(next),
         }
     }
 
     /// A request of sender `source` is over for its client (its workload's
-    /// books heard it from `Note::Done`): a closed workload sends its next
-    /// request.
-    pub(super) fn client_answered(&mut self, source: u32) {
-        let now = self.now();
-        let Some(sender) = self.workload.senders.get_mut(source as usize) else {
-            return;
-        };
-        let next_at = match &mut sender.state {
+    /// books heard it from `Note::Done`) at `now`: when a closed workload
+    /// sends its next request (None: it does not).
+    pub(super) fn answered(&mut self, source: u32, now: Ticks) -> Option<Ticks> {
+        let sender = self.senders.get_mut(source as usize)?;
+        match &mut sender.state {
             WorkloadState::LadderWaves {
                 steps,
                 step,
@@ -773,9 +803,6 @@ impl World<'_> {
                 sender.think.as_mut().map(|think| now + think.sample())
             }
             _ => None,
-        };
-        if let Some(at) = next_at {
-            self.post(at, Lane::Normal, Event::WorkloadNext(source));
         }
     }
 }
