@@ -6,7 +6,9 @@
 //! target. A call slower than its cap fails at the cap; the callee's work is
 //! cancelled (`cancellation = true`) or goes on and is counted as wasted work. The
 //! calls themselves go through [`call`](super::call); the plan only keeps each
-//! branch's progress.
+//! branch's progress, and knows nothing of the world: [`Plans::next_call`] says
+//! which call a branch makes next and with what cap, and the world makes it
+//! and hands its answer back (`world/plan.rs`).
 //!
 //! The budget R: a fixed number (`slo` or milliseconds); `deadline`, the request's
 //! absolute deadline minus now when the branches start (queue wait and service
@@ -19,9 +21,9 @@
 //! service's stream (`service:NAME:calls`) says so; otherwise the branch moves
 //! on to its next call as if it were not there (the split still counts it).
 
-use super::vocab::{CallId, Caller, Outcome, ReqId, World};
+use super::vocab::{CallId, Outcome, ReqId};
 use crate::engine::{Stream, Ticks, stream};
-use crate::model::{BudgetKind, Handler, Model, OnFailure, Plan};
+use crate::model::{BudgetKind, Call as PlanCall, Handler, Model, OnFailure, Plan, ServiceId};
 use rand::RngExt;
 
 /// Progress of one branch of one request.
@@ -105,37 +107,54 @@ impl Plans {
     }
 }
 
-impl<'m> World<'m> {
-    #[inline(always)]
-    fn plan_of(&self, req: ReqId) -> &'m Plan {
-        let model: &'m crate::model::Model = self.model();
-        match &model.services[self.requests[req].service].handler {
-            Handler::Plan(p) => p,
-            Handler::Server(s) => s
-                .plan
-                .as_ref()
-                .expect("plan events reach servers with calls"),
-            Handler::Respond => unreachable!("plan events only reach plans"),
-        }
+/// The plan that handles a request at `service`: its own (a `plan` handler)
+/// or the calls a `server` makes after its service time.
+#[inline(always)]
+pub(crate) fn plan_of(model: &Model, service: ServiceId) -> &Plan {
+    match &model.services[service].handler {
+        Handler::Plan(p) => p,
+        Handler::Server(s) => s
+            .plan
+            .as_ref()
+            .expect("plan events reach servers with calls"),
+        Handler::Respond => unreachable!("plan events only reach plans"),
     }
+}
 
-    /// A request arrives at a plan (or a server finished its service and has
-    /// calls to make): every branch starts its first call.
-    pub(super) fn plan_start(&mut self, req: ReqId) {
-        let plan = self.plan_of(req);
-        let now = self.now();
-        let r = &self.requests[req];
-        let deadline_budget = || match r.deadline {
+/// What a branch does next ([`Plans::next_call`]).
+pub(crate) enum Next<'p> {
+    /// Make `call` with at most `cap` (None: no cap).
+    Call {
+        call: &'p PlanCall,
+        cap: Option<Ticks>,
+    },
+    /// The branch has no call left.
+    End,
+}
+
+impl Plans {
+    /// Request `req` starts `plan` at `now`: every branch at its first call.
+    /// `deadline` is the request's absolute deadline, if any; `called`, whether
+    /// it came through a call (its budget is then its deadline by default).
+    pub(super) fn start(
+        &mut self,
+        plan: &Plan,
+        req: ReqId,
+        now: Ticks,
+        deadline: Option<Ticks>,
+        called: bool,
+    ) {
+        let deadline_budget = || match deadline {
             Some(d) => Budget::Dynamic(d.saturating_sub(now)),
             None => Budget::Unlimited,
         };
         let budget = match plan.budget_kind {
             BudgetKind::Fixed => Budget::Fixed,
-            BudgetKind::SloOrDeadline if r.caller.is_none() => Budget::Fixed,
+            BudgetKind::SloOrDeadline if !called => Budget::Fixed,
             BudgetKind::SloOrDeadline | BudgetKind::Deadline => deadline_budget(),
             BudgetKind::None => Budget::Unlimited,
         };
-        let runs = &mut self.plans.runs;
+        let runs = &mut self.runs;
         if runs.len() <= req as usize {
             runs.resize_with(req as usize + 1, PlanRun::default);
         }
@@ -152,48 +171,33 @@ impl<'m> World<'m> {
         );
         run.left = plan.branches.len() as u32;
         run.budget = budget;
-        for b in 0..plan.branches.len() {
-            self.call_next(plan, req, b);
-        }
     }
 
-    /// Starts the next call of branch `b` of `req`'s `plan`, failing at once those
-    /// that have no time left. (The plan is passed in: its callers have it.
-    /// Inlined into both: once per call on the plan's path.)
+    /// The next call branch `b` of `req`'s `plan` makes at `now`, and its cap;
+    /// a call made only sometimes that is not made this time (a draw from
+    /// `service`'s stream) is passed over. `SOMETIMES`: the plan has such
+    /// calls.
     #[inline(always)]
-    fn call_next(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
-        // a plan with a call made only sometimes takes the loop that draws for
-        // it, out of line; every other plan the loop without the draw
-        if plan.sometimes {
-            self.call_next_sometimes(plan, req, b)
-        } else {
-            self.call_next_in::<false>(plan, req, b)
-        }
-    }
-
-    /// [`Self::call_next`] of a plan with a call made only sometimes.
-    #[inline(never)]
-    fn call_next_sometimes(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
-        self.call_next_in::<true>(plan, req, b)
-    }
-
-    /// The loop of [`Self::call_next`]; `SOMETIMES`: the plan has calls with a
-    /// `probability` below 1.
-    #[inline(always)]
-    fn call_next_in<const SOMETIMES: bool>(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
+    pub(super) fn next_call<'p, const SOMETIMES: bool>(
+        &mut self,
+        plan: &'p Plan,
+        req: ReqId,
+        b: usize,
+        now: Ticks,
+        service: ServiceId,
+    ) -> Next<'p> {
         let calls = &plan.branches[b].calls;
-        let now = self.now();
         loop {
-            let run = &mut self.plans.runs[req as usize];
+            let run = &mut self.runs[req as usize];
             let budget = run.budget;
             let br = &mut run.branches[b];
             let Some(call) = calls.get(br.next) else {
-                return self.branch_end(req);
+                return Next::End;
             };
             let spent = now - br.start;
-            if SOMETIMES && call.probability < 1.0 && !self.plan_chance(req, call.probability) {
+            if SOMETIMES && call.probability < 1.0 && !self.chance(service, call.probability) {
                 // not made this time: the branch goes on to its next call
-                self.plans.runs[req as usize].branches[b].next += 1;
+                self.runs[req as usize].branches[b].next += 1;
                 continue;
             }
             let cap = match budget {
@@ -208,52 +212,45 @@ impl<'m> World<'m> {
                 (Some(c), Some(t)) => Some(c.min(t)),
                 (c, t) => c.or(t),
             };
-            let caller = Caller::Branch {
-                req,
-                branch: b as u32,
-            };
-            match self.call_via(
-                call.call_policy,
-                caller,
-                call.target,
-                cap,
-                plan.cancellation,
-            ) {
-                Some(id) => {
-                    self.plans.runs[req as usize].branches[b].call = Some(id);
-                    return;
-                }
-                None => {
-                    let br = &mut self.plans.runs[req as usize].branches[b];
-                    br.ok = false;
-                    br.next = if plan.on_failure == OnFailure::Abort {
-                        calls.len()
-                    } else {
-                        br.next + 1
-                    };
-                }
-            }
+            return Next::Call { call, cap };
         }
     }
 
-    /// Whether a call of `req`'s plan made with `probability` is made now: a
-    /// draw from its service's stream.
+    /// Branch `b`'s call is open as `call`.
+    #[inline(always)]
+    pub(super) fn called(&mut self, req: ReqId, b: usize, call: CallId) {
+        self.runs[req as usize].branches[b].call = Some(call);
+    }
+
+    /// Branch `b`'s call failed at once (it had no time left): the branch
+    /// moves on, or to its end with `on_failure = "abort"`.
+    #[inline(always)]
+    pub(super) fn failed_at_once(&mut self, plan: &Plan, req: ReqId, b: usize) {
+        let br = &mut self.runs[req as usize].branches[b];
+        br.ok = false;
+        br.next = if plan.on_failure == OnFailure::Abort {
+            plan.branches[b].calls.len()
+        } else {
+            br.next + 1
+        };
+    }
+
+    /// Whether a call made with `probability` is made now: a draw from
+    /// `service`'s stream.
     #[cold]
     #[inline(never)]
-    fn plan_chance(&mut self, req: ReqId, probability: f64) -> bool {
-        let service = self.requests[req].service;
-        match self.plans.chances.get_mut(service) {
+    fn chance(&mut self, service: ServiceId, probability: f64) -> bool {
+        match self.chances.get_mut(service) {
             Some(Some(rng)) => rng.random::<f64>() < probability,
             _ => true,
         }
     }
 
-    /// A call of branch `b` is resolved for its caller: move the branch on.
-    /// (Inlined into the call's answer: one step of the per-call path.)
+    /// Branch `b`'s open call is resolved for it (`ok`: answered): the branch
+    /// moves on.
     #[inline(always)]
-    pub(super) fn plan_call_resolved(&mut self, req: ReqId, b: usize, ok: bool) {
-        let plan = self.plan_of(req);
-        let br = &mut self.plans.runs[req as usize].branches[b];
+    pub(super) fn resolved(&mut self, plan: &Plan, req: ReqId, b: usize, ok: bool) {
+        let br = &mut self.runs[req as usize].branches[b];
         br.call = None;
         br.ok &= ok;
         br.next = if !ok && plan.on_failure == OnFailure::Abort {
@@ -261,77 +258,54 @@ impl<'m> World<'m> {
         } else {
             br.next + 1
         };
-        self.call_next(plan, req, b);
     }
 
-    fn branch_end(&mut self, req: ReqId) {
-        let run = &mut self.plans.runs[req as usize];
+    /// A branch of `req` ended: Some(every branch succeeded) when it was the
+    /// last, None while others still run.
+    pub(super) fn branch_end(&mut self, req: ReqId) -> Option<bool> {
+        let run = &mut self.runs[req as usize];
         run.left -= 1;
         if run.left > 0 {
-            return;
+            return None;
         }
         let ok = run.branches.iter().all(|b| b.ok);
         run.branches.clear();
-        let r = &self.requests[req];
-        // the SLO threshold judges a client's request end to end; a call is
-        // judged by its caller's cap
-        let in_time = r.caller.is_some()
-            || self
-                .model()
-                .slo
-                .threshold_ms
-                .is_none_or(|th| self.now() - r.sent <= Ticks::from_ms(th));
-        let outcome = if ok && in_time {
-            Outcome::Answered
-        } else {
-            Outcome::Dropped
-        };
-        match &self.model().services[r.service].handler {
-            Handler::Server(_) => self.server_calls_done(req, outcome),
-            _ => self.respond(req, outcome),
-        }
+        Some(ok)
     }
 
     /// Whether `req`'s branches are running (its calls started, not all done).
-    pub(super) fn plan_running(&self, req: ReqId) -> bool {
-        self.plans
-            .runs
+    pub(super) fn running(&self, req: ReqId) -> bool {
+        self.runs
             .get(req as usize)
             .is_some_and(|r| !r.branches.is_empty())
     }
 
-    /// The client gave up on a request inside a plan: its open calls are given up
-    /// too (cancelled with `cancellation = true`, left running otherwise).
-    pub(super) fn plan_abandon(&mut self, req: ReqId) {
-        if self.plan_stop(req, false) {
-            self.handler_released(req);
-        }
-    }
-
-    /// The request's caller cancelled it: every open call is cancelled, whatever
-    /// the plan's own `cancellation` (the caller's cancellation travels down).
-    /// Returns false if they had not started.
-    pub(super) fn plan_cancel(&mut self, req: ReqId) -> bool {
-        self.plan_stop(req, true)
-    }
-
-    /// Gives up the open calls of `req`'s branches; false if they had not started.
-    fn plan_stop(&mut self, req: ReqId, force: bool) -> bool {
-        let Some(run) = self.plans.runs.get_mut(req as usize) else {
-            return false;
-        };
+    /// Stops `req`'s branches and returns their open calls, for the caller to
+    /// give up; None if they had not started.
+    pub(super) fn stop(&mut self, req: ReqId) -> Option<Vec<CallId>> {
+        let run = self.runs.get_mut(req as usize)?;
         if run.branches.is_empty() {
             // Still on its way (in the gateway): the plan has not started, and the
             // request stays held until it arrives and finds its client gone.
-            return false;
+            return None;
         }
         let open: Vec<CallId> = run.branches.iter().filter_map(|b| b.call).collect();
         run.branches.clear();
         run.left = 0;
-        for call in open {
-            self.call_abandon(call, force);
-        }
-        true
+        Some(open)
+    }
+}
+
+/// How a request whose branches all ended is answered: answered when every
+/// branch succeeded and, for a client's request (not `called`), within the
+/// SLO threshold `slo_ms` of its sending, which judges it end to end (a call
+/// is judged by its caller's cap); dropped otherwise.
+pub(crate) fn outcome(ok: bool, called: bool, took: Ticks, slo_ms: Option<f64>) -> Outcome {
+    let in_time = called || slo_ms.is_none_or(|th| took <= Ticks::from_ms(th));
+    if ok && in_time {
+        Outcome::Answered
+    } else {
+        Outcome::Dropped
     }
 }
 

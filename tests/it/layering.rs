@@ -405,7 +405,6 @@ const WORLD_FIELD_OWNERS: &[(&str, &[&str])] = &[
     ("calls", &["*"]),
     ("dependencies", &["dependency", "dependency_replicas"]),
     ("servers", &["server"]),
-    ("plans", &["plan"]),
     ("policies", &["policy"]),
     ("limiting", &["limiter"]),
 ];
@@ -558,8 +557,11 @@ fn a_foreign_touch_of_a_world_field_is_named_with_its_line() {
 /// defines it: they know nothing of `World` (their state answers for the
 /// instant it is given), and the world puts the other actors' questions to
 /// them from a file of its own under `world/`.
-const WORLD_PRIVATE_ACTORS: &[(&str, &str)] =
-    &[("faults", "faults.rs"), ("workload", "workload.rs")];
+const WORLD_PRIVATE_ACTORS: &[(&str, &str)] = &[
+    ("faults", "faults.rs"),
+    ("workload", "workload.rs"),
+    ("plans", "plan.rs"),
+];
 
 /// The lines of `text` ahead of its tests that name `World` in code (comments
 /// left out), as `line: the line`.

@@ -4,6 +4,7 @@
 
 mod fanout;
 mod faults;
+mod plan;
 mod workload;
 
 use super::call::Calls;
@@ -31,9 +32,9 @@ use crate::model::Model;
 /// `schedule`, `post` and `cancel`, and the rest is fixed for the run and read
 /// through its accessor. The books and the request tracer are private too:
 /// the notes' fan-out (`fanout.rs`, a child of this module) is the only way to
-/// them. So are the faults and the workloads: `faults.rs` and `workload.rs`,
-/// children of this module, put the actors' questions to them and carry out
-/// what they answer. The actors' states are the simulation's alone
+/// them. So are the faults, the workloads and the plans: `faults.rs`,
+/// `workload.rs` and `plan.rs`, children of this module, put the actors'
+/// questions to them and carry out what they answer. The actors' states are the simulation's alone
 /// (nothing outside `sim` sees a `World`), and each one's insides are private
 /// to the module that defines its type. Each of those fields is touched by its owner only (and by
 /// this module): actors reach each other through `impl World` methods (the
@@ -47,7 +48,7 @@ pub(crate) struct World<'m> {
     pub(super) calls: Calls,
     pub(super) dependencies: Dependencies,
     pub(super) servers: Servers,
-    pub(super) plans: Plans,
+    plans: Plans,
     pub(super) policies: Policies,
     workload: Workloads,
     /// Interned client and member names.

@@ -1,0 +1,134 @@
+//! The plans put to the run: the only way to [`Plans`], whose state the world
+//! keeps private. The plan says which call a branch makes next and with what
+//! cap; the world makes it through the call module, hands each answer back,
+//! and answers the request when its last branch ends.
+
+use super::super::plan::{self, Next};
+use super::super::vocab::{Caller, ReqId};
+use super::World;
+use crate::model::{Handler, Plan};
+
+impl<'m> World<'m> {
+    #[inline(always)]
+    fn plan_of(&self, req: ReqId) -> &'m Plan {
+        let model: &'m crate::model::Model = self.model();
+        plan::plan_of(model, self.requests[req].service)
+    }
+
+    /// A request arrives at a plan (or a server finished its service and has
+    /// calls to make): every branch starts its first call.
+    pub(in crate::sim) fn plan_start(&mut self, req: ReqId) {
+        let plan = self.plan_of(req);
+        let now = self.now();
+        let r = &self.requests[req];
+        let (deadline, called) = (r.deadline, r.caller.is_some());
+        self.plans.start(plan, req, now, deadline, called);
+        for b in 0..plan.branches.len() {
+            self.call_next(plan, req, b);
+        }
+    }
+
+    /// Starts the next call of branch `b` of `req`'s `plan`, failing at once those
+    /// that have no time left. (The plan is passed in: its callers have it.
+    /// Inlined into both: once per call on the plan's path.)
+    #[inline(always)]
+    fn call_next(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
+        // a plan with a call made only sometimes takes the loop that draws for
+        // it, out of line; every other plan the loop without the draw
+        if plan.sometimes {
+            self.call_next_sometimes(plan, req, b)
+        } else {
+            self.call_next_in::<false>(plan, req, b)
+        }
+    }
+
+    /// [`Self::call_next`] of a plan with a call made only sometimes.
+    #[inline(never)]
+    fn call_next_sometimes(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
+        self.call_next_in::<true>(plan, req, b)
+    }
+
+    /// The loop of [`Self::call_next`]; `SOMETIMES`: the plan has calls with a
+    /// `probability` below 1.
+    #[inline(always)]
+    fn call_next_in<const SOMETIMES: bool>(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
+        let now = self.now();
+        let service = self.requests[req].service;
+        loop {
+            let Next::Call { call, cap } = self
+                .plans
+                .next_call::<SOMETIMES>(plan, req, b, now, service)
+            else {
+                return self.branch_end(req);
+            };
+            let caller = Caller::Branch {
+                req,
+                branch: b as u32,
+            };
+            match self.call_via(
+                call.call_policy,
+                caller,
+                call.target,
+                cap,
+                plan.cancellation,
+            ) {
+                Some(id) => return self.plans.called(req, b, id),
+                None => self.plans.failed_at_once(plan, req, b),
+            }
+        }
+    }
+
+    /// A call of branch `b` is resolved for its caller: move the branch on.
+    /// (Inlined into the call's answer: one step of the per-call path.)
+    #[inline(always)]
+    pub(in crate::sim) fn plan_call_resolved(&mut self, req: ReqId, b: usize, ok: bool) {
+        let plan = self.plan_of(req);
+        self.plans.resolved(plan, req, b, ok);
+        self.call_next(plan, req, b);
+    }
+
+    /// A branch of `req` ended: after the last, the request is answered.
+    fn branch_end(&mut self, req: ReqId) {
+        let Some(ok) = self.plans.branch_end(req) else {
+            return;
+        };
+        let r = &self.requests[req];
+        let took = self.now() - r.sent;
+        let outcome = plan::outcome(ok, r.caller.is_some(), took, self.model().slo.threshold_ms);
+        match &self.model().services[r.service].handler {
+            Handler::Server(_) => self.server_calls_done(req, outcome),
+            _ => self.respond(req, outcome),
+        }
+    }
+
+    /// Whether `req`'s branches are running (its calls started, not all done).
+    pub(in crate::sim) fn plan_running(&self, req: ReqId) -> bool {
+        self.plans.running(req)
+    }
+
+    /// The client gave up on a request inside a plan: its open calls are given up
+    /// too (cancelled with `cancellation = true`, left running otherwise).
+    pub(in crate::sim) fn plan_abandon(&mut self, req: ReqId) {
+        if self.plan_stop(req, false) {
+            self.handler_released(req);
+        }
+    }
+
+    /// The request's caller cancelled it: every open call is cancelled, whatever
+    /// the plan's own `cancellation` (the caller's cancellation travels down).
+    /// Returns false if they had not started.
+    pub(in crate::sim) fn plan_cancel(&mut self, req: ReqId) -> bool {
+        self.plan_stop(req, true)
+    }
+
+    /// Gives up the open calls of `req`'s branches; false if they had not started.
+    fn plan_stop(&mut self, req: ReqId, force: bool) -> bool {
+        let Some(open) = self.plans.stop(req) else {
+            return false;
+        };
+        for call in open {
+            self.call_abandon(call, force);
+        }
+        true
+    }
+}
