@@ -19,8 +19,9 @@
 //! instant it is given and says what a step changes, the world keeps that
 //! state private, and a file of the world's own under `world/` puts the other
 //! actors' questions to it and hands each change on. The faults, the
-//! workloads and the plans are written so (`faults.rs`, `workload.rs` and
-//! `plan.rs`, each with its file of the same name under `world/`); the test
+//! workloads, the plans and the limiters are written so (`faults.rs`,
+//! `workload.rs`, `plan.rs` and `limiter/`, each with its file of the same
+//! name under `world/`); the test
 //! `actors_the_world_keeps_private_know_nothing_of_it` lists such actors and
 //! names any `World` in their files.
 //!
@@ -29,7 +30,7 @@
 //! | [`workload`] | the clients: what the next request is and when it leaves; the world sends it (`world/workload.rs`) | `WorkloadNext`, `LadderSend`, an answer |
 //! | [`request`] | a request's life: sent, arrives, answered, given up | `AtService`, `ClientTimeout` |
 //! | [`gateway`] | the gateway's rules and share of the budget | (direct hand-off) |
-//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`), the concurrency limits (`limiter/concurrency/`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
+//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`), the concurrency limits (`limiter/concurrency/`); the world sends the request on (`world/limiter.rs`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
 //! | [`handler`] | registration: which module handles a service's requests | (dispatch only) |
 //! | [`plan`] | the deadline-budgeted fan-out handler: each branch's next call and its cap; the world makes it (`world/plan.rs`) | a call's answer |
 //! | [`server`] | slots, a bounded queue in its discipline's order, load shedding, replicas | `ServerDone`, `QueueTimeout` |

@@ -406,7 +406,6 @@ const WORLD_FIELD_OWNERS: &[(&str, &[&str])] = &[
     ("dependencies", &["dependency", "dependency_replicas"]),
     ("servers", &["server"]),
     ("policies", &["policy"]),
-    ("limiting", &["limiter"]),
 ];
 
 /// The module that reaches every actor's state: `World`'s own, `world/` (the
@@ -553,14 +552,16 @@ fn a_foreign_touch_of_a_world_field_is_named_with_its_line() {
     );
 }
 
-/// The actors whose state the world keeps private, each with the file that
-/// defines it: they know nothing of `World` (their state answers for the
-/// instant it is given), and the world puts the other actors' questions to
-/// them from a file of its own under `world/`.
+/// The actors whose state the world keeps private, each with its module (the
+/// first path component under `src/sim`): they know nothing of `World` (their
+/// state answers for the instant and the request it is given), and the world
+/// puts the other actors' questions to them from a file of its own under
+/// `world/`.
 const WORLD_PRIVATE_ACTORS: &[(&str, &str)] = &[
-    ("faults", "faults.rs"),
-    ("workload", "workload.rs"),
-    ("plans", "plan.rs"),
+    ("faults", "faults"),
+    ("workload", "workload"),
+    ("plans", "plan"),
+    ("limiting", "limiter"),
 ];
 
 /// The lines of `text` ahead of its tests that name `World` in code (comments
@@ -587,7 +588,7 @@ fn actors_the_world_keeps_private_know_nothing_of_it() {
     let world = std::fs::read_to_string(sim.join("world/mod.rs")).expect("world/mod.rs reads");
     let reachable = world_fields(&world);
     let mut bad = Vec::new();
-    for (field, file) in WORLD_PRIVATE_ACTORS {
+    for (field, module) in WORLD_PRIVATE_ACTORS {
         assert!(
             world.contains(&format!("\n    {field}: ")),
             "World has a private field `{field}`"
@@ -596,12 +597,22 @@ fn actors_the_world_keeps_private_know_nothing_of_it() {
             !reachable.contains(&field.to_string()),
             "`{field}` is private"
         );
-        let text = std::fs::read_to_string(sim.join(file)).expect("the actor's file reads");
-        bad.extend(
-            names_of_world(&text)
-                .into_iter()
-                .map(|l| format!("{file}:{l}")),
-        );
+        let mut seen = 0;
+        for (rel, path) in sim_code_files(&sim) {
+            let first = rel.components().next().expect("a path under src/sim");
+            let first = first.as_os_str().to_string_lossy();
+            if first.trim_end_matches(".rs") != *module {
+                continue;
+            }
+            seen += 1;
+            let text = std::fs::read_to_string(&path).expect("the actor's file reads");
+            bad.extend(
+                names_of_world(&text)
+                    .into_iter()
+                    .map(|l| format!("{}:{l}", rel.display())),
+            );
+        }
+        assert!(seen > 0, "the module `{module}` has files under src/sim");
     }
     none_of(
         &bad,

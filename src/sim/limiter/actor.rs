@@ -5,10 +5,10 @@ use super::admission::{Admission, Admitted, Decision, Held};
 use super::admitter::Admitter;
 use super::concurrency::track::Track;
 use super::windows::Windows;
-use crate::engine::{Lane, Ticks};
+use crate::engine::Ticks;
 use crate::model::{Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId};
-use crate::sim::request::NO_ROUTE;
-use crate::sim::vocab::{Event, FastMap, Outcome, ReqId, World};
+use crate::sim::request::{NO_ROUTE, Request};
+use crate::sim::vocab::{FastMap, Outcome, ReqId};
 use std::collections::VecDeque;
 
 /// Where a request is on its way past the limiters.
@@ -178,7 +178,7 @@ impl Limiting {
         }
     }
 
-    pub(super) fn enabled(&self) -> bool {
+    pub(in crate::sim) fn enabled(&self) -> bool {
         !self.actors.is_empty()
     }
 
@@ -208,69 +208,83 @@ impl Limiting {
     }
 }
 
-impl World<'_> {
-    /// Counts a new request for the per-member and per-pair tallies.
+/// Where a request's walk past the limiters of its current stage ends
+/// ([`Limiting::walk`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// Through every limiter of the gateway's stage: on to the service.
+    ToService,
+    /// Through every limiter of the service's middleware: to its handler.
+    ToHandler,
+    /// A limiter delays it: it goes on at this time (a `LimiterResume`).
+    Delay(Ticks),
+    /// A throttle holds it until this time, to reject it then.
+    Hold(Ticks),
+    /// Rejected by this limiter now.
+    Reject(LimiterId),
+}
+
+/// What the end of a hold means for a request ([`Limiting::resume`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resumed {
+    /// It was held to be rejected by this limiter: rejected now.
+    Reject(LimiterId),
+    /// It passed the limiter that delayed it: the rest of its stage follows.
+    Passed,
+    /// It is at no limiter.
+    Nothing,
+}
+
+impl Limiting {
+    /// Counts a new request `r` for the per-member and per-pair tallies.
+    /// (This and the other notices of a request's life below are given only
+    /// when the model has limiters: [`Limiting::enabled`].)
     #[inline(always)]
-    pub(in crate::sim) fn limiting_sent(&mut self, req: ReqId) {
-        if !self.limiting.enabled() {
-            return;
-        }
-        let r = &self.requests[req];
-        let (route, member) = (r.route, r.member);
+    pub(in crate::sim) fn sent(&mut self, r: &Request) {
         let access = r.access.unwrap_or(Access::Direct);
-        self.limiting.traffic[slot(route, access)].0 += 1;
-        self.limiting.members.entry(member).or_default().requests += 1;
+        self.traffic[slot(r.route, access)].0 += 1;
+        self.members.entry(r.member).or_default().requests += 1;
     }
 
-    /// The request is at the gateway: its matching rules' limiters, then onward.
-    pub(in crate::sim) fn limit_at_gateway(&mut self, req: ReqId) {
-        if !self.limiting.enabled() {
-            // no limiters in the model: straight on (the chain would be empty)
-            return self.gateway_forward(req);
-        }
-        self.limiting.enter(req, Stage::Gateway);
-        self.limit_chain(req);
+    /// `req` is at the gateway: it starts walking its matching rules' limiters.
+    pub(in crate::sim) fn enter_gateway(&mut self, req: ReqId) {
+        self.enter(req, Stage::Gateway);
     }
 
-    /// The request is at its service: the middleware limiters, then the handler.
-    pub(in crate::sim) fn limit_at_service(&mut self, req: ReqId) {
-        if !self.limiting.enabled() {
-            return self.handle(req);
-        }
-        self.limiting.enter(req, Stage::Middleware);
-        self.limit_chain(req);
+    /// `req` is at its service: it starts walking the middleware limiters.
+    pub(in crate::sim) fn enter_service(&mut self, req: ReqId) {
+        self.enter(req, Stage::Middleware);
     }
 
-    /// A throttled request's hold is over: it passes the limiter that held it, or
-    /// gets the 429 it was held for.
-    pub(in crate::sim) fn limiter_resume(&mut self, req: ReqId) {
-        let Some(l) = self.chain_step(req) else {
-            return;
+    /// A throttled request `req` (`r`) ends its hold at `now`: it passes the
+    /// limiter that held it, or gets the 429 it was held for.
+    pub(in crate::sim) fn resume(
+        &mut self,
+        model: &Model,
+        req: ReqId,
+        r: &Request,
+        now: Ticks,
+    ) -> Resumed {
+        let Some(l) = self.chain_step(model, req, r) else {
+            return Resumed::Nothing;
         };
-        if self.limiting.progress[req as usize].rejecting {
-            self.respond(req, Outcome::Rejected(l));
-            return;
+        if self.progress[req as usize].rejecting {
+            return Resumed::Reject(l);
         }
-        self.record_pass(l);
-        self.limiting.progress[req as usize].pos += 1;
-        if self.requests[req].closed {
-            // the client gave up while it was held: nothing goes further
-            self.respond(req, Outcome::TimedOut);
-            return;
-        }
-        self.limit_chain(req);
+        self.record_pass(model, l, now);
+        self.progress[req as usize].pos += 1;
+        Resumed::Passed
     }
 
     /// The limiter the request is at, if its stage has one left.
-    fn chain_step(&self, req: ReqId) -> Option<LimiterId> {
-        let r = &self.requests[req];
-        let p = &self.limiting.progress[req as usize];
+    fn chain_step(&self, model: &Model, req: ReqId, r: &Request) -> Option<LimiterId> {
+        let p = &self.progress[req as usize];
         if r.route == NO_ROUTE {
             // a call into a service that owns no route: its middleware alone
-            let list = &self.model().services[r.service].middleware;
+            let list = &model.services[r.service].middleware;
             return list.get(p.pos as usize).copied();
         }
-        let chain = &self.limiting.chains.get(slot(r.route, r.access?))?;
+        let chain = &self.chains.get(slot(r.route, r.access?))?;
         let list = match p.stage {
             Stage::Gateway => &chain.gateway,
             Stage::Middleware => &chain.middleware,
@@ -278,50 +292,58 @@ impl World<'_> {
         list.get(p.pos as usize).copied()
     }
 
-    /// Walks the rest of the request's current stage, then hands it on.
-    fn limit_chain(&mut self, req: ReqId) {
-        while let Some(l) = self.chain_step(req) {
-            match self.limiter_decide(l, req) {
+    /// Walks the rest of `req`'s current stage at `now`, each limiter deciding
+    /// in turn, and says where it ends. A client's request through the
+    /// middleware is counted as admitted for its member.
+    pub(in crate::sim) fn walk(
+        &mut self,
+        model: &Model,
+        req: ReqId,
+        r: &Request,
+        now: Ticks,
+    ) -> Walk {
+        while let Some(l) = self.chain_step(model, req, r) {
+            match self.decide(model, l, req, r, now) {
                 Decision::Pass => {
-                    self.record_pass(l);
-                    self.limiting.progress[req as usize].pos += 1;
+                    self.record_pass(model, l, now);
+                    self.progress[req as usize].pos += 1;
                 }
-                Decision::Delay(at) => {
-                    self.post(at, Lane::Normal, Event::LimiterResume(req));
-                    return;
-                }
+                Decision::Delay(at) => return Walk::Delay(at),
                 Decision::Reject => {
-                    let limiter = &self.model().limiters[l];
+                    let limiter = &model.limiters[l];
                     let hold = limiter.mode == LimiterMode::Throttle
                         && limiter.overflow == Overflow::Hold
                         && limiter.max_delay > Ticks::ZERO;
                     if hold {
-                        let at = self.now() + limiter.max_delay;
-                        self.limiting.progress[req as usize].rejecting = true;
-                        self.post(at, Lane::Normal, Event::LimiterResume(req));
-                    } else {
-                        self.respond(req, Outcome::Rejected(l));
+                        self.progress[req as usize].rejecting = true;
+                        return Walk::Hold(now + limiter.max_delay);
                     }
-                    return;
+                    return Walk::Reject(l);
                 }
             }
         }
-        match self.limiting.progress[req as usize].stage {
-            Stage::Gateway => self.gateway_forward(req),
+        match self.progress[req as usize].stage {
+            Stage::Gateway => Walk::ToService,
             Stage::Middleware => {
-                if self.limiting.enabled() && self.requests[req].caller.is_none() {
-                    let member = self.requests[req].member;
-                    self.limiting.members.entry(member).or_default().admitted += 1;
+                if self.enabled() && r.caller.is_none() {
+                    self.members.entry(r.member).or_default().admitted += 1;
                 }
-                self.handle(req);
+                Walk::ToHandler
             }
         }
     }
 
-    /// Limiter `l` counts `req` in its bucket and for its member, then decides.
-    fn limiter_decide(&mut self, l: LimiterId, req: ReqId) -> Decision {
-        let limiter = &self.model().limiters[l];
-        let r = &self.requests[req];
+    /// Limiter `l` counts `req` (`r`) in its bucket and for its member, then
+    /// decides at `now`.
+    fn decide(
+        &mut self,
+        model: &Model,
+        l: LimiterId,
+        req: ReqId,
+        r: &Request,
+        now: Ticks,
+    ) -> Decision {
+        let limiter = &model.limiters[l];
         let access = r.access.unwrap_or(Access::Direct);
         let mut key = [u32::MAX; 4];
         for (k, f) in key.iter_mut().zip(&limiter.key) {
@@ -332,10 +354,10 @@ impl World<'_> {
                 Field::Access => access as u32,
             };
         }
-        let (member, route, now) = (r.member, r.route, self.now());
-        let window = self.limiting.window;
-        let (seed, replication) = (self.limiting.seed, self.limiting.replication);
-        let actor = &mut self.limiting.actors[l];
+        let (member, route) = (r.member, r.route);
+        let window = self.window;
+        let (seed, replication) = (self.seed, self.replication);
+        let actor = &mut self.actors[l];
         let states = &mut actor.states;
         let known = states.len();
         let state = *actor.keys.entry(key).or_insert_with(|| {
@@ -380,23 +402,22 @@ impl World<'_> {
             actor.delay_total += at - now;
             actor.delay_max = actor.delay_max.max(at - now);
         }
-        if self.requests[req].caller.is_none() {
+        if r.caller.is_none() {
             // per (route, access) pair: the coverage of client requests
-            self.limiting.traffic[slot(route, access)].1[l] += 1;
+            self.traffic[slot(route, access)].1[l] += 1;
         }
         match decision {
-            Decision::Pass => self.limiting.admit(req, l, state, now),
-            Decision::Delay(at) => self.limiting.admit(req, l, state, at),
+            Decision::Pass => self.admit(req, l, state, now),
+            Decision::Delay(at) => self.admit(req, l, state, at),
             Decision::Reject => {}
         }
         decision
     }
 
-    /// A request leaves limiter `l` now: the peak over any window_ms.
-    fn record_pass(&mut self, l: LimiterId) {
-        let window = self.model().limiters[l].window;
-        let now = self.now();
-        let actor = &mut self.limiting.actors[l];
+    /// A request leaves limiter `l` at `now`: the peak over any window_ms.
+    fn record_pass(&mut self, model: &Model, l: LimiterId, now: Ticks) {
+        let window = model.limiters[l].window;
+        let actor = &mut self.actors[l];
         actor.recent.push_back(now);
         while actor.recent.front().is_some_and(|t| *t + window <= now) {
             actor.recent.pop_front();
@@ -404,48 +425,51 @@ impl World<'_> {
         actor.peak = actor.peak.max(actor.recent.len() as u64);
     }
 
-    /// `req`'s handler gave its work up now (`World::handler_released`): every
-    /// admission it holds hears it is done, as timed out.
+    /// `req`'s handler gave its work up at `now`: every admission it holds
+    /// hears it is done, as timed out.
     #[inline(always)]
-    pub(in crate::sim) fn limiting_given_up(&mut self, req: ReqId) {
-        if self.limiting.enabled() {
-            self.admissions_done(req, Outcome::TimedOut);
-        }
+    pub(in crate::sim) fn given_up(&mut self, model: &Model, req: ReqId, r: &Request, now: Ticks) {
+        self.admissions_done(model, req, r, Outcome::TimedOut, now);
     }
 
-    /// `req` is answered with `outcome` now (`World::respond`, for every
-    /// request, calls from other services too): every admission it holds hears
-    /// it is done, once, and a client's request whose client still waits is
-    /// counted for its member ([`World::limiting_outcome`]). A model without
-    /// limiters pays one check for both.
-    #[inline(always)]
-    pub(in crate::sim) fn limiting_responded(&mut self, req: ReqId, outcome: Outcome) {
-        if self.limiting.enabled() {
-            self.limiting_respond(req, outcome);
-        }
-    }
-
+    /// `req` (`r`) is answered with `outcome` at `now` (for every request,
+    /// calls from other services too): every admission it holds hears it is
+    /// done, once, and a client's request whose client still waits is counted
+    /// for its member ([`Limiting::outcome`]).
     #[inline(never)]
-    fn limiting_respond(&mut self, req: ReqId, outcome: Outcome) {
-        self.admissions_done(req, outcome);
-        let r = &self.requests[req];
+    pub(in crate::sim) fn responded(
+        &mut self,
+        model: &Model,
+        req: ReqId,
+        r: &Request,
+        outcome: Outcome,
+        now: Ticks,
+    ) {
+        self.admissions_done(model, req, r, outcome, now);
         if !r.closed && r.caller.is_none() {
-            self.count_outcome(req, outcome);
+            self.count_outcome(model, r, outcome);
         }
     }
 
-    /// Every admission `req` holds hears it is done now, with `outcome`.
+    /// Every admission `req` holds hears it is done at `now`, with `outcome`.
     #[inline(never)]
-    fn admissions_done(&mut self, req: ReqId, outcome: Outcome) {
-        let (now, model) = (self.now(), self.model());
-        let limiting = &mut self.limiting;
-        let Some(admitted) = limiting.held.of(req) else {
+    fn admissions_done(
+        &mut self,
+        model: &Model,
+        req: ReqId,
+        r: &Request,
+        outcome: Outcome,
+        now: Ticks,
+    ) {
+        #[cfg(not(test))]
+        let _ = r;
+        let Some(admitted) = self.held.of(req) else {
             return;
         };
         for a in admitted.drain(..) {
             let limiter = &model.limiters[a.limiter];
             let latency = now.saturating_sub(a.at);
-            let actor = &mut limiting.actors[a.limiter];
+            let actor = &mut self.actors[a.limiter];
             let state = &mut actor.states[a.state as usize];
             match actor.track.as_deref_mut() {
                 None => state.on_done(limiter, now, latency, outcome),
@@ -458,20 +482,17 @@ impl World<'_> {
                 }
             }
             #[cfg(test)]
-            {
-                let call = self.requests[req].caller.is_some();
-                limiting.ledger.done(&a, req, call, latency, outcome);
-            }
+            self.ledger
+                .done(&a, req, r.caller.is_some(), latency, outcome);
         }
     }
 
     /// Under test: `req`'s slot is freed; it must hold no admission by then.
     #[cfg(test)]
-    pub(in crate::sim) fn limiting_released(&mut self, req: ReqId) {
-        if let Some(admitted) = self.limiting.held.of(req) {
+    pub(in crate::sim) fn released(&mut self, req: ReqId) {
+        if let Some(admitted) = self.held.of(req) {
             let n = admitted.len();
-            self.limiting
-                .ledger
+            self.ledger
                 .faults
                 .push(format!("request {req} released holding {n} admissions"));
         }
@@ -479,16 +500,13 @@ impl World<'_> {
 
     /// Counts a request's end: rejected (first reason) or not found.
     #[inline(always)]
-    pub(in crate::sim) fn limiting_outcome(&mut self, req: ReqId, outcome: Outcome) {
-        if self.limiting.enabled() {
-            self.count_outcome(req, outcome);
-        }
+    pub(in crate::sim) fn outcome(&mut self, model: &Model, r: &Request, outcome: Outcome) {
+        self.count_outcome(model, r, outcome);
     }
 
-    fn count_outcome(&mut self, req: ReqId, outcome: Outcome) {
-        let n = self.model().limiters.len();
-        let member = self.requests[req].member;
-        let tally = self.limiting.members.entry(member).or_default();
+    fn count_outcome(&mut self, model: &Model, r: &Request, outcome: Outcome) {
+        let n = model.limiters.len();
+        let tally = self.members.entry(r.member).or_default();
         match outcome {
             Outcome::Rejected(l) => {
                 tally.rejected_by.resize(n, 0);

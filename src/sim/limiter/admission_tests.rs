@@ -147,7 +147,7 @@ fn ledger_of(model: &Model) -> Ledger {
     world.start().unwrap();
     world.run_loop().unwrap();
     assert_eq!(world.requests.held(), 0, "{}: requests left", model.name);
-    world.limiting.ledger.clone()
+    world.limiting_ledger().clone()
 }
 
 /// Every admission of every row heard exactly one done; the ledgers of all

@@ -28,14 +28,14 @@
 //! `on_done(now, latency, outcome)` exactly once, when the request's work
 //! leaves the service, with `latency = now - the instant it was let through`:
 //!
-//! - its handler ends it (`World::respond`): answered, dropped, an error or
+//! - its handler ends it (the world's `respond`): answered, dropped, an error or
 //!   shed, with the handler's outcome, also when the client had stopped
 //!   waiting earlier (the work ran to its end), and for a request that is a
 //!   call from another service;
 //! - a later limiter of its chain rejects it: the earlier admissions hear
 //!   `Rejected` when its 429 goes out (at once, or after a `hold`);
 //! - its client left while a limiter held it: `TimedOut` when the hold ends;
-//! - its handler gives its work up (`World::handler_released`): a queued
+//! - its handler gives its work up (the world's `handler_released`): a queued
 //!   request whose client left (`abandon`), a request its caller cancelled:
 //!   `TimedOut`.
 //!
@@ -58,7 +58,10 @@
 //!   and the rate side of the seam. No `World`.
 //! - `actor`: the limiter actor: each request's chain (gateway rules, then
 //!   middleware), its place in it, the holds, the admissions' done notices, and
-//!   the per-limiter and per-member tallies, as `impl World` reactions.
+//!   the per-limiter and per-member tallies. It knows nothing of the world: it
+//!   reads the request's record it is given, says where a request's walk past
+//!   its limiters ends ([`Walk`]), and the world sends the request on, holds
+//!   it or answers it (`world/limiter.rs`).
 //! - `results`: what the limiters measured ([`LimiterResults`]), built from the
 //!   actor's tallies at the end of a run, and [`natural_cmp`] for member names.
 //! - `windows`: one limiter's passes and rejects per time-series window, overall
@@ -74,7 +77,9 @@ mod rate;
 mod results;
 mod windows;
 
-pub(crate) use actor::Limiting;
+pub(crate) use actor::{Limiting, Resumed, Walk};
+#[cfg(test)]
+pub(crate) use admission::Ledger;
 pub use admission::{Admission, Decision};
 pub use concurrency::track::Gauges;
 pub use rate::{Bucket, decide};

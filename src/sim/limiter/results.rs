@@ -1,8 +1,9 @@
 //! What the limiters measured in one run, named and in a stable order: per
 //! limiter, per (route, access) pair, per member.
 
+use super::actor::Limiting;
+use crate::engine::Ticks;
 use crate::model::{Access, Field, Limiter, Model, RouteId};
-use crate::sim::vocab::World;
 use std::cmp::Ordering;
 
 /// One limiter's figures for the run.
@@ -118,20 +119,21 @@ pub struct LimiterResults {
     pub members: Vec<MemberOutcome>,
 }
 
-impl World<'_> {
-    /// The run's limiter figures, with names.
-    pub(in crate::sim) fn limiting_results(&mut self) -> LimiterResults {
-        if !self.limiting.enabled() {
+impl Limiting {
+    /// The run's limiter figures at its `end`, with the names of `symbols`.
+    pub(in crate::sim) fn results(
+        &self,
+        model: &Model,
+        symbols: &[String],
+        end: Ticks,
+    ) -> LimiterResults {
+        if !self.enabled() {
             return LimiterResults::default();
         }
-        let n = self.model().limiters.len();
-        let symbols = self.symbols();
+        let n = model.limiters.len();
         let name = |id: &u32| symbols.get(*id as usize).cloned().unwrap_or_default();
-        let window = self.limiting.window;
-        let model = self.model();
-        let end = self.now();
+        let window = self.window;
         let limiters = self
-            .limiting
             .actors
             .iter()
             .zip(&model.limiters)
@@ -174,7 +176,6 @@ impl World<'_> {
             })
             .collect();
         let traffic = self
-            .limiting
             .traffic
             .iter()
             .enumerate()
@@ -191,7 +192,6 @@ impl World<'_> {
             })
             .collect();
         let mut members: Vec<MemberOutcome> = self
-            .limiting
             .members
             .iter()
             .map(|(m, t)| {

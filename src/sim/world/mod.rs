@@ -4,6 +4,7 @@
 
 mod fanout;
 mod faults;
+mod limiter;
 mod plan;
 mod workload;
 
@@ -32,9 +33,9 @@ use crate::model::Model;
 /// `schedule`, `post` and `cancel`, and the rest is fixed for the run and read
 /// through its accessor. The books and the request tracer are private too:
 /// the notes' fan-out (`fanout.rs`, a child of this module) is the only way to
-/// them. So are the faults, the workloads and the plans: `faults.rs`,
-/// `workload.rs` and `plan.rs`, children of this module, put the actors'
-/// questions to them and carry out what they answer. The actors' states are the simulation's alone
+/// them. So are the faults, the workloads, the plans and the limiters:
+/// `faults.rs`, `workload.rs`, `plan.rs` and `limiter.rs`, children of this
+/// module, put the actors' questions to them and carry out what they answer. The actors' states are the simulation's alone
 /// (nothing outside `sim` sees a `World`), and each one's insides are private
 /// to the module that defines its type. Each of those fields is touched by its owner only (and by
 /// this module): actors reach each other through `impl World` methods (the
@@ -53,7 +54,7 @@ pub(crate) struct World<'m> {
     workload: Workloads,
     /// Interned client and member names.
     symbols: Symbols,
-    pub(super) limiting: Limiting,
+    limiting: Limiting,
     obs: Observers,
     /// The request tracer (`--trace N`); None in an ordinary run.
     trace: Option<Box<Tracer>>,
