@@ -9,16 +9,19 @@
 //! ([`super::dependency_replicas`]). The instances of replica 1 come first, one
 //! per dependency at the dependency's own index, so a dependency with one
 //! instance is reached exactly as before.
+//!
+//! The dependencies know nothing of the world: they say whether a call takes a
+//! slot, how long its work takes, and what its end frees; the world schedules
+//! the completion, asks the faults and answers the call (`world/dependency.rs`).
 
 use super::ahead::Draws;
 use super::dependency_replicas::{DependencyReplicaStats, Replication};
-use super::faults::{Subject, scaled};
+use super::faults::Subject;
 use super::latency::Sampler;
-use super::notes::Note;
 use super::server::stats::EjectionRow;
 use super::slots::{Admit, SlotQueue};
-use super::vocab::{CallId, Event, World};
-use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
+use super::vocab::CallId;
+use crate::engine::{EventKey, Stream, Ticks, stream};
 use crate::metrics::TimeAverage;
 use crate::model::{DependencyId, Model};
 use rand::RngExt;
@@ -199,301 +202,217 @@ impl Dependencies {
     }
 }
 
-impl World<'_> {
-    /// A call asks dependency `dep` for work. Returns when the work will be done if
-    /// it started at once (None: it waits for a slot). `cancelled_at`: the caller
-    /// will cancel the work then if it is not done (see `dependency_begin`).
+/// What becomes of the completion of work that starts now
+/// ([`Dependencies::completion`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Completion {
+    /// It would come after the caller cancels the work: not scheduled (the
+    /// cancel ends the work).
+    Skip,
+    /// Scheduled with a key to cancel it by (the model may stop work).
+    Schedule,
+    /// Posted for good (nothing in the model stops work).
+    Post,
+}
+
+/// A call's work that has left its instance ([`Dependencies::end`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ended {
+    pub(super) dep: DependencyId,
+    pub(super) inst: usize,
+    /// When the work started.
+    pub(super) start: Ticks,
+    /// The waiting call that took the freed slot, if any: its work starts now.
+    pub(super) next: Option<CallId>,
+}
+
+impl Dependencies {
+    /// Room in the work books for call `call`.
     #[inline(always)]
-    pub(super) fn dependency_request(
-        &mut self,
-        dep: DependencyId,
-        call: CallId,
-        cancelled_at: Option<Ticks>,
-    ) -> Option<Ticks> {
-        if self.dependencies.work.len() <= call as usize {
-            self.dependencies.grow(call);
+    pub(super) fn ensure(&mut self, call: CallId) {
+        if self.work.len() <= call as usize {
+            self.grow(call);
         }
-        // replicas make a run not plain: the plain path is the one instance
-        if !self.plain() && self.dependencies.replicated.is_some() {
-            return self.dependency_request_replica(dep, call, cancelled_at);
-        }
-        let line = &mut self.dependencies.deps[dep].line;
-        let done = if line.admit() == Admit::Start {
-            line.start();
-            Some(self.dependency_begin(dep, call, cancelled_at))
-        } else {
-            line.wait(call);
-            // not started: a cancel takes it out of the line
-            self.dependencies.work[call as usize].start = None;
-            None
-        };
-        if !self.plain() {
-            self.dependency_levels(dep);
-        }
-        done
     }
 
-    /// [`World::dependency_request`] in a run with replicated dependencies:
-    /// the call goes to the instance picked for it as it was made.
-    #[inline(never)]
-    fn dependency_request_replica(
-        &mut self,
-        dep: DependencyId,
-        call: CallId,
-        cancelled_at: Option<Ticks>,
-    ) -> Option<Ticks> {
-        let inst = self.dependency_picked(dep, call);
-        let line = &mut self.dependencies.deps[inst].line;
-        let done = if line.admit() == Admit::Start {
-            line.start();
-            Some(self.dependency_start(dep, inst, call, cancelled_at))
-        } else {
-            line.wait(call);
-            // not started: a cancel takes it out of its instance's line
-            self.dependencies.work[call as usize] = Work {
-                dep: dep as u32,
-                inst: inst as u32,
-                start: None,
-                done_key: None,
-            };
-            None
-        };
-        self.dependency_levels(dep);
-        done
+    /// Whether some dependency has replicas.
+    #[inline(always)]
+    pub(super) fn is_replicated(&self) -> bool {
+        self.replicated.is_some()
     }
 
-    /// The time series sees `dep`'s calls at work and waiting now (its
-    /// replicas' together).
-    #[cold]
-    #[inline(never)]
-    fn dependency_levels(&mut self, dep: DependencyId) {
-        let d = &self.dependencies.deps[dep];
+    /// What faults name instance `inst` as.
+    #[inline]
+    pub(super) fn subject(&self, inst: usize) -> Subject {
+        self.deps[inst].subject()
+    }
+
+    /// Call `call` to `dep` comes to instance `inst`: true if it takes a slot
+    /// now, false if it waits in the instance's line.
+    #[inline(always)]
+    pub(super) fn enter(&mut self, dep: DependencyId, inst: usize, call: CallId) -> bool {
+        let line = &mut self.deps[inst].line;
+        if line.admit() == Admit::Start {
+            line.start();
+            return true;
+        }
+        line.wait(call);
+        // not started: a cancel takes it out of its instance's line
+        self.work[call as usize] = Work {
+            dep: dep as u32,
+            inst: inst as u32,
+            start: None,
+            done_key: None,
+        };
+        false
+    }
+
+    /// `dep`'s calls at work and waiting now (its replicas' together).
+    pub(super) fn levels(&self, dep: DependencyId) -> (u64, u64) {
+        let d = &self.deps[dep];
         let (mut busy, mut waiting) = (d.busy_average.level(), d.line.waiting() as u64);
-        if self.dependencies.replicated.is_some() {
-            for i in self.dependency_instances(dep).skip(1) {
-                let d = &self.dependencies.deps[i];
+        if self.replicated.is_some() {
+            for i in self.instances(dep).skip(1) {
+                let d = &self.deps[i];
                 busy += d.busy_average.level();
                 waiting += d.line.waiting() as u64;
             }
         }
-        self.note(Note::DependencyLevels { dep, busy, waiting });
+        (busy, waiting)
     }
 
-    /// Starts the work of a call that has taken a slot; returns when it will be
-    /// done. A completion that comes after `cancelled_at` would be cancelled before
-    /// it runs, so it is not scheduled (the cancel ends the work).
-    #[inline]
-    fn dependency_begin(
-        &mut self,
-        dep: DependencyId,
-        call: CallId,
-        cancelled_at: Option<Ticks>,
-    ) -> Ticks {
-        self.dependency_begin_on(dep, dep, call, cancelled_at)
-    }
-
-    /// [`World::dependency_begin`] on instance `inst` of `dep`: kept apart
-    /// so that the one-instance path holds no second index.
-    #[inline(never)]
-    fn dependency_begin_replica(
-        &mut self,
-        dep: DependencyId,
-        inst: usize,
-        call: CallId,
-        cancelled_at: Option<Ticks>,
-    ) -> Ticks {
-        self.dependency_begin_on(dep, inst, call, cancelled_at)
-    }
-
-    /// Starts the work of a call on instance `inst` of `dep`.
-    #[inline]
-    fn dependency_start(
-        &mut self,
-        dep: DependencyId,
-        inst: usize,
-        call: CallId,
-        cancelled_at: Option<Ticks>,
-    ) -> Ticks {
-        if inst == dep {
-            self.dependency_begin(dep, call, cancelled_at)
-        } else {
-            self.dependency_begin_replica(dep, inst, call, cancelled_at)
-        }
-    }
-
+    /// Instance `inst` starts a call's work at `now`: its latency, drawn.
     #[inline(always)]
-    fn dependency_begin_on(
+    pub(super) fn begin(&mut self, inst: usize, now: Ticks) -> Ticks {
+        let d = &mut self.deps[inst];
+        d.busy_average.add(now, 1);
+        d.draws.sample()
+    }
+
+    /// What becomes of the completion of work done at `done`, which its caller
+    /// cancels at `cancelled_at` if it is not done by then.
+    #[inline(always)]
+    pub(super) fn completion(&self, done: Ticks, cancelled_at: Option<Ticks>) -> Completion {
+        if cancelled_at.is_some_and(|c| done > c) {
+            Completion::Skip
+        } else if self.cancellable {
+            Completion::Schedule
+        } else {
+            Completion::Post
+        }
+    }
+
+    /// Call `call`'s work on instance `inst` of `dep` started at `now`; its
+    /// completion is `key` (None: posted for good, or not scheduled).
+    #[inline(always)]
+    pub(super) fn working(
         &mut self,
+        call: CallId,
         dep: DependencyId,
         inst: usize,
-        call: CallId,
-        cancelled_at: Option<Ticks>,
-    ) -> Ticks {
-        let now = self.now();
-        let d = &mut self.dependencies.deps[inst];
-        d.busy_average.add(now, 1);
-        let mut latency = d.draws.sample();
-        if !self.plain() {
-            latency = self.dependency_stretch(inst, latency);
-        }
-        self.note(Note::WorkStarted { dep });
-        let done = now + latency;
-        let key = if cancelled_at.is_some_and(|c| done > c) {
-            None
-        } else if self.dependencies.cancellable {
-            Some(self.schedule(done, Lane::Normal, Event::DependencyDone(call)))
-        } else {
-            self.post(done, Lane::Normal, Event::DependencyDone(call));
-            None
-        };
-        self.dependencies.work[call as usize] = Work {
+        now: Ticks,
+        key: Option<EventKey>,
+    ) {
+        self.work[call as usize] = Work {
             dep: dep as u32,
             inst: inst as u32,
             start: Some(now),
             done_key: key,
         };
-        done
     }
 
-    /// The work of `call` is done: the dependency takes its next waiting call, then
-    /// the answer goes back.
-    pub(super) fn dependency_done(&mut self, call: CallId) {
-        let w = self.dependencies.work[call as usize];
-        let work_start = w.start.unwrap_or(self.now());
-        // an `error_rate` fault acting now replaces the dependency's own rate
-        let fault = if self.plain() {
-            None
-        } else {
-            self.dependency_fault_fails(w.inst as usize)
-        };
-        let ok = match fault {
-            Some(fails) => !fails,
-            None => match self.dependencies.errors.get_mut(w.dep as usize) {
-                Some(Some((rate, rng))) => rng.random::<f64>() >= *rate,
-                _ => true,
-            },
-        };
-        self.dependency_end(call);
-        self.call_answered(call, work_start, ok);
-    }
-
-    /// `latency` stretched by the `latency_factor` faults acting on instance
-    /// `inst` now.
-    #[cold]
-    #[inline(never)]
-    fn dependency_stretch(&self, inst: usize, latency: Ticks) -> Ticks {
-        let subject = self.dependencies.deps[inst].subject();
-        scaled(latency, self.fault_latency_factor(subject))
-    }
-
-    /// With an `error_rate` fault acting on instance `inst` now: whether it
-    /// fails the call finishing now (it replaces the dependency's own
-    /// `error_rate` meanwhile).
-    #[cold]
-    #[inline(never)]
-    fn dependency_fault_fails(&mut self, inst: usize) -> Option<bool> {
-        let subject = self.dependencies.deps[inst].subject();
-        self.fault_error(subject)
-    }
-
-    /// Whether a `down` fault acts on instance `inst` now.
-    pub(super) fn dependency_instance_down(&self, inst: usize) -> bool {
-        self.fault_down(self.dependencies.deps[inst].subject())
-    }
-
-    /// A `slots` fault on `dep` (or one of its replicas) started or ended:
-    /// each instance's limit now, and the waiting calls it lets in start.
-    pub(super) fn dependency_slots_changed(&mut self, dep: DependencyId) {
-        for inst in self.dependency_instances(dep) {
-            let limit = self.fault_slots(self.dependencies.deps[inst].subject());
-            let d = &mut self.dependencies.deps[inst];
-            match limit {
-                Some(n) => d.line.set_limit(n),
-                None => d.line.reset_limit(d.slots),
-            }
-            while let Some(call) = self.dependencies.deps[inst].line.next() {
-                self.dependency_start(dep, inst, call, None);
-            }
-        }
-        self.dependency_levels(dep);
-    }
-
-    /// A `down` fault on `dep` (or one of its replicas) starts: every waiting
-    /// and running call of each instance it hits fails now.
-    pub(super) fn dependency_down(&mut self, dep: DependencyId) {
-        let now = self.now();
-        for inst in self.dependency_instances(dep) {
-            if !self.dependency_instance_down(inst) {
-                continue;
-            }
-            let waiting = self.dependencies.deps[inst].line.drain();
-            self.dependency_levels(dep);
-            for call in waiting {
-                self.call_failed_by_fault(call, now);
-            }
-            let running: Vec<CallId> = (0..self.dependencies.work.len() as CallId)
-                .filter(|&c| {
-                    let w = &self.dependencies.work[c as usize];
-                    w.inst as usize == inst && w.start.is_some()
-                })
-                .collect();
-            for call in running {
-                let w = self.dependencies.work[call as usize];
-                if let Some(key) = w.done_key {
-                    self.cancel(key);
-                }
-                let work_start = w.start.unwrap_or(now);
-                self.dependency_end(call);
-                self.call_failed_by_fault(call, work_start);
-            }
-        }
-    }
-
-    /// The dependency stops working on a call (finished or cancelled) and takes the
-    /// next waiting one. (Inlined: once per call on the answer's path.)
+    /// The instance doing call `call`'s work, and when it started (None: it
+    /// waits for a slot).
     #[inline(always)]
-    fn dependency_end(&mut self, call: CallId) {
-        let now = self.now();
-        let w = &mut self.dependencies.work[call as usize];
+    pub(super) fn work_of(&self, call: CallId) -> (usize, Option<Ticks>) {
+        let w = &self.work[call as usize];
+        (w.inst as usize, w.start)
+    }
+
+    /// The pending completion of call `call`'s work (None: none to cancel).
+    #[inline]
+    pub(super) fn completion_key(&self, call: CallId) -> Option<EventKey> {
+        self.work[call as usize].done_key
+    }
+
+    /// Whether call `call`'s work, done now, succeeds by its dependency's own
+    /// `error_rate` (a draw from its stream; none without one).
+    #[inline(always)]
+    pub(super) fn own_error_passes(&mut self, call: CallId) -> bool {
+        let dep = self.work[call as usize].dep;
+        match self.errors.get_mut(dep as usize) {
+            Some(Some((rate, rng))) => rng.random::<f64>() >= *rate,
+            _ => true,
+        }
+    }
+
+    /// The instance stops working on call `call` at `now` (done or stopped)
+    /// and a waiting call takes the slot.
+    #[inline(always)]
+    pub(super) fn end(&mut self, call: CallId, now: Ticks) -> Ended {
+        let w = &mut self.work[call as usize];
         w.done_key = None;
         let start = w.start.take().unwrap_or(now);
         let (dep, inst) = (w.dep as usize, w.inst as usize);
-        let d = &mut self.dependencies.deps[inst];
+        let d = &mut self.deps[inst];
         d.busy_average.add(now, -1);
-        self.note(Note::WorkEnded { call, dep, start });
-        if let Some(next) = self.dependencies.deps[inst].line.release() {
-            self.dependency_start(dep, inst, next, None);
-        }
-        if !self.plain() {
-            if self.dependencies.replicated.is_some() {
-                self.dependency_worked(inst, now - start);
-            }
-            self.dependency_levels(dep);
+        let next = d.line.release();
+        Ended {
+            dep,
+            inst,
+            start,
+            next,
         }
     }
 
-    /// The caller cancels a call: pending work is removed from the queue, running
-    /// work stops now.
-    pub(super) fn dependency_cancel(&mut self, dep: DependencyId, call: CallId) {
-        let w = self.dependencies.work[call as usize];
+    /// Instance `inst`'s slot count is now `limit` (None: its own).
+    pub(super) fn set_slots(&mut self, inst: usize, limit: Option<u32>) {
+        let d = &mut self.deps[inst];
+        match limit {
+            Some(n) => d.line.set_limit(n),
+            None => d.line.reset_limit(d.slots),
+        }
+    }
+
+    /// The next waiting call of instance `inst` that a free slot lets start.
+    pub(super) fn next_in_line(&mut self, inst: usize) -> Option<CallId> {
+        self.deps[inst].line.next()
+    }
+
+    /// Every call waiting at instance `inst`, taken out of its line.
+    pub(super) fn drain(&mut self, inst: usize) -> Vec<CallId> {
+        self.deps[inst].line.drain()
+    }
+
+    /// The calls instance `inst` is working on.
+    pub(super) fn running_on(&self, inst: usize) -> Vec<CallId> {
+        (0..self.work.len() as CallId)
+            .filter(|&c| {
+                let w = &self.work[c as usize];
+                w.inst as usize == inst && w.start.is_some()
+            })
+            .collect()
+    }
+
+    /// The caller cancels call `call` to `dep`: running work is returned with
+    /// its pending completion (to cancel, then to end), waiting work leaves
+    /// its line (None).
+    pub(super) fn cancel(&mut self, dep: DependencyId, call: CallId) -> Option<Option<EventKey>> {
+        let w = self.work[call as usize];
         debug_assert!(
-            self.dependencies.cancellable,
+            self.cancellable,
             "work stopped in a model that cancels none"
         );
         if w.start.is_some() {
-            if let Some(key) = w.done_key {
-                self.cancel(key);
-            }
-            self.dependency_end(call);
-        } else {
-            // (a waiting call's instance is kept only with replicas)
-            let inst = if self.dependencies.replicated.is_some() {
-                w.inst as usize
-            } else {
-                dep
-            };
-            self.dependencies.deps[inst].line.leave(|&c| c == call);
-            self.dependency_levels(dep);
+            return Some(w.done_key);
         }
+        // (a waiting call's instance is kept only with replicas)
+        let inst = if self.replicated.is_some() {
+            w.inst as usize
+        } else {
+            dep
+        };
+        self.deps[inst].line.leave(|&c| c == call);
+        None
     }
 }

@@ -24,9 +24,10 @@
 
 use super::balance::Picker;
 use super::balance::caller_name;
+use super::dependency::Dependencies;
 use super::notes::Over;
 use super::server::stats::EjectionRow;
-use super::vocab::{CallId, Caller, FastMap, World};
+use super::vocab::{CallId, FastMap};
 use crate::engine::Ticks;
 use crate::metrics::TickSum;
 use crate::model::{DependencyId, Model};
@@ -214,14 +215,10 @@ impl Replication {
     }
 }
 
-impl World<'_> {
+impl Dependencies {
     /// The instances of `dep`: its own, then those of its replicas 2 to N.
-    pub(super) fn dependency_instances(
-        &self,
-        dep: DependencyId,
-    ) -> impl Iterator<Item = usize> + use<> {
+    pub(super) fn instances(&self, dep: DependencyId) -> impl Iterator<Item = usize> + use<> {
         let extra = self
-            .dependencies
             .replicated
             .as_ref()
             .and_then(|r| r.by_dep[dep].as_ref())
@@ -229,47 +226,32 @@ impl World<'_> {
         std::iter::once(dep).chain(extra)
     }
 
-    /// A call from `caller` to `dep` is about to be made (with time left): its
-    /// replica is picked, and whether it fails at once (the instance is
-    /// `down`). Asked only off the plain path.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn dependency_refuses(&mut self, caller: Caller, dep: DependencyId) -> bool {
-        let replicated = self
-            .dependencies
-            .replicated
+    /// Whether `dep` has replicas (a balancer picks one per call).
+    pub(super) fn has_replicas(&self, dep: DependencyId) -> bool {
+        self.replicated
             .as_ref()
-            .is_some_and(|r| r.by_dep[dep].is_some());
-        let inst = if replicated {
-            self.dependency_pick(caller, dep)
-        } else {
-            dep
-        };
-        if !self.dependency_instance_down(inst) {
-            return false;
-        }
-        if replicated && let Some(r) = self.dependencies.replicated.as_mut() {
-            // the replica answers its error at once: over for the caller now
-            if let Some(p) = r.pending.take() {
-                r.stats[dep][p.replica as usize].errors += 1;
-                self.dependency_pick_ended(p, true);
-            }
-        }
-        true
+            .is_some_and(|r| r.by_dep[dep].is_some())
     }
 
-    /// The replica of `dep` its balancer picks for `caller`'s call now,
-    /// counted there and kept for the call (`pending`).
-    fn dependency_pick(&mut self, caller: Caller, dep: DependencyId) -> usize {
-        let now = self.now();
-        let by_caller = self
-            .dependencies
-            .replicated
+    /// Whether `dep`'s balancer picks by the caller (the caller view): then
+    /// [`Dependencies::pick`] needs the caller's key.
+    pub(super) fn picks_by_caller(&self, dep: DependencyId) -> bool {
+        self.replicated
             .as_ref()
-            .is_some_and(|r| r.by_dep[dep].as_ref().is_some_and(|b| b.picker.by_caller()));
-        let key = by_caller.then(|| self.balance_caller_of(self.outer(caller)));
-        let model = self.model();
-        let (replicated, outstanding) = self.dependencies.replicas_and_load();
+            .is_some_and(|r| r.by_dep[dep].as_ref().is_some_and(|b| b.picker.by_caller()))
+    }
+
+    /// The replica of `dep` its balancer picks at `now` for the call about to
+    /// be made (by the caller with key `key`, in the caller view), counted
+    /// there and kept for the call (`pending`): its instance.
+    pub(super) fn pick(
+        &mut self,
+        model: &Model,
+        dep: DependencyId,
+        key: Option<u64>,
+        now: Ticks,
+    ) -> usize {
+        let (replicated, outstanding) = self.replicas_and_load();
         let Some(r) = replicated else {
             return dep;
         };
@@ -301,10 +283,21 @@ impl World<'_> {
         inst
     }
 
-    /// The instance picked for call `call` to `dep` (by `dependency_refuses`
+    /// The replica picked for the call about to be made to `dep` is down: it
+    /// answers its error at once, so the call is over for its caller `now`.
+    pub(super) fn refused(&mut self, dep: DependencyId, now: Ticks) {
+        if let Some(r) = self.replicated.as_mut()
+            && let Some(p) = r.pending.take()
+        {
+            r.stats[dep][p.replica as usize].errors += 1;
+            self.pick_ended(p, true, now);
+        }
+    }
+
+    /// The instance picked for call `call` to `dep` (by [`Dependencies::pick`]
     /// as it was made), kept until the call is over for its caller.
-    pub(super) fn dependency_picked(&mut self, dep: DependencyId, call: CallId) -> usize {
-        let Some(r) = self.dependencies.replicated.as_mut() else {
+    pub(super) fn picked(&mut self, dep: DependencyId, call: CallId) -> usize {
+        let Some(r) = self.replicated.as_mut() else {
             return dep;
         };
         match r.pending.take() {
@@ -316,14 +309,14 @@ impl World<'_> {
         }
     }
 
-    /// Call `call` is over for its caller (`how`): if it went to a replica,
-    /// the replica's row counts how, and its balancer hears it. (From the
-    /// notes: the first of `CallEnded`, `CallTimedOut`, `CallGivenUp`.)
+    /// Call `call` is over for its caller (`how`) at `now`: if it went to a
+    /// replica, the replica's row counts how, and its balancer hears it.
+    /// (From the notes: the first of `CallEnded`, `CallTimedOut`,
+    /// `CallGivenUp`.)
     #[cold]
     #[inline(never)]
-    pub(super) fn dependency_pick_over(&mut self, call: CallId, how: Over) {
-        let now = self.now();
-        let Some(r) = self.dependencies.replicated.as_mut() else {
+    pub(super) fn pick_over(&mut self, call: CallId, how: Over, now: Ticks) {
+        let Some(r) = self.replicated.as_mut() else {
             return;
         };
         let Some(p) = r.picks.remove(&call) else {
@@ -345,14 +338,13 @@ impl World<'_> {
             }
         }
         let failed = !matches!(how, Over::Answered { ok: true });
-        self.dependency_pick_ended(p, failed);
+        self.pick_ended(p, failed, now);
     }
 
-    /// Pick `p` is over for its caller now, `failed` or not: its balancer
+    /// Pick `p` is over for its caller at `now`, `failed` or not: its balancer
     /// hears it, when it listens, and its outlier detection whether it failed.
-    fn dependency_pick_ended(&mut self, p: Pick, failed: bool) {
-        let now = self.now();
-        let Some(r) = self.dependencies.replicated.as_mut() else {
+    fn pick_ended(&mut self, p: Pick, failed: bool, now: Ticks) {
+        let Some(r) = self.replicated.as_mut() else {
             return;
         };
         if let Some(b) = r.by_dep[p.dep as usize].as_mut()
@@ -369,10 +361,10 @@ impl World<'_> {
     /// Instance `inst` worked `worked` on a call (done or stopped).
     #[cold]
     #[inline(never)]
-    pub(super) fn dependency_worked(&mut self, inst: usize, worked: Ticks) {
-        let d = &self.dependencies.deps[inst];
+    pub(super) fn worked(&mut self, inst: usize, worked: Ticks) {
+        let d = &self.deps[inst];
         let (dep, replica) = (d.dep, d.replica as usize);
-        if let Some(r) = self.dependencies.replicated.as_mut()
+        if let Some(r) = self.replicated.as_mut()
             && let Some(s) = r.stats[dep].get_mut(replica)
         {
             s.work.add(worked);
@@ -382,8 +374,8 @@ impl World<'_> {
     /// A call to `dep` was made with no time left: it reaches no replica.
     #[cold]
     #[inline(never)]
-    pub(super) fn dependency_no_time(&mut self, dep: DependencyId) {
-        if let Some(r) = self.dependencies.replicated.as_mut()
+    pub(super) fn no_time(&mut self, dep: DependencyId) {
+        if let Some(r) = self.replicated.as_mut()
             && r.by_dep[dep].is_some()
         {
             r.no_time[dep] += 1;

@@ -19,9 +19,10 @@
 //! instant it is given and says what a step changes, the world keeps that
 //! state private, and a file of the world's own under `world/` puts the other
 //! actors' questions to it and hands each change on. The faults, the
-//! workloads, the plans and the limiters are written so (`faults.rs`,
-//! `workload.rs`, `plan.rs` and `limiter/`, each with its file of the same
-//! name under `world/`); the test
+//! workloads, the plans, the limiters and the dependencies are written so
+//! (`faults.rs`, `workload.rs`, `plan.rs`, `limiter/` and `dependency.rs` with
+//! `dependency_replicas.rs`, each with its file of the same name under
+//! `world/`); the test
 //! `actors_the_world_keeps_private_know_nothing_of_it` lists such actors and
 //! names any `World` in their files.
 //!
@@ -38,7 +39,7 @@
 //! | [`balance`] | balancers: which of N replicas a caller picks, from a view it is given | (asked by the server) |
 //! | [`call`] | one call from a caller to a callee, with its timeout | `CallTimeout` |
 //! | [`policy`] | client policies: retries, hedges, breakers, throttles | `PolicyTimer` |
-//! | [`dependency`] | a store or backend that calls wait on | `DependencyDone` |
+//! | [`dependency`] | a store or backend that calls wait on: whether a call starts and how long it takes; the world schedules it (`world/dependency.rs`) | `DependencyDone` |
 //! | [`dependency_replicas`] | which replica of a dependency a call goes to, and each replica's books | (asked by the call; hears a pick's end) |
 //! | [`faults`] | what `[[faults]]` change, asked by the others through the world (`world/faults.rs`) | `FaultEdge` (the world hands it on) |
 //! | [`notes`] | the lifecycle notes, and who hears each | (no events) |

@@ -403,7 +403,6 @@ fn a_sim_file_using_the_face_is_named_with_its_line() {
 const WORLD_FIELD_OWNERS: &[(&str, &[&str])] = &[
     ("requests", &["*"]),
     ("calls", &["*"]),
-    ("dependencies", &["dependency", "dependency_replicas"]),
     ("servers", &["server"]),
     ("policies", &["policy"]),
 ];
@@ -562,6 +561,8 @@ const WORLD_PRIVATE_ACTORS: &[(&str, &str)] = &[
     ("workload", "workload"),
     ("plans", "plan"),
     ("limiting", "limiter"),
+    ("dependencies", "dependency"),
+    ("dependencies", "dependency_replicas"),
 ];
 
 /// The lines of `text` ahead of its tests that name `World` in code (comments

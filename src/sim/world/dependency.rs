@@ -1,0 +1,297 @@
+//! The dependencies put to the run: the only way to [`Dependencies`], whose
+//! state the world keeps private. A call asks a dependency for work; the
+//! dependency says whether it starts and how long it takes, and the world
+//! schedules its completion, asks the faults, answers the call and hears the
+//! books.
+
+use super::super::dependency::Completion;
+use super::super::faults::scaled;
+use super::super::notes::{Note, Over};
+use super::super::vocab::{CallId, Caller, Event};
+use super::World;
+use crate::engine::{Lane, Ticks};
+use crate::model::DependencyId;
+
+impl World<'_> {
+    /// A call asks dependency `dep` for work. Returns when the work will be done if
+    /// it started at once (None: it waits for a slot). `cancelled_at`: the caller
+    /// will cancel the work then if it is not done (see `dependency_begin`).
+    #[inline(always)]
+    pub(in crate::sim) fn dependency_request(
+        &mut self,
+        dep: DependencyId,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Option<Ticks> {
+        self.dependencies.ensure(call);
+        // replicas make a run not plain: the plain path is the one instance
+        if !self.plain() && self.dependencies.is_replicated() {
+            return self.dependency_request_replica(dep, call, cancelled_at);
+        }
+        let done = if self.dependencies.enter(dep, dep, call) {
+            Some(self.dependency_begin(dep, call, cancelled_at))
+        } else {
+            None
+        };
+        if !self.plain() {
+            self.dependency_levels(dep);
+        }
+        done
+    }
+
+    /// [`World::dependency_request`] in a run with replicated dependencies:
+    /// the call goes to the instance picked for it as it was made.
+    #[inline(never)]
+    fn dependency_request_replica(
+        &mut self,
+        dep: DependencyId,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Option<Ticks> {
+        let inst = self.dependencies.picked(dep, call);
+        let done = if self.dependencies.enter(dep, inst, call) {
+            Some(self.dependency_start(dep, inst, call, cancelled_at))
+        } else {
+            None
+        };
+        self.dependency_levels(dep);
+        done
+    }
+
+    /// The time series sees `dep`'s calls at work and waiting now (its
+    /// replicas' together).
+    #[cold]
+    #[inline(never)]
+    fn dependency_levels(&mut self, dep: DependencyId) {
+        let (busy, waiting) = self.dependencies.levels(dep);
+        self.note(Note::DependencyLevels { dep, busy, waiting });
+    }
+
+    /// Starts the work of a call that has taken a slot; returns when it will be
+    /// done. A completion that comes after `cancelled_at` would be cancelled before
+    /// it runs, so it is not scheduled (the cancel ends the work).
+    #[inline]
+    fn dependency_begin(
+        &mut self,
+        dep: DependencyId,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
+        self.dependency_begin_on(dep, dep, call, cancelled_at)
+    }
+
+    /// [`World::dependency_begin`] on instance `inst` of `dep`: kept apart
+    /// so that the one-instance path holds no second index.
+    #[inline(never)]
+    fn dependency_begin_replica(
+        &mut self,
+        dep: DependencyId,
+        inst: usize,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
+        self.dependency_begin_on(dep, inst, call, cancelled_at)
+    }
+
+    /// Starts the work of a call on instance `inst` of `dep`.
+    #[inline]
+    fn dependency_start(
+        &mut self,
+        dep: DependencyId,
+        inst: usize,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
+        if inst == dep {
+            self.dependency_begin(dep, call, cancelled_at)
+        } else {
+            self.dependency_begin_replica(dep, inst, call, cancelled_at)
+        }
+    }
+
+    #[inline(always)]
+    fn dependency_begin_on(
+        &mut self,
+        dep: DependencyId,
+        inst: usize,
+        call: CallId,
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
+        let now = self.now();
+        let mut latency = self.dependencies.begin(inst, now);
+        if !self.plain() {
+            latency = self.dependency_stretch(inst, latency);
+        }
+        self.note(Note::WorkStarted { dep });
+        let done = now + latency;
+        let key = match self.dependencies.completion(done, cancelled_at) {
+            Completion::Skip => None,
+            Completion::Schedule => {
+                Some(self.schedule(done, Lane::Normal, Event::DependencyDone(call)))
+            }
+            Completion::Post => {
+                self.post(done, Lane::Normal, Event::DependencyDone(call));
+                None
+            }
+        };
+        self.dependencies.working(call, dep, inst, now, key);
+        done
+    }
+
+    /// The work of `call` is done: the dependency takes its next waiting call, then
+    /// the answer goes back.
+    pub(super) fn dependency_done(&mut self, call: CallId) {
+        let (inst, start) = self.dependencies.work_of(call);
+        let work_start = start.unwrap_or(self.now());
+        // an `error_rate` fault acting now replaces the dependency's own rate
+        let fault = if self.plain() {
+            None
+        } else {
+            self.dependency_fault_fails(inst)
+        };
+        let ok = match fault {
+            Some(fails) => !fails,
+            None => self.dependencies.own_error_passes(call),
+        };
+        self.dependency_end(call);
+        self.call_answered(call, work_start, ok);
+    }
+
+    /// `latency` stretched by the `latency_factor` faults acting on instance
+    /// `inst` now.
+    #[cold]
+    #[inline(never)]
+    fn dependency_stretch(&self, inst: usize, latency: Ticks) -> Ticks {
+        let subject = self.dependencies.subject(inst);
+        scaled(latency, self.fault_latency_factor(subject))
+    }
+
+    /// With an `error_rate` fault acting on instance `inst` now: whether it
+    /// fails the call finishing now (it replaces the dependency's own
+    /// `error_rate` meanwhile).
+    #[cold]
+    #[inline(never)]
+    fn dependency_fault_fails(&mut self, inst: usize) -> Option<bool> {
+        let subject = self.dependencies.subject(inst);
+        self.fault_error(subject)
+    }
+
+    /// Whether a `down` fault acts on instance `inst` now.
+    fn dependency_instance_down(&self, inst: usize) -> bool {
+        self.fault_down(self.dependencies.subject(inst))
+    }
+
+    /// A `slots` fault on `dep` (or one of its replicas) started or ended:
+    /// each instance's limit now, and the waiting calls it lets in start.
+    pub(super) fn dependency_slots_changed(&mut self, dep: DependencyId) {
+        for inst in self.dependencies.instances(dep) {
+            let limit = self.fault_slots(self.dependencies.subject(inst));
+            self.dependencies.set_slots(inst, limit);
+            while let Some(call) = self.dependencies.next_in_line(inst) {
+                self.dependency_start(dep, inst, call, None);
+            }
+        }
+        self.dependency_levels(dep);
+    }
+
+    /// A `down` fault on `dep` (or one of its replicas) starts: every waiting
+    /// and running call of each instance it hits fails now.
+    pub(super) fn dependency_down(&mut self, dep: DependencyId) {
+        let now = self.now();
+        for inst in self.dependencies.instances(dep) {
+            if !self.dependency_instance_down(inst) {
+                continue;
+            }
+            let waiting = self.dependencies.drain(inst);
+            self.dependency_levels(dep);
+            for call in waiting {
+                self.call_failed_by_fault(call, now);
+            }
+            for call in self.dependencies.running_on(inst) {
+                if let Some(key) = self.dependencies.completion_key(call) {
+                    self.cancel(key);
+                }
+                let work_start = self.dependencies.work_of(call).1.unwrap_or(now);
+                self.dependency_end(call);
+                self.call_failed_by_fault(call, work_start);
+            }
+        }
+    }
+
+    /// The dependency stops working on a call (finished or cancelled) and takes the
+    /// next waiting one. (Inlined: once per call on the answer's path.)
+    #[inline(always)]
+    fn dependency_end(&mut self, call: CallId) {
+        let now = self.now();
+        let ended = self.dependencies.end(call, now);
+        let (dep, inst, start) = (ended.dep, ended.inst, ended.start);
+        self.note(Note::WorkEnded { call, dep, start });
+        if let Some(next) = ended.next {
+            self.dependency_start(dep, inst, next, None);
+        }
+        if !self.plain() {
+            if self.dependencies.is_replicated() {
+                self.dependencies.worked(inst, now - start);
+            }
+            self.dependency_levels(dep);
+        }
+    }
+
+    /// The caller cancels a call: pending work is removed from the queue, running
+    /// work stops now.
+    pub(in crate::sim) fn dependency_cancel(&mut self, dep: DependencyId, call: CallId) {
+        match self.dependencies.cancel(dep, call) {
+            Some(key) => {
+                if let Some(key) = key {
+                    self.cancel(key);
+                }
+                self.dependency_end(call);
+            }
+            None => self.dependency_levels(dep),
+        }
+    }
+
+    /// A call from `caller` to `dep` is about to be made (with time left): its
+    /// replica is picked, and whether it fails at once (the instance is
+    /// `down`). Asked only off the plain path.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::sim) fn dependency_refuses(&mut self, caller: Caller, dep: DependencyId) -> bool {
+        let replicated = self.dependencies.has_replicas(dep);
+        let inst = if replicated {
+            self.dependency_pick(caller, dep)
+        } else {
+            dep
+        };
+        if !self.dependency_instance_down(inst) {
+            return false;
+        }
+        if replicated {
+            // the replica answers its error at once: over for the caller now
+            let now = self.now();
+            self.dependencies.refused(dep, now);
+        }
+        true
+    }
+
+    /// The replica of `dep` its balancer picks for `caller`'s call now,
+    /// counted there and kept for the call.
+    fn dependency_pick(&mut self, caller: Caller, dep: DependencyId) -> usize {
+        let key = (self.dependencies.picks_by_caller(dep))
+            .then(|| self.balance_caller_of(self.outer(caller)));
+        let (model, now) = (self.model(), self.now());
+        self.dependencies.pick(model, dep, key, now)
+    }
+
+    /// Call `call` is over for its caller (`how`): if it went to a replica,
+    /// the replica's row counts how, and its balancer hears it.
+    pub(super) fn dependency_pick_over(&mut self, call: CallId, how: Over) {
+        let now = self.now();
+        self.dependencies.pick_over(call, how, now);
+    }
+
+    /// A call to `dep` was made with no time left: it reaches no replica.
+    pub(in crate::sim) fn dependency_no_time(&mut self, dep: DependencyId) {
+        self.dependencies.no_time(dep);
+    }
+}
