@@ -19,10 +19,10 @@
 //! instant it is given and says what a step changes, the world keeps that
 //! state private, and a file of the world's own under `world/` puts the other
 //! actors' questions to it and hands each change on. The faults, the
-//! workloads, the plans, the limiters and the dependencies are written so
-//! (`faults.rs`, `workload.rs`, `plan.rs`, `limiter/` and `dependency.rs` with
-//! `dependency_replicas.rs`, each with its file of the same name under
-//! `world/`); the test
+//! workloads, the plans, the limiters, the dependencies and the servers are
+//! written so (`faults.rs`, `workload.rs`, `plan.rs`, `limiter/`,
+//! `dependency.rs` with `dependency_replicas.rs`, and `server/`, each with its
+//! file of the same name under `world/`); the test
 //! `actors_the_world_keeps_private_know_nothing_of_it` lists such actors and
 //! names any `World` in their files.
 //!
@@ -34,7 +34,7 @@
 //! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`), the concurrency limits (`limiter/concurrency/`); the world sends the request on (`world/limiter.rs`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
 //! | [`handler`] | registration: which module handles a service's requests | (dispatch only) |
 //! | [`plan`] | the deadline-budgeted fan-out handler: each branch's next call and its cap; the world makes it (`world/plan.rs`) | a call's answer |
-//! | [`server`] | slots, a bounded queue in its discipline's order, load shedding, replicas | `ServerDone`, `QueueTimeout` |
+//! | [`server`] | slots, a bounded queue in its discipline's order, load shedding, replicas: what becomes of a request at each step; the world schedules and answers (`world/server.rs`) | `ServerDone`, `QueueTimeout` |
 //! | `server::queue` | queue disciplines (`fifo`, `lifo`, `adaptive_lifo`, `codel`): a waiter's order and queue timeout | (asked by the server) |
 //! | [`balance`] | balancers: which of N replicas a caller picks, from a view it is given | (asked by the server) |
 //! | [`call`] | one call from a caller to a callee, with its timeout | `CallTimeout` |

@@ -403,7 +403,6 @@ fn a_sim_file_using_the_face_is_named_with_its_line() {
 const WORLD_FIELD_OWNERS: &[(&str, &[&str])] = &[
     ("requests", &["*"]),
     ("calls", &["*"]),
-    ("servers", &["server"]),
     ("policies", &["policy"]),
 ];
 
@@ -563,6 +562,7 @@ const WORLD_PRIVATE_ACTORS: &[(&str, &str)] = &[
     ("limiting", "limiter"),
     ("dependencies", "dependency"),
     ("dependencies", "dependency_replicas"),
+    ("servers", "server"),
 ];
 
 /// The lines of `text` ahead of its tests that name `World` in code (comments

@@ -5,19 +5,19 @@
 use super::super::ahead::Draws;
 use super::super::faults::{Subject, may_act};
 use super::super::latency::Sampler;
-use super::super::notes::Note;
 use super::super::slots::{Admit, SlotQueue};
-use super::super::vocab::{Event, Outcome, ReqId, World};
+use super::super::vocab::ReqId;
+use super::Servers;
 use super::queue::{self, Discipline};
-use crate::engine::{Lane, Ticks, stream};
+use crate::engine::{EventKey, Ticks, stream};
 use crate::model::{FaultKind, Model, Server, ServiceId};
 
 /// One queued request.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Waiting {
-    pub(super) req: ReqId,
-    pub(super) arrived: Ticks,
-    pub(super) demand: Ticks,
+pub(crate) struct Waiting {
+    pub(in crate::sim) req: ReqId,
+    pub(in crate::sim) arrived: Ticks,
+    pub(in crate::sim) demand: Ticks,
 }
 
 /// One server instance (a replica).
@@ -90,177 +90,192 @@ impl Instance {
     }
 }
 
-impl World<'_> {
-    /// A request reaches its server: start it, queue it, or shed it.
-    pub(in crate::sim) fn server_arrive(&mut self, req: ReqId) {
-        let now = self.now();
-        let service = self.requests[req].service;
-        let Some(i) = self.server_pick(service, req) else {
-            self.respond(req, Outcome::Answered);
-            return;
-        };
-        if !self.plain() && self.faults_of(FaultKind::Down) && self.server_arrive_down(i, req) {
-            return;
-        }
-        let s = &mut self.servers.states[i];
+/// What became of a request that reached an instance ([`Servers::arrive`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// It took a slot: its service of `demand` starts now.
+    Start { demand: Ticks },
+    /// It waits in the queue; with `timeout`, its discipline sheds it then
+    /// (a `QueueTimeout`) if it still waits.
+    Queued { timeout: Option<Ticks> },
+    /// The queue was full: it is shed now.
+    Shed,
+}
+
+/// A request that left its slot ([`Servers::release`], [`Servers::stopped`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Released {
+    pub(in crate::sim) arrived: Ticks,
+    pub(in crate::sim) started: Ticks,
+    /// The waiter that took the freed slot: its service starts now.
+    pub(in crate::sim) next: Option<Waiting>,
+    /// The server's row in the books.
+    pub(in crate::sim) stats: usize,
+    /// How long the slot worked on it.
+    pub(in crate::sim) worked: Ticks,
+}
+
+/// A request's life at an instance, as the server's books and lines keep it.
+/// The world carries out what each step says (`world/server.rs`).
+impl Servers {
+    /// `req` reaches instance `i` at `now`: it starts, waits or is shed, and
+    /// the books count it.
+    #[inline(always)]
+    pub(in crate::sim) fn arrive(&mut self, i: usize, req: ReqId, now: Ticks) -> Arrival {
+        let s = &mut self.states[i];
         let admit = s.line.admit();
         let full = admit == Admit::Refuse;
-        let start_now = admit == Admit::Start;
         let demand = if full { Ticks::ZERO } else { s.draws.sample() };
         let (stats, replica, timed) = (s.stats, s.replica, s.timed);
         if !full {
             s.outstanding += 1;
         }
-        match admit {
-            Admit::Start => s.line.start(),
+        let arrival = match admit {
+            Admit::Start => {
+                s.line.start();
+                Arrival::Start { demand }
+            }
             Admit::Wait => {
-                if timed {
-                    self.server_joined(i, req);
-                }
-                self.servers.states[i].line.wait(Waiting {
+                // the discipline hears of it and sets its queue timeout
+                let timeout = if timed {
+                    s.discipline.joined(s.line.waiting(), now)
+                } else {
+                    None
+                };
+                s.line.wait(Waiting {
                     req,
                     arrived: now,
                     demand,
-                })
+                });
+                Arrival::Queued { timeout }
             }
-            Admit::Refuse => {}
-        }
-        let st = &mut self.servers.stats[stats];
+            Admit::Refuse => Arrival::Shed,
+        };
+        let st = &mut self.stats[stats];
         st.arrived += 1;
         if let Some(r) = replica {
             let r = &mut st.replicas[r];
             r.arrived += 1;
             r.shed += u64::from(full);
         }
-        if full {
-            st.shed += 1;
-        } else if start_now {
-            self.server_start(i, req, now, demand);
-        } else {
-            st.queued.add(now, 1);
+        match arrival {
+            Arrival::Shed => st.shed += 1,
+            Arrival::Queued { .. } => st.queued.add(now, 1),
+            Arrival::Start { .. } => {}
         }
-        if full {
-            self.respond(req, Outcome::Shed);
-        }
+        arrival
     }
 
-    /// The time series sees work nobody waited for (`worked`) end at server
-    /// row `stats`. (It reads the rest of a server's figures from its books at
-    /// each window's end.)
-    #[cold]
-    #[inline(never)]
-    pub(super) fn server_note_late(&mut self, stats: usize, worked: Ticks) {
-        self.note(Note::LateWork { row: stats, worked });
-    }
-
-    /// A waiter of instance `i` has taken a slot: its queue timeout is off, its
-    /// service starts.
+    /// Whether a `latency_factor` fault targets instance `i`: work starting
+    /// there asks for its factor.
     #[inline(always)]
-    pub(super) fn server_start_waiter(&mut self, i: usize, w: Waiting) {
-        let s = &self.servers.states[i];
-        let (st, timed) = (s.stats, s.timed);
-        let now = self.now();
-        self.servers.stats[st].queued.add(now, -1);
-        if timed {
-            self.server_waiter_timed(i, w.req);
-        }
-        self.server_start(i, w.req, w.arrived, w.demand);
+    pub(in crate::sim) fn stretched(&self, i: usize) -> bool {
+        self.states[i].stretched
     }
 
-    /// `req` has taken a slot of instance `i`: its service starts now (stretched
-    /// by a `latency_factor` fault acting now).
-    pub(super) fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
-        let now = self.now();
-        let demand = if self.plain() || !self.servers.states[i].stretched {
-            demand
-        } else {
-            self.server_stretch(i, demand)
-        };
-        let s = &self.servers.states[i];
-        let st = &mut self.servers.stats[s.stats];
+    /// What faults name instance `i` as.
+    #[inline]
+    pub(in crate::sim) fn subject(&self, i: usize) -> Subject {
+        self.states[i].subject
+    }
+
+    /// Whether a request's service may be stopped (its completion is then
+    /// scheduled with a key: [`Servers::set_done_key`]).
+    #[inline(always)]
+    pub(in crate::sim) fn cancellable(&self) -> bool {
+        self.cancellable
+    }
+
+    /// A waiter of instance `i` has taken a slot at `now`; true if its
+    /// discipline watches the queue (its queue timeout is then off, and it
+    /// hears the waiter left).
+    #[inline(always)]
+    pub(in crate::sim) fn waiter_starts(&mut self, i: usize, now: Ticks) -> bool {
+        let s = &self.states[i];
+        let (st, timed) = (s.stats, s.timed);
+        self.stats[st].queued.add(now, -1);
+        timed
+    }
+
+    /// `req`, which arrived at `arrived`, has taken a slot of instance `i`:
+    /// its service starts at `now`.
+    #[inline(always)]
+    pub(in crate::sim) fn start(&mut self, i: usize, req: ReqId, arrived: Ticks, now: Ticks) {
+        let s = &self.states[i];
+        let st = &mut self.stats[s.stats];
         st.busy.add(now, 1);
         st.waits.push(now - arrived);
         if let Some(r) = s.replica {
             st.replicas[r].busy.add(now, 1);
         }
-        self.note(Note::Started {
-            req,
-            waited: now - arrived,
-        });
-        let times = &mut self.servers.in_service;
+        let times = &mut self.in_service;
         if times.len() <= req as usize {
             times.resize(req as usize + 1, (Ticks::ZERO, Ticks::ZERO));
         }
         times[req as usize] = (arrived, now);
-        if self.servers.cancellable {
-            let key = self.schedule(now + demand, Lane::Normal, Event::ServerDone(req));
-            let keys = &mut self.servers.done_keys;
-            if keys.len() <= req as usize {
-                keys.resize(req as usize + 1, None);
-            }
-            keys[req as usize] = Some(key);
-        } else {
-            self.post(now + demand, Lane::Normal, Event::ServerDone(req));
+    }
+
+    /// `req`'s service completion is `key` (in a model that may stop work).
+    #[inline(always)]
+    pub(in crate::sim) fn set_done_key(&mut self, req: ReqId, key: EventKey) {
+        let keys = &mut self.done_keys;
+        if keys.len() <= req as usize {
+            keys.resize(req as usize + 1, None);
+        }
+        keys[req as usize] = Some(key);
+    }
+
+    /// `req`'s service is done: its completion is no longer pending.
+    #[inline(always)]
+    pub(in crate::sim) fn service_done(&mut self, req: ReqId) {
+        if self.cancellable {
+            self.done_keys[req as usize] = None;
         }
     }
 
-    /// A slot finishes the service of `req`: with calls to make, they start while
-    /// the slot stays held; otherwise the request is answered.
-    pub(in crate::sim) fn server_done(&mut self, req: ReqId) {
-        if self.servers.cancellable {
-            self.servers.done_keys[req as usize] = None;
-        }
-        let service = self.requests[req].service;
-        let Some(i) = self.servers.state_of(service, req) else {
-            return;
-        };
-        if !self.plain() && self.faults_of(FaultKind::ErrorRate) && self.server_fails(req) {
-            // an `error_rate` fault fails the request after its service time
-            self.server_release(i, req, Outcome::Error);
-            return;
-        }
-        if self.servers.states[i].calls {
-            self.plan_start(req);
-            return;
-        }
-        self.server_release(i, req, Outcome::Answered);
+    /// Whether instance `i` makes calls after its service time.
+    #[inline(always)]
+    pub(in crate::sim) fn calls(&self, i: usize) -> bool {
+        self.states[i].calls
     }
 
-    /// A server's calls are over for `req` (`outcome`): its slot is freed.
-    pub(in crate::sim) fn server_calls_done(&mut self, req: ReqId, outcome: Outcome) {
-        let service = self.requests[req].service;
-        if let Some(i) = self.servers.state_of(service, req) {
-            self.server_release(i, req, outcome);
-        }
+    /// Whether instance `i` drops a queued request whose client left.
+    pub(in crate::sim) fn abandons(&self, i: usize) -> bool {
+        self.states[i].abandon
     }
 
     /// `req`'s slot at instance `i` is free: the order discipline picks, the
     /// line gives the next waiter (if any), and the request's arrival and start
     /// come back with the statistics' and replica's indices.
     #[inline(always)]
-    fn server_free_slot(
+    fn free_slot(
         &mut self,
         i: usize,
         req: ReqId,
+        now: Ticks,
     ) -> (Ticks, Ticks, Option<Waiting>, usize, Option<usize>) {
-        let (arrived, started) = self.servers.in_service[req as usize];
-        self.server_pick_order(i);
-        let s = &mut self.servers.states[i];
+        let (arrived, started) = self.in_service[req as usize];
+        self.pick_order(i, now);
+        let s = &mut self.states[i];
         let next = s.line.release();
         s.outstanding -= 1;
         (arrived, started, next, s.stats, s.replica)
     }
 
-    /// `req` leaves its slot at instance `i` with `outcome`: the slot takes the
-    /// next queued request, then the answer goes back (so a new arrival it
-    /// triggers sees the freed slot taken).
-    pub(super) fn server_release(&mut self, i: usize, req: ReqId, outcome: Outcome) {
-        let now = self.now();
-        let (arrived, started, next, stats, replica) = self.server_free_slot(i, req);
-        let r = &self.requests[req];
-        let late = r.closed || r.deadline.is_some_and(|d| now > d);
+    /// `req` leaves its slot at instance `i` at `now`, answered (`late`: its
+    /// client had given up, or its deadline had passed): the books count it,
+    /// and the slot takes the next queued request.
+    #[inline(always)]
+    pub(in crate::sim) fn release(
+        &mut self,
+        i: usize,
+        req: ReqId,
+        now: Ticks,
+        late: bool,
+    ) -> Released {
+        let (arrived, started, next, stats, replica) = self.free_slot(i, req, now);
         let worked = now - started;
-        let st = &mut self.servers.stats[stats];
+        let st = &mut self.stats[stats];
         st.busy.add(now, -1);
         st.processed += 1;
         st.response.push(now - arrived);
@@ -275,94 +290,52 @@ impl World<'_> {
             r.processed += 1;
             r.response.push(now - arrived);
         }
-        self.note(Note::Served {
-            req,
-            outcome: Some(outcome),
+        Released {
             arrived,
             started,
-        });
-        if let Some(w) = next {
-            self.server_start_waiter(i, w);
+            next,
+            stats,
+            worked,
         }
-        if late && !self.plain() {
-            self.server_note_late(stats, worked);
-        }
-        self.respond(req, outcome);
     }
 
-    /// The client of `req` gave up: with `abandon = true` a queued request leaves
-    /// the queue and its work is saved; a request in service runs to its end.
-    pub(in crate::sim) fn server_abandon(&mut self, req: ReqId) {
-        let service = self.requests[req].service;
-        let Some(i) = self.servers.state_of(service, req) else {
-            return;
-        };
-        if !self.servers.states[i].abandon {
-            return;
-        }
-        self.server_unqueue(i, req);
-    }
-
-    /// Takes `req` out of instance `i`'s queue, if it waits there.
-    pub(super) fn server_unqueue(&mut self, i: usize, req: ReqId) -> bool {
-        let now = self.now();
-        let s = &mut self.servers.states[i];
-        let Some(w) = s.line.leave(|w| w.req == req) else {
-            return false;
-        };
+    /// Takes `req` out of instance `i`'s queue at `now`, if it waits there (its
+    /// client left, or its caller cancelled it): when it arrived.
+    pub(in crate::sim) fn unqueue(&mut self, i: usize, req: ReqId, now: Ticks) -> Option<Ticks> {
+        let s = &mut self.states[i];
+        let w = s.line.leave(|w| w.req == req)?;
         s.outstanding -= 1;
-        let st = &mut self.servers.stats[s.stats];
+        let st = &mut self.stats[s.stats];
         st.queued.add(now, -1);
         st.abandoned += 1;
         st.saved.add(w.demand);
         st.in_server.add(now - w.arrived);
-        self.note(Note::Unqueued {
-            req,
-            arrived: w.arrived,
-        });
-        self.server_timeout_off(w.req);
-        self.server_dequeued(i);
-        self.handler_released(req);
-        true
+        Some(w.arrived)
     }
 
-    /// The caller of `req` cancelled it: it leaves the queue, or its service or
-    /// its calls stop and its slot is freed at once.
-    pub(in crate::sim) fn server_cancel(&mut self, req: ReqId) {
-        let service = self.requests[req].service;
-        let Some(i) = self.servers.state_of(service, req) else {
-            return;
-        };
-        if self.server_unqueue(i, req) || self.server_stop(i, req, true) {
-            self.handler_released(req);
-        }
-    }
-
-    /// Stops the running work of `req` at instance `i` (its service, or its
-    /// calls) and frees its slot; false if it was not running there (held by a
-    /// limiter on its way). `late`: the work counts as late work.
-    pub(super) fn server_stop(&mut self, i: usize, req: ReqId, late: bool) -> bool {
+    /// The pending completion of `req`'s service, taken (None: it is not in
+    /// service, or nothing may stop work).
+    pub(in crate::sim) fn take_done_key(&mut self, req: ReqId) -> Option<EventKey> {
         debug_assert!(
-            self.servers.cancellable,
+            self.cancellable,
             "work stopped in a model that cancels none"
         );
-        let in_service = self
-            .servers
-            .done_keys
-            .get_mut(req as usize)
-            .and_then(Option::take);
-        let in_calls = in_service.is_none() && self.plan_running(req);
-        if let Some(key) = in_service {
-            self.cancel(key);
-        } else if in_calls {
-            self.plan_cancel(req);
-        } else {
-            return false;
-        }
-        let now = self.now();
-        let (arrived, started, next, stats, replica) = self.server_free_slot(i, req);
+        self.done_keys.get_mut(req as usize).and_then(Option::take)
+    }
+
+    /// The running work of `req` at instance `i` (its service, or its calls)
+    /// stopped at `now` and its slot is free (`late`: the work counts as late
+    /// work): the books count it, and the slot takes the next queued request.
+    pub(in crate::sim) fn stopped(
+        &mut self,
+        i: usize,
+        req: ReqId,
+        now: Ticks,
+        late: bool,
+    ) -> Released {
+        let (arrived, started, next, stats, replica) = self.free_slot(i, req, now);
         let worked = now - started;
-        let st = &mut self.servers.stats[stats];
+        let st = &mut self.stats[stats];
         st.busy.add(now, -1);
         st.cancelled += u64::from(late);
         st.work.add(worked);
@@ -373,18 +346,12 @@ impl World<'_> {
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
         }
-        self.note(Note::Served {
-            req,
-            outcome: None,
+        Released {
             arrived,
             started,
-        });
-        if let Some(w) = next {
-            self.server_start_waiter(i, w);
+            next,
+            stats,
+            worked,
         }
-        if late {
-            self.note(Note::LateWork { row: stats, worked });
-        }
-        true
     }
 }

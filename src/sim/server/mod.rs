@@ -24,6 +24,12 @@
 //! (`server:<service>#i` for i > 1) and a balancer picks one per request; the
 //! service's figures add up its replicas', and each replica's own are kept too.
 //!
+//! The servers know nothing of the world: each step of a request's life here
+//! is a method of [`Servers`] that says what became of it ([`Arrival`],
+//! [`Released`], the waiter that takes a freed slot), and the world schedules
+//! the service's end and the queue timeouts, asks the faults, gives the notes
+//! and answers the request (`world/server.rs`).
+//!
 //! # Layout
 //!
 //! | file | what |
@@ -32,7 +38,7 @@
 //! | `instance.rs` | one instance's slots and queue, and a request's life there |
 //! | `queue/` | queue disciplines: `fifo`, `lifo`, `adaptive_lifo`, `codel`, one file each, behind one trait |
 //! | `replicas.rs` | which instance a request goes to (a balancer of [`crate::sim::balance`] for replicas) |
-//! | `faults.rs` | what `down`, `latency_factor`, `error_rate` and `slots` faults do to an instance |
+//! | `faults.rs` | what `down` and `slots` faults do to an instance's books and line |
 //! | `stats.rs` | the figures per server and per replica ([`ServerStats`], [`ReplicaStats`]) |
 //! | `tests.rs` | the server end to end, in a world of its own |
 
@@ -48,6 +54,8 @@ use super::ahead::Draws;
 use crate::engine::{EventKey, Ticks};
 use crate::model::{Handler, Model};
 use instance::Instance;
+pub(crate) use instance::{Arrival, Released, Waiting};
+pub(crate) use replicas::Pick;
 use replicas::{Picked, Route};
 use stats::{ReplicaStats, ServerStats};
 

@@ -4,13 +4,13 @@
 //! request's caller alone has outstanding there (`view = "caller"`: the
 //! caller is the request's workload, or the service instance whose call it
 //! is). A pick the balancer hears again is kept until its request is over for
-//! its caller (`World::balance_over`, from the notes `Responded`, `GaveUp` and
+//! its caller (`Servers::balance_over`, from the notes `Responded`, `GaveUp` and
 //! `CallerGone`), or with `release = "replica"` until the replica is done
-//! with it (`Responded`, `HandlerLeft`; `World::balance_gave_up`
+//! with it (`Responded`, `HandlerLeft`; `Servers::balance_gave_up`
 //! marks it given up meanwhile).
 
-use super::super::balance::{Ejection, Picker, caller_name, instance_key};
-use super::super::vocab::{Caller, ReqId, World};
+use super::super::balance::{Ejection, Picker, instance_key};
+use super::super::vocab::ReqId;
 use super::Servers;
 use crate::engine::Ticks;
 use crate::model::{Model, Service, ServiceId};
@@ -114,7 +114,7 @@ impl Servers {
 
     /// The instance `req` of `service` is at (it has one).
     #[inline]
-    pub(super) fn state_of(&self, service: ServiceId, req: ReqId) -> Option<usize> {
+    pub(in crate::sim) fn state_of(&self, service: ServiceId, req: ReqId) -> Option<usize> {
         match self.by_service[service].as_ref()? {
             Route::Single(i) => Some(*i),
             Route::Replicated(_) => self.replica_of.get(req as usize).map(|&i| i as usize),
@@ -126,7 +126,7 @@ impl Servers {
     /// that caller has outstanding, `name` naming it); noted for the
     /// request's later events.
     #[inline(never)]
-    fn pick_replica(
+    pub(in crate::sim) fn pick(
         &mut self,
         service: ServiceId,
         req: ReqId,
@@ -167,75 +167,49 @@ impl Servers {
     }
 }
 
-impl World<'_> {
-    /// The instance a new request of `service` goes to (the balancer's pick).
+/// Where a new request of a service goes ([`Servers::route`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pick {
+    /// The service's one instance.
+    One(usize),
+    /// One of its replicas, picked by its balancer ([`Servers::pick`]); with
+    /// `by_caller`, from what the request's caller has outstanding (the
+    /// caller view, which needs the caller's key).
+    Balance { by_caller: bool },
+}
+
+impl Servers {
+    /// Where a new request of `service` goes (None: no server serves it).
     #[inline]
-    pub(super) fn server_pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
-        match self.servers.by_service[service].as_ref()? {
-            Route::Single(i) => Some(*i),
-            Route::Replicated(_) => Some(self.server_pick_replica(service, req)),
+    pub(in crate::sim) fn route(&self, service: ServiceId) -> Option<Pick> {
+        match self.by_service[service].as_ref()? {
+            Route::Single(i) => Some(Pick::One(*i)),
+            Route::Replicated(b) => Some(Pick::Balance {
+                by_caller: b.picker.by_caller(),
+            }),
         }
     }
 
-    /// The replica of `service` its balancer picks for `req`, in its view.
+    /// The key of the service instance that `req` of `service` runs in, as a
+    /// caller view counts a call it makes.
+    pub(in crate::sim) fn branch_key(&self, service: ServiceId, req: ReqId) -> u64 {
+        let replica = self
+            .state_of(service, req)
+            .and_then(|i| self.states[i].replica)
+            .unwrap_or(0);
+        instance_key(service, replica)
+    }
+
+    /// A pick is over for its caller at `now` (`req` answered, failed, or
+    /// given up on): its picker hears it, when it listens, and its outlier
+    /// detection whether it `failed`.
     #[inline(never)]
-    fn server_pick_replica(&mut self, service: ServiceId, req: ReqId) -> usize {
-        let now = self.now();
-        let by_caller = matches!(
-            &self.servers.by_service[service],
-            Some(Route::Replicated(b)) if b.picker.by_caller()
-        );
-        if !by_caller {
-            return self.servers.pick_replica(service, req, now, None);
-        }
-        let key = self.balance_caller(req);
-        let model = self.model();
-        let name = move || caller_name(model, key);
-        self.servers
-            .pick_replica(service, req, now, Some((key, &name)))
-    }
-
-    /// Who sent `req`, as a caller view counts it: its workload (one proxy
-    /// per workload), or the service instance whose call it is.
-    fn balance_caller(&self, req: ReqId) -> u64 {
-        let r = &self.requests[req];
-        let outer = match r.caller {
-            None => Caller::Client { req },
-            Some(call) => self.call_owner(call),
-        };
-        self.balance_caller_of(outer)
-    }
-
-    /// A caller (a client's request, or a plan's branch) as a caller view
-    /// counts it: the request's workload, or the service instance the branch
-    /// runs in.
-    pub(in crate::sim) fn balance_caller_of(&self, outer: Caller) -> u64 {
-        match outer {
-            Caller::Client { req } => u64::from(self.request_workload(req).unwrap_or(0)),
-            Caller::Branch { req, .. } => {
-                let service = self.requests[req].service;
-                let replica = self
-                    .servers
-                    .state_of(service, req)
-                    .and_then(|i| self.servers.states[i].replica)
-                    .unwrap_or(0);
-                instance_key(service, replica)
-            }
-            Caller::Policy { .. } => unreachable!("a policy call's owner is never a policy"),
-        }
-    }
-
-    /// A pick is over for its caller (`req` answered, failed, or given up
-    /// on): its picker hears it, when it listens, and its outlier detection
-    /// whether it `failed`.
-    #[inline(never)]
-    pub(in crate::sim) fn balance_over(&mut self, req: ReqId, failed: bool) {
-        let Some(p) = self.servers.picks.remove(&req) else {
+    pub(in crate::sim) fn balance_over(&mut self, req: ReqId, failed: bool, now: Ticks) {
+        let Some(p) = self.picks.remove(&req) else {
             return;
         };
         let failed = failed || p.given_up;
-        let now = self.now();
-        if let Some(Route::Replicated(b)) = self.servers.by_service[p.service].as_mut() {
+        if let Some(Route::Replicated(b)) = self.by_service[p.service].as_mut() {
             b.picker
                 .done(p.caller, p.replica as usize, now, now.saturating_sub(p.at));
             if b.picker.ejects() {
@@ -244,37 +218,37 @@ impl World<'_> {
         }
     }
 
-    /// The caller of `req` gave up on it: its pick is over for its balancer,
-    /// or, where the balancer holds picks until the replica is done with them
-    /// (`release = "replica"`), marked given up (a failure for outlier
-    /// detection) and kept.
-    pub(in crate::sim) fn balance_gave_up(&mut self, req: ReqId) {
+    /// The caller of `req` gave up on it at `now`: its pick is over for its
+    /// balancer, or, where the balancer holds picks until the replica is done
+    /// with them (`release = "replica"`), marked given up (a failure for
+    /// outlier detection) and kept.
+    pub(in crate::sim) fn balance_gave_up(&mut self, req: ReqId, now: Ticks) {
         let Servers {
             picks, by_service, ..
-        } = &mut self.servers;
+        } = self;
         if let Some(p) = picks.get_mut(&req)
             && by_service[p.service].as_ref().is_some_and(Route::holds)
         {
             p.given_up = true;
             return;
         }
-        self.balance_over(req, true);
+        self.balance_over(req, true, now);
     }
 
-    /// The replica is done with `req` without answering it (it left the
-    /// queue, or its handler gave the work up): a held pick is over, as a
+    /// The replica is done with `req` at `now` without answering it (it left
+    /// the queue, or its handler gave the work up): a held pick is over, as a
     /// failure.
-    pub(in crate::sim) fn balance_left(&mut self, req: ReqId) {
-        if let Some(p) = self.servers.picks.get(&req)
-            && self.servers.holds(p.service)
+    pub(in crate::sim) fn balance_left(&mut self, req: ReqId, now: Ticks) {
+        if let Some(p) = self.picks.get(&req)
+            && self.holds(p.service)
         {
-            self.balance_over(req, true);
+            self.balance_over(req, true, now);
         }
     }
 
     /// The instances of `service`, as indices into the states.
-    pub(super) fn server_instances(&self, service: ServiceId) -> std::ops::Range<usize> {
-        match self.servers.by_service[service].as_ref() {
+    pub(in crate::sim) fn instances(&self, service: ServiceId) -> std::ops::Range<usize> {
+        match self.by_service[service].as_ref() {
             Some(Route::Single(i)) => *i..*i + 1,
             Some(Route::Replicated(b)) => b.first..b.first + b.n,
             None => 0..0,

@@ -7,6 +7,7 @@ mod fanout;
 mod faults;
 mod limiter;
 mod plan;
+mod server;
 mod workload;
 
 use super::call::Calls;
@@ -34,10 +35,10 @@ use crate::model::Model;
 /// `schedule`, `post` and `cancel`, and the rest is fixed for the run and read
 /// through its accessor. The books and the request tracer are private too:
 /// the notes' fan-out (`fanout.rs`, a child of this module) is the only way to
-/// them. So are the faults, the workloads, the plans, the limiters and the
-/// dependencies: `faults.rs`, `workload.rs`, `plan.rs`, `limiter.rs` and
-/// `dependency.rs`, children of this module, put the actors' questions to
-/// them and carry out what they answer. The actors' states are the simulation's alone
+/// them. So are the faults, the workloads, the plans, the limiters, the
+/// dependencies and the servers: `faults.rs`, `workload.rs`, `plan.rs`,
+/// `limiter.rs`, `dependency.rs` and `server.rs`, children of this module, put
+/// the actors' questions to them and carry out what they answer. The actors' states are the simulation's alone
 /// (nothing outside `sim` sees a `World`), and each one's insides are private
 /// to the module that defines its type. Each of those fields is touched by its owner only (and by
 /// this module): actors reach each other through `impl World` methods (the
@@ -50,7 +51,7 @@ pub(crate) struct World<'m> {
     pub(super) requests: Requests,
     pub(super) calls: Calls,
     dependencies: Dependencies,
-    pub(super) servers: Servers,
+    servers: Servers,
     plans: Plans,
     pub(super) policies: Policies,
     workload: Workloads,

@@ -19,8 +19,9 @@ pub(super) use codel::Codel;
 pub(super) use fifo::Fifo;
 pub(super) use lifo::Lifo;
 
-use super::super::vocab::{Event, Outcome, ReqId, World};
-use crate::engine::{Lane, Ticks};
+use super::super::vocab::ReqId;
+use super::Servers;
+use crate::engine::{EventKey, Ticks};
 use crate::model::{self, QueueOrder};
 
 /// With adaptive LIFO and no `codel`: how long the queue must have been
@@ -103,51 +104,30 @@ impl Standing {
 }
 
 /// How the server drives its instances' disciplines: their queue timeouts
-/// (the `QueueTimeout` events) and what they hear and are asked.
-impl World<'_> {
-    /// `req` joins the queue of instance `i`, whose discipline watches it: the
-    /// discipline hears of it, and its queue timeout (if any) is set.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn server_joined(&mut self, i: usize, req: ReqId) {
-        let now = self.now();
-        let s = &mut self.servers.states[i];
-        if let Some(timeout) = s.discipline.joined(s.line.waiting(), now) {
-            let key = self.schedule(now + timeout, Lane::Deadline, Event::QueueTimeout(req));
-            let keys = &mut self.servers.timeout_keys;
-            if keys.len() <= req as usize {
-                keys.resize(req as usize + 1, None);
-            }
-            keys[req as usize] = Some(key);
+/// (the `QueueTimeout` events, which the world schedules) and what they hear
+/// and are asked.
+impl Servers {
+    /// `req`'s queue timeout is `key`.
+    pub(in crate::sim) fn set_timeout_key(&mut self, req: ReqId, key: EventKey) {
+        let keys = &mut self.timeout_keys;
+        if keys.len() <= req as usize {
+            keys.resize(req as usize + 1, None);
         }
+        keys[req as usize] = Some(key);
     }
 
-    /// A waiter of a queue whose discipline watches it starts.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn server_waiter_timed(&mut self, i: usize, req: ReqId) {
-        self.server_timeout_off(req);
-        self.server_dequeued(i);
-    }
-
-    /// `req` left the queue: its queue timeout (if any) is off.
-    pub(super) fn server_timeout_off(&mut self, req: ReqId) {
-        if let Some(key) = self
-            .servers
-            .timeout_keys
+    /// `req` left the queue: its queue timeout (if any), taken, to cancel.
+    pub(in crate::sim) fn take_timeout_key(&mut self, req: ReqId) -> Option<EventKey> {
+        self.timeout_keys
             .get_mut(req as usize)
             .and_then(Option::take)
-        {
-            self.cancel(key);
-        }
     }
 
-    /// A request left instance `i`'s queue: its discipline hears of it, if it
-    /// watches the queue.
+    /// A request left instance `i`'s queue at `now`: its discipline hears of
+    /// it, if it watches the queue.
     #[inline]
-    pub(super) fn server_dequeued(&mut self, i: usize) {
-        let now = self.now();
-        let s = &mut self.servers.states[i];
+    pub(in crate::sim) fn dequeued(&mut self, i: usize, now: Ticks) {
+        let s = &mut self.states[i];
         if s.timed {
             s.discipline.left(s.line.waiting(), now);
         }
@@ -156,40 +136,35 @@ impl World<'_> {
     /// Before a freed slot takes a waiter: the discipline, if it watches the
     /// queue, says whether it takes the newest or the oldest.
     #[inline]
-    pub(super) fn server_pick_order(&mut self, i: usize) {
-        let now = self.now();
-        let s = &mut self.servers.states[i];
+    pub(super) fn pick_order(&mut self, i: usize, now: Ticks) {
+        let s = &mut self.states[i];
         if s.timed {
             let newest = s.discipline.newest_first(s.line.waiting(), now);
             s.line.set_lifo(newest);
         }
     }
 
-    /// A queued request's queue timeout (CoDel): still waiting, it is shed.
+    /// `req`'s queue timeout (CoDel) at `now`: still waiting at instance `i`,
+    /// it leaves the queue, shed (true).
     #[inline(never)]
-    pub(in crate::sim) fn server_queue_timeout(&mut self, req: ReqId) {
-        let now = self.now();
-        let service = self.requests[req].service;
-        let Some(i) = self.servers.state_of(service, req) else {
-            return;
-        };
-        let s = &mut self.servers.states[i];
+    pub(in crate::sim) fn queue_timeout(&mut self, i: usize, req: ReqId, now: Ticks) -> bool {
+        let s = &mut self.states[i];
         let Some(w) = s.line.leave(|w| w.req == req) else {
-            return;
+            return false;
         };
-        self.servers.timeout_keys[req as usize] = None;
-        let s = &mut self.servers.states[i];
+        self.timeout_keys[req as usize] = None;
+        let s = &mut self.states[i];
         s.outstanding -= 1;
         let (stats, replica) = (s.stats, s.replica);
-        let st = &mut self.servers.stats[stats];
+        let st = &mut self.stats[stats];
         st.queued.add(now, -1);
         st.shed += 1;
         st.in_server.add(now - w.arrived);
         if let Some(r) = replica {
             st.replicas[r].shed += 1;
         }
-        self.server_dequeued(i);
-        self.respond(req, Outcome::Shed);
+        self.dequeued(i, now);
+        true
     }
 }
 

@@ -1,0 +1,388 @@
+//! The servers put to the run: the only way to [`Servers`], whose state the
+//! world keeps private. The servers say what becomes of a request at each step
+//! of its life there (it starts, waits, is shed, leaves its slot, and which
+//! waiter takes the slot); the world schedules its service's end and its queue
+//! timeout, asks the faults and the balancers' callers, gives the notes and
+//! answers the request.
+
+use super::super::faults::scaled;
+use super::super::notes::Note;
+use super::super::server::{Arrival, Pick, Released, Waiting};
+use super::super::vocab::{Caller, Event, Outcome, ReqId};
+use super::World;
+use crate::engine::{Lane, Ticks};
+use crate::model::{FaultKind, ServiceId};
+
+impl World<'_> {
+    /// A request reaches its server: start it, queue it, or shed it.
+    pub(in crate::sim) fn server_arrive(&mut self, req: ReqId) {
+        let now = self.now();
+        let service = self.requests[req].service;
+        let Some(i) = self.server_pick(service, req) else {
+            self.respond(req, Outcome::Answered);
+            return;
+        };
+        if !self.plain() && self.faults_of(FaultKind::Down) && self.server_arrive_down(i, req) {
+            return;
+        }
+        match self.servers.arrive(i, req, now) {
+            Arrival::Start { demand } => self.server_start(i, req, now, demand),
+            Arrival::Queued { timeout: None } => {}
+            Arrival::Queued {
+                timeout: Some(timeout),
+            } => self.server_queue_timer(req, now + timeout),
+            Arrival::Shed => self.respond(req, Outcome::Shed),
+        }
+    }
+
+    /// `req` waits in a queue whose discipline sheds it at `at` if it still
+    /// waits then.
+    #[cold]
+    #[inline(never)]
+    fn server_queue_timer(&mut self, req: ReqId, at: Ticks) {
+        let key = self.schedule(at, Lane::Deadline, Event::QueueTimeout(req));
+        self.servers.set_timeout_key(req, key);
+    }
+
+    /// A request arrives at instance `i`: if a `down` fault acts on it, it fails
+    /// at once (true).
+    #[cold]
+    #[inline(never)]
+    fn server_arrive_down(&mut self, i: usize, req: ReqId) -> bool {
+        if !self.fault_down(self.servers.subject(i)) {
+            return false;
+        }
+        self.servers.arrived_down(i);
+        self.respond(req, Outcome::Error);
+        true
+    }
+
+    /// A waiter of instance `i` has taken a slot: its queue timeout is off, its
+    /// service starts.
+    #[inline(always)]
+    fn server_start_waiter(&mut self, i: usize, w: Waiting) {
+        let now = self.now();
+        if self.servers.waiter_starts(i, now) {
+            self.server_waiter_timed(i, w.req);
+        }
+        self.server_start(i, w.req, w.arrived, w.demand);
+    }
+
+    /// A waiter of a queue whose discipline watches it starts.
+    #[cold]
+    #[inline(never)]
+    fn server_waiter_timed(&mut self, i: usize, req: ReqId) {
+        self.server_timeout_off(req);
+        let now = self.now();
+        self.servers.dequeued(i, now);
+    }
+
+    /// `req` left the queue: its queue timeout (if any) is off.
+    fn server_timeout_off(&mut self, req: ReqId) {
+        if let Some(key) = self.servers.take_timeout_key(req) {
+            self.cancel(key);
+        }
+    }
+
+    /// `req` has taken a slot of instance `i`: its service starts now (stretched
+    /// by a `latency_factor` fault acting now).
+    fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
+        let now = self.now();
+        let demand = if self.plain() || !self.servers.stretched(i) {
+            demand
+        } else {
+            self.server_stretch(i, demand)
+        };
+        self.servers.start(i, req, arrived, now);
+        self.note(Note::Started {
+            req,
+            waited: now - arrived,
+        });
+        if self.servers.cancellable() {
+            let key = self.schedule(now + demand, Lane::Normal, Event::ServerDone(req));
+            self.servers.set_done_key(req, key);
+        } else {
+            self.post(now + demand, Lane::Normal, Event::ServerDone(req));
+        }
+    }
+
+    /// `demand` stretched by the `latency_factor` faults acting on instance `i`.
+    #[cold]
+    #[inline(never)]
+    fn server_stretch(&self, i: usize, demand: Ticks) -> Ticks {
+        scaled(demand, self.fault_latency_factor(self.servers.subject(i)))
+    }
+
+    /// A slot finishes the service of `req`: with calls to make, they start while
+    /// the slot stays held; otherwise the request is answered.
+    pub(super) fn server_done(&mut self, req: ReqId) {
+        self.servers.service_done(req);
+        let service = self.requests[req].service;
+        let Some(i) = self.servers.state_of(service, req) else {
+            return;
+        };
+        if !self.plain() && self.faults_of(FaultKind::ErrorRate) && self.server_fails(i) {
+            // an `error_rate` fault fails the request after its service time
+            self.server_release(i, req, Outcome::Error);
+            return;
+        }
+        if self.servers.calls(i) {
+            self.plan_start(req);
+            return;
+        }
+        self.server_release(i, req, Outcome::Answered);
+    }
+
+    /// Whether an `error_rate` fault fails the request at instance `i` at the
+    /// end of its service.
+    #[cold]
+    #[inline(never)]
+    fn server_fails(&mut self, i: usize) -> bool {
+        self.fault_fails(self.servers.subject(i))
+    }
+
+    /// A server's calls are over for `req` (`outcome`): its slot is freed.
+    pub(in crate::sim) fn server_calls_done(&mut self, req: ReqId, outcome: Outcome) {
+        let service = self.requests[req].service;
+        if let Some(i) = self.servers.state_of(service, req) {
+            self.server_release(i, req, outcome);
+        }
+    }
+
+    /// `req` leaves its slot at instance `i` with `outcome`: the slot takes the
+    /// next queued request, then the answer goes back (so a new arrival it
+    /// triggers sees the freed slot taken).
+    fn server_release(&mut self, i: usize, req: ReqId, outcome: Outcome) {
+        let now = self.now();
+        let r = &self.requests[req];
+        let late = r.closed || r.deadline.is_some_and(|d| now > d);
+        let Released {
+            arrived,
+            started,
+            next,
+            stats,
+            worked,
+        } = self.servers.release(i, req, now, late);
+        self.note(Note::Served {
+            req,
+            outcome: Some(outcome),
+            arrived,
+            started,
+        });
+        if let Some(w) = next {
+            self.server_start_waiter(i, w);
+        }
+        if late && !self.plain() {
+            self.server_note_late(stats, worked);
+        }
+        self.respond(req, outcome);
+    }
+
+    /// The time series sees work nobody waited for (`worked`) end at server
+    /// row `stats`. (It reads the rest of a server's figures from its books at
+    /// each window's end.)
+    #[cold]
+    #[inline(never)]
+    fn server_note_late(&mut self, stats: usize, worked: Ticks) {
+        self.note(Note::LateWork { row: stats, worked });
+    }
+
+    /// The client of `req` gave up: with `abandon = true` a queued request leaves
+    /// the queue and its work is saved; a request in service runs to its end.
+    pub(in crate::sim) fn server_abandon(&mut self, req: ReqId) {
+        let service = self.requests[req].service;
+        let Some(i) = self.servers.state_of(service, req) else {
+            return;
+        };
+        if !self.servers.abandons(i) {
+            return;
+        }
+        self.server_unqueue(i, req);
+    }
+
+    /// Takes `req` out of instance `i`'s queue, if it waits there.
+    fn server_unqueue(&mut self, i: usize, req: ReqId) -> bool {
+        let now = self.now();
+        let Some(arrived) = self.servers.unqueue(i, req, now) else {
+            return false;
+        };
+        self.note(Note::Unqueued { req, arrived });
+        self.server_timeout_off(req);
+        self.servers.dequeued(i, now);
+        self.handler_released(req);
+        true
+    }
+
+    /// The caller of `req` cancelled it: it leaves the queue, or its service or
+    /// its calls stop and its slot is freed at once.
+    pub(in crate::sim) fn server_cancel(&mut self, req: ReqId) {
+        let service = self.requests[req].service;
+        let Some(i) = self.servers.state_of(service, req) else {
+            return;
+        };
+        if self.server_unqueue(i, req) || self.server_stop(i, req, true) {
+            self.handler_released(req);
+        }
+    }
+
+    /// Stops the running work of `req` at instance `i` (its service, or its
+    /// calls) and frees its slot; false if it was not running there (held by a
+    /// limiter on its way). `late`: the work counts as late work.
+    fn server_stop(&mut self, i: usize, req: ReqId, late: bool) -> bool {
+        let in_service = self.servers.take_done_key(req);
+        let in_calls = in_service.is_none() && self.plan_running(req);
+        if let Some(key) = in_service {
+            self.cancel(key);
+        } else if in_calls {
+            self.plan_cancel(req);
+        } else {
+            return false;
+        }
+        let now = self.now();
+        let Released {
+            arrived,
+            started,
+            next,
+            stats,
+            worked,
+        } = self.servers.stopped(i, req, now, late);
+        self.note(Note::Served {
+            req,
+            outcome: None,
+            arrived,
+            started,
+        });
+        if let Some(w) = next {
+            self.server_start_waiter(i, w);
+        }
+        if late {
+            self.note(Note::LateWork { row: stats, worked });
+        }
+        true
+    }
+
+    /// A queued request's queue timeout (CoDel): still waiting, it is shed.
+    #[inline(never)]
+    pub(super) fn server_queue_timeout(&mut self, req: ReqId) {
+        let now = self.now();
+        let service = self.requests[req].service;
+        let Some(i) = self.servers.state_of(service, req) else {
+            return;
+        };
+        if self.servers.queue_timeout(i, req, now) {
+            self.respond(req, Outcome::Shed);
+        }
+    }
+
+    /// A `slots` fault on `service` started or ended: each instance's limit now,
+    /// and the waiters it lets in start.
+    pub(super) fn server_slots_changed(&mut self, service: ServiceId) {
+        for i in self.servers.instances(service) {
+            let limit = self.fault_slots(self.servers.subject(i));
+            self.servers.set_slots(i, limit);
+            loop {
+                let now = self.now();
+                let Some(w) = self.servers.next_waiter(i, now) else {
+                    break;
+                };
+                self.server_start_waiter(i, w);
+            }
+        }
+    }
+
+    /// A `down` fault on `service` starts: the queued and running requests of each
+    /// instance it hits fail now (answered `error`).
+    pub(super) fn server_down(&mut self, service: ServiceId) {
+        let now = self.now();
+        for i in self.servers.instances(service) {
+            if !self.fault_down(self.servers.subject(i)) {
+                continue;
+            }
+            for w in self.servers.drain(i, now) {
+                self.server_timeout_off(w.req);
+                self.servers.queued_failed(i, &w, now);
+                self.respond(w.req, Outcome::Error);
+            }
+            let running: Vec<ReqId> = (0..self.requests.len() as ReqId)
+                .filter(|&r| {
+                    self.requests[r].in_handler
+                        && self.requests[r].service == service
+                        && self.servers.state_of(service, r) == Some(i)
+                })
+                .collect();
+            for r in running {
+                if self.requests[r].in_handler && self.server_stop(i, r, false) {
+                    self.respond(r, Outcome::Error);
+                }
+            }
+        }
+    }
+
+    /// The instance a new request of `service` goes to (the balancer's pick).
+    #[inline]
+    fn server_pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
+        match self.servers.route(service)? {
+            Pick::One(i) => Some(i),
+            Pick::Balance { by_caller } => Some(self.server_pick_replica(service, req, by_caller)),
+        }
+    }
+
+    /// The replica of `service` its balancer picks for `req`, in its view.
+    #[inline(never)]
+    fn server_pick_replica(&mut self, service: ServiceId, req: ReqId, by_caller: bool) -> usize {
+        let now = self.now();
+        if !by_caller {
+            return self.servers.pick(service, req, now, None);
+        }
+        let key = self.balance_caller(req);
+        let model = self.model();
+        let name = move || super::super::balance::caller_name(model, key);
+        self.servers.pick(service, req, now, Some((key, &name)))
+    }
+
+    /// Who sent `req`, as a caller view counts it: its workload (one proxy
+    /// per workload), or the service instance whose call it is.
+    fn balance_caller(&self, req: ReqId) -> u64 {
+        let r = &self.requests[req];
+        let outer = match r.caller {
+            None => Caller::Client { req },
+            Some(call) => self.call_owner(call),
+        };
+        self.balance_caller_of(outer)
+    }
+
+    /// A caller (a client's request, or a plan's branch) as a caller view
+    /// counts it: the request's workload, or the service instance the branch
+    /// runs in.
+    pub(in crate::sim) fn balance_caller_of(&self, outer: Caller) -> u64 {
+        match outer {
+            Caller::Client { req } => u64::from(self.request_workload(req).unwrap_or(0)),
+            Caller::Branch { req, .. } => {
+                let service = self.requests[req].service;
+                self.servers.branch_key(service, req)
+            }
+            Caller::Policy { .. } => unreachable!("a policy call's owner is never a policy"),
+        }
+    }
+
+    /// A pick is over for its caller (`req` answered, failed, or given up
+    /// on): its picker hears it, when it listens.
+    pub(super) fn balance_over(&mut self, req: ReqId, failed: bool) {
+        let now = self.now();
+        self.servers.balance_over(req, failed, now);
+    }
+
+    /// The caller of `req` gave up on it: its pick is over for its balancer,
+    /// or kept, marked given up, where the balancer holds picks.
+    pub(super) fn balance_gave_up(&mut self, req: ReqId) {
+        let now = self.now();
+        self.servers.balance_gave_up(req, now);
+    }
+
+    /// The replica is done with `req` without answering it: a held pick is
+    /// over, as a failure.
+    pub(super) fn balance_left(&mut self, req: ReqId) {
+        let now = self.now();
+        self.servers.balance_left(req, now);
+    }
+}
