@@ -60,7 +60,7 @@
 //!   middleware), its place in it, the holds, the admissions' done notices, and
 //!   the per-limiter and per-member tallies. It knows nothing of the world: it
 //!   reads the request's record it is given, says where a request's walk past
-//!   its limiters ends ([`Walk`]), and the world sends the request on, holds
+//!   its limiters ends (`Walk`), and the world sends the request on, holds
 //!   it or answers it (`world/limiter.rs`).
 //! - `results`: what the limiters measured ([`LimiterResults`]), built from the
 //!   actor's tallies at the end of a run, and [`natural_cmp`] for member names.
