@@ -81,7 +81,8 @@
 //!
 //! 1. Its state: a field of [`World`](world::World) (or of the books, for a
 //!    figure of the run), created in `World::new`, with its owning module in
-//!    the test's table of owners (`tests/it/layering.rs`).
+//!    one of the two tables of `tests/it/layering.rs`: the actors the world
+//!    keeps private, or the fields their owners touch.
 //! 2. `src/sim/world/fanout.rs`: in [`World::note`], one call in the arm of each note
 //!    it hears, placed where its order among the other listeners of that note
 //!    matters (a listener that reads the request hears it before its slot is
@@ -94,10 +95,16 @@
 //!
 //! 1. Add the variant to `model::Handler` (and its raw keys and validation in
 //!    `scenario`).
-//! 2. Write `src/sim/<kind>.rs`: its state struct (private fields), created in
-//!    `World::new`, and an `impl World` block with an `arrive` reaction (the request
-//!    passed its middleware) and an `abandon` reaction (its client gave up). It ends
-//!    each request with `World::respond`.
+//! 2. Write `src/sim/<kind>.rs`: its state struct (private fields) with the
+//!    methods that take what they need (the instant, the request's record) and
+//!    say what becomes of a request, knowing nothing of the world (as
+//!    [`plan`] and [`server`] do). Then `src/sim/world/<kind>.rs`, the world's
+//!    file that puts requests to it: an `arrive` reaction (the request passed
+//!    its middleware) and an `abandon` reaction (its client gave up), which
+//!    end each request with `World::respond`. Its state is a private field of
+//!    `World`, created in `World::new` (`world/mod.rs`, with the file's `mod`
+//!    line), and its module goes in the table of actors the world keeps
+//!    private (`tests/it/layering.rs`).
 //! 3. Register it: one arm in each `match` of [`handler`] (`handle`, `abandon`,
 //!    `cancel_work`).
 //!
@@ -143,9 +150,10 @@
 //! [`server`] is a folder, one job per file: `mod.rs` holds every instance of
 //! the run and the per-request maps, `instance.rs` one instance's slots and
 //! queue and a request's life there, `queue/` the queue disciplines,
-//! `replicas.rs` which instance a request goes to, `faults.rs` what faults do
-//! to an instance, `stats.rs` the figures per server and per replica (a leaf
-//! the observers and the time series read).
+//! `replicas.rs` which instance a request goes to, `faults.rs` what `down` and
+//! `slots` faults do to an instance, `stats.rs` the figures per server and
+//! per replica (a leaf the observers and the time series read). The world
+//! carries out each step (`world/server.rs`).
 //!
 //! # Adding a queue discipline
 //!
