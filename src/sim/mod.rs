@@ -19,10 +19,10 @@
 //! instant it is given and says what a step changes, the world keeps that
 //! state private, and a file of the world's own under `world/` puts the other
 //! actors' questions to it and hands each change on. The faults, the
-//! workloads, the plans, the limiters, the dependencies and the servers are
-//! written so (`faults.rs`, `workload.rs`, `plan.rs`, `limiter/`,
-//! `dependency.rs` with `dependency_replicas.rs`, and `server/`, each with its
-//! file of the same name under `world/`); the test
+//! workloads, the plans, the limiters, the dependencies, the servers and the
+//! client policies are written so (`faults.rs`, `workload.rs`, `plan.rs`,
+//! `limiter/`, `dependency.rs` with `dependency_replicas.rs`, `server/` and
+//! `policy/`, each with its file of the same name under `world/`); the test
 //! `actors_the_world_keeps_private_know_nothing_of_it` lists such actors and
 //! names any `World` in their files.
 //!
@@ -38,7 +38,7 @@
 //! | `server::queue` | queue disciplines (`fifo`, `lifo`, `adaptive_lifo`, `codel`): a waiter's order and queue timeout | (asked by the server) |
 //! | [`balance`] | balancers: which of N replicas a caller picks, from a view it is given | (asked by the server) |
 //! | [`call`] | one call from a caller to a callee, with its timeout | `CallTimeout` |
-//! | [`policy`] | client policies: retries, hedges, breakers, throttles | `PolicyTimer` |
+//! | [`policy`] | client policies: retries, hedges, breakers, throttles: whether a call goes, each attempt, whether and when another follows; the world sends them (`world/policy.rs`) | `PolicyTimer` |
 //! | [`dependency`] | a store or backend that calls wait on: whether a call starts and how long it takes; the world schedules it (`world/dependency.rs`) | `DependencyDone` |
 //! | [`dependency_replicas`] | which replica of a dependency a call goes to, and each replica's books | (asked by the call; hears a pick's end) |
 //! | [`faults`] | what `[[faults]]` change, asked by the others through the world (`world/faults.rs`) | `FaultEdge` (the world hands it on) |
@@ -121,7 +121,9 @@
 //! callee do not change. Give the policy its own module with its state per
 //! (caller, policy, target), and keep the no-policy path free of extra work.
 //! The policies live in [`policy`], one file per kind, registered in its
-//! `mod.rs`.
+//! `mod.rs`; they know nothing of the world, and say what to do (send an
+//! attempt, wait until a time, resolve the call), which `world/policy.rs`
+//! carries out: a kind that adds a step adds its arm there.
 //!
 //! # Adding an admission algorithm
 //!

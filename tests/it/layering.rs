@@ -400,11 +400,7 @@ fn a_sim_file_using_the_face_is_named_with_its_line() {
 /// `src/sim`. The request and call slabs are every actor's (a request's or a
 /// call's record is read where the step happens); every other field is one
 /// actor's, and the others ask it through the `impl World` methods it defines.
-const WORLD_FIELD_OWNERS: &[(&str, &[&str])] = &[
-    ("requests", &["*"]),
-    ("calls", &["*"]),
-    ("policies", &["policy"]),
-];
+const WORLD_FIELD_OWNERS: &[(&str, &[&str])] = &[("requests", &["*"]), ("calls", &["*"])];
 
 /// The module that reaches every actor's state: `World`'s own, `world/` (the
 /// run loop and the dispatch, and the fan-out that hands each lifecycle note
@@ -563,6 +559,7 @@ const WORLD_PRIVATE_ACTORS: &[(&str, &str)] = &[
     ("dependencies", "dependency"),
     ("dependencies", "dependency_replicas"),
     ("servers", "server"),
+    ("policies", "policy"),
 ];
 
 /// The lines of `text` ahead of its tests that name `World` in code (comments

@@ -6,54 +6,49 @@
 //! A hedge's `budget` (gRPC's throttle) may refuse a further copy: the call then
 //! sends none and waits for the copies in flight.
 
-use crate::sim::vocab::{Caller, Outcome, World};
+use super::{Hedging, Policies};
+use crate::engine::{EventKey, Ticks};
+use crate::model::Model;
+use crate::sim::vocab::Outcome;
 
-impl World<'_> {
-    /// Whether `caller` is a hedge that lets its losers run on.
+impl Policies {
+    /// `pc`'s hedge (None: its policy does not hedge).
     #[inline]
-    pub(in crate::sim) fn keeps_losers(&self, caller: Caller) -> bool {
-        match caller {
-            Caller::Policy { call } => {
-                let p = &self.policies.calls[call as usize];
-                self.model().policies[p.policy]
-                    .hedge
-                    .is_some_and(|h| !h.cancel_losers)
-            }
-            _ => false,
-        }
+    pub(in crate::sim) fn hedge_of(&self, model: &Model, pc: u32) -> Option<Hedging> {
+        let h = model.policies[self.calls[pc as usize].policy].hedge?;
+        Some(Hedging {
+            max_attempts: h.max_attempts,
+            delay: h.delay,
+            cancel_losers: h.cancel_losers,
+        })
     }
 
-    /// The first copy of `pc` went: the next one is due after the delay.
-    pub(super) fn hedge_started(&mut self, pc: u32) {
-        let p = &self.policies.calls[pc as usize];
-        if let Some(h) = self.model().policies[p.policy].hedge
-            && p.attempts < h.max_attempts
-        {
-            self.policy_schedule(pc, self.now() + h.delay);
-        }
+    /// The first copy of `pc` went: the delay after which the next one is
+    /// due (None: no further copy).
+    pub(in crate::sim) fn hedge_next_after(&self, model: &Model, pc: u32) -> Option<Ticks> {
+        let h = self.hedge_of(model, pc)?;
+        (self.calls[pc as usize].attempts < h.max_attempts).then_some(h.delay)
     }
 
-    /// A copy of `pc` ended with `outcome`.
-    pub(super) fn hedge_attempt_ended(&mut self, pc: u32, outcome: Outcome) {
-        let p = &self.policies.calls[pc as usize];
-        let Some(h) = self.model().policies[p.policy].hedge else {
-            return;
-        };
-        if outcome == Outcome::Answered {
-            self.policy_stop_attempts(pc, h.cancel_losers);
-            return self.policy_resolve(pc, outcome);
-        }
-        self.policies.calls[pc as usize].last = outcome;
-        self.hedge_send(pc);
+    /// A copy of `pc` failed with `outcome`: the call's last failure.
+    pub(in crate::sim) fn hedge_failed(&mut self, pc: u32, outcome: Outcome) {
+        self.calls[pc as usize].last = outcome;
+    }
+
+    /// Whether `pc` may send a further copy: copies left, and the hedge not
+    /// stopped by its budget.
+    pub(in crate::sim) fn hedge_may_send(&self, pc: u32, h: &Hedging) -> bool {
+        let p = &self.calls[pc as usize];
+        p.attempts < h.max_attempts && !p.hedging_stopped
     }
 
     /// Whether the hedge's budget (gRPC's throttle) lets a further copy of
-    /// `pc` go; a refused copy is counted, and the call sends no further one.
-    fn hedge_allowed(&mut self, pc: u32) -> bool {
-        let now = self.now();
-        let p = &self.policies.calls[pc as usize];
+    /// `pc` go at `now`; a refused copy is counted, and the call sends no
+    /// further one.
+    pub(in crate::sim) fn hedge_allowed(&mut self, pc: u32, now: Ticks) -> bool {
+        let p = &self.calls[pc as usize];
         let (state, w, last) = (p.state as usize, p.workload, p.last);
-        let st = &mut self.policies.states[state];
+        let st = &mut self.states[state];
         if st
             .budget
             .allow_retry(now, super::attempt_outcome(last), st.stats.in_flight())
@@ -62,44 +57,22 @@ impl World<'_> {
             return true;
         }
         st.tally(w, |s| s.budget_refused += 1);
-        self.policies.calls[pc as usize].hedging_stopped = true;
+        self.calls[pc as usize].hedging_stopped = true;
         false
     }
 
-    /// The hedge delay is over: the next copy goes.
-    pub(super) fn hedge_timer(&mut self, pc: u32) {
-        self.hedge_send(pc);
+    /// A further copy of `pc` went: counted; whether another may follow.
+    pub(in crate::sim) fn hedged(&mut self, pc: u32, h: &Hedging) -> bool {
+        let p = &self.calls[pc as usize];
+        let (state, more, w) = (p.state, p.attempts < h.max_attempts, p.workload);
+        self.states[state as usize].tally(w, |s| s.hedges += 1);
+        more
     }
 
-    /// Sends the next copy if copies and time remain (and sets the timer for the
-    /// one after); ends the call when nothing is in flight and nothing can go.
-    fn hedge_send(&mut self, pc: u32) {
-        let p = &self.policies.calls[pc as usize];
-        let Some(h) = self.model().policies[p.policy].hedge else {
-            return;
-        };
-        if p.attempts < h.max_attempts
-            && !p.hedging_stopped
-            && self.hedge_allowed(pc)
-            && self.attempt(pc)
-        {
-            let p = &self.policies.calls[pc as usize];
-            let (state, more, w) = (p.state, p.attempts < h.max_attempts, p.workload);
-            self.policies.states[state as usize].tally(w, |s| s.hedges += 1);
-            if more {
-                self.policy_schedule(pc, self.now() + h.delay);
-            } else if let Some(key) = self.policies.calls[pc as usize].timer.take() {
-                self.cancel(key);
-            }
-            return;
-        }
-        let p = &mut self.policies.calls[pc as usize];
-        if p.open.is_empty() {
-            let (timer, last) = (p.timer.take(), p.last);
-            if let Some(key) = timer {
-                self.cancel(key);
-            }
-            self.policy_resolve(pc, last);
-        }
+    /// No further copy of `pc` can go: with none in flight the call is over,
+    /// and its timer (taken, to cancel) and last failure come back.
+    pub(in crate::sim) fn hedge_done(&mut self, pc: u32) -> Option<(Option<EventKey>, Outcome)> {
+        let p = &mut self.calls[pc as usize];
+        p.open.is_empty().then(|| (p.timer.take(), p.last))
     }
 }

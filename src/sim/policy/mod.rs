@@ -17,8 +17,14 @@
 //! purpose (jitter, throttle coins), so a scenario without policies draws exactly
 //! what it drew before.
 //!
-//! A caller holds a policy call by an id with [`POLICY_CALL`] set, so that
-//! `World::call_abandon` (a caller giving up from above) reaches it; attempts in
+//! The policies know nothing of the world: [`Policies`] says whether a call
+//! may go ([`FirstTry`]), what each attempt is ([`Attempt`]), and after an
+//! attempt whether another follows and when ([`Retry`], the hedge's steps);
+//! the world sends the attempts, schedules the timers and answers the caller
+//! (`world/policy.rs`).
+//!
+//! A caller holds a policy call by an id with `POLICY_CALL` set, so that
+//! the world's `call_abandon` (a caller giving up from above) reaches it; attempts in
 //! flight then end as `cancelled`.
 //!
 //! Counting model (the `calls` table): `first_tries` counts every call made
@@ -37,14 +43,11 @@ mod hedge;
 mod retry;
 mod throttle;
 
-use super::call_sites::NO_SITE;
-use super::notes::Note;
-use super::trace::Opener;
-use super::vocab::{CallId, Event, Outcome, World};
-use super::vocab::{Caller, POLICY_CALL};
-use crate::engine::{EventKey, Lane, Stream, Ticks, stream};
+use super::vocab::{CallId, Caller, Outcome};
+use crate::engine::{EventKey, Stream, Ticks, stream};
 use crate::model::{AttemptOutcome, Model, PolicyId, Target};
-use breaker::{Admit, BreakerState};
+pub(crate) use breaker::Admit;
+use breaker::BreakerState;
 use budget::BudgetState;
 use std::collections::HashMap;
 use throttle::ThrottleState;
@@ -52,7 +55,7 @@ use throttle::ThrottleState;
 /// In a policy call's open attempts: an attempt that failed at once (its target
 /// is down) and is reported one event later (`PolicyAttemptFailed`), so the
 /// policy never re-enters itself while it sends.
-const FAILED_AT_ONCE: CallId = CallId::MAX;
+pub(crate) const FAILED_AT_ONCE: CallId = CallId::MAX;
 
 /// The failed outcomes of a hedge's copy that gRPC's throttle counts: every
 /// failure a hedge answers with its next copy (gRPC's non-fatal codes), not a
@@ -182,14 +185,14 @@ pub(crate) fn attempt_outcome(o: Outcome) -> AttemptOutcome {
 
 /// Who a policy state belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Owner {
+pub(crate) enum Owner {
     /// A workload's client: the workload's index and the client's interned label.
     Client(u32, u32),
     Service(usize),
 }
 
 /// What a policy state is kept per: (caller identity, policy, target).
-type StateKey = (Owner, PolicyId, Target);
+pub(crate) type StateKey = (Owner, PolicyId, Target);
 
 /// The state of one (caller, policy, target).
 struct PolicyState {
@@ -442,220 +445,84 @@ impl Policies {
     }
 }
 
-impl World<'_> {
-    /// Calls `target` through `policy` when the call has one, directly otherwise.
-    /// (Always inlined: the call without a policy pays nothing for the choice.)
+/// Whether a policy call may go, decided before any attempt
+/// ([`Policies::first_try`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FirstTry {
+    /// The throttle refuses it.
+    Throttled,
+    /// The breaker refuses it.
+    BreakerRefused,
+    /// No time at all: one attempt that fails at once, as without a policy.
+    NoTime,
+    /// It goes, let through by the breaker as `Admit` says.
+    Go(Admit),
+}
+
+/// One attempt of a policy call to send ([`Policies::attempt`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Attempt {
+    pub(in crate::sim) target: Target,
+    /// Its cap: the policy's `timeout_ms` and the call's deadline.
+    pub(in crate::sim) cap: Option<Ticks>,
+    pub(in crate::sim) cancel: bool,
+    /// The call's first attempt (not a retry or a hedge).
+    pub(in crate::sim) first: bool,
+    /// The policy call's own caller.
+    pub(in crate::sim) caller: Caller,
+}
+
+/// What a retrying policy does after a failed attempt ([`Policies::retry_after`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retry {
+    /// No retry: the call is over with its last failure.
+    Resolve,
+    /// The budget refused the retry: the call is over (the refusal is noted).
+    BudgetRefused,
+    /// The retry goes now.
+    Now,
+    /// The retry goes after its backoff, at this time.
+    At(Ticks),
+}
+
+/// The deadline-free facts of a hedge ([`Policies::hedge_of`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Hedging {
+    pub(in crate::sim) max_attempts: u32,
+    pub(in crate::sim) delay: Ticks,
+    pub(in crate::sim) cancel_losers: bool,
+}
+
+/// Every policy call's life, as the policies keep it. The world carries out
+/// what each step says (`world/policy.rs`): it sends the attempts, schedules
+/// the timers and answers the caller.
+impl Policies {
+    /// The state of `key`, if it was made (a state is made on a key's first
+    /// call: [`Policies::add_state`]).
     #[inline(always)]
-    pub(super) fn call_via(
-        &mut self,
-        policy: Option<PolicyId>,
-        caller: Caller,
-        target: Target,
-        cap: Option<Ticks>,
-        cancel: bool,
-    ) -> Option<CallId> {
-        match policy {
-            None => self.call(caller, target, cap, cancel),
-            Some(p) => self.policy_call(p, caller, target, cap, cancel).ok(),
-        }
+    pub(in crate::sim) fn state_of(&mut self, key: StateKey) -> Option<u32> {
+        self.find(key)
     }
 
-    /// `caller` calls `target` through `policy`, within `cap`. Err: the call
-    /// failed at once, with the outcome its caller sees (a refused call is an
-    /// `error`; no time left, a `timeout`).
-    pub(super) fn policy_call(
-        &mut self,
-        policy: PolicyId,
-        caller: Caller,
-        target: Target,
-        cap: Option<Ticks>,
-        cancel: bool,
-    ) -> Result<CallId, Outcome> {
-        let state = self.policy_state(caller, policy, target) as usize;
-        let w = if self.policies.workloads.is_empty() {
-            0
-        } else {
-            self.policy_workload(caller)
-        };
-        let now = self.now();
-        let st = &mut self.policies.states[state];
-        st.tally(w, |s| s.first_tries += 1);
-        st.budget.first_try(now);
-        if let Some(t) = &mut st.throttle
-            && t.refuse(now, &mut st.coins)
-        {
-            st.tally(w, |s| s.throttled += 1);
-            if self.tracing() {
-                self.trace_refused(caller, target, policy, "throttled");
-            }
-            return Err(self.policy_refused(target));
-        }
-        let admit = match &mut st.breaker {
-            Some(b) => b.admit(now),
-            None => Admit::Pass,
-        };
-        if admit == Admit::Refuse {
-            st.tally(w, |s| s.breaker_refused += 1);
-            if self.tracing() {
-                self.trace_refused(caller, target, policy, "refused by the breaker");
-            }
-            return Err(self.policy_refused(target));
-        }
-        if cap == Some(Ticks::ZERO) {
-            // no time at all: one attempt that fails at once, as without a policy
-            st.tally(w, |s| {
-                s.attempts += 1;
-                s.timeout += 1;
-                s.most_attempts = s.most_attempts.max(1);
-            });
-            if let Some(b) = &mut st.breaker {
-                b.record(now, admit, true);
-            }
-            let _ = self.call(caller, target, cap, cancel);
-            return Err(Outcome::TimedOut);
-        }
-        let pc = PolicyCall {
-            caller,
-            target,
-            policy,
-            state: state as u32,
-            cancel,
-            deadline: cap.map(|c| now + c),
-            attempts: 0,
-            open: Open::default(),
-            last: Outcome::TimedOut,
-            timer: None,
-            failing: None,
-            sleep_ms: 0.0,
-            admit,
-            workload: w,
-            held: 0,
-            hedging_stopped: false,
-        };
-        let id = match self.policies.free.pop() {
-            Some(id) => {
-                let slot = &mut self.policies.calls[id as usize];
-                let open = std::mem::take(&mut slot.open);
-                *slot = PolicyCall { open, ..pc };
-                id
-            }
-            None => {
-                self.policies.calls.push(pc);
-                (self.policies.calls.len() - 1) as u32
-            }
-        };
-        if let Some(b) = &self.model().policies[policy].retry {
-            self.policies.calls[id as usize].sleep_ms = b.backoff.base_ms;
-        }
-        self.note(Note::PolicyOpened {
-            pc: id,
-            caller,
-            target,
-            policy,
-        });
-        self.attempt(id);
-        self.hedge_started(id);
-        Ok(id | POLICY_CALL)
-    }
-
-    /// The request `caller` (a branch or a client) calls for, and whether it is
-    /// the client's own call, for the tracer.
-    #[cold]
-    pub(in crate::sim) fn trace_caller(&self, caller: Caller) -> (super::vocab::ReqId, bool) {
-        match caller {
-            Caller::Branch { req, .. } => (req, false),
-            Caller::Client { req } => (req, true),
-            Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),
-        }
-    }
-
-    /// Tells the tracer that `caller`'s call to `target` was refused (`why`).
+    /// Makes the state of `key` on its first call, named after its caller
+    /// (`caller_name`, the workload or the service; `identity`, the caller's
+    /// own name for its random streams) and `target_name`, counted at call
+    /// site `site` of the time series.
     #[cold]
     #[inline(never)]
-    fn trace_refused(
+    pub(in crate::sim) fn add_state(
         &mut self,
-        caller: Caller,
-        target: Target,
-        policy: PolicyId,
-        why: &'static str,
-    ) {
-        self.note(Note::PolicyRefused {
-            caller,
-            target,
-            policy,
-            why,
-        });
-    }
-
-    /// Who opens a call that `caller` makes, for the tracer: a request's
-    /// handler, a client, or a policy call's next attempt.
-    #[cold]
-    pub(in crate::sim) fn trace_opener(&self, caller: Caller) -> Opener {
-        match caller {
-            Caller::Branch { req, .. } => Opener::Request(req),
-            Caller::Client { req } => Opener::Client(req),
-            Caller::Policy { call } => {
-                Opener::Policy(call, self.policies.calls[call as usize].attempts)
-            }
-        }
-    }
-
-    /// The workload whose request `caller` serves.
-    #[cold]
-    fn policy_workload(&self, caller: Caller) -> u32 {
-        let req = match self.outer(caller) {
-            Caller::Client { req } | Caller::Branch { req, .. } => req,
-            Caller::Policy { .. } => return 0,
-        };
-        self.request_workload(req).unwrap_or(0)
-    }
-
-    /// The state of (the caller's identity, `policy`, `target`), made on first use.
-    fn policy_state(&mut self, caller: Caller, policy: PolicyId, target: Target) -> u32 {
-        let owner = match self.outer(caller) {
-            Caller::Client { req } => {
-                let r = &self.requests[req];
-                let w = self.source_workload(r.source);
-                Owner::Client(w.unwrap_or(0), r.client)
-            }
-            Caller::Branch { req, .. } => Owner::Service(self.requests[req].service),
-            Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),
-        };
-        let key = (owner, policy, target);
-        match self.policies.find(key) {
-            Some(i) => i,
-            None => {
-                let i = self.new_policy_state(key);
-                self.policies.memo[memo_of(key)] = Some((key, i));
-                i
-            }
-        }
-    }
-
-    /// Makes the state of `key` (its first call).
-    #[cold]
-    #[inline(never)]
-    fn new_policy_state(&mut self, key: StateKey) -> u32 {
-        let (owner, policy, target) = key;
-        let p = &self.model().policies[policy];
-        let (caller_name, identity) = match owner {
-            Owner::Client(w, c) => {
-                let name = self
-                    .model()
-                    .workloads
-                    .get(w as usize)
-                    .map_or("main", |w| w.name.as_str());
-                let id = format!("client:{name}:{}", self.symbols()[c as usize]);
-                (name.to_string(), id)
-            }
-            Owner::Service(s) => {
-                let n = self.model().services[s].name.clone();
-                (n.clone(), format!("service:{n}"))
-            }
-        };
-        let target_name = self.model().target_name(target).to_string();
+        model: &Model,
+        key: StateKey,
+        caller_name: String,
+        identity: String,
+        target_name: String,
+        site: u32,
+    ) -> u32 {
+        let (owner, policy, _) = key;
+        let p = &model.policies[policy];
         let actor = format!("policy:{identity}:{}:{target_name}", p.name);
-        let (seed, rep) = (self.policies.seed, self.policies.replication);
+        let (seed, rep) = (self.seed, self.replication);
         let st = PolicyState {
             stats: CallStats {
                 caller: caller_name,
@@ -664,7 +531,7 @@ impl World<'_> {
                 ..CallStats::default()
             },
             by_workload: match owner {
-                Owner::Service(_) => vec![CallStats::default(); self.policies.workloads.len()],
+                Owner::Service(_) => vec![CallStats::default(); self.workloads.len()],
                 Owner::Client(..) => Vec::new(),
             },
             budget: match (&p.retry, &p.hedge) {
@@ -676,45 +543,169 @@ impl World<'_> {
             throttle: p.throttle.map(ThrottleState::new),
             jitter: stream(seed, rep, &format!("{actor}:jitter")),
             coins: stream(seed, rep, &format!("{actor}:throttle")),
-            site: match (self.series_sites(), owner) {
-                (None, _) => NO_SITE,
-                (Some(sites), Owner::Client(w, _)) => sites.of_workload_call(w, target),
-                (Some(sites), Owner::Service(s)) => sites.of_call(s, target),
-            },
+            site,
         };
-        let i = self.policies.states.len() as u32;
-        self.policies.states.push(st);
-        self.policies.index.insert(key, i);
+        let i = self.states.len() as u32;
+        self.states.push(st);
+        self.index.insert(key, i);
+        self.memo[memo_of(key)] = Some((key, i));
         i
     }
 
+    /// Whether a service's counts are split by workload (several workloads).
+    #[inline(always)]
+    pub(in crate::sim) fn split(&self) -> bool {
+        !self.workloads.is_empty()
+    }
+
+    /// A call through state `state` for workload `w` is made at `now` with
+    /// `cap`: counted, and whether it may go.
+    #[inline(always)]
+    pub(in crate::sim) fn first_try(
+        &mut self,
+        state: u32,
+        w: u32,
+        now: Ticks,
+        cap: Option<Ticks>,
+    ) -> FirstTry {
+        let st = &mut self.states[state as usize];
+        st.tally(w, |s| s.first_tries += 1);
+        st.budget.first_try(now);
+        if let Some(t) = &mut st.throttle
+            && t.refuse(now, &mut st.coins)
+        {
+            st.tally(w, |s| s.throttled += 1);
+            return FirstTry::Throttled;
+        }
+        let admit = match &mut st.breaker {
+            Some(b) => b.admit(now),
+            None => Admit::Pass,
+        };
+        if admit == Admit::Refuse {
+            st.tally(w, |s| s.breaker_refused += 1);
+            return FirstTry::BreakerRefused;
+        }
+        if cap == Some(Ticks::ZERO) {
+            st.tally(w, |s| {
+                s.attempts += 1;
+                s.timeout += 1;
+                s.most_attempts = s.most_attempts.max(1);
+            });
+            if let Some(b) = &mut st.breaker {
+                b.record(now, admit, true);
+            }
+            return FirstTry::NoTime;
+        }
+        FirstTry::Go(admit)
+    }
+
+    /// Opens a policy call of `caller` to `target` through `policy` and
+    /// state `state` (let through as `admit`, for workload `w`), ending at
+    /// `deadline`: its id.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(in crate::sim) fn open(
+        &mut self,
+        model: &Model,
+        caller: Caller,
+        target: Target,
+        policy: PolicyId,
+        state: u32,
+        cancel: bool,
+        deadline: Option<Ticks>,
+        admit: Admit,
+        w: u32,
+    ) -> u32 {
+        let pc = PolicyCall {
+            caller,
+            target,
+            policy,
+            state,
+            cancel,
+            deadline,
+            attempts: 0,
+            open: Open::default(),
+            last: Outcome::TimedOut,
+            timer: None,
+            failing: None,
+            sleep_ms: 0.0,
+            admit,
+            workload: w,
+            held: 0,
+            hedging_stopped: false,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                let slot = &mut self.calls[id as usize];
+                let open = std::mem::take(&mut slot.open);
+                *slot = PolicyCall { open, ..pc };
+                id
+            }
+            None => {
+                self.calls.push(pc);
+                (self.calls.len() - 1) as u32
+            }
+        };
+        if let Some(b) = &model.policies[policy].retry {
+            self.calls[id as usize].sleep_ms = b.backoff.base_ms;
+        }
+        id
+    }
+
+    /// Attempts policy call `call` has sent so far.
+    #[cold]
+    pub(in crate::sim) fn attempts_of(&self, call: u32) -> u32 {
+        self.calls[call as usize].attempts
+    }
+
     /// The caller on whose behalf `caller` calls (a policy call's own caller).
-    pub(super) fn outer(&self, caller: Caller) -> Caller {
+    #[inline]
+    pub(in crate::sim) fn outer(&self, caller: Caller) -> Caller {
         match caller {
-            Caller::Policy { call } => self.policies.calls[call as usize].caller,
+            Caller::Policy { call } => self.calls[call as usize].caller,
             c => c,
         }
     }
 
-    /// Sends the next attempt of policy call `pc` now, capped by the policy's
-    /// `timeout_ms` and the call's deadline. False: no time left.
-    fn attempt(&mut self, pc: u32) -> bool {
-        let now = self.now();
-        let p = &self.policies.calls[pc as usize];
-        let timeout = self.model().policies[p.policy].timeout;
+    /// Whether `caller` is a hedge that lets its losers run on.
+    #[inline]
+    pub(in crate::sim) fn keeps_losers(&self, model: &Model, caller: Caller) -> bool {
+        match caller {
+            Caller::Policy { call } => {
+                let p = &self.calls[call as usize];
+                model.policies[p.policy]
+                    .hedge
+                    .is_some_and(|h| !h.cancel_losers)
+            }
+            _ => false,
+        }
+    }
+
+    /// The next attempt of policy call `pc` at `now`, capped by the policy's
+    /// `timeout_ms` and the call's deadline, counted as sent (None: no time
+    /// left, nothing sent).
+    #[inline(always)]
+    pub(in crate::sim) fn attempt(
+        &mut self,
+        model: &Model,
+        pc: u32,
+        now: Ticks,
+    ) -> Option<Attempt> {
+        let p = &self.calls[pc as usize];
+        let timeout = model.policies[p.policy].timeout;
         let left = p.deadline.map(|d| d.saturating_sub(now));
         let cap = match (timeout, left) {
             (Some(t), Some(l)) => Some(t.min(l)),
             (t, l) => t.or(l),
         };
         if cap == Some(Ticks::ZERO) {
-            return false;
+            return None;
         }
         let (target, cancel, state, first) = (p.target, p.cancel, p.state, p.attempts == 0);
         let w = p.workload;
         let late = p.deadline.is_some_and(|d| now >= d);
         let n = p.attempts as u64 + 1;
-        let st = &mut self.policies.states[state as usize];
+        let st = &mut self.states[state as usize];
         st.tally(w, |s| {
             s.attempts += 1;
             s.late_attempts += late as u64;
@@ -723,34 +714,47 @@ impl World<'_> {
         if !first && let Some(t) = &mut st.throttle {
             t.request(now);
         }
-        self.policies.calls[pc as usize].attempts += 1;
-        if !first && let Caller::Client { req } = self.policies.calls[pc as usize].caller {
-            // a client's retry or hedge: the time series counts attempts by send time
-            let workload = self.request_workload(req);
-            self.note(Note::AttemptSent { workload });
-        }
-        match self.call(Caller::Policy { call: pc }, target, cap, cancel) {
-            Some(id) => self.policies.calls[pc as usize].open.push(id),
-            None => {
-                let key = self.schedule(now, Lane::Normal, Event::PolicyAttemptFailed(pc));
-                let p = &mut self.policies.calls[pc as usize];
-                p.open.push(FAILED_AT_ONCE);
-                p.failing = Some(key);
-            }
-        }
-        true
+        let p = &mut self.calls[pc as usize];
+        p.attempts += 1;
+        Some(Attempt {
+            target,
+            cap,
+            cancel,
+            first,
+            caller: p.caller,
+        })
     }
 
-    /// The attempt of `pc` that failed at once is reported: an error.
-    pub(super) fn policy_attempt_failed(&mut self, pc: u32) {
-        self.policies.calls[pc as usize].failing = None;
-        self.policy_attempt_ended(pc, FAILED_AT_ONCE, Outcome::Error);
+    /// The attempt of `pc` sent as `id` is in flight.
+    #[inline(always)]
+    pub(in crate::sim) fn attempt_open(&mut self, pc: u32, id: CallId) {
+        self.calls[pc as usize].open.push(id);
     }
 
-    /// Attempt `attempt` of policy call `pc` ended with `outcome`.
-    pub(super) fn policy_attempt_ended(&mut self, pc: u32, attempt: CallId, outcome: Outcome) {
-        let now = self.now();
-        let Policies { calls, states, .. } = &mut self.policies;
+    /// The attempt of `pc` failed at once: it is reported by the event `key`.
+    pub(in crate::sim) fn attempt_failing(&mut self, pc: u32, key: EventKey) {
+        let p = &mut self.calls[pc as usize];
+        p.open.push(FAILED_AT_ONCE);
+        p.failing = Some(key);
+    }
+
+    /// The report of `pc`'s attempt that failed at once has come.
+    pub(in crate::sim) fn failing_reported(&mut self, pc: u32) {
+        self.calls[pc as usize].failing = None;
+    }
+
+    /// Attempt `attempt` of `pc` ended with `outcome` at `now`: counted, and
+    /// heard by the budget and the throttle. True if the policy hedges.
+    #[inline(always)]
+    pub(in crate::sim) fn attempt_ended(
+        &mut self,
+        model: &Model,
+        pc: u32,
+        attempt: CallId,
+        outcome: Outcome,
+        now: Ticks,
+    ) -> bool {
+        let Policies { calls, states, .. } = self;
         let p = &mut calls[pc as usize];
         p.open.remove(attempt);
         let (policy, state, w) = (p.policy, p.state, p.workload);
@@ -765,70 +769,73 @@ impl World<'_> {
         {
             t.accepted(now);
         }
-        if self.model().policies[policy].hedge.is_some() {
-            self.hedge_attempt_ended(pc, outcome);
-        } else {
-            self.retry_attempt_ended(pc, outcome);
-        }
+        model.policies[policy].hedge.is_some()
     }
 
-    /// A backoff or hedge delay of `pc` is over.
-    pub(super) fn policy_timer(&mut self, pc: u32) {
-        self.policies.calls[pc as usize].timer = None;
-        if self.model().policies[self.policies.calls[pc as usize].policy]
-            .hedge
-            .is_some()
-        {
-            self.hedge_timer(pc);
-        } else {
-            self.retry_now(pc);
-        }
+    /// A backoff or hedge delay of `pc` is over: true if the policy hedges.
+    pub(in crate::sim) fn timer_over(&mut self, model: &Model, pc: u32) -> bool {
+        let p = &mut self.calls[pc as usize];
+        p.timer = None;
+        model.policies[p.policy].hedge.is_some()
     }
 
-    fn policy_schedule(&mut self, pc: u32, at: Ticks) {
-        if let Some(key) = self.policies.calls[pc as usize].timer.take() {
-            self.cancel(key);
-        }
-        let key = self.schedule(at, Lane::Normal, Event::PolicyTimer(pc));
-        self.policies.calls[pc as usize].timer = Some(key);
+    /// `pc`'s timer, taken (to cancel it).
+    pub(in crate::sim) fn take_timer(&mut self, pc: u32) -> Option<EventKey> {
+        self.calls[pc as usize].timer.take()
     }
 
-    /// Stops every attempt of `pc` still in flight and its timer; each counts
-    /// as `cancelled`. Their work stops with `cancel`, runs on without it.
-    fn policy_stop_attempts(&mut self, pc: u32, cancel: bool) {
-        let p = &mut self.policies.calls[pc as usize];
-        let (timer, failing) = (p.timer.take(), p.failing.take());
+    /// `pc`'s timer is `key`.
+    pub(in crate::sim) fn set_timer(&mut self, pc: u32, key: EventKey) {
+        self.calls[pc as usize].timer = Some(key);
+    }
+
+    /// `pc`'s attempts stop: its timer and its pending report of an attempt
+    /// that failed at once, taken (to cancel), and what its budget held,
+    /// released.
+    pub(in crate::sim) fn stop(&mut self, pc: u32) -> [Option<EventKey>; 2] {
+        let p = &mut self.calls[pc as usize];
+        let keys = [p.timer.take(), p.failing.take()];
+        let state = p.state as usize;
+        let held = std::mem::take(&mut p.held);
+        if held != 0 {
+            self.states[state].budget.release(held);
+        }
+        keys
+    }
+
+    /// One attempt of `pc` still in flight, taken out and counted as
+    /// cancelled (None: none is left): its call (None: it failed at once and
+    /// has none).
+    pub(in crate::sim) fn pop_open(&mut self, pc: u32) -> Option<Option<CallId>> {
+        let p = &mut self.calls[pc as usize];
         let (state, w) = (p.state as usize, p.workload);
-        let held = std::mem::take(&mut p.held);
-        for key in [timer, failing].into_iter().flatten() {
-            self.cancel(key);
-        }
-        if held != 0 {
-            self.policies.states[state].budget.release(held);
-        }
-        while let Some(a) = self.policies.calls[pc as usize].open.pop() {
-            self.policies.states[state].tally(w, |s| s.cancelled += 1);
-            if a != FAILED_AT_ONCE {
-                self.call_drop(a, cancel);
-            }
-        }
+        let a = p.open.pop()?;
+        self.states[state].tally(w, |s| s.cancelled += 1);
+        Some((a != FAILED_AT_ONCE).then_some(a))
     }
 
-    /// The call is over for its caller with `outcome`.
-    fn policy_resolve(&mut self, pc: u32, outcome: Outcome) {
-        let now = self.now();
-        let p = &mut self.policies.calls[pc as usize];
+    /// `pc` is over for its caller: what its budget held for a retry never
+    /// sent (no time left for it) is released; its caller and target.
+    #[inline(always)]
+    pub(in crate::sim) fn resolving(&mut self, pc: u32) -> (Caller, Target) {
+        let p = &mut self.calls[pc as usize];
         debug_assert!(p.open.is_empty() && p.timer.is_none());
-        let (caller, state, admit, target) = (p.caller, p.state, p.admit, p.target);
+        let (caller, state, target) = (p.caller, p.state, p.target);
         let held = std::mem::take(&mut p.held);
         if held != 0 {
-            // a retry allowed but never sent (no time left for it)
-            self.policies.states[state as usize].budget.release(held);
+            self.states[state as usize].budget.release(held);
         }
-        self.note(Note::PolicyResolved { pc, outcome });
-        self.policies.free.push(pc);
-        if let Some(b) = &mut self.policies.states[state as usize].breaker {
-            // timeouts, errors and sheds count as failures
+        (caller, target)
+    }
+
+    /// `pc` is over with `outcome` at `now`: its slot is free, and its breaker
+    /// hears whether it failed (timeouts, errors and sheds count as failures).
+    #[inline(always)]
+    pub(in crate::sim) fn resolved(&mut self, pc: u32, outcome: Outcome, now: Ticks) {
+        let p = &self.calls[pc as usize];
+        let (state, admit) = (p.state, p.admit);
+        self.free.push(pc);
+        if let Some(b) = &mut self.states[state as usize].breaker {
             let failed = matches!(
                 outcome,
                 Outcome::Dropped
@@ -840,37 +847,28 @@ impl World<'_> {
             );
             b.record(now, admit, failed);
         }
-        if outcome != Outcome::Answered
-            && let Target::Dependency(dep) = target
-        {
-            // the call failed after its last attempt (attempts are counted apart)
-            self.note(Note::CallFailed { dep });
-        }
-        self.call_resolved_outer(caller, outcome);
     }
 
-    /// A call to `target` the policy refuses to send: it fails for its caller
-    /// (one failed call of a dependency).
-    #[cold]
-    fn policy_refused(&mut self, target: Target) -> Outcome {
-        if let Target::Dependency(dep) = target {
-            self.note(Note::CallFailed { dep });
-        }
-        Outcome::Refused
-    }
-
-    /// The caller of policy call `id` (with [`POLICY_CALL`] set) gives up on it.
-    pub(super) fn policy_abandon(&mut self, id: CallId, force: bool) {
-        let pc = id & !POLICY_CALL;
-        let p = &self.policies.calls[pc as usize];
+    /// The caller of `pc` gives up on it (`force`: it cancels whatever the
+    /// policy's own `cancel`): the breaker forgets it; whether its attempts'
+    /// work stops.
+    pub(in crate::sim) fn abandoning(&mut self, pc: u32, force: bool) -> bool {
+        let p = &self.calls[pc as usize];
         let (cancel, state, admit) = (force || p.cancel, p.state, p.admit);
-        if let Some(b) = &mut self.policies.states[state as usize].breaker {
+        if let Some(b) = &mut self.states[state as usize].breaker {
             b.forget(admit);
         }
-        self.policy_stop_attempts(pc, cancel);
-        // after its attempts: they end within it
-        self.note(Note::PolicyEnded { pc, cancel });
-        self.policies.free.push(pc);
+        cancel
+    }
+
+    /// `pc`'s slot is free (its caller gave it up).
+    pub(in crate::sim) fn release(&mut self, pc: u32) {
+        self.free.push(pc);
+    }
+
+    /// The last failure of `pc`.
+    pub(in crate::sim) fn last(&self, pc: u32) -> Outcome {
+        self.calls[pc as usize].last
     }
 }
 

@@ -4,62 +4,54 @@
 //! at once with its last failure, and so does a retry the budget refuses.
 
 use super::backoff;
-use crate::engine::{Lane, Ticks};
-use crate::sim::notes::Note;
-use crate::sim::vocab::{Event, Outcome, World};
+use super::{Policies, Retry};
+use crate::engine::Ticks;
+use crate::model::Model;
+use crate::sim::vocab::Outcome;
 
-impl World<'_> {
-    /// An attempt of `pc` ended with `outcome` (no hedging).
-    pub(super) fn retry_attempt_ended(&mut self, pc: u32, outcome: Outcome) {
-        if outcome == Outcome::Answered {
-            return self.policy_resolve(pc, outcome);
-        }
-        let now = self.now();
-        let p = &mut self.policies.calls[pc as usize];
+impl Policies {
+    /// An attempt of `pc` failed with `outcome` at `now` (no hedging): whether
+    /// and when a retry goes, its backoff drawn and its budget held.
+    pub(in crate::sim) fn retry_after(
+        &mut self,
+        model: &Model,
+        pc: u32,
+        outcome: Outcome,
+        now: Ticks,
+    ) -> Retry {
+        let p = &mut self.calls[pc as usize];
         p.last = outcome;
         let (policy, state, attempts, deadline, prev) =
             (p.policy, p.state, p.attempts, p.deadline, p.sleep_ms);
-        let model = self.model();
         let Some(r) = &model.policies[policy].retry else {
-            return self.policy_resolve(pc, outcome);
+            return Retry::Resolve;
         };
         let retryable = r.on & super::attempt_outcome(outcome).bit() != 0;
         if !retryable || attempts >= r.max_attempts || deadline.is_some_and(|d| now >= d) {
-            return self.policy_resolve(pc, outcome);
+            return Retry::Resolve;
         }
-        let st = &mut self.policies.states[state as usize];
+        let st = &mut self.states[state as usize];
         let sleep = backoff::sleep_ms(&r.backoff, attempts, prev, &mut st.jitter);
         let at = now + Ticks::from_ms(sleep);
         if deadline.is_some_and(|d| at >= d) {
-            return self.policy_resolve(pc, outcome);
+            return Retry::Resolve;
         }
         let after = super::attempt_outcome(outcome);
         let Some(held) = st.budget.allow_retry(now, after, st.stats.in_flight()) else {
-            let w = self.policies.calls[pc as usize].workload;
-            self.policies.states[state as usize].tally(w, |s| s.budget_refused += 1);
-            self.note(Note::RetryRefused { pc });
-            return self.policy_resolve(pc, outcome);
+            let w = self.calls[pc as usize].workload;
+            self.states[state as usize].tally(w, |s| s.budget_refused += 1);
+            return Retry::BudgetRefused;
         };
-        let p = &mut self.policies.calls[pc as usize];
+        let p = &mut self.calls[pc as usize];
         p.sleep_ms = sleep;
         p.held = held;
-        if at == now {
-            self.retry_now(pc);
-        } else {
-            let key = self.schedule(at, Lane::Normal, Event::PolicyTimer(pc));
-            self.policies.calls[pc as usize].timer = Some(key);
-        }
+        if at == now { Retry::Now } else { Retry::At(at) }
     }
 
-    /// Sends the retry of `pc` now (its backoff is over).
-    pub(super) fn retry_now(&mut self, pc: u32) {
-        if self.attempt(pc) {
-            let p = &self.policies.calls[pc as usize];
-            let (state, w) = (p.state, p.workload);
-            self.policies.states[state as usize].tally(w, |s| s.retries += 1);
-        } else {
-            let last = self.policies.calls[pc as usize].last;
-            self.policy_resolve(pc, last);
-        }
+    /// The retry of `pc` went: counted.
+    pub(in crate::sim) fn retried(&mut self, pc: u32) {
+        let p = &self.calls[pc as usize];
+        let (state, w) = (p.state, p.workload);
+        self.states[state as usize].tally(w, |s| s.retries += 1);
     }
 }

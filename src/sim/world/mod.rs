@@ -7,6 +7,7 @@ mod fanout;
 mod faults;
 mod limiter;
 mod plan;
+mod policy;
 mod server;
 mod workload;
 
@@ -36,9 +37,10 @@ use crate::model::Model;
 /// through its accessor. The books and the request tracer are private too:
 /// the notes' fan-out (`fanout.rs`, a child of this module) is the only way to
 /// them. So are the faults, the workloads, the plans, the limiters, the
-/// dependencies and the servers: `faults.rs`, `workload.rs`, `plan.rs`,
-/// `limiter.rs`, `dependency.rs` and `server.rs`, children of this module, put
-/// the actors' questions to them and carry out what they answer. The actors' states are the simulation's alone
+/// dependencies, the servers and the client policies: `faults.rs`,
+/// `workload.rs`, `plan.rs`, `limiter.rs`, `dependency.rs`, `server.rs` and
+/// `policy.rs`, children of this module, put the actors' questions to them and
+/// carry out what they answer. The actors' states are the simulation's alone
 /// (nothing outside `sim` sees a `World`), and each one's insides are private
 /// to the module that defines its type. Each of those fields is touched by its owner only (and by
 /// this module): actors reach each other through `impl World` methods (the
@@ -53,7 +55,7 @@ pub(crate) struct World<'m> {
     dependencies: Dependencies,
     servers: Servers,
     plans: Plans,
-    pub(super) policies: Policies,
+    policies: Policies,
     workload: Workloads,
     /// Interned client and member names.
     symbols: Symbols,
