@@ -17,19 +17,21 @@
 //!
 //! A client's request to a service is the same hop without a call record: the
 //! request itself is the attempt, and its answer returns through
-//! `World::respond` to the workload. Client policies (retries, hedging, breakers;
+//! the world's `respond` to the workload. Client policies (retries, hedging, breakers;
 //! [`policy`](super::policy)) plug in here: a call made through a policy is a
 //! policy call whose attempts are calls with `Caller::Policy`; when an attempt
 //! ends, `call_resolved` hands it to the policy, which sends another or resolves
 //! the call for its own caller (`call_resolved_outer`). A workload with a
 //! `call_policy` makes its requests this way too (`Caller::Client`): each attempt
 //! is a request at the service carrying the client's route and access.
+//!
+//! Here is the call slab and each step's change to a call's record ([`Calls`]);
+//! the world checks the target, schedules the timeout and the arrival, gives
+//! the notes and routes the answer (`world/call.rs`).
 
-use super::fast_paths;
-use super::notes::Note;
-use super::vocab::{CallId, Caller, Event, Outcome, POLICY_CALL, ReqId, World};
-use crate::engine::{EventKey, Lane, Ticks};
-use crate::model::Target;
+use super::vocab::{CallId, Caller, ReqId};
+use crate::engine::{EventKey, Ticks};
+use crate::model::{DependencyId, ServiceId, Target};
 use std::collections::VecDeque;
 
 /// One open call.
@@ -144,53 +146,68 @@ impl Calls {
     }
 }
 
-impl World<'_> {
-    /// `caller` calls `target` and waits at most `cap` (None: no cap). A cap of
-    /// zero fails the call at once without reaching the target (None); otherwise
-    /// the call is open until it is resolved through `call_resolved`.
+/// A call that is over for its caller, or whose work ended with no caller
+/// waiting ([`Calls::finish`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Finished {
+    pub(in crate::sim) caller: Caller,
+    pub(in crate::sim) target: Target,
+    /// Its caller still waited for it.
+    pub(in crate::sim) waiting: bool,
+    /// Its timeout, to cancel.
+    pub(in crate::sim) timeout_key: Option<EventKey>,
+    /// When its caller gave up on it (if it did).
+    pub(in crate::sim) gave_up: Ticks,
+}
+
+/// A call's arrival at the service it targets ([`Calls::arrive`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Arrival {
+    /// It was given up on its way: its slot is free, nothing arrives.
+    GivenUp,
+    /// It arrives at `service`, from `caller`, with its deadline.
+    At {
+        service: ServiceId,
+        caller: Caller,
+        deadline: Option<Ticks>,
+    },
+    /// Not a call to a service.
+    Nothing,
+}
+
+/// What giving up a call means below it ([`Calls::give_up`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum GiveUp {
+    /// A dependency's work: it stops with `cancel` (the call's slot is then
+    /// free), runs on without.
+    Dependency { dep: DependencyId, cancel: bool },
+    /// A call on its way to a service, by its `CallArrive` event: the event
+    /// is cancelled, the slot free.
+    OnTheWay(EventKey),
+    /// A call on its way without a key: its arrival still comes and frees the
+    /// slot.
+    Arriving,
+    /// The request it became: its caller is gone (with `cancel`); the slot
+    /// is free.
+    Request { req: ReqId, cancel: bool },
+    /// Nothing below it: the slot is free.
+    Nothing,
+}
+
+/// A call's life as the call slab keeps it. The world carries out what each
+/// step says (`world/call.rs`).
+impl Calls {
+    /// Opens a call of `caller` to `target` (with `cancel`, ending at
+    /// `deadline`): its id.
     #[inline(always)]
-    pub(super) fn call(
+    pub(in crate::sim) fn open(
         &mut self,
         caller: Caller,
         target: Target,
-        cap: Option<Ticks>,
         cancel: bool,
-    ) -> Option<CallId> {
-        // the time series' part: a dependency's arrival, and the site of a
-        // call without a policy (a policy's are counted by its state)
-        let noted = match target {
-            Target::Dependency(_) => true,
-            Target::Service(_) => matches!(caller, Caller::Branch { .. }),
-        };
-        if noted && self.books_slow_path() {
-            self.call_noted(caller, target);
-        }
-        if let Target::Dependency(dep) = target {
-            self.note(Note::CallMade { dep });
-            // a `down` dependency (or the replica picked for the call) fails
-            // every call at once
-            if cap == Some(Ticks::ZERO) || (!self.plain() && self.dependency_refuses(caller, dep)) {
-                if cap == Some(Ticks::ZERO) && !self.plain() {
-                    self.dependency_no_time(dep);
-                }
-                self.dependency_call_failed(caller, dep);
-                self.note(Note::FailedAtOnce {
-                    caller,
-                    target,
-                    no_time: cap == Some(Ticks::ZERO),
-                });
-                return None;
-            }
-        } else if cap == Some(Ticks::ZERO) {
-            self.note(Note::FailedAtOnce {
-                caller,
-                target,
-                no_time: true,
-            });
-            return None;
-        }
-        let deadline = cap.map(|c| self.now() + c);
-        let id = self.calls.take(CallRun {
+        deadline: Option<Ticks>,
+    ) -> CallId {
+        self.take(CallRun {
             caller,
             target,
             waiting: true,
@@ -199,294 +216,165 @@ impl World<'_> {
             gave_up: Ticks::ZERO,
             deadline,
             below: Below::Nothing,
-        });
-        self.note(Note::CallOpened {
-            call: id,
-            caller,
-            target,
-        });
-        match target {
-            Target::Dependency(dep) => {
-                // A timer that cannot fire is not scheduled: a completion at or
-                // before the deadline runs first (deadlines run last in their tick)
-                // and would cancel it. Skipping it changes no event's order.
-                // (A hedge that keeps its losers may drop an attempt without
-                // cancelling it: its completion must stay scheduled.)
-                let cancelled_at = if cancel && !self.keeps_losers(caller) && fast_paths::on() {
-                    deadline
-                } else {
-                    None
-                };
-                let done = self.dependency_request(dep, id, cancelled_at);
-                if let Some(deadline) = deadline
-                    && (done.is_none_or(|t| t > deadline) || !fast_paths::on())
-                {
-                    let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
-                    self.calls.slab[id as usize].timeout_key = Some(key);
-                }
-            }
-            Target::Service(_) => {
-                let below = if self.calls.keyed_arrivals {
-                    Below::OnTheWay(self.schedule(self.now(), Lane::Normal, Event::CallArrive(id)))
-                } else {
-                    let seq = self.take_seq();
-                    self.calls.arriving.push_back((seq, id));
-                    Below::Arriving
-                };
-                let c = &mut self.calls.slab[id as usize];
-                c.below = below;
-                if let Some(deadline) = deadline {
-                    let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
-                    self.calls.slab[id as usize].timeout_key = Some(key);
-                }
-            }
-        }
-        Some(id)
+        })
     }
 
-    /// A call from `caller` to `target` is made now, on the books' slow path
-    /// (a warm-up or a time series): a dependency's row counts its arrival,
-    /// and a plan's call without a policy its site's first try and attempt.
-    /// (With policies every call is a policy call, counted by its policy
-    /// state: its attempts, and a call with no time left at all, which comes
-    /// here with its own caller.)
-    #[cold]
-    #[inline(never)]
-    fn call_noted(&mut self, caller: Caller, target: Target) {
-        if let Target::Dependency(dep) = target {
-            self.note(Note::AtDependency { dep });
-        }
-        if let Caller::Branch { req, .. } = caller
-            && self.model().policies.is_empty()
-        {
-            let service = self.requests[req].service;
-            self.note(Note::CallAtSite { service, target });
-        }
+    /// `call`'s timeout is `key`.
+    #[inline(always)]
+    pub(in crate::sim) fn set_timeout(&mut self, call: CallId, key: EventKey) {
+        self.slab[call as usize].timeout_key = Some(key);
     }
 
-    /// The call whose arrival is due now, before anything in the queue,
-    /// counted as a delivered event; None when no arrival waits or an event
-    /// of this instant comes first (every waiting arrival then goes into the
-    /// queue, each where a post would have put it).
-    #[inline]
-    pub(super) fn arrival_due(&mut self) -> Option<CallId> {
-        let &(seq, call) = self.calls.arriving.front()?;
-        if self.first_before(seq) {
-            // (lent out while the queue takes them, then put back empty: the
-            // deque keeps its memory for the next)
-            let mut arriving = std::mem::take(&mut self.calls.arriving);
-            for (seq, call) in arriving.drain(..) {
-                self.post_taken(seq, Event::CallArrive(call));
-            }
-            self.calls.arriving = arriving;
-            return None;
-        }
-        self.calls.arriving.pop_front();
-        self.delivered_by_owner();
-        Some(call)
+    /// Whether a call into a service keeps a key to its `CallArrive`.
+    #[inline(always)]
+    pub(in crate::sim) fn keyed_arrivals(&self) -> bool {
+        self.keyed_arrivals
     }
 
-    /// A call reaches the service it targets: it becomes a request there.
-    pub(super) fn call_arrive(&mut self, call: CallId) {
-        let c = &mut self.calls.slab[call as usize];
+    /// `call` is on its way to its service, its arrival the event `key`.
+    #[inline(always)]
+    pub(in crate::sim) fn on_the_way(&mut self, call: CallId, key: EventKey) {
+        self.slab[call as usize].below = Below::OnTheWay(key);
+    }
+
+    /// `call` is on its way to its service without a key: its arrival waits
+    /// with the sequence number `seq` the queue gave it.
+    #[inline(always)]
+    pub(in crate::sim) fn arriving(&mut self, call: CallId, seq: u64) {
+        self.arriving.push_back((seq, call));
+        self.slab[call as usize].below = Below::Arriving;
+    }
+
+    /// The oldest arrival waiting without a key: its sequence number and call.
+    #[inline(always)]
+    pub(in crate::sim) fn next_arrival(&self) -> Option<(u64, CallId)> {
+        self.arriving.front().copied()
+    }
+
+    /// The oldest arrival waiting without a key is delivered now.
+    #[inline(always)]
+    pub(in crate::sim) fn arrival_delivered(&mut self) {
+        self.arriving.pop_front();
+    }
+
+    /// Every arrival waiting without a key, oldest first, lent out (give the
+    /// deque back, emptied, with [`Calls::arrivals_back`]: it keeps its
+    /// memory for the next).
+    pub(in crate::sim) fn lend_arrivals(&mut self) -> VecDeque<(u64, CallId)> {
+        std::mem::take(&mut self.arriving)
+    }
+
+    /// The deque [`Calls::lend_arrivals`] lent, back and empty.
+    pub(in crate::sim) fn arrivals_back(&mut self, arriving: VecDeque<(u64, CallId)>) {
+        debug_assert!(arriving.is_empty());
+        self.arriving = arriving;
+    }
+
+    /// `call` reaches the service it targets.
+    #[inline(always)]
+    pub(in crate::sim) fn arrive(&mut self, call: CallId) -> Arrival {
+        let c = &mut self.slab[call as usize];
         if matches!(
             std::mem::replace(&mut c.below, Below::Nothing),
             Below::GivenUp
         ) {
             // given up on its way: nothing reaches the service
-            self.calls.free.push(call);
-            return;
+            self.free.push(call);
+            return Arrival::GivenUp;
         }
         let Target::Service(service) = c.target else {
-            return;
+            return Arrival::Nothing;
         };
-        let (caller, deadline) = (c.caller, c.deadline);
-        match self.outer(caller) {
-            Caller::Client { req: from } => {
-                // a client's attempt: its request, as the client would send it
-                let req = self.send_attempt(call, from, deadline);
-                self.note(Note::CallRequestSent { req, call, service });
-                self.calls.slab[call as usize].below = Below::Request(req);
-                self.attempt_receive(req);
-            }
-            Caller::Branch { req: from, .. } => {
-                let req = self.send_call(call, service, from, deadline);
-                self.calls.slab[call as usize].below = Below::Request(req);
-                self.at_service(req);
-            }
-            Caller::Policy { .. } => {}
+        Arrival::At {
+            service,
+            caller: c.caller,
+            deadline: c.deadline,
         }
     }
 
-    /// The dependency finished the work of `call` (begun at `work_start`), `ok`
-    /// or failed (its `error_rate`, or a fault): the answer goes to its caller, or
-    /// is work nobody waited for.
-    #[inline]
-    pub(super) fn call_answered(&mut self, call: CallId, work_start: Ticks, ok: bool) {
-        self.note(Note::CallEnded { call, ok });
-        let c = self.calls.slab[call as usize];
-        self.calls.free.push(call);
-        if c.waiting {
-            if let Some(key) = c.timeout_key {
-                self.cancel(key);
-            }
-            if !ok && let Target::Dependency(dep) = c.target {
-                self.dependency_call_failed(c.caller, dep);
-            }
-            let outcome = if ok {
-                Outcome::Answered
-            } else {
-                Outcome::Error
-            };
-            self.call_resolved(c.caller, call, outcome);
-        } else if let Target::Dependency(dep) = c.target {
-            let wasted = self.now() - c.gave_up.max(work_start);
-            self.note(Note::Wasted { dep, wasted });
+    /// `call` became the request `req` at its service.
+    #[inline(always)]
+    pub(in crate::sim) fn became(&mut self, call: CallId, req: ReqId) {
+        self.slab[call as usize].below = Below::Request(req);
+    }
+
+    /// `call` is over for caller and callee alike: its record, and its slot
+    /// free.
+    #[inline(always)]
+    pub(in crate::sim) fn finish(&mut self, call: CallId) -> Finished {
+        let c = self.slab[call as usize];
+        self.free.push(call);
+        Finished {
+            caller: c.caller,
+            target: c.target,
+            waiting: c.waiting,
+            timeout_key: c.timeout_key,
+            gave_up: c.gave_up,
         }
     }
 
-    /// The dependency of `call` went down (a fault): the call fails now, or its
-    /// work (begun at `work_start`) was wasted. Kept apart from `call_answered`
-    /// so that the one hot call site keeps it inlined.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn call_failed_by_fault(&mut self, call: CallId, work_start: Ticks) {
-        self.call_answered(call, work_start, false);
-    }
-
-    /// The service a call became a request at answers it with `outcome`.
-    pub(super) fn call_answered_by_service(&mut self, call: CallId, outcome: Outcome) {
-        self.note(Note::CallAnswered { call, outcome });
-        let c = self.calls.slab[call as usize];
-        self.calls.free.push(call);
-        if let Some(key) = c.timeout_key {
-            self.cancel(key);
-        }
-        self.call_resolved(c.caller, call, outcome);
-    }
-
-    /// A call of `caller` to `dep` failed. An attempt of a policy call is not
-    /// counted here: the policy call counts once, when it fails after its last
-    /// attempt (`failed_<dependency>` is one per call; attempts are in `calls`).
-    #[inline]
-    fn dependency_call_failed(&mut self, caller: Caller, dep: crate::model::DependencyId) {
-        if !matches!(caller, Caller::Policy { .. }) {
-            self.note(Note::CallFailed { dep });
-        }
-    }
-
-    /// The call's timeout: its caller gives up on it.
-    pub(super) fn call_timeout(&mut self, call: CallId) {
-        let now = self.now();
-        self.note(Note::CallTimedOut { call });
-        let c = &mut self.calls.slab[call as usize];
+    /// `call`'s timeout fired: its caller and target.
+    pub(in crate::sim) fn timed_out(&mut self, call: CallId) -> (Caller, Target) {
+        let c = &mut self.slab[call as usize];
         c.timeout_key = None;
-        let caller = c.caller;
-        if let Target::Dependency(dep) = c.target {
-            self.dependency_call_failed(caller, dep);
-        }
-        self.give_up_call(call, now);
-        self.call_resolved(caller, call, Outcome::TimedOut);
+        (c.caller, c.target)
     }
 
-    /// The caller gives up on an open call (its own caller went away): no answer
-    /// will be delivered. `force` cancels the callee's work whatever the call's
-    /// own `cancel` (a cancellation travelling down the tree).
-    pub(super) fn call_abandon(&mut self, call: CallId, force: bool) {
-        if call & POLICY_CALL != 0 {
-            return self.policy_abandon(call, force);
-        }
-        let c = &mut self.calls.slab[call as usize];
+    /// The caller stops waiting for `call`; its work below stops with
+    /// `cancel` (None: the call's own `cancel`). Its timeout, taken (to
+    /// cancel).
+    pub(in crate::sim) fn stop_waiting(
+        &mut self,
+        call: CallId,
+        cancel: Option<bool>,
+    ) -> Option<EventKey> {
+        let c = &mut self.slab[call as usize];
         let timeout = c.timeout_key.take();
-        if force {
-            c.cancel = true;
+        if let Some(cancel) = cancel {
+            c.cancel = cancel;
         }
-        if let Some(key) = timeout {
-            self.cancel(key);
-        }
-        self.give_up_call(call, self.now());
+        timeout
     }
 
-    /// A policy stops waiting for one of its attempts (a hedge loser, or its
-    /// own caller went away): the callee's work stops with `cancel`, runs on
-    /// (as waste) without it, whatever the call's own `cancel`.
-    pub(super) fn call_drop(&mut self, call: CallId, cancel: bool) {
-        let c = &mut self.calls.slab[call as usize];
-        let timeout = c.timeout_key.take();
-        c.cancel = cancel;
-        if let Some(key) = timeout {
-            self.cancel(key);
-        }
-        self.give_up_call(call, self.now());
-    }
-
-    /// The caller stops waiting for `call` at `now`: the callee's work is
-    /// cancelled (with `cancel`) or runs on.
-    fn give_up_call(&mut self, call: CallId, now: Ticks) {
-        let c = &mut self.calls.slab[call as usize];
+    /// The caller gave up on `call` at `now`: whether its work below stops.
+    pub(in crate::sim) fn give_up(&mut self, call: CallId, now: Ticks) -> bool {
+        let c = &mut self.slab[call as usize];
         c.waiting = false;
         c.gave_up = now;
-        let (target, cancel) = (c.target, c.cancel);
-        self.note(Note::CallGivenUp { call, cancel });
-        match target {
-            Target::Dependency(dep) => {
-                if cancel {
-                    self.dependency_cancel(dep, call);
-                    self.calls.free.push(call);
+        c.cancel
+    }
+
+    /// What giving up `call` means below it (after [`Calls::give_up`]).
+    pub(in crate::sim) fn below_given_up(&mut self, call: CallId) -> GiveUp {
+        let c = &mut self.slab[call as usize];
+        let cancel = c.cancel;
+        match c.target {
+            Target::Dependency(dep) => GiveUp::Dependency { dep, cancel },
+            Target::Service(_) => match std::mem::replace(&mut c.below, Below::Nothing) {
+                Below::OnTheWay(key) => GiveUp::OnTheWay(key),
+                Below::Arriving | Below::GivenUp => {
+                    debug_assert!(
+                        false,
+                        "a call given up on its way in a model without hedges or cancellation"
+                    );
+                    c.below = Below::GivenUp;
+                    GiveUp::Arriving
                 }
-            }
-            Target::Service(_) => {
-                let below = &mut self.calls.slab[call as usize].below;
-                match std::mem::replace(below, Below::Nothing) {
-                    // still on its way: it never reaches the service
-                    Below::OnTheWay(key) => {
-                        self.cancel(key);
-                    }
-                    // arriving without a key (given up before, or not): its
-                    // arrival still comes and frees the slot
-                    Below::Arriving | Below::GivenUp => {
-                        debug_assert!(
-                            false,
-                            "a call given up on its way in a model without hedges or cancellation"
-                        );
-                        self.calls.slab[call as usize].below = Below::GivenUp;
-                        return;
-                    }
-                    Below::Request(req) => self.caller_gone(req, cancel),
-                    Below::Nothing => {}
-                }
-                self.calls.free.push(call);
-            }
+                Below::Request(req) => GiveUp::Request { req, cancel },
+                Below::Nothing => GiveUp::Nothing,
+            },
         }
     }
 
-    /// Call `call` is over for its caller with `outcome` (answered, or failed).
+    /// `call`'s slot is free.
     #[inline(always)]
-    fn call_resolved(&mut self, caller: Caller, call: CallId, outcome: Outcome) {
-        match caller {
-            Caller::Branch { req, branch } => {
-                self.plan_call_resolved(req, branch as usize, outcome == Outcome::Answered)
-            }
-            Caller::Policy { call: pc } => self.policy_attempt_ended(pc, call, outcome),
-            Caller::Client { req } => self.client_call_over(req, outcome),
-        }
+    pub(in crate::sim) fn release(&mut self, call: CallId) {
+        self.free.push(call);
     }
 
-    /// The caller on whose behalf `call` was made (a policy call's own
-    /// caller, for an attempt).
-    pub(super) fn call_owner(&self, call: CallId) -> Caller {
-        self.outer(self.calls.slab[call as usize].caller)
-    }
-
-    /// A policy call is over for its own caller (a branch or a client).
-    pub(super) fn call_resolved_outer(&mut self, caller: Caller, outcome: Outcome) {
-        match caller {
-            Caller::Branch { req, branch } => {
-                self.plan_call_resolved(req, branch as usize, outcome == Outcome::Answered)
-            }
-            Caller::Client { req } => self.client_call_over(req, outcome),
-            Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),
-        }
+    /// The caller that made `call`.
+    pub(in crate::sim) fn caller_of(&self, call: CallId) -> Caller {
+        self.slab[call as usize].caller
     }
 }
 

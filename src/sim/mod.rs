@@ -3,67 +3,63 @@
 //! # Shape
 //!
 //! One [`World`](world::World) per run holds the clock, the event queue, the
-//! request and call slabs, and one state value per actor kind. Each actor kind is a
-//! module that owns its state (the fields are private to that module) and the
-//! reactions to its events, written as an `impl World` block. Only the owner
-//! touches its `World` field; another actor asks it through the `impl World`
-//! methods the owner defines (`fault_down`, `request_workload`,
-//! `books_slow_path`, ...). The request and call slabs are everyone's. The
-//! [`world`] module reaches every state: the run loop with the dispatch
-//! (`world/mod.rs`), and the lifecycle fan-out (`world/fanout.rs`), the only
-//! way to the books and the request tracer, which are private to it. The test
-//! `each_world_field_is_touched_by_its_owner_and_the_hubs_only` in `tests/it`
-//! holds the table of owners and names any other touch.
-//!
-//! An actor can also be written without `World`: its state answers for the
-//! instant it is given and says what a step changes, the world keeps that
-//! state private, and a file of the world's own under `world/` puts the other
-//! actors' questions to it and hands each change on. The faults, the
-//! workloads, the plans, the limiters, the dependencies, the servers and the
-//! client policies are written so (`faults.rs`, `workload.rs`, `plan.rs`,
-//! `limiter/`, `dependency.rs` with `dependency_replicas.rs`, `server/` and
-//! `policy/`, each with its file of the same name under `world/`); the test
-//! `actors_the_world_keeps_private_know_nothing_of_it` lists such actors and
-//! names any `World` in their files.
+//! request and call slabs, and one state value per actor kind, every field
+//! private to the [`world`] module. Each actor kind is a module that owns its
+//! state (its fields are private to that module) and knows nothing of the
+//! world: its state's methods take what they need (the instant, the records
+//! of the request or call concerned, the model) and say what a step changes
+//! (a request starts, waits or is shed; a call goes with this cap; a retry
+//! is due then). The world carries it out: each actor has a file of the same
+//! name under `world/` (`world/server.rs`, `world/policy.rs`, ...) that puts
+//! its events and the other actors' questions to it, schedules what it asks,
+//! gives the notes and hands the request or call on. The request and call
+//! slabs are the world's own, their records changed by `request.rs` and
+//! `call.rs`. Besides those files, [`world`] holds the run loop with the
+//! dispatch (`world/mod.rs`), the routing of a request to its gateway and
+//! handler (`world/gateway.rs`, `world/handler.rs`), and the lifecycle
+//! fan-out (`world/fanout.rs`), the only way to the books and the request
+//! tracer. The tests `world_keeps_every_field_private` and
+//! `no_actor_knows_the_world` in `tests/it` name any field of `World` that
+//! reaches past the world module and any actor's file that names `World`.
 //!
 //! | module | actor | reacts to |
 //! |---|---|---|
-//! | [`workload`] | the clients: what the next request is and when it leaves; the world sends it (`world/workload.rs`) | `WorkloadNext`, `LadderSend`, an answer |
-//! | [`request`] | a request's life: sent, arrives, answered, given up | `AtService`, `ClientTimeout` |
-//! | [`gateway`] | the gateway's rules and share of the budget | (direct hand-off) |
-//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`), the concurrency limits (`limiter/concurrency/`); the world sends the request on (`world/limiter.rs`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
-//! | [`handler`] | registration: which module handles a service's requests | (dispatch only) |
-//! | [`plan`] | the deadline-budgeted fan-out handler: each branch's next call and its cap; the world makes it (`world/plan.rs`) | a call's answer |
-//! | [`server`] | slots, a bounded queue in its discipline's order, load shedding, replicas: what becomes of a request at each step; the world schedules and answers (`world/server.rs`) | `ServerDone`, `QueueTimeout` |
+//! | [`workload`] | the clients: what the next request is and when it leaves | `WorkloadNext`, `LadderSend`, an answer |
+//! | [`request`] | a request's record through its life: sent, arrives, answered, given up | `AtService`, `ClientTimeout` |
+//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`), the concurrency limits (`limiter/concurrency/`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
+//! | [`plan`] | the deadline-budgeted fan-out handler: each branch's next call and its cap | a call's answer |
+//! | [`server`] | slots, a bounded queue in its discipline's order, load shedding, replicas: what becomes of a request at each step | `ServerDone`, `QueueTimeout` |
 //! | `server::queue` | queue disciplines (`fifo`, `lifo`, `adaptive_lifo`, `codel`): a waiter's order and queue timeout | (asked by the server) |
 //! | [`balance`] | balancers: which of N replicas a caller picks, from a view it is given | (asked by the server) |
-//! | [`call`] | one call from a caller to a callee, with its timeout | `CallTimeout` |
-//! | [`policy`] | client policies: retries, hedges, breakers, throttles: whether a call goes, each attempt, whether and when another follows; the world sends them (`world/policy.rs`) | `PolicyTimer` |
-//! | [`dependency`] | a store or backend that calls wait on: whether a call starts and how long it takes; the world schedules it (`world/dependency.rs`) | `DependencyDone` |
+//! | [`call`] | one call's record from a caller to a callee, with its timeout | `CallArrive`, `CallTimeout` |
+//! | [`policy`] | client policies: retries, hedges, breakers, throttles: whether a call goes, each attempt, whether and when another follows | `PolicyTimer`, `PolicyAttemptFailed` |
+//! | [`dependency`] | a store or backend that calls wait on: whether a call starts and how long it takes | `DependencyDone` |
 //! | [`dependency_replicas`] | which replica of a dependency a call goes to, and each replica's books | (asked by the call; hears a pick's end) |
-//! | [`faults`] | what `[[faults]]` change, asked by the others through the world (`world/faults.rs`) | `FaultEdge` (the world hands it on) |
+//! | [`faults`] | what `[[faults]]` change, asked by the others | `FaultEdge` |
 //! | [`notes`] | the lifecycle notes, and who hears each | (no events) |
 //! | [`observe`] | the run's statistics, fed by lifecycle notes | (no events) |
 //! | [`trace`] | `--trace N`: the life of the first N requests, as spans | (no events) |
 //! | [`result`] | what one run measured ([`RunResult`]), the plain data the analyses read | (no events) |
-//! | [`vocab`] | the words every actor shares: ids, `Caller`, `Event`, `Outcome`, and `World` | (no events) |
+//! | [`vocab`] | the words every actor shares: ids, `Caller`, `Event`, `Outcome` | (no events) |
 //!
 //! The files stand in layers, each importing only those below it: this face
 //! (the run functions and what the crate outside sees) on top, then
-//! [`world`] (the loop, the dispatch and the notes' fan-out), the books, the
-//! actors, the notes and their listeners, and [`vocab`] at the ground. Actors import their words
-//! from `vocab`, never from this face. One import runs back up: `vocab` names
-//! `World` for the actors that write their reactions as `impl World` blocks.
+//! [`world`] (the loop, the dispatch, each actor's file and the notes'
+//! fan-out), the books, the actors, the notes and their listeners, and
+//! [`vocab`] at the ground. Actors import their words from `vocab`, never from
+//! this face or the world.
 //!
 //! Every event has exactly one receiver ([`world::World::dispatch`]), and every
 //! lifecycle step has one entry point: a request *arrives* at its service
-//! ([`request`]: middleware limiters, then [`handler`]), *work starts* and *work
-//! ends* in the actor doing it (server, dependency), a *timer fires* in the actor
-//! that set it, an *answer returns* through [`call`] to whoever called. Actors do
-//! not write each other's counters, and do not call the listeners of a step
-//! themselves: each step of a request's or a call's life is one
-//! [`notes::Note`] (`Sent`, `Responded`, `Answered`, `GaveUp`, `CallOpened`,
-//! `WorkEnded`, ...), given once with `self.note(...)`. [`World::note`] hands
+//! (its middleware limiters, then its handler: `world/handler.rs`), *work
+//! starts* and *work ends* in the actor doing it (server, dependency), a
+//! *timer fires* in the actor that set it, an *answer returns* through the
+//! call ([`call`], `world/call.rs`) to whoever called. Actors do not write
+//! each other's counters, and nobody calls the listeners of a step around the
+//! notes: each step of a request's or a call's life is one [`notes::Note`]
+//! (`Sent`, `Responded`, `Answered`, `GaveUp`, `CallOpened`, `WorkEnded`,
+//! ...), given once with `self.note(...)` in the world's file of the actor
+//! where it happens. [`World::note`] hands
 //! it to every listener that hears it, in a fixed order: the books
 //! ([`observe::Observers`]: per request outcome, per ladder step, per
 //! dependency), the time series, the request tracer ([`trace`]) and the
@@ -80,16 +76,15 @@
 //! notes; no actor changes.
 //!
 //! 1. Its state: a field of [`World`](world::World) (or of the books, for a
-//!    figure of the run), created in `World::new`, with its owning module in
-//!    one of the two tables of `tests/it/layering.rs`: the actors the world
-//!    keeps private, or the fields their owners touch.
+//!    figure of the run), a private field created in `World::new`.
 //! 2. `src/sim/world/fanout.rs`: in [`World::note`], one call in the arm of each note
 //!    it hears, placed where its order among the other listeners of that note
 //!    matters (a listener that reads the request hears it before its slot is
 //!    freed: every request note is given before), and its column in the
 //!    module's table.
 //! 3. A step nobody notes yet: a variant of `Note` carrying what the listeners
-//!    need, given with `self.note(...)` by the actor where the step happens.
+//!    need, given with `self.note(...)` in the world's file of the actor
+//!    where the step happens.
 //!
 //! # Adding a handler kind
 //!
@@ -103,18 +98,18 @@
 //!    its middleware) and an `abandon` reaction (its client gave up), which
 //!    end each request with `World::respond`. Its state is a private field of
 //!    `World`, created in `World::new` (`world/mod.rs`, with the file's `mod`
-//!    line), and its module goes in the table of actors the world keeps
-//!    private (`tests/it/layering.rs`).
-//! 3. Register it: one arm in each `match` of [`handler`] (`handle`, `abandon`,
-//!    `cancel_work`).
+//!    line).
+//! 3. Register it: one arm in each `match` of `world/handler.rs` (`handle`,
+//!    `abandon`, `cancel_work`).
 //!
-//! A handler that calls others uses [`call`]: `World::call` starts a call from a
-//! `Caller` to a `Target` with a time cap, and the answer comes back through
-//! `World::call_resolved`, which routes it to the caller's module.
+//! A handler that calls others uses the call (`world/call.rs`): `World::call`
+//! starts a call from a `Caller` to a `Target` with a time cap, and the answer
+//! comes back through `World::call_resolved`, which routes it to the caller's
+//! file under `world/`.
 //!
 //! # Adding a client policy
 //!
-//! A policy sits in [`call`], between the caller and the callee: `World::call` is
+//! A policy sits in the call, between the caller and the callee: `World::call` is
 //! the one place a call begins, `call_answered` / `call_timeout` the places its
 //! attempts end. A policy (retries, hedging, a breaker) decides there whether to
 //! send another attempt or resolve the call for its caller; the caller and the
@@ -222,8 +217,6 @@ mod dependency;
 mod dependency_replicas;
 mod fast_paths;
 mod faults;
-mod gateway;
-mod handler;
 pub mod latency;
 pub mod limiter;
 mod notes;

@@ -5,10 +5,13 @@
 //! limiters, then its handler), and ends once: answered by its handler
 //! (`respond`), or given up by whoever sent it (`client_timeout`, `caller_gone`).
 //! Its slot is freed when neither the sender nor a handler needs it any more.
+//!
+//! Here is the slab and each step's change to a request's record ([`Requests`]);
+//! the world gives the notes, schedules the client's timeout and hands the
+//! request on (`world/request.rs`).
 
-use super::notes::Note;
-use super::vocab::{CallId, Event, Outcome, ReqId, Tag, World};
-use crate::engine::{EventKey, Lane, Ticks};
+use super::vocab::{CallId, ReqId};
+use crate::engine::{EventKey, Ticks};
 use crate::model::{Access, RouteId, ServiceId};
 
 /// The route of a call into a service that owns none.
@@ -93,34 +96,42 @@ impl Requests {
     }
 }
 
-impl World<'_> {
-    /// A new request enters the system now.
-    pub(super) fn send(
-        &mut self,
-        route: RouteId,
-        access: Access,
-        client: u32,
-        member: u32,
-        timeout: Option<Ticks>,
-    ) -> ReqId {
-        self.send_tagged(route, access, client, member, timeout, Tag::default())
-    }
+/// What a handler's answer reaches ([`Requests::respond`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Respond {
+    /// Nobody: the client had given up (the request may now be released).
+    Nobody,
+    /// The call this request is: the answer goes back to its caller.
+    Call(CallId),
+    /// The client, `response` after it sent the request; its own timeout,
+    /// taken (to cancel), if it had one.
+    Client {
+        response: Ticks,
+        timeout: Option<EventKey>,
+    },
+}
 
-    /// [`World::send`] for a request that carries workload labels.
-    pub(super) fn send_tagged(
+/// A request's life as its record keeps it. The world carries out what each
+/// step says (`world/request.rs`).
+impl Requests {
+    /// A client's request sent at `now` on `route` (owned by `owner`) through
+    /// `access`, by `client` and `member` of sender `source`, its answer of
+    /// use until `deadline`, in ladder step `step`: its id.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(in crate::sim) fn open(
         &mut self,
+        now: Ticks,
         route: RouteId,
+        owner: Option<ServiceId>,
         access: Access,
-        client: u32,
-        member: u32,
-        timeout: Option<Ticks>,
-        tag: Tag,
+        (client, member): (u32, u32),
+        deadline: Option<Ticks>,
+        step: Option<u32>,
+        source: u32,
     ) -> ReqId {
-        let id = self.requests.take();
-        let now = self.now();
-        let owner = self.model().routes[route].service;
-        let source = self.sending_source();
-        let r = &mut self.requests[id];
+        let id = self.take();
+        let r = &mut self[id];
         r.sent = now;
         r.route = route;
         r.service = owner.unwrap_or_default();
@@ -130,117 +141,29 @@ impl World<'_> {
         r.closed = false;
         r.in_handler = true;
         r.client_timeout = None;
-        r.step = tag.step;
-        r.deadline = timeout.or(tag.patience).map(|t| now + t);
+        r.step = step;
+        r.deadline = deadline;
         r.source = source;
         r.caller = None;
-        self.note(Note::Sent {
-            req: id,
-            route,
-            owner,
-        });
-        if !self.model().policies.is_empty()
-            && let Some(policy) = self.workload_policy(source)
-        {
-            self.send_through_policy(id, policy, owner, timeout);
-            return id;
-        }
-        if let Some(t) = timeout {
-            let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
-            self.requests[id].client_timeout = Some(key);
-        }
-        self.note(Note::Departed { req: id });
-        if owner.is_none() {
-            // answered before any limiter sees it
-            self.respond(id, Outcome::NotFound);
-            return id;
-        }
-        match access {
-            Access::Gateway => self.gateway_receive(id),
-            Access::Direct => self.at_service(id),
-        }
         id
     }
 
-    /// A call from request `from` reaches `service`: a request there that carries
-    /// the caller's client and member, the callee's first route, direct access and
-    /// the call's deadline. It is not a client request: the run's request counts
-    /// and the members' end-to-end tallies do not see it.
-    pub(super) fn send_call(
-        &mut self,
-        call: CallId,
-        service: ServiceId,
-        from: ReqId,
-        deadline: Option<Ticks>,
-    ) -> ReqId {
-        let route = self.model().services[service]
-            .routes
-            .first()
-            .copied()
-            .unwrap_or(NO_ROUTE);
-        let id = self.call_request(call, from, (route, service, Some(Access::Direct)), deadline);
-        self.note(Note::CallRequestSent {
-            req: id,
-            call,
-            service,
-        });
-        id
-    }
-
-    /// A client's request `id` goes through its workload's `policy`: its
-    /// attempts are the requests the service sees, and its `timeout` caps the
-    /// whole call (no client timeout of its own). (Out of line, but not cold:
-    /// for a workload with a policy it is every request's path.)
-    #[inline(never)]
-    fn send_through_policy(
-        &mut self,
-        id: ReqId,
-        policy: crate::model::PolicyId,
-        owner: Option<ServiceId>,
-        timeout: Option<Ticks>,
-    ) {
-        self.note(Note::Departed { req: id });
-        let Some(owner) = owner else {
-            self.respond(id, Outcome::NotFound);
-            return;
-        };
-        self.requests[id].in_handler = false;
-        let caller = super::vocab::Caller::Client { req: id };
-        let target = crate::model::Target::Service(owner);
-        if let Err(outcome) = self.policy_call(policy, caller, target, timeout, false) {
-            self.client_call_over(id, outcome);
-        }
-    }
-
-    /// An attempt of a client's policy call: a copy of the client's request
-    /// `from` (route, access, client, member) that answers the call.
-    pub(super) fn send_attempt(
-        &mut self,
-        call: CallId,
-        from: ReqId,
-        deadline: Option<Ticks>,
-    ) -> ReqId {
-        let f = &self.requests[from];
-        let to = (f.route, f.service, f.access);
-        self.call_request(call, from, to, deadline)
-    }
-
-    /// A request that is call `call` made on behalf of request `from`: sent now to
-    /// `to` (route, service, access), with `from`'s client, member and workload
-    /// sender, and the call's deadline.
+    /// A request that is call `call` made at `now` on behalf of request
+    /// `from`, to `to` (route, service, access), with `from`'s client, member
+    /// and workload sender, and the call's deadline: its id.
     #[inline]
-    fn call_request(
+    pub(in crate::sim) fn open_call(
         &mut self,
+        now: Ticks,
         call: CallId,
         from: ReqId,
         to: (RouteId, ServiceId, Option<Access>),
         deadline: Option<Ticks>,
     ) -> ReqId {
-        let id = self.requests.take();
-        let f = &self.requests[from];
+        let id = self.take();
+        let f = &self[from];
         let (client, member, source) = (f.client, f.member, f.source);
-        let now = self.now();
-        let r = &mut self.requests[id];
+        let r = &mut self[id];
         (r.route, r.service, r.access) = to;
         r.sent = now;
         r.client = client;
@@ -255,144 +178,88 @@ impl World<'_> {
         id
     }
 
-    /// A client's attempt leaves: through the gateway or straight to the service.
-    pub(super) fn attempt_receive(&mut self, req: ReqId) {
-        match self.requests[req].access {
-            Some(Access::Gateway) => self.gateway_receive(req),
-            _ => self.at_service(req),
-        }
+    /// The client's own timeout of `req` is `key`.
+    #[inline]
+    pub(in crate::sim) fn set_client_timeout(&mut self, req: ReqId, key: EventKey) {
+        self[req].client_timeout = Some(key);
     }
 
-    /// A client's call through its policy is over: the client has `outcome` (a
-    /// timeout reads as the client giving up, as without a policy).
-    #[inline(never)]
-    pub(super) fn client_call_over(&mut self, req: ReqId, outcome: Outcome) {
-        let now = self.now();
-        let r = &mut self.requests[req];
+    /// The handler holds no work for `req` (it left, or it never had it).
+    #[inline]
+    pub(in crate::sim) fn handler_left(&mut self, req: ReqId) {
+        self[req].in_handler = false;
+    }
+
+    /// A client's call through its policy is over for it at `now`: the
+    /// request is closed; how long it was in the system.
+    pub(in crate::sim) fn call_over(&mut self, req: ReqId, now: Ticks) -> Ticks {
+        let r = &mut self[req];
         r.closed = true;
         r.in_handler = false;
-        let in_system = now - r.sent;
-        self.note(Note::ClientCallOver {
-            req,
-            outcome,
-            in_system,
-        });
-        self.release(req);
-        self.answer_client(req, outcome);
+        now - r.sent
     }
 
-    /// The request reaches the service that owns its route: its middleware
-    /// limiters first, then the handler.
-    #[inline]
-    pub(super) fn at_service(&mut self, req: ReqId) {
-        if self.requests[req].closed {
-            // the client gave up on the way: nothing reaches the handler
-            self.respond(req, Outcome::TimedOut);
-            return;
-        }
-        self.limit_at_service(req);
-    }
-
-    /// The handler is done with `req`: the limiter admissions it holds hear so,
-    /// and the client gets `outcome` unless it already gave up.
-    pub(super) fn respond(&mut self, req: ReqId, outcome: Outcome) {
-        self.note(Note::Responded { req, outcome });
-        let now = self.now();
-        let r = &mut self.requests[req];
+    /// The handler answers `req` at `now`: whom the answer reaches.
+    #[inline(always)]
+    pub(in crate::sim) fn respond(&mut self, req: ReqId, now: Ticks) -> Respond {
+        let r = &mut self[req];
         r.in_handler = false;
         if r.closed {
-            self.release(req);
-            return;
+            return Respond::Nobody;
         }
         r.closed = true;
         if let Some(call) = r.caller {
-            // a call from another service: the answer goes back to it
-            self.release(req);
-            self.call_answered_by_service(call, outcome);
-            return;
+            return Respond::Call(call);
         }
-        let response = now - r.sent;
-        if let Some(key) = r.client_timeout.take() {
-            self.cancel(key);
+        Respond::Client {
+            response: now - r.sent,
+            timeout: r.client_timeout.take(),
         }
-        self.note(Note::Answered { outcome, response });
-        self.release(req);
-        self.answer_client(req, outcome);
     }
 
-    /// The client's own timeout: it stops waiting, and the handler is told.
-    pub(super) fn client_timeout(&mut self, req: ReqId) {
-        let now = self.now();
-        let r = &mut self.requests[req];
+    /// The client's own timeout of `req` at `now`: if it still waited, it
+    /// gives up; how long it waited (None: it had its answer).
+    pub(in crate::sim) fn client_timeout(&mut self, req: ReqId, now: Ticks) -> Option<Ticks> {
+        let r = &mut self[req];
         r.client_timeout = None;
         if r.closed {
-            return;
+            return None;
         }
         r.closed = true;
-        let in_system = now - r.sent;
-        self.note(Note::GaveUp {
-            req,
-            waited: in_system,
-        });
-        if self.requests[req].in_handler {
-            self.abandon(req);
-        }
-        self.answer_client(req, Outcome::TimedOut);
-        self.release(req);
+        Some(now - r.sent)
     }
 
-    /// The caller of a call-request gave up on it: its handler is told, and with
-    /// `cancel` its work stops (queued or running) and every call it still has
-    /// open is cancelled too, recursively.
-    pub(super) fn caller_gone(&mut self, req: ReqId, cancel: bool) {
-        let r = &mut self.requests[req];
+    /// The caller of call-request `req` gave up on it: if it still waited,
+    /// whether the handler holds work for it (None: it had its answer).
+    pub(in crate::sim) fn caller_gone(&mut self, req: ReqId) -> Option<bool> {
+        let r = &mut self[req];
         if r.closed {
-            return;
+            return None;
         }
         r.closed = true;
-        let in_handler = r.in_handler;
-        self.note(Note::CallerGone { req, cancel });
-        if in_handler {
-            if cancel {
-                self.cancel_work(req);
-            } else {
-                self.abandon(req);
-            }
-        }
-        self.release(req);
+        Some(r.in_handler)
     }
 
-    /// The answer (or the client's own timeout) reaches whoever sent `req`: the
-    /// books of its step, then the workload, which may send the next request.
+    /// What the client's books hear of `req`'s end at `now`: its step, its
+    /// sender, whether it was in time, and its response time.
     #[inline]
-    fn answer_client(&mut self, req: ReqId, outcome: Outcome) {
-        let r = &self.requests[req];
-        let in_time = r.deadline.is_none_or(|d| self.now() <= d);
-        let (step, source, response) = (r.step, r.source, self.now() - r.sent);
-        self.note(Note::Done {
-            step,
-            source,
-            outcome,
-            in_time,
-            response,
-        });
-        self.client_answered(source);
+    pub(in crate::sim) fn done(&self, req: ReqId, now: Ticks) -> (Option<u32>, u32, bool, Ticks) {
+        let r = &self[req];
+        let in_time = r.deadline.is_none_or(|d| now <= d);
+        (r.step, r.source, in_time, now - r.sent)
     }
 
-    /// The handler no longer holds work for `req` (it left a queue, or its calls
-    /// were given up): its limiter admissions hear it is done, as timed out.
-    pub(super) fn handler_released(&mut self, req: ReqId) {
-        self.requests[req].in_handler = false;
-        self.note(Note::HandlerLeft { req });
+    /// Whether `req` can be released (neither the client nor a handler needs
+    /// it).
+    #[inline]
+    pub(in crate::sim) fn releasable(&self, req: ReqId) -> bool {
+        let r = &self[req];
+        r.closed && !r.in_handler
     }
 
-    /// Frees the request's slot once neither the client nor a handler needs it.
-    fn release(&mut self, req: ReqId) {
-        let r = &self.requests[req];
-        if r.closed && !r.in_handler {
-            #[cfg(test)]
-            self.limiting_released(req);
-            self.requests.free.push(req);
-        }
+    /// Frees `req`'s slot.
+    #[inline]
+    pub(in crate::sim) fn free(&mut self, req: ReqId) {
+        self.free.push(req);
     }
 }

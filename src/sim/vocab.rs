@@ -1,15 +1,11 @@
 //! The words every actor of the simulation shares: request and call ids, who
-//! waits for a call, the events on the clock, how a request ended, interned
-//! names, and the [`World`] the actors react on.
+//! waits for a call, the events on the clock, how a request ended, and
+//! interned names.
 //!
 //! Actors import these from here, never from the simulation's face
-//! (`sim/mod.rs`), which sits above every actor. `World` is named here so that
-//! an actor finds its vocabulary in one low place; it is the one import of the
-//! simulation that runs back up: the actors write their reactions as
-//! `impl World` blocks, so `world/`, which holds every actor's state, and the
-//! actors' files name each other through it.
+//! (`sim/mod.rs`), which sits above every actor, nor from the world
+//! (`world/`), which sits above them too and carries out what they say.
 
-pub(crate) use super::world::World;
 use crate::engine::Ticks;
 use crate::model::LimiterId;
 

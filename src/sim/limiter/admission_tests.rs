@@ -146,7 +146,7 @@ fn ledger_of(model: &Model) -> Ledger {
     let mut world = World::new(model, 0);
     world.start().unwrap();
     world.run_loop().unwrap();
-    assert_eq!(world.requests.held(), 0, "{}: requests left", model.name);
+    assert_eq!(world.requests_held(), 0, "{}: requests left", model.name);
     world.limiting_ledger().clone()
 }
 

@@ -2,12 +2,16 @@
 //! and one state value per actor kind, plus the run loop and the one dispatch
 //! point that hands each event to the actor that receives it.
 
+mod call;
 mod dependency;
 mod fanout;
 mod faults;
+mod gateway;
+mod handler;
 mod limiter;
 mod plan;
 mod policy;
+mod request;
 mod server;
 mod workload;
 
@@ -50,8 +54,8 @@ pub(crate) struct World<'m> {
     model: &'m Model,
     queue: EventQueue<Event>,
     now: Ticks,
-    pub(super) requests: Requests,
-    pub(super) calls: Calls,
+    requests: Requests,
+    calls: Calls,
     dependencies: Dependencies,
     servers: Servers,
     plans: Plans,

@@ -4,7 +4,8 @@
 //! (`handle`: the request passed its middleware; `abandon`: its client gave up;
 //! `cancel_work`: its caller cancelled it.)
 
-use super::vocab::{Outcome, ReqId, World};
+use super::super::vocab::{Outcome, ReqId};
+use super::World;
 use crate::model::Handler;
 
 impl World<'_> {

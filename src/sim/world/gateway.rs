@@ -2,7 +2,8 @@
 //! whose prefix matches its route, then spends the gateway's share of the budget
 //! before it reaches the service that owns its route.
 
-use super::vocab::{Event, ReqId, World};
+use super::super::vocab::{Event, ReqId};
+use super::World;
 use crate::engine::{Lane, Ticks};
 
 impl World<'_> {
