@@ -18,6 +18,7 @@ use super::ahead::Draws;
 use super::dependency_replicas::{DependencyReplicaStats, Replication};
 use super::faults::Subject;
 use super::latency::Sampler;
+use super::notes::Over;
 use super::server::stats::EjectionRow;
 use super::slots::{Admit, SlotQueue};
 use super::vocab::CallId;
@@ -392,6 +393,81 @@ impl Dependencies {
                 w.inst as usize == inst && w.start.is_some()
             })
             .collect()
+    }
+
+    /// The instances of `dep`: its own, then those of its replicas 2 to N.
+    pub(super) fn instances(&self, dep: DependencyId) -> impl Iterator<Item = usize> + use<> {
+        let extra = self.replicated.as_ref().map_or(0..0, |r| r.extra(dep));
+        std::iter::once(dep).chain(extra)
+    }
+
+    /// Whether `dep` has replicas (a balancer picks one per call).
+    pub(super) fn has_replicas(&self, dep: DependencyId) -> bool {
+        self.replicated.as_ref().is_some_and(|r| r.has(dep))
+    }
+
+    /// Whether `dep`'s balancer picks by the caller (the caller view): then
+    /// [`Dependencies::pick`] needs the caller's key.
+    pub(super) fn picks_by_caller(&self, dep: DependencyId) -> bool {
+        self.replicated.as_ref().is_some_and(|r| r.by_caller(dep))
+    }
+
+    /// The replica of `dep` its balancer picks at `now` for the call about to
+    /// be made (by the caller with key `key`, in the caller view; otherwise
+    /// from the replicas' calls at work and waiting), kept for the call: its
+    /// instance.
+    pub(super) fn pick(
+        &mut self,
+        model: &Model,
+        dep: DependencyId,
+        key: Option<u64>,
+        now: Ticks,
+    ) -> usize {
+        let (replicated, outstanding) = self.replicas_and_load();
+        match replicated {
+            Some(r) => r.pick(model, dep, key, now, outstanding),
+            None => dep,
+        }
+    }
+
+    /// The replica picked for the call about to be made to `dep` is down: the
+    /// call is over for its caller `now`.
+    pub(super) fn refused(&mut self, dep: DependencyId, now: Ticks) {
+        if let Some(r) = self.replicated.as_mut() {
+            r.refused(dep, now);
+        }
+    }
+
+    /// The instance picked for call `call` to `dep` as it was made, kept
+    /// until the call is over for its caller (`dep` itself without replicas).
+    pub(super) fn picked(&mut self, dep: DependencyId, call: CallId) -> usize {
+        (self.replicated.as_mut())
+            .and_then(|r| r.picked(dep, call))
+            .unwrap_or(dep)
+    }
+
+    /// Call `call` is over for its caller (`how`) at `now`: if it went to a
+    /// replica, the replica's row counts how, and its balancer hears it.
+    pub(super) fn pick_over(&mut self, call: CallId, how: Over, now: Ticks) {
+        if let Some(r) = self.replicated.as_mut() {
+            r.pick_over(call, how, now);
+        }
+    }
+
+    /// Instance `inst` worked `worked` on a call (done or stopped).
+    pub(super) fn worked(&mut self, inst: usize, worked: Ticks) {
+        let d = &self.deps[inst];
+        let (dep, replica) = (d.dep, d.replica as usize);
+        if let Some(r) = self.replicated.as_mut() {
+            r.worked(dep, replica, worked);
+        }
+    }
+
+    /// A call to `dep` was made with no time left: it reaches no replica.
+    pub(super) fn no_time(&mut self, dep: DependencyId) {
+        if let Some(r) = self.replicated.as_mut() {
+            r.no_time(dep);
+        }
     }
 
     /// The caller cancels call `call` to `dep`: running work is returned with

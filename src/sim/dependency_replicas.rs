@@ -24,7 +24,6 @@
 
 use super::balance::Picker;
 use super::balance::caller_name;
-use super::dependency::Dependencies;
 use super::notes::Over;
 use super::server::stats::EjectionRow;
 use super::vocab::{CallId, FastMap};
@@ -215,47 +214,37 @@ impl Replication {
     }
 }
 
-impl Dependencies {
-    /// The instances of `dep`: its own, then those of its replicas 2 to N.
-    pub(super) fn instances(&self, dep: DependencyId) -> impl Iterator<Item = usize> + use<> {
-        let extra = self
-            .replicated
-            .as_ref()
-            .and_then(|r| r.by_dep[dep].as_ref())
-            .map_or(0..0, |b| b.extra.clone());
-        std::iter::once(dep).chain(extra)
+impl Replication {
+    /// The instances of `dep`'s replicas 2 to N (empty: one instance).
+    pub(super) fn extra(&self, dep: DependencyId) -> std::ops::Range<usize> {
+        self.by_dep[dep].as_ref().map_or(0..0, |b| b.extra.clone())
     }
 
     /// Whether `dep` has replicas (a balancer picks one per call).
-    pub(super) fn has_replicas(&self, dep: DependencyId) -> bool {
-        self.replicated
-            .as_ref()
-            .is_some_and(|r| r.by_dep[dep].is_some())
+    pub(super) fn has(&self, dep: DependencyId) -> bool {
+        self.by_dep[dep].is_some()
     }
 
-    /// Whether `dep`'s balancer picks by the caller (the caller view): then
-    /// [`Dependencies::pick`] needs the caller's key.
-    pub(super) fn picks_by_caller(&self, dep: DependencyId) -> bool {
-        self.replicated
+    /// Whether `dep`'s balancer picks by the caller (the caller view).
+    pub(super) fn by_caller(&self, dep: DependencyId) -> bool {
+        self.by_dep[dep]
             .as_ref()
-            .is_some_and(|r| r.by_dep[dep].as_ref().is_some_and(|b| b.picker.by_caller()))
+            .is_some_and(|b| b.picker.by_caller())
     }
 
     /// The replica of `dep` its balancer picks at `now` for the call about to
-    /// be made (by the caller with key `key`, in the caller view), counted
-    /// there and kept for the call (`pending`): its instance.
+    /// be made (by the caller with key `key`, in the caller view; otherwise
+    /// from each instance's `outstanding` calls), counted there and kept for
+    /// the call (`pending`): its instance.
     pub(super) fn pick(
         &mut self,
         model: &Model,
         dep: DependencyId,
         key: Option<u64>,
         now: Ticks,
+        outstanding: impl Fn(usize) -> u32,
     ) -> usize {
-        let (replicated, outstanding) = self.replicas_and_load();
-        let Some(r) = replicated else {
-            return dep;
-        };
-        let Some(b) = r.by_dep[dep].as_mut() else {
+        let Some(b) = self.by_dep[dep].as_mut() else {
             return dep;
         };
         let k = match key {
@@ -272,8 +261,8 @@ impl Dependencies {
             }
         };
         let inst = if k == 0 { dep } else { b.extra.start + k - 1 };
-        r.stats[dep][k].calls += 1;
-        r.pending = Some(Pick {
+        self.stats[dep][k].calls += 1;
+        self.pending = Some(Pick {
             dep: dep as u32,
             inst: inst as u32,
             replica: k as u32,
@@ -286,26 +275,21 @@ impl Dependencies {
     /// The replica picked for the call about to be made to `dep` is down: it
     /// answers its error at once, so the call is over for its caller `now`.
     pub(super) fn refused(&mut self, dep: DependencyId, now: Ticks) {
-        if let Some(r) = self.replicated.as_mut()
-            && let Some(p) = r.pending.take()
-        {
-            r.stats[dep][p.replica as usize].errors += 1;
+        if let Some(p) = self.pending.take() {
+            self.stats[dep][p.replica as usize].errors += 1;
             self.pick_ended(p, true, now);
         }
     }
 
-    /// The instance picked for call `call` to `dep` (by [`Dependencies::pick`]
-    /// as it was made), kept until the call is over for its caller.
-    pub(super) fn picked(&mut self, dep: DependencyId, call: CallId) -> usize {
-        let Some(r) = self.replicated.as_mut() else {
-            return dep;
-        };
-        match r.pending.take() {
+    /// The instance picked for call `call` to `dep` as it was made, kept
+    /// until the call is over for its caller (None: no pick for `dep`).
+    pub(super) fn picked(&mut self, dep: DependencyId, call: CallId) -> Option<usize> {
+        match self.pending.take() {
             Some(p) if p.dep as usize == dep => {
-                r.picks.insert(call, p);
-                p.inst as usize
+                self.picks.insert(call, p);
+                Some(p.inst as usize)
             }
-            _ => dep,
+            _ => None,
         }
     }
 
@@ -316,14 +300,11 @@ impl Dependencies {
     #[cold]
     #[inline(never)]
     pub(super) fn pick_over(&mut self, call: CallId, how: Over, now: Ticks) {
-        let Some(r) = self.replicated.as_mut() else {
+        let Some(p) = self.picks.remove(&call) else {
             return;
         };
-        let Some(p) = r.picks.remove(&call) else {
-            return;
-        };
-        if p.at >= r.since {
-            let s = &mut r.stats[p.dep as usize][p.replica as usize];
+        if p.at >= self.since {
+            let s = &mut self.stats[p.dep as usize][p.replica as usize];
             match how {
                 Over::Answered { ok } => {
                     if ok {
@@ -344,10 +325,7 @@ impl Dependencies {
     /// Pick `p` is over for its caller at `now`, `failed` or not: its balancer
     /// hears it, when it listens, and its outlier detection whether it failed.
     fn pick_ended(&mut self, p: Pick, failed: bool, now: Ticks) {
-        let Some(r) = self.replicated.as_mut() else {
-            return;
-        };
-        if let Some(b) = r.by_dep[p.dep as usize].as_mut()
+        if let Some(b) = self.by_dep[p.dep as usize].as_mut()
             && b.picker.listens()
         {
             b.picker
@@ -358,15 +336,11 @@ impl Dependencies {
         }
     }
 
-    /// Instance `inst` worked `worked` on a call (done or stopped).
+    /// Replica `replica` of `dep` worked `worked` on a call (done or stopped).
     #[cold]
     #[inline(never)]
-    pub(super) fn worked(&mut self, inst: usize, worked: Ticks) {
-        let d = &self.deps[inst];
-        let (dep, replica) = (d.dep, d.replica as usize);
-        if let Some(r) = self.replicated.as_mut()
-            && let Some(s) = r.stats[dep].get_mut(replica)
-        {
+    pub(super) fn worked(&mut self, dep: DependencyId, replica: usize, worked: Ticks) {
+        if let Some(s) = self.stats[dep].get_mut(replica) {
             s.work.add(worked);
         }
     }
@@ -375,10 +349,8 @@ impl Dependencies {
     #[cold]
     #[inline(never)]
     pub(super) fn no_time(&mut self, dep: DependencyId) {
-        if let Some(r) = self.replicated.as_mut()
-            && r.by_dep[dep].is_some()
-        {
-            r.no_time[dep] += 1;
+        if self.by_dep[dep].is_some() {
+            self.no_time[dep] += 1;
         }
     }
 }
