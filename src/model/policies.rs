@@ -52,7 +52,7 @@ impl AttemptOutcome {
     ];
 
     /// This outcome's bit in an [`OutcomeSet`].
-    pub fn bit(self) -> OutcomeSet {
+    pub const fn bit(self) -> OutcomeSet {
         1 << (self as u8)
     }
 }
@@ -195,6 +195,10 @@ pub struct Hedge {
     pub max_attempts: u32,
     /// Whether the copies that lose are cancelled (else they run on as waste).
     pub cancel_losers: bool,
+    /// The failures of a copy that send the next copy at once (gRPC's
+    /// `nonFatalStatusCodes`); any other failure of a copy ends the call with
+    /// it, the other copies stopped.
+    pub non_fatal: OutcomeSet,
     /// What may refuse a further copy (gRPC retry throttling only).
     pub budget: Option<RetryBudget>,
 }

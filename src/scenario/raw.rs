@@ -642,6 +642,7 @@ pub struct RawHedge {
     pub delay_ms: f64,
     pub max_attempts: Option<i64>,
     pub cancel_losers: Option<bool>,
+    pub non_fatal: Option<Vec<String>>,
     pub budget: Option<RawRetryBudget>,
 }
 

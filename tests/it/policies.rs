@@ -448,3 +448,54 @@ fn one_breaker_in_front_of_ten_shards_turns_ten_percent_into_nearly_all() {
     // the breaker is closed only for trial calls after each 5 s open period
     assert!(share("breaker") > 0.95, "{}", share("breaker"));
 }
+
+/// A hedge whose copies fail half the time, 2,000 calls 10 ms apart, each
+/// answered (or failed) at 2 ms, the hedge delay 100 ms: with every failure
+/// non-fatal (the default) a failed first copy sends the second at once, and
+/// a call fails only when both do; with `non_fatal = []` (gRPC without
+/// `nonFatalStatusCodes`) the first failure ends the call and no copy goes.
+#[test]
+fn a_fatal_failure_of_a_hedged_copy_ends_the_call() {
+    let text = |non_fatal: &str| {
+        format!(
+            r#"
+[scenario]
+name = "hedge"
+[policies.h]
+hedge = {{ delay_ms = 100, max_attempts = 2{non_fatal} }}
+[services.api]
+routes = ["/x"]
+[services.api.handler]
+type = "plan"
+budget = "none"
+branches = [{{ name = "s", calls = [{{ to = "store", call_policy = "h" }}] }}]
+[dependencies.store]
+latency = {{ constant = 2 }}
+error_rate = 0.5
+[workload]
+type = "open"
+arrivals = "uniform"
+rate_rps = 100
+duration_ms = 20000
+route = "/x"
+"#
+        )
+    };
+    let row = |r: &RunResult| r.calls.iter().find(|c| c.target == "store").cloned();
+    let every = run_text(&text(""));
+    let c = row(&every).expect("row");
+    assert_eq!(c.first_tries, 2000);
+    // a copy follows each failed first copy: about half of them, and every
+    // call answered unless both failed (binomial: sd ~ 22 of 2,000 each)
+    assert_eq!(c.hedges, c.attempts - c.first_tries);
+    assert!((c.hedges as f64 - 1000.0).abs() < 120.0, "{}", c.hedges);
+    assert!((every.outcomes.answered as f64 - 1500.0).abs() < 120.0);
+    let fatal = run_text(&text(", non_fatal = []"));
+    let c = row(&fatal).expect("row");
+    assert_eq!((c.first_tries, c.attempts, c.hedges), (2000, 2000, 0));
+    assert_eq!(c.ok + c.error, 2000);
+    assert_eq!(fatal.outcomes.answered, c.ok);
+    // named failures only: a `timeout` listed leaves an error fatal still
+    let named = run_text(&text(r#", non_fatal = ["timeout"]"#));
+    assert_eq!(row(&named).expect("row").hedges, 0);
+}

@@ -257,6 +257,9 @@ pub struct Line {
     pub key: String,
     /// How, or why not.
     pub how: String,
+    /// Said among the report's warnings too (a key the system ignores
+    /// without a word, named so that a misspelt key is seen).
+    pub warn: bool,
 }
 
 /// Every field read and what became of it.
@@ -286,7 +289,41 @@ impl Ledger {
             fate,
             key: key.into(),
             how: how.into(),
+            warn: false,
         });
+    }
+
+    /// Says again what became of `node`, already noted: its line takes the
+    /// new fate, key and how (a value that changes the table's rule).
+    pub fn renote(
+        &mut self,
+        node: &Node<'_>,
+        fate: Fate,
+        key: impl Into<String>,
+        how: impl Into<String>,
+    ) {
+        let file = node.src.file.display().to_string();
+        let field = node.path();
+        match self
+            .lines
+            .iter_mut()
+            .rev()
+            .find(|l| l.file == file && l.field == field)
+        {
+            Some(l) => {
+                l.fate = fate;
+                l.key = key.into();
+                l.how = how.into();
+            }
+            None => self.note(node, fate, key, how),
+        }
+    }
+
+    /// The last line is also a warning.
+    pub fn warn_last(&mut self) {
+        if let Some(l) = self.lines.last_mut() {
+            l.warn = true;
+        }
     }
 
     /// Records a default: `field` (under `parent`) was absent, `value` was used.
@@ -307,6 +344,7 @@ impl Ledger {
             fate: Fate::Defaulted,
             key: key.into(),
             how: how.into(),
+            warn: false,
         });
     }
 
@@ -331,6 +369,7 @@ impl Ledger {
                         fate: Fate::Ignored,
                         key: String::new(),
                         how: "not read by the importer".into(),
+                        warn: true,
                     });
                 }
             }

@@ -21,6 +21,7 @@ pub mod envoy;
 pub mod grpc;
 pub mod istio;
 pub mod resilience4j;
+pub mod spec;
 pub mod tree;
 
 use super::Format;
@@ -266,10 +267,10 @@ pub fn build(
                 .warnings
                 .push(format!("{} {}: approximated: {}", l.file, l.field, l.how));
         }
-        if l.fate == draft::Fate::Ignored && l.how == "not read by the importer" {
+        if l.warn {
             report
                 .warnings
-                .push(format!("{} {}: not read by the importer", l.file, l.field));
+                .push(format!("{} {}: {}", l.file, l.field, l.how));
         }
     }
     let mut t = Table::new(&["key", "why"]);

@@ -102,25 +102,19 @@ fn policy(path: &str, name: &str, p: &RawPolicy) -> R<ClientPolicy> {
 /// The outcomes a retry may follow: `timeout`, `error`, `shed` by default.
 const RETRYABLE: [&str; 4] = ["timeout", "error", "shed", "rejected"];
 
+/// Every failed outcome of an attempt: a hedge's `non_fatal` by default.
+const RETRYABLE_ALL: OutcomeSet = AttemptOutcome::Timeout.bit()
+    | AttemptOutcome::Error.bit()
+    | AttemptOutcome::Shed.bit()
+    | AttemptOutcome::Rejected.bit();
+
 fn retry(path: &str, r: &RawRetry) -> R<Retry> {
     let max_attempts = count_u32(&format!("{path}.max_attempts"), r.max_attempts, 1)?;
     let on = match &r.on {
         None => {
             AttemptOutcome::Timeout.bit() | AttemptOutcome::Error.bit() | AttemptOutcome::Shed.bit()
         }
-        Some(list) => {
-            let mut set = 0;
-            for (i, v) in list.iter().enumerate() {
-                let name = choice(&format!("{path}.on.{i}"), v, &RETRYABLE)?;
-                let o = AttemptOutcome::NAMES
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, o)| *o)
-                    .unwrap_or(AttemptOutcome::Error);
-                set |= o.bit();
-            }
-            set
-        }
+        Some(list) => outcome_set(&format!("{path}.on"), list)?,
     };
     let backoff = match &r.backoff {
         None => Backoff {
@@ -462,6 +456,21 @@ fn whole(path: &str, v: f64, min: u32) -> R<u32> {
     Ok(v as u32)
 }
 
+/// A list of attempt outcomes (`on`, `non_fatal`) as a set.
+fn outcome_set(path: &str, list: &[String]) -> R<OutcomeSet> {
+    let mut set = 0;
+    for (i, v) in list.iter().enumerate() {
+        let name = choice(&format!("{path}.{i}"), v, &RETRYABLE)?;
+        let o = AttemptOutcome::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, o)| *o)
+            .unwrap_or(AttemptOutcome::Error);
+        set |= o.bit();
+    }
+    Ok(set)
+}
+
 fn hedge(path: &str, h: &RawHedge) -> R<Hedge> {
     let at = format!("{path}.delay_ms");
     Ok(Hedge {
@@ -472,6 +481,10 @@ fn hedge(path: &str, h: &RawHedge) -> R<Hedge> {
             1,
         )?,
         cancel_losers: h.cancel_losers.unwrap_or(true),
+        non_fatal: match &h.non_fatal {
+            None => RETRYABLE_ALL,
+            Some(list) => outcome_set(&format!("{path}.non_fatal"), list)?,
+        },
         budget: match &h.budget {
             None => None,
             Some(b) => {

@@ -1,7 +1,10 @@
 //! Hedging ("The Tail at Scale"): while no answer has come, another copy goes
 //! every `delay_ms`, up to `max_attempts` copies in all (the first included); a
-//! copy answered with a failure sends the next copy at once (gRPC); the first `ok`
-//! wins, and with `cancel_losers` the other copies are cancelled (their work
+//! copy answered with a non-fatal failure (`non_fatal`, every failure unless
+//! given) sends the next copy at once, and any other failure ends the call
+//! with it, the copies in flight stopped as losers are (gRPC's
+//! `nonFatalStatusCodes`: grpc-java `RetriableStream.makeHedgingDecision`,
+//! A6 "Hedging policy"); the first `ok` wins, and with `cancel_losers` the other copies are cancelled (their work
 //! stops), otherwise they run on as waste. Either way they count as `cancelled`.
 //! A hedge's `budget` (gRPC's throttle) may refuse a further copy: the call then
 //! sends none and waits for the copies in flight.
@@ -10,6 +13,14 @@ use super::{Hedging, Policies};
 use crate::engine::{EventKey, Ticks};
 use crate::model::Model;
 use crate::sim::vocab::Outcome;
+
+impl Hedging {
+    /// Whether a copy's failure with `outcome` ends the call (gRPC: a status
+    /// not in `nonFatalStatusCodes` commits the call with it).
+    pub(in crate::sim) fn fatal(&self, outcome: Outcome) -> bool {
+        super::attempt_outcome(outcome).bit() & self.non_fatal == 0
+    }
+}
 
 impl Policies {
     /// `pc`'s hedge (None: its policy does not hedge).
@@ -20,6 +31,7 @@ impl Policies {
             max_attempts: h.max_attempts,
             delay: h.delay,
             cancel_losers: h.cancel_losers,
+            non_fatal: h.non_fatal,
         })
     }
 

@@ -57,14 +57,6 @@ use throttle::ThrottleState;
 /// policy never re-enters itself while it sends.
 pub(crate) const FAILED_AT_ONCE: CallId = CallId::MAX;
 
-/// The failed outcomes of a hedge's copy that gRPC's throttle counts: every
-/// failure a hedge answers with its next copy (gRPC's non-fatal codes), not a
-/// copy it cancelled.
-const HEDGE_COUNTED: crate::model::OutcomeSet = (1 << AttemptOutcome::Error as u8)
-    | (1 << AttemptOutcome::Timeout as u8)
-    | (1 << AttemptOutcome::Shed as u8)
-    | (1 << AttemptOutcome::Rejected as u8);
-
 /// What one (caller, target, policy) did: a row of the `calls` table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CallStats {
@@ -534,6 +526,7 @@ pub(crate) struct Hedging {
     pub(in crate::sim) max_attempts: u32,
     pub(in crate::sim) delay: Ticks,
     pub(in crate::sim) cancel_losers: bool,
+    pub(in crate::sim) non_fatal: crate::model::OutcomeSet,
 }
 
 /// Every policy call's life, as the policies keep it. The world carries out
@@ -579,7 +572,9 @@ impl Policies {
             },
             budget: match (&p.retry, &p.hedge) {
                 (Some(r), _) => BudgetState::new(r.budget.as_ref(), r.on),
-                (None, Some(h)) => BudgetState::new(h.budget.as_ref(), HEDGE_COUNTED),
+                // gRPC's throttle counts a hedge's non-fatal failures, not a
+                // copy it cancelled
+                (None, Some(h)) => BudgetState::new(h.budget.as_ref(), h.non_fatal),
                 (None, None) => BudgetState::new(None, 0),
             },
             breaker: p.breaker.map(BreakerState::new),

@@ -346,7 +346,7 @@ impl World<'_> {
         let Some(h) = self.policies.hedge_of(self.model, pc) else {
             return;
         };
-        if outcome == Outcome::Answered {
+        if outcome == Outcome::Answered || h.fatal(outcome) {
             self.policy_stop_attempts(pc, h.cancel_losers);
             return self.policy_resolve(pc, outcome);
         }

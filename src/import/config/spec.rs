@@ -1,0 +1,516 @@
+//! A format's fields as data. Each mapping a configuration format documents
+//! is a [`Table`] of [`Field`]s: the field's name, what it means in the
+//! system that reads it, what the import makes of it (a scenario key and the
+//! real rule followed, an approximation and how, or why it is ignored) and
+//! the system's default when it is absent.
+//!
+//! An importer reads a mapping through its table ([`read`]): the keys are
+//! checked against the table (refused with the closest known field, or, for a
+//! format whose system ignores unknown keys, listed as ignored with the
+//! closest one named), and every field is put in the ledger from its table
+//! row: a present field with its rule, an absent one with its default. So the
+//! report's "Every field" table, the mapping the importer carries out and the
+//! field tables of the docs ([`Table::markdown`]) come from one declaration.
+//! Where a value changes what becomes of a field (gRPC's clamp of
+//! `maxAttempts` to 5), the importer says so with [`Read::amend`].
+
+use super::draft::{Fate, Ledger};
+use super::tree::{Node, relaxed};
+use crate::error::{Error, did_you_mean, list};
+
+/// What becomes of a field that is present.
+#[derive(Debug, Clone, Copy)]
+pub enum Rule {
+    /// Taken as it is to the scenario key `key` (`{}` stands for the scope the
+    /// table is read in: the policy's or the service's name); `how` is the
+    /// real system's rule it follows.
+    Maps {
+        /// The scenario key.
+        key: &'static str,
+        /// The rule followed.
+        how: &'static str,
+    },
+    /// Taken to `key` with a change `how` explains.
+    Approx {
+        /// The scenario key ("" when the field changes no key).
+        key: &'static str,
+        /// What differs from the real system.
+        how: &'static str,
+    },
+    /// Read and not used, for this reason.
+    Ignored(&'static str),
+    /// A mapping read through its own table.
+    Nested(&'static Table),
+    /// Read by the importer's own code, which notes what became of it (a
+    /// list of names, a value whose meaning depends on others); `how` is what
+    /// the docs say of it.
+    Code {
+        /// The scenario key ("" when none).
+        key: &'static str,
+        /// What the import does with it.
+        how: &'static str,
+    },
+}
+
+/// One field of a mapping.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// Its name, as the format spells it.
+    pub name: &'static str,
+    /// What it means in the system that reads it.
+    pub meaning: &'static str,
+    /// What the import makes of it.
+    pub rule: Rule,
+    /// When absent: the system's default as the file would write it, and
+    /// what the import does then. None: its absence is not noted.
+    pub absent: Option<(&'static str, &'static str)>,
+}
+
+impl Field {
+    /// A field taken as it is to `key`.
+    pub const fn maps(
+        name: &'static str,
+        meaning: &'static str,
+        key: &'static str,
+        how: &'static str,
+    ) -> Field {
+        Field {
+            name,
+            meaning,
+            rule: Rule::Maps { key, how },
+            absent: None,
+        }
+    }
+
+    /// A field taken to `key` with a change.
+    pub const fn approx(
+        name: &'static str,
+        meaning: &'static str,
+        key: &'static str,
+        how: &'static str,
+    ) -> Field {
+        Field {
+            name,
+            meaning,
+            rule: Rule::Approx { key, how },
+            absent: None,
+        }
+    }
+
+    /// A field read and not used.
+    pub const fn ignored(name: &'static str, meaning: &'static str, why: &'static str) -> Field {
+        Field {
+            name,
+            meaning,
+            rule: Rule::Ignored(why),
+            absent: None,
+        }
+    }
+
+    /// A mapping read through its own table.
+    pub const fn nested(name: &'static str, meaning: &'static str, table: &'static Table) -> Field {
+        Field {
+            name,
+            meaning,
+            rule: Rule::Nested(table),
+            absent: None,
+        }
+    }
+
+    /// A field the importer's code reads and notes itself.
+    pub const fn code(
+        name: &'static str,
+        meaning: &'static str,
+        key: &'static str,
+        how: &'static str,
+    ) -> Field {
+        Field {
+            name,
+            meaning,
+            rule: Rule::Code { key, how },
+            absent: None,
+        }
+    }
+
+    /// The same field with the system's `default` when absent, and what the
+    /// import does then.
+    pub const fn or(self, default: &'static str, then: &'static str) -> Field {
+        Field {
+            absent: Some((default, then)),
+            ..self
+        }
+    }
+}
+
+/// How a mapping's keys are matched with its table's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// Exactly as written.
+    Exact,
+    /// As Spring Boot binds properties: `max-attempts`, `max_attempts` and
+    /// `maxAttempts` are one key.
+    Relaxed,
+    /// As protobuf's JSON mapping reads a message: the lowerCamelCase name
+    /// or the field's own snake_case name.
+    Proto,
+}
+
+/// What a key the table does not name does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unknown {
+    /// It is an error, as the system refuses it.
+    Refuse,
+    /// It is listed as ignored with this reason and a warning (the system
+    /// ignores keys it does not know, as Spring Boot does).
+    Ignore(&'static str),
+}
+
+/// The fields of one kind of mapping.
+#[derive(Debug)]
+pub struct Table {
+    /// Where such mappings sit, as the docs name them
+    /// (`methodConfig[].retryPolicy`).
+    pub at: &'static str,
+    /// How keys are matched.
+    pub binding: Binding,
+    /// What an unknown key does.
+    pub unknown: Unknown,
+    /// Its fields.
+    pub fields: &'static [Field],
+}
+
+impl Table {
+    /// The field named `name` (as the table spells it).
+    pub fn field(&self, name: &str) -> Option<&'static Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    fn matches(&self, known: &str, key: &str) -> bool {
+        match self.binding {
+            Binding::Exact => known == key,
+            Binding::Relaxed => relaxed(known) == relaxed(key),
+            Binding::Proto => known == key || snake(known) == key,
+        }
+    }
+
+    /// The table's rows for the docs, nested tables after it: a heading line
+    /// per table and a Markdown table of its fields.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let mut seen: Vec<*const Table> = Vec::new();
+        self.markdown_into(&mut out, &mut seen);
+        out
+    }
+
+    fn markdown_into(&self, out: &mut String, seen: &mut Vec<*const Table>) {
+        if seen.contains(&(self as *const Table)) {
+            return;
+        }
+        seen.push(self as *const Table);
+        out.push_str(&format!("`{}`:\n\n", self.at));
+        out.push_str("| field | meaning | default | becomes | rule |\n|---|---|---|---|---|\n");
+        for f in self.fields {
+            let default = f.absent.map(|(d, _)| d).unwrap_or("");
+            let (becomes, rule) = match f.rule {
+                Rule::Maps { key, how } => (key.replace("{}", "NAME"), how.to_string()),
+                Rule::Approx { key, how } => {
+                    (key.replace("{}", "NAME"), format!("approximated: {how}"))
+                }
+                Rule::Code { key, how } => (key.replace("{}", "NAME"), how.to_string()),
+                Rule::Ignored(why) => (String::new(), format!("ignored: {why}")),
+                Rule::Nested(t) => (String::new(), format!("see `{}`", t.at)),
+            };
+            let absent = match f.absent {
+                Some((_, then)) if !then.is_empty() => format!(" Absent: {then}."),
+                _ => String::new(),
+            };
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {} | {}{} |\n",
+                f.name,
+                cell(f.meaning),
+                cell(default),
+                if becomes.is_empty() {
+                    String::new()
+                } else {
+                    format!("`{becomes}`")
+                },
+                cell(&rule),
+                cell(&absent)
+            ));
+        }
+        out.push('\n');
+        for f in self.fields {
+            if let Rule::Nested(t) = f.rule {
+                t.markdown_into(out, seen);
+            }
+        }
+    }
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// `lowerCamelCase` as protobuf's snake_case field name.
+fn snake(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A mapping read through its table.
+#[derive(Debug, Clone)]
+pub struct Read<'a> {
+    /// The mapping.
+    pub node: Node<'a>,
+    table: &'static Table,
+    scope: String,
+    found: Vec<(&'static Field, Node<'a>)>,
+}
+
+/// Reads the mapping `node` through `table`, in `scope` (what `{}` stands
+/// for in its keys), and puts every field in the ledger: a present field
+/// with its rule (a nested one through its own table when it is read), an
+/// absent one with its default. An unknown key is refused or ignored as the
+/// table says.
+pub fn read<'a>(
+    node: &Node<'a>,
+    table: &'static Table,
+    scope: &str,
+    led: &mut Ledger,
+) -> Result<Read<'a>, Error> {
+    let mut found = Vec::new();
+    for (k, v) in node.named()? {
+        match table.fields.iter().find(|f| table.matches(f.name, &k)) {
+            Some(f) => found.push((f, v)),
+            None => unknown(table, &k, &v, led)?,
+        }
+    }
+    let r = Read {
+        node: node.clone(),
+        table,
+        scope: scope.to_string(),
+        found,
+    };
+    for (f, v) in &r.found {
+        match f.rule {
+            Rule::Maps { key, how } => led.note(v, Fate::Mapped, r.scoped(key), how),
+            Rule::Approx { key, how } => led.note(v, Fate::Approximated, r.scoped(key), how),
+            Rule::Ignored(why) => led.note(v, Fate::Ignored, "", why),
+            Rule::Nested(_) | Rule::Code { .. } => {}
+        }
+    }
+    for f in table.fields {
+        if let Some((default, then)) = f.absent
+            && !r.has(f.name)
+        {
+            let key = match f.rule {
+                Rule::Maps { key, .. } | Rule::Approx { key, .. } | Rule::Code { key, .. } => {
+                    r.scoped(key)
+                }
+                Rule::Ignored(_) | Rule::Nested(_) => String::new(),
+            };
+            led.absent(node, f.name, default, key, then);
+        }
+    }
+    Ok(r)
+}
+
+fn unknown(table: &Table, key: &str, v: &Node<'_>, led: &mut Ledger) -> Result<(), Error> {
+    let names = table.fields.iter().map(|f| f.name);
+    match table.unknown {
+        Unknown::Refuse => Err(v.err(format!(
+            "not a field this importer knows here{}; known: {}",
+            did_you_mean(key, names.clone()),
+            list(names)
+        ))),
+        Unknown::Ignore(why) => {
+            led.note(v, Fate::Ignored, "", format!("{why}{}", did_you_mean(key, names)));
+            led.warn_last();
+            Ok(())
+        }
+    }
+}
+
+impl<'a> Read<'a> {
+    /// `key` with the scope in place of `{}`.
+    pub fn scoped(&self, key: &str) -> String {
+        key.replacen("{}", &self.scope, 1)
+    }
+
+    /// The field `name`, if present.
+    pub fn get(&self, name: &str) -> Option<Node<'a>> {
+        debug_assert!(
+            self.table.field(name).is_some(),
+            "`{name}` is not in the table of {}",
+            self.table.at
+        );
+        self.found
+            .iter()
+            .find(|(f, _)| f.name == name)
+            .map(|(_, n)| n.clone())
+    }
+
+    /// Whether the field `name` is present.
+    pub fn has(&self, name: &str) -> bool {
+        self.found.iter().any(|(f, _)| f.name == name)
+    }
+
+    /// The field `name`, or an error saying the mapping needs it (`why`: the
+    /// system's rule).
+    pub fn need(&self, name: &str, why: &str) -> Result<Node<'a>, Error> {
+        self.get(name)
+            .ok_or_else(|| self.node.err(format!("needs `{name}` ({why})")))
+    }
+
+    /// The scenario key of field `name`, in this scope ("" when none).
+    pub fn key(&self, name: &str) -> String {
+        match self.table.field(name).map(|f| f.rule) {
+            Some(Rule::Maps { key, .. } | Rule::Approx { key, .. } | Rule::Code { key, .. }) => {
+                self.scoped(key)
+            }
+            _ => String::new(),
+        }
+    }
+
+    /// Says what became of the present field `name` where its value changes
+    /// the table's rule: its ledger line now has `fate` and `how`.
+    pub fn amend(&self, led: &mut Ledger, name: &str, fate: Fate, how: impl Into<String>) {
+        if let Some(n) = self.get(name) {
+            let key = self.key(name);
+            led.renote(&n, fate, key, how);
+        }
+    }
+
+    /// Notes the present field `name` (a `Code` field) with `fate` and `how`.
+    pub fn note(&self, led: &mut Ledger, name: &str, fate: Fate, how: impl Into<String>) {
+        self.amend(led, name, fate, how)
+    }
+
+    /// Reads the present nested field `name` through its table, in `scope`.
+    pub fn nested(
+        &self,
+        name: &str,
+        scope: &str,
+        led: &mut Ledger,
+    ) -> Result<Option<Read<'a>>, Error> {
+        let Some(n) = self.get(name) else {
+            return Ok(None);
+        };
+        let Some(Rule::Nested(t)) = self.table.field(name).map(|f| f.rule) else {
+            return Ok(None);
+        };
+        read(&n, t, scope, led).map(Some)
+    }
+
+    /// The fields present, in the file's order.
+    pub fn present(&self) -> impl Iterator<Item = (&'static str, &Node<'a>)> {
+        self.found.iter().map(|(f, n)| (f.name, n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tree::Source;
+    use super::*;
+
+    static INNER: Table = Table {
+        at: "outer.inner",
+        binding: Binding::Exact,
+        unknown: Unknown::Refuse,
+        fields: &[Field::maps("depth", "how deep", "policies.{}.depth", "as written")],
+    };
+    static OUTER: Table = Table {
+        at: "outer",
+        binding: Binding::Proto,
+        unknown: Unknown::Refuse,
+        fields: &[
+            Field::maps("maxAttempts", "attempts", "policies.{}.max_attempts", "as written")
+                .or("3", "3, the default"),
+            Field::ignored("waitForReady", "waits for a channel", "no channels"),
+            Field::nested("inner", "a nested table", &INNER),
+        ],
+    };
+    static SPRING: Table = Table {
+        at: "r4j",
+        binding: Binding::Relaxed,
+        unknown: Unknown::Ignore("Spring Boot ignores keys it does not bind"),
+        fields: &[Field::maps("maxAttempts", "attempts", "k", "as written")],
+    };
+
+    fn src(v: serde_json::Value) -> Source {
+        Source {
+            file: "f.json".into(),
+            docs: vec![v],
+            yaml: false,
+            bytes: 0,
+        }
+    }
+
+    #[test]
+    fn every_field_is_in_the_ledger_from_its_row() {
+        let s = src(serde_json::json!({"wait_for_ready": true, "inner": {"depth": 2}}));
+        let mut led = Ledger::default();
+        let r = read(&s.root(0), &OUTER, "p", &mut led).unwrap();
+        assert!(r.has("waitForReady"), "the proto name binds too");
+        r.nested("inner", "p", &mut led).unwrap();
+        let lines: Vec<(String, Fate, String)> = led
+            .lines
+            .iter()
+            .map(|l| (l.field.clone(), l.fate, l.key.clone()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("/wait_for_ready".into(), Fate::Ignored, String::new()),
+                (
+                    "/maxAttempts".into(),
+                    Fate::Defaulted,
+                    "policies.p.max_attempts".into()
+                ),
+                ("/inner/depth".into(), Fate::Mapped, "policies.p.depth".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_amended_field_keeps_one_line() {
+        let s = src(serde_json::json!({"maxAttempts": 9}));
+        let mut led = Ledger::default();
+        let r = read(&s.root(0), &OUTER, "p", &mut led).unwrap();
+        r.amend(&mut led, "maxAttempts", Fate::Approximated, "5: clamped");
+        assert_eq!(led.lines.len(), 1);
+        assert_eq!(led.lines[0].fate, Fate::Approximated);
+        assert_eq!(led.lines[0].how, "5: clamped");
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_or_ignored_as_the_table_says() {
+        let s = src(serde_json::json!({"maxAtempts": 3}));
+        let mut led = Ledger::default();
+        let e = read(&s.root(0), &OUTER, "p", &mut led).unwrap_err().to_string();
+        assert!(e.contains("did you mean `maxAttempts`"), "{e}");
+        let s = src(serde_json::json!({"max-atempts": 3, "max-attempts": 2}));
+        let mut led = Ledger::default();
+        let r = read(&s.root(0), &SPRING, "p", &mut led).unwrap();
+        assert!(r.has("maxAttempts"), "kebab-case binds");
+        let ignored = &led.lines[0];
+        assert_eq!(ignored.fate, Fate::Ignored);
+        assert!(ignored.warn && ignored.how.contains("did you mean"), "{ignored:?}");
+    }
+
+    #[test]
+    fn the_docs_table_names_every_field_and_its_nested_table() {
+        let md = OUTER.markdown();
+        assert!(md.contains("| `maxAttempts` | attempts | 3 | `policies.NAME.max_attempts` |"));
+        assert!(md.contains("ignored: no channels"));
+        assert!(md.contains("`outer.inner`:") && md.contains("| `depth` |"));
+    }
+}
