@@ -233,6 +233,12 @@ enum Command {
         /// are divided by it (default: the sampling each trace says, else 1)
         #[arg(long, value_name = "R")]
         sample_rate: Option<f64>,
+        /// How the gRPC clients spread their retry back-off: `a6`, as gRFC A6
+        /// since 2024, grpc-go, C-core and grpc-java 1.80 on do (the capped
+        /// exponential back-off x U(0.8, 1.2)); `full-jitter`, as grpc-java
+        /// before 1.80 does (U(0, the capped exponential back-off))
+        #[arg(long, value_name = "RULE", default_value = "a6")]
+        grpc_backoff: crate::import::config::grpc::Backoff,
         /// Replace the scenario, its report and its data written before
         #[arg(long)]
         force: bool,
@@ -654,6 +660,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             out,
             from,
             sample_rate,
+            grpc_backoff,
             force,
             quiet,
         } => {
@@ -663,6 +670,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 from,
                 sample_rate,
                 force,
+                choices: crate::import::config::Choices { grpc_backoff },
             })?;
             if quiet {
                 for w in &done.report.warnings {

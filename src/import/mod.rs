@@ -115,6 +115,8 @@ pub struct ImportOptions {
     pub sample_rate: Option<f64>,
     /// Replace a scenario (and its report and data) written before.
     pub force: bool,
+    /// Choices where the real systems differ (configuration imports).
+    pub choices: config::Choices,
 }
 
 /// What an import wrote.
@@ -200,7 +202,7 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
                     .into(),
             ));
         }
-        let (toml, report) = config::build(&opts.files, opts.from, &scenario)?;
+        let (toml, report) = config::build(&opts.files, opts.from, opts.choices, &scenario)?;
         crate::scenario::load_str(&toml, &scenario, &crate::scenario::LoadOptions::default())
             .map_err(|e| {
                 Error::Other(format!(

@@ -355,6 +355,7 @@ fn a_file_cut_anywhere_imports_or_is_refused_never_a_panic() {
                 from: None,
                 sample_rate: None,
                 force: false,
+                choices: Default::default(),
             });
             if let Err(e) = done {
                 assert_eq!(e.exit_code(), 2, "{name} cut at {cut}: {e}");

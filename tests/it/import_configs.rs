@@ -179,7 +179,10 @@ fn a_grpc_service_config_becomes_a_scenario_that_runs() {
     let t: toml::Table = toml_text.unwrap().parse().unwrap();
     let p = at(&t, "policies.method-config-1.retry").as_table().unwrap();
     assert_eq!(p["max_attempts"].as_integer(), Some(4));
-    assert_eq!(s(p, "backoff.kind"), "full_jitter");
+    // gRFC A6 as grpc-go, C-core and grpc-java 1.80+ wait: the capped
+    // exponential back-off x U(0.8, 1.2)
+    assert_eq!(s(p, "backoff.kind"), "exponential");
+    assert_eq!(f(p, "backoff.jitter_factor"), 0.2);
     assert_eq!(f(p, "backoff.base_ms"), 10.0);
     assert_eq!(f(p, "backoff.cap_ms"), 100.0);
     assert_eq!(s(p, "budget.kind"), "grpc_throttle");
@@ -195,6 +198,14 @@ fn a_grpc_service_config_becomes_a_scenario_that_runs() {
     let h = at(&t, "policies.method-config-2.hedge").as_table().unwrap();
     assert_eq!(f(h, "delay_ms"), 50.0);
     assert_eq!(f(h, "max_attempts"), 3.0);
+    // nonFatalStatusCodes UNAVAILABLE and 4 (DEADLINE_EXCEEDED)
+    let non_fatal: Vec<&str> = h["non_fatal"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(non_fatal, ["timeout", "error", "shed", "rejected"]);
     assert_eq!(f(&t, "workloads.shop-catalog-getitem.timeout_ms"), 500.0);
     assert_eq!(
         s(&t, "workloads.shop-catalog-getitem.route"),
@@ -216,6 +227,59 @@ fn a_grpc_service_config_becomes_a_scenario_that_runs() {
             "workloads.shop-catalog-getitem.duration_ms=2000",
             "workloads.shop-catalog-search.duration_ms=2000",
         ],
+    );
+}
+
+/// The back-off rule of grpc-java before 1.80 on request; a hedge without
+/// `nonFatalStatusCodes` ends the call at its first failure (every status is
+/// fatal); two services whose names read alike stay two servers.
+#[test]
+fn grpc_clients_back_off_and_hedge_as_their_code_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sc.json");
+    std::fs::write(
+        &file,
+        r#"{"methodConfig": [
+        {"name": [{"service": "shop_v1.Catalog"}], "retryPolicy": {"maxAttempts": 3,
+         "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2,
+         "retryableStatusCodes": ["UNAVAILABLE"]}},
+        {"name": [{"service": "shop.v1.Catalog"}], "hedgingPolicy": {"maxAttempts": 2,
+         "hedgingDelay": "0.1s"}}]}"#,
+    )
+    .unwrap();
+    let (code, err, text, report) =
+        import(dir.path(), &[&file], &["--grpc-backoff", "full-jitter"]);
+    assert_eq!(code, 0, "{err}");
+    let t: toml::Table = text.unwrap().parse().unwrap();
+    let p = at(&t, "policies.method-config-1.retry").as_table().unwrap();
+    assert_eq!(s(p, "backoff.kind"), "full_jitter");
+    assert!(p["backoff"].get("jitter_factor").is_none());
+    let h = at(&t, "policies.method-config-2.hedge").as_table().unwrap();
+    assert_eq!(h["non_fatal"].as_array().map(Vec::len), Some(0));
+    let rows = ledger(&report.unwrap());
+    assert!(
+        rows.iter().any(
+            |(f, x)| f == "/methodConfig/1/hedgingPolicy/nonFatalStatusCodes" && x == "default"
+        ),
+        "{rows:?}"
+    );
+    assert_eq!(
+        s(&t, "workloads.shop-v1-catalog.route"),
+        "/shop_v1.Catalog/*"
+    );
+    assert_eq!(
+        at(&t, "services.shop-v1-catalog.routes")
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        at(&t, "services.shop-v1-catalog-2.routes")
+            .as_array()
+            .unwrap()[0]
+            .as_str(),
+        Some("/shop.v1.Catalog/*")
     );
 }
 

@@ -429,6 +429,18 @@ fn walk(src: &Source, doc: usize, steps: &[Step]) -> String {
     }
 }
 
+/// `base`, or `base-2`, `base-3`, ... : the first that `taken` does not
+/// hold (two things whose names read alike as scenario names stay two).
+pub fn unique(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut n = base.to_string();
+    let mut k = 2;
+    while taken(&n) {
+        n = format!("{base}-{k}");
+        k += 1;
+    }
+    n
+}
+
 /// A name usable as a scenario name (services, workloads, policies): lower
 /// case letters, digits and `-`.
 pub fn name(s: &str) -> String {

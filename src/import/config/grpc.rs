@@ -7,37 +7,220 @@
 //! `/*` for the default config), and a client workload per route that calls it
 //! through the method's policy. What a service config does not say (rates,
 //! service times, slots) is a placeholder marked `# set me`.
+//!
+//! The fields and what becomes of each are the tables below ([`TABLES`]).
+//! Keys bind as the clients read them: grpc-go's JSON decoding ignores case
+//! (its own example writes `"MaxAttempts"`), and protobuf's JSON mapping also
+//! takes the snake_case field names (`method_config`).
 
-use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_workload};
+use super::draft::{
+    Draft, Fate, Ledger, Tab, Val, name, placeholder_server, placeholder_workload, unique,
+};
 use super::duration::{Syntax, ms};
-use super::tree::{Node, Source};
+use super::spec::{Binding, Field, Read, Table, Unknown, read};
+use super::tree::{Node, Source, relaxed};
 use crate::error::Error;
 
-const TOP: [&str; 5] = [
-    "methodConfig",
-    "retryThrottling",
-    "loadBalancingPolicy",
-    "loadBalancingConfig",
-    "healthCheckConfig",
-];
-const METHOD: [&str; 7] = [
-    "name",
-    "waitForReady",
-    "timeout",
-    "maxRequestMessageBytes",
-    "maxResponseMessageBytes",
-    "retryPolicy",
-    "hedgingPolicy",
-];
-const RETRY: [&str; 6] = [
-    "maxAttempts",
-    "initialBackoff",
-    "maxBackoff",
-    "backoffMultiplier",
-    "retryableStatusCodes",
-    "perAttemptRecvTimeout",
-];
-const HEDGE: [&str; 3] = ["maxAttempts", "hedgingDelay", "nonFatalStatusCodes"];
+/// How a gRPC client spreads its retry back-off (`resim import
+/// --grpc-backoff`): the clients differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Backoff {
+    /// gRFC A6 as amended in 2024 (grpc/proposal #452), as grpc-go
+    /// (`stream.go`, `csAttempt.shouldRetry`), C-core (`BackOff` with jitter
+    /// 0.2) and grpc-java from 1.80 (`RetriableStream.intervalWithJitter`)
+    /// wait: min(initialBackoff x backoffMultiplier^(n-1), maxBackoff) x
+    /// U(0.8, 1.2).
+    #[default]
+    A6,
+    /// grpc-java before 1.80 (and with `GRPC_EXPERIMENTAL_XDS_RLS_LB=false`):
+    /// U(0, min(initialBackoff x backoffMultiplier^(n-1), maxBackoff)), the
+    /// rule A6 gave before its amendment.
+    FullJitter,
+}
+
+const BACKOFF_RULE: &str = "retry n waits min(initialBackoff x backoffMultiplier^(n-1), maxBackoff) x U(0.8, 1.2): `kind = \"exponential\"`, `jitter_factor = 0.2` (gRFC A6 as amended in 2024; grpc-go, C-core, grpc-java 1.80+). With `--grpc-backoff full-jitter`: U(0, min(...)), `kind = \"full_jitter\"` (grpc-java before 1.80)";
+
+static THROTTLE: Table = Table {
+    at: "retryThrottling",
+    binding: Binding::Relaxed,
+    unknown: Unknown::Refuse,
+    fields: &[
+        Field::maps(
+            "maxTokens",
+            "the channel's token bucket size, in (0, 1000]",
+            "policies.*.retry.budget.max_tokens",
+            "the `grpc_throttle` budget of every retry and hedging policy",
+        ),
+        Field::maps(
+            "tokenRatio",
+            "tokens a successful attempt adds",
+            "policies.*.retry.budget.token_ratio",
+            "kept to three decimals, as gRPC keeps it",
+        ),
+    ],
+};
+
+static RETRY: Table = Table {
+    at: "methodConfig[].retryPolicy",
+    binding: Binding::Relaxed,
+    unknown: Unknown::Refuse,
+    fields: &[
+        Field::maps(
+            "maxAttempts",
+            "attempts in all, the first included (>= 2)",
+            "policies.{}.retry.max_attempts",
+            "as written; above 5 it is 5, as every gRPC client clamps it",
+        ),
+        Field::maps(
+            "initialBackoff",
+            "the first retry's back-off",
+            "policies.{}.retry.backoff.base_ms",
+            BACKOFF_RULE,
+        ),
+        Field::maps(
+            "maxBackoff",
+            "the longest back-off",
+            "policies.{}.retry.backoff.cap_ms",
+            BACKOFF_RULE,
+        ),
+        Field::maps(
+            "backoffMultiplier",
+            "the back-off's growth per retry",
+            "policies.{}.retry.backoff.multiplier",
+            BACKOFF_RULE,
+        ),
+        Field::approx(
+            "retryableStatusCodes",
+            "the status codes that are retried",
+            "policies.{}.retry.on",
+            "resim's failures carry no status code. `UNAVAILABLE` -> `error`, `shed`, `rejected` (a failing or down server, a shed call, a 429 behind a proxy); `RESOURCE_EXHAUSTED` -> `rejected`; `DEADLINE_EXCEEDED` -> `timeout`; `INTERNAL`, `UNKNOWN`, `ABORTED`, `DATA_LOSS` -> `error`; other codes cannot happen in resim (named in the report). Names (any case) or numbers",
+        ),
+        Field::approx(
+            "perAttemptRecvTimeout",
+            "each attempt's timeout, to its first message received",
+            "policies.{}.timeout_ms",
+            "each attempt's own timeout, to the whole answer (resim's answers are one message)",
+        ),
+    ],
+};
+
+static HEDGE: Table = Table {
+    at: "methodConfig[].hedgingPolicy",
+    binding: Binding::Relaxed,
+    unknown: Unknown::Refuse,
+    fields: &[
+        Field::maps(
+            "maxAttempts",
+            "copies in all, the first included (>= 2)",
+            "policies.{}.hedge.max_attempts",
+            "as written; above 5 it is 5, as every gRPC client clamps it",
+        ),
+        Field::maps(
+            "hedgingDelay",
+            "the wait before each further copy",
+            "policies.{}.hedge.delay_ms",
+            "another copy every delay while no answer has come; 0 (every copy at once) is 0.001 ms, as resim needs a delay above 0",
+        )
+        .or("0s", "every copy at once: 0.001 ms"),
+        Field::code(
+            "nonFatalStatusCodes",
+            "the statuses of a copy that send the next copy at once; any other status ends the call",
+            "policies.{}.hedge.non_fatal",
+            "the codes as `retryableStatusCodes` maps them",
+        )
+        .or(
+            "[]",
+            "`non_fatal = []`: every status is fatal, a failed copy ends the call (grpc-java `RetriableStream.makeHedgingDecision`)",
+        ),
+    ],
+};
+
+static METHOD: Table = Table {
+    at: "methodConfig[]",
+    binding: Binding::Relaxed,
+    unknown: Unknown::Refuse,
+    fields: &[
+        Field::code(
+            "name",
+            "the methods the config applies to: `{service, method}`, `{service}` or `{}`",
+            "services.*.routes",
+            "a route per name: `/pkg.Service/Method`, `/pkg.Service/*`, `/*`; a server per gRPC service; a client workload per route",
+        ),
+        Field::maps(
+            "timeout",
+            "the call's deadline",
+            "workloads.*.timeout_ms",
+            "the call's deadline, every attempt included (gRPC's timeout caps the whole call)",
+        )
+        .or(
+            "(none)",
+            "no deadline: a call waits for its answer as long as it takes",
+        ),
+        Field::ignored(
+            "waitForReady",
+            "wait for a ready channel instead of failing",
+            "resim has no connections: a call never waits for a channel to be ready",
+        ),
+        Field::ignored(
+            "maxRequestMessageBytes",
+            "the largest request",
+            "resim does not model message sizes",
+        ),
+        Field::ignored(
+            "maxResponseMessageBytes",
+            "the largest response",
+            "resim does not model message sizes",
+        ),
+        Field::nested("retryPolicy", "retries (never with hedging)", &RETRY),
+        Field::nested(
+            "hedgingPolicy",
+            "hedged copies (never with retries)",
+            &HEDGE,
+        ),
+    ],
+};
+
+static TOP: Table = Table {
+    at: "(top)",
+    binding: Binding::Relaxed,
+    unknown: Unknown::Refuse,
+    fields: &[
+        Field::items(
+            "methodConfig",
+            "per-method settings: each becomes a policy (`[policies.method-config-N]`) and its methods' routes and workloads",
+            &METHOD,
+        ),
+        Field::nested(
+            "retryThrottling",
+            "one token bucket per channel shared by retries and hedges",
+            &THROTTLE,
+        )
+        .or(
+            "(none)",
+            "no throttling: retries are bounded by maxAttempts alone",
+        ),
+        Field::code(
+            "loadBalancingPolicy",
+            "the balancer, by name (deprecated form)",
+            "services.*.balancer",
+            "`round_robin`: `replicas` (to set) and `balancer = \"round_robin\"`; `pick_first`: one instance; ignored when `loadBalancingConfig` is given (gRFC A24)",
+        ),
+        Field::code(
+            "loadBalancingConfig",
+            "the balancers in order of preference",
+            "services.*.balancer",
+            "the first policy of the list gRPC knows: `round_robin`; `pick_first` (one instance); `weighted_round_robin` and `least_request_experimental` approximated as round robin",
+        ),
+        Field::ignored(
+            "healthCheckConfig",
+            "client-side health checking",
+            "resim has no health checks: an instance is up or down by `[[faults]]`",
+        ),
+    ],
+};
+
+/// The format's field tables, for the docs.
+pub static TABLES: [&Table; 1] = [&TOP];
 
 /// gRPC status codes by number (the order of `grpc::StatusCode`).
 const CODES: [&str; 17] = [
@@ -64,10 +247,8 @@ const CODES: [&str; 17] = [
 pub fn looks_like(v: &serde_json::Value) -> bool {
     v.as_object().is_some_and(|m| {
         !m.is_empty()
-            && m.keys().all(|k| {
-                TOP.iter()
-                    .any(|t| super::tree::relaxed(t) == super::tree::relaxed(k))
-            })
+            && m.keys()
+                .all(|k| TOP.fields.iter().any(|f| relaxed(f.name) == relaxed(k)))
     })
 }
 
@@ -89,8 +270,13 @@ fn code(node: &Node<'_>) -> Result<&'static str, Error> {
     })
 }
 
-/// The attempt outcomes of resim a set of status codes covers, and what the
-/// mapping left out.
+/// The codes of a list of status codes.
+fn codes(node: &Node<'_>) -> Result<Vec<&'static str>, Error> {
+    node.items()?.iter().map(code).collect()
+}
+
+/// The attempt outcomes of resim a set of status codes covers, and the codes
+/// that cannot happen in resim.
 fn outcomes(codes: &[&str]) -> (Vec<&'static str>, Vec<&'static str>) {
     let mut on = Vec::new();
     let mut none = Vec::new();
@@ -103,10 +289,7 @@ fn outcomes(codes: &[&str]) -> (Vec<&'static str>, Vec<&'static str>) {
             "DEADLINE_EXCEEDED" => &["timeout"],
             "INTERNAL" | "UNKNOWN" | "ABORTED" | "DATA_LOSS" => &["error"],
             other => {
-                none.push(match CODES.iter().find(|x| **x == other) {
-                    Some(x) => *x,
-                    None => "?",
-                });
+                none.extend(CODES.iter().find(|x| **x == other));
                 &[]
             }
         };
@@ -120,6 +303,28 @@ fn outcomes(codes: &[&str]) -> (Vec<&'static str>, Vec<&'static str>) {
     let order = ["timeout", "error", "shed", "rejected"];
     on.sort_by_key(|o| order.iter().position(|x| x == o));
     (on, none)
+}
+
+/// What a list of codes became, for the ledger.
+fn codes_how(codes: &[&str], on: &[&str], none: &[&str]) -> String {
+    format!(
+        "{} -> {}: resim's errors carry no status code; UNAVAILABLE covers a failing or down server, a shed call and a 429 behind a proxy{}",
+        if codes.is_empty() {
+            "(none)".to_string()
+        } else {
+            codes.join(", ")
+        },
+        if on.is_empty() {
+            "(none)".to_string()
+        } else {
+            on.join(", ")
+        },
+        if none.is_empty() {
+            String::new()
+        } else {
+            format!("; {} cannot happen in resim", none.join(", "))
+        }
+    )
 }
 
 /// One method name entry: the route it becomes and the gRPC service.
@@ -145,65 +350,45 @@ fn route(node: &Node<'_>) -> Result<(String, String), Error> {
     })
 }
 
-/// Builds the scenario of one service config.
-pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), Error> {
-    let root = src.root(0);
-    let top = root.fields(&TOP, true)?;
-    let get = |k: &str| top.iter().find(|(n, _)| *n == k).map(|(_, n)| n.clone());
-
-    // retryThrottling: one budget shared by the channel's retries and hedges
-    let mut throttle = None;
-    if let Some(t) = get("retryThrottling") {
-        let f = t.fields(&["maxTokens", "tokenRatio"], true)?;
-        let field = |k: &str| f.iter().find(|(n, _)| *n == k).map(|(_, n)| n.clone());
-        let (Some(mt), Some(tr)) = (field("maxTokens"), field("tokenRatio")) else {
-            return Err(t.err("needs both `maxTokens` and `tokenRatio` (gRFC A6)"));
-        };
-        let max_tokens = mt.num()?;
-        if !(max_tokens > 0.0 && max_tokens <= 1000.0) {
-            return Err(mt.err("must be above 0 and at most 1000 (gRFC A6)"));
-        }
-        let ratio = tr.num()?;
-        if ratio <= 0.0 {
-            return Err(tr.err("must be above 0 (gRFC A6)"));
-        }
-        // gRPC keeps three decimals of the ratio
-        let kept = (ratio * 1000.0).trunc() / 1000.0;
-        led.note(
-            &mt,
-            Fate::Mapped,
-            "policies.*.retry.budget.max_tokens",
-            "the grpc_throttle budget of every retry policy",
-        );
-        if kept == ratio {
-            led.note(
-                &tr,
-                Fate::Mapped,
-                "policies.*.retry.budget.token_ratio",
-                "as written",
-            );
-        } else {
-            led.note(
-                &tr,
-                Fate::Approximated,
-                "policies.*.retry.budget.token_ratio",
-                format!("{kept}: gRPC keeps three decimals"),
-            );
-        }
-        throttle = Some((max_tokens, kept));
-    } else {
-        led.absent(
-            &root,
-            "retryThrottling",
-            "(none)",
-            "",
-            "no throttling: retries are bounded by maxAttempts alone",
+/// The retry throttling of the config: (max tokens, ratio kept).
+fn throttle(top: &Read<'_>, led: &mut Ledger) -> Result<Option<(f64, f64)>, Error> {
+    let Some(t) = top.nested("retryThrottling", "*", led)? else {
+        return Ok(None);
+    };
+    let (Some(mt), Some(tr)) = (t.get("maxTokens"), t.get("tokenRatio")) else {
+        return Err(t
+            .node
+            .err("needs both `maxTokens` and `tokenRatio` (gRFC A6)"));
+    };
+    let max_tokens = mt.num()?;
+    if !(max_tokens > 0.0 && max_tokens <= 1000.0) {
+        return Err(mt.err("must be above 0 and at most 1000 (gRFC A6)"));
+    }
+    let ratio = tr.num()?;
+    if ratio <= 0.0 {
+        return Err(tr.err("must be above 0 (gRFC A6)"));
+    }
+    // gRPC keeps three decimals of the ratio
+    let kept = (ratio * 1000.0).trunc() / 1000.0;
+    if kept != ratio {
+        t.amend(
+            led,
+            "tokenRatio",
+            Fate::Approximated,
+            format!("{kept}: gRPC keeps three decimals"),
         );
     }
+    Ok(Some((max_tokens, kept)))
+}
 
-    // the load-balancing policy: of the list, the first one gRPC knows
-    let mut balancer: Option<(&str, Node<'_>)> = None;
-    if let Some(l) = get("loadBalancingConfig") {
+/// The balancer the config names: ("round_robin" | "pick_first" |
+/// "approx", its node).
+fn balancer<'a>(
+    top: &Read<'a>,
+    led: &mut Ledger,
+) -> Result<Option<(&'static str, Node<'a>)>, Error> {
+    let mut chosen: Option<(&'static str, Node<'a>)> = None;
+    if let Some(l) = top.get("loadBalancingConfig") {
         for item in l.items()? {
             for (k, v) in item.named()? {
                 let kind = match k.as_str() {
@@ -212,8 +397,8 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
                     "weighted_round_robin" | "least_request_experimental" => Some("approx"),
                     _ => None,
                 };
-                match (kind, &balancer) {
-                    (Some(kind), None) => balancer = Some((kind, v)),
+                match (kind, &chosen) {
+                    (Some(kind), None) => chosen = Some((kind, v)),
                     _ => led.note(
                         &v,
                         Fate::Ignored,
@@ -224,11 +409,11 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
             }
         }
     }
-    if let Some(p) = get("loadBalancingPolicy") {
+    if let Some(p) = top.get("loadBalancingPolicy") {
         let s = p.str()?;
-        match (&balancer, s.to_ascii_lowercase().as_str()) {
-            (None, "round_robin") => balancer = Some(("round_robin", p)),
-            (None, "pick_first") => balancer = Some(("pick_first", p)),
+        match (&chosen, s.to_ascii_lowercase().as_str()) {
+            (None, "round_robin") => chosen = Some(("round_robin", p)),
+            (None, "pick_first") => chosen = Some(("pick_first", p)),
             (None, _) => return Err(p.err("gRPC knows `round_robin` and `pick_first` here")),
             (Some(_), _) => led.note(
                 &p,
@@ -238,209 +423,209 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
             ),
         }
     }
-    if let Some(h) = get("healthCheckConfig") {
-        led.note(
-            &h,
-            Fate::Ignored,
-            "",
-            "resim has no health checks: an instance is up or down by `[[faults]]`",
-        );
-    }
+    Ok(chosen)
+}
 
-    // methods: a route each, grouped by gRPC service
-    let mut services: Vec<(String, Vec<String>)> = Vec::new();
-    let mut workloads: Vec<Tab> = Vec::new();
-    let mut policies: Vec<Tab> = Vec::new();
-    let configs = match get("methodConfig") {
-        Some(m) => m.items()?,
-        None => Vec::new(),
-    };
+/// What the config's methods became, gathered over its method configs.
+#[derive(Default)]
+struct Methods {
+    /// (scenario name, gRPC service, its routes).
+    services: Vec<(String, String, Vec<String>)>,
+    workloads: Vec<Tab>,
+    policies: Vec<Tab>,
+    routes_seen: Vec<String>,
+}
+
+impl Methods {
+    /// The scenario name of gRPC service `service` (`server` for the default
+    /// config): two services whose names read alike (`shop_v1.Catalog`,
+    /// `shop.v1.Catalog`) stay two servers.
+    fn server(&mut self, service: &str) -> String {
+        if let Some((n, _, _)) = self.services.iter().find(|(_, s, _)| s == service) {
+            return n.clone();
+        }
+        let base = if service.is_empty() {
+            "server".to_string()
+        } else {
+            name(service)
+        };
+        let n = unique(&base, |n| self.services.iter().any(|(x, _, _)| x == n));
+        self.services
+            .push((n.clone(), service.to_string(), Vec::new()));
+        n
+    }
+}
+
+/// Builds the scenario of one service config.
+pub fn import(
+    src: &Source,
+    backoff: Backoff,
+    draft: &mut Draft,
+    led: &mut Ledger,
+) -> Result<(), Error> {
+    let root = src.root(0);
+    let top = read(&root, &TOP, "*", led)?;
+    let throttle = throttle(&top, led)?;
+    let balancer = balancer(&top, led)?;
+    let configs = top.items("methodConfig")?;
     if configs.is_empty() {
         return Err(root.err("no `methodConfig`: nothing to import (a service config with no method config sets no timeout, retry or hedge)"));
     }
-    let mut routes_seen: Vec<String> = Vec::new();
+    let mut m = Methods::default();
     for (i, mc) in configs.iter().enumerate() {
-        let f = mc.fields(&METHOD, true)?;
-        let field = |k: &str| f.iter().find(|(n, _)| *n == k).map(|(_, n)| n.clone());
-        let Some(names) = field("name") else {
-            return Err(mc.err("needs `name`: the methods it applies to (gRFC A6)"));
-        };
-        let mut routes = Vec::new();
-        for n in names.items()? {
-            let (r, service) = route(&n)?;
-            if routes_seen.contains(&r) {
-                return Err(n.err(format!(
-                    "names {r} again: gRPC refuses a service config that names a method twice"
-                )));
-            }
-            routes_seen.push(r.clone());
-            let svc = if service.is_empty() {
-                "server".to_string()
-            } else {
-                name(&service)
-            };
-            match services.iter_mut().find(|(s, _)| *s == svc) {
-                Some((_, rs)) => rs.push(r.clone()),
-                None => services.push((svc.clone(), vec![r.clone()])),
-            }
-            led.note(
-                &n,
-                Fate::Mapped,
-                format!("services.{svc}.routes"),
-                format!("route {r}"),
-            );
-            routes.push(r);
-        }
-        if routes.is_empty() {
-            return Err(names.err("is empty: a method config applies to the methods it names"));
-        }
         let pname = format!("method-config-{}", i + 1);
-        let mut pol = Tab::new(format!("policies.{pname}"));
-        pol.notes
-            .push(format!("methodConfig[{i}]: {}", routes.join(", ")));
-        let mut has_policy = false;
-        let timeout = match field("timeout") {
-            Some(t) => {
-                let v = ms(&t, Syntax::Protobuf)?;
-                if v <= 0.0 {
-                    return Err(t.err("must be above 0"));
-                }
-                led.note(&t, Fate::Mapped, "workloads.*.timeout_ms", "the call's deadline, every attempt included (gRPC's timeout caps the whole call)");
-                Some(v)
-            }
-            None => {
-                led.absent(
-                    mc,
-                    "timeout",
-                    "(none)",
-                    "",
-                    "no deadline: a call waits for its answer as long as it takes",
-                );
-                None
-            }
-        };
-        for k in [
-            "waitForReady",
-            "maxRequestMessageBytes",
-            "maxResponseMessageBytes",
-        ] {
-            if let Some(n) = field(k) {
-                let why = if k == "waitForReady" {
-                    "resim has no connections: a call never waits for a channel to be ready"
-                } else {
-                    "resim does not model message sizes"
-                };
-                led.note(&n, Fate::Ignored, "", why);
-            }
-        }
-        if field("retryPolicy").is_some() && field("hedgingPolicy").is_some() {
-            return Err(
-                mc.err("has both `retryPolicy` and `hedgingPolicy`: gRPC refuses that (gRFC A6)")
-            );
-        }
-        if let Some(r) = field("retryPolicy") {
-            has_policy = true;
-            retry(&r, &pname, &mut pol, throttle, led)?;
-        }
-        if let Some(h) = field("hedgingPolicy") {
-            has_policy = true;
-            hedge(&h, &pname, &mut pol, throttle, led)?;
-        }
-        if has_policy {
-            policies.push(pol);
-        }
-        for r in &routes {
-            let wname = name(r.trim_start_matches('/'));
-            let wname = if wname.is_empty() || wname == "default" {
-                "all".to_string()
-            } else {
-                wname
-            };
-            let wname = if wname == "all" {
-                "every-method".to_string()
-            } else {
-                wname
-            };
-            let mut w = placeholder_workload(
-                &wname,
-                r,
-                "calls per second to this method; the service config does not say",
-                "how long the clients send",
-            );
-            if let Some(t) = timeout {
-                w.put_noted("timeout_ms", Val::n(t), "methodConfig timeout");
-            }
-            if has_policy {
-                w.put("call_policy", Val::s(&pname));
-            }
-            workloads.push(w);
-        }
+        let f = top.item("methodConfig", mc, &pname, led)?;
+        method(&f, i, throttle, backoff, &mut m, led)?;
     }
-
-    draft.tabs.extend(policies);
-    for (svc, routes) in &services {
+    draft.tabs.extend(m.policies);
+    for (svc, _, routes) in &m.services {
         let mut s = Tab::new(format!("services.{svc}"));
         s.notes
             .push("the gRPC server: its routes are the methods the service config names".into());
         s.put("routes", Val::strs(routes.iter().map(String::as_str)));
-        match &balancer {
-            Some(("pick_first", n)) => {
-                led.note(
-                    n,
-                    Fate::Mapped,
-                    "",
-                    "one instance: pick_first sends every call to the first address",
-                );
-            }
-            Some((kind, n)) => {
-                s.set_me(
-                    "replicas",
-                    Val::n(3.0),
-                    "instances behind the channel; the service config does not say",
-                );
-                s.put("balancer", Val::s("round_robin"));
-                if *kind == "round_robin" {
-                    led.note(
-                        n,
-                        Fate::Mapped,
-                        format!("services.{svc}.balancer"),
-                        "round_robin over the replicas",
-                    );
-                } else {
-                    led.note(
-                        n,
-                        Fate::Approximated,
-                        format!("services.{svc}.balancer"),
-                        "round_robin: resim has no weights learnt from server load reports",
-                    );
-                }
-            }
-            None => {}
-        }
+        server_balancer(&mut s, svc, balancer.as_ref(), led);
         draft.tabs.push(s);
-        let mut h = Tab::new(format!("services.{svc}.handler"));
-        h.put("type", Val::s("server"));
-        h.set_me("slots", Val::n(8.0), "calls the server handles at once");
-        h.set_me(
-            "queue",
-            Val::n(64.0),
-            "calls waiting beyond the slots; more are shed (UNAVAILABLE)",
-        );
-        h.set_me(
-            "service",
-            Val::table(&[(
-                "lognormal",
-                Val::table(&[("p50_ms", Val::n(20.0)), ("p99_ms", Val::n(100.0))]),
-            )]),
+        draft.tabs.push(placeholder_server(
+            svc,
+            "calls the server handles at once",
+            "calls",
             "the server's own time per call",
-        );
-        draft.tabs.push(h);
+        ));
     }
-    draft.tabs.extend(workloads);
+    draft.tabs.extend(m.workloads);
     Ok(())
 }
 
-fn clamp_attempts(n: &Node<'_>, what: &str, key: String, led: &mut Ledger) -> Result<u64, Error> {
+/// The service's `replicas` and `balancer` from the config's balancer.
+fn server_balancer(
+    s: &mut Tab,
+    svc: &str,
+    balancer: Option<&(&'static str, Node<'_>)>,
+    led: &mut Ledger,
+) {
+    match balancer {
+        Some(("pick_first", n)) => led.renote(
+            n,
+            Fate::Mapped,
+            "",
+            "one instance: pick_first sends every call to the first address",
+        ),
+        Some((kind, n)) => {
+            s.set_me(
+                "replicas",
+                Val::n(3.0),
+                "instances behind the channel; the service config does not say",
+            );
+            s.put("balancer", Val::s("round_robin"));
+            let key = format!("services.{svc}.balancer");
+            if *kind == "round_robin" {
+                led.renote(n, Fate::Mapped, key, "round_robin over the replicas");
+            } else {
+                led.renote(
+                    n,
+                    Fate::Approximated,
+                    key,
+                    "round_robin: resim has no weights learnt from server load reports",
+                );
+            }
+        }
+        None => {}
+    }
+}
+
+/// One method config: its routes, its policy and a workload per route.
+fn method(
+    f: &Read<'_>,
+    i: usize,
+    throttle: Option<(f64, f64)>,
+    backoff: Backoff,
+    m: &mut Methods,
+    led: &mut Ledger,
+) -> Result<(), Error> {
+    let pname = format!("method-config-{}", i + 1);
+    let mc = &f.node;
+    let names = f.need("name", "the methods it applies to: gRFC A6")?;
+    let mut routes = Vec::new();
+    for n in names.items()? {
+        let (r, service) = route(&n)?;
+        if m.routes_seen.contains(&r) {
+            return Err(n.err(format!(
+                "names {r} again: gRPC refuses a service config that names a method twice"
+            )));
+        }
+        m.routes_seen.push(r.clone());
+        let svc = m.server(&service);
+        if let Some((_, _, rs)) = m.services.iter_mut().find(|(s, _, _)| *s == svc) {
+            rs.push(r.clone());
+        }
+        led.note(
+            &n,
+            Fate::Mapped,
+            format!("services.{svc}.routes"),
+            format!("route {r}"),
+        );
+        routes.push(r);
+    }
+    if routes.is_empty() {
+        return Err(names.err("is empty: a method config applies to the methods it names"));
+    }
+    let mut pol = Tab::new(format!("policies.{pname}"));
+    pol.notes
+        .push(format!("methodConfig[{i}]: {}", routes.join(", ")));
+    let timeout = match f.get("timeout") {
+        Some(t) => {
+            let v = ms(&t, Syntax::Protobuf)?;
+            if v <= 0.0 {
+                return Err(t.err("must be above 0"));
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    if f.has("retryPolicy") && f.has("hedgingPolicy") {
+        return Err(
+            mc.err("has both `retryPolicy` and `hedgingPolicy`: gRPC refuses that (gRFC A6)")
+        );
+    }
+    if let Some(r) = f.nested("retryPolicy", &pname, led)? {
+        retry(&r, &mut pol, throttle, backoff, led)?;
+    }
+    if let Some(h) = f.nested("hedgingPolicy", &pname, led)? {
+        hedge(&h, &mut pol, throttle, led)?;
+    }
+    let has_policy = !pol.items.is_empty();
+    if has_policy {
+        m.policies.push(pol);
+    }
+    for r in &routes {
+        let base = match name(r.trim_start_matches('/')).as_str() {
+            "" | "default" | "all" => "every-method".to_string(),
+            w => w.to_string(),
+        };
+        let wname = unique(&base, |n| {
+            let header = format!("workloads.{n}");
+            m.workloads.iter().any(|w| w.header == header)
+        });
+        let mut w = placeholder_workload(
+            &wname,
+            r,
+            "calls per second to this method; the service config does not say",
+            "how long the clients send",
+        );
+        if let Some(t) = timeout {
+            w.put_noted("timeout_ms", Val::n(t), "methodConfig timeout");
+        }
+        if has_policy {
+            w.put("call_policy", Val::s(&pname));
+        }
+        m.workloads.push(w);
+    }
+    Ok(())
+}
+
+/// `maxAttempts` of a retry or hedging policy: >= 2, clamped to 5.
+fn clamp_attempts(f: &Read<'_>, what: &str, led: &mut Ledger) -> Result<u64, Error> {
+    let n = f.need("maxAttempts", "gRFC A6")?;
     let v = n.whole()?;
     if v < 2 {
         return Err(n.err(format!(
@@ -448,90 +633,75 @@ fn clamp_attempts(n: &Node<'_>, what: &str, key: String, led: &mut Ledger) -> Re
         )));
     }
     if v > 5 {
-        led.note(
-            n,
+        f.amend(
+            led,
+            "maxAttempts",
             Fate::Approximated,
-            key,
             "5: gRPC clamps maxAttempts to 5",
         );
-        Ok(5)
-    } else {
-        led.note(n, Fate::Mapped, key, "attempts in all, the first included");
-        Ok(v)
+        return Ok(5);
     }
+    Ok(v)
 }
 
+/// The throttle as a budget table.
+fn budget((max_tokens, ratio): (f64, f64)) -> Val {
+    Val::table(&[
+        ("kind", Val::s("grpc_throttle")),
+        ("max_tokens", Val::n(max_tokens)),
+        ("token_ratio", Val::n(ratio)),
+    ])
+}
+
+const PER_CHANNEL: &str = "retryThrottling is per channel in gRPC; here each (client, policy, target) keeps its own tokens";
+
 fn retry(
-    r: &Node<'_>,
-    pname: &str,
+    f: &Read<'_>,
     pol: &mut Tab,
     throttle: Option<(f64, f64)>,
+    rule: Backoff,
     led: &mut Ledger,
 ) -> Result<(), Error> {
-    let f = r.fields(&RETRY, true)?;
-    let field = |k: &str| f.iter().find(|(n, _)| *n == k).map(|(_, n)| n.clone());
-    let need = |k: &str| field(k).ok_or_else(|| r.err(format!("needs `{k}` (gRFC A6)")));
-    let at = |k: &str| format!("policies.{pname}.retry.{k}");
-    let attempts = clamp_attempts(
-        &need("maxAttempts")?,
-        "a first try and a retry",
-        at("max_attempts"),
-        led,
-    )?;
-    let ib = need("initialBackoff")?;
-    let initial = ms(&ib, Syntax::Protobuf)?;
-    let mb = need("maxBackoff")?;
-    let max = ms(&mb, Syntax::Protobuf)?;
-    let bm = need("backoffMultiplier")?;
-    let mult = bm.num()?;
-    if initial <= 0.0 {
-        return Err(ib.err("must be above 0 (gRFC A6)"));
-    }
-    if max <= 0.0 {
-        return Err(mb.err("must be above 0 (gRFC A6)"));
-    }
-    if mult <= 0.0 {
-        return Err(bm.err("must be above 0 (gRFC A6)"));
-    }
-    // gRPC: retry n waits U(0, min(initial x multiplier^(n-1), max))
-    let (base, cap) = if max < initial {
-        (max, max)
-    } else {
-        (initial, max)
+    let attempts = clamp_attempts(f, "a first try and a retry", led)?;
+    let positive = |k: &str| -> Result<f64, Error> {
+        let n = f.need(k, "gRFC A6")?;
+        let v = if k == "backoffMultiplier" {
+            n.num()?
+        } else {
+            ms(&n, Syntax::Protobuf)?
+        };
+        if v <= 0.0 {
+            return Err(n.err("must be above 0 (gRFC A6)"));
+        }
+        Ok(v)
     };
-    let rule = "full_jitter: U(0, min(base x multiplier^(n-1), cap)), gRPC's rule";
+    let (initial, max, mult) = (
+        positive("initialBackoff")?,
+        positive("maxBackoff")?,
+        positive("backoffMultiplier")?,
+    );
     if max < initial {
-        led.note(
-            &ib,
+        f.amend(
+            led,
+            "initialBackoff",
             Fate::Approximated,
-            at("backoff.base_ms"),
-            format!("{}: maxBackoff is below it, and caps every wait", max),
+            format!("{max}: maxBackoff is below it, and caps every wait"),
         );
-    } else {
-        led.note(&ib, Fate::Mapped, at("backoff.base_ms"), rule);
     }
-    led.note(&mb, Fate::Mapped, at("backoff.cap_ms"), rule);
-    let mut backoff = vec![
-        ("kind", Val::s("full_jitter")),
-        ("base_ms", Val::n(base)),
-        ("cap_ms", Val::n(cap)),
-    ];
-    if mult == 2.0 {
-        led.note(
-            &bm,
-            Fate::Mapped,
-            at("backoff.multiplier"),
-            "2, resim's default",
-        );
-    } else {
+    let mut backoff = match rule {
+        Backoff::A6 => vec![("kind", Val::s("exponential"))],
+        Backoff::FullJitter => vec![("kind", Val::s("full_jitter"))],
+    };
+    backoff.push(("base_ms", Val::n(initial.min(max))));
+    backoff.push(("cap_ms", Val::n(max)));
+    if mult != 2.0 {
         backoff.push(("multiplier", Val::n(mult)));
-        led.note(&bm, Fate::Mapped, at("backoff.multiplier"), rule);
     }
-    let codes_node = need("retryableStatusCodes")?;
-    let mut codes = Vec::new();
-    for c in codes_node.items()? {
-        codes.push(code(&c)?);
+    if rule == Backoff::A6 {
+        backoff.push(("jitter_factor", Val::n(0.2)));
     }
+    let codes_node = f.need("retryableStatusCodes", "gRFC A6")?;
+    let codes = codes(&codes_node)?;
     if codes.is_empty() {
         return Err(codes_node.err("must name at least one status code (gRFC A6)"));
     }
@@ -542,116 +712,77 @@ fn retry(
             codes.join(", ")
         )));
     }
-    let how = format!(
-        "{} -> {}: resim's errors carry no status code; UNAVAILABLE covers a failing or down server, a shed call and a 429 behind a proxy{}",
-        codes.join(", "),
-        on.join(", "),
-        if none.is_empty() {
-            String::new()
-        } else {
-            format!("; {} cannot happen in resim", none.join(", "))
-        }
+    f.amend(
+        led,
+        "retryableStatusCodes",
+        Fate::Approximated,
+        codes_how(&codes, &on, &none),
     );
-    led.note(&codes_node, Fate::Approximated, at("on"), how);
     let mut items = vec![
         ("max_attempts", Val::n(attempts as f64)),
         ("on", Val::strs(on.iter().copied())),
         ("backoff", Val::table(&backoff)),
     ];
-    if let Some((max_tokens, ratio)) = throttle {
-        items.push((
-            "budget",
-            Val::table(&[
-                ("kind", Val::s("grpc_throttle")),
-                ("max_tokens", Val::n(max_tokens)),
-                ("token_ratio", Val::n(ratio)),
-            ]),
-        ));
+    if let Some(t) = throttle {
+        items.push(("budget", budget(t)));
+        pol.notes.push(PER_CHANNEL.into());
     }
-    if let Some(p) = field("perAttemptRecvTimeout") {
+    if let Some(p) = f.get("perAttemptRecvTimeout") {
         let v = ms(&p, Syntax::Protobuf)?;
         if v <= 0.0 {
             return Err(p.err("must be above 0"));
         }
         pol.put_noted("timeout_ms", Val::n(v), "perAttemptRecvTimeout");
-        led.note(&p, Fate::Approximated, format!("policies.{pname}.timeout_ms"), "each attempt's own timeout, to the whole answer (gRPC measures to the first message received)");
     }
     pol.put("retry", Val::table(&items));
-    if throttle.is_some() {
-        pol.notes.push("retryThrottling is per channel in gRPC; here each (client, policy, target) keeps its own tokens".into());
-    }
     Ok(())
 }
 
 fn hedge(
-    h: &Node<'_>,
-    pname: &str,
+    f: &Read<'_>,
     pol: &mut Tab,
     throttle: Option<(f64, f64)>,
     led: &mut Ledger,
 ) -> Result<(), Error> {
-    let f = h.fields(&HEDGE, true)?;
-    let field = |k: &str| f.iter().find(|(n, _)| *n == k).map(|(_, n)| n.clone());
-    let at = |k: &str| format!("policies.{pname}.hedge.{k}");
-    let n = field("maxAttempts").ok_or_else(|| h.err("needs `maxAttempts` (gRFC A6)"))?;
-    let attempts = clamp_attempts(&n, "a first copy and a hedge", at("max_attempts"), led)?;
-    let delay = match field("hedgingDelay") {
+    let attempts = clamp_attempts(f, "a first copy and a hedge", led)?;
+    let delay = match f.get("hedgingDelay") {
         Some(d) => {
             let v = ms(&d, Syntax::Protobuf)?;
-            if v > 0.0 {
-                led.note(
-                    &d,
-                    Fate::Mapped,
-                    at("delay_ms"),
-                    "another copy every delay while no answer has come",
-                );
-                v
-            } else {
-                led.note(
-                    &d,
+            if v <= 0.0 {
+                f.amend(
+                    led,
+                    "hedgingDelay",
                     Fate::Approximated,
-                    at("delay_ms"),
                     "0.001 ms: gRPC sends every copy at once, resim needs a delay above 0",
                 );
-                0.001
             }
+            v.max(0.001)
         }
-        None => {
-            led.absent(
-                h,
-                "hedgingDelay",
-                "0s",
-                at("delay_ms"),
-                "0.001 ms: gRPC's default 0 sends every copy at once, resim needs a delay above 0",
-            );
-            0.001
-        }
+        None => 0.001,
     };
-    match field("nonFatalStatusCodes") {
+    let non_fatal = match f.get("nonFatalStatusCodes") {
         Some(c) => {
-            let mut codes = Vec::new();
-            for x in c.items()? {
-                codes.push(code(&x)?);
-            }
-            led.note(&c, Fate::Approximated, "", "resim sends the next copy after any failed copy: every failure is non-fatal");
+            let codes = codes(&c)?;
+            let (on, none) = outcomes(&codes);
+            f.note(
+                led,
+                "nonFatalStatusCodes",
+                Fate::Approximated,
+                codes_how(&codes, &on, &none),
+            );
+            on
         }
-        None => led.absent(h, "nonFatalStatusCodes", "[]", "", "approximated: in gRPC every status is then fatal (a failed copy ends the call); resim sends the next copy after any failed copy"),
-    }
+        None => Vec::new(),
+    };
     let mut items = vec![
         ("delay_ms", Val::n(delay)),
         ("max_attempts", Val::n(attempts as f64)),
         ("cancel_losers", Val::b(true)),
+        ("non_fatal", Val::strs(non_fatal.iter().copied())),
     ];
-    if let Some((max_tokens, ratio)) = throttle {
-        items.push((
-            "budget",
-            Val::table(&[
-                ("kind", Val::s("grpc_throttle")),
-                ("max_tokens", Val::n(max_tokens)),
-                ("token_ratio", Val::n(ratio)),
-            ]),
-        ));
-        pol.notes.push("retryThrottling is per channel in gRPC; here each (client, policy, target) keeps its own tokens".into());
+    if let Some(t) = throttle {
+        items.push(("budget", budget(t)));
+        pol.notes.push(PER_CHANNEL.into());
     }
     pol.put("hedge", Val::table(&items));
     Ok(())

@@ -95,10 +95,18 @@ pub fn sniff(path: &Path) -> bool {
     }
 }
 
+/// Choices where the real systems differ and the files do not say which.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Choices {
+    /// How the gRPC clients spread their retry back-off.
+    pub grpc_backoff: grpc::Backoff,
+}
+
 /// Reads the configuration files and builds the scenario's text and report.
 pub fn build(
     files: &[std::path::PathBuf],
     forced: Option<Format>,
+    choices: Choices,
     scenario: &Path,
 ) -> Result<(String, ImportReport), Error> {
     let mut draft = draft::Draft::default();
@@ -212,7 +220,7 @@ pub fn build(
             }
         }
         match format {
-            Format::Grpc => grpc::import(src, &mut draft, &mut led)?,
+            Format::Grpc => grpc::import(src, choices.grpc_backoff, &mut draft, &mut led)?,
             Format::Resilience4j => resilience4j::import(src, &mut draft, &mut led)?,
             Format::Envoy => envoy::import(src, &mut draft, &mut led)?,
             Format::Istio => {}
@@ -285,4 +293,50 @@ pub fn build(
     });
     report.sections.push(led.section());
     Ok((text, report))
+}
+
+/// Each format's field tables, as the docs show them: `(format, tables)`.
+/// The docs' "Scenarios from configurations" section holds each between
+/// `<!-- fields: FORMAT -->` and `<!-- end fields -->`.
+pub fn field_docs() -> Vec<(&'static str, String)> {
+    let formats: [(&str, &[&spec::Table]); 1] = [("grpc", &grpc::TABLES)];
+    formats
+        .iter()
+        .map(|(f, tables)| (*f, tables.iter().map(|t| t.markdown()).collect()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The docs' field tables are the ones the importers read by: set
+    /// `RESIM_WRITE_FIELD_DOCS=1` to write them into docs/scenarios.md.
+    #[test]
+    fn the_docs_field_tables_are_the_importers_own() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/scenarios.md");
+        let mut docs = std::fs::read_to_string(path).expect("docs/scenarios.md");
+        let write = std::env::var_os("RESIM_WRITE_FIELD_DOCS").is_some();
+        for (format, want) in super::field_docs() {
+            let begin = format!("<!-- fields: {format} -->\n");
+            let end = "<!-- end fields -->";
+            let at = docs
+                .find(&begin)
+                .unwrap_or_else(|| panic!("docs/scenarios.md has no `{}`", begin.trim()))
+                + begin.len();
+            let len = docs[at..]
+                .find(end)
+                .unwrap_or_else(|| panic!("no `{end}` after `{}`", begin.trim()));
+            let got = &docs[at..at + len];
+            if write {
+                docs.replace_range(at..at + len, &want);
+            } else {
+                assert_eq!(
+                    got, want,
+                    "the {format} field tables of docs/scenarios.md differ from the importer's: run `RESIM_WRITE_FIELD_DOCS=1 cargo test --lib the_docs_field_tables` and read the change"
+                );
+            }
+        }
+        if write {
+            std::fs::write(path, docs).expect("write docs/scenarios.md");
+        }
+    }
 }

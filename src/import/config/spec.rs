@@ -41,6 +41,8 @@ pub enum Rule {
     Ignored(&'static str),
     /// A mapping read through its own table.
     Nested(&'static Table),
+    /// A list of mappings, each read through this table by the importer.
+    Items(&'static Table),
     /// Read by the importer's own code, which notes what became of it (a
     /// list of names, a value whose meaning depends on others); `how` is what
     /// the docs say of it.
@@ -113,6 +115,16 @@ impl Field {
             name,
             meaning,
             rule: Rule::Nested(table),
+            absent: None,
+        }
+    }
+
+    /// A list of mappings, each read through `table`.
+    pub const fn items(name: &'static str, meaning: &'static str, table: &'static Table) -> Field {
+        Field {
+            name,
+            meaning,
+            rule: Rule::Items(table),
             absent: None,
         }
     }
@@ -218,10 +230,12 @@ impl Table {
                 }
                 Rule::Code { key, how } => (key.replace("{}", "NAME"), how.to_string()),
                 Rule::Ignored(why) => (String::new(), format!("ignored: {why}")),
-                Rule::Nested(t) => (String::new(), format!("see `{}`", t.at)),
+                Rule::Nested(t) | Rule::Items(t) => (String::new(), format!("see `{}`", t.at)),
             };
             let absent = match f.absent {
-                Some((_, then)) if !then.is_empty() => format!(" Absent: {then}."),
+                Some((_, then)) if !then.is_empty() => {
+                    format!("{}absent: {then}", if rule.is_empty() { "" } else { "; " })
+                }
                 _ => String::new(),
             };
             out.push_str(&format!(
@@ -240,7 +254,7 @@ impl Table {
         }
         out.push('\n');
         for f in self.fields {
-            if let Rule::Nested(t) = f.rule {
+            if let Rule::Nested(t) | Rule::Items(t) = f.rule {
                 t.markdown_into(out, seen);
             }
         }
@@ -304,7 +318,7 @@ pub fn read<'a>(
             Rule::Maps { key, how } => led.note(v, Fate::Mapped, r.scoped(key), how),
             Rule::Approx { key, how } => led.note(v, Fate::Approximated, r.scoped(key), how),
             Rule::Ignored(why) => led.note(v, Fate::Ignored, "", why),
-            Rule::Nested(_) | Rule::Code { .. } => {}
+            Rule::Nested(_) | Rule::Items(_) | Rule::Code { .. } => {}
         }
     }
     for f in table.fields {
@@ -315,7 +329,7 @@ pub fn read<'a>(
                 Rule::Maps { key, .. } | Rule::Approx { key, .. } | Rule::Code { key, .. } => {
                     r.scoped(key)
                 }
-                Rule::Ignored(_) | Rule::Nested(_) => String::new(),
+                Rule::Ignored(_) | Rule::Nested(_) | Rule::Items(_) => String::new(),
             };
             led.absent(node, f.name, default, key, then);
         }
@@ -332,7 +346,12 @@ fn unknown(table: &Table, key: &str, v: &Node<'_>, led: &mut Ledger) -> Result<(
             list(names)
         ))),
         Unknown::Ignore(why) => {
-            led.note(v, Fate::Ignored, "", format!("{why}{}", did_you_mean(key, names)));
+            led.note(
+                v,
+                Fate::Ignored,
+                "",
+                format!("{why}{}", did_you_mean(key, names)),
+            );
             led.warn_last();
             Ok(())
         }
@@ -394,6 +413,30 @@ impl<'a> Read<'a> {
         self.amend(led, name, fate, how)
     }
 
+    /// The mappings of the present list field `name` (an `Items` field),
+    /// each to be read through [`Read::item`].
+    pub fn items(&self, name: &str) -> Result<Vec<Node<'a>>, Error> {
+        match self.get(name) {
+            Some(n) => n.items(),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Reads `item`, one mapping of the list field `name`, through the list's
+    /// table, in `scope`.
+    pub fn item(
+        &self,
+        name: &str,
+        item: &Node<'a>,
+        scope: &str,
+        led: &mut Ledger,
+    ) -> Result<Read<'a>, Error> {
+        match self.table.field(name).map(|f| f.rule) {
+            Some(Rule::Items(t)) => read(item, t, scope, led),
+            _ => Err(item.err(format!("`{name}` is not a list of mappings here"))),
+        }
+    }
+
     /// Reads the present nested field `name` through its table, in `scope`.
     pub fn nested(
         &self,
@@ -425,15 +468,25 @@ mod tests {
         at: "outer.inner",
         binding: Binding::Exact,
         unknown: Unknown::Refuse,
-        fields: &[Field::maps("depth", "how deep", "policies.{}.depth", "as written")],
+        fields: &[Field::maps(
+            "depth",
+            "how deep",
+            "policies.{}.depth",
+            "as written",
+        )],
     };
     static OUTER: Table = Table {
         at: "outer",
         binding: Binding::Proto,
         unknown: Unknown::Refuse,
         fields: &[
-            Field::maps("maxAttempts", "attempts", "policies.{}.max_attempts", "as written")
-                .or("3", "3, the default"),
+            Field::maps(
+                "maxAttempts",
+                "attempts",
+                "policies.{}.max_attempts",
+                "as written",
+            )
+            .or("3", "3, the default"),
             Field::ignored("waitForReady", "waits for a channel", "no channels"),
             Field::nested("inner", "a nested table", &INNER),
         ],
@@ -475,7 +528,11 @@ mod tests {
                     Fate::Defaulted,
                     "policies.p.max_attempts".into()
                 ),
-                ("/inner/depth".into(), Fate::Mapped, "policies.p.depth".into()),
+                (
+                    "/inner/depth".into(),
+                    Fate::Mapped,
+                    "policies.p.depth".into()
+                ),
             ]
         );
     }
@@ -495,7 +552,9 @@ mod tests {
     fn unknown_keys_are_refused_or_ignored_as_the_table_says() {
         let s = src(serde_json::json!({"maxAtempts": 3}));
         let mut led = Ledger::default();
-        let e = read(&s.root(0), &OUTER, "p", &mut led).unwrap_err().to_string();
+        let e = read(&s.root(0), &OUTER, "p", &mut led)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("did you mean `maxAttempts`"), "{e}");
         let s = src(serde_json::json!({"max-atempts": 3, "max-attempts": 2}));
         let mut led = Ledger::default();
@@ -503,7 +562,10 @@ mod tests {
         assert!(r.has("maxAttempts"), "kebab-case binds");
         let ignored = &led.lines[0];
         assert_eq!(ignored.fate, Fate::Ignored);
-        assert!(ignored.warn && ignored.how.contains("did you mean"), "{ignored:?}");
+        assert!(
+            ignored.warn && ignored.how.contains("did you mean"),
+            "{ignored:?}"
+        );
     }
 
     #[test]
