@@ -561,7 +561,6 @@ impl<'c> Routes<'c> {
             a.note(led, "cluster", Fate::Mapped, format!("the server `{svc}`, route {route}"));
         } else {
             a.note(led, "cluster", Fate::Approximated, format!("cluster `{cl}` is not defined in this file: the server `{svc}` is a placeholder (`# set me`), and the policy takes Envoy's default thresholds (fewer than 3 retries in flight)"));
-            led.warn_last();
         }
         let retry = match a.get("retry_policy") {
             Some(n) => Some(read_retry(&n, &pname, led)?),
@@ -721,4 +720,46 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
     draft.tabs.extend(services);
     draft.tabs.extend(routes.workloads);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tree::Source;
+    use super::*;
+
+    fn on(parts: &[&str], codes: &[u64]) -> Vec<&'static str> {
+        let s = Source {
+            file: "e.json".into(),
+            docs: vec![serde_json::json!("x")],
+            yaml: false,
+            bytes: 0,
+        };
+        outcomes(parts, codes, &s.root(0)).expect("known conditions").0
+    }
+
+    /// A per-try timeout is a reset of the attempt (router.cc
+    /// `onPerTryTimeoutCommon`): only `5xx`, `gateway-error` and `reset`
+    /// retry it (`wouldRetryFromReset`). A gRPC DEADLINE_EXCEEDED or a 504 is
+    /// an answer resim's servers never give.
+    #[test]
+    fn only_5xx_gateway_error_and_reset_retry_a_per_try_timeout() {
+        for p in ["5xx", "gateway-error", "reset"] {
+            assert!(on(&[p], &[]).contains(&"timeout"), "{p}");
+        }
+        for p in CONDITIONS.iter().map(|c| c.0) {
+            if !["5xx", "gateway-error", "reset"].contains(&p) {
+                assert!(!on(&[p], &[504, 408]).contains(&"timeout"), "{p}");
+            }
+        }
+        // Istio's default retryOn, with its 503
+        let istio = [
+            "connect-failure",
+            "refused-stream",
+            "unavailable",
+            "cancelled",
+            "retriable-status-codes",
+        ];
+        assert_eq!(on(&istio, &[503]), ["error", "shed"]);
+        assert_eq!(on(&["retriable-status-codes"], &[500, 429]), ["error", "rejected"]);
+    }
 }

@@ -786,3 +786,57 @@ pub(super) fn unknown_cluster(svc: &str, cluster: &str, routes: &[String]) -> Ve
         ),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tree::Source;
+    use super::*;
+
+    fn src(v: serde_json::Value) -> Source {
+        Source {
+            file: "c.json".into(),
+            docs: vec![v],
+            yaml: false,
+            bytes: 0,
+        }
+    }
+
+    fn outlier_keys(outlier: serde_json::Value) -> Vec<(String, String)> {
+        let s = src(serde_json::json!({
+            "name": "search",
+            "load_assignment": {"endpoints": [{"lb_endpoints": [{"endpoint": {}}, {"endpoint": {}}]}]},
+            "outlier_detection": outlier,
+        }));
+        let mut led = Ledger::default();
+        let c = cluster(&s.root(0), "search", &mut led).expect("a cluster");
+        let (tabs, _) = c.tabs(&["/search".into()]);
+        let o = tabs
+            .iter()
+            .find(|t| t.header == "services.search.outlier_detection")
+            .expect("an outlier table");
+        o.items
+            .iter()
+            .map(|i| (i.key.clone(), i.value.0.clone()))
+            .collect()
+    }
+
+    /// Envoy's `always_eject_one_host` and `max_ejection_time` go to their
+    /// scenario keys when the file gives them, and are not written otherwise
+    /// (Envoy's defaults, false and 300 s, are the simulator's).
+    #[test]
+    fn outlier_ejection_limits_are_written_only_when_given() {
+        let given = outlier_keys(serde_json::json!({
+            "always_eject_one_host": true,
+            "max_ejection_time": "60s",
+        }));
+        assert!(given.contains(&("always_eject_one_host".into(), "true".into())), "{given:?}");
+        assert!(given.contains(&("max_ejection_ms".into(), "60000".into())), "{given:?}");
+        let absent = outlier_keys(serde_json::json!({"consecutive_5xx": 3}));
+        assert!(
+            absent
+                .iter()
+                .all(|(k, _)| k != "always_eject_one_host" && k != "max_ejection_ms"),
+            "{absent:?}"
+        );
+    }
+}

@@ -580,6 +580,23 @@ mod tests {
         );
     }
 
+    static ENVOYISH: Table = Table {
+        at: "cluster",
+        binding: Binding::Exact,
+        unknown: Unknown::Unlisted("not modelled"),
+        fields: &[Field::maps("name", "its name", "k", "as written")],
+    };
+
+    #[test]
+    fn an_unlisted_key_is_ignored_without_a_warning_and_the_docs_say_so() {
+        let s = src(serde_json::json!({"name": "a", "connect_timeout": "1s"}));
+        let mut led = Ledger::default();
+        read(&s.root(0), &ENVOYISH, "p", &mut led).unwrap();
+        let l = led.lines.iter().find(|l| l.field == "/connect_timeout").unwrap();
+        assert_eq!((l.fate, l.warn, l.how.as_str()), (Fate::Ignored, false, "not modelled"));
+        assert!(ENVOYISH.markdown().contains("Any other field: ignored: not modelled"));
+    }
+
     #[test]
     fn the_docs_table_names_every_field_and_its_nested_table() {
         let md = OUTER.markdown();
