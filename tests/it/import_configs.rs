@@ -727,11 +727,7 @@ fn attempts(file: &Path, workload: &str, sets: &[&str]) -> (f64, f64) {
 #[test]
 fn istios_default_retry_conditions_do_not_retry_a_per_try_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, err, text, _) = import(
-        dir.path(),
-        &[&fixture("istio-per-try-timeout.yaml")],
-        &[],
-    );
+    let (code, err, text, _) = import(dir.path(), &[&fixture("istio-per-try-timeout.yaml")], &[]);
     assert_eq!(code, 0, "{err}");
     let text = text.unwrap();
     let t: toml::Table = text.parse().unwrap();
@@ -763,11 +759,7 @@ fn istios_default_retry_conditions_do_not_retry_a_per_try_timeout() {
 #[test]
 fn istio_max_retries_bounds_the_default_policy_of_a_host_without_routes() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, err, text, _) = import(
-        dir.path(),
-        &[&fixture("istio-destination-only.yaml")],
-        &[],
-    );
+    let (code, err, text, _) = import(dir.path(), &[&fixture("istio-destination-only.yaml")], &[]);
     assert_eq!(code, 0, "{err}");
     let t: toml::Table = text.unwrap().parse().unwrap();
     let r = at(&t, "policies.ratings.retry").as_table().unwrap();
@@ -782,15 +774,15 @@ fn istio_max_retries_bounds_the_default_policy_of_a_host_without_routes() {
 #[test]
 fn istio_does_not_read_the_deprecated_consecutive_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, err, text, report) = import(
-        dir.path(),
-        &[&fixture("istio-destination-only.yaml")],
-        &[],
-    );
+    let (code, err, text, report) =
+        import(dir.path(), &[&fixture("istio-destination-only.yaml")], &[]);
     assert_eq!(code, 0, "{err}");
     let t: toml::Table = text.unwrap().parse().unwrap();
     assert_eq!(
-        f(&t, "services.ratings.outlier_detection.consecutive_failures"),
+        f(
+            &t,
+            "services.ratings.outlier_detection.consecutive_failures"
+        ),
         5.0,
         "Envoy's default, not consecutiveErrors' 2"
     );
@@ -808,11 +800,7 @@ fn istio_does_not_read_the_deprecated_consecutive_errors() {
 #[test]
 fn istio_zero_and_empty_values_are_unset() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, err, text, _) = import(
-        dir.path(),
-        &[&fixture("istio-destination-only.yaml")],
-        &[],
-    );
+    let (code, err, text, _) = import(dir.path(), &[&fixture("istio-destination-only.yaml")], &[]);
     assert_eq!(code, 0, "{err}");
     let t: toml::Table = text.unwrap().parse().unwrap();
     assert!(!t.contains_key("limiters"), "http2MaxRequests 0: no limit");
@@ -825,7 +813,11 @@ fn istio_zero_and_empty_values_are_unset() {
     assert_eq!(code, 0, "{err}");
     let t: toml::Table = text.unwrap().parse().unwrap();
     let r = at(&t, "policies.details-main.retry").as_table().unwrap();
-    assert_eq!(strs(r, "on"), ["error", "shed"], "retryOn \"\": the default");
+    assert_eq!(
+        strs(r, "on"),
+        ["error", "shed"],
+        "retryOn \"\": the default"
+    );
     assert_eq!(f(r, "max_attempts"), 2.0, "attempts 1");
     assert!(!r.contains_key("budget"), "maxRetries 0: no limit");
     runs(
@@ -841,18 +833,21 @@ fn istio_zero_and_empty_values_are_unset() {
 #[test]
 fn an_envoy_file_whose_listeners_share_routes_is_imported() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, err, text, report) = import(
-        dir.path(),
-        &[&fixture("envoy-shared-routes.yaml")],
-        &[],
-    );
+    let (code, err, text, report) =
+        import(dir.path(), &[&fixture("envoy-shared-routes.yaml")], &[]);
     assert_eq!(code, 0, "{err}");
     let text = text.unwrap();
     let t: toml::Table = text.parse().unwrap();
     let mut w: Vec<&String> = at(&t, "workloads").as_table().unwrap().keys().collect();
     w.sort();
-    assert_eq!(w, ["api-api", "api-api-2", "billing-billing", "legacy-legacy"]);
-    assert_eq!(strs(&t, "policies.api-api.retry.on"), ["timeout", "error", "shed"]);
+    assert_eq!(
+        w,
+        ["api-api", "api-api-2", "billing-billing", "legacy-legacy"]
+    );
+    assert_eq!(
+        strs(&t, "policies.api-api.retry.on"),
+        ["timeout", "error", "shed"]
+    );
     assert_eq!(strs(&t, "policies.api-api-2.retry.on"), ["error"]);
     assert_eq!(s(&t, "workloads.api-api-2.route"), "/api");
     // DNS clusters and the undefined one: placeholders to set
@@ -867,7 +862,9 @@ fn an_envoy_file_whose_listeners_share_routes_is_imported() {
             .find(|l| l.starts_with("replicas"))
             .unwrap_or_else(|| panic!("no replicas for {svc}"));
         assert!(
-            line.starts_with(&format!("replicas = {n} ")) && line.contains("set me") && line.contains(why),
+            line.starts_with(&format!("replicas = {n} "))
+                && line.contains("set me")
+                && line.contains(why),
             "{line}"
         );
     }

@@ -19,142 +19,61 @@
 use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_workload, unique};
 use super::duration::{Syntax, ms};
 use super::envoy_cluster::{CLUSTER, Cluster, cluster, default_budget, unknown_cluster, wrapped};
-use super::spec::{Binding, Field, Table, Unknown, read};
+use super::envoy_retry::{HEDGE, Hedge, RETRY, Retry, policy, read_hedge, read_retry};
+use super::spec::{Binding, Field, Read, Table, Unknown, read};
 use super::tree::{Node, Source, Step};
 use crate::error::Error;
 use serde_json::Value;
-
-/// What each `retry_on` condition covers among resim's attempt outcomes, and
-/// why, from Envoy's `RetryStateImpl` (source/common/router/retry_state_impl.cc):
-/// `wouldRetryFromHeaders` reads an answer's status (and grpc-status),
-/// `wouldRetryFromReset` a reset. resim's outcomes as Envoy meets them:
-/// `timeout` is the attempt's per-try timeout, which Envoy turns into a
-/// reset of the attempt (router.cc `Filter::onPerTryTimeoutCommon` ->
-/// `maybeRetryReset(LocalReset, ...)`): only `5xx`, `gateway-error` and
-/// `reset` retry it; `error` is a 500 answer or a `down` replica refusing
-/// the connection; `shed` a 503 answer; `rejected` a 429 answer. The route's
-/// own timeout ends the call and is never retried (`Filter::onResponseTimeout`).
-pub(super) const CONDITIONS: [(&str, &[&str], &str); 16] = [
-    ("5xx", &["timeout", "error", "shed"], "any 5xx answer and any reset, a per-try timeout included"),
-    ("gateway-error", &["timeout", "error", "shed"], "502, 503, 504 answers and any reset: a per-try timeout, a shed, a down replica (its 500 answers are retried too here: resim's `error` is both)"),
-    ("reset", &["timeout", "error"], "any reset: a per-try timeout, a down replica (its 500 answers are retried too here)"),
-    ("reset-before-request", &["error"], "a reset before any byte was sent: a down replica (a per-try timeout comes after the request was sent; 500 answers are retried too here)"),
-    ("connect-failure", &["error"], "a failed connection: a down replica (its 500 answers are retried too here)"),
-    ("retriable-status-codes", &[], "the codes of retriable_status_codes: 500 -> error, 503 -> shed, 429 -> rejected"),
-    ("unavailable", &["shed"], "a gRPC UNAVAILABLE answer: a gRPC server's shed"),
-    ("internal", &["error"], "a gRPC INTERNAL answer: a gRPC server's error"),
-    ("resource-exhausted", &["rejected"], "a gRPC RESOURCE_EXHAUSTED answer: a rejection"),
-    ("envoy-ratelimited", &["rejected"], "a 429 from an Envoy rate limiter upstream (x-envoy-ratelimited)"),
-    ("refused-stream", &[], "an HTTP/2 REFUSED_STREAM reset: cannot happen in resim (its servers shed with 503)"),
-    ("cancelled", &[], "a gRPC CANCELLED answer: cannot happen in resim"),
-    ("deadline-exceeded", &[], "a gRPC DEADLINE_EXCEEDED answer from the server: cannot happen in resim (a per-try timeout is a reset, not this answer)"),
-    ("retriable-4xx", &[], "a 409 answer: cannot happen in resim"),
-    ("retriable-headers", &[], "answer headers: cannot happen in resim"),
-    ("http3-post-connect-failure", &[], "HTTP/3 only: cannot happen in resim"),
-];
-
-const RETRY_ON_RULE: &str = "`5xx`, `gateway-error` -> `timeout`, `error`, `shed`; `reset` -> `timeout`, `error`; `reset-before-request`, `connect-failure` -> `error` (a down replica); `retriable-status-codes` -> its codes (500 `error`, 503 `shed`, 429 `rejected`); `unavailable` -> `shed`, `internal` -> `error`, `resource-exhausted`, `envoy-ratelimited` -> `rejected`; `refused-stream`, `cancelled`, `deadline-exceeded`, `retriable-4xx`, `retriable-headers`, `http3-post-connect-failure` cannot happen in resim. A per-try timeout (`timeout`) is retried only under `5xx`, `gateway-error` and `reset` (RetryStateImpl::wouldRetryFromReset)";
-
-const BACKOFF_RULE: &str = "retry k waits U(0, min((2^k - 1) x base, max)): `kind = \"envoy\"` (RetryStateImpl, JitteredBackOffStrategy)";
-
-static BACKOFF: Table = Table {
-    at: "retry_policy.retry_back_off",
-    binding: Binding::Exact,
-    unknown: Unknown::Refuse,
-    fields: &[
-        Field::maps(
-            "base_interval",
-            "the back-off's base (required, > 0)",
-            "policies.{}.retry.backoff.base_ms",
-            BACKOFF_RULE,
-        ),
-        Field::maps(
-            "max_interval",
-            "the longest wait (>= base_interval)",
-            "policies.{}.retry.backoff.cap_ms",
-            BACKOFF_RULE,
-        )
-        .or("10 x base_interval", "cap_ms = 10 x base_ms"),
-    ],
-};
-
-static RETRY: Table = Table {
-    at: "retry_policy",
-    binding: Binding::Exact,
-    unknown: Unknown::Refuse,
-    fields: &[
-        Field::code(
-            "retry_on",
-            "the conditions retried, comma separated",
-            "policies.{}.retry.on",
-            RETRY_ON_RULE,
-        )
-        .or("(none)", "no retry: Envoy makes no retry state without a condition (RetryStateImpl::create)"),
-        Field::maps(
-            "num_retries",
-            "retries after the first try",
-            "policies.{}.retry.max_attempts",
-            "num_retries + 1 attempts in all",
-        )
-        .or("1", "max_attempts = 2"),
-        Field::maps(
-            "per_try_timeout",
-            "each attempt's timeout",
-            "policies.{}.timeout_ms",
-            "each attempt's own timeout; 0: none",
-        )
-        .or("(none)", "no per-try timeout: an attempt runs until the route's timeout"),
-        Field::code(
-            "retriable_status_codes",
-            "the answer codes `retriable-status-codes` retries",
-            "policies.{}.retry.on",
-            "500 -> `error`, 503 -> `shed`, 429 -> `rejected`, other codes cannot happen in resim; read only when retry_on names `retriable-status-codes`, as Envoy reads them",
-        ),
-        Field::nested("retry_back_off", "the wait before a retry", &BACKOFF).or(
-            "base 25ms, max 250ms",
-            "`backoff = { kind = \"envoy\", base_ms = 25, cap_ms = 250 }` (runtime `upstream.base_retry_backoff_ms`, 25, and 10 x base)",
-        ),
-        Field::ignored("per_try_idle_timeout", "an attempt's idle time limit", "resim's answers are one message"),
-        Field::ignored("retry_priority", "the priority a retry goes to", "priorities: resim balances over all the hosts"),
-        Field::ignored("retry_host_predicate", "hosts a retry avoids", "resim's balancer picks each attempt anew"),
-        Field::ignored("host_selection_retry_max_attempts", "picks tried to satisfy the predicates", "resim's balancer picks each attempt anew"),
-        Field::ignored("retry_options_predicates", "options changed for a retry", "not modelled"),
-        Field::ignored("rate_limited_retry_back_off", "a back-off from the answer's reset headers", "resim's answers carry no headers"),
-        Field::ignored("retriable_headers", "answer headers that are retried", "resim's answers carry no headers"),
-        Field::ignored("retriable_request_headers", "requests the policy applies to", "resim's requests carry no headers: every request is taken to match"),
-    ],
-};
-
-static HEDGE: Table = Table {
-    at: "hedge_policy",
-    binding: Binding::Exact,
-    unknown: Unknown::Refuse,
-    fields: &[
-        Field::code(
-            "hedge_on_per_try_timeout",
-            "at a per-try timeout, send a retry and keep the timed-out attempt running",
-            "policies.{}.hedge",
-            "true, with a per-try timeout: `hedge = { delay_ms = per_try_timeout, max_attempts = num_retries + 1 }` instead of `retry`, approximated (a copy every delay_ms while no answer has come, the first ok wins; Envoy retries a hedge whatever retry_on says: RetryStateImpl::shouldHedgeRetryPerTryTimeout); without a per-try timeout there is nothing to hedge on",
-        )
-        .or("false", "no hedging"),
-        Field::ignored("initial_requests", "copies sent at once at the start", "resim sends one first copy, Envoy's default"),
-        Field::ignored("additional_request_chance", "the chance of one more first copy", "resim sends one first copy, Envoy's default (chance 0)"),
-    ],
-};
 
 static MATCH: Table = Table {
     at: "routes[].match",
     binding: Binding::Exact,
     unknown: Unknown::Unlisted("matching on request attributes: resim's requests carry none"),
     fields: &[
-        Field::code("prefix", "a path prefix", "services.*.routes", "the route the workload sends to"),
-        Field::code("path", "an exact path", "services.*.routes", "the route the workload sends to"),
-        Field::code("path_separated_prefix", "a path prefix ending at a `/`", "services.*.routes", "the route the workload sends to"),
-        Field::approx("safe_regex", "a path pattern", "services.*.routes", "resim's routes are names, not patterns: the route is named after its cluster"),
-        Field::ignored("headers", "header matchers", "resim's requests carry no headers"),
-        Field::ignored("query_parameters", "query matchers", "resim's requests carry no query"),
-        Field::ignored("case_sensitive", "how paths compare", "resim's routes are names"),
-        Field::ignored("runtime_fraction", "a share of the requests", "every request of the workload takes the route"),
+        Field::code(
+            "prefix",
+            "a path prefix",
+            "services.*.routes",
+            "the route the workload sends to",
+        ),
+        Field::code(
+            "path",
+            "an exact path",
+            "services.*.routes",
+            "the route the workload sends to",
+        ),
+        Field::code(
+            "path_separated_prefix",
+            "a path prefix ending at a `/`",
+            "services.*.routes",
+            "the route the workload sends to",
+        ),
+        Field::approx(
+            "safe_regex",
+            "a path pattern",
+            "services.*.routes",
+            "resim's routes are names, not patterns: the route is named after its cluster",
+        ),
+        Field::ignored(
+            "headers",
+            "header matchers",
+            "resim's requests carry no headers",
+        ),
+        Field::ignored(
+            "query_parameters",
+            "query matchers",
+            "resim's requests carry no query",
+        ),
+        Field::ignored(
+            "case_sensitive",
+            "how paths compare",
+            "resim's routes are names",
+        ),
+        Field::ignored(
+            "runtime_fraction",
+            "a share of the requests",
+            "every request of the workload takes the route",
+        ),
     ],
 };
 
@@ -180,8 +99,16 @@ static ROUTE: Table = Table {
     unknown: Unknown::Unlisted("a route setting resim does not model (headers, metadata, ...)"),
     fields: &[
         Field::nested("match", "which requests take the route", &MATCH),
-        Field::nested("route", "where they go and how (a route without it, a redirect or direct response, is not imported)", &ACTION),
-        Field::ignored("name", "the route's name", "the workload is named after its cluster and path"),
+        Field::nested(
+            "route",
+            "where they go and how (a route without it, a redirect or direct response, is not imported)",
+            &ACTION,
+        ),
+        Field::ignored(
+            "name",
+            "the route's name",
+            "the workload is named after its cluster and path",
+        ),
     ],
 };
 
@@ -190,11 +117,27 @@ static VHOST: Table = Table {
     binding: Binding::Exact,
     unknown: Unknown::Unlisted("a virtual host setting resim does not model"),
     fields: &[
-        Field::ignored("name", "the virtual host's name", "the routes below are what resim runs"),
-        Field::ignored("domains", "the hosts it answers", "the routes below are what resim runs"),
+        Field::ignored(
+            "name",
+            "the virtual host's name",
+            "the routes below are what resim runs",
+        ),
+        Field::ignored(
+            "domains",
+            "the hosts it answers",
+            "the routes below are what resim runs",
+        ),
         Field::items("routes", "its routes, each a client workload", &ROUTE),
-        Field::nested("retry_policy", "retries of the routes without their own", &RETRY),
-        Field::nested("hedge_policy", "hedging of the routes without their own", &HEDGE),
+        Field::nested(
+            "retry_policy",
+            "retries of the routes without their own",
+            &RETRY,
+        ),
+        Field::nested(
+            "hedge_policy",
+            "hedging of the routes without their own",
+            &HEDGE,
+        ),
     ],
 };
 
@@ -202,11 +145,22 @@ static VHOST: Table = Table {
 static ROUTE_CONFIG: Table = Table {
     at: "RouteConfiguration",
     binding: Binding::Exact,
-    unknown: Unknown::Unlisted("route configuration settings other than its virtual hosts: not modelled"),
+    unknown: Unknown::Unlisted(
+        "route configuration settings other than its virtual hosts: not modelled",
+    ),
     fields: &[
-        Field::ignored("name", "the route configuration's name", "names it: one of the same name and content met again (two listeners naming it) is read once"),
+        Field::ignored(
+            "name",
+            "the route configuration's name",
+            "names it: one of the same name and content met again (two listeners naming it) is read once",
+        ),
         Field::items("virtual_hosts", "the virtual hosts", &VHOST),
-        Field::code("validate_clusters", "refuse a route to a cluster Envoy does not have", "", "true by default for a bootstrap's inline route_config: a route to a cluster the file does not define is then an error, as Envoy refuses it; false (the default for RDS): a placeholder server and a warning"),
+        Field::code(
+            "validate_clusters",
+            "refuse a route to a cluster Envoy does not have",
+            "",
+            "true by default for a bootstrap's inline route_config: a route to a cluster the file does not define is then an error, as Envoy refuses it; false (the default for RDS): a placeholder server and a warning",
+        ),
     ],
 };
 
@@ -284,142 +238,6 @@ fn walk<'a>(
     Ok(())
 }
 
-/// The outcomes of resim the conditions `parts` (and, under
-/// `retriable-status-codes`, the answer codes `codes`) cover, and how, for
-/// the ledger. An unknown condition is an error at `at`.
-pub(super) fn outcomes(
-    parts: &[&str],
-    codes: &[u64],
-    at: &Node<'_>,
-) -> Result<(Vec<&'static str>, String), Error> {
-    let mut on: Vec<&'static str> = Vec::new();
-    let mut how = Vec::new();
-    let mut add = |xs: &[&'static str]| {
-        for x in xs {
-            if !on.contains(x) {
-                on.push(x);
-            }
-        }
-    };
-    for p in parts.iter().filter(|p| !p.is_empty()) {
-        let Some((_, covers, why)) = CONDITIONS.iter().find(|c| c.0 == *p) else {
-            return Err(at.err(format!(
-                "`{p}` is not a retry condition Envoy knows{}",
-                crate::error::did_you_mean(p, CONDITIONS.iter().map(|c| c.0))
-            )));
-        };
-        add(covers);
-        if *p == "retriable-status-codes" {
-            let mut shown = Vec::new();
-            for c in codes {
-                match c {
-                    500 => add(&["error"]),
-                    503 => add(&["shed"]),
-                    429 => add(&["rejected"]),
-                    _ => {}
-                }
-                shown.push(match c {
-                    500 => format!("{c} error"),
-                    503 => format!("{c} shed"),
-                    429 => format!("{c} rejected"),
-                    _ => format!("{c} cannot happen in resim"),
-                });
-            }
-            how.push(format!("retriable-status-codes: {}", if shown.is_empty() { "no code".into() } else { shown.join(", ") }));
-        } else {
-            how.push(format!("{p}: {why}"));
-        }
-    }
-    let order = ["timeout", "error", "shed", "rejected"];
-    on.sort_by_key(|o| order.iter().position(|x| x == o));
-    let to = if on.is_empty() { "nothing".to_string() } else { on.join(", ") };
-    Ok((on, format!("-> {to} ({})", how.join("; "))))
-}
-
-/// A retry policy, as read.
-#[derive(Debug, Clone)]
-struct Retry {
-    on: Vec<&'static str>,
-    retries: u64,
-    base: f64,
-    cap: f64,
-    per_try: Option<f64>,
-}
-
-/// A hedge policy, as read: hedging on per-try timeouts, and its node.
-#[derive(Debug, Clone)]
-struct Hedge<'a> {
-    on_per_try: bool,
-    node: Node<'a>,
-}
-
-fn read_retry(n: &Node<'_>, scope: &str, led: &mut Ledger) -> Result<Retry, Error> {
-    let r = read(n, &RETRY, scope, led)?;
-    let mut codes = Vec::new();
-    if let Some(c) = r.get("retriable_status_codes") {
-        for x in c.items()? {
-            codes.push(x.whole()?);
-        }
-    }
-    let on = match r.get("retry_on") {
-        Some(o) => {
-            let parts: Vec<&str> = o.str()?.split(',').map(str::trim).collect();
-            let (on, how) = outcomes(&parts, &codes, &o)?;
-            r.note(led, "retry_on", Fate::Approximated, how);
-            let (fate, how) = if parts.contains(&"retriable-status-codes") {
-                (Fate::Approximated, "read with retry_on's retriable-status-codes")
-            } else {
-                (Fate::Ignored, "retry_on does not name retriable-status-codes: Envoy does not read these codes")
-            };
-            r.note(led, "retriable_status_codes", fate, how);
-            on
-        }
-        None => {
-            r.note(led, "retriable_status_codes", Fate::Ignored, "no retry_on: Envoy retries on nothing");
-            Vec::new()
-        }
-    };
-    let retries = match r.get("num_retries") {
-        Some(x) => wrapped(&x)?.whole()?,
-        None => 1,
-    };
-    let (mut base, mut cap) = (25.0, 250.0);
-    if let Some(b) = r.nested("retry_back_off", scope, led)? {
-        let bi = b.need("base_interval", "Envoy refuses a retry_back_off without it")?;
-        base = ms(&bi, Syntax::Protobuf)?;
-        if base <= 0.0 {
-            return Err(bi.err("must be above 0 (Envoy refuses it)"));
-        }
-        cap = match b.get("max_interval") {
-            Some(m) => ms(&m, Syntax::Protobuf)?,
-            None => 10.0 * base,
-        };
-        if cap < base {
-            return Err(b.node.err("max_interval is below base_interval (Envoy refuses it)"));
-        }
-    }
-    let per_try = match r.get("per_try_timeout") {
-        Some(p) => {
-            let v = ms(&p, Syntax::Protobuf)?;
-            if v == 0.0 {
-                r.amend(led, "per_try_timeout", Fate::Mapped, "0: no per-try timeout");
-            }
-            (v > 0.0).then_some(v)
-        }
-        None => None,
-    };
-    Ok(Retry { on, retries, base, cap, per_try })
-}
-
-fn read_hedge<'a>(n: &Node<'a>, scope: &str, led: &mut Ledger) -> Result<Hedge<'a>, Error> {
-    let h = read(n, &HEDGE, scope, led)?;
-    let on_per_try = match h.get("hedge_on_per_try_timeout") {
-        Some(x) => x.bool()?,
-        None => false,
-    };
-    Ok(Hedge { on_per_try, node: h.get("hedge_on_per_try_timeout").unwrap_or_else(|| n.clone()) })
-}
-
 /// The policies a virtual host gives its routes.
 #[derive(Clone, Default)]
 struct Vhost<'a> {
@@ -454,10 +272,16 @@ impl<'c> Routes<'c> {
         let svc = match defined {
             Some(c) => c.svc.clone(),
             None => unique(&name(cluster), |n| {
-                self.clusters.iter().any(|c| c.svc == n) || self.servers.iter().any(|(_, s, ..)| s == n)
+                self.clusters.iter().any(|c| c.svc == n)
+                    || self.servers.iter().any(|(_, s, ..)| s == n)
             }),
         };
-        self.servers.push((cluster.to_string(), svc.clone(), Vec::new(), defined.is_some()));
+        self.servers.push((
+            cluster.to_string(),
+            svc.clone(),
+            Vec::new(),
+            defined.is_some(),
+        ));
         (svc, defined.is_some())
     }
 
@@ -465,10 +289,14 @@ impl<'c> Routes<'c> {
     /// has it.
     fn path(&mut self, svc: &str, path: &str) -> String {
         let taken = |p: &str, servers: &[(String, String, Vec<String>, bool)]| {
-            servers.iter().any(|(_, s, rs, _)| s != svc && rs.iter().any(|r| r == p))
+            servers
+                .iter()
+                .any(|(_, s, rs, _)| s != svc && rs.iter().any(|r| r == p))
         };
         let route = if taken(path, &self.servers) {
-            unique(&format!("/{svc}{}", path.trim_end_matches('/')), |p| taken(p, &self.servers))
+            unique(&format!("/{svc}{}", path.trim_end_matches('/')), |p| {
+                taken(p, &self.servers)
+            })
         } else {
             path.to_string()
         };
@@ -481,8 +309,16 @@ impl<'c> Routes<'c> {
     }
 
     fn route_config(&mut self, rc: &Node<'_>, led: &mut Ledger) -> Result<(), Error> {
-        let rc_name = rc.v.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-        if let Some((n, _)) = self.configs.iter().find(|(n, v)| *n == rc_name && v == rc.v) {
+        let rc_name =
+            rc.v.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+        if let Some((n, _)) = self
+            .configs
+            .iter()
+            .find(|(n, v)| *n == rc_name && v == rc.v)
+        {
             led.note(rc, Fate::Ignored, "", format!("the route configuration `{n}` again (another listener names it too): its routes are read once"));
             return Ok(());
         }
@@ -525,7 +361,10 @@ impl<'c> Routes<'c> {
         led: &mut Ledger,
     ) -> Result<(), Error> {
         let action = rt.v.get("route");
-        let Some(cl) = action.and_then(|a| a.get("cluster")).and_then(Value::as_str) else {
+        let Some(cl) = action
+            .and_then(|a| a.get("cluster"))
+            .and_then(Value::as_str)
+        else {
             led.note(rt, Fate::Ignored, "", "a route without a `cluster` (a redirect, a direct response, weighted clusters, a cluster header): resim sends a route to one named cluster");
             return Ok(());
         };
@@ -541,7 +380,9 @@ impl<'c> Routes<'c> {
         let (svc, defined) = self.server(cl);
         let route = self.path(&svc, path.unwrap_or(&format!("/{svc}")));
         let pname = unique(&name(&format!("{cl}{}", route.replace('/', "-"))), |n| {
-            self.workloads.iter().any(|w| w.header == format!("workloads.{n}"))
+            self.workloads
+                .iter()
+                .any(|w| w.header == format!("workloads.{n}"))
         });
         self.seen.push((identity, pname.clone()));
         let r = read(rt, &ROUTE, &pname, led)?;
@@ -558,7 +399,12 @@ impl<'c> Routes<'c> {
             return Err(cnode.err(format!("names cluster `{cl}`, which the file does not define: Envoy refuses this route configuration (`route: unknown cluster '{cl}'`, RouteEntryImplBase::validateClusters) unless its validate_clusters is false")));
         }
         if defined {
-            a.note(led, "cluster", Fate::Mapped, format!("the server `{svc}`, route {route}"));
+            a.note(
+                led,
+                "cluster",
+                Fate::Mapped,
+                format!("the server `{svc}`, route {route}"),
+            );
         } else {
             a.note(led, "cluster", Fate::Approximated, format!("cluster `{cl}` is not defined in this file: the server `{svc}` is a placeholder (`# set me`), and the policy takes Envoy's default thresholds (fewer than 3 retries in flight)"));
         }
@@ -570,29 +416,16 @@ impl<'c> Routes<'c> {
             Some(n) => Some(read_hedge(&n, &pname, led)?),
             None => host.hedge.clone(),
         };
-        let mut w = placeholder_workload(&pname, &route, "requests per second on this route; the configuration does not say", "how long the clients send");
-        w.notes.push(format!("clients sending to {route} through the proxy"));
-        match a.get("timeout") {
-            Some(t) => {
-                let v = ms(&t, Syntax::Protobuf)?;
-                if v > 0.0 {
-                    w.put_noted("timeout_ms", Val::n(v), "the route's timeout");
-                } else {
-                    a.amend(led, "timeout", Fate::Mapped, "0: no timeout");
-                }
-            }
-            None => {
-                w.put_noted("timeout_ms", Val::n(15_000.0), "Envoy's default route timeout");
-            }
-        }
         let budget = self
             .clusters
             .iter()
             .find(|c| c.name == cl)
             .map(|c| c.retry_budget.clone())
             .unwrap_or_else(default_budget);
+        let mut w = workload(&a, &pname, &route, led)?;
         let mut pol = Tab::new(format!("policies.{pname}"));
-        pol.notes.push(format!("the route {route} to cluster `{cl}`"));
+        pol.notes
+            .push(format!("the route {route} to cluster `{cl}`"));
         if policy(&mut pol, retry.as_ref(), hedge.as_ref(), budget, led) {
             w.put("call_policy", Val::s(&pname));
             self.policies.push(pol);
@@ -602,57 +435,35 @@ impl<'c> Routes<'c> {
     }
 }
 
-/// The policy of a route: its retry (or hedge) policy and the cluster's
-/// retry limit. Returns whether the route has one.
-fn policy(pol: &mut Tab, retry: Option<&Retry>, hedge: Option<&Hedge<'_>>, budget: Val, led: &mut Ledger) -> bool {
-    let Some(r) = retry else {
-        if let Some(h) = hedge {
-            led.renote(&h.node, Fate::Ignored, "", "Envoy hedges on a per-try timeout of the retry policy, and this route has none");
-        }
-        return false;
-    };
-    if let Some(h) = hedge {
-        let key = format!("{}.hedge", pol.header);
-        match (h.on_per_try, r.per_try) {
-            (true, Some(t)) => {
-                led.renote(&h.node, Fate::Approximated, key, "a copy after each per-try timeout, the earlier copies kept running (resim's hedge: another copy every delay_ms, the first ok wins)");
-                pol.put(
-                    "hedge",
-                    Val::table(&[
-                        ("delay_ms", Val::n(t)),
-                        ("max_attempts", Val::n((r.retries + 1) as f64)),
-                        ("cancel_losers", Val::b(true)),
-                    ]),
-                );
-                return true;
-            }
-            (true, None) => led.renote(&h.node, Fate::Ignored, "", "no per-try timeout: nothing to hedge on"),
-            (false, _) => {}
-        }
-    }
-    if let Some(t) = r.per_try {
-        pol.put_noted("timeout_ms", Val::n(t), "per_try_timeout");
-    }
-    if r.on.is_empty() {
-        return r.per_try.is_some();
-    }
-    pol.put(
-        "retry",
-        Val::table(&[
-            ("max_attempts", Val::n((r.retries + 1) as f64)),
-            ("on", Val::strs(r.on.iter().copied())),
-            (
-                "backoff",
-                Val::table(&[
-                    ("kind", Val::s("envoy")),
-                    ("base_ms", Val::n(r.base)),
-                    ("cap_ms", Val::n(r.cap)),
-                ]),
-            ),
-            ("budget", budget),
-        ]),
+/// The workload of a route, from its action `a`: its timeout (Envoy's 15 s
+/// when absent).
+fn workload(a: &Read<'_>, pname: &str, route: &str, led: &mut Ledger) -> Result<Tab, Error> {
+    let mut w = placeholder_workload(
+        pname,
+        route,
+        "requests per second on this route; the configuration does not say",
+        "how long the clients send",
     );
-    true
+    w.notes
+        .push(format!("clients sending to {route} through the proxy"));
+    match a.get("timeout") {
+        Some(t) => {
+            let v = ms(&t, Syntax::Protobuf)?;
+            if v > 0.0 {
+                w.put_noted("timeout_ms", Val::n(v), "the route's timeout");
+            } else {
+                a.amend(led, "timeout", Fate::Mapped, "0: no timeout");
+            }
+        }
+        None => {
+            w.put_noted(
+                "timeout_ms",
+                Val::n(15_000.0),
+                "Envoy's default route timeout",
+            );
+        }
+    }
+    Ok(w)
 }
 
 /// Builds the scenario of one Envoy configuration.
@@ -709,7 +520,12 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
     if routes.workloads.is_empty() {
         // clusters alone: one client per cluster
         for c in &clusters {
-            let mut w = placeholder_workload(&c.svc, &format!("/{}", c.svc), "requests per second; the configuration does not say", "how long the clients send");
+            let mut w = placeholder_workload(
+                &c.svc,
+                &format!("/{}", c.svc),
+                "requests per second; the configuration does not say",
+                "how long the clients send",
+            );
             w.notes
                 .push("no route names this cluster: a client sending to it directly".into());
             routes.workloads.push(w);
@@ -720,46 +536,4 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
     draft.tabs.extend(services);
     draft.tabs.extend(routes.workloads);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::tree::Source;
-    use super::*;
-
-    fn on(parts: &[&str], codes: &[u64]) -> Vec<&'static str> {
-        let s = Source {
-            file: "e.json".into(),
-            docs: vec![serde_json::json!("x")],
-            yaml: false,
-            bytes: 0,
-        };
-        outcomes(parts, codes, &s.root(0)).expect("known conditions").0
-    }
-
-    /// A per-try timeout is a reset of the attempt (router.cc
-    /// `onPerTryTimeoutCommon`): only `5xx`, `gateway-error` and `reset`
-    /// retry it (`wouldRetryFromReset`). A gRPC DEADLINE_EXCEEDED or a 504 is
-    /// an answer resim's servers never give.
-    #[test]
-    fn only_5xx_gateway_error_and_reset_retry_a_per_try_timeout() {
-        for p in ["5xx", "gateway-error", "reset"] {
-            assert!(on(&[p], &[]).contains(&"timeout"), "{p}");
-        }
-        for p in CONDITIONS.iter().map(|c| c.0) {
-            if !["5xx", "gateway-error", "reset"].contains(&p) {
-                assert!(!on(&[p], &[504, 408]).contains(&"timeout"), "{p}");
-            }
-        }
-        // Istio's default retryOn, with its 503
-        let istio = [
-            "connect-failure",
-            "refused-stream",
-            "unavailable",
-            "cancelled",
-            "retriable-status-codes",
-        ];
-        assert_eq!(on(&istio, &[503]), ["error", "shed"]);
-        assert_eq!(on(&["retriable-status-codes"], &[500, 429]), ["error", "rejected"]);
-    }
 }

@@ -206,11 +206,7 @@ static CIRCUIT_BREAKERS: Table = Table {
     binding: Binding::Exact,
     unknown: Unknown::Refuse,
     fields: &[
-        Field::items(
-            "thresholds",
-            "the limits per routing priority",
-            &THRESHOLDS,
-        ),
+        Field::items("thresholds", "the limits per routing priority", &THRESHOLDS),
         Field::ignored(
             "per_host_thresholds",
             "limits per host (max_connections only)",
@@ -220,7 +216,8 @@ static CIRCUIT_BREAKERS: Table = Table {
 };
 
 const LOCAL_ORIGIN: &str = "read only with split_external_local_origin_errors";
-const FAILURE_PCT: &str = "failure-percentage detection (off by default: enforcing_failure_percentage 0) is not modelled";
+const FAILURE_PCT: &str =
+    "failure-percentage detection (off by default: enforcing_failure_percentage 0) is not modelled";
 const SUCCESS_RATE: &str = "success-rate detection is not modelled (it needs success_rate_minimum_hosts hosts with success_rate_request_volume requests each per interval)";
 
 static OUTLIER: Table = Table {
@@ -478,16 +475,15 @@ fn hosts(r: &Read<'_>, svc: &str, led: &mut Ledger) -> Result<(Hosts, Vec<f64>),
     };
     let how = match hosts {
         Hosts::Static(_) => "one replica per endpoint",
-        Hosts::StrictDns(_) => "each endpoint's name resolves to its addresses at run time, each address a host: `replicas` to set",
-        Hosts::LogicalDns => "one logical host, at the first address DNS answers for its one endpoint: `replicas = 1` to check",
+        Hosts::StrictDns(_) => {
+            "each endpoint's name resolves to its addresses at run time, each address a host: `replicas` to set"
+        }
+        Hosts::LogicalDns => {
+            "one logical host, at the first address DNS answers for its one endpoint: `replicas = 1` to check"
+        }
         Hosts::Discovered => "hosts from discovery: `replicas` to set",
     };
-    r.note(
-        led,
-        "type",
-        Fate::Mapped,
-        format!("{kind}: {how}"),
-    );
+    r.note(led, "type", Fate::Mapped, format!("{kind}: {how}"));
     for e in &endpoints {
         e.note(led, "endpoint", Fate::Mapped, how);
     }
@@ -646,8 +642,9 @@ fn thresholds(r: &Read<'_>, svc: &str, led: &mut Ledger) -> Result<(u64, Val), E
 /// off).
 fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
     let mut t = Tab::new("outlier");
-    t.notes
-        .push("outlier_detection: consecutive 5xx (errors, sheds and timeouts here) eject a host".into());
+    t.notes.push(
+        "outlier_detection: consecutive 5xx (errors, sheds and timeouts here) eject a host".into(),
+    );
     let num = |k: &str, def: f64| -> Result<f64, Error> {
         match o.get(k) {
             Some(n) => wrapped(&n)?.num(),
@@ -661,15 +658,20 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
         }
     };
     let enforcing = num("enforcing_consecutive_5xx", 100.0)?;
-    if let Some(e) = o.get("enforcing_consecutive_5xx") {
+    if o.has("enforcing_consecutive_5xx") {
         let (fate, how) = if enforcing <= 0.0 {
-            (Fate::Mapped, "0: Envoy never ejects on consecutive 5xx, so no outlier table is written")
+            (
+                Fate::Mapped,
+                "0: Envoy never ejects on consecutive 5xx, so no outlier table is written",
+            )
         } else if enforcing >= 100.0 {
             (Fate::Mapped, "100: every run of failures ejects")
         } else {
-            (Fate::Approximated, "every run of failures ejects here; Envoy ejects with this chance")
+            (
+                Fate::Approximated,
+                "every run of failures ejects here; Envoy ejects with this chance",
+            )
         };
-        let _ = e;
         o.note(led, "enforcing_consecutive_5xx", fate, how);
     }
     if o.get("split_external_local_origin_errors").is_some() {
@@ -679,9 +681,15 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
             .transpose()?
             .unwrap_or(false);
         let (fate, how) = if split {
-            (Fate::Approximated, "true: Envoy counts timeouts and resets apart from 5xx answers; resim counts them together")
+            (
+                Fate::Approximated,
+                "true: Envoy counts timeouts and resets apart from 5xx answers; resim counts them together",
+            )
         } else {
-            (Fate::Mapped, "false: timeouts and resets count as 5xx, as resim counts them")
+            (
+                Fate::Mapped,
+                "false: timeouts and resets count as 5xx, as resim counts them",
+            )
         };
         o.note(led, "split_external_local_origin_errors", fate, how);
     }
@@ -690,11 +698,20 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
     }
     t.put("consecutive_failures", Val::n(num("consecutive_5xx", 5.0)?));
     t.put("interval_ms", Val::n(dur("interval", 10_000.0)?));
-    t.put("base_ejection_ms", Val::n(dur("base_ejection_time", 30_000.0)?));
-    t.put("max_ejection_pct", Val::n(num("max_ejection_percent", 10.0)?));
+    t.put(
+        "base_ejection_ms",
+        Val::n(dur("base_ejection_time", 30_000.0)?),
+    );
+    t.put(
+        "max_ejection_pct",
+        Val::n(num("max_ejection_percent", 10.0)?),
+    );
     // written only when the file gives them: Envoy's defaults are resim's
     if o.has("max_ejection_time") {
-        t.put("max_ejection_ms", Val::n(dur("max_ejection_time", 300_000.0)?));
+        t.put(
+            "max_ejection_ms",
+            Val::n(dur("max_ejection_time", 300_000.0)?),
+        );
     }
     if let Some(a) = o.get("always_eject_one_host") {
         t.put("always_eject_one_host", Val::b(a.bool()?));
@@ -713,7 +730,11 @@ impl Cluster {
         let one = match self.hosts {
             Hosts::Static(1) => true,
             Hosts::Static(0) => {
-                s.set_me("replicas", Val::n(3.0), "the cluster's hosts: the file lists no endpoint");
+                s.set_me(
+                    "replicas",
+                    Val::n(3.0),
+                    "the cluster's hosts: the file lists no endpoint",
+                );
                 false
             }
             Hosts::Static(n) => {
@@ -729,7 +750,11 @@ impl Cluster {
                 true
             }
             Hosts::Discovered => {
-                s.set_me("replicas", Val::n(3.0), "the cluster's hosts (its endpoints come from discovery)");
+                s.set_me(
+                    "replicas",
+                    Val::n(3.0),
+                    "the cluster's hosts (its endpoints come from discovery)",
+                );
                 false
             }
         };
@@ -829,8 +854,14 @@ mod tests {
             "always_eject_one_host": true,
             "max_ejection_time": "60s",
         }));
-        assert!(given.contains(&("always_eject_one_host".into(), "true".into())), "{given:?}");
-        assert!(given.contains(&("max_ejection_ms".into(), "60000".into())), "{given:?}");
+        assert!(
+            given.contains(&("always_eject_one_host".into(), "true".into())),
+            "{given:?}"
+        );
+        assert!(
+            given.contains(&("max_ejection_ms".into(), "60000".into())),
+            "{given:?}"
+        );
         let absent = outlier_keys(serde_json::json!({"consecutive_5xx": 3}));
         assert!(
             absent

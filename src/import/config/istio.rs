@@ -15,9 +15,11 @@
 //! a DestinationRule and no route gets a workload under Istio's default
 //! retry policy.
 
-use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server, placeholder_workload, unique};
+use super::draft::{
+    Draft, Fate, Ledger, Tab, Val, name, placeholder_server, placeholder_workload, unique,
+};
 use super::duration::{Syntax, ms};
-use super::envoy::outcomes;
+use super::envoy_retry::outcomes;
 use super::istio_rule::{DR, Rule, destination_rule, host_name, least_request};
 use super::spec::{Binding, Field, Read, Table, Unknown, read};
 use super::tree::{Node, Source};
@@ -99,7 +101,11 @@ static VS_SPEC: Table = Table {
     unknown: Unknown::Refuse,
     fields: &[
         Field::items("http", "the HTTP routes, each a client workload", &HTTP),
-        Field::ignored("hosts", "the hosts it routes", "the destinations name the servers"),
+        Field::ignored(
+            "hosts",
+            "the hosts it routes",
+            "the destinations name the servers",
+        ),
         Field::ignored("gateways", "the gateways it applies to", "not modelled"),
         Field::ignored("tcp", "TCP routes", "resim models the HTTP routes"),
         Field::ignored("tls", "TLS routes", "resim models the HTTP routes"),
@@ -114,7 +120,11 @@ static VS: Table = Table {
     fields: &[
         Field::ignored("apiVersion", "the API", "the resource's identity"),
         Field::ignored("kind", "the kind", "the resource's identity"),
-        Field::ignored("metadata", "its name and namespace", "the resource's identity: names the workloads"),
+        Field::ignored(
+            "metadata",
+            "its name and namespace",
+            "the resource's identity: names the workloads",
+        ),
         Field::ignored("status", "its status", "not configuration"),
         Field::nested("spec", "the routes", &VS_SPEC),
     ],
@@ -149,7 +159,12 @@ struct Retry {
 /// rules of Envoy's `retry_on`.
 fn default_retry(at: &Node<'_>) -> Result<Retry, Error> {
     let (on, _) = outcomes(&DEFAULT_RETRY_ON, &[503], at)?;
-    Ok(Retry { retries: 2, on, per_try: None, base: 25.0 })
+    Ok(Retry {
+        retries: 2,
+        on,
+        per_try: None,
+        base: 25.0,
+    })
 }
 
 /// Go's `http.StatusText(i) != ""`: the codes Istio takes in `retryOn`.
@@ -167,10 +182,18 @@ fn retries(h: &Read<'_>, scope: &str, led: &mut Ledger) -> Result<Option<Retry>,
         None => 0,
     };
     if attempts == 0 {
-        if let Some(k) = ["perTryTimeout", "retryOn", "retryRemoteLocalities"].into_iter().find(|k| r.has(k)) {
+        if let Some(k) = ["perTryTimeout", "retryOn", "retryRemoteLocalities"]
+            .into_iter()
+            .find(|k| r.has(k))
+        {
             return Err(r.node.err(format!("sets `{k}` without attempts: Istio refuses it (http retry policy configured when attempts are set to 0)")));
         }
-        r.amend(led, "attempts", Fate::Mapped, "0: no retry policy (ConvertPolicy returns none)");
+        r.amend(
+            led,
+            "attempts",
+            Fate::Mapped,
+            "0: no retry policy (ConvertPolicy returns none)",
+        );
         return Ok(None);
     }
     let mut retry = default_retry(&r.node)?;
@@ -250,7 +273,12 @@ struct Build {
 }
 
 impl Build {
-    fn virtual_service(&mut self, doc: &Node<'_>, rules: &[&Rule], led: &mut Ledger) -> Result<(), Error> {
+    fn virtual_service(
+        &mut self,
+        doc: &Node<'_>,
+        rules: &[&Rule],
+        led: &mut Ledger,
+    ) -> Result<(), Error> {
         let vs_name = doc
             .v
             .get("metadata")
@@ -279,14 +307,26 @@ impl Build {
         led: &mut Ledger,
     ) -> Result<(), Error> {
         let Some(first) = h.v.get("route").and_then(|r| r.get(0)) else {
-            led.note(h, Fate::Ignored, "", "a route without destinations (redirect, direct response, delegate)");
+            led.note(
+                h,
+                Fate::Ignored,
+                "",
+                "a route without destinations (redirect, direct response, delegate)",
+            );
             return Ok(());
         };
         let base = name(&format!(
             "{vs_name}-{}",
-            h.v.get("name").and_then(Value::as_str).map(String::from).unwrap_or_else(|| i.to_string())
+            h.v.get("name")
+                .and_then(Value::as_str)
+                .map(String::from)
+                .unwrap_or_else(|| i.to_string())
         ));
-        let wname = unique(&base, |n| self.workloads.iter().any(|w| w.header == format!("workloads.{n}")));
+        let wname = unique(&base, |n| {
+            self.workloads
+                .iter()
+                .any(|w| w.header == format!("workloads.{n}"))
+        });
         let r = spec.item("http", h, &wname, led)?;
         let host = first
             .get("destination")
@@ -295,28 +335,40 @@ impl Build {
             .ok_or_else(|| h.err("route[0] needs `destination.host`"))?
             .to_string();
         let svc = host_name(&host);
-        if let Some(route) = r.get("route") {
-            let dests = route.items()?;
-            let (fate, how) = if dests.len() == 1 {
-                (Fate::Mapped, format!("the route's destination: the server `{svc}`"))
-            } else {
-                (Fate::Approximated, format!("every request to the first destination, the server `{svc}`: weighted splits and subsets are not modelled"))
-            };
-            r.note(led, "route", fate, how);
-        }
-        r.note(led, "name", Fate::Mapped, format!("the workload and policy `{wname}`"));
-        let path = h
-            .v
-            .get("match")
-            .and_then(|m| m.get(0))
-            .and_then(|x| x.get("uri"))
-            .and_then(|u| u.get("prefix").or_else(|| u.get("exact")))
-            .and_then(Value::as_str);
+        note_destinations(&r, &svc, led)?;
+        r.note(
+            led,
+            "name",
+            Fate::Mapped,
+            format!("the workload and policy `{wname}`"),
+        );
+        let path =
+            h.v.get("match")
+                .and_then(|m| m.get(0))
+                .and_then(|x| x.get("uri"))
+                .and_then(|u| u.get("prefix").or_else(|| u.get("exact")))
+                .and_then(Value::as_str);
         let route = self.route(&svc, path, i);
-        let fate = if path.is_some() { Fate::Mapped } else { Fate::Approximated };
-        r.note(led, "match", fate, format!("the route {route} (the first match's uri)"));
-        let mut w = placeholder_workload(&wname, &route, "requests per second on this route; the resources do not say", "how long the clients send");
-        w.notes.push(format!("clients of VirtualService `{vs_name}`, http[{i}], to {host}"));
+        let fate = if path.is_some() {
+            Fate::Mapped
+        } else {
+            Fate::Approximated
+        };
+        r.note(
+            led,
+            "match",
+            fate,
+            format!("the route {route} (the first match's uri)"),
+        );
+        let mut w = placeholder_workload(
+            &wname,
+            &route,
+            "requests per second on this route; the resources do not say",
+            "how long the clients send",
+        );
+        w.notes.push(format!(
+            "clients of VirtualService `{vs_name}`, http[{i}], to {host}"
+        ));
         if let Some(t) = r.get("timeout") {
             let v = ms(&t, Syntax::Go)?;
             if v > 0.0 {
@@ -326,8 +378,16 @@ impl Build {
             }
         }
         let retry = retries(&r, &wname, led)?;
-        let budget = rules.iter().find(|x| x.svc == svc).and_then(|x| x.budget.as_ref());
-        if let Some(pol) = policy(&wname, format!("VirtualService `{vs_name}`, http[{i}]"), retry.as_ref(), budget) {
+        let budget = rules
+            .iter()
+            .find(|x| x.svc == svc)
+            .and_then(|x| x.budget.as_ref());
+        if let Some(pol) = policy(
+            &wname,
+            format!("VirtualService `{vs_name}`, http[{i}]"),
+            retry.as_ref(),
+            budget,
+        ) {
             w.put("call_policy", Val::s(&wname));
             self.policies.push(pol);
         }
@@ -339,9 +399,14 @@ impl Build {
     /// when another route has it.
     fn route(&mut self, svc: &str, path: Option<&str>, i: usize) -> String {
         let mut route = path.map(String::from).unwrap_or_else(|| format!("/{svc}"));
-        let taken = self.services.iter().any(|(s, r)| *s != svc && r.contains(&route))
+        let taken = self
+            .services
+            .iter()
+            .any(|(s, r)| *s != svc && r.contains(&route))
             || self.workloads.iter().any(|w| {
-                w.items.iter().any(|it| it.key == "route" && it.value.0 == Val::s(&route).0)
+                w.items
+                    .iter()
+                    .any(|it| it.key == "route" && it.value.0 == Val::s(&route).0)
             });
         if taken {
             route = format!("/{svc}/{i}");
@@ -358,8 +423,16 @@ impl Build {
     fn default_route(&mut self, rule: &Rule, at: &Node<'_>) -> Result<(), Error> {
         let svc = &rule.svc;
         self.services.push((svc.clone(), vec![format!("/{svc}")]));
-        let mut w = placeholder_workload(svc, &format!("/{svc}"), "requests per second; the resources do not say", "how long the clients send");
-        w.notes.push(format!("no VirtualService routes to {}: clients sending to it directly", rule.host));
+        let mut w = placeholder_workload(
+            svc,
+            &format!("/{svc}"),
+            "requests per second; the resources do not say",
+            "how long the clients send",
+        );
+        w.notes.push(format!(
+            "no VirtualService routes to {}: clients sending to it directly",
+            rule.host
+        ));
         let retry = default_retry(at)?;
         if let Some(pol) = policy(svc, "Istio's default retry policy for mesh traffic (retry.DefaultPolicy), with the host's retry limit".into(), Some(&retry), rule.budget.as_ref()) {
             w.put("call_policy", Val::s(svc));
@@ -370,30 +443,72 @@ impl Build {
     }
 }
 
+/// Notes the route's destinations: every request goes to the first.
+fn note_destinations(r: &Read<'_>, svc: &str, led: &mut Ledger) -> Result<(), Error> {
+    if let Some(route) = r.get("route") {
+        let dests = route.items()?;
+        let (fate, how) = if dests.len() == 1 {
+            (
+                Fate::Mapped,
+                format!("the route's destination: the server `{svc}`"),
+            )
+        } else {
+            (
+                Fate::Approximated,
+                format!(
+                    "every request to the first destination, the server `{svc}`: weighted splits and subsets are not modelled"
+                ),
+            )
+        };
+        r.note(led, "route", fate, how);
+    }
+    Ok(())
+}
+
 /// The tables of one server: itself, its limiter, its outlier detection and
 /// its handler.
 fn server(svc: &str, routes: &[String], rule: Option<&Rule>, limiters: &mut Vec<Tab>) -> Vec<Tab> {
     let mut s = Tab::new(format!("services.{svc}"));
     s.notes.push(format!("the host `{svc}`"));
     s.put("routes", Val::strs(routes.iter().map(String::as_str)));
-    s.set_me("replicas", Val::n(3.0), "the host's pods; the resources do not say");
-    s.put("balancer", rule.map(|r| r.balancer.clone()).unwrap_or_else(least_request));
+    s.set_me(
+        "replicas",
+        Val::n(3.0),
+        "the host's pods; the resources do not say",
+    );
+    s.put(
+        "balancer",
+        rule.map(|r| r.balancer.clone())
+            .unwrap_or_else(least_request),
+    );
     if let Some(limit) = rule.and_then(|r| r.max_requests) {
         let lname = format!("{svc}-max-requests");
         let mut l = Tab::new(format!("limiters.{lname}"));
-        l.notes.push("connectionPool.http.http2MaxRequests: a cap on requests in flight held by each proxy".into());
+        l.notes.push(
+            "connectionPool.http.http2MaxRequests: a cap on requests in flight held by each proxy"
+                .into(),
+        );
         l.put("kind", Val::s("concurrency"));
         l.put("algorithm", Val::s("fixed"));
         l.put("limit", Val::n(limit as f64));
         limiters.push(l);
-        s.put_noted("middleware", Val::strs([lname.as_str()]), "the proxy's http2MaxRequests, at the host's entrance");
+        s.put_noted(
+            "middleware",
+            Val::strs([lname.as_str()]),
+            "the proxy's http2MaxRequests, at the host's entrance",
+        );
     }
     let mut tabs = vec![s];
     if let Some(mut o) = rule.and_then(|r| r.outlier.clone()) {
         o.header = format!("services.{svc}.outlier_detection");
         tabs.push(o);
     }
-    tabs.push(placeholder_server(svc, "requests each pod handles at once", "requests", "a pod's own time per request"));
+    tabs.push(placeholder_server(
+        svc,
+        "requests each pod handles at once",
+        "requests",
+        "a pod's own time per request",
+    ));
     tabs
 }
 
@@ -408,14 +523,27 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
                 Some("DestinationRule") => {
                     let rule = destination_rule(&doc, led)?;
                     if rules.iter().any(|(r, _)| r.svc == rule.svc) {
-                        led.note(&doc, Fate::Ignored, "", format!("a second DestinationRule for `{}`: the first one read is used", rule.svc));
+                        led.note(
+                            &doc,
+                            Fate::Ignored,
+                            "",
+                            format!(
+                                "a second DestinationRule for `{}`: the first one read is used",
+                                rule.svc
+                            ),
+                        );
                         led.warn_last();
                     } else {
                         rules.push((rule, doc));
                     }
                 }
                 Some("VirtualService") => vss.push(doc),
-                Some(other) => led.note(&doc, Fate::Ignored, "", format!("an Istio {other}: not a resilience setting resim models")),
+                Some(other) => led.note(
+                    &doc,
+                    Fate::Ignored,
+                    "",
+                    format!("an Istio {other}: not a resilience setting resim models"),
+                ),
                 None => led.note(&doc, Fate::Ignored, "", "not an Istio networking resource"),
             }
         }
@@ -431,7 +559,9 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
         }
     }
     if b.services.is_empty() {
-        return Err(srcs[0].root(0).err("no VirtualService with an HTTP route and no DestinationRule: nothing to import"));
+        return Err(srcs[0].root(0).err(
+            "no VirtualService with an HTTP route and no DestinationRule: nothing to import",
+        ));
     }
     let mut limiters = Vec::new();
     let mut svc_tabs = Vec::new();

@@ -29,9 +29,21 @@ static LB: Table = Table {
             "services.{}.balancer",
             "`random`: resim's requests carry no hash key, and evenly spread keys reach hosts as uniform draws do",
         ),
-        Field::ignored("localityLbSetting", "locality balancing", "localities: resim balances over all the pods"),
-        Field::ignored("warmupDurationSecs", "a new pod's warm-up", "resim's pods are all there from the start"),
-        Field::ignored("warmup", "a new pod's warm-up", "resim's pods are all there from the start"),
+        Field::ignored(
+            "localityLbSetting",
+            "locality balancing",
+            "localities: resim balances over all the pods",
+        ),
+        Field::ignored(
+            "warmupDurationSecs",
+            "a new pod's warm-up",
+            "resim's pods are all there from the start",
+        ),
+        Field::ignored(
+            "warmup",
+            "a new pod's warm-up",
+            "resim's pods are all there from the start",
+        ),
     ],
 };
 
@@ -178,7 +190,11 @@ pub(super) static DR: Table = Table {
     fields: &[
         Field::ignored("apiVersion", "the API", "the resource's identity"),
         Field::ignored("kind", "the kind", "the resource's identity"),
-        Field::ignored("metadata", "its name and namespace", "the resource's identity"),
+        Field::ignored(
+            "metadata",
+            "its name and namespace",
+            "the resource's identity",
+        ),
         Field::ignored("status", "its status", "not configuration"),
         Field::nested("spec", "the rule", &DR_SPEC),
     ],
@@ -208,7 +224,10 @@ pub(super) struct Rule {
 
 /// Istio's default balancer.
 pub(super) fn least_request() -> Val {
-    Val::table(&[("kind", Val::s("least_request")), ("view", Val::s("caller"))])
+    Val::table(&[
+        ("kind", Val::s("least_request")),
+        ("view", Val::s("caller")),
+    ])
 }
 
 /// Reads a DestinationRule.
@@ -251,7 +270,12 @@ pub(super) fn destination_rule(doc: &Node<'_>, led: &mut Ledger) -> Result<Rule,
                 rule.max_requests = Some(n);
                 http.note(led, "http2MaxRequests", Fate::Approximated, "a fixed concurrency limit at the host's entrance; Istio's proxies each hold their own (the same with one client proxy)");
             } else {
-                http.note(led, "http2MaxRequests", Fate::Mapped, "0: unset, no limit (applyConnectionPool reads it only above 0)");
+                http.note(
+                    led,
+                    "http2MaxRequests",
+                    Fate::Mapped,
+                    "0: unset, no limit (applyConnectionPool reads it only above 0)",
+                );
             }
         }
         if let Some(m) = http.get("maxRetries") {
@@ -260,10 +284,20 @@ pub(super) fn destination_rule(doc: &Node<'_>, led: &mut Ledger) -> Result<Rule,
                 max_retries = Some(n);
                 http.note(led, "maxRetries", Fate::Mapped, "the envoy budget with percent 0: fewer than this many retries in flight, on every retry policy to the host");
             } else {
-                http.note(led, "maxRetries", Fate::Mapped, "0: unset, no limit (applyConnectionPool reads it only above 0)");
+                http.note(
+                    led,
+                    "maxRetries",
+                    Fate::Mapped,
+                    "0: unset, no limit (applyConnectionPool reads it only above 0)",
+                );
             }
             if tp.has("retryBudget") {
-                http.note(led, "maxRetries", Fate::Ignored, "a retryBudget is set: Envoy ignores max_retries");
+                http.note(
+                    led,
+                    "maxRetries",
+                    Fate::Ignored,
+                    "a retryBudget is set: Envoy ignores max_retries",
+                );
             }
         }
     }
@@ -310,14 +344,33 @@ fn balancer(lb: &Read<'_>, led: &mut Ledger) -> Result<Val, Error> {
     let Some(x) = lb.get("simple") else {
         return Ok(least_request());
     };
-    const KNOWN: [&str; 6] = ["ROUND_ROBIN", "LEAST_REQUEST", "LEAST_CONN", "RANDOM", "PASSTHROUGH", "UNSPECIFIED"];
+    const KNOWN: [&str; 6] = [
+        "ROUND_ROBIN",
+        "LEAST_REQUEST",
+        "LEAST_CONN",
+        "RANDOM",
+        "PASSTHROUGH",
+        "UNSPECIFIED",
+    ];
     let s = x.str()?.to_ascii_uppercase();
     let (val, fate, how) = match s.as_str() {
         "ROUND_ROBIN" => (Val::s("round_robin"), Fate::Mapped, "round_robin"),
-        "LEAST_REQUEST" | "LEAST_CONN" => (least_request(), Fate::Mapped, "least_request, each proxy balancing on its own counts"),
-        "UNSPECIFIED" => (least_request(), Fate::Mapped, "Istio's default, LEAST_REQUEST (applySimpleDefaultLoadBalancer)"),
+        "LEAST_REQUEST" | "LEAST_CONN" => (
+            least_request(),
+            Fate::Mapped,
+            "least_request, each proxy balancing on its own counts",
+        ),
+        "UNSPECIFIED" => (
+            least_request(),
+            Fate::Mapped,
+            "Istio's default, LEAST_REQUEST (applySimpleDefaultLoadBalancer)",
+        ),
         "RANDOM" => (Val::s("random"), Fate::Mapped, "random"),
-        "PASSTHROUGH" => (Val::s("round_robin"), Fate::Approximated, "round_robin: PASSTHROUGH sends each request to the address the caller asked for"),
+        "PASSTHROUGH" => (
+            Val::s("round_robin"),
+            Fate::Approximated,
+            "round_robin: PASSTHROUGH sends each request to the address the caller asked for",
+        ),
         other => {
             return Err(x.err(format!(
                 "`{other}` is not a simple load balancer ({}){}",
@@ -369,12 +422,16 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
         }
     };
     let mut t = Tab::new("outlier");
-    t.notes
-        .push("outlierDetection: consecutive 5xx (errors, sheds and timeouts here) eject a pod".into());
+    t.notes.push(
+        "outlierDetection: consecutive 5xx (errors, sheds and timeouts here) eject a pod".into(),
+    );
     t.notes.push("Istio has no always_eject_one_host or max_ejection_time: Envoy's defaults apply (false, 300 s). An ejection needs (ejected + 1) / pods <= maxEjectionPercent, so with 3 pods at Istio's default 10 % Envoy ejects none".into());
     t.put("consecutive_failures", Val::n(consecutive as f64));
     t.put("interval_ms", Val::n(dur("interval", 10_000.0)?));
-    t.put("base_ejection_ms", Val::n(dur("baseEjectionTime", 30_000.0)?));
+    t.put(
+        "base_ejection_ms",
+        Val::n(dur("baseEjectionTime", 30_000.0)?),
+    );
     t.put("max_ejection_pct", Val::n(pct));
     Ok(Some(t))
 }

@@ -19,6 +19,7 @@ pub mod draft;
 pub mod duration;
 pub mod envoy;
 pub mod envoy_cluster;
+pub mod envoy_retry;
 pub mod grpc;
 pub mod istio;
 pub mod istio_rule;

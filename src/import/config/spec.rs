@@ -592,9 +592,20 @@ mod tests {
         let s = src(serde_json::json!({"name": "a", "connect_timeout": "1s"}));
         let mut led = Ledger::default();
         read(&s.root(0), &ENVOYISH, "p", &mut led).unwrap();
-        let l = led.lines.iter().find(|l| l.field == "/connect_timeout").unwrap();
-        assert_eq!((l.fate, l.warn, l.how.as_str()), (Fate::Ignored, false, "not modelled"));
-        assert!(ENVOYISH.markdown().contains("Any other field: ignored: not modelled"));
+        let l = led
+            .lines
+            .iter()
+            .find(|l| l.field == "/connect_timeout")
+            .unwrap();
+        assert_eq!(
+            (l.fate, l.warn, l.how.as_str()),
+            (Fate::Ignored, false, "not modelled")
+        );
+        assert!(
+            ENVOYISH
+                .markdown()
+                .contains("Any other field: ignored: not modelled")
+        );
     }
 
     #[test]
