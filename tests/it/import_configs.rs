@@ -687,3 +687,225 @@ fn an_envoy_config_dump_imports_its_dynamic_clusters_and_routes() {
         &["workloads.payments-pay.duration_ms=2000"],
     );
 }
+
+/// The strings of a list key.
+fn strs<'a>(t: &'a toml::Table, path: &str) -> Vec<&'a str> {
+    at(t, path)
+        .as_array()
+        .unwrap_or_else(|| panic!("{path} is not a list"))
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default())
+        .collect()
+}
+
+/// (first tries, attempts) of a workload's calls, from `resim run FILE`.
+fn attempts(file: &Path, workload: &str, sets: &[&str]) -> (f64, f64) {
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = resim();
+    cmd.arg("run")
+        .arg(file)
+        .arg("--out")
+        .arg(out.path())
+        .args(["-q", "--no-report"]);
+    for s in sets {
+        cmd.args(["--set", s]);
+    }
+    cmd.assert().success();
+    let calls = crate::common::Csv::read(&out.path().join("calls.csv"));
+    let row = calls.row(&[("caller", workload)]);
+    (
+        crate::common::num(row, "first_tries"),
+        crate::common::num(row, "attempts"),
+    )
+}
+
+/// Istio's default retryOn (connect-failure, refused-stream, unavailable,
+/// cancelled, retriable-status-codes 503) does not cover a per-try timeout:
+/// Envoy resets the timed-out attempt and retries a reset only under 5xx,
+/// gateway-error or reset. A dependency slower than the per-try timeout is
+/// tried once per call, not three times.
+#[test]
+fn istios_default_retry_conditions_do_not_retry_a_per_try_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, _) = import(dir.path(), &[&fixture("istio-per-try-timeout.yaml")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let text = text.unwrap();
+    let t: toml::Table = text.parse().unwrap();
+    let p = at(&t, "policies.ratings-main").as_table().unwrap();
+    assert_eq!(f(p, "timeout_ms"), 100.0, "perTryTimeout");
+    assert_eq!(f(p, "retry.max_attempts"), 3.0, "attempts 2");
+    assert_eq!(strs(p, "retry.on"), ["error", "shed"]);
+    // every request takes 50 x its service time (p50 1 s): each attempt
+    // times out at 100 ms; 5 a second stay well within the 8 slots
+    let slow = format!(
+        "{text}\n[[faults]]\ntarget = \"ratings\"\nkind = \"latency_factor\"\nvalue = 50.0\nat_ms = 0\nfor_ms = 1000000\n"
+    );
+    let file = dir.path().join("slow.toml");
+    std::fs::write(&file, slow).unwrap();
+    let (first, all) = attempts(
+        &file,
+        "ratings-main",
+        &[
+            "workloads.ratings-main.rate_rps=5",
+            "workloads.ratings-main.duration_ms=20000",
+        ],
+    );
+    assert!(first > 90.0, "{first}");
+    assert_eq!(all, first, "a timed-out attempt is not retried");
+}
+
+/// A DestinationRule's maxRetries bounds the retries of the default policy
+/// that mesh traffic to a host without a VirtualService takes.
+#[test]
+fn istio_max_retries_bounds_the_default_policy_of_a_host_without_routes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, _) = import(dir.path(), &[&fixture("istio-destination-only.yaml")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let t: toml::Table = text.unwrap().parse().unwrap();
+    let r = at(&t, "policies.ratings.retry").as_table().unwrap();
+    assert_eq!(f(r, "max_attempts"), 3.0, "Istio's 2 retries");
+    assert_eq!(s(r, "budget.kind"), "envoy");
+    assert_eq!(f(r, "budget.percent"), 0.0);
+    assert_eq!(f(r, "budget.min_retry_concurrency"), 5.0, "maxRetries");
+}
+
+/// Istio reads consecutive5xxErrors only: the deprecated consecutiveErrors
+/// is not read, so Envoy's 5 applies.
+#[test]
+fn istio_does_not_read_the_deprecated_consecutive_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, report) =
+        import(dir.path(), &[&fixture("istio-destination-only.yaml")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let t: toml::Table = text.unwrap().parse().unwrap();
+    assert_eq!(
+        f(
+            &t,
+            "services.ratings.outlier_detection.consecutive_failures"
+        ),
+        5.0,
+        "Envoy's default, not consecutiveErrors' 2"
+    );
+    let rows = ledger(&report.unwrap());
+    assert!(
+        rows.iter()
+            .any(|(f, x)| f.ends_with("outlierDetection.consecutiveErrors") && x == "ignored"),
+        "{rows:?}"
+    );
+}
+
+/// Istio cannot tell 0 from unset and reads these numbers only above 0:
+/// http2MaxRequests 0 and maxRetries 0 are no limit, maxEjectionPercent 0 is
+/// Envoy's 10 %; an empty retryOn keeps Istio's default conditions.
+#[test]
+fn istio_zero_and_empty_values_are_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, _) = import(dir.path(), &[&fixture("istio-destination-only.yaml")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let t: toml::Table = text.unwrap().parse().unwrap();
+    assert!(!t.contains_key("limiters"), "http2MaxRequests 0: no limit");
+    assert_eq!(
+        f(&t, "services.ratings.outlier_detection.max_ejection_pct"),
+        10.0
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, _) = import(dir.path(), &[&fixture("istio-zero-values.yaml")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let t: toml::Table = text.unwrap().parse().unwrap();
+    let r = at(&t, "policies.details-main.retry").as_table().unwrap();
+    assert_eq!(
+        strs(r, "on"),
+        ["error", "shed"],
+        "retryOn \"\": the default"
+    );
+    assert_eq!(f(r, "max_attempts"), 2.0, "attempts 1");
+    assert!(!r.contains_key("budget"), "maxRetries 0: no limit");
+    runs(
+        &dir.path().join("out.toml"),
+        &["workloads.details-main.duration_ms=1000"],
+    );
+}
+
+/// Two listeners that carry one route configuration, a route met again in
+/// another listener, a second route of one cluster and path with its own
+/// policy, a route to a cluster the file does not define, DNS clusters: one
+/// scenario that loads and runs.
+#[test]
+fn an_envoy_file_whose_listeners_share_routes_is_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, text, report) =
+        import(dir.path(), &[&fixture("envoy-shared-routes.yaml")], &[]);
+    assert_eq!(code, 0, "{err}");
+    let text = text.unwrap();
+    let t: toml::Table = text.parse().unwrap();
+    let mut w: Vec<&String> = at(&t, "workloads").as_table().unwrap().keys().collect();
+    w.sort();
+    assert_eq!(
+        w,
+        ["api-api", "api-api-2", "billing-billing", "legacy-legacy"]
+    );
+    assert_eq!(
+        strs(&t, "policies.api-api.retry.on"),
+        ["timeout", "error", "shed"]
+    );
+    assert_eq!(strs(&t, "policies.api-api-2.retry.on"), ["error"]);
+    assert_eq!(s(&t, "workloads.api-api-2.route"), "/api");
+    // DNS clusters and the undefined one: placeholders to set
+    for (svc, n, why) in [
+        ("api", 2, "STRICT_DNS"),
+        ("legacy", 1, "LOGICAL_DNS"),
+        ("billing", 1, "not in this file"),
+    ] {
+        let line = text
+            .lines()
+            .skip_while(|l| *l != format!("[services.{svc}]"))
+            .find(|l| l.starts_with("replicas"))
+            .unwrap_or_else(|| panic!("no replicas for {svc}"));
+        assert!(
+            line.starts_with(&format!("replicas = {n} "))
+                && line.contains("set me")
+                && line.contains(why),
+            "{line}"
+        );
+    }
+    assert!(err.contains("cluster `billing` is not defined"), "{err}");
+    let report = report.unwrap();
+    assert!(!report.contains("not read by the importer"), "{report}");
+    runs(
+        &dir.path().join("out.toml"),
+        &[
+            "workloads.api-api.duration_ms=1000",
+            "workloads.api-api-2.duration_ms=1000",
+            "workloads.billing-billing.duration_ms=1000",
+            "workloads.legacy-legacy.duration_ms=1000",
+        ],
+    );
+}
+
+/// Envoy refuses an inline route configuration that names a cluster it does
+/// not have (`route: unknown cluster`), and a LOGICAL_DNS cluster of more
+/// than one endpoint: so does the import.
+#[test]
+fn envoy_configurations_envoy_refuses_are_refused() {
+    let cases = [
+        (
+            "unknown.yaml",
+            "static_resources:\n  listeners:\n  - name: l\n    filter_chains:\n    - filters:\n      - name: hcm\n        typed_config:\n          route_config:\n            name: r\n            virtual_hosts:\n            - name: v\n              domains: [\"*\"]\n              routes:\n              - match: { prefix: \"/\" }\n                route: { cluster: nowhere }\n  clusters:\n  - name: somewhere\n    connect_timeout: 1s\n",
+            "route: unknown cluster 'nowhere'",
+        ),
+        (
+            "logical.yaml",
+            "static_resources:\n  clusters:\n  - name: legacy\n    type: LOGICAL_DNS\n    load_assignment:\n      endpoints:\n      - lb_endpoints:\n        - endpoint: { address: { socket_address: { address: a.example.com, port_value: 80 } } }\n        - endpoint: { address: { socket_address: { address: b.example.com, port_value: 80 } } }\n",
+            "LOGICAL_DNS clusters must have a single",
+        ),
+    ];
+    for (name, body, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(name);
+        std::fs::write(&file, body).unwrap();
+        let (code, err, text, _) = import(dir.path(), &[&file], &[]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(want) && err.contains(name), "{name}: {err}");
+        assert!(!err.contains("panicked") && text.is_none(), "{err}");
+    }
+}

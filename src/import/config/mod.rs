@@ -18,8 +18,11 @@
 pub mod draft;
 pub mod duration;
 pub mod envoy;
+pub mod envoy_cluster;
+pub mod envoy_retry;
 pub mod grpc;
 pub mod istio;
+pub mod istio_rule;
 pub mod resilience4j;
 pub mod spec;
 pub mod tree;
@@ -299,7 +302,11 @@ pub fn build(
 /// The docs' "Scenarios from configurations" section holds each between
 /// `<!-- fields: FORMAT -->` and `<!-- end fields -->`.
 pub fn field_docs() -> Vec<(&'static str, String)> {
-    let formats: [(&str, &[&spec::Table]); 1] = [("grpc", &grpc::TABLES)];
+    let formats: [(&str, &[&spec::Table]); 3] = [
+        ("grpc", &grpc::TABLES),
+        ("envoy", &envoy::TABLES),
+        ("istio", &istio::TABLES),
+    ];
     formats
         .iter()
         .map(|(f, tables)| (*f, tables.iter().map(|t| t.markdown()).collect()))

@@ -175,6 +175,11 @@ pub enum Unknown {
     /// It is listed as ignored with this reason and a warning (the system
     /// ignores keys it does not know, as Spring Boot does).
     Ignore(&'static str),
+    /// It is listed as ignored with this reason, without a warning: the
+    /// system defines many more fields here than the table lists (Envoy's
+    /// `Cluster` has dozens), and none of the others changes what resim
+    /// models.
+    Unlisted(&'static str),
 }
 
 /// The fields of one kind of mapping.
@@ -251,6 +256,9 @@ impl Table {
                 cell(&rule),
                 cell(&absent)
             ));
+        }
+        if let Unknown::Unlisted(why) = self.unknown {
+            out.push_str(&format!("\nAny other field: ignored: {}\n", cell(why)));
         }
         out.push('\n');
         for f in self.fields {
@@ -353,6 +361,10 @@ fn unknown(table: &Table, key: &str, v: &Node<'_>, led: &mut Ledger) -> Result<(
                 format!("{why}{}", did_you_mean(key, names)),
             );
             led.warn_last();
+            Ok(())
+        }
+        Unknown::Unlisted(why) => {
+            led.note(v, Fate::Ignored, "", why);
             Ok(())
         }
     }
@@ -565,6 +577,34 @@ mod tests {
         assert!(
             ignored.warn && ignored.how.contains("did you mean"),
             "{ignored:?}"
+        );
+    }
+
+    static ENVOYISH: Table = Table {
+        at: "cluster",
+        binding: Binding::Exact,
+        unknown: Unknown::Unlisted("not modelled"),
+        fields: &[Field::maps("name", "its name", "k", "as written")],
+    };
+
+    #[test]
+    fn an_unlisted_key_is_ignored_without_a_warning_and_the_docs_say_so() {
+        let s = src(serde_json::json!({"name": "a", "connect_timeout": "1s"}));
+        let mut led = Ledger::default();
+        read(&s.root(0), &ENVOYISH, "p", &mut led).unwrap();
+        let l = led
+            .lines
+            .iter()
+            .find(|l| l.field == "/connect_timeout")
+            .unwrap();
+        assert_eq!(
+            (l.fate, l.warn, l.how.as_str()),
+            (Fate::Ignored, false, "not modelled")
+        );
+        assert!(
+            ENVOYISH
+                .markdown()
+                .contains("Any other field: ignored: not modelled")
         );
     }
 
