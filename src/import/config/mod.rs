@@ -22,6 +22,7 @@ pub mod grpc;
 pub mod istio;
 pub mod resilience4j;
 pub mod spec;
+pub mod spring;
 pub mod tree;
 
 use super::Format;
