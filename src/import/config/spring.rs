@@ -288,9 +288,15 @@ fn to_value(t: T, at: &mut Vec<Seg>) -> Result<Value, Fault> {
 
 /// A YAML or JSON document as Spring binds it: every key split at its dots
 /// (`resilience4j.circuitbreaker: {...}` is `resilience4j: {circuitbreaker:
-/// {...}}`), merged with the nested keys it meets. Returns the tree and
-/// whether any key was split.
-pub fn expand(doc: &Value) -> Result<(Value, bool), Fault> {
+/// {...}}`), merged with the nested keys it meets. Only the top-level keys
+/// whose first element `wanted` accepts are read so; the others stay as
+/// written (another part of the application's configuration, where a
+/// package name may be both a key and the start of another, as
+/// `logging.level` has them). Returns the tree and whether any key was split.
+pub fn expand(doc: &Value, wanted: &dyn Fn(&str) -> bool) -> Result<(Value, bool), Fault> {
+    let Value::Object(top) = doc else {
+        return Ok((doc.clone(), false));
+    };
     let mut split = false;
     let mut origin = |k: &str| {
         if segments(k).len() > 1 {
@@ -298,48 +304,52 @@ pub fn expand(doc: &Value) -> Result<(Value, bool), Fault> {
         }
         format!("as `{k}`")
     };
-    let t = from_value(doc, &mut Vec::new(), &mut origin)?;
+    let mut t = T::Map(Vec::new());
+    let mut at = Vec::new();
+    for (k, x) in top {
+        let segs = segments(k);
+        let read = matches!(segs.first(), Some(Seg::Key(first)) if wanted(first));
+        if !read {
+            insert(&mut t, &mut at, &[Seg::Key(k.clone())], T::Leaf(x.clone()), &origin(k))?;
+            continue;
+        }
+        at.extend(segs.iter().cloned());
+        let child = from_value(x, &mut at, &mut origin);
+        at.clear();
+        let o = origin(k);
+        insert(&mut t, &mut at, &segs, child?, &o)?;
+    }
     Ok((to_value(t, &mut Vec::new())?, split))
 }
 
 /// A `.properties` file's documents (Spring Boot splits a file at a line
-/// `#---` or `!---`), each as one tree. A fault carries the 1-based line of
-/// the property it names.
+/// `#---` or `!---`), each a mapping of property names to their values in
+/// the file's order, to be read as a tree by [`expand`]. A property given
+/// twice in a document is a fault at its second line (1-based).
 pub fn properties(text: &str) -> Result<Vec<Value>, (Fault, usize)> {
     let mut docs = Vec::new();
-    let mut t = T::Map(Vec::new());
+    let mut doc = Map::new();
     let mut lines: Vec<(String, usize)> = Vec::new();
-    let finish = |t: T, lines: &[(String, usize)]| {
-        to_value(t, &mut Vec::new()).map_err(|f| {
-            let line = lines
-                .iter()
-                .find(|(k, _)| k.starts_with(&f.path))
-                .map_or(0, |(_, l)| *l);
-            (f, line)
-        })
-    };
     for (line, key, value) in logical_lines(text) {
         let Some(key) = key else {
             // a document separator
-            if !lines.is_empty() {
-                docs.push(finish(std::mem::replace(&mut t, T::Map(Vec::new())), &lines)?);
+            if !doc.is_empty() {
+                docs.push(Value::Object(std::mem::take(&mut doc)));
             }
             lines.clear();
             continue;
         };
-        let segs = segments(&key);
-        insert(
-            &mut t,
-            &mut Vec::new(),
-            &segs,
-            T::Leaf(Value::String(value)),
-            &format!("on line {line}"),
-        )
-        .map_err(|f| (f, line))?;
-        lines.push((shown(&segs), line));
+        if let Some((_, first)) = lines.iter().find(|(k, _)| *k == key) {
+            let message = format!(
+                "is given twice (lines {first} and {line}): Spring takes the last without a word; write it once"
+            );
+            return Err((Fault { path: key, message }, line));
+        }
+        lines.push((key.clone(), line));
+        doc.insert(key, Value::String(value));
     }
-    if !lines.is_empty() {
-        docs.push(finish(t, &lines)?);
+    if !doc.is_empty() {
+        docs.push(Value::Object(doc));
     }
     Ok(docs)
 }
@@ -472,9 +482,10 @@ mod tests {
         let doc = json!({
             "resilience4j.circuitbreaker": {"instances": {"a": {"slidingWindowSize": 6}}},
             "resilience4j": {"retry.instances.a": {"maxAttempts": 2}},
-            "spring": {"application.name": "x"}
+            "spring": {"application.name": "x"},
+            "logging": {"level.io.github": "INFO", "level.io.github.resilience4j": "DEBUG"}
         });
-        let (v, split) = expand(&doc).unwrap();
+        let (v, split) = expand(&doc, &|k| k != "logging").unwrap();
         assert!(split);
         assert_eq!(
             v,
@@ -483,17 +494,18 @@ mod tests {
                     "circuitbreaker": {"instances": {"a": {"slidingWindowSize": 6}}},
                     "retry": {"instances": {"a": {"maxAttempts": 2}}}
                 },
-                "spring": {"application": {"name": "x"}}
+                "spring": {"application": {"name": "x"}},
+                "logging": {"level.io.github": "INFO", "level.io.github.resilience4j": "DEBUG"}
             })
         );
-        let (_, split) = expand(&json!({"a": {"b": 1}})).unwrap();
+        let (_, split) = expand(&json!({"a": {"b": 1}}), &|_| true).unwrap();
         assert!(!split);
     }
 
     #[test]
     fn a_field_given_twice_is_an_error_naming_it() {
         let doc = json!({"a": {"b": 1}, "a.b": 2});
-        let f = expand(&doc).unwrap_err();
+        let f = expand(&doc, &|_| true).unwrap_err();
         assert_eq!(f.path, "a.b");
         assert!(f.message.contains("given twice (again as `a.b`)"), "{f:?}");
     }
@@ -505,30 +517,37 @@ mod tests {
             resilience4j.retry.instances.backendA.waitDuration : 500ms\n\
             resilience4j.retry.instances.backendA.retryExceptions[0]=java.io.IOException\n\
             resilience4j.retry.instances.backendA.retryExceptions[1]  java.util.concurrent.\\\n    TimeoutException\n\
+            logging.level.io.github=INFO\n\
+            logging.level.io.github.resilience4j=DEBUG\n\
             key\\ with\\ space=v\\u0041\n";
         let docs = properties(text).unwrap();
+        let (v, split) = expand(&docs[0], &|k| k == "resilience4j").unwrap();
+        assert!(split);
         assert_eq!(
-            docs,
-            [json!({
+            v,
+            json!({
                 "resilience4j": {"retry": {"instances": {"backendA": {
                     "maxAttempts": "3",
                     "waitDuration": "500ms",
                     "retryExceptions": ["java.io.IOException", "java.util.concurrent.TimeoutException"]
                 }}}},
+                "logging.level.io.github": "INFO",
+                "logging.level.io.github.resilience4j": "DEBUG",
                 "key with space": "vA"
-            })]
+            })
         );
     }
 
     #[test]
     fn properties_documents_gaps_and_repeats() {
         let docs = properties("a.b=1\n#---\na.b=2\n").unwrap();
-        assert_eq!(docs, [json!({"a": {"b": "1"}}), json!({"a": {"b": "2"}})]);
-        let (f, line) = properties("a.l[0]=x\na.l[2]=y\n").unwrap_err();
-        assert_eq!((f.path.as_str(), line), ("a.l[2]", 2));
+        assert_eq!(docs, [json!({"a.b": "1"}), json!({"a.b": "2"})]);
+        let docs = properties("a.l[0]=x\na.l[2]=y\n").unwrap();
+        let f = expand(&docs[0], &|_| true).unwrap_err();
+        assert_eq!(f.path, "a.l[2]");
         assert!(f.message.contains("no [1]"), "{f:?}");
         let (f, line) = properties("a.b=1\na.b=2\n").unwrap_err();
         assert_eq!((f.path.as_str(), line), ("a.b", 2));
-        assert!(f.message.contains("again on line 2"), "{f:?}");
+        assert!(f.message.contains("lines 1 and 2"), "{f:?}");
     }
 }

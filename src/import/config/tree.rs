@@ -349,9 +349,9 @@ pub fn read(path: &Path) -> Result<Source, Error> {
 }
 
 /// Reads a `.properties` file (UTF-8, or ISO-8859-1 as `java.util.Properties`
-/// reads a file that is not UTF-8) into one tree per document, as Spring
-/// Boot binds it ([`super::spring::properties`]); its paths are shown as the
-/// property names.
+/// reads a file that is not UTF-8): one mapping of property names per
+/// document ([`super::spring::properties`]), which [`spring`] reads as a
+/// tree; its paths are shown as the property names.
 fn read_properties(path: &Path, bytes: &[u8], len: u64) -> Result<Source, Error> {
     let text: String = match std::str::from_utf8(bytes) {
         Ok(t) => t.to_string(),
@@ -378,15 +378,15 @@ fn read_properties(path: &Path, bytes: &[u8], len: u64) -> Result<Source, Error>
     })
 }
 
-/// `src` as Spring Boot binds it: every key of every document split at its
-/// dots ([`super::spring::expand`]). A JSON file whose keys were split shows
-/// its paths as property names too (`resilience4j.retry.instances.a`), the
-/// names Spring gives them.
-pub fn spring(src: Source) -> Result<Source, Error> {
+/// `src` as Spring Boot binds it: every key under the top-level keys
+/// `wanted` accepts split at its dots ([`super::spring::expand`]). A JSON
+/// file whose keys were split shows its paths as property names too
+/// (`resilience4j.retry.instances.a`), the names Spring gives them.
+pub fn spring(src: Source, wanted: &dyn Fn(&str) -> bool) -> Result<Source, Error> {
     let mut docs = Vec::with_capacity(src.docs.len());
     let mut split = false;
     for (i, d) in src.docs.iter().enumerate() {
-        let (v, s) = super::spring::expand(d).map_err(|f| {
+        let (v, s) = super::spring::expand(d, wanted).map_err(|f| {
             let at = if src.docs.len() > 1 && src.yaml {
                 format!("(document {}) {}", i + 1, f.path)
             } else {
