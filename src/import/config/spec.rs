@@ -730,6 +730,55 @@ mod tests {
     }
 
     #[test]
+    fn a_chain_takes_each_field_from_the_nearest_mapping_that_has_it() {
+        let s = src(serde_json::json!({
+            "inst": {"max-attempts": 2, "tpyo": 1},
+            "base": {"maxAttempts": 5, "tpyo": 1},
+            "root": {"wait": true}
+        }));
+        let root = s.root(0);
+        let f: Vec<Node<'_>> = root.named().unwrap().into_iter().map(|(_, n)| n).collect();
+        static CHAINED: Table = Table {
+            at: "chained",
+            binding: Binding::Relaxed,
+            unknown: Unknown::Ignore("ignored"),
+            fields: &[
+                Field::maps("maxAttempts", "attempts", "p.{}.n", "as written").or("3", "3"),
+                Field::ignored("wait", "waits", "no waits"),
+                Field::maps("other", "other", "p.{}.o", "as written").or("1", "1"),
+            ],
+        };
+        let mut led = Ledger::default();
+        let r = read_chain(&f, &CHAINED, "a", &mut led).unwrap();
+        assert_eq!(r.get("maxAttempts").map(|n| n.path()), Some("/inst/max-attempts".into()));
+        assert_eq!(r.from_level("maxAttempts", 1).map(|(l, _)| l), Some(1));
+        assert_eq!(r.all("maxAttempts").len(), 2);
+        let lines: Vec<(&str, Fate, &str)> = led
+            .lines
+            .iter()
+            .map(|l| (l.field.as_str(), l.fate, l.key.as_str()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("/inst/tpyo", Fate::Ignored, ""),
+                ("/base/tpyo", Fate::Ignored, ""),
+                ("/inst/max-attempts", Fate::Mapped, "p.a.n"),
+                ("/base/maxAttempts", Fate::Ignored, ""),
+                ("/root/wait", Fate::Ignored, ""),
+                ("/inst/other", Fate::Defaulted, "p.a.o"),
+            ]
+        );
+        assert!(led.lines[3].how.contains("overridden by `/inst/max-attempts`"));
+        // a shared mapping read again adds no second line for its unknown
+        // or ignored fields
+        let n = led.lines.len();
+        read_chain(&f[1..], &CHAINED, "b", &mut led).unwrap();
+        let again: Vec<&str> = led.lines[n..].iter().map(|l| l.field.as_str()).collect();
+        assert_eq!(again, ["/base/maxAttempts", "/base/other"]);
+    }
+
+    #[test]
     fn the_docs_table_names_every_field_and_its_nested_table() {
         let md = OUTER.markdown();
         assert!(md.contains("| `maxAttempts` | attempts | 3 | `policies.NAME.max_attempts` |"));

@@ -511,8 +511,11 @@ fn backend(
             }
         }
         let r = read_chain(&levels, m.table, &bn, led)?;
-        if r.present().next().is_none() && levels.len() == 1 {
-            led.note(&inst, Fate::Mapped, "", "no fields: resilience4j's defaults");
+        for l in &levels {
+            let empty = l.v.is_null() || l.v.as_object().is_some_and(|o| o.is_empty());
+            if empty && !led.noted(l) {
+                led.note(l, Fate::Mapped, "", "no fields of its own: what it inherits, else resilience4j's defaults");
+            }
         }
         match m.kind {
             Kind::Retry => {

@@ -190,13 +190,13 @@ fn wait(r: &Read<'_>, led: &mut Ledger) -> Result<Val, Error> {
         return Err(wnode.err("must be at least 1 ms with an exponential or randomized wait (IntervalFunction.checkInterval)"));
     }
     note_from(r, "waitDuration", w, Fate::Mapped, &key("base_ms"), "the wait before the first retry (every retry's, when constant)", led);
-    for (f, x, what) in [
-        ("enableExponentialBackoff", &expo, "exponential"),
-        ("enableRandomizedWait", &random, "jitter_factor"),
+    for (f, x, on, off) in [
+        ("enableExponentialBackoff", &expo, "on: the wait grows, `kind = \"exponential\"`", "off: the wait does not grow"),
+        ("enableRandomizedWait", &random, "on: each wait drawn around its value, `jitter_factor`", "off: the wait is not drawn"),
     ] {
         if let Some((_, _, v)) = x {
-            let how = if *v { format!("{what}: on") } else { format!("{what}: off") };
-            note_from(r, f, w, Fate::Mapped, &key("kind"), &how, led);
+            let k = if f.contains("Random") { key("jitter_factor") } else { key("kind") };
+            note_from(r, f, w, Fate::Mapped, &k, if *v { on } else { off }, led);
         }
     }
     let mut backoff = Vec::new();
@@ -345,7 +345,11 @@ pub fn breaker(r: &Read<'_>, pol: &mut Tab, led: &mut Ledger) -> Result<bool, Er
     } else {
         Val::table(&[("ms", Val::n(size as f64 * 1000.0))])
     };
-    let shape = if count_based { "COUNT_BASED: the last N calls, `window = { count = N }`" } else { "TIME_BASED: the calls of the last N seconds, `window = { ms = N x 1000 }`; approximated: resilience4j counts whole epoch seconds, the current one and the N - 1 before (SlidingTimeWindowMetrics)" };
+    let shape = if count_based {
+        "COUNT_BASED: the last N calls, `window = { count = N }`"
+    } else {
+        "TIME_BASED: the calls of the last N seconds, `window = { ms = N x 1000 }`, where resilience4j counts whole epoch seconds (the current one and the N - 1 before: SlidingTimeWindowMetrics)"
+    };
     let fate = if count_based { Fate::Mapped } else { Fate::Approximated };
     note_code(r, "slidingWindowType", fate, &key("window"), shape, led);
     note_code(r, "slidingWindowSize", fate, &key("window"), shape, led);

@@ -191,7 +191,7 @@ pub static BREAKER: Table = Table {
             "policies.{}.breaker.half_open_calls",
             "resim closes when every trial succeeds and reopens at the first failure; resilience4j decides after min(minimumNumberOfCalls, trials) trials by the failure rate (CircuitBreakerStateMachine.HalfOpenState)",
         )
-        .or("10", "10; approximated as written"),
+        .or("10", "10, approximated as a written value is"),
         Field::code(
             "enableExponentialBackoff",
             "each opening lasts longer: waitDurationInOpenState x multiplier^(n-1)",
@@ -411,7 +411,7 @@ pub static BULKHEAD: Table = Table {
 const ORDER: &str = "the aspects' order (lower runs outside): by default Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call)))))";
 const ORDER_RULE: &str = "read with the other modules' orders: where it puts the circuit breaker outside the retry, resim's breaker (which counts calls after their retries) is exact; where it puts the time limiter outside the retry, `timeoutDuration` is the call's deadline";
 const NAMES: &str = "the instances by name: each name is a backend, a server with a route `/NAME` and a workload calling it through `[policies.NAME]`";
-const CONFIGS: &str = "shared configs by name: an instance names one by `baseConfig`; `default` is the base of any instance (and config) that names none";
+const CONFIGS: &str = "shared configs by name, inherited through `baseConfig` or as `default` (the inheritance rules are above the tables)";
 const OLD_NAMES: &str = "the older name of `instances` (`getBackends()` returns the same map)";
 const TAGS: &str = "metric tags: no behaviour";
 const METRICS: &str = "metrics switches (`metrics.enabled`, `metrics.legacy.enabled`): no behaviour";
