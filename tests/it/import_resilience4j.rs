@@ -37,17 +37,24 @@ fn has(rows: &[(String, String)], field: &str, fate: &str) -> bool {
 #[test]
 fn dotted_top_level_keys_bind_as_the_nested_map() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, err, text, report) =
-        import(dir.path(), &[&fixture("resilience4j-dotted.yml")], &[]);
+    let (code, err, text, report) = import(dir.path(), &[&fixture("resilience4j-dotted.yml")], &[]);
     assert_eq!(code, 0, "{err}");
     let t: toml::Table = text.unwrap().parse().unwrap();
     // catalog: retry from configs.default, breaker from its own and default
     let c = at(&t, "policies.catalog").as_table().unwrap();
     assert_eq!(f(c, "retry.max_attempts"), 3.0);
     assert_eq!(f(c, "retry.backoff.base_ms"), 250.0);
-    assert_eq!(strs(c, "retry.on"), ["timeout", "error"], "IOException, TimeoutException");
+    assert_eq!(
+        strs(c, "retry.on"),
+        ["timeout", "error"],
+        "IOException, TimeoutException"
+    );
     assert_eq!(f(c, "breaker.window.ms"), 30_000.0, "TIME_BASED, 30 s");
-    assert_eq!(f(c, "breaker.min_calls"), 20.0, "as written for a time window");
+    assert_eq!(
+        f(c, "breaker.min_calls"),
+        20.0,
+        "as written for a time window"
+    );
     assert_eq!(f(c, "breaker.failure_rate"), 0.4);
     assert_eq!(f(c, "breaker.open_ms"), 15_000.0);
     // pricing: its own exponential wait, and the one-line dotted time limiter
@@ -78,7 +85,10 @@ fn dotted_top_level_keys_bind_as_the_nested_map() {
             "ignored",
         ),
     ] {
-        assert!(has(&rows, field, fate), "{field} should be {fate}: {rows:?}");
+        assert!(
+            has(&rows, field, fate),
+            "{field} should be {fate}: {rows:?}"
+        );
     }
     assert!(!report.contains("not read by the importer"), "{report}");
     runs(
@@ -104,7 +114,11 @@ fn a_dotted_key_in_json_is_a_path_shown_as_the_property_name() {
     assert_eq!(f(&t, "policies.a.retry.backoff.base_ms"), 10.0);
     let rows = ledger(&report.unwrap());
     assert!(
-        has(&rows, "resilience4j.retry.instances.a.maxAttempts", "mapped"),
+        has(
+            &rows,
+            "resilience4j.retry.instances.a.maxAttempts",
+            "mapped"
+        ),
         "{rows:?}"
     );
 }
@@ -112,8 +126,7 @@ fn a_dotted_key_in_json_is_a_path_shown_as_the_property_name() {
 #[test]
 fn a_properties_file_imports_with_the_older_names_and_a_chain_of_configs() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, err, text, report) =
-        import(dir.path(), &[&fixture("resilience4j.properties")], &[]);
+    let (code, err, text, report) = import(dir.path(), &[&fixture("resilience4j.properties")], &[]);
     assert_eq!(code, 0, "{err}");
     let t: toml::Table = text.unwrap().parse().unwrap();
     let p = at(&t, "policies.stock").as_table().unwrap();
@@ -131,7 +144,11 @@ fn a_properties_file_imports_with_the_older_names_and_a_chain_of_configs() {
     assert_eq!(strs(p, "retry.on"), ["timeout", "shed"]);
     assert_eq!(f(p, "breaker.window.count"), 6.0);
     assert_eq!(f(p, "breaker.min_calls"), 6.0);
-    assert_eq!(f(p, "breaker.failure_rate"), 0.5, "the misspelt key is not read");
+    assert_eq!(
+        f(p, "breaker.failure_rate"),
+        0.5,
+        "the misspelt key is not read"
+    );
     assert_eq!(f(&t, "limiters.stock.limit"), 20.0);
     assert_eq!(f(&t, "limiters.stock.window_ms"), 1000.0);
     assert_eq!(f(&t, "limiters.stock.max_delay_ms"), 100.0);
@@ -142,23 +159,43 @@ fn a_properties_file_imports_with_the_older_names_and_a_chain_of_configs() {
         ("logging.level.io.github", "ignored"),
         ("logging.level.io.github.resilience4j", "ignored"),
         ("resilience4j.retry.configs.slow.baseConfig", "mapped"),
-        ("resilience4j.retry.backends.stock.retryExceptions", "approximated"),
-        ("resilience4j.circuitbreaker.backends.stock.failureRateTreshold", "ignored"),
-        ("resilience4j.ratelimiter.limiters.stock.subscribeForEvents", "ignored"),
+        (
+            "resilience4j.retry.backends.stock.retryExceptions",
+            "approximated",
+        ),
+        (
+            "resilience4j.circuitbreaker.backends.stock.failureRateTreshold",
+            "ignored",
+        ),
+        (
+            "resilience4j.ratelimiter.limiters.stock.subscribeForEvents",
+            "ignored",
+        ),
         ("resilience4j.circuitbreaker.metrics", "ignored"),
         // the breaker outside the retry: resim's breaker is exact
         ("resilience4j.circuitbreaker.backends.stock", "mapped"),
     ] {
-        assert!(has(&rows, field, fate), "{field} should be {fate}: {rows:?}");
+        assert!(
+            has(&rows, field, fate),
+            "{field} should be {fate}: {rows:?}"
+        );
     }
     // an unknown key is ignored, as Spring ignores it, with a warning
     assert!(
         err.contains("failureRateTreshold") && err.contains("did you mean `failureRateThreshold`"),
         "{err}"
     );
-    assert!(report.contains("com.acme.OutOfStockException (not retried): a class the import does not know"), "{report}");
+    assert!(
+        report.contains(
+            "com.acme.OutOfStockException (not retried): a class the import does not know"
+        ),
+        "{report}"
+    );
     assert!(!report.contains("not read by the importer"), "{report}");
-    runs(&dir.path().join("out.toml"), &["workloads.stock.duration_ms=2000"]);
+    runs(
+        &dir.path().join("out.toml"),
+        &["workloads.stock.duration_ms=2000"],
+    );
 }
 
 /// resilience4j opens a COUNT_BASED breaker after min(minimumNumberOfCalls,
@@ -177,7 +214,9 @@ fn a_small_count_window_opens_after_its_size_as_resilience4j_opens_it() {
     assert_eq!(f(&t, "policies.ledger.breaker.window.count"), 6.0);
     assert_eq!(f(&t, "policies.ledger.breaker.min_calls"), 6.0);
     assert!(
-        report.unwrap().contains("min(minimumNumberOfCalls 100, slidingWindowSize 6)"),
+        report
+            .unwrap()
+            .contains("min(minimumNumberOfCalls 100, slidingWindowSize 6)"),
         "the ledger says why"
     );
     let faulty = format!(
@@ -201,7 +240,10 @@ fn a_small_count_window_opens_after_its_size_as_resilience4j_opens_it() {
     // about 400 calls over 20 s; open 2 s at a time after 6 failures, then
     // 10 failing trials reopen it: it opens about every 2.5 s
     assert!(num(row, "breaker_opened") >= 5.0, "{row:?}");
-    assert!(num(row, "breaker_refused") > num(row, "attempts"), "{row:?}");
+    assert!(
+        num(row, "breaker_refused") > num(row, "attempts"),
+        "{row:?}"
+    );
 }
 
 #[test]
@@ -217,7 +259,10 @@ fn resim_check_warns_of_a_breaker_that_can_never_open() {
             cmd.args(["--set", s]);
         }
         let out = cmd.output().unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     };
     assert!(text.is_some());
     let (code, stderr) = check(&[]);
@@ -238,8 +283,14 @@ fn resim_check_warns_of_a_breaker_that_can_never_open() {
 #[test]
 fn retry_exceptions_choose_the_outcomes_retried() {
     let cases: [(&str, &[&str]); 6] = [
-        ("retryExceptions: [java.util.concurrent.TimeoutException]", &["timeout"]),
-        ("retryExceptions: [java.io.IOException]", &["timeout", "error"]),
+        (
+            "retryExceptions: [java.util.concurrent.TimeoutException]",
+            &["timeout"],
+        ),
+        (
+            "retryExceptions: [java.io.IOException]",
+            &["timeout", "error"],
+        ),
         (
             "retryExceptions: org.springframework.web.client.HttpServerErrorException",
             &["error", "shed"],
@@ -264,7 +315,12 @@ fn retry_exceptions_choose_the_outcomes_retried() {
         let t = t.unwrap();
         assert_eq!(strs(&t, "policies.pay.retry.on"), want, "{line}");
         if want.is_empty() {
-            assert!(err.contains("com.acme.PaymentDeclined (retried): a class the import does not know"), "{err}");
+            assert!(
+                err.contains(
+                    "com.acme.PaymentDeclined (retried): a class the import does not know"
+                ),
+                "{err}"
+            );
         }
     }
 }
@@ -307,7 +363,11 @@ fn configs_inherit_as_resilience4j_resolves_them() {
     assert_eq!(f(&t, "policies.b.breaker.min_calls"), 100.0);
     let report = report.unwrap();
     assert!(
-        has(&ledger(&report), "resilience4j.circuitbreaker.configs.default", "ignored"),
+        has(
+            &ledger(&report),
+            "resilience4j.circuitbreaker.configs.default",
+            "ignored"
+        ),
         "no breaker inherits it: {report}"
     );
     assert!(!report.contains("not read by the importer"), "{report}");
@@ -319,32 +379,51 @@ fn bad_resilience4j_configurations_exit_2_naming_the_field() {
         (
             "cycle.yaml",
             "resilience4j:\n  retry:\n    configs:\n      first: {baseConfig: second}\n      second: {baseConfig: first}\n    instances:\n      a: {baseConfig: first}\n",
-            &["resilience4j.retry.configs.first", "inherited in a circle: a -> first -> second -> first"],
+            &[
+                "resilience4j.retry.configs.first",
+                "inherited in a circle: a -> first -> second -> first",
+            ],
         ),
         (
             "self.yaml",
             "resilience4j:\n  circuitbreaker:\n    configs:\n      a: {slidingWindowSize: 5}\n    instances:\n      a: {baseConfig: a}\n",
-            &["resilience4j.circuitbreaker.instances.a.baseConfig", "circular reference"],
+            &[
+                "resilience4j.circuitbreaker.instances.a.baseConfig",
+                "circular reference",
+            ],
         ),
         (
             "factor.yaml",
             "resilience4j:\n  retry:\n    instances:\n      a: {waitDuration: 1s, enableRandomizedWait: true, randomizedWaitFactor: 1}\n",
-            &["resilience4j.retry.instances.a.randomizedWaitFactor", "below 1"],
+            &[
+                "resilience4j.retry.instances.a.randomizedWaitFactor",
+                "below 1",
+            ],
         ),
         (
             "window.yaml",
             "resilience4j:\n  circuitbreaker:\n    instances:\n      a: {slidingWindowType: SLIDING}\n",
-            &["resilience4j.circuitbreaker.instances.a.slidingWindowType", "COUNT_BASED, TIME_BASED"],
+            &[
+                "resilience4j.circuitbreaker.instances.a.slidingWindowType",
+                "COUNT_BASED, TIME_BASED",
+            ],
         ),
         (
             "both.yaml",
             "resilience4j:\n  circuitbreaker:\n    instances:\n      a: {waitDurationInOpenState: 1s, enableExponentialBackoff: true, enableRandomizedWait: true}\n",
-            &["resilience4j.circuitbreaker.instances.a.enableRandomizedWait", "refuses both"],
+            &[
+                "resilience4j.circuitbreaker.instances.a.enableRandomizedWait",
+                "refuses both",
+            ],
         ),
         (
             "twice.yaml",
             "resilience4j.retry.instances.a.maxAttempts: 2\nresilience4j:\n  retry:\n    instances:\n      a:\n        maxAttempts: 3\n",
-            &["twice.yaml", "resilience4j.retry.instances.a.maxAttempts", "given twice"],
+            &[
+                "twice.yaml",
+                "resilience4j.retry.instances.a.maxAttempts",
+                "given twice",
+            ],
         ),
         (
             "alias.yaml",
@@ -365,7 +444,10 @@ fn bad_resilience4j_configurations_exit_2_naming_the_field() {
             assert!(err.contains(e), "{name}: `{e}` not in: {err}");
         }
         assert!(!err.contains("panicked"), "{err}");
-        assert!(t.is_none() && report.is_none(), "{name}: nothing is written");
+        assert!(
+            t.is_none() && report.is_none(),
+            "{name}: nothing is written"
+        );
     }
 }
 

@@ -427,9 +427,7 @@ pub fn read_chain<'a>(
                         format!("overridden by `{by}`, which {scope} reads first"),
                     );
                 }
-                (Rule::Maps { key, how }, false) => {
-                    led.note(v, Fate::Mapped, r.scoped(key), how)
-                }
+                (Rule::Maps { key, how }, false) => led.note(v, Fate::Mapped, r.scoped(key), how),
                 (Rule::Approx { key, how }, false) => {
                     led.note(v, Fate::Approximated, r.scoped(key), how)
                 }
@@ -750,7 +748,10 @@ mod tests {
         };
         let mut led = Ledger::default();
         let r = read_chain(&f, &CHAINED, "a", &mut led).unwrap();
-        assert_eq!(r.get("maxAttempts").map(|n| n.path()), Some("/inst/max-attempts".into()));
+        assert_eq!(
+            r.get("maxAttempts").map(|n| n.path()),
+            Some("/inst/max-attempts".into())
+        );
         assert_eq!(r.from_level("maxAttempts", 1).map(|(l, _)| l), Some(1));
         assert_eq!(r.all("maxAttempts").len(), 2);
         let lines: Vec<(&str, Fate, &str)> = led
@@ -769,7 +770,11 @@ mod tests {
                 ("/inst/other", Fate::Defaulted, "p.a.o"),
             ]
         );
-        assert!(led.lines[3].how.contains("overridden by `/inst/max-attempts`"));
+        assert!(
+            led.lines[3]
+                .how
+                .contains("overridden by `/inst/max-attempts`")
+        );
         // a shared mapping read again adds no second line for its unknown
         // or ignored fields
         let n = led.lines.len();

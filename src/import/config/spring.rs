@@ -218,7 +218,11 @@ fn twice(at: &[Seg], origin: &str) -> Fault {
 }
 
 /// A parsed YAML or JSON value as a tree, its keys split at their dots.
-fn from_value(v: &Value, at: &mut Vec<Seg>, origin: &mut dyn FnMut(&str) -> String) -> Result<T, Fault> {
+fn from_value(
+    v: &Value,
+    at: &mut Vec<Seg>,
+    origin: &mut dyn FnMut(&str) -> String,
+) -> Result<T, Fault> {
     match v {
         Value::Object(m) if !m.is_empty() => {
             let mut t = T::Map(Vec::new());
@@ -310,7 +314,13 @@ pub fn expand(doc: &Value, wanted: &dyn Fn(&str) -> bool) -> Result<(Value, bool
         let segs = segments(k);
         let read = matches!(segs.first(), Some(Seg::Key(first)) if wanted(first));
         if !read {
-            insert(&mut t, &mut at, &[Seg::Key(k.clone())], T::Leaf(x.clone()), &origin(k))?;
+            insert(
+                &mut t,
+                &mut at,
+                &[Seg::Key(k.clone())],
+                T::Leaf(x.clone()),
+                &origin(k),
+            )?;
             continue;
         }
         at.extend(segs.iter().cloned());
@@ -470,7 +480,10 @@ mod tests {
     fn names_split_as_spring_splits_them() {
         let k = |s: &str| Seg::Key(s.into());
         assert_eq!(segments("a.b"), [k("a"), k("b")]);
-        assert_eq!(segments("a.list[2].c"), [k("a"), k("list"), Seg::Index(2), k("c")]);
+        assert_eq!(
+            segments("a.list[2].c"),
+            [k("a"), k("list"), Seg::Index(2), k("c")]
+        );
         assert_eq!(segments("m[x.y].z"), [k("m"), k("[x.y]"), k("z")]);
         assert_eq!(segments("m[x].z"), [k("m"), k("x"), k("z")]);
         assert_eq!(segments("a..b"), [k("a..b")]);

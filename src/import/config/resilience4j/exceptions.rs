@@ -37,7 +37,10 @@ const PARENTS: &[(&str, &str)] = &[
     ("java.net.SocketException", "java.io.IOException"),
     ("java.net.ConnectException", "java.net.SocketException"),
     ("java.net.http.HttpTimeoutException", "java.io.IOException"),
-    ("java.util.concurrent.TimeoutException", "java.lang.Exception"),
+    (
+        "java.util.concurrent.TimeoutException",
+        "java.lang.Exception",
+    ),
     (
         "org.springframework.core.NestedRuntimeException",
         "java.lang.RuntimeException",
@@ -104,8 +107,14 @@ const PARENTS: &[(&str, &str)] = &[
     ),
     ("feign.FeignException", "java.lang.RuntimeException"),
     ("feign.RetryableException", "feign.FeignException"),
-    ("feign.FeignException.FeignServerException", "feign.FeignException"),
-    ("feign.FeignException.FeignClientException", "feign.FeignException"),
+    (
+        "feign.FeignException.FeignServerException",
+        "feign.FeignException",
+    ),
+    (
+        "feign.FeignException.FeignClientException",
+        "feign.FeignException",
+    ),
     (
         "feign.FeignException.InternalServerError",
         "feign.FeignException.FeignServerException",
@@ -324,7 +333,10 @@ mod tests {
             "TimeoutException is checked"
         );
         assert_eq!(
-            on(&["java.lang.Exception"], &["java.util.concurrent.TimeoutException"]),
+            on(
+                &["java.lang.Exception"],
+                &["java.util.concurrent.TimeoutException"]
+            ),
             ["timeout", "error", "shed", "rejected"],
             "a read timeout is still retried"
         );

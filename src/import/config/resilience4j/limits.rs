@@ -29,7 +29,9 @@ pub fn rate(r: &Read<'_>, b: &str, bn: &str, led: &mut Ledger) -> Result<Tab, Er
         Some(n) => {
             let v = ms(&n, Syntax::Spring)?;
             if v < 1e-6 {
-                return Err(n.err("must be at least 1 ns (RateLimiterConfig refuses a shorter period)"));
+                return Err(
+                    n.err("must be at least 1 ns (RateLimiterConfig refuses a shorter period)")
+                );
             }
             v
         }

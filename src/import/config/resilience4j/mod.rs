@@ -74,7 +74,14 @@ pub enum Kind {
 /// `Ordered.LOWEST_PRECEDENCE` less 5 ... 1: RetryConfigurationProperties
 /// and the others in resilience4j-spring6).
 const MODULES: [(&str, Kind, &Table, &str, &str, i64); 5] = [
-    ("retry", Kind::Retry, &tables::RETRY, "backends", "retryAspectOrder", 5),
+    (
+        "retry",
+        Kind::Retry,
+        &tables::RETRY,
+        "backends",
+        "retryAspectOrder",
+        5,
+    ),
     (
         "circuitbreaker",
         Kind::Breaker,
@@ -83,9 +90,30 @@ const MODULES: [(&str, Kind, &Table, &str, &str, i64); 5] = [
         "circuitBreakerAspectOrder",
         4,
     ),
-    ("ratelimiter", Kind::Limiter, &tables::LIMITER, "limiters", "rateLimiterAspectOrder", 3),
-    ("timelimiter", Kind::Time, &tables::TIME, "", "timeLimiterAspectOrder", 2),
-    ("bulkhead", Kind::Bulkhead, &tables::BULKHEAD, "backends", "bulkheadAspectOrder", 1),
+    (
+        "ratelimiter",
+        Kind::Limiter,
+        &tables::LIMITER,
+        "limiters",
+        "rateLimiterAspectOrder",
+        3,
+    ),
+    (
+        "timelimiter",
+        Kind::Time,
+        &tables::TIME,
+        "",
+        "timeLimiterAspectOrder",
+        2,
+    ),
+    (
+        "bulkhead",
+        Kind::Bulkhead,
+        &tables::BULKHEAD,
+        "backends",
+        "bulkheadAspectOrder",
+        1,
+    ),
 ];
 
 /// One module of the file.
@@ -487,8 +515,10 @@ fn backend(
 ) -> Result<(), Error> {
     let bn = name(b);
     let mut pol = Tab::new(format!("policies.{bn}"));
-    pol.notes
-        .push(format!("the resilience4j instances named `{b}`: {}", order.text));
+    pol.notes.push(format!(
+        "the resilience4j instances named `{b}`: {}",
+        order.text
+    ));
     let mut w = placeholder_workload(
         &bn,
         &format!("/{bn}"),
@@ -514,7 +544,12 @@ fn backend(
         for l in &levels {
             let empty = l.v.is_null() || l.v.as_object().is_some_and(|o| o.is_empty());
             if empty && !led.noted(l) {
-                led.note(l, Fate::Mapped, "", "no fields of its own: what it inherits, else resilience4j's defaults");
+                led.note(
+                    l,
+                    Fate::Mapped,
+                    "",
+                    "no fields of its own: what it inherits, else resilience4j's defaults",
+                );
             }
         }
         match m.kind {

@@ -128,7 +128,11 @@ fn outcomes(r: &Read<'_>, led: &mut Ledger) -> Result<Vec<&'static str>, Error> 
 }
 
 /// A flag in effect from `level` on: (its level, its node, its value).
-fn flag<'a>(r: &Read<'a>, name: &str, level: usize) -> Result<Option<(usize, Node<'a>, bool)>, Error> {
+fn flag<'a>(
+    r: &Read<'a>,
+    name: &str,
+    level: usize,
+) -> Result<Option<(usize, Node<'a>, bool)>, Error> {
     match r.from_level(name, level) {
         Some((l, n)) => {
             let v = n.bool()?;
@@ -160,16 +164,7 @@ fn wait(r: &Read<'_>, led: &mut Ledger) -> Result<Val, Error> {
     )?;
     let key = |k: &str| r.scoped(&format!("policies.{{}}.retry.backoff.{k}"));
     let Some((w, wnode)) = r.from_level("waitDuration", 0) else {
-        for f in WAIT_FIELDS {
-            for (_, n) in r.all(f) {
-                led.note(&n, Fate::Ignored, "", "no waitDuration here or in the configs inherited: resilience4j keeps its constant 500 ms and this does not act (configureRetryIntervalFunction builds the wait only where waitDuration is set)");
-                led.warn_last();
-            }
-        }
-        return Ok(Val::table(&[
-            ("kind", Val::s("constant")),
-            ("base_ms", Val::n(500.0)),
-        ]));
+        return Ok(no_wait(r, led));
     };
     let base = ms(&wnode, Syntax::Spring)?;
     for f in WAIT_FIELDS {
@@ -189,20 +184,28 @@ fn wait(r: &Read<'_>, led: &mut Ledger) -> Result<Val, Error> {
     if (expo_on || random_on) && base < 1.0 {
         return Err(wnode.err("must be at least 1 ms with an exponential or randomized wait (IntervalFunction.checkInterval)"));
     }
-    note_from(r, "waitDuration", w, Fate::Mapped, &key("base_ms"), "the wait before the first retry (every retry's, when constant)", led);
-    for (f, x, on, off) in [
-        ("enableExponentialBackoff", &expo, "on: the wait grows, `kind = \"exponential\"`", "off: the wait does not grow"),
-        ("enableRandomizedWait", &random, "on: each wait drawn around its value, `jitter_factor`", "off: the wait is not drawn"),
-    ] {
-        if let Some((_, _, v)) = x {
-            let k = if f.contains("Random") { key("jitter_factor") } else { key("kind") };
-            note_from(r, f, w, Fate::Mapped, &k, if *v { on } else { off }, led);
-        }
-    }
+    note_from(
+        r,
+        "waitDuration",
+        w,
+        Fate::Mapped,
+        &key("base_ms"),
+        "the wait before the first retry (every retry's, when constant)",
+        led,
+    );
+    note_flags(r, w, expo_on, random_on, led);
     let mut backoff = Vec::new();
     if !expo_on {
         for f in ["exponentialBackoffMultiplier", "exponentialMaxWaitDuration"] {
-            note_from(r, f, w, Fate::Ignored, "", "enableExponentialBackoff is not on: resilience4j does not use it", led);
+            note_from(
+                r,
+                f,
+                w,
+                Fate::Ignored,
+                "",
+                "enableExponentialBackoff is not on: resilience4j does not use it",
+                led,
+            );
         }
         if base == 0.0 && !random_on {
             backoff.push(("kind", Val::s("none")));
@@ -213,26 +216,90 @@ fn wait(r: &Read<'_>, led: &mut Ledger) -> Result<Val, Error> {
     } else {
         exponential(r, w, base, random_on, &mut backoff, led)?;
     }
-    let factor = match r.from_level("randomizedWaitFactor", w) {
+    let factor = random_factor(r, w, &wnode, random_on, led)?;
+    if random_on && factor > 0.0 {
+        backoff.push(("jitter_factor", Val::n(factor)));
+    }
+    Ok(Val::table(&backoff))
+}
+
+/// The wait when no level sets `waitDuration`: RetryConfig's constant
+/// 500 ms, whatever the other wait fields say (they do not act).
+fn no_wait(r: &Read<'_>, led: &mut Ledger) -> Val {
+    for f in WAIT_FIELDS {
+        for (_, n) in r.all(f) {
+            led.note(&n, Fate::Ignored, "", "no waitDuration here or in the configs inherited: resilience4j keeps its constant 500 ms and this does not act (configureRetryIntervalFunction builds the wait only where waitDuration is set)");
+            led.warn_last();
+        }
+    }
+    Val::table(&[("kind", Val::s("constant")), ("base_ms", Val::n(500.0))])
+}
+
+/// Notes the exponential and randomized flags in effect from level `w`.
+fn note_flags(r: &Read<'_>, w: usize, expo_on: bool, random_on: bool, led: &mut Ledger) {
+    let key = |k: &str| r.scoped(&format!("policies.{{}}.retry.backoff.{k}"));
+    let how = |on: bool, yes: &'static str, no: &'static str| if on { yes } else { no };
+    note_from(
+        r,
+        "enableExponentialBackoff",
+        w,
+        Fate::Mapped,
+        &key("kind"),
+        how(
+            expo_on,
+            "on: the wait grows, `kind = \"exponential\"`",
+            "off: the wait does not grow",
+        ),
+        led,
+    );
+    note_from(
+        r,
+        "enableRandomizedWait",
+        w,
+        Fate::Mapped,
+        &key("jitter_factor"),
+        how(
+            random_on,
+            "on: each wait drawn around its value, `jitter_factor`",
+            "off: the wait is not drawn",
+        ),
+        led,
+    );
+}
+
+/// `randomizedWaitFactor`: the level that builds the wait (`w`) reads only
+/// its own; a config's is not carried over (ConfigUtils.mergePropertiesIfAny
+/// leaves it), and 0.5 applies.
+fn random_factor(
+    r: &Read<'_>,
+    w: usize,
+    wnode: &Node<'_>,
+    random_on: bool,
+    led: &mut Ledger,
+) -> Result<f64, Error> {
+    let key = r.scoped("policies.{}.retry.backoff.jitter_factor");
+    match r.from_level("randomizedWaitFactor", w) {
         Some((l, n)) if l == w => {
-            let how = if random_on { "as written" } else { "enableRandomizedWait is not on: resilience4j does not use it" };
-            let fate = if random_on { Fate::Mapped } else { Fate::Ignored };
-            note_from(r, "randomizedWaitFactor", w, fate, &key("jitter_factor"), how, led);
-            n.num()?
+            let (fate, how) = if random_on {
+                (Fate::Mapped, "as written")
+            } else {
+                (
+                    Fate::Ignored,
+                    "enableRandomizedWait is not on: resilience4j does not use it",
+                )
+            };
+            note_from(r, "randomizedWaitFactor", w, fate, &key, how, led);
+            n.num()
         }
         Some(_) => {
             for (_, n) in r.all("randomizedWaitFactor").iter().filter(|(l, _)| *l > w) {
                 led.note(n, Fate::Ignored, "", format!("not carried over from a config to `{}`, which builds the wait (ConfigUtils.mergePropertiesIfAny leaves it): 0.5 applies", wnode.path()));
                 led.warn_last();
             }
-            0.5
+            Ok(0.5)
         }
-        None => 0.5,
-    };
-    if random_on && factor > 0.0 {
-        backoff.push(("jitter_factor", Val::n(factor)));
+        None => Ok(0.5),
     }
-    Ok(Val::table(&backoff))
 }
 
 /// An exponential wait's keys.
@@ -249,7 +316,15 @@ fn exponential(
         Some((_, n)) => n.num()?,
         None => 1.5,
     };
-    note_from(r, "exponentialBackoffMultiplier", w, Fate::Mapped, &key("multiplier"), "wait x multiplier^(n-1) before retry n", led);
+    note_from(
+        r,
+        "exponentialBackoffMultiplier",
+        w,
+        Fate::Mapped,
+        &key("multiplier"),
+        "wait x multiplier^(n-1) before retry n",
+        led,
+    );
     let cap = match r.from_level("exponentialMaxWaitDuration", w) {
         Some((_, n)) => {
             let v = ms(&n, Syntax::Spring)?;
@@ -261,8 +336,20 @@ fn exponential(
                 (false, true) => "the longest wait; approximated: resilience4j caps the drawn wait, min(U(w (1 - f), w (1 + f)), cap), resim draws around the capped wait".to_string(),
                 (false, false) => "the longest wait".to_string(),
             };
-            let fate = if v < base || random_on { Fate::Approximated } else { Fate::Mapped };
-            note_from(r, "exponentialMaxWaitDuration", w, fate, &key("cap_ms"), &how, led);
+            let fate = if v < base || random_on {
+                Fate::Approximated
+            } else {
+                Fate::Mapped
+            };
+            note_from(
+                r,
+                "exponentialMaxWaitDuration",
+                w,
+                fate,
+                &key("cap_ms"),
+                &how,
+                led,
+            );
             Some(v)
         }
         None => None,
@@ -286,30 +373,30 @@ fn note_from(
     how: &str,
     led: &mut Ledger,
 ) {
-    let all: Vec<_> = r.all(name).into_iter().filter(|(l, _)| *l >= level).collect();
+    let all: Vec<_> = r
+        .all(name)
+        .into_iter()
+        .filter(|(l, _)| *l >= level)
+        .collect();
     let Some((_, first)) = all.first() else {
         return;
     };
     led.note(first, fate, key, how);
     for (_, n) in &all[1..] {
-        led.note(n, Fate::Ignored, "", format!("overridden by `{}`", first.path()));
+        led.note(
+            n,
+            Fate::Ignored,
+            "",
+            format!("overridden by `{}`", first.path()),
+        );
     }
 }
 
 /// `breaker`; false when the breaker never opens (DISABLED, METRICS_ONLY)
 /// and the scenario has none.
 pub fn breaker(r: &Read<'_>, pol: &mut Tab, led: &mut Ledger) -> Result<bool, Error> {
-    let key = |k: &str| r.scoped(&format!("policies.{{}}.breaker.{k}"));
-    if let Some(n) = r.get("initialState") {
-        let s = choice(&n, &["CLOSED", "OPEN", "HALF_OPEN", "DISABLED", "METRICS_ONLY", "FORCED_OPEN"])?;
-        match s {
-            "CLOSED" => note_code(r, "initialState", Fate::Mapped, &key(""), "closed, as resim's breaker starts", led),
-            "DISABLED" | "METRICS_ONLY" => {
-                note_code(r, "initialState", Fate::Mapped, "", format!("{s}: it never opens, so the scenario has no breaker"), led);
-                return Ok(false);
-            }
-            _ => note_code(r, "initialState", Fate::Approximated, &key(""), format!("{s}: resim's breaker starts closed"), led),
-        }
+    if !initial_state(r, led)? {
+        return Ok(false);
     }
     let count_based = match r.get("slidingWindowType") {
         Some(n) => choice(&n, &["COUNT_BASED", "TIME_BASED"])? == "COUNT_BASED",
@@ -350,9 +437,14 @@ pub fn breaker(r: &Read<'_>, pol: &mut Tab, led: &mut Ledger) -> Result<bool, Er
     } else {
         "TIME_BASED: the calls of the last N seconds, `window = { ms = N x 1000 }`, where resilience4j counts whole epoch seconds (the current one and the N - 1 before: SlidingTimeWindowMetrics)"
     };
-    let fate = if count_based { Fate::Mapped } else { Fate::Approximated };
-    note_code(r, "slidingWindowType", fate, &key("window"), shape, led);
-    note_code(r, "slidingWindowSize", fate, &key("window"), shape, led);
+    let fate = if count_based {
+        Fate::Mapped
+    } else {
+        Fate::Approximated
+    };
+    let key = r.scoped("policies.{}.breaker.window");
+    note_code(r, "slidingWindowType", fate, &key, shape, led);
+    note_code(r, "slidingWindowSize", fate, &key, shape, led);
     let min_calls = min_calls(r, count_based, size, min, led);
     let open = open_ms(r, led)?;
     half_open(r, led)?;
@@ -369,6 +461,56 @@ pub fn breaker(r: &Read<'_>, pol: &mut Tab, led: &mut Ledger) -> Result<bool, Er
     Ok(true)
 }
 
+/// `initialState`; false when the breaker never opens (DISABLED,
+/// METRICS_ONLY).
+fn initial_state(r: &Read<'_>, led: &mut Ledger) -> Result<bool, Error> {
+    let key = r.scoped("policies.{}.breaker");
+    let Some(n) = r.get("initialState") else {
+        return Ok(true);
+    };
+    let s = choice(
+        &n,
+        &[
+            "CLOSED",
+            "OPEN",
+            "HALF_OPEN",
+            "DISABLED",
+            "METRICS_ONLY",
+            "FORCED_OPEN",
+        ],
+    )?;
+    match s {
+        "CLOSED" => note_code(
+            r,
+            "initialState",
+            Fate::Mapped,
+            &key,
+            "closed, as resim's breaker starts",
+            led,
+        ),
+        "DISABLED" | "METRICS_ONLY" => {
+            note_code(
+                r,
+                "initialState",
+                Fate::Mapped,
+                "",
+                format!("{s}: it never opens, so the scenario has no breaker"),
+                led,
+            );
+            return Ok(false);
+        }
+        _ => note_code(
+            r,
+            "initialState",
+            Fate::Approximated,
+            &key,
+            format!("{s}: resim's breaker starts closed"),
+            led,
+        ),
+    }
+    Ok(true)
+}
+
 /// `min_calls`: for a COUNT_BASED window, min(minimumNumberOfCalls,
 /// slidingWindowSize), the minimum resilience4j applies (the
 /// CircuitBreakerMetrics constructor: a count window never holds more calls
@@ -378,11 +520,26 @@ fn min_calls(r: &Read<'_>, count_based: bool, size: u64, min: u64, led: &mut Led
     let key = r.scoped("policies.{}.breaker.min_calls");
     let (v, how) = if count_based {
         let v = min.min(size);
-        (v, format!("{v}: min(minimumNumberOfCalls {min}, slidingWindowSize {size}), the minimum resilience4j applies to a COUNT_BASED window (CircuitBreakerMetrics: the window never holds more than its size)"))
+        (
+            v,
+            format!(
+                "{v}: min(minimumNumberOfCalls {min}, slidingWindowSize {size}), the minimum resilience4j applies to a COUNT_BASED window (CircuitBreakerMetrics: the window never holds more than its size)"
+            ),
+        )
     } else {
-        (min, format!("{min}: calls within the time window before it may open"))
+        (
+            min,
+            format!("{min}: calls within the time window before it may open"),
+        )
     };
-    note_code(r, "minimumNumberOfCalls", Fate::Mapped, &key, how.clone(), led);
+    note_code(
+        r,
+        "minimumNumberOfCalls",
+        Fate::Mapped,
+        &key,
+        how.clone(),
+        led,
+    );
     r.amend_absent(led, "minimumNumberOfCalls", key, how);
     v
 }
@@ -410,7 +567,10 @@ fn open_ms(r: &Read<'_>, led: &mut Ledger) -> Result<f64, Error> {
         ],
     )?;
     let on = |f: &str, l: usize| -> Result<bool, Error> {
-        r.all(f).iter().find(|(x, _)| *x == l).map_or(Ok(false), |(_, n)| n.bool())
+        r.all(f)
+            .iter()
+            .find(|(x, _)| *x == l)
+            .map_or(Ok(false), |(_, n)| n.bool())
     };
     for (l, n) in r.all("enableRandomizedWait") {
         if on("enableExponentialBackoff", l)? && n.bool()? {
@@ -431,15 +591,26 @@ fn open_ms(r: &Read<'_>, led: &mut Ledger) -> Result<f64, Error> {
     };
     let w = at.as_ref().map(|(l, _)| *l);
     let (expo, random) = match w {
-        Some(l) => (on("enableExponentialBackoff", l)?, on("enableRandomizedWait", l)?),
+        Some(l) => (
+            on("enableExponentialBackoff", l)?,
+            on("enableRandomizedWait", l)?,
+        ),
         None => (false, false),
     };
     let how = match (expo, random) {
-        (true, _) => "the first opening's wait; approximated: resilience4j's grows x multiplier (1.5 unless given) each time it reopens, up to exponentialMaxWaitDurationInOpenState; resim's stays",
-        (_, true) => "approximated: resilience4j draws each open state from U(w (1 - f), w (1 + f)); resim's lasts w",
+        (true, _) => {
+            "the first opening's wait; approximated: resilience4j's grows x multiplier (1.5 unless given) each time it reopens, up to exponentialMaxWaitDurationInOpenState; resim's stays"
+        }
+        (_, true) => {
+            "approximated: resilience4j draws each open state from U(w (1 - f), w (1 + f)); resim's lasts w"
+        }
         _ => "how long it stays open",
     };
-    let fate = if expo || random { Fate::Approximated } else { Fate::Mapped };
+    let fate = if expo || random {
+        Fate::Approximated
+    } else {
+        Fate::Mapped
+    };
     note_code(r, "waitDurationInOpenState", fate, &key, how, led);
     for f in OPEN_FIELDS {
         for (l, n) in r.all(f) {
@@ -461,9 +632,23 @@ fn half_open(r: &Read<'_>, led: &mut Ledger) -> Result<(), Error> {
     };
     let v = ms(&n, Syntax::Spring)?;
     if v == 0.0 {
-        note_code(r, "maxWaitDurationInHalfOpenState", Fate::Mapped, "", "0: the half-open state lasts until its trials end, as resim's", led);
+        note_code(
+            r,
+            "maxWaitDurationInHalfOpenState",
+            Fate::Mapped,
+            "",
+            "0: the half-open state lasts until its trials end, as resim's",
+            led,
+        );
     } else {
-        note_code(r, "maxWaitDurationInHalfOpenState", Fate::Approximated, "", "resilience4j leaves the half-open state after this long (to transitionToStateAfterWaitDuration, OPEN by default); resim's lasts until its trials end", led);
+        note_code(
+            r,
+            "maxWaitDurationInHalfOpenState",
+            Fate::Approximated,
+            "",
+            "resilience4j leaves the half-open state after this long (to transitionToStateAfterWaitDuration, OPEN by default); resim's lasts until its trials end",
+            led,
+        );
     }
     Ok(())
 }
@@ -500,14 +685,35 @@ pub fn time_limit(
     };
     if order.time_outside_retry {
         let key = format!("{}.timeout_ms", w.header);
-        let how = format!("the whole call's deadline: the time limiter runs outside the retry ({})", order.text);
+        let how = format!(
+            "the whole call's deadline: the time limiter runs outside the retry ({})",
+            order.text
+        );
         note_code(r, "timeoutDuration", Fate::Mapped, &key, how.clone(), led);
         r.amend_absent(led, "timeoutDuration", key, format!("1000: {how}"));
-        w.put_noted("timeout_ms", Val::n(t), "timelimiter timeoutDuration (outside the retry)");
+        w.put_noted(
+            "timeout_ms",
+            Val::n(t),
+            "timelimiter timeoutDuration (outside the retry)",
+        );
     } else {
         let key = r.scoped("policies.{}.timeout_ms");
-        note_code(r, "timeoutDuration", Fate::Mapped, &key, format!("each attempt's own timeout: the time limiter runs inside the retry ({})", order.text), led);
-        pol.put_noted("timeout_ms", Val::n(t), "timelimiter timeoutDuration, per attempt");
+        note_code(
+            r,
+            "timeoutDuration",
+            Fate::Mapped,
+            &key,
+            format!(
+                "each attempt's own timeout: the time limiter runs inside the retry ({})",
+                order.text
+            ),
+            led,
+        );
+        pol.put_noted(
+            "timeout_ms",
+            Val::n(t),
+            "timelimiter timeoutDuration, per attempt",
+        );
     }
     Ok(())
 }

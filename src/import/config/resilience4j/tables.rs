@@ -414,7 +414,8 @@ const NAMES: &str = "the instances by name: each name is a backend, a server wit
 const CONFIGS: &str = "shared configs by name, inherited through `baseConfig` or as `default` (the inheritance rules are above the tables)";
 const OLD_NAMES: &str = "the older name of `instances` (`getBackends()` returns the same map)";
 const TAGS: &str = "metric tags: no behaviour";
-const METRICS: &str = "metrics switches (`metrics.enabled`, `metrics.legacy.enabled`): no behaviour";
+const METRICS: &str =
+    "metrics switches (`metrics.enabled`, `metrics.legacy.enabled`): no behaviour";
 
 /// A module's table: `configs`, `instances` (and its older name) of
 /// `instance`, its aspect order and what has no behaviour.
