@@ -90,6 +90,20 @@ fn dotted_top_level_keys_bind_as_the_nested_map() {
             "{field} should be {fate}: {rows:?}"
         );
     }
+    // resim's breaker has no outcome filter: the list is ignored, and the
+    // warning says what resilience4j would count
+    assert!(
+        has(
+            &rows,
+            "(document 1) resilience4j.circuitbreaker.configs.default.recordExceptions",
+            "ignored"
+        ),
+        "{rows:?}"
+    );
+    assert!(
+        err.contains("these lists would count timeout, error"),
+        "{err}"
+    );
     assert!(!report.contains("not read by the importer"), "{report}");
     runs(
         &dir.path().join("out.toml"),
@@ -371,6 +385,41 @@ fn configs_inherit_as_resilience4j_resolves_them() {
         "no breaker inherits it: {report}"
     );
     assert!(!report.contains("not read by the importer"), "{report}");
+}
+
+/// Spring's aspect orders decide what the time limiter and the breaker
+/// cover: a time limiter outside the retry bounds the whole call.
+#[test]
+fn aspect_orders_decide_what_the_time_limit_covers() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "resilience4j:
+  retry:
+    retryAspectOrder: 2
+    instances:
+      a: {maxAttempts: 3, waitDuration: 10ms}
+  timelimiter:
+    timeLimiterAspectOrder: 1
+    instances:
+      a: {timeoutDuration: 300ms}
+";
+    let (code, err, t, report) = import_text(dir.path(), "o.yaml", body);
+    assert_eq!(code, 0, "{err}");
+    let t = t.unwrap();
+    assert_eq!(
+        f(&t, "workloads.a.timeout_ms"),
+        300.0,
+        "the call's deadline"
+    );
+    assert!(at(&t, "policies.a").get("timeout_ms").is_none());
+    let rows = ledger(&report.unwrap());
+    assert!(
+        has(
+            &rows,
+            "resilience4j.timelimiter.timeLimiterAspectOrder",
+            "mapped"
+        ),
+        "{rows:?}"
+    );
 }
 
 #[test]

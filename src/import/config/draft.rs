@@ -352,6 +352,20 @@ impl Ledger {
         }
     }
 
+    /// The last line of `node` is also a warning.
+    pub fn warn_on(&mut self, node: &Node<'_>) {
+        let file = node.src.file.display().to_string();
+        let field = node.path();
+        if let Some(l) = self
+            .lines
+            .iter_mut()
+            .rev()
+            .find(|l| l.file == file && l.field == field)
+        {
+            l.warn = true;
+        }
+    }
+
     /// The last line is also a warning.
     pub fn warn_last(&mut self) {
         if let Some(l) = self.lines.last_mut() {

@@ -4,10 +4,11 @@
 //! `map[key.with.dots]`) before it binds them, so a YAML key `a.b` is the
 //! path a -> b wherever it sits, and a `.properties` line
 //! `resilience4j.retry.instances.backendA.maxAttempts=3` is the same field as
-//! the nested YAML. [`expand`] turns a YAML or JSON document into that tree
-//! (keys split at their dots); [`properties`] reads a `.properties` file
-//! (`java.util.Properties.load`'s syntax) into it. Paths are then shown as
-//! Spring's property names, which are what the user wrote.
+//! the nested YAML. [`properties`] reads a `.properties` file
+//! (`java.util.Properties.load`'s syntax) as a mapping of property names;
+//! [`expand`] turns that, or a YAML or JSON document, into the tree (keys
+//! split at their dots), under the top-level keys the format reads. Paths
+//! are then shown as Spring's property names, which are what the user wrote.
 //!
 //! Where two keys give the same field (`a.b: 1` and `a: {b: 2}`, a property
 //! twice), Spring takes the last without a word; here it is an error naming

@@ -225,6 +225,13 @@ pub struct Retried {
 /// The outcomes retried under `retry` (empty: every exception) and
 /// `ignore`.
 pub fn retried(retry: &[String], ignore: &[String]) -> Retried {
+    covered(retry, ignore, "retried", "not retried")
+}
+
+/// The outcomes `retry` covers (empty: every exception) less those whose
+/// every exception `ignore` covers; `yes` and `no` say what the lists do,
+/// for the report.
+pub fn covered(retry: &[String], ignore: &[String], yes: &str, no: &str) -> Retried {
     let retry: Vec<String> = retry.iter().map(|c| canonical(c)).collect();
     let ignore: Vec<String> = ignore.iter().map(|c| canonical(c)).collect();
     let on: Vec<Outcome> = STANDS_FOR
@@ -239,7 +246,7 @@ pub fn retried(retry: &[String], ignore: &[String]) -> Retried {
         .collect();
     let mut parts = Vec::new();
     let mut unknown = Vec::new();
-    for (list, word) in [(&retry, "retried"), (&ignore, "not retried")] {
+    for (list, word) in [(&retry, yes), (&ignore, no)] {
         for e in list {
             let outcomes: Vec<Outcome> = STANDS_FOR
                 .iter()
@@ -260,9 +267,9 @@ pub fn retried(retry: &[String], ignore: &[String]) -> Retried {
         }
     }
     let how = format!(
-        "{}; retried: {}",
+        "{}; {yes}: {}",
         if parts.is_empty() {
-            "no exception list: every exception is retried".to_string()
+            format!("no exception list: every exception is {yes}")
         } else {
             parts.join("; ")
         },

@@ -446,6 +446,7 @@ pub fn breaker(r: &Read<'_>, pol: &mut Tab, led: &mut Ledger) -> Result<bool, Er
     note_code(r, "slidingWindowType", fate, &key, shape, led);
     note_code(r, "slidingWindowSize", fate, &key, shape, led);
     let min_calls = min_calls(r, count_based, size, min, led);
+    recorded(r, led)?;
     let open = open_ms(r, led)?;
     half_open(r, led)?;
     pol.put(
@@ -459,6 +460,46 @@ pub fn breaker(r: &Read<'_>, pol: &mut Tab, led: &mut Ledger) -> Result<bool, Er
         ]),
     );
     Ok(true)
+}
+
+/// The breaker's exception lists: resim's breaker has no outcome filter (it
+/// counts timeouts, errors and sheds as failures), so they are ignored; where
+/// they would count other outcomes in resilience4j (a class covers its
+/// subclasses, CircuitBreakerConfig's record and ignore predicates), the
+/// report says which, with a warning.
+fn recorded(r: &Read<'_>, led: &mut Ledger) -> Result<(), Error> {
+    if !r.has("recordExceptions") && !r.has("ignoreExceptions") {
+        return Ok(());
+    }
+    let list = |f: &str| -> Result<Vec<String>, Error> {
+        r.get(f).map_or(Ok(Vec::new()), |n| classes(&n))
+    };
+    let counted = exceptions::covered(
+        &list("recordExceptions")?,
+        &list("ignoreExceptions")?,
+        "recorded",
+        "ignored",
+    );
+    let ours = ["timeout", "error", "shed"];
+    if counted.on == ours {
+        return Ok(());
+    }
+    let how = format!(
+        "resim's breaker has no outcome filter: it counts timeouts, errors and sheds as failures; these lists would count {} ({})",
+        if counted.on.is_empty() {
+            "none".to_string()
+        } else {
+            counted.on.join(", ")
+        },
+        counted.how
+    );
+    for f in ["recordExceptions", "ignoreExceptions"] {
+        if let Some(n) = r.get(f) {
+            led.renote(&n, Fate::Ignored, "", how.clone());
+            led.warn_on(&n);
+        }
+    }
+    Ok(())
 }
 
 /// `initialState`; false when the breaker never opens (DISABLED,

@@ -27,7 +27,7 @@ const fn base() -> Field {
 }
 
 /// The rule of retry's wait, for its fields.
-pub const WAIT_RULE: &str = "the wait is built where `waitDuration` is set: the nearest of the instance and the configs it inherits that sets it; there `enableExponentialBackoff`, `enableRandomizedWait`, `exponentialBackoffMultiplier` and `exponentialMaxWaitDuration` are that level's or inherited, `randomizedWaitFactor` is that level's only (CommonRetryConfigurationProperties.configureRetryIntervalFunction and ConfigUtils.mergePropertiesIfAny). Constant: `kind = \"constant\"`; exponential: `kind = \"exponential\"`, `multiplier`, `cap_ms`; randomized: `jitter_factor` (the wait w drawn from U(w (1 - f), w (1 + f)), IntervalFunction.randomize)";
+pub const WAIT_RULE: &str = "the wait is built where `waitDuration` is set: the nearest of the instance and the configs it inherits that sets it; there `enableExponentialBackoff`, `enableRandomizedWait`, `exponentialBackoffMultiplier` and `exponentialMaxWaitDuration` are that level's or inherited, `randomizedWaitFactor` is that level's only (CommonRetryConfigurationProperties.configureRetryIntervalFunction and ConfigUtils.mergePropertiesIfAny). Constant: `kind = \"constant\"`; exponential: `kind = \"exponential\"`, `multiplier`, `cap_ms` (resilience4j rounds each step down to a whole ms); randomized: `jitter_factor` (the wait w drawn from U(w (1 - f), w (1 + f)); IntervalFunction.randomize draws up to 1 ms more)";
 
 /// A retry instance (or config).
 pub static RETRY: Table = Table {
