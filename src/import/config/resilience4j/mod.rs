@@ -34,7 +34,7 @@ pub use tables::TABLES;
 pub fn docs() -> String {
     let mut out: String = TABLES.iter().map(|t| t.markdown()).collect();
     out.push_str(&format!(
-        "The exceptions each outcome stands for (`retryExceptions`, `ignoreExceptions`; a class covers its subclasses): {}.\n",
+        "The exceptions each outcome stands for (`retryExceptions`, `ignoreExceptions`; a class covers its subclasses, as the classes above them in Java do; Spring's classes without their packages `org.springframework.web.client` and `org.springframework.web.reactive.function.client`): {}.\n",
         exceptions::table()
     ));
     out
@@ -209,7 +209,11 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
     let root = src.root(document(src, led));
     let mut r4j = None;
     for (k, v) in root.named()? {
-        if wanted(&k) && r4j.is_none() {
+        if wanted(&k) && r4j.is_some() {
+            return Err(v.err(
+                "is a second `resilience4j` key (Spring binds both spellings into one): write it once",
+            ));
+        } else if wanted(&k) {
             r4j = Some(v);
         } else {
             led.note(
