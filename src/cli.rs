@@ -708,6 +708,9 @@ fn dispatch(command: Command) -> Result<(), Error> {
             for f in &files {
                 let s = scenario::load(f, &opts)?;
                 crate::sweep::check_metric_names(&s)?;
+                for w in scenario::warnings(&s) {
+                    warn(&format!("{}: {w}", f.display()));
+                }
                 out_line(&format!(
                     "ok: {} ({} compare rows)",
                     f.display(),

@@ -13,6 +13,9 @@ mod latency_file;
 pub(crate) mod paths;
 pub(crate) mod raw;
 pub(crate) mod validate;
+mod warnings;
+
+pub use warnings::warnings;
 
 use crate::error::{ScenarioError, did_you_mean, list};
 use crate::model::Model;

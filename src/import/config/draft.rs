@@ -319,6 +319,53 @@ impl Ledger {
         }
     }
 
+    /// Whether `node` (or a field above it) already has a line.
+    pub fn noted(&self, node: &Node<'_>) -> bool {
+        let file = node.src.file.display().to_string();
+        self.seen
+            .iter()
+            .any(|(f, d, s)| *f == file && *d == node.doc && node.steps.starts_with(s))
+    }
+
+    /// Says again what became of the absent field `field` under `parent`
+    /// (a default whose effect depends on other fields): its line takes
+    /// `key` and `how`.
+    pub fn renote_absent(
+        &mut self,
+        parent: &Node<'_>,
+        field: &str,
+        key: impl Into<String>,
+        how: impl Into<String>,
+    ) {
+        let mut steps = parent.steps.clone();
+        steps.push(Step::Key(field.into()));
+        let file = parent.src.file.display().to_string();
+        let path = parent.src.shown(parent.doc, &steps);
+        if let Some(l) = self
+            .lines
+            .iter_mut()
+            .rev()
+            .find(|l| l.fate == Fate::Defaulted && l.file == file && l.field == path)
+        {
+            l.key = key.into();
+            l.how = how.into();
+        }
+    }
+
+    /// The last line of `node` is also a warning.
+    pub fn warn_on(&mut self, node: &Node<'_>) {
+        let file = node.src.file.display().to_string();
+        let field = node.path();
+        if let Some(l) = self
+            .lines
+            .iter_mut()
+            .rev()
+            .find(|l| l.file == file && l.field == field)
+        {
+            l.warn = true;
+        }
+    }
+
     /// The last line is also a warning.
     pub fn warn_last(&mut self) {
         if let Some(l) = self.lines.last_mut() {

@@ -25,6 +25,7 @@ pub mod istio;
 pub mod istio_rule;
 pub mod resilience4j;
 pub mod spec;
+pub mod spring;
 pub mod tree;
 
 use super::Format;
@@ -55,10 +56,11 @@ pub fn detect(src: &tree::Source) -> Option<Format> {
 /// messages name what is wrong with a trace file.
 pub fn sniff(path: &Path) -> bool {
     use std::io::Read;
-    if path
-        .extension()
-        .is_some_and(|x| x.eq_ignore_ascii_case("yaml") || x.eq_ignore_ascii_case("yml"))
-    {
+    if path.extension().is_some_and(|x| {
+        x.eq_ignore_ascii_case("yaml")
+            || x.eq_ignore_ascii_case("yml")
+            || x.eq_ignore_ascii_case("properties")
+    }) {
         return true;
     }
     let Ok(f) = std::fs::File::open(path) else {
@@ -88,12 +90,16 @@ pub fn sniff(path: &Path) -> bool {
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with('{') || t.starts_with('[') {
         KEYS.iter().any(|k| t.contains(&format!("\"{k}\"")))
+            || t.contains("\"resilience4j.")
             || (t.contains("\"configs\"") && t.contains("type.googleapis.com/envoy.admin"))
     } else {
-        // YAML: a top-level key at the start of a line
+        // YAML: a top-level key at the start of a line; Spring's dotted keys
+        // (`resilience4j.retry:`) and properties (`resilience4j.retry...=3`)
         t.lines().any(|l| {
-            KEYS.iter()
-                .any(|k| l.starts_with(k) && l[k.len()..].trim_start().starts_with(':'))
+            l.starts_with("resilience4j.")
+                || KEYS
+                    .iter()
+                    .any(|k| l.starts_with(k) && l[k.len()..].trim_start().starts_with(':'))
         })
     }
 }
@@ -118,7 +124,7 @@ pub fn build(
     let mut formats = Vec::new();
     let mut srcs = Vec::new();
     for f in files {
-        let src = tree::read(f)?;
+        let mut src = tree::read(f)?;
         let found = detect(&src);
         let format = match (forced, found) {
             (Some(want), Some(got)) if want != got => {
@@ -138,7 +144,7 @@ pub fn build(
             (None, None) => {
                 return Err(ScenarioError::new(
                     "",
-                    "not a format resim import knows: a gRPC service config (JSON with `methodConfig`), an Envoy bootstrap (`static_resources`) or config dump (`configs`), Istio resources (`apiVersion: networking.istio.io/...`), a resilience4j configuration (a `resilience4j` key), or traces (OTLP, Jaeger or Zipkin JSON)",
+                    "not a format resim import knows: a gRPC service config (JSON with `methodConfig`), an Envoy bootstrap (`static_resources`) or config dump (`configs`), Istio resources (`apiVersion: networking.istio.io/...`), a resilience4j configuration (a `resilience4j` key, in YAML, JSON or a `.properties` file), or traces (OTLP, Jaeger or Zipkin JSON)",
                 )
                 .in_file(f)
                 .into());
@@ -155,6 +161,11 @@ pub fn build(
             ),
             note: None,
         });
+        if format == Format::Resilience4j {
+            // Spring binds `resilience4j.retry: {...}` and the properties
+            // `resilience4j.retry.instances...` as the nested keys
+            src = tree::spring(src, &resilience4j::wanted)?;
+        }
         formats.push(format);
         srcs.push((format, src));
     }
@@ -211,7 +222,8 @@ pub fn build(
         istio::import(&istio, &mut draft, &mut led)?;
     }
     for (format, src) in &srcs {
-        if src.docs.len() > 1 && *format != Format::Istio {
+        // Istio reads every document, resilience4j picks its own
+        if src.docs.len() > 1 && !matches!(format, Format::Istio | Format::Resilience4j) {
             for d in 1..src.docs.len() {
                 let n = src.root(d);
                 led.note(
@@ -302,15 +314,13 @@ pub fn build(
 /// The docs' "Scenarios from configurations" section holds each between
 /// `<!-- fields: FORMAT -->` and `<!-- end fields -->`.
 pub fn field_docs() -> Vec<(&'static str, String)> {
-    let formats: [(&str, &[&spec::Table]); 3] = [
-        ("grpc", &grpc::TABLES),
-        ("envoy", &envoy::TABLES),
-        ("istio", &istio::TABLES),
-    ];
-    formats
-        .iter()
-        .map(|(f, tables)| (*f, tables.iter().map(|t| t.markdown()).collect()))
-        .collect()
+    let tables = |ts: &[&spec::Table]| ts.iter().map(|t| t.markdown()).collect::<String>();
+    vec![
+        ("grpc", tables(&grpc::TABLES)),
+        ("envoy", tables(&envoy::TABLES)),
+        ("istio", tables(&istio::TABLES)),
+        ("resilience4j", resilience4j::docs()),
+    ]
 }
 
 #[cfg(test)]

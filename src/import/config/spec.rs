@@ -43,6 +43,9 @@ pub enum Rule {
     Nested(&'static Table),
     /// A list of mappings, each read through this table by the importer.
     Items(&'static Table),
+    /// A mapping of names (instances, configs) to mappings, each read
+    /// through this table by the importer.
+    Named(&'static Table),
     /// Read by the importer's own code, which notes what became of it (a
     /// list of names, a value whose meaning depends on others); `how` is what
     /// the docs say of it.
@@ -125,6 +128,16 @@ impl Field {
             name,
             meaning,
             rule: Rule::Items(table),
+            absent: None,
+        }
+    }
+
+    /// A mapping of names, each name's mapping read through `table`.
+    pub const fn named(name: &'static str, meaning: &'static str, table: &'static Table) -> Field {
+        Field {
+            name,
+            meaning,
+            rule: Rule::Named(table),
             absent: None,
         }
     }
@@ -235,7 +248,9 @@ impl Table {
                 }
                 Rule::Code { key, how } => (key.replace("{}", "NAME"), how.to_string()),
                 Rule::Ignored(why) => (String::new(), format!("ignored: {why}")),
-                Rule::Nested(t) | Rule::Items(t) => (String::new(), format!("see `{}`", t.at)),
+                Rule::Nested(t) | Rule::Items(t) | Rule::Named(t) => {
+                    (String::new(), format!("see `{}`", t.at))
+                }
             };
             let absent = match f.absent {
                 Some((_, then)) if !then.is_empty() => {
@@ -262,7 +277,7 @@ impl Table {
         }
         out.push('\n');
         for f in self.fields {
-            if let Rule::Nested(t) | Rule::Items(t) = f.rule {
+            if let Rule::Nested(t) | Rule::Items(t) | Rule::Named(t) = f.rule {
                 t.markdown_into(out, seen);
             }
         }
@@ -294,7 +309,11 @@ pub struct Read<'a> {
     pub node: Node<'a>,
     table: &'static Table,
     scope: String,
+    /// The fields in effect: each from the nearest mapping that has it.
     found: Vec<(&'static Field, Node<'a>)>,
+    /// Each mapping's own fields, the mapping first, then those it inherits
+    /// from ([`read_chain`]).
+    levels: Vec<Vec<(&'static Field, Node<'a>)>>,
 }
 
 /// Reads the mapping `node` through `table`, in `scope` (what `{}` stands
@@ -319,6 +338,7 @@ pub fn read<'a>(
         node: node.clone(),
         table,
         scope: scope.to_string(),
+        levels: vec![found.clone()],
         found,
     };
     for (f, v) in &r.found {
@@ -326,7 +346,7 @@ pub fn read<'a>(
             Rule::Maps { key, how } => led.note(v, Fate::Mapped, r.scoped(key), how),
             Rule::Approx { key, how } => led.note(v, Fate::Approximated, r.scoped(key), how),
             Rule::Ignored(why) => led.note(v, Fate::Ignored, "", why),
-            Rule::Nested(_) | Rule::Items(_) | Rule::Code { .. } => {}
+            Rule::Nested(_) | Rule::Items(_) | Rule::Named(_) | Rule::Code { .. } => {}
         }
     }
     for f in table.fields {
@@ -337,9 +357,97 @@ pub fn read<'a>(
                 Rule::Maps { key, .. } | Rule::Approx { key, .. } | Rule::Code { key, .. } => {
                     r.scoped(key)
                 }
-                Rule::Ignored(_) | Rule::Nested(_) | Rule::Items(_) => String::new(),
+                Rule::Ignored(_) | Rule::Nested(_) | Rule::Items(_) | Rule::Named(_) => {
+                    String::new()
+                }
             };
             led.absent(node, f.name, default, key, then);
+        }
+    }
+    Ok(r)
+}
+
+/// Reads a mapping that inherits from others, as Spring configurations do
+/// (resilience4j's `baseConfig`): `chain` is the mapping, then those it
+/// inherits from, nearest first. A field takes its value from the nearest
+/// mapping that has it. The ledger gets every present field with its rule
+/// (in `scope`: the mapping's), a field a nearer mapping sets again as
+/// ignored ("overridden"), and a field no mapping has with its default, at
+/// the first mapping. A mapping read before (a shared config, read once per
+/// mapping inheriting from it) adds no second line for an ignored or unknown
+/// field. `Code` fields are the importer's to note, at every level
+/// ([`Read::all`]). A null mapping (`name:` with nothing after it) has no
+/// fields.
+pub fn read_chain<'a>(
+    chain: &[Node<'a>],
+    table: &'static Table,
+    scope: &str,
+    led: &mut Ledger,
+) -> Result<Read<'a>, Error> {
+    let Some(first) = chain.first() else {
+        return Err(Error::from(crate::error::ScenarioError::new(
+            table.at,
+            "nothing to read",
+        )));
+    };
+    let mut levels = Vec::with_capacity(chain.len());
+    for node in chain {
+        let mut own = Vec::new();
+        if !node.v.is_null() {
+            for (k, v) in node.named()? {
+                match table.fields.iter().find(|f| table.matches(f.name, &k)) {
+                    Some(f) => own.push((f, v)),
+                    None if led.noted(&v) => {}
+                    None => unknown(table, &k, &v, led)?,
+                }
+            }
+        }
+        levels.push(own);
+    }
+    let mut found: Vec<(&'static Field, Node<'a>)> = Vec::new();
+    for own in &levels {
+        for (f, v) in own {
+            if !found.iter().any(|(g, _)| g.name == f.name) {
+                found.push((f, v.clone()));
+            }
+        }
+    }
+    let r = Read {
+        node: first.clone(),
+        table,
+        scope: scope.to_string(),
+        found,
+        levels,
+    };
+    for own in &r.levels {
+        for (f, v) in own {
+            let nearest = r.get(f.name);
+            let shadowed = nearest.as_ref().is_some_and(|n| n.steps != v.steps);
+            match (f.rule, shadowed) {
+                (Rule::Ignored(why), _) if !led.noted(v) => led.note(v, Fate::Ignored, "", why),
+                (Rule::Ignored(_), _) => {}
+                (Rule::Maps { .. } | Rule::Approx { .. }, true) => {
+                    let by = nearest.map(|n| n.path()).unwrap_or_default();
+                    led.note(
+                        v,
+                        Fate::Ignored,
+                        "",
+                        format!("overridden by `{by}`, which {scope} reads first"),
+                    );
+                }
+                (Rule::Maps { key, how }, false) => led.note(v, Fate::Mapped, r.scoped(key), how),
+                (Rule::Approx { key, how }, false) => {
+                    led.note(v, Fate::Approximated, r.scoped(key), how)
+                }
+                (Rule::Nested(_) | Rule::Items(_) | Rule::Named(_) | Rule::Code { .. }, _) => {}
+            }
+        }
+    }
+    for f in table.fields {
+        if let Some((default, then)) = f.absent
+            && !r.has(f.name)
+        {
+            led.absent(first, f.name, default, r.key(f.name), then);
         }
     }
     Ok(r)
@@ -389,6 +497,43 @@ impl<'a> Read<'a> {
             .map(|(_, n)| n.clone())
     }
 
+    /// The field `name` as the mapping at `level` of the chain and those it
+    /// inherits from give it: (the level it comes from, its node).
+    pub fn from_level(&self, name: &str, level: usize) -> Option<(usize, Node<'a>)> {
+        self.levels
+            .iter()
+            .enumerate()
+            .skip(level)
+            .find_map(|(i, own)| {
+                own.iter()
+                    .find(|(f, _)| f.name == name)
+                    .map(|(_, n)| (i, n.clone()))
+            })
+    }
+
+    /// The field `name` in every mapping of the chain that has it, nearest
+    /// first: (level, node).
+    pub fn all(&self, name: &str) -> Vec<(usize, Node<'a>)> {
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(|(i, own)| {
+                own.iter()
+                    .filter(|(f, _)| f.name == name)
+                    .map(move |(_, n)| (i, n.clone()))
+            })
+            .collect()
+    }
+
+    /// The named mappings of the present field `name` (a `Named` field).
+    pub fn named(&self, name: &str) -> Result<Vec<(String, Node<'a>)>, Error> {
+        match self.get(name) {
+            Some(n) if n.v.is_null() => Ok(Vec::new()),
+            Some(n) => n.named(),
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// Whether the field `name` is present.
     pub fn has(&self, name: &str) -> bool {
         self.found.iter().any(|(f, _)| f.name == name)
@@ -417,6 +562,20 @@ impl<'a> Read<'a> {
         if let Some(n) = self.get(name) {
             let key = self.key(name);
             led.renote(&n, fate, key, how);
+        }
+    }
+
+    /// Says what became of the absent field `name` where other fields
+    /// decide it: its default line takes `key` and `how`.
+    pub fn amend_absent(
+        &self,
+        led: &mut Ledger,
+        name: &str,
+        key: impl Into<String>,
+        how: impl Into<String>,
+    ) {
+        if !self.has(name) {
+            led.renote_absent(&self.node, name, key, how);
         }
     }
 
@@ -606,6 +765,62 @@ mod tests {
                 .markdown()
                 .contains("Any other field: ignored: not modelled")
         );
+    }
+
+    #[test]
+    fn a_chain_takes_each_field_from_the_nearest_mapping_that_has_it() {
+        let s = src(serde_json::json!({
+            "inst": {"max-attempts": 2, "tpyo": 1},
+            "base": {"maxAttempts": 5, "tpyo": 1},
+            "root": {"wait": true}
+        }));
+        let root = s.root(0);
+        let f: Vec<Node<'_>> = root.named().unwrap().into_iter().map(|(_, n)| n).collect();
+        static CHAINED: Table = Table {
+            at: "chained",
+            binding: Binding::Relaxed,
+            unknown: Unknown::Ignore("ignored"),
+            fields: &[
+                Field::maps("maxAttempts", "attempts", "p.{}.n", "as written").or("3", "3"),
+                Field::ignored("wait", "waits", "no waits"),
+                Field::maps("other", "other", "p.{}.o", "as written").or("1", "1"),
+            ],
+        };
+        let mut led = Ledger::default();
+        let r = read_chain(&f, &CHAINED, "a", &mut led).unwrap();
+        assert_eq!(
+            r.get("maxAttempts").map(|n| n.path()),
+            Some("/inst/max-attempts".into())
+        );
+        assert_eq!(r.from_level("maxAttempts", 1).map(|(l, _)| l), Some(1));
+        assert_eq!(r.all("maxAttempts").len(), 2);
+        let lines: Vec<(&str, Fate, &str)> = led
+            .lines
+            .iter()
+            .map(|l| (l.field.as_str(), l.fate, l.key.as_str()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("/inst/tpyo", Fate::Ignored, ""),
+                ("/base/tpyo", Fate::Ignored, ""),
+                ("/inst/max-attempts", Fate::Mapped, "p.a.n"),
+                ("/base/maxAttempts", Fate::Ignored, ""),
+                ("/root/wait", Fate::Ignored, ""),
+                ("/inst/other", Fate::Defaulted, "p.a.o"),
+            ]
+        );
+        assert!(
+            led.lines[3]
+                .how
+                .contains("overridden by `/inst/max-attempts`")
+        );
+        // a shared mapping read again adds no second line for its unknown
+        // or ignored fields
+        let n = led.lines.len();
+        read_chain(&f[1..], &CHAINED, "b", &mut led).unwrap();
+        let again: Vec<&str> = led.lines[n..].iter().map(|l| l.field.as_str()).collect();
+        assert_eq!(again, ["/base/maxAttempts", "/base/other"]);
     }
 
     #[test]

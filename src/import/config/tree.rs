@@ -297,6 +297,12 @@ pub fn read(path: &Path) -> Result<Source, Error> {
         source: e,
         user_path: true,
     })?;
+    if path
+        .extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("properties"))
+    {
+        return read_properties(path, &bytes, meta.len());
+    }
     let text = std::str::from_utf8(&bytes)
         .map_err(|e| bad(format!("is not UTF-8 text (byte {})", e.valid_up_to())))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -339,6 +345,62 @@ pub fn read(path: &Path) -> Result<Source, Error> {
         docs,
         yaml: true,
         bytes: meta.len(),
+    })
+}
+
+/// Reads a `.properties` file (UTF-8, or ISO-8859-1 as `java.util.Properties`
+/// reads a file that is not UTF-8): one mapping of property names per
+/// document ([`super::spring::properties`]), which [`spring`] reads as a
+/// tree; its paths are shown as the property names.
+fn read_properties(path: &Path, bytes: &[u8], len: u64) -> Result<Source, Error> {
+    let text: String = match std::str::from_utf8(bytes) {
+        Ok(t) => t.to_string(),
+        Err(_) => bytes.iter().map(|b| char::from(*b)).collect(),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let docs = super::spring::properties(text).map_err(|(f, line)| {
+        Error::from(
+            ScenarioError::new(f.path, f.message)
+                .in_file(path)
+                .at((line > 0).then_some((line, 1))),
+        )
+    })?;
+    if docs.is_empty() {
+        return Err(ScenarioError::new("", "is empty: no property in it")
+            .in_file(path)
+            .into());
+    }
+    Ok(Source {
+        file: path.to_path_buf(),
+        docs,
+        yaml: true,
+        bytes: len,
+    })
+}
+
+/// `src` as Spring Boot binds it: every key under the top-level keys
+/// `wanted` accepts split at its dots ([`super::spring::expand`]). A JSON
+/// file whose keys were split shows its paths as property names too
+/// (`resilience4j.retry.instances.a`), the names Spring gives them.
+pub fn spring(src: Source, wanted: &dyn Fn(&str) -> bool) -> Result<Source, Error> {
+    let mut docs = Vec::with_capacity(src.docs.len());
+    let mut split = false;
+    for (i, d) in src.docs.iter().enumerate() {
+        let (v, s) = super::spring::expand(d, wanted).map_err(|f| {
+            let at = if src.docs.len() > 1 && src.yaml {
+                format!("(document {}) {}", i + 1, f.path)
+            } else {
+                f.path
+            };
+            Error::from(ScenarioError::new(at, f.message).in_file(&src.file))
+        })?;
+        split |= s;
+        docs.push(v);
+    }
+    Ok(Source {
+        docs,
+        yaml: src.yaml || split,
+        ..src
     })
 }
 
