@@ -4,13 +4,13 @@
 //! returning its warnings, each naming the key path it is about.
 
 use super::Scenario;
-use crate::model::{BreakerWindow, Model};
+use crate::model::{AttemptOutcome, BreakerWindow, Model};
 
 /// A check: the warnings of one compare row's model.
 type Check = fn(&Model) -> Vec<String>;
 
 /// Every check, in the order their warnings are printed.
-const CHECKS: &[Check] = &[breaker_min_calls_above_window];
+const CHECKS: &[Check] = &[breaker_min_calls_above_window, per_try_timeout_never_retried];
 
 /// The scenario's warnings. A warning every compare row gives is said once;
 /// one that only some rows give names them.
@@ -60,6 +60,29 @@ fn breaker_min_calls_above_window(m: &Model) -> Vec<String> {
         .collect()
 }
 
+/// A policy whose per-attempt `timeout_ms` cuts attempts that its retry
+/// never retries (`retry.on` without `timeout`): the first attempt cut ends
+/// the call, so the per-try timeout is the call's timeout and the retries
+/// never follow a slow attempt. Envoy does the same when `retry_on` has none
+/// of `5xx`, `gateway-error` and `reset` (Istio's default conditions): it may
+/// be meant, but it is rarely what a per-try timeout is set for.
+fn per_try_timeout_never_retried(m: &Model) -> Vec<String> {
+    m.policies
+        .iter()
+        .filter_map(|p| {
+            let t = p.timeout?;
+            let r = p.retry.as_ref()?;
+            (r.max_attempts > 1 && r.on & AttemptOutcome::Timeout.bit() == 0).then(|| {
+                format!(
+                    "policies.{}.timeout_ms = {} cuts attempts that are never retried (its retry.on has no `timeout`): the first attempt cut ends the call, so the per-try timeout acts as the call's timeout; add \"timeout\" to retry.on to retry a slow attempt (Envoy retries a per-try timeout only under 5xx, gateway-error or reset)",
+                    p.name,
+                    crate::error::num(t.as_ms()),
+                )
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +110,30 @@ mod tests {
             "{ window = { ms = 1000 }, min_calls = 100 }",
         ] {
             assert!(warnings(&scenario(fine, "")).is_empty(), "{fine}");
+        }
+    }
+
+    #[test]
+    fn a_per_try_timeout_that_is_never_retried_is_warned_of() {
+        let policy = |retry: &str| {
+            let text = format!(
+                "[scenario]\nname = \"w\"\n[services.api]\nroutes = [\"/x\"]\n[services.api.handler]\ntype = \"server\"\nslots = 4\nqueue = 8\nservice = {{ constant = 5 }}\n[workload]\ntype = \"open\"\nroute = \"/x\"\nrate_rps = 10\nduration_ms = 1000\ncall_policy = \"p\"\n[policies.p]\ntimeout_ms = 100\n{retry}"
+            );
+            warnings(&load_str(&text, Path::new("w.toml"), &LoadOptions::default()).expect("loads"))
+        };
+        let w = policy("retry = { max_attempts = 3, on = [\"error\", \"shed\"] }");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("policies.p.timeout_ms = 100 cuts attempts that are never retried"),
+            "{w:?}"
+        );
+        for fine in [
+            "retry = { max_attempts = 3, on = [\"timeout\"] }",
+            "retry = { max_attempts = 3 }",
+            "retry = { max_attempts = 1, on = [\"error\"] }",
+            "",
+        ] {
+            assert!(policy(fine).is_empty(), "{fine}");
         }
     }
 
