@@ -202,13 +202,21 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
                     .into(),
             ));
         }
-        let (toml, report) = config::build(&opts.files, opts.from, opts.choices, &scenario)?;
-        crate::scenario::load_str(&toml, &scenario, &crate::scenario::LoadOptions::default())
-            .map_err(|e| {
+        let (toml, mut report) = config::build(&opts.files, opts.from, opts.choices, &scenario)?;
+        let loaded =
+            crate::scenario::load_str(&toml, &scenario, &crate::scenario::LoadOptions::default())
+                .map_err(|e| {
                 Error::Other(format!(
                     "the imported scenario does not load, which is a bug in resim import: {e}"
                 ))
             })?;
+        // what `resim check` would warn of: settings that do not do what
+        // they seem to (a per-try timeout never retried, as the proxy runs it)
+        report.warnings.extend(
+            crate::scenario::warnings(&loaded)
+                .into_iter()
+                .map(|w| format!("the scenario: {w}")),
+        );
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(&dir).map_err(|e| Error::Io {
                 context: format!("cannot create {}", dir.display()),

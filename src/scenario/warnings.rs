@@ -10,7 +10,10 @@ use crate::model::{AttemptOutcome, BreakerWindow, Model};
 type Check = fn(&Model) -> Vec<String>;
 
 /// Every check, in the order their warnings are printed.
-const CHECKS: &[Check] = &[breaker_min_calls_above_window, per_try_timeout_never_retried];
+const CHECKS: &[Check] = &[
+    breaker_min_calls_above_window,
+    per_try_timeout_never_retried,
+];
 
 /// The scenario's warnings. A warning every compare row gives is said once;
 /// one that only some rows give names them.
