@@ -135,6 +135,8 @@ pub struct RawOutlier {
     pub interval_ms: Option<f64>,
     pub base_ejection_ms: Option<f64>,
     pub max_ejection_pct: Option<f64>,
+    pub max_ejection_ms: Option<f64>,
+    pub always_eject_one_host: Option<bool>,
 }
 
 /// `balancer = "KIND"` or `balancer = { kind, view, release, choice_count,

@@ -846,12 +846,53 @@ fn outlier(o: &Node<'_>, led: &mut Ledger) -> Result<Tab, Error> {
         led,
     )?;
     put("max_ejection_pct", "max_ejection_percent", 10.0, false, led)?;
+    // max_ejection_time: by default the larger of 300 s and the base, as
+    // resim's own default, so only a written one is put
+    match get("max_ejection_time") {
+        Some(n) => {
+            let v = ms(&n, Syntax::Protobuf)?;
+            led.note(&n, Fate::Mapped, at("max_ejection_ms"), "Envoy's rule");
+            t.put("max_ejection_ms", Val::n(v));
+        }
+        None => led.absent(
+            o,
+            "max_ejection_time",
+            "300s, or base_ejection_time if longer",
+            at("max_ejection_ms"),
+            "Envoy's default",
+        ),
+    }
+    let one = match get("always_eject_one_host") {
+        Some(n) => {
+            let b = wrapped(&n)?.bool()?;
+            led.note(
+                &n,
+                Fate::Mapped,
+                at("always_eject_one_host"),
+                "Envoy's rule",
+            );
+            b
+        }
+        None => {
+            led.absent(
+                o,
+                "always_eject_one_host",
+                "false",
+                at("always_eject_one_host"),
+                "Envoy's default",
+            );
+            false
+        }
+    };
+    t.put("always_eject_one_host", Val::b(one));
     for (k, n) in &f {
         if ![
             "consecutive_5xx",
             "interval",
             "base_ejection_time",
             "max_ejection_percent",
+            "max_ejection_time",
+            "always_eject_one_host",
         ]
         .contains(k)
         {
