@@ -457,6 +457,8 @@ pub struct RawLimiter {
     pub jitter_percent: Option<f64>,
     /// envoy_gradient: the min RTT's buffer, in percent.
     pub buffer_percent: Option<f64>,
+    /// aimd, vegas, gradient2, envoy_gradient: which ends are samples.
+    pub samples: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

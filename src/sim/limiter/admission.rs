@@ -21,12 +21,25 @@ pub trait Admission {
     /// holds an admission until it is done.
     fn try_admit(&mut self, limiter: &Limiter, now: Ticks) -> Decision;
 
-    /// A request this state admitted is done at `now`, `latency` after it was let
-    /// through, with `outcome`: the handler's outcome, `Rejected` when a later
-    /// limiter of its chain rejected it, `TimedOut` when its work was given up
-    /// (abandoned or cancelled) or its client left while it was held. Heard
-    /// exactly once per admission.
-    fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome);
+    /// A request this state admitted is done ([`Done`]). Heard exactly once
+    /// per admission.
+    fn on_done(&mut self, limiter: &Limiter, done: Done);
+}
+
+/// How a request an admission let through ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Done {
+    /// When it is done.
+    pub now: Ticks,
+    /// The time since it was let through.
+    pub latency: Ticks,
+    /// The handler's outcome, `Rejected` when a later limiter of its chain
+    /// rejected it, `TimedOut` when its work was given up (abandoned or
+    /// cancelled) or its client left while it was held.
+    pub outcome: Outcome,
+    /// A concurrency limit's count in flight right after it let the request
+    /// through, the request included (0 for a rate limiter).
+    pub in_flight_at_start: u32,
 }
 
 /// What a limiter does with one request.
@@ -48,6 +61,10 @@ pub(super) struct Admitted {
     pub(super) limiter: LimiterId,
     pub(super) state: u32,
     pub(super) at: Ticks,
+    /// A concurrency limit's count in flight right after it let the request
+    /// through (0 for a rate limiter): what its algorithm is given when the
+    /// request ends.
+    pub(super) in_flight: u32,
     /// Names the admission in the test ledger.
     #[cfg(test)]
     pub(super) serial: u64,
@@ -92,6 +109,8 @@ pub(crate) struct Ledger {
     pub call_dones: u64,
     /// Every done notice in order: (limiter, latency).
     pub latencies: Vec<(LimiterId, Ticks)>,
+    /// Every done notice in order: the in-flight count it carries.
+    pub in_flight: Vec<u32>,
     /// Admissions not yet done: serial -> request.
     pub open: std::collections::BTreeMap<u64, ReqId>,
     /// What went wrong: a done for no open admission (doubled or never
@@ -123,6 +142,7 @@ impl Ledger {
         let serial = a.serial;
         self.dones += 1;
         self.latencies.push((a.limiter, latency));
+        self.in_flight.push(a.in_flight);
         if call {
             self.call_dones += 1;
         }

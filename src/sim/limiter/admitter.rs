@@ -1,12 +1,11 @@
 //! The state a limiter keeps per bucket key: one variant per family of
 //! algorithms, each answering the admission seam ([`Admission`]).
 
-use super::admission::{Admission, Decision};
+use super::admission::{Admission, Decision, Done};
 use super::concurrency::ConcurrencyLimit;
 use super::rate::Bucket;
 use crate::engine::{Stream, Ticks};
 use crate::model::Limiter;
-use crate::sim::vocab::Outcome;
 
 /// The state a limiter keeps per bucket key, one variant per family of
 /// algorithms. (One arm here per family: the actor needs no other change.)
@@ -47,10 +46,10 @@ impl Admission for Admitter {
     }
 
     #[inline]
-    fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome) {
+    fn on_done(&mut self, limiter: &Limiter, done: Done) {
         match self {
-            Admitter::Rate(b) => b.on_done(limiter, now, latency, outcome),
-            Admitter::Concurrency(c) => c.on_done(limiter, now, latency, outcome),
+            Admitter::Rate(b) => b.on_done(limiter, done),
+            Admitter::Concurrency(c) => c.on_done(limiter, done),
         }
     }
 }
