@@ -1,7 +1,7 @@
 //! The limiter actor: the chain of limiters each request meets, its place in that
 //! chain, throttle holds (`LimiterResume`), and the tallies behind the results.
 
-use super::admission::{Admission, Admitted, Decision, Done, Held};
+use super::admission::{Admission, Admitted, Decision, Held};
 use super::admitter::Admitter;
 use super::concurrency::track::Track;
 use super::windows::Windows;
@@ -475,19 +475,13 @@ impl Limiting {
         for a in admitted.drain(..) {
             let limiter = &model.limiters[a.limiter];
             let latency = now.saturating_sub(a.at);
-            let done = Done {
-                now,
-                latency,
-                outcome,
-                in_flight_at_start: a.in_flight,
-            };
             let actor = &mut self.actors[a.limiter];
             let state = &mut actor.states[a.state as usize];
             match actor.track.as_deref_mut() {
-                None => state.on_done(limiter, done),
+                None => state.on_done(limiter, now, latency, outcome, a.in_flight),
                 Some(track) => {
                     let before = state.gauge();
-                    state.on_done(limiter, done);
+                    state.on_done(limiter, now, latency, outcome, a.in_flight);
                     if let Some(after) = state.gauge() {
                         track.change(now, before, after);
                     }

@@ -21,25 +21,21 @@ pub trait Admission {
     /// holds an admission until it is done.
     fn try_admit(&mut self, limiter: &Limiter, now: Ticks) -> Decision;
 
-    /// A request this state admitted is done ([`Done`]). Heard exactly once
-    /// per admission.
-    fn on_done(&mut self, limiter: &Limiter, done: Done);
-}
-
-/// How a request an admission let through ended.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Done {
-    /// When it is done.
-    pub now: Ticks,
-    /// The time since it was let through.
-    pub latency: Ticks,
-    /// The handler's outcome, `Rejected` when a later limiter of its chain
-    /// rejected it, `TimedOut` when its work was given up (abandoned or
-    /// cancelled) or its client left while it was held.
-    pub outcome: Outcome,
-    /// A concurrency limit's count in flight right after it let the request
-    /// through, the request included (0 for a rate limiter).
-    pub in_flight_at_start: u32,
+    /// A request this state admitted is done at `now`, `latency` after it was let
+    /// through, with `outcome`: the handler's outcome, `Rejected` when a later
+    /// limiter of its chain rejected it, `TimedOut` when its work was given up
+    /// (abandoned or cancelled) or its client left while it was held.
+    /// `started_with`: a concurrency limit's count in flight right after it
+    /// let the request through, the request included (0 for a rate limiter).
+    /// Heard exactly once per admission.
+    fn on_done(
+        &mut self,
+        limiter: &Limiter,
+        now: Ticks,
+        latency: Ticks,
+        outcome: Outcome,
+        started_with: u32,
+    );
 }
 
 /// What a limiter does with one request.

@@ -1,11 +1,12 @@
 //! The state a limiter keeps per bucket key: one variant per family of
 //! algorithms, each answering the admission seam ([`Admission`]).
 
-use super::admission::{Admission, Decision, Done};
+use super::admission::{Admission, Decision};
 use super::concurrency::ConcurrencyLimit;
 use super::rate::Bucket;
 use crate::engine::{Stream, Ticks};
 use crate::model::Limiter;
+use crate::sim::vocab::Outcome;
 
 /// The state a limiter keeps per bucket key, one variant per family of
 /// algorithms. (One arm here per family: the actor needs no other change.)
@@ -46,10 +47,10 @@ impl Admission for Admitter {
     }
 
     #[inline]
-    fn on_done(&mut self, limiter: &Limiter, done: Done) {
+    fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome, n: u32) {
         match self {
-            Admitter::Rate(b) => b.on_done(limiter, done),
-            Admitter::Concurrency(c) => c.on_done(limiter, done),
+            Admitter::Rate(b) => b.on_done(limiter, now, latency, outcome, n),
+            Admitter::Concurrency(c) => c.on_done(limiter, now, latency, outcome, n),
         }
     }
 }

@@ -44,7 +44,7 @@ mod gradient2;
 pub(super) mod track;
 mod vegas;
 
-use super::admission::{Admission, Decision, Done};
+use super::admission::{Admission, Decision};
 use crate::engine::{Stream, Ticks};
 use crate::model::{Concurrency, ConcurrencyAlgorithm, Limiter, Samples};
 use crate::sim::vocab::Outcome;
@@ -169,20 +169,27 @@ impl Admission for ConcurrencyLimit {
         }
     }
 
-    fn on_done(&mut self, limiter: &Limiter, done: Done) {
+    fn on_done(
+        &mut self,
+        limiter: &Limiter,
+        now: Ticks,
+        latency: Ticks,
+        outcome: Outcome,
+        started_with: u32,
+    ) {
         let Some(c) = concurrency(limiter) else {
             return;
         };
         let alg = &c.algorithm;
-        self.catch_up(alg, done.now);
+        self.catch_up(alg, now);
         self.in_flight = self.in_flight.saturating_sub(1);
-        let sample = Sample::of(done.outcome, done.latency, c.samples);
+        let sample = Sample::of(outcome, latency, c.samples);
         if sample == Sample::Ignore {
             return;
         }
         // Netflix's listener passes the count taken when the request was let
         // through (AbstractLimiter.createListener)
-        let in_flight = u64::from(done.in_flight_at_start);
+        let in_flight = u64::from(started_with);
         let limit = &mut self.limit;
         match (&mut self.state, alg) {
             (State::Fixed, _) => {}
@@ -196,8 +203,8 @@ impl Admission for ConcurrencyLimit {
                 g.sample(alg, limit, sample, in_flight)
             }
             (State::Envoy(e), ConcurrencyAlgorithm::EnvoyGradient { .. }) => {
-                let started = done.now.saturating_sub(done.latency);
-                e.sample(alg, limit, sample, (started, done.now))
+                let started = now.saturating_sub(latency);
+                e.sample(alg, limit, sample, (started, now))
             }
             _ => {}
         }

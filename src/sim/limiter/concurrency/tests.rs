@@ -46,13 +46,7 @@ fn end(
     outcome: Outcome,
     started_with: u32,
 ) {
-    let done = Done {
-        now: MS(now_ms),
-        latency: MS(latency_ms),
-        outcome,
-        in_flight_at_start: started_with,
-    };
-    c.on_done(l, done);
+    c.on_done(l, MS(now_ms), MS(latency_ms), outcome, started_with);
 }
 
 #[test]

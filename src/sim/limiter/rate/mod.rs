@@ -15,9 +15,10 @@ mod sliding_counter;
 mod sliding_log;
 mod token_bucket;
 
-use super::admission::{Admission, Decision, Done};
+use super::admission::{Admission, Decision};
 use crate::engine::Ticks;
 use crate::model::{Algorithm, Limiter, LimiterMode};
+use crate::sim::vocab::Outcome;
 use fixed_window::WindowCounts;
 use gcra::Gcra;
 use sliding_log::SlidingLog;
@@ -127,7 +128,7 @@ impl Admission for Bucket {
     }
 
     #[inline]
-    fn on_done(&mut self, _: &Limiter, _: Done) {}
+    fn on_done(&mut self, _: &Limiter, _: Ticks, _: Ticks, _: Outcome, _: u32) {}
 }
 
 #[cfg(test)]
