@@ -159,6 +159,44 @@ impl Access {
 pub struct Concurrency {
     /// The algorithm and its parameters.
     pub algorithm: ConcurrencyAlgorithm,
+    /// Which ends of a request are latency samples and which are drops
+    /// (`samples`; by default the integration of the algorithm's library).
+    pub samples: Samples,
+}
+
+/// Which ends of a request a concurrency algorithm learns from (`samples`),
+/// as the integration that feeds the algorithm in its own library does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Samples {
+    /// Netflix's gRPC server interceptor (`ConcurrencyLimitServerInterceptor`):
+    /// a request given up on (the call cancelled, `DEADLINE_EXCEEDED`) is a
+    /// drop, every other end (any status, errors included) a sample.
+    GrpcServer,
+    /// Netflix's gRPC client interceptor (`ConcurrencyLimitClientInterceptor`):
+    /// an OK answer is a sample, `UNAVAILABLE` (a shed, a limiter's
+    /// rejection) a drop, any other end nothing.
+    GrpcClient,
+    /// Envoy's adaptive concurrency filter: every response is a sample
+    /// (errors included); a request given up on before its response is none.
+    EnvoyFilter,
+}
+
+impl Samples {
+    /// Names as written in scenario files.
+    pub const NAMES: [(&'static str, Samples); 3] = [
+        ("grpc_server", Samples::GrpcServer),
+        ("grpc_client", Samples::GrpcClient),
+        ("envoy_filter", Samples::EnvoyFilter),
+    ];
+
+    /// The default of `algorithm`: Envoy's filter for Envoy's controller, the
+    /// gRPC server interceptor for Netflix's algorithms.
+    pub fn default_for(algorithm: &ConcurrencyAlgorithm) -> Samples {
+        match algorithm {
+            ConcurrencyAlgorithm::EnvoyGradient { .. } => Samples::EnvoyFilter,
+            _ => Samples::GrpcServer,
+        }
+    }
 }
 
 /// A concurrency limiter's algorithm, with its library's parameters.

@@ -114,10 +114,16 @@ pub struct Outlier {
     pub consecutive_failures: u32,
     /// The sweep period: ejections that are over end at the next sweep.
     pub interval: Ticks,
-    /// The k-th ejection in a row lasts k x this.
+    /// The k-th ejection in a row lasts k x this (within `max_ejection`).
     pub base_ejection: Ticks,
-    /// At most this share (%) of the replicas ejected at once (one always may be).
+    /// An ejection lasts at most this (Envoy's `max_ejection_time`).
+    pub max_ejection: Ticks,
+    /// An ejection is refused when it would leave more than this share (%) of
+    /// the replicas ejected.
     pub max_ejection_pct: f64,
+    /// One replica may be ejected whatever `max_ejection_pct` says (Envoy's
+    /// `always_eject_one_host`).
+    pub always_eject_one: bool,
 }
 
 impl Default for BalanceKeys {

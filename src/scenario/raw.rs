@@ -135,6 +135,8 @@ pub struct RawOutlier {
     pub interval_ms: Option<f64>,
     pub base_ejection_ms: Option<f64>,
     pub max_ejection_pct: Option<f64>,
+    pub max_ejection_ms: Option<f64>,
+    pub always_eject_one_host: Option<bool>,
 }
 
 /// `balancer = "KIND"` or `balancer = { kind, view, release, choice_count,
@@ -455,6 +457,8 @@ pub struct RawLimiter {
     pub jitter_percent: Option<f64>,
     /// envoy_gradient: the min RTT's buffer, in percent.
     pub buffer_percent: Option<f64>,
+    /// aimd, vegas, gradient2, envoy_gradient: which ends are samples.
+    pub samples: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

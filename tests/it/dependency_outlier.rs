@@ -9,7 +9,9 @@ use crate::common::*;
 /// One plan service calling `store` (three replicas of a constant 10 ms,
 /// round robin), 100 requests a second 10 ms apart for 120 s (12,000), an
 /// `error_rate` 1.0 fault on `store#2` for the whole run; Envoy's defaults
-/// written out. The global view, and the caller view (the one caller `api`).
+/// written out, and `always_eject_one_host` (without it, one of three is
+/// 33 % of the replicas, above the 10 % share: nothing would be ejected).
+/// The global view, and the caller view (the one caller `api`).
 const FAILING_SECOND: &str = r#"
 [scenario]
 name = "dependency-outlier"
@@ -29,6 +31,7 @@ consecutive_failures = 5
 interval_ms = 10000
 base_ejection_ms = 30000
 max_ejection_pct = 10
+always_eject_one_host = true
 
 [workload]
 type = "open"
@@ -169,22 +172,52 @@ fn without_outlier_detection_nothing_is_ejected_or_written() {
     assert_eq!(num(bad, "errors"), 4_000.0);
 }
 
+/// Envoy's share rule at its default 10 %: without `always_eject_one_host`
+/// ejecting one of three replicas would leave 33 % ejected, so it is refused
+/// each time store#2 reaches five errors in a row (DetectorImpl::ejectHost),
+/// and store#2 keeps its 4,000 calls, every one an error, as without the
+/// table; `max_ejection_pct = 34` lets the one go again.
+#[test]
+fn at_the_default_share_one_replica_of_three_is_never_ejected() {
+    let text = FAILING_SECOND.replace("always_eject_one_host = true\n", "");
+    assert!(!text.contains("always_eject_one_host"));
+    let (_guard, file) = file_with(&text);
+    let dir = run_into(&file, &["--quiet"]);
+    let ejections = Csv::read(&dir.path().join("ejections.csv"));
+    assert!(ejections.rows.is_empty(), "{:?}", ejections.rows);
+    let reps = Csv::read(&dir.path().join("dependency_replicas.csv"));
+    for v in ["global", "caller"] {
+        let bad = reps.row(&[("variant", v), ("replica", "2")]);
+        assert_eq!(num(bad, "calls"), 4_000.0, "{v}");
+        assert_eq!(num(bad, "errors"), 4_000.0, "{v}");
+        assert_eq!(num(bad, "ejections"), 0.0, "{v}");
+    }
+    let text = text.replace("max_ejection_pct = 10", "max_ejection_pct = 34");
+    let (_guard, file) = file_with(&text);
+    let dir = run_into(&file, &["--quiet"]);
+    let reps = Csv::read(&dir.path().join("dependency_replicas.csv"));
+    let bad = reps.row(&[("variant", "global"), ("replica", "2")]);
+    assert_eq!(num(bad, "calls"), 15.0, "34 % allows one of three");
+}
+
 /// Calls given up on are failures too: store#2 ten times slower (100 ms)
 /// and the client's timeout 50 ms, with `cancellation` so that `api` gives
 /// its call up when its request times out. No tolerance (nothing drawn).
 ///
 /// - Calls to store#2 at 10, 40, 70, 100 and 130 ms are given up 50 ms later:
 ///   the fifth at 180 ms ejects it. The call made at 160 ms, before the
-///   ejection, is given up at 210: one failure in the new count.
-/// - Back at 40,000 ms, round robin's turn reaches it at 40,010; four more
-///   give-ups (calls at 40,010 to 40,100) reach five at 40,150. The call at
-///   40,130 again fails after the ejection: one in the count.
-/// - Back at 110,000, calls at 110,000 to 110,090 fail at 110,050 to
-///   110,140, the fifth in a row with the one carried: ejected at 110,140
-///   (the call at 110,120 was made before it).
+///   ejection, is given up at 210, while store#2 is out; its return at the
+///   40 s sweep clears that count, as Envoy's unejectHost does.
+/// - Back at 40,000 ms, round robin's turn reaches it at 40,010; five fresh
+///   give-ups (calls at 40,010 to 40,130) eject it at 40,180. The call at
+///   40,160 again fails after the ejection and is cleared at the return.
+/// - Back at 110,000, the same: calls at 110,010 to 110,130, ejected at
+///   110,180 (the call at 110,160 was made before it).
 ///
-/// So 6 + 5 + 5 = 16 calls to store#2, all given up, and the 16 requests
-/// timed out; the ejections' multipliers and returns as with errors.
+/// So 6 + 6 + 6 = 18 calls to store#2, all given up, and the 18 requests
+/// timed out; the ejections' multipliers and returns as with errors. (Were
+/// the failure heard while out carried over, four fresh ones would eject it
+/// at 40,150 and 110,140, after 16 calls.)
 #[test]
 fn calls_given_up_count_as_failures() {
     let text = FAILING_SECOND
@@ -214,21 +247,21 @@ fn calls_given_up_count_as_failures() {
             got,
             [
                 (180.0, "40000".to_string()),
-                (40_150.0, "110000".to_string()),
-                (110_140.0, String::new()),
+                (40_180.0, "110000".to_string()),
+                (110_180.0, String::new()),
             ],
             "{v}"
         );
         let reps = Csv::read(&dir.path().join("dependency_replicas.csv"));
         let bad = reps.row(&[("variant", v), ("replica", "2")]);
-        assert_eq!(num(bad, "calls"), 16.0, "{v}");
-        assert_eq!(num(bad, "given_up"), 16.0, "{v}");
+        assert_eq!(num(bad, "calls"), 18.0, "{v}");
+        assert_eq!(num(bad, "given_up"), 18.0, "{v}");
         let all = reps.row(&[("variant", v), ("replica", "all")]);
         assert_eq!(num(all, "calls"), 12_000.0, "{v}");
         assert_eq!(num(all, "ok") + num(all, "given_up"), 12_000.0, "{v}");
         let outcomes = Csv::read(&dir.path().join("outcomes.csv"));
         let o = outcomes.row(&[("variant", v)]);
-        assert_eq!(num(o, "timed_out"), 16.0, "{v}");
-        assert_eq!(num(o, "answered"), 11_984.0, "{v}");
+        assert_eq!(num(o, "timed_out"), 18.0, "{v}");
+        assert_eq!(num(o, "answered"), 11_982.0, "{v}");
     }
 }

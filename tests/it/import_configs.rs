@@ -471,6 +471,18 @@ fn an_envoy_bootstrap_becomes_a_scenario_with_envoys_rules_and_defaults() {
         f(&t, "services.orders.outlier_detection.base_ejection_ms"),
         10_000.0
     );
+    assert_eq!(
+        f(&t, "services.orders.outlier_detection.max_ejection_ms"),
+        60_000.0
+    );
+    assert_eq!(
+        at(
+            &t,
+            "services.orders.outlier_detection.always_eject_one_host"
+        )
+        .as_bool(),
+        Some(true)
+    );
     assert_eq!(s(&t, "services.stock.balancer"), "round_robin");
     let report = report.unwrap();
     let rows = ledger(&report);

@@ -18,6 +18,7 @@ const ALGORITHM_KEYS: [(&str, &[&str]); 5] = [
             "max_limit",
             "backoff_ratio",
             "timeout_ms",
+            "samples",
         ],
     ),
     (
@@ -27,6 +28,7 @@ const ALGORITHM_KEYS: [(&str, &[&str]); 5] = [
             "max_limit",
             "smoothing",
             "probe_multiplier",
+            "samples",
         ],
     ),
     (
@@ -39,6 +41,7 @@ const ALGORITHM_KEYS: [(&str, &[&str]); 5] = [
             "tolerance",
             "queue_size",
             "long_window",
+            "samples",
         ],
     ),
     (
@@ -51,6 +54,7 @@ const ALGORITHM_KEYS: [(&str, &[&str]); 5] = [
             "jitter_percent",
             "buffer_percent",
             "max_limit",
+            "samples",
         ],
     ),
 ];
@@ -80,6 +84,7 @@ fn concurrency_keys(l: &RawLimiter) -> Vec<&'static str> {
         ("min_concurrency", l.min_concurrency.is_some()),
         ("jitter_percent", l.jitter_percent.is_some()),
         ("buffer_percent", l.buffer_percent.is_some()),
+        ("samples", l.samples.is_some()),
     ];
     set.iter().filter(|(_, s)| *s).map(|(k, _)| *k).collect()
 }
@@ -231,7 +236,7 @@ pub(super) fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
                 initial: initial.clamp(min, max),
                 min,
                 max,
-                backoff_ratio: within(path, "backoff_ratio", l.backoff_ratio, 0.9, 0.0, 1.0, true)?,
+                backoff_ratio: backoff_ratio(path, l.backoff_ratio)?,
                 timeout: time(path, "timeout_ms", l.timeout_ms, 5000.0)?,
             }
         }
@@ -316,6 +321,10 @@ pub(super) fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
             }
         }
     };
+    let samples = match &l.samples {
+        None => Samples::default_for(&algorithm),
+        Some(v) => one_of(&format!("{path}.samples"), Some(v), &Samples::NAMES)?,
+    };
     let key = super::limiter_key::key(path, &l.key)?;
     Ok(Limiter {
         name: name.to_string(),
@@ -328,8 +337,27 @@ pub(super) fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
         max_delay: Ticks::ZERO,
         refill: Refill::Continuous,
         overflow: Overflow::RejectNow,
-        concurrency: Some(Box::new(Concurrency { algorithm })),
+        concurrency: Some(Box::new(Concurrency { algorithm, samples })),
     })
+}
+
+/// AIMD's `backoff_ratio`, in [0.5, 1) as Netflix's `AIMDLimit.Builder.
+/// backoffRatio` checks it (below 0.5 one drop would more than halve the
+/// limit; at 1 or above a drop would not lower it).
+fn backoff_ratio(path: &str, v: Option<f64>) -> R<f64> {
+    let Some(v) = v else { return Ok(0.9) };
+    let p = format!("{path}.backoff_ratio");
+    finite(&p, v)?;
+    if (0.5..1.0).contains(&v) {
+        return Ok(v);
+    }
+    err(
+        p,
+        format!(
+            "must be >= 0.5 and < 1 (got {}): the factor on the limit at a drop, in [0.5, 1) as Netflix's AIMDLimit requires",
+            num(v)
+        ),
+    )
 }
 
 /// `initial_limit`, `min_limit` and `max_limit` of an algorithm that keeps

@@ -45,10 +45,35 @@ pub(super) fn outlier(
             ),
         );
     }
+    // Envoy: `max_ejection_time` defaults to the larger of 300 s and
+    // `base_ejection_time`, and one below `base_ejection_time` is refused
+    // (source/common/upstream/outlier_detection_impl.cc, DetectorConfig and
+    // DetectorImpl::create).
+    let max_ejection = match o.max_ejection_ms {
+        None => Ticks::from_ms(300_000.0).max(base_ejection),
+        Some(v) => {
+            let key = format!("{path}.max_ejection_ms");
+            let t = positive_ticks(&key, v)?;
+            if t < base_ejection {
+                return err_vs(
+                    key,
+                    format!("{path}.base_ejection_ms"),
+                    format!(
+                        "must be >= base_ejection_ms = {} (got {}): an ejection lasts at least one base",
+                        num(base_ejection.as_ms()),
+                        num(v)
+                    ),
+                );
+            }
+            t
+        }
+    };
     Ok(Some(Outlier {
         consecutive_failures,
         interval,
         base_ejection,
+        max_ejection,
         max_ejection_pct,
+        always_eject_one: o.always_eject_one_host.unwrap_or(false),
     }))
 }

@@ -6,22 +6,28 @@
 //! ([`Detector::pick`]). It knows nothing of servers or requests, so any
 //! replicated target's picker can hold one.
 //!
-//! The rules, as Envoy's `outlier_detection` with `consecutive_5xx`:
+//! The rules follow Envoy's `source/common/upstream/outlier_detection_impl.cc`
+//! with `consecutive_5xx`:
 //!
 //! - A replica's count of failures in a row grows with each failure and
 //!   starts again at each success. When it reaches `consecutive_failures` the
 //!   replica is ejected (unless it already is, or the share rule refuses) and
-//!   its count starts again either way.
-//! - The share rule: an ejection is refused when it would leave more than
-//!   `max_ejection_pct` % of the replicas ejected, unless none is ejected (at
-//!   least one replica may always be ejected).
-//! - Its multiplier k goes up by one at each ejection (while k x
-//!   `base_ejection` stays within Envoy's `max_ejection_time`, 300 s, or
-//!   `base_ejection` if longer) and the ejection lasts k x `base_ejection`.
-//! - Sweeps run every `interval` from the run's start: at each one, an
-//!   ejected replica whose ejection is over returns, and a replica that is
-//!   not ejected has its multiplier lowered by one (to 0). A replica returns
-//!   at the first sweep at or after its ejection's end, not at the end itself.
+//!   its count starts again either way (`onConsecutiveErrorWorker`).
+//! - The share rule (`DetectorImpl::ejectHost`): an ejection goes ahead only
+//!   while (ejected + 1) / replicas x 100 <= `max_ejection_pct`; with
+//!   `always_eject_one_host` also whenever none is ejected. So with 3
+//!   replicas and the default 10 %, none is ever ejected.
+//! - Length (`ejectHost`, `checkHostForUneject`): each replica has a
+//!   multiplier k. An ejection raises it by one if k x base < max + base
+//!   before (so it stops one step past the cap) and lasts min(k x base,
+//!   `max_ejection`): with a base that does not divide the cap, the last
+//!   ejections last the cap itself.
+//! - Sweeps run every `interval` from the run's start (`onIntervalTimer`): at
+//!   each one, an ejected replica whose ejection is over returns, with its
+//!   count of failures in a row cleared (`unejectHost`), and a replica that is
+//!   not ejected has its multiplier lowered by one (to 0; not the one that
+//!   returns at this sweep). A replica returns at the first sweep at or after
+//!   its ejection's end, not at the end itself.
 //! - Panic (Envoy's `healthy_panic_threshold`, 50 %): while fewer than half
 //!   the replicas are not ejected, the balancer picks among all of them.
 //!
@@ -31,10 +37,6 @@
 use super::Balance;
 use crate::engine::Ticks;
 use crate::model::Outlier;
-
-/// Envoy's default `max_ejection_time`: an ejection lasts at most this (or
-/// `base_ejection`, when longer).
-const MAX_EJECTION: Ticks = Ticks(300_000 * 1_000_000);
 
 /// Envoy's default `healthy_panic_threshold` (%).
 const PANIC_PCT: usize = 50;
@@ -46,9 +48,9 @@ pub(crate) struct Ejection {
     pub replica: u32,
     /// When it was ejected.
     pub at: Ticks,
-    /// The multiplier k: it lasts k x `base_ejection`.
+    /// The multiplier k: it lasts k x `base_ejection`, within `max_ejection`.
     pub multiplier: u32,
-    /// How long it lasts: k x `base_ejection`.
+    /// How long it lasts: min(k x `base_ejection`, `max_ejection`).
     pub lasts: Ticks,
     /// The sweep at which it returned (None: still ejected).
     pub back: Option<Ticks>,
@@ -61,10 +63,9 @@ pub(crate) struct Detector {
     failures: Vec<u32>,
     /// Per replica: the index in `log` of its ejection now, if ejected.
     ejected: Vec<Option<usize>>,
-    /// Per replica: the multiplier of its next ejection's length, less one.
+    /// Per replica: the multiplier of its last ejection's length (Envoy's
+    /// `ejectTimeBackoff`).
     multiplier: Vec<u32>,
-    /// The largest multiplier (k x base within the cap).
-    max_multiplier: u32,
     /// The replicas not ejected, in order.
     healthy: Vec<usize>,
     next_sweep: Ticks,
@@ -77,14 +78,11 @@ pub(crate) struct Detector {
 
 impl Detector {
     pub fn new(keys: Outlier, n: usize) -> Detector {
-        let cap = MAX_EJECTION.max(keys.base_ejection);
-        let max_multiplier = (cap.0 / keys.base_ejection.0.max(1)).max(1) as u32;
         Detector {
             keys,
             failures: vec![0; n],
             ejected: vec![None; n],
             multiplier: vec![0; n],
-            max_multiplier,
             healthy: (0..n).collect(),
             next_sweep: keys.interval,
             log: Vec::new(),
@@ -104,6 +102,9 @@ impl Detector {
                         if t.saturating_sub(e.at) >= e.lasts {
                             e.back = Some(t);
                             self.ejected[r] = None;
+                            // Envoy's unejectHost clears the count, so that
+                            // failures heard while out do not carry over
+                            self.failures[r] = 0;
                             back = true;
                         }
                     }
@@ -168,21 +169,31 @@ impl Detector {
         if self.ejected[replica].is_some() {
             return;
         }
+        // Envoy's DetectorImpl::ejectHost: the share with this one ejected
+        // too must stay within max_ejection_percent, unless
+        // always_eject_one_host and none is ejected
         let n = self.failures.len();
         let ejected = n - self.healthy.len();
         let share = 100.0 * (ejected + 1) as f64 / n as f64;
-        if ejected > 0 && share > self.keys.max_ejection_pct {
+        let allowed =
+            share <= self.keys.max_ejection_pct || (self.keys.always_eject_one && ejected == 0);
+        if !allowed {
             return;
         }
-        if self.multiplier[replica] < self.max_multiplier {
-            self.multiplier[replica] += 1;
+        // ejectHost raises ejectTimeBackoff while k x base < max + base, and
+        // checkHostForUneject holds the host out min(k x base, max)
+        let (base, max) = (self.keys.base_ejection.0, self.keys.max_ejection.0);
+        let k = &mut self.multiplier[replica];
+        if u64::from(*k).saturating_mul(base) < max.saturating_add(base) {
+            *k += 1;
         }
+        let lasts = Ticks(u64::from(*k).saturating_mul(base).min(max));
         self.ejected[replica] = Some(self.log.len());
         self.log.push(Ejection {
             replica: replica as u32,
             at: now,
-            multiplier: self.multiplier[replica],
-            lasts: Ticks(self.keys.base_ejection.0 * u64::from(self.multiplier[replica])),
+            multiplier: *k,
+            lasts,
             back: None,
         });
         self.healthy.retain(|&r| r != replica);
@@ -205,12 +216,15 @@ mod tests {
         Ticks::from_ms(x)
     }
 
+    /// Envoy's defaults but the share: `pct` %, `always_eject_one_host` off.
     fn keys(pct: f64) -> Outlier {
         Outlier {
             consecutive_failures: 5,
             interval: ms(10_000.0),
             base_ejection: ms(30_000.0),
+            max_ejection: ms(300_000.0),
             max_ejection_pct: pct,
+            always_eject_one: false,
         }
     }
 
@@ -219,7 +233,7 @@ mod tests {
     /// the multiplier lasts 60 s.
     #[test]
     fn ejects_at_the_threshold_and_backs_off() {
-        let mut d = Detector::new(keys(10.0), 3);
+        let mut d = Detector::new(keys(34.0), 3);
         let mut rr = RoundRobin::default();
         for i in 0..4 {
             d.heard(1, ms(100.0 + f64::from(i)), true);
@@ -306,19 +320,50 @@ mod tests {
         }
     }
 
-    /// The share rule: with 10 % of 3 replicas, one may be ejected (always
-    /// one), a second not; at 100 % both may, and with none left the picks
-    /// go to every replica (panic).
-    #[test]
-    fn the_share_rule_and_panic() {
-        let mut d = Detector::new(keys(10.0), 3);
-        for r in [0, 2] {
+    /// Every replica fails five in a row; the ejections that go ahead.
+    fn ejected(keys: Outlier, n: usize) -> Vec<u32> {
+        let mut d = Detector::new(keys, n);
+        for r in 0..n {
             for i in 0..5 {
                 d.heard(r, ms(f64::from(i)), true);
             }
         }
-        let log = d.ejections(ms(10.0)).to_vec();
-        assert_eq!(log.len(), 1, "only the first: {log:?}");
+        d.ejections(ms(10.0)).iter().map(|e| e.replica).collect()
+    }
+
+    /// The share rule, as Envoy's ejectHost: an ejection goes ahead only while
+    /// (ejected + 1) / replicas <= max_ejection_pct. With 3 replicas at the
+    /// default 10 % none is ever ejected (one would be 33 %); ten replicas
+    /// are needed for one at 10 %. `always_eject_one_host` lets one go ahead
+    /// when none is ejected, never a second.
+    #[test]
+    fn the_share_rule_counts_the_ejection_itself() {
+        assert_eq!(ejected(keys(10.0), 3), [] as [u32; 0], "33 % > 10 %");
+        assert_eq!(ejected(keys(33.0), 3), [] as [u32; 0], "33.3 % > 33 %");
+        assert_eq!(ejected(keys(34.0), 3), [0], "34 %: one, not two (67 %)");
+        assert_eq!(ejected(keys(10.0), 9), [] as [u32; 0], "11.1 % > 10 %");
+        assert_eq!(ejected(keys(10.0), 10), [0], "10 % <= 10 %: exactly one");
+        assert_eq!(ejected(keys(100.0), 3), [0, 1, 2]);
+        let one = Outlier {
+            always_eject_one: true,
+            ..keys(10.0)
+        };
+        assert_eq!(ejected(one, 3), [0], "always one, never a second");
+        assert_eq!(
+            ejected(
+                Outlier {
+                    max_ejection_pct: 0.0,
+                    ..one
+                },
+                2
+            ),
+            [0]
+        );
+    }
+
+    /// With every replica ejected the picks go to every replica (panic).
+    #[test]
+    fn panic_picks_among_all() {
         let mut d = Detector::new(keys(100.0), 2);
         for r in [0, 1] {
             for i in 0..5 {
@@ -329,5 +374,93 @@ mod tests {
         let mut rr = RoundRobin::default();
         let picks: Vec<usize> = (0..2).map(|_| d.pick(&mut rr, &[0, 0], ms(20.0))).collect();
         assert_eq!(picks, [0, 1], "panic: every replica");
+    }
+
+    /// Ejects replica 0 of two over and over, each time at its first chance
+    /// (five failures at once, then the sweep that brings it back): the
+    /// multipliers and lengths of its ejections.
+    fn ejections_in_a_row(keys: Outlier, times: usize) -> Vec<(u32, Ticks)> {
+        let mut d = Detector::new(keys, 2);
+        let mut now = ms(1.0);
+        for _ in 0..times {
+            for _ in 0..5 {
+                d.heard(0, now, true);
+            }
+            let log = d.ejections(now);
+            let last = log[log.len() - 1];
+            // back at the first sweep at or after its end
+            let end = (last.at + last.lasts).0;
+            let interval = keys.interval.0;
+            now = Ticks(end.div_ceil(interval) * interval);
+        }
+        d.ejections(now)
+            .iter()
+            .map(|e| (e.multiplier, e.lasts))
+            .collect()
+    }
+
+    /// Envoy's length: k x base capped at max_ejection_time, k raised while
+    /// k x base < max + base. With a base of 70 s and the cap of 300 s: 70,
+    /// 140, 210, 280, then 300 s (5 x 70 = 350 capped), and k stops at 6 (5
+    /// x 70 = 350 < 370, 6 x 70 = 420 is not). Capping k so that k x base
+    /// stays within 300 s would stop at 280 s. With a base of 30 s k stops at
+    /// 11 and every ejection from the 10th lasts 300 s.
+    #[test]
+    fn the_length_is_capped_at_max_ejection_time_not_below() {
+        let base = Outlier {
+            base_ejection: ms(70_000.0),
+            always_eject_one: true,
+            ..keys(10.0)
+        };
+        let got = ejections_in_a_row(base, 7);
+        let want: Vec<(u32, Ticks)> = [(1, 70), (2, 140), (3, 210), (4, 280), (5, 300), (6, 300)]
+            .iter()
+            .chain(&[(6, 300)])
+            .map(|&(k, s)| (k, ms(f64::from(s) * 1000.0)))
+            .collect();
+        assert_eq!(got, want);
+        let got = ejections_in_a_row(
+            Outlier {
+                always_eject_one: true,
+                ..keys(10.0)
+            },
+            12,
+        );
+        let ks: Vec<u32> = got.iter().map(|g| g.0).collect();
+        assert_eq!(ks, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 11]);
+        assert!(got[9..].iter().all(|g| g.1 == ms(300_000.0)), "{got:?}");
+        // a cap of its own (max_ejection_ms)
+        let capped = Outlier {
+            max_ejection: ms(45_000.0),
+            always_eject_one: true,
+            ..keys(10.0)
+        };
+        let got = ejections_in_a_row(capped, 4);
+        assert_eq!(
+            got,
+            [(1, 30.0), (2, 45.0), (3, 45.0), (3, 45.0)].map(|(k, s)| (k, ms(s * 1000.0)))
+        );
+    }
+
+    /// Envoy's unejectHost clears the count of failures in a row: failures
+    /// heard while the replica was out (requests already at it) do not count
+    /// towards its next ejection.
+    #[test]
+    fn a_return_clears_the_count_of_failures() {
+        let mut d = Detector::new(keys(50.0), 2);
+        for i in 0..5 {
+            d.heard(0, ms(f64::from(i)), true);
+        }
+        // four failures of requests already sent, heard while it is out
+        for i in 0..4 {
+            d.heard(0, ms(100.0 + f64::from(i)), true);
+        }
+        // back at the 40 s sweep: one more failure does not eject it
+        d.heard(0, ms(40_001.0), true);
+        assert_eq!(d.ejections(ms(40_002.0)).len(), 1);
+        for i in 0..4 {
+            d.heard(0, ms(40_002.0 + f64::from(i)), true);
+        }
+        assert_eq!(d.ejections(ms(40_010.0)).len(), 2, "five after its return");
     }
 }

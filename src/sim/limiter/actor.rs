@@ -196,11 +196,13 @@ impl Limiting {
 
     /// `req` was let through at `at` by state `state` of limiter `limiter`: it
     /// holds that admission until it is done.
-    fn admit(&mut self, req: ReqId, limiter: LimiterId, state: u32, at: Ticks) {
+    /// `in_flight`: a concurrency limit's count right after it let `req` in.
+    fn admit(&mut self, req: ReqId, limiter: LimiterId, state: u32, at: Ticks, in_flight: u32) {
         let a = Admitted {
             limiter,
             state,
             at,
+            in_flight,
             #[cfg(test)]
             serial: self.ledger.admit(req),
         };
@@ -368,8 +370,10 @@ impl Limiting {
             states.push(Admitter::new(limiter, rng));
             (states.len() - 1) as u32
         });
-        let decision = match actor.track.as_deref_mut() {
-            None => actor.states[state as usize].try_admit(limiter, now),
+        // a concurrency limit (the limiters with a track) tells its count in
+        // flight with the request let in, for the algorithm when it ends
+        let (decision, in_flight) = match actor.track.as_deref_mut() {
+            None => (actor.states[state as usize].try_admit(limiter, now), 0),
             Some(track) => {
                 let s = &mut actor.states[state as usize];
                 let before = if (state as usize) < known {
@@ -378,10 +382,12 @@ impl Limiting {
                     None
                 };
                 let d = s.try_admit(limiter, now);
+                let mut in_flight = 0;
                 if let Some(after) = s.gauge() {
                     track.change(now, before, after);
+                    in_flight = u32::try_from(after.1).unwrap_or(u32::MAX);
                 }
-                d
+                (d, in_flight)
             }
         };
         let tally = actor.members.entry(member).or_default();
@@ -407,8 +413,8 @@ impl Limiting {
             self.traffic[slot(route, access)].1[l] += 1;
         }
         match decision {
-            Decision::Pass => self.admit(req, l, state, now),
-            Decision::Delay(at) => self.admit(req, l, state, at),
+            Decision::Pass => self.admit(req, l, state, now, in_flight),
+            Decision::Delay(at) => self.admit(req, l, state, at, in_flight),
             Decision::Reject => {}
         }
         decision
@@ -472,10 +478,10 @@ impl Limiting {
             let actor = &mut self.actors[a.limiter];
             let state = &mut actor.states[a.state as usize];
             match actor.track.as_deref_mut() {
-                None => state.on_done(limiter, now, latency, outcome),
+                None => state.on_done(limiter, now, latency, outcome, a.in_flight),
                 Some(track) => {
                     let before = state.gauge();
-                    state.on_done(limiter, now, latency, outcome);
+                    state.on_done(limiter, now, latency, outcome, a.in_flight);
                     if let Some(after) = state.gauge() {
                         track.change(now, before, after);
                     }

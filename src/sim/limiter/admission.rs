@@ -24,9 +24,18 @@ pub trait Admission {
     /// A request this state admitted is done at `now`, `latency` after it was let
     /// through, with `outcome`: the handler's outcome, `Rejected` when a later
     /// limiter of its chain rejected it, `TimedOut` when its work was given up
-    /// (abandoned or cancelled) or its client left while it was held. Heard
-    /// exactly once per admission.
-    fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome);
+    /// (abandoned or cancelled) or its client left while it was held.
+    /// `started_with`: a concurrency limit's count in flight right after it
+    /// let the request through, the request included (0 for a rate limiter).
+    /// Heard exactly once per admission.
+    fn on_done(
+        &mut self,
+        limiter: &Limiter,
+        now: Ticks,
+        latency: Ticks,
+        outcome: Outcome,
+        started_with: u32,
+    );
 }
 
 /// What a limiter does with one request.
@@ -48,6 +57,10 @@ pub(super) struct Admitted {
     pub(super) limiter: LimiterId,
     pub(super) state: u32,
     pub(super) at: Ticks,
+    /// A concurrency limit's count in flight right after it let the request
+    /// through (0 for a rate limiter): what its algorithm is given when the
+    /// request ends.
+    pub(super) in_flight: u32,
     /// Names the admission in the test ledger.
     #[cfg(test)]
     pub(super) serial: u64,
@@ -92,6 +105,8 @@ pub(crate) struct Ledger {
     pub call_dones: u64,
     /// Every done notice in order: (limiter, latency).
     pub latencies: Vec<(LimiterId, Ticks)>,
+    /// Every done notice in order: the in-flight count it carries.
+    pub in_flight: Vec<u32>,
     /// Admissions not yet done: serial -> request.
     pub open: std::collections::BTreeMap<u64, ReqId>,
     /// What went wrong: a done for no open admission (doubled or never
@@ -123,6 +138,7 @@ impl Ledger {
         let serial = a.serial;
         self.dones += 1;
         self.latencies.push((a.limiter, latency));
+        self.in_flight.push(a.in_flight);
         if call {
             self.call_dones += 1;
         }

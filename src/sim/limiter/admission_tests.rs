@@ -293,3 +293,43 @@ access = "gateway"
     assert_eq!(got, want);
     assert_eq!(l.by_outcome.get("Answered"), Some(&6));
 }
+
+/// A concurrency limit's done carries its count in flight when the request
+/// was let through, itself included, as Netflix's limiter takes it
+/// (AbstractLimiter.createListener), not the count when it ends: three
+/// requests 1 ms apart, each served 10 ms on its own slot, are let in at
+/// counts 1, 2, 3 and end at counts 3, 2, 1.
+#[test]
+fn a_concurrency_done_carries_the_count_at_its_admission() {
+    let text = r#"
+[scenario]
+name = "in-flight"
+[services.s]
+routes = ["/r"]
+middleware = ["c"]
+[services.s.handler]
+type = "server"
+slots = 4
+queue = 0
+service = { constant = 10 }
+[limiters.c]
+kind = "concurrency"
+algorithm = "aimd"
+[workload]
+type = "open"
+rate_rps = 1000
+requests = 3
+arrivals = "uniform"
+"#;
+    let (_, model) = rows(text, Path::new("in-flight.toml")).remove(0);
+    let l = ledger_of(&model);
+    assert_eq!(l.in_flight, [1, 2, 3]);
+    // a rate limiter's admissions carry none
+    let rate = text.replace(
+        "kind = \"concurrency\"\nalgorithm = \"aimd\"",
+        "limit = 10\nwindow_ms = 1000",
+    );
+    assert!(rate.contains("window_ms"));
+    let (_, model) = rows(&rate, Path::new("in-flight.toml")).remove(0);
+    assert_eq!(ledger_of(&model).in_flight, [0, 0, 0]);
+}

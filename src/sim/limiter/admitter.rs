@@ -47,10 +47,10 @@ impl Admission for Admitter {
     }
 
     #[inline]
-    fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome) {
+    fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome, n: u32) {
         match self {
-            Admitter::Rate(b) => b.on_done(limiter, now, latency, outcome),
-            Admitter::Concurrency(c) => c.on_done(limiter, now, latency, outcome),
+            Admitter::Rate(b) => b.on_done(limiter, now, latency, outcome, n),
+            Admitter::Concurrency(c) => c.on_done(limiter, now, latency, outcome, n),
         }
     }
 }

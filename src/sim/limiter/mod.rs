@@ -25,8 +25,10 @@
 //! Each limiter keeps one state per bucket key behind the [`Admission`] trait:
 //! `try_admit` decides, and a request it lets through (at once, or at the end of
 //! a throttle hold) holds an *admission* of that state. Every admission hears
-//! `on_done(now, latency, outcome)` exactly once, when the request's work
-//! leaves the service, with `latency = now - the instant it was let through`:
+//! `on_done(now, latency, outcome, started_with)` exactly once, when the
+//! request's work leaves the service, with `latency = now - the instant it was
+//! let through` and `started_with` a concurrency limit's count in flight when
+//! it let the request through:
 //!
 //! - its handler ends it (the world's `respond`): answered, dropped, an error or
 //!   shed, with the handler's outcome, also when the client had stopped

@@ -101,7 +101,8 @@ pub struct EjectionRow {
     pub replica: u32,
     /// When it was ejected.
     pub at_ms: f64,
-    /// How long the ejection lasts: multiplier x `base_ejection_ms`.
+    /// How long the ejection lasts: min(multiplier x `base_ejection_ms`,
+    /// `max_ejection_ms`).
     pub lasts_ms: f64,
     /// The multiplier.
     pub multiplier: u32,

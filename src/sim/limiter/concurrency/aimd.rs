@@ -1,7 +1,8 @@
-//! `aimd` (Netflix `AIMDLimit`): an answer in time while at least half the limit
-//! is in flight adds 1; a drop, or an answer slower than `timeout_ms`, multiplies
-//! the limit by `backoff_ratio` (whole part kept); the limit stays within
-//! `min_limit..=max_limit`.
+//! `aimd` (Netflix `AIMDLimit._update`): a sample in time from a request let
+//! through while at least half the limit was in flight adds 1; a drop, or a
+//! sample slower than `timeout_ms`, multiplies the limit by `backoff_ratio`
+//! (whole part kept; in [0.5, 1) as its builder checks); the limit stays
+//! within `min_limit..=max_limit`.
 
 use super::Sample;
 use crate::model::ConcurrencyAlgorithm;

@@ -1,9 +1,10 @@
 //! `gradient2` (Netflix `Gradient2Limit`), per sample: shortRtt = the sample's
 //! RTT; longRtt = an exponential average of `long_window` samples (a plain
 //! mean over the first 10), multiplied by 0.95 when longRtt / shortRtt > 2;
-//! fewer than half the limit in flight: no change; gradient = max(0.5, min(1,
-//! tolerance x longRtt / shortRtt)); new = L x gradient + queue_size; L = L x
-//! (1 - smoothing) + new x smoothing, within `min_limit..=max_limit`.
+//! fewer than half the limit in flight when the request was let through: no
+//! change; gradient = max(0.5, min(1, tolerance x longRtt / shortRtt)); new =
+//! L x gradient + queue_size; L = L x (1 - smoothing) + new x smoothing,
+//! within `min_limit..=max_limit`.
 //!
 //! Netflix feeds drops' RTTs as any other (Gradient2 ignores `didDrop`): so does
 //! this one; a sample with no latency (shed at once) carries no RTT and is left

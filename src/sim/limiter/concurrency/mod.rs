@@ -4,19 +4,39 @@
 //! request's end through [`Admission::on_done`], which frees its place and feeds
 //! the algorithm a sample.
 //!
-//! What a request's end tells the algorithms ([`Sample::of`]): an answer is a
-//! latency sample; a drop (`Dropped`, `TimedOut`: its client or caller gave up,
-//! or its work was abandoned or cancelled; `Shed`: the service's slots and queue
-//! were full) is a drop with its latency; an error, a refusal by a client
-//! policy, a later limiter's rejection and a 404 are ignored (the request never
-//! measured the protected work), as Netflix's `onIgnore`.
+//! What a request's end tells the algorithms ([`Sample::of`]) is the
+//! limiter's `samples` rule, as the integration that feeds each library:
+//!
+//! - `grpc_server` (Netflix's algorithms by default), Netflix's
+//!   `ConcurrencyLimitServerInterceptor.interceptCall`: a call closed with
+//!   `DEADLINE_EXCEEDED` or cancelled by its client is `onDropped`, a call
+//!   closed with any other status (OK, errors, UNAVAILABLE) `onSuccess`.
+//!   Here: `TimedOut` (its client or caller gave up, or its work was
+//!   abandoned or cancelled) and `Dropped` (a plan's failed call or missed
+//!   deadline) are drops; every other end (answered, an error, shed, a later
+//!   limiter's rejection) is a latency sample.
+//! - `grpc_client`, Netflix's `ConcurrencyLimitClientInterceptor`: a call
+//!   closed OK is `onSuccess`, one closed `UNAVAILABLE` `onDropped`, any
+//!   other status or a cancel `onIgnore`. Here: an answer is a latency
+//!   sample; a shed (the server's 503) and a later limiter's rejection are
+//!   drops; every other end (an error answer, given up, a plan's drop) tells
+//!   nothing.
+//! - `envoy_filter` (`envoy_gradient` by default), Envoy's
+//!   `AdaptiveConcurrencyFilter`: every response whose encoding completes is
+//!   a sample (`recordLatencySample`, errors included); a stream reset before
+//!   it is cancelled (`cancelLatencySample`). Here: `TimedOut` tells nothing;
+//!   every other end is a latency sample.
 //!
 //! One file per adaptive algorithm: [`aimd`], [`vegas`], [`gradient2`],
 //! [`envoy`]; `fixed` needs none. [`track`] keeps a limiter's limit and
 //! in-flight count over time for its tables.
 //!
 //! The in-flight count an algorithm is given with a sample is the count when the
-//! request ends, itself included (Netflix's is the count when it started).
+//! request was let through, itself included, as Netflix's `AbstractLimiter`
+//! takes it (`createListener`: `inFlight.incrementAndGet()` at acquire, passed
+//! to `onSample` when the request ends). Envoy's controller is also given the
+//! instant the request was let through, to leave out the requests let through
+//! before its min RTT measurement began.
 
 mod aimd;
 mod envoy;
@@ -26,29 +46,41 @@ mod vegas;
 
 use super::admission::{Admission, Decision};
 use crate::engine::{Stream, Ticks};
-use crate::model::{ConcurrencyAlgorithm, Limiter};
+use crate::model::{Concurrency, ConcurrencyAlgorithm, Limiter, Samples};
 use crate::sim::vocab::Outcome;
 
 /// What one request's end tells a concurrency algorithm.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Sample {
-    /// Answered, `latency` after it was let through.
+    /// A latency sample (Netflix's `onSuccess`, Envoy's
+    /// `recordLatencySample`), `latency` after it was let through.
     Answer(Ticks),
-    /// Dropped, timed out or shed, after this latency.
+    /// A drop (Netflix's `onDropped`), after this latency.
     Drop(Ticks),
-    /// Tells nothing about the protected work.
+    /// Tells nothing (Envoy's `cancelLatencySample`).
     Ignore,
 }
 
 impl Sample {
-    /// The sample of a request that ended with `outcome` after `latency`.
-    pub(super) fn of(outcome: Outcome, latency: Ticks) -> Sample {
-        match outcome {
-            Outcome::Answered => Sample::Answer(latency),
-            Outcome::Dropped | Outcome::TimedOut | Outcome::Shed => Sample::Drop(latency),
-            Outcome::Error | Outcome::Refused | Outcome::Rejected(_) | Outcome::NotFound => {
-                Sample::Ignore
-            }
+    /// The sample of a request that ended with `outcome` after `latency`,
+    /// under the limiter's `samples` rule (see the module docs).
+    pub(super) fn of(outcome: Outcome, latency: Ticks, rule: Samples) -> Sample {
+        match (rule, outcome) {
+            (Samples::GrpcClient, Outcome::Answered) => Sample::Answer(latency),
+            (Samples::GrpcClient, Outcome::Shed | Outcome::Rejected(_)) => Sample::Drop(latency),
+            (Samples::GrpcClient, _) => Sample::Ignore,
+            (Samples::GrpcServer, Outcome::TimedOut | Outcome::Dropped) => Sample::Drop(latency),
+            (Samples::EnvoyFilter, Outcome::TimedOut) => Sample::Ignore,
+            (
+                _,
+                Outcome::Answered
+                | Outcome::Dropped
+                | Outcome::Error
+                | Outcome::Shed
+                | Outcome::Rejected(_)
+                | Outcome::Refused
+                | Outcome::NotFound,
+            ) => Sample::Answer(latency),
         }
     }
 }
@@ -120,14 +152,14 @@ impl ConcurrencyLimit {
     }
 }
 
-fn algorithm(limiter: &Limiter) -> Option<&ConcurrencyAlgorithm> {
-    limiter.concurrency.as_deref().map(|c| &c.algorithm)
+fn concurrency(limiter: &Limiter) -> Option<&Concurrency> {
+    limiter.concurrency.as_deref()
 }
 
 impl Admission for ConcurrencyLimit {
     fn try_admit(&mut self, limiter: &Limiter, now: Ticks) -> Decision {
-        if let Some(alg) = algorithm(limiter) {
-            self.catch_up(alg, now);
+        if let Some(c) = concurrency(limiter) {
+            self.catch_up(&c.algorithm, now);
         }
         if self.in_flight < self.limit() {
             self.in_flight += 1;
@@ -137,17 +169,27 @@ impl Admission for ConcurrencyLimit {
         }
     }
 
-    fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome) {
-        let Some(alg) = algorithm(limiter) else {
+    fn on_done(
+        &mut self,
+        limiter: &Limiter,
+        now: Ticks,
+        latency: Ticks,
+        outcome: Outcome,
+        started_with: u32,
+    ) {
+        let Some(c) = concurrency(limiter) else {
             return;
         };
+        let alg = &c.algorithm;
         self.catch_up(alg, now);
-        let in_flight = self.in_flight;
         self.in_flight = self.in_flight.saturating_sub(1);
-        let sample = Sample::of(outcome, latency);
+        let sample = Sample::of(outcome, latency, c.samples);
         if sample == Sample::Ignore {
             return;
         }
+        // Netflix's listener passes the count taken when the request was let
+        // through (AbstractLimiter.createListener)
+        let in_flight = u64::from(started_with);
         let limit = &mut self.limit;
         match (&mut self.state, alg) {
             (State::Fixed, _) => {}
@@ -161,7 +203,8 @@ impl Admission for ConcurrencyLimit {
                 g.sample(alg, limit, sample, in_flight)
             }
             (State::Envoy(e), ConcurrencyAlgorithm::EnvoyGradient { .. }) => {
-                e.sample(alg, limit, sample, now)
+                let started = now.saturating_sub(latency);
+                e.sample(alg, limit, sample, (started, now))
             }
             _ => {}
         }

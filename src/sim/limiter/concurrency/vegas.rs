@@ -2,7 +2,7 @@
 //! RTT seen (reset to the current sample every `probe_multiplier` x limit x a
 //! random 0.5..1 samples, the probe); queue = ceil(L x (1 - rtt_noload / rtt));
 //! with k = max(1, whole part of log10 L): a drop: L - k; fewer than half the
-//! limit in flight: no change; queue <= k: L + 6k; queue < 3k: L + k; queue >
+//! limit in flight when the request was let through: no change; queue <= k: L + 6k; queue < 3k: L + k; queue >
 //! 6k: L - k; the new limit, within 1..=max_limit, is smoothed: L x (1 -
 //! smoothing) + new x smoothing.
 //!

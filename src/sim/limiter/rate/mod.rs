@@ -128,7 +128,7 @@ impl Admission for Bucket {
     }
 
     #[inline]
-    fn on_done(&mut self, _: &Limiter, _: Ticks, _: Ticks, _: Outcome) {}
+    fn on_done(&mut self, _: &Limiter, _: Ticks, _: Ticks, _: Outcome, _: u32) {}
 }
 
 #[cfg(test)]
