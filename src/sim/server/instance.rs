@@ -46,6 +46,12 @@ pub(super) struct Instance {
     pub(super) calls: bool,
     /// Requests in its slots and in its line now (what a balancer reads).
     pub(super) outstanding: u32,
+    /// When `outstanding` last changed: a stamp of `Servers::moves` (what a
+    /// `first_reached` tie-break reads).
+    pub(super) since: u64,
+    /// A queue stands in front of its replicas (`max_conn`): when its count
+    /// falls, it may take a waiter from there.
+    pub(super) limited: bool,
 }
 
 impl Instance {
@@ -86,6 +92,8 @@ impl Instance {
             replica: (n > 1).then_some(i),
             calls: server.plan.is_some(),
             outstanding: 0,
+            since: i as u64,
+            limited: model.services[service].balance.conn_limit.is_some() && n > 1,
         }
     }
 }
@@ -129,6 +137,8 @@ impl Servers {
         let (stats, replica, timed) = (s.stats, s.replica, s.timed);
         if !full {
             s.outstanding += 1;
+            s.since = self.moves;
+            self.moves += 1;
         }
         let arrival = match admit {
             Admit::Start => {
@@ -259,6 +269,8 @@ impl Servers {
         let s = &mut self.states[i];
         let next = s.line.release();
         s.outstanding -= 1;
+        s.since = self.moves;
+        self.moves += 1;
         (arrived, started, next, s.stats, s.replica)
     }
 
@@ -305,6 +317,8 @@ impl Servers {
         let s = &mut self.states[i];
         let w = s.line.leave(|w| w.req == req)?;
         s.outstanding -= 1;
+        s.since = self.moves;
+        self.moves += 1;
         let st = &mut self.stats[s.stats];
         st.queued.add(now, -1);
         st.abandoned += 1;

@@ -11,6 +11,7 @@ mod handler;
 mod limiter;
 mod plan;
 mod policy;
+mod proxy;
 mod request;
 mod server;
 mod workload;
