@@ -142,6 +142,7 @@ pub struct RawOutlier {
 /// max_queue, queue_timeout_ms }` (the keys a kind does not read are refused
 /// in validation).
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // one per service, read once
 pub enum RawBalancer {
     Kind(String),
     Table(RawBalancerTable),

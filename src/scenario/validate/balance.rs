@@ -87,12 +87,7 @@ fn only_its_keys(path: &str, t: &RawBalancerTable, kind: Balancer) -> R<()> {
 }
 
 /// The table's keys, each checked, over the defaults.
-fn table_keys(
-    path: &str,
-    t: &RawBalancerTable,
-    kind: Balancer,
-    replicas: u32,
-) -> R<BalanceKeys> {
+fn table_keys(path: &str, t: &RawBalancerTable, kind: Balancer, replicas: u32) -> R<BalanceKeys> {
     let mut keys = BalanceKeys {
         view: one_of(
             &format!("{path}.view"),
@@ -149,7 +144,9 @@ fn draws(path: &str, v: i64, min: i64) -> R<u32> {
     if i64::from(n) > MAX_DRAWS {
         return err(
             path,
-            format!("{n} draws per pick: must be at most {MAX_DRAWS} (draws are with replacement; a few dozen already find the least loaded of any few replicas)"),
+            format!(
+                "{n} draws per pick: must be at most {MAX_DRAWS} (draws are with replacement; a few dozen already find the least loaded of any few replicas)"
+            ),
         );
     }
     Ok(n)
@@ -195,7 +192,9 @@ fn conn_limit(path: &str, t: &RawBalancerTable) -> R<Option<ConnLimit>> {
         if let Some((key, _)) = other.iter().find(|(_, on)| *on) {
             return err(
                 format!("{path}.{key}"),
-                format!("`{key}` is the queue in front of replicas with a connection limit: set `max_conn` beside it"),
+                format!(
+                    "`{key}` is the queue in front of replicas with a connection limit: set `max_conn` beside it"
+                ),
             );
         }
         return Ok(None);

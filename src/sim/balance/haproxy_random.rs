@@ -68,7 +68,10 @@ impl HaproxyRandom {
         for (i, &w) in weights.iter().enumerate() {
             let id = i as u32 + 1;
             for j in 0..w as u32 * POINTS_PER_WEIGHT {
-                ring.push((full_hash(id.wrapping_mul(ID_RANGE).wrapping_add(j)), i as u32));
+                ring.push((
+                    full_hash(id.wrapping_mul(ID_RANGE).wrapping_add(j)),
+                    i as u32,
+                ));
             }
         }
         // stable: equal positions keep their insertion order, as an
@@ -202,7 +205,10 @@ mod tests {
         }
         for s in 0..3 {
             let got = f64::from(counts[s]) / f64::from(n);
-            assert!((got - expected[s]).abs() < 0.01, "{s}: {got} vs {expected:?}");
+            assert!(
+                (got - expected[s]).abs() < 0.01,
+                "{s}: {got} vs {expected:?}"
+            );
         }
     }
 

@@ -101,7 +101,11 @@ mod tests {
         b.since(&[7, 3, 9, 5]);
         assert_eq!(b.pick(&[1, 1, 1, 1]), 1, "1 changed first");
         assert_eq!(b.pick(&[1, 2, 1, 1]), 3, "then 3 (stamp 5) before 0 (7)");
-        assert_eq!(b.pick(&[0, 2, 1, 1]), 0, "a lower count wins whatever its stamp");
+        assert_eq!(
+            b.pick(&[0, 2, 1, 1]),
+            0,
+            "a lower count wins whatever its stamp"
+        );
         assert_eq!(b.pick_among(&[1, 1, 1, 1], &[0, 2, 3], Ticks::ZERO), 3);
         // no stamps yet: the index order, as HAProxy's servers start
         let mut fresh = LeastOutstanding::new(TieBreak::FirstReached);

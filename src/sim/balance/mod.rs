@@ -120,9 +120,7 @@ pub(crate) fn of(kind: Balancer, keys: &BalanceKeys, n: usize, rng: Stream) -> B
         )),
         Balancer::PeakEwma => Box::new(PeakEwma::new(rng, n, keys.decay)),
         Balancer::WeightedRoundRobin => Box::new(WeightedRoundRobin::new(&keys.weights)),
-        Balancer::HaproxyRandom => {
-            Box::new(HaproxyRandom::new(rng, n, keys.draws, &keys.weights))
-        }
+        Balancer::HaproxyRandom => Box::new(HaproxyRandom::new(rng, n, keys.draws, &keys.weights)),
     }
 }
 

@@ -152,7 +152,11 @@ mod tests {
         let mut rr = RoundRobin::default();
         let t = Ticks::ZERO;
         assert_eq!(q.place(&mut rr, &[0, 2, 1], 1, t), Placed::Replica(0));
-        assert_eq!(q.place(&mut rr, &[1, 2, 1], 2, t), Placed::Replica(2), "1 is full");
+        assert_eq!(
+            q.place(&mut rr, &[1, 2, 1], 2, t),
+            Placed::Replica(2),
+            "1 is full"
+        );
         assert_eq!(q.place(&mut rr, &[1, 2, 2], 3, t), Placed::Replica(0));
         let queued = Placed::Queued {
             timeout: Some(Ticks::from_ms(50.0)),

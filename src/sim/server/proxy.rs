@@ -30,7 +30,12 @@ impl Servers {
     /// `req` of `service` arrives at `now`: a replica with room, the queue,
     /// or refused; the books count it.
     #[inline(never)]
-    pub(in crate::sim) fn place(&mut self, service: ServiceId, req: ReqId, now: Ticks) -> Placement {
+    pub(in crate::sim) fn place(
+        &mut self,
+        service: ServiceId,
+        req: ReqId,
+        now: Ticks,
+    ) -> Placement {
         let Some(Route::Replicated(b)) = self.by_service[service].as_mut() else {
             unreachable!("service {service} has no queue in front");
         };

@@ -23,9 +23,7 @@ impl World<'_> {
                 return;
             }
             Some(Pick::One(i)) => i,
-            Some(Pick::Balance { by_caller }) => {
-                self.server_pick_replica(service, req, by_caller)
-            }
+            Some(Pick::Balance { by_caller }) => self.server_pick_replica(service, req, by_caller),
             Some(Pick::Limited) => match self.server_place(service, req) {
                 Some(i) => i,
                 None => return,
