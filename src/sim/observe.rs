@@ -542,11 +542,13 @@ fn restart_server(s: &mut ServerStats, now: Ticks) {
                 ..ReplicaStats::default()
             })
             .collect(),
-        proxy: s.proxy.as_ref().map(|p| ProxyStats {
-            max_conn: p.max_conn,
-            peak: p.length.level(),
-            length: p.length.restarted(now),
-            ..ProxyStats::default()
+        proxy: s.proxy.as_ref().map(|p| {
+            Box::new(ProxyStats {
+                max_conn: p.max_conn,
+                peak: p.length.level(),
+                length: p.length.restarted(now),
+                ..ProxyStats::default()
+            })
         }),
         ..ServerStats::default()
     };

@@ -121,6 +121,9 @@ pub(crate) struct Released {
     pub(in crate::sim) stats: usize,
     /// How long the slot worked on it.
     pub(in crate::sim) worked: Ticks,
+    /// A queue stands in front of the instance's replicas (`max_conn`): it
+    /// may take a waiter now.
+    pub(in crate::sim) takes: bool,
 }
 
 /// A request's life at an instance, as the server's books and lines keep it.
@@ -137,8 +140,6 @@ impl Servers {
         let (stats, replica, timed) = (s.stats, s.replica, s.timed);
         if !full {
             s.outstanding += 1;
-            s.since = self.moves;
-            self.moves += 1;
         }
         let arrival = match admit {
             Admit::Start => {
@@ -167,6 +168,11 @@ impl Servers {
             let r = &mut st.replicas[r];
             r.arrived += 1;
             r.shed += u64::from(full);
+            // only replicas are balanced: one instance keeps no stamp
+            if !full {
+                self.states[i].since = self.moves;
+                self.moves += 1;
+            }
         }
         match arrival {
             Arrival::Shed => st.shed += 1,
@@ -269,8 +275,6 @@ impl Servers {
         let s = &mut self.states[i];
         let next = s.line.release();
         s.outstanding -= 1;
-        s.since = self.moves;
-        self.moves += 1;
         (arrived, started, next, s.stats, s.replica)
     }
 
@@ -296,11 +300,13 @@ impl Servers {
         if late {
             st.late_work.add(worked);
         }
+        let mut takes = false;
         if let Some(r) = replica {
             let r = &mut st.replicas[r];
             r.busy.add(now, -1);
             r.processed += 1;
             r.response.push(now - arrived);
+            takes = self.replica_freed(i);
         }
         Released {
             arrived,
@@ -308,7 +314,19 @@ impl Servers {
             next,
             stats,
             worked,
+            takes,
         }
+    }
+
+    /// Replica `i`'s count fell: its stamp moves (a `first_reached`
+    /// tie-break reads it); whether a queue stands in front of its service's
+    /// replicas.
+    #[inline(always)]
+    fn replica_freed(&mut self, i: usize) -> bool {
+        let s = &mut self.states[i];
+        s.since = self.moves;
+        self.moves += 1;
+        s.limited
     }
 
     /// Takes `req` out of instance `i`'s queue at `now`, if it waits there (its
@@ -357,8 +375,10 @@ impl Servers {
             st.late_work.add(worked);
         }
         st.in_server.add(now - arrived);
+        let mut takes = false;
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
+            takes = self.replica_freed(i);
         }
         Released {
             arrived,
@@ -366,6 +386,7 @@ impl Servers {
             next,
             stats,
             worked,
+            takes,
         }
     }
 }

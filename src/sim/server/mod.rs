@@ -128,9 +128,11 @@ impl Servers {
                 stats.push(ServerStats {
                     service,
                     replicas: vec![ReplicaStats::default(); if n > 1 { n } else { 0 }],
-                    proxy: limit.map(|l| ProxyStats {
-                        max_conn: l.max_conn,
-                        ..ProxyStats::default()
+                    proxy: limit.map(|l| {
+                        Box::new(ProxyStats {
+                            max_conn: l.max_conn,
+                            ..ProxyStats::default()
+                        })
                     }),
                     ..ServerStats::default()
                 });

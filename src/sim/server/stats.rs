@@ -51,8 +51,9 @@ pub struct ServerStats {
     pub in_server_ms: f64,
     /// Per replica (empty for a service with one).
     pub replicas: Vec<ReplicaStats>,
-    /// The queue in front of the replicas (None without `max_conn`).
-    pub proxy: Option<ProxyStats>,
+    /// The queue in front of the replicas (None without `max_conn`; boxed:
+    /// the books of a server without one stay small).
+    pub proxy: Option<Box<ProxyStats>>,
     /// Every ejection of a replica by outlier detection, over the whole run
     /// (None without `outlier_detection`).
     pub ejections: Option<Vec<EjectionRow>>,

@@ -50,11 +50,30 @@ impl World<'_> {
         }
     }
 
-    /// `req` leaves the queue in front of `service`'s replicas, its caller
-    /// gone: true if it waited there.
+    /// The client of `req`, which reached no instance of `service`, gave
+    /// up: with `abandon = true` it leaves the queue in front, if it waits
+    /// there.
     #[cold]
     #[inline(never)]
-    pub(super) fn server_proxy_leave(&mut self, service: ServiceId, req: ReqId) -> bool {
+    pub(super) fn server_proxy_abandon(&mut self, service: ServiceId, req: ReqId) {
+        if self.servers.abandons_at_proxy(service) && self.server_proxy_leave(service, req) {
+            self.handler_released(req);
+        }
+    }
+
+    /// The caller of `req`, which reached no instance of `service`, cancelled
+    /// it: it leaves the queue in front, if it waits there.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn server_proxy_cancel(&mut self, service: ServiceId, req: ReqId) {
+        if self.server_proxy_leave(service, req) {
+            self.handler_released(req);
+        }
+    }
+
+    /// `req` leaves the queue in front of `service`'s replicas, its caller
+    /// gone: true if it waited there.
+    fn server_proxy_leave(&mut self, service: ServiceId, req: ReqId) -> bool {
         let now = self.now();
         let Some(arrived) = self.servers.leave_queue(service, req, now, false) else {
             return false;

@@ -17,19 +17,22 @@ impl World<'_> {
     /// A request reaches its server: start it, queue it, or shed it.
     pub(in crate::sim) fn server_arrive(&mut self, req: ReqId) {
         let service = self.requests[req].service;
-        let i = match self.servers.route(service) {
-            None => {
-                self.respond(req, Outcome::Answered);
-                return;
-            }
-            Some(Pick::One(i)) => i,
-            Some(Pick::Balance { by_caller }) => self.server_pick_replica(service, req, by_caller),
-            Some(Pick::Limited) => match self.server_place(service, req) {
-                Some(i) => i,
-                None => return,
-            },
+        let Some(i) = self.server_pick(service, req) else {
+            self.server_unplaced(service, req);
+            return;
         };
         self.server_enter(i, req);
+    }
+
+    /// A request of `service` reached no instance: no server serves it
+    /// (answered at once), or it waits in the queue in front of the replicas
+    /// or was refused there (done already).
+    #[cold]
+    #[inline(never)]
+    fn server_unplaced(&mut self, service: ServiceId, req: ReqId) {
+        if self.servers.route(service).is_none() {
+            self.respond(req, Outcome::Answered);
+        }
     }
 
     /// `req` reaches instance `i`: start it, queue it, or shed it (or, if a
@@ -177,6 +180,7 @@ impl World<'_> {
             next,
             stats,
             worked,
+            takes,
         } = self.servers.release(i, req, now, late);
         self.note(Note::Served {
             req,
@@ -187,7 +191,7 @@ impl World<'_> {
         if let Some(w) = next {
             self.server_start_waiter(i, w);
         }
-        if self.servers.limited(i) {
+        if takes {
             self.server_take_waiters(i);
         }
         if late && !self.plain() {
@@ -210,9 +214,7 @@ impl World<'_> {
     pub(in crate::sim) fn server_abandon(&mut self, req: ReqId) {
         let service = self.requests[req].service;
         let Some(i) = self.servers.state_of(service, req) else {
-            if self.servers.abandons_at_proxy(service) && self.server_proxy_leave(service, req) {
-                self.handler_released(req);
-            }
+            self.server_proxy_abandon(service, req);
             return;
         };
         if !self.servers.abandons(i) {
@@ -242,9 +244,7 @@ impl World<'_> {
     pub(in crate::sim) fn server_cancel(&mut self, req: ReqId) {
         let service = self.requests[req].service;
         let Some(i) = self.servers.state_of(service, req) else {
-            if self.server_proxy_leave(service, req) {
-                self.handler_released(req);
-            }
+            self.server_proxy_cancel(service, req);
             return;
         };
         if self.server_unqueue(i, req) || self.server_stop(i, req, true) {
@@ -272,6 +272,7 @@ impl World<'_> {
             next,
             stats,
             worked,
+            takes,
         } = self.servers.stopped(i, req, now, late);
         self.note(Note::Served {
             req,
@@ -282,7 +283,7 @@ impl World<'_> {
         if let Some(w) = next {
             self.server_start_waiter(i, w);
         }
-        if self.servers.limited(i) {
+        if takes {
             self.server_take_waiters(i);
         }
         if late {
@@ -352,6 +353,18 @@ impl World<'_> {
             if self.servers.limited(i) {
                 self.server_take_waiters(i);
             }
+        }
+    }
+
+    /// The instance a new request of `service` goes to (the balancer's pick);
+    /// None when no server serves it, or when it waits in the queue in front
+    /// of the replicas or was refused there (`max_conn`).
+    #[inline]
+    fn server_pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
+        match self.servers.route(service)? {
+            Pick::One(i) => Some(i),
+            Pick::Balance { by_caller } => Some(self.server_pick_replica(service, req, by_caller)),
+            Pick::Limited => self.server_place(service, req),
         }
     }
 
