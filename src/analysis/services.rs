@@ -52,6 +52,9 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     {
         out.push(replicas(results));
     }
+    if any_queue(results) {
+        out.push(proxy_queues(results));
+    }
     if ejections::any_service(results) {
         let dependencies = ejections::any_dependency(results);
         out.push(ejections::table(results, dependencies));
@@ -114,6 +117,10 @@ fn replicas(results: &mut Results) -> Table {
     if ejects {
         columns.extend(["ejections", "ejected_ms"]);
     }
+    let queues = any_queue(results);
+    if queues {
+        columns.push("from_queue");
+    }
     let mut t = results.table(
         "replicas",
         "Replicas: the requests the balancer sent each instance and its time per request",
@@ -147,10 +154,92 @@ fn replicas(results: &mut Results) -> Table {
                     cells.push(if on { r.ejections.into() } else { Cell::Empty });
                     cells.push(if on { r.ejected_ms.into() } else { Cell::Empty });
                 }
+                if queues {
+                    let on = st.proxy.is_some();
+                    cells.push(if on { r.from_queue.into() } else { Cell::Empty });
+                }
                 t.push(cells);
             }
         }
     }
+    t
+}
+
+/// Whether some service of some run has a queue in front of its replicas
+/// (`max_conn`).
+fn any_queue(results: &Results) -> bool {
+    results
+        .runs
+        .iter()
+        .any(|r| r.servers.iter().any(|s| s.proxy.is_some()))
+}
+
+/// The queue in front of each service's replicas (`max_conn`): what joined
+/// it and what became of it.
+fn proxy_queues(results: &mut Results) -> Table {
+    let mut t = results.table(
+        "proxy_queue",
+        "The queue in front of the replicas (max_conn): requests that found no replica with room",
+        &["service"],
+        &[
+            "balancer",
+            "max_conn",
+            "requests",
+            "queued",
+            "queued_pct",
+            "dispatched",
+            "timed_out",
+            "refused",
+            "abandoned",
+            "mean_wait_ms",
+            "p99_wait_ms",
+            "mean_queue",
+            "peak_queue",
+        ],
+    );
+    for i in 0..results.runs.len() {
+        let axis = results.axis_cells(i);
+        let model = &results.scenario.rows[i].model;
+        for st in &mut results.runs[i].servers {
+            let service = &model.services[st.service];
+            let reached: u64 = st.replicas.iter().map(|r| r.arrived).sum();
+            let Some(p) = st.proxy.as_mut() else {
+                continue;
+            };
+            // every request: those a replica took (at once or from the
+            // queue), and those the queue refused or lost
+            let requests = reached + p.refused + p.timed_out + p.abandoned + p.length.level();
+            let n = p.waits.count();
+            let mut cells = axis.clone();
+            cells.extend([
+                service.name.as_str().into(),
+                service.balancer.name().into(),
+                u64::from(p.max_conn).into(),
+                requests.into(),
+                p.queued.into(),
+                (requests > 0)
+                    .then(|| p.queued as f64 / requests as f64 * 100.0)
+                    .into(),
+                p.dispatched.into(),
+                p.timed_out.into(),
+                p.refused.into(),
+                p.abandoned.into(),
+                when_any(n, p.waits.mean_ms()),
+                when_any(n, p.waits.quantile_ms(0.99)),
+                p.mean_queue.into(),
+                p.peak.into(),
+            ]);
+            t.push(cells);
+        }
+    }
+    t.notes.push(
+        "requests = every request of the service: those a replica took at once or from the queue \
+         (the replicas' arrived), those the queue refused when full (refused) or at its \
+         queue_timeout_ms (timed_out, both answered 503), those whose caller gave up while \
+         they waited (abandoned) and those still waiting at the end; wait = time in this queue \
+         of the requests a replica took from it"
+            .into(),
+    );
     t
 }
 

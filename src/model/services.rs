@@ -91,19 +91,62 @@ pub struct BalanceKeys {
     pub view: BalanceView,
     /// When a pick stops counting (`release`).
     pub release: BalanceRelease,
-    /// `least_request`: replicas drawn per pick (2..=replicas).
+    /// `least_request`: replicas drawn per pick, with replacement (>= 2).
     pub choice_count: u32,
     /// `least_request` with unequal weights: effective weight = weight /
     /// (active + 1)^bias.
     pub active_request_bias: f64,
     /// `peak_ewma`: the cost's decay time, in ticks.
     pub decay: Ticks,
-    /// `least_request`, `weighted_round_robin`: one positive weight per
-    /// replica (empty: all equal).
+    /// `least_request`, `weighted_round_robin`, `haproxy_random`: one
+    /// positive weight per replica (empty: all equal).
     pub weights: Vec<f64>,
+    /// `least_outstanding`: which of the replicas tied for the fewest gets
+    /// the request (`tie_break`).
+    pub tie_break: TieBreak,
+    /// `haproxy_random`: replicas drawn per pick, with replacement (>= 1).
+    pub draws: u32,
+    /// A connection limit per replica with one queue in front of them all
+    /// (`max_conn`, `max_queue`, `queue_timeout_ms`; services only).
+    pub conn_limit: Option<ConnLimit>,
     /// Outlier ejection (`services.NAME.outlier_detection`), read by each
     /// view of the balancer.
     pub outlier: Option<Outlier>,
+}
+
+/// Which of the replicas tied for the fewest outstanding a
+/// `least_outstanding` pick takes (`tie_break`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TieBreak {
+    /// The lowest index.
+    #[default]
+    LowestIndex,
+    /// The one whose count last changed earliest: the one that reached that
+    /// count first (HAProxy's `leastconn` tree).
+    FirstReached,
+}
+
+impl TieBreak {
+    /// Names as written in scenario files.
+    pub const NAMES: [(&'static str, TieBreak); 2] = [
+        ("lowest_index", TieBreak::LowestIndex),
+        ("first_reached", TieBreak::FirstReached),
+    ];
+}
+
+/// HAProxy's `maxconn` per server with the backend's queue: a replica holding
+/// `max_conn` requests takes no more, and a request that finds no replica
+/// with room waits in one queue in front of them until one has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnLimit {
+    /// Requests a replica holds at most (in its slots and its own queue).
+    pub max_conn: u32,
+    /// Places in the queue in front of the replicas (None: no limit); a
+    /// request that finds it full is refused (503).
+    pub max_queue: Option<u32>,
+    /// How long a request waits there at most before it is refused (503;
+    /// HAProxy's `timeout queue`). None: until a replica has room.
+    pub queue_timeout: Option<Ticks>,
 }
 
 /// Envoy's consecutive-failure outlier detection
@@ -135,6 +178,9 @@ impl Default for BalanceKeys {
             active_request_bias: 1.0,
             decay: Ticks::from_ms(10_000.0),
             weights: Vec::new(),
+            tie_break: TieBreak::LowestIndex,
+            draws: 2,
+            conn_limit: None,
             outlier: None,
         }
     }
@@ -148,24 +194,28 @@ pub enum Balancer {
     RoundRobin,
     /// Uniformly at random.
     Random,
-    /// The replica with the fewest requests (in slots and queue); ties: the first.
+    /// The replica with the fewest requests (in slots and queue); ties: the
+    /// lowest index, or the one that reached its count first (`tie_break`).
     LeastOutstanding,
     /// Two replicas drawn at random, the one with fewer requests (ties: the first drawn).
     TwoChoices,
-    /// Envoy's least request: `choice_count` distinct replicas drawn, the one
-    /// with the fewest active requests; with unequal `weights`, an EDF
-    /// schedule on weight / (active + 1)^bias.
+    /// Envoy's least request: `choice_count` replicas drawn with replacement,
+    /// the one with the fewest active requests; with unequal `weights`, an
+    /// EDF schedule on weight / (active + 1)^bias.
     LeastRequest,
     /// Finagle's and Linkerd's peak EWMA: the better of two random replicas by
     /// cost x (outstanding + 1).
     PeakEwma,
     /// nginx's smooth weighted round robin on `weights`.
     WeightedRoundRobin,
+    /// HAProxy's `balance random(draws)`: `draws` points drawn with
+    /// replacement on HAProxy's consistent-hash ring, the least busy server.
+    HaproxyRandom,
 }
 
 impl Balancer {
     /// Names as written in scenario files.
-    pub const NAMES: [(&'static str, Balancer); 7] = [
+    pub const NAMES: [(&'static str, Balancer); 8] = [
         ("round_robin", Balancer::RoundRobin),
         ("random", Balancer::Random),
         ("least_outstanding", Balancer::LeastOutstanding),
@@ -173,6 +223,7 @@ impl Balancer {
         ("least_request", Balancer::LeastRequest),
         ("peak_ewma", Balancer::PeakEwma),
         ("weighted_round_robin", Balancer::WeightedRoundRobin),
+        ("haproxy_random", Balancer::HaproxyRandom),
     ];
 
     /// The name as written in scenario files.

@@ -27,6 +27,22 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../scenarios/ay10-tariff-slowdown.toml"),
     ),
     (
+        "balancers-envoy-least-request.toml",
+        include_str!("../../scenarios/balancers-envoy-least-request.toml"),
+    ),
+    (
+        "balancers-haproxy-leastconn.toml",
+        include_str!("../../scenarios/balancers-haproxy-leastconn.toml"),
+    ),
+    (
+        "balancers-haproxy-maxconn.toml",
+        include_str!("../../scenarios/balancers-haproxy-maxconn.toml"),
+    ),
+    (
+        "balancers-haproxy-random.toml",
+        include_str!("../../scenarios/balancers-haproxy-random.toml"),
+    ),
+    (
         "balancers-linkerd.toml",
         include_str!("../../scenarios/balancers-linkerd.toml"),
     ),

@@ -140,9 +140,11 @@ pub struct RawOutlier {
 }
 
 /// `balancer = "KIND"` or `balancer = { kind, view, release, choice_count,
-/// active_request_bias, decay_ms, weights }` (the keys a kind does not read
-/// are refused in validation).
+/// active_request_bias, decay_ms, weights, tie_break, draws, max_conn,
+/// max_queue, queue_timeout_ms }` (the keys a kind does not read are refused
+/// in validation).
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // one per service, read once
 pub enum RawBalancer {
     Kind(String),
     Table(RawBalancerTable),
@@ -160,6 +162,14 @@ pub struct RawBalancerTable {
     pub active_request_bias: Option<f64>,
     pub decay_ms: Option<f64>,
     pub weights: Option<Vec<f64>>,
+    /// `least_outstanding`: "lowest_index" (default) or "first_reached".
+    pub tie_break: Option<String>,
+    /// `haproxy_random`: draws per pick.
+    pub draws: Option<i64>,
+    /// Any kind: requests a replica holds at most, with a queue in front.
+    pub max_conn: Option<i64>,
+    pub max_queue: Option<i64>,
+    pub queue_timeout_ms: Option<f64>,
 }
 
 impl<'de> Deserialize<'de> for RawBalancer {
@@ -169,7 +179,7 @@ impl<'de> Deserialize<'de> for RawBalancer {
             type Value = RawBalancer;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "a balancer's kind, or a table { kind, view, release, choice_count, active_request_bias, decay_ms, weights }",
+                    "a balancer's kind, or a table { kind, view, release, choice_count, active_request_bias, decay_ms, weights, tie_break, draws, max_conn, max_queue, queue_timeout_ms }",
                 )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawBalancer, E> {

@@ -132,6 +132,7 @@ impl Calls {
         self.arriving.try_reserve(more)
     }
 
+    #[inline]
     fn take(&mut self, call: CallRun) -> CallId {
         match self.free.pop() {
             Some(id) => {

@@ -180,7 +180,11 @@
 //!    `hears` and hears each request's end in `on_done`; `pick_at` gives it
 //!    the clock. A kind with state per replica (weights, costs) overrides
 //!    `pick_among`, the pick among the replicas outlier detection has not
-//!    ejected (`balance/outlier.rs`). Test its rule on a hand-made view.
+//!    ejected (`balance/outlier.rs`). With `max_conn` the picker's queue
+//!    (`balance/queue.rs`) asks it `skips_full` (pick among the replicas with
+//!    room, or queue when its pick is full) and `queue_first` (wait behind
+//!    anyone queued); a kind that breaks ties by when counts changed says
+//!    `reads_since`. Test its rule on a hand-made view.
 //! 2. Register it in `src/sim/balance/mod.rs`: its `mod` line and one arm in
 //!    `balance::of` (which gives it the service's `BalanceKeys`); the keys
 //!    it reads go in `keys_of` of `src/scenario/validate/balance.rs`.

@@ -22,7 +22,7 @@
 use super::call_sites::CallSites;
 use super::limiter::LimiterResults;
 use super::result::{DependencyStats, RunResult, StepStats, WorkloadStats};
-use super::server::stats::{ReplicaStats, ServerStats};
+use super::server::stats::{ProxyStats, ReplicaStats, ServerStats};
 use super::timeseries::{CallWindow, End, Reading, Timeline};
 use super::vocab::Outcome;
 use crate::engine::Ticks;
@@ -542,6 +542,14 @@ fn restart_server(s: &mut ServerStats, now: Ticks) {
                 ..ReplicaStats::default()
             })
             .collect(),
+        proxy: s.proxy.as_ref().map(|p| {
+            Box::new(ProxyStats {
+                max_conn: p.max_conn,
+                peak: p.length.level(),
+                length: p.length.restarted(now),
+                ..ProxyStats::default()
+            })
+        }),
         ..ServerStats::default()
     };
 }

@@ -666,6 +666,7 @@ impl Workloads {
     }
 
     /// Closed ladder: the next wave, c requests at this instant.
+    #[inline]
     fn ladder_wave(&mut self, now: Ticks) -> Turn {
         let Some(WorkloadState::LadderWaves {
             send,
@@ -737,6 +738,7 @@ impl Workloads {
     }
 
     /// Open ladder: one arrival, then the next one of this step or the next step.
+    #[inline]
     fn ladder_arrival(&mut self, now: Ticks) -> Turn {
         let Some(WorkloadState::LadderOpen {
             send,
@@ -780,7 +782,9 @@ impl Workloads {
 
     /// A request of sender `source` is over for its client (its workload's
     /// books heard it from `Note::Done`) at `now`: when a closed workload
-    /// sends its next request (None: it does not).
+    /// sends its next request (None: it does not). Inlined into the
+    /// answer's path, as the release build has always had it.
+    #[inline]
     pub(super) fn answered(&mut self, source: u32, now: Ticks) -> Option<Ticks> {
         let sender = self.senders.get_mut(source as usize)?;
         match &mut sender.state {

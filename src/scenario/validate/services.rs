@@ -66,6 +66,18 @@ pub(super) fn dependencies(raw: &RawScenario, files: &mut Files) -> R<Vec<Depend
                     "`replica` is for services' balancers: a dependency's pick is over when its caller's call is, and `caller` is the only release it has",
                 );
             }
+            if balance.conn_limit.is_some() {
+                return err(
+                    format!("{path}.balancer.max_conn"),
+                    "a connection limit with its queue is for services' balancers: a dependency's `slots` already hold its calls in line",
+                );
+            }
+            if balance.tie_break == TieBreak::FirstReached {
+                return err(
+                    format!("{path}.balancer.tie_break"),
+                    "`first_reached` is for services' balancers (it reads when each replica's count last changed); a dependency's ties go to the lowest index",
+                );
+            }
             balance.outlier = outlier::outlier(
                 &format!("{path}.outlier_detection"),
                 d.outlier_detection.as_ref(),
@@ -258,6 +270,12 @@ pub(super) fn services(
             svc.outlier_detection.as_ref(),
             ("service", replicas),
         )?;
+        if balance.outlier.is_some() && balance.conn_limit.is_some() {
+            return err(
+                format!("{path}.outlier_detection"),
+                "outlier detection beside a balancer's `max_conn` is not modelled: remove one of them",
+            );
+        }
         services.push(Service {
             name: sname.clone(),
             routes: std::mem::take(&mut routes_of[s]),

@@ -1,9 +1,14 @@
 //! `least_request`: Envoy's least request balancer (`LEAST_REQUEST`).
 //!
-//! Equal weights (none given): `choice_count` (default 2) distinct replicas
-//! drawn at random, the one with the fewest active requests; ties go to the
-//! first drawn. (Envoy draws its choices with replacement; here they are
-//! distinct, so two choices always compare two replicas.)
+//! Equal weights (none given): `choice_count` (default 2) draws, each a
+//! replica drawn uniformly from all of them, with replacement (two draws may
+//! be the same replica, so two choices compare a single replica 1/N of the
+//! time); the first draw is the candidate, and a later draw replaces it only
+//! with strictly fewer active requests, so ties go to the earliest draw.
+//! Source: Envoy, `source/extensions/load_balancing_policies/least_request/
+//! least_request_lb.cc`, `LeastRequestLoadBalancer::unweightedHostPickNChoices`
+//! (`random() % hosts.size()` per choice, `sampled < candidate` to replace);
+//! `choice_count` is validated there only as >= 2, so it may exceed the hosts.
 //!
 //! Unequal `weights`: Envoy's weighted rule, an earliest-deadline-first
 //! schedule on effective weights, effective weight = weight / (active +
@@ -12,7 +17,8 @@
 //! moves to it, and the replica goes back with deadline clock + 1 / its
 //! effective weight, its active count read at that pick (as Envoy re-adds a
 //! picked host with the weight it has then). No draws in this case.
-//! Source: Envoy's docs, "Load balancers: weighted least request".
+//! Source: Envoy's `hostWeight` (weight / (active + 1)^bias) and its EDF
+//! scheduler, re-adding the picked host (`EdfLoadBalancerBase::chooseHostOnce`).
 
 use super::Balance;
 use crate::engine::{Stream, Ticks};
@@ -20,10 +26,8 @@ use rand::RngExt;
 
 pub(crate) struct LeastRequest {
     rng: Stream,
+    /// Draws per pick (Envoy's `choice_count`), at least 1.
     choices: usize,
-    /// A permutation of the replicas, its front drawn anew at each pick
-    /// (a partial Fisher-Yates shuffle: distinct choices).
-    order: Vec<usize>,
     /// Unequal weights: the EDF schedule.
     edf: Option<Edf>,
 }
@@ -36,14 +40,13 @@ struct Edf {
 }
 
 impl LeastRequest {
-    /// `n` replicas, `choices` drawn per pick, `weights` (empty or all equal:
-    /// the unweighted rule) with `bias`.
-    pub fn new(rng: Stream, n: usize, choices: usize, weights: &[f64], bias: f64) -> LeastRequest {
+    /// `choices` drawn per pick, `weights` (one per replica; empty or all
+    /// equal: the unweighted rule) with `bias`.
+    pub fn new(rng: Stream, choices: usize, weights: &[f64], bias: f64) -> LeastRequest {
         let unequal = weights.windows(2).any(|w| w[0] != w[1]);
         LeastRequest {
             rng,
-            choices: choices.clamp(1, n.max(1)),
-            order: (0..n).collect(),
+            choices: choices.max(1),
             edf: unequal.then(|| Edf {
                 weights: weights.to_vec(),
                 bias,
@@ -73,12 +76,10 @@ impl Balance for LeastRequest {
             e.deadlines[k] = e.clock + 1.0 / effective;
             return k;
         }
-        let mut best = usize::MAX;
-        for j in 0..self.choices {
-            let r = j + self.rng.random_range(0..n - j);
-            self.order.swap(j, r);
-            let k = self.order[j];
-            if best == usize::MAX || outstanding[k] < outstanding[best] {
+        let mut best = self.rng.random_range(0..n);
+        for _ in 1..self.choices {
+            let k = self.rng.random_range(0..n);
+            if outstanding[k] < outstanding[best] {
                 best = k;
             }
         }
@@ -105,13 +106,11 @@ impl Balance for LeastRequest {
             e.deadlines[k] = e.clock + 1.0 / effective;
             return k;
         }
-        let mut order = among.to_vec();
-        let mut best = usize::MAX;
-        for j in 0..self.choices.min(m) {
-            let r = j + self.rng.random_range(0..m - j);
-            order.swap(j, r);
-            let k = order[j];
-            if best == usize::MAX || outstanding[k] < outstanding[best] {
+        // Envoy draws from the healthy hosts alone, with replacement
+        let mut best = among[self.rng.random_range(0..m)];
+        for _ in 1..self.choices {
+            let k = among[self.rng.random_range(0..m)];
+            if outstanding[k] < outstanding[best] {
                 best = k;
             }
         }
@@ -124,23 +123,49 @@ mod tests {
     use super::*;
     use crate::engine::stream;
 
+    /// Envoy's draws: each uniform over all replicas, with replacement; a
+    /// later draw replaces the candidate only with strictly fewer active.
     #[test]
-    fn unweighted_takes_the_fewest_of_distinct_draws() {
-        let mut b = LeastRequest::new(stream(3, 0, "balancer:t"), 5, 5, &[], 1.0);
-        // all five drawn: always the least loaded
-        for _ in 0..50 {
-            assert_eq!(b.pick(&[4, 3, 9, 1, 7]), 3);
+    fn unweighted_draws_with_replacement_and_keeps_the_earliest_on_a_tie() {
+        let views: [&[u32]; 3] = [&[4, 3, 9, 1, 7], &[2, 2, 2, 2, 2], &[0, 8, 0, 8, 1]];
+        for choices in [2, 3, 7] {
+            let mut b = LeastRequest::new(stream(3, 0, "balancer:t"), choices, &[], 1.0);
+            let mut same = stream(3, 0, "balancer:t");
+            for _ in 0..200 {
+                for view in views {
+                    let draws: Vec<usize> =
+                        (0..choices).map(|_| same.random_range(0..5usize)).collect();
+                    let mut expected = draws[0];
+                    for &k in &draws[1..] {
+                        if view[k] < view[expected] {
+                            expected = k;
+                        }
+                    }
+                    assert_eq!(b.pick(view), expected, "{choices} draws {draws:?}");
+                }
+            }
         }
-        let mut two = LeastRequest::new(stream(3, 0, "balancer:t"), 3, 2, &[], 1.0);
-        let picks: Vec<usize> = (0..300).map(|_| two.pick(&[1, 9, 4])).collect();
-        assert!(!picks.contains(&1), "the busiest loses every pair it is in");
-        assert!(picks.contains(&0) && picks.contains(&2));
+    }
+
+    /// Two replicas, two choices: both draws land on the busy one a quarter
+    /// of the time, and it is picked then (distinct draws never pick it).
+    #[test]
+    fn two_choices_of_two_pick_the_busier_a_quarter_of_the_time() {
+        let mut b = LeastRequest::new(stream(9, 0, "balancer:t"), 2, &[], 1.0);
+        let busy = (0..8000).filter(|_| b.pick(&[0, 5]) == 1).count();
+        assert!((1800..2200).contains(&busy), "{busy} of 8000");
+        // three draws of three replicas miss the idle one when all three
+        // land on the busy two: (2/3)^3 = 8/27 of the picks
+        let mut b = LeastRequest::new(stream(9, 0, "balancer:t"), 3, &[], 1.0);
+        let idle = (0..8000).filter(|_| b.pick(&[4, 0, 4]) == 1).count();
+        let share = idle as f64 / 8000.0;
+        assert!((share - (1.0 - 8.0 / 27.0)).abs() < 0.02, "{share}");
     }
 
     #[test]
     fn weighted_shares_follow_the_effective_weights() {
         // idle replicas: shares in proportion to the weights, deterministic
-        let mut b = LeastRequest::new(stream(1, 0, "balancer:t"), 3, 2, &[1.0, 2.0, 5.0], 1.0);
+        let mut b = LeastRequest::new(stream(1, 0, "balancer:t"), 2, &[1.0, 2.0, 5.0], 1.0);
         let mut counts = [0u32; 3];
         for _ in 0..800 {
             counts[b.pick(&[0, 0, 0])] += 1;
@@ -151,14 +176,14 @@ mod tests {
             "{counts:?}"
         );
         // the heavy replica holds 4 active: 5 / 5 = 1, as the weight-1 one
-        let mut b = LeastRequest::new(stream(1, 0, "balancer:t"), 2, 2, &[1.0, 5.0], 1.0);
+        let mut b = LeastRequest::new(stream(1, 0, "balancer:t"), 2, &[1.0, 5.0], 1.0);
         let mut counts = [0u32; 2];
         for _ in 0..1000 {
             counts[b.pick(&[0, 4])] += 1;
         }
         assert!((counts[0] as i32 - 500).abs() <= 2, "{counts:?}");
         // bias 0: active requests are ignored
-        let mut b = LeastRequest::new(stream(1, 0, "balancer:t"), 2, 2, &[1.0, 3.0], 0.0);
+        let mut b = LeastRequest::new(stream(1, 0, "balancer:t"), 2, &[1.0, 3.0], 0.0);
         let mut counts = [0u32; 2];
         for _ in 0..400 {
             counts[b.pick(&[0, 50])] += 1;

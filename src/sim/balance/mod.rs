@@ -13,13 +13,18 @@
 //! caller's own counts (`view = "caller"`), and hears when each pick is over.
 //! With `outlier_detection` each view also holds a [`Detector`]
 //! (`outlier.rs`): it hears whether each pick failed ([`Picker::heard`]) and
-//! keeps the replicas it ejected out of the view's picks.
+//! keeps the replicas it ejected out of the view's picks. With `max_conn`
+//! the picker also holds the queue in front of the replicas
+//! ([`ProxyQueue`], `queue.rs`): a full replica is passed over, and a
+//! request no replica has room for waits there.
 
 mod callers;
+mod haproxy_random;
 mod least_outstanding;
 mod least_request;
 mod outlier;
 mod peak_ewma;
+mod queue;
 mod random;
 mod round_robin;
 mod two_choices;
@@ -27,10 +32,12 @@ mod view;
 mod weighted_round_robin;
 
 pub(crate) use callers::{caller_name, instance_key};
+pub(crate) use haproxy_random::HaproxyRandom;
 pub(crate) use least_outstanding::LeastOutstanding;
 pub(crate) use least_request::LeastRequest;
 pub(crate) use outlier::{Detector, Ejection};
 pub(crate) use peak_ewma::PeakEwma;
+pub(crate) use queue::{Placed, ProxyQueue};
 pub(crate) use random::Random;
 pub(crate) use round_robin::RoundRobin;
 pub(crate) use two_choices::TwoChoices;
@@ -71,6 +78,30 @@ pub(crate) trait Balance {
     /// A request sent to `replica` is over for its caller at `now`,
     /// `latency` after it was sent: answered, failed, or given up on.
     fn on_done(&mut self, _replica: usize, _now: Ticks, _latency: Ticks) {}
+
+    /// Whether it breaks ties by when each replica's count last changed
+    /// (`least_outstanding` with `tie_break = "first_reached"`): then its
+    /// owner gives it those stamps before each pick ([`Balance::since`]).
+    fn reads_since(&self) -> bool {
+        false
+    }
+
+    /// Before a pick: per replica, a stamp of when its count last changed,
+    /// larger for later changes.
+    fn since(&mut self, _since: &[u64]) {}
+
+    /// With `max_conn`: whether it picks among the replicas with room
+    /// (true), or picks among all and sends the request to the queue when
+    /// its pick is full (`haproxy_random`, as HAProxy's `random`).
+    fn skips_full(&self) -> bool {
+        true
+    }
+
+    /// With `max_conn`: whether a new request waits behind anyone in the
+    /// queue even when a replica has room (HAProxy's `roundrobin`).
+    fn queue_first(&self) -> bool {
+        false
+    }
 }
 
 /// The balancer of kind `kind` over `n` replicas, with its `keys`; `rng` is
@@ -79,17 +110,17 @@ pub(crate) fn of(kind: Balancer, keys: &BalanceKeys, n: usize, rng: Stream) -> B
     match kind {
         Balancer::RoundRobin => Box::new(RoundRobin::default()),
         Balancer::Random => Box::new(Random::new(rng)),
-        Balancer::LeastOutstanding => Box::new(LeastOutstanding),
+        Balancer::LeastOutstanding => Box::new(LeastOutstanding::new(keys.tie_break)),
         Balancer::TwoChoices => Box::new(TwoChoices::new(rng)),
         Balancer::LeastRequest => Box::new(LeastRequest::new(
             rng,
-            n,
             keys.choice_count as usize,
             &keys.weights,
             keys.active_request_bias,
         )),
         Balancer::PeakEwma => Box::new(PeakEwma::new(rng, n, keys.decay)),
         Balancer::WeightedRoundRobin => Box::new(WeightedRoundRobin::new(&keys.weights)),
+        Balancer::HaproxyRandom => Box::new(HaproxyRandom::new(rng, n, keys.draws, &keys.weights)),
     }
 }
 

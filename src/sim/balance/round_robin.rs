@@ -28,6 +28,11 @@ impl Balance for RoundRobin {
         self.next = (k + 1) % outstanding.len();
         k
     }
+
+    /// HAProxy's `roundrobin`: a new request waits behind anyone queued.
+    fn queue_first(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -14,8 +14,16 @@
 //!
 //! A caller is any number the owner chooses; the picker knows nothing of
 //! servers or requests, so any replicated target can use it.
+//!
+//! `least_outstanding` with `tie_break = "first_reached"` also reads when
+//! each replica's count last changed: the owner gives the global view's
+//! stamps ([`Picker::since`]); a caller's own are kept here, stamped at its
+//! picks and their ends. With `max_conn` (the global view) the picker holds
+//! the queue in front of the replicas ([`ProxyQueue`]): [`Picker::place`]
+//! instead of [`Picker::pick`], [`Picker::take`] when a replica's count
+//! falls.
 
-use super::{Balance, Detector, Ejection, of};
+use super::{Balance, Detector, Ejection, Placed, ProxyQueue, of};
 use crate::engine::{Ticks, stream};
 use crate::model::{BalanceKeys, BalanceRelease, BalanceView, Balancer};
 use crate::sim::vocab::FastMap;
@@ -36,12 +44,19 @@ pub(crate) struct Picker {
     listens: bool,
     /// The global view's outlier detection (`outlier_detection`).
     outlier: Option<Detector>,
+    /// The queue in front of the replicas (`max_conn`).
+    queue: Option<ProxyQueue>,
+    /// The callers' stamps: the next one to give.
+    moves: u64,
 }
 
 /// One caller's balancer and what it has outstanding at each replica.
 struct Own {
     balancer: Box<dyn Balance>,
     outstanding: Vec<u32>,
+    /// When each count last changed (stamps from `Picker::moves`), for a
+    /// balancer that reads them.
+    since: Vec<u64>,
     /// Its outlier detection, and its name for the ejections' table.
     outlier: Option<(Detector, String)>,
 }
@@ -73,6 +88,8 @@ impl Picker {
             target: target.to_string(),
             global,
             callers: by_caller.then(FastMap::default),
+            queue: keys.conn_limit.map(ProxyQueue::new),
+            moves: n as u64,
         }
     }
 
@@ -104,6 +121,47 @@ impl Picker {
         }
     }
 
+    /// Whether the global view's balancer reads when each replica's count
+    /// last changed: then give them before each pick ([`Picker::since`]).
+    pub fn reads_since(&self) -> bool {
+        self.global.reads_since()
+    }
+
+    /// Per replica, a stamp of when its count last changed (larger: later),
+    /// for the global view's next pick.
+    pub fn since(&mut self, since: &[u64]) {
+        self.global.since(since);
+    }
+
+    /// Whether a queue stands in front of the replicas (`max_conn`).
+    #[inline]
+    pub fn limited(&self) -> bool {
+        self.queue.is_some()
+    }
+
+    /// The global view's placing of waiter `id` at `now` with `max_conn`: a
+    /// replica with room, the queue, or refused (see [`ProxyQueue::place`]).
+    pub fn place(&mut self, outstanding: &[u32], id: u64, now: Ticks) -> Placed {
+        let q = self.queue.as_mut().expect("a connection limit");
+        q.place(&mut *self.global, outstanding, id, now)
+    }
+
+    /// A replica holding `count` requests takes the oldest waiter, if it has
+    /// room and anyone waits: (its id, when it joined).
+    pub fn take(&mut self, count: u32) -> Option<(u64, Ticks)> {
+        self.queue.as_mut()?.take(count)
+    }
+
+    /// Waiter `id` leaves the queue: when it joined, if it waited there.
+    pub fn leave(&mut self, id: u64) -> Option<Ticks> {
+        self.queue.as_mut()?.leave(id)
+    }
+
+    /// Waiters in the queue now.
+    pub fn waiting(&self) -> usize {
+        self.queue.as_ref().map_or(0, ProxyQueue::len)
+    }
+
     /// `caller`'s pick, from what it alone has outstanding; `name` names the
     /// caller for its stream, asked at its first pick only.
     pub fn pick_for(&mut self, caller: u64, name: impl FnOnce() -> String, now: Ticks) -> usize {
@@ -119,14 +177,20 @@ impl Picker {
             Own {
                 balancer: of(kind, &self.keys, n, rng),
                 outstanding: vec![0; n],
+                since: (0..n as u64).collect(),
                 outlier: self.keys.outlier.map(|o| (Detector::new(o, n), name)),
             }
         });
+        if own.balancer.reads_since() {
+            own.balancer.since(&own.since);
+        }
         let k = match &mut own.outlier {
             None => own.balancer.pick_at(&own.outstanding, now),
             Some((d, _)) => d.pick(&mut *own.balancer, &own.outstanding, now),
         };
         own.outstanding[k] += 1;
+        own.since[k] = self.moves;
+        self.moves += 1;
         k
     }
 
@@ -137,6 +201,8 @@ impl Picker {
             (Some(c), Some(callers)) => {
                 if let Some(own) = callers.get_mut(&c) {
                     own.outstanding[replica] = own.outstanding[replica].saturating_sub(1);
+                    own.since[replica] = self.moves;
+                    self.moves += 1;
                     own.balancer.on_done(replica, now, latency);
                 }
             }

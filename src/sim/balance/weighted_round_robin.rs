@@ -62,6 +62,11 @@ impl Balance for WeightedRoundRobin {
         self.current[best] -= total;
         best
     }
+
+    /// HAProxy's `roundrobin`: a new request waits behind anyone queued.
+    fn queue_first(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -44,7 +44,11 @@ impl Servers {
     pub(in crate::sim) fn drain(&mut self, i: usize, now: Ticks) -> Vec<Waiting> {
         let s = &mut self.states[i];
         let queued = s.line.drain();
-        s.outstanding -= queued.len() as u32;
+        if !queued.is_empty() {
+            s.outstanding -= queued.len() as u32;
+            s.since = self.moves;
+            self.moves += 1;
+        }
         if s.timed {
             s.discipline.left(0, now);
         }

@@ -46,6 +46,12 @@ pub(super) struct Instance {
     pub(super) calls: bool,
     /// Requests in its slots and in its line now (what a balancer reads).
     pub(super) outstanding: u32,
+    /// When `outstanding` last changed: a stamp of `Servers::moves` (what a
+    /// `first_reached` tie-break reads).
+    pub(super) since: u64,
+    /// A queue stands in front of its replicas (`max_conn`): when its count
+    /// falls, it may take a waiter from there.
+    pub(super) limited: bool,
 }
 
 impl Instance {
@@ -86,6 +92,8 @@ impl Instance {
             replica: (n > 1).then_some(i),
             calls: server.plan.is_some(),
             outstanding: 0,
+            since: i as u64,
+            limited: model.services[service].balance.conn_limit.is_some() && n > 1,
         }
     }
 }
@@ -113,6 +121,9 @@ pub(crate) struct Released {
     pub(in crate::sim) stats: usize,
     /// How long the slot worked on it.
     pub(in crate::sim) worked: Ticks,
+    /// A queue stands in front of the instance's replicas (`max_conn`): it
+    /// may take a waiter now.
+    pub(in crate::sim) takes: bool,
 }
 
 /// A request's life at an instance, as the server's books and lines keep it.
@@ -157,6 +168,11 @@ impl Servers {
             let r = &mut st.replicas[r];
             r.arrived += 1;
             r.shed += u64::from(full);
+            // only replicas are balanced: one instance keeps no stamp
+            if !full {
+                self.states[i].since = self.moves;
+                self.moves += 1;
+            }
         }
         match arrival {
             Arrival::Shed => st.shed += 1,
@@ -284,11 +300,13 @@ impl Servers {
         if late {
             st.late_work.add(worked);
         }
+        let mut takes = false;
         if let Some(r) = replica {
             let r = &mut st.replicas[r];
             r.busy.add(now, -1);
             r.processed += 1;
             r.response.push(now - arrived);
+            takes = self.replica_freed(i);
         }
         Released {
             arrived,
@@ -296,7 +314,19 @@ impl Servers {
             next,
             stats,
             worked,
+            takes,
         }
+    }
+
+    /// Replica `i`'s count fell: its stamp moves (a `first_reached`
+    /// tie-break reads it); whether a queue stands in front of its service's
+    /// replicas.
+    #[inline(always)]
+    fn replica_freed(&mut self, i: usize) -> bool {
+        let s = &mut self.states[i];
+        s.since = self.moves;
+        self.moves += 1;
+        s.limited
     }
 
     /// Takes `req` out of instance `i`'s queue at `now`, if it waits there (its
@@ -305,6 +335,8 @@ impl Servers {
         let s = &mut self.states[i];
         let w = s.line.leave(|w| w.req == req)?;
         s.outstanding -= 1;
+        s.since = self.moves;
+        self.moves += 1;
         let st = &mut self.stats[s.stats];
         st.queued.add(now, -1);
         st.abandoned += 1;
@@ -343,8 +375,10 @@ impl Servers {
             st.late_work.add(worked);
         }
         st.in_server.add(now - arrived);
+        let mut takes = false;
         if let Some(r) = replica {
             st.replicas[r].busy.add(now, -1);
+            takes = self.replica_freed(i);
         }
         Released {
             arrived,
@@ -352,6 +386,7 @@ impl Servers {
             next,
             stats,
             worked,
+            takes,
         }
     }
 }

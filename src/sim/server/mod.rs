@@ -38,12 +38,14 @@
 //! | `instance.rs` | one instance's slots and queue, and a request's life there |
 //! | `queue/` | queue disciplines: `fifo`, `lifo`, `adaptive_lifo`, `codel`, one file each, behind one trait |
 //! | `replicas.rs` | which instance a request goes to (a balancer of [`crate::sim::balance`] for replicas) |
+//! | `proxy.rs` | the queue in front of replicas with `max_conn`: a request placed, queued, taken by a replica, or gone |
 //! | `faults.rs` | what `down` and `slots` faults do to an instance's books and line |
 //! | `stats.rs` | the figures per server and per replica ([`ServerStats`], [`ReplicaStats`]) |
 //! | `tests.rs` | the server end to end, in a world of its own |
 
 mod faults;
 mod instance;
+mod proxy;
 mod queue;
 mod replicas;
 pub(super) mod stats;
@@ -55,9 +57,10 @@ use crate::engine::{EventKey, Ticks};
 use crate::model::{Handler, Model};
 use instance::Instance;
 pub(crate) use instance::{Arrival, Released, Waiting};
+pub(crate) use proxy::Placement;
 pub(crate) use replicas::Pick;
 use replicas::{Picked, Route};
-use stats::{ReplicaStats, ServerStats};
+use stats::{ProxyStats, ReplicaStats, ServerStats};
 
 /// Every server of a run.
 pub(crate) struct Servers {
@@ -78,8 +81,11 @@ pub(crate) struct Servers {
     /// then each request's pending completion is kept, by request id.
     cancellable: bool,
     done_keys: Vec<Option<EventKey>>,
-    /// Each queued request's queue timeout (CoDel), by request id.
+    /// Each queued request's queue timeout (CoDel, or the queue in front of
+    /// replicas with `max_conn`), by request id.
     timeout_keys: Vec<Option<EventKey>>,
+    /// The next stamp of an instance's count change (`Instance::since`).
+    moves: u64,
 }
 
 impl Servers {
@@ -118,9 +124,16 @@ impl Servers {
                         Instance::new(model, replication, service, server, (i, n), stats.len());
                     states.push(instance);
                 }
+                let limit = s.balance.conn_limit.filter(|_| n > 1);
                 stats.push(ServerStats {
                     service,
                     replicas: vec![ReplicaStats::default(); if n > 1 { n } else { 0 }],
+                    proxy: limit.map(|l| {
+                        Box::new(ProxyStats {
+                            max_conn: l.max_conn,
+                            ..ProxyStats::default()
+                        })
+                    }),
                     ..ServerStats::default()
                 });
                 Some(Route::new(model, replication, s, first, n))
@@ -130,6 +143,7 @@ impl Servers {
         let cancellable = model.cancels_work();
         let listening = by_service.iter().flatten().any(Route::listens);
         Servers {
+            moves: states.len() as u64,
             listening,
             picks: super::vocab::FastMap::default(),
             states,

@@ -25,15 +25,22 @@ pub(super) enum Route {
 
 /// The replicas of one service and how it picks among them.
 pub(super) struct Balancing {
-    first: usize,
+    pub(super) first: usize,
     n: usize,
     /// Picks among the replicas' outstanding counts (the global view, with
     /// the stream `balancer:<service>`), or among each caller's own.
-    picker: Picker,
+    pub(super) picker: Picker,
     /// The replicas' outstanding counts as the balancer is shown them, made
     /// at each pick (the instances keep their own counts, on their hot path).
-    view: Vec<u32>,
+    pub(super) view: Vec<u32>,
+    /// When each replica's count last changed, made at each pick for a
+    /// balancer that reads it (`tie_break = "first_reached"`).
+    since: Option<Vec<u64>>,
 }
+
+/// `Servers::replica_of` for a request waiting in the queue in front of the
+/// replicas (`max_conn`): it is at no instance yet.
+pub(super) const AT_PROXY: u32 = u32::MAX;
 
 /// A pick the picker hears again when it is over for its caller
 /// ([`Picker::listens`]).
@@ -76,6 +83,7 @@ impl Route {
             Route::Replicated(Box::new(Balancing {
                 first,
                 n,
+                since: picker.reads_since().then(|| Vec::with_capacity(n)),
                 picker,
                 view: Vec::with_capacity(n),
             }))
@@ -117,7 +125,11 @@ impl Servers {
     pub(in crate::sim) fn state_of(&self, service: ServiceId, req: ReqId) -> Option<usize> {
         match self.by_service[service].as_ref()? {
             Route::Single(i) => Some(*i),
-            Route::Replicated(_) => self.replica_of.get(req as usize).map(|&i| i as usize),
+            Route::Replicated(_) => self
+                .replica_of
+                .get(req as usize)
+                .filter(|&&i| i != AT_PROXY)
+                .map(|&i| i as usize),
         }
     }
 
@@ -139,18 +151,33 @@ impl Servers {
         let k = match caller {
             Some((key, name)) => b.picker.pick_for(key, name, now),
             None => {
-                let replicas = &self.states[b.first..b.first + b.n];
-                b.view.clear();
-                b.view.extend(replicas.iter().map(|s| s.outstanding));
+                b.fill(&self.states);
                 b.picker.pick(&b.view, now)
             }
+        };
+        self.picked(service, req, k, now, caller.map(|(key, _)| key))
+    }
+
+    /// `req` of `service` goes to replica `k` at `now` (picked by `caller`,
+    /// in the caller view): a pick the picker hears again is kept, and the
+    /// request's instance noted. Its instance.
+    pub(super) fn picked(
+        &mut self,
+        service: ServiceId,
+        req: ReqId,
+        k: usize,
+        now: Ticks,
+        caller: Option<u64>,
+    ) -> usize {
+        let Some(Route::Replicated(b)) = self.by_service[service].as_ref() else {
+            unreachable!("service {service} has one instance");
         };
         if b.picker.listens() {
             self.picks.insert(
                 req,
                 Picked {
                     service,
-                    caller: caller.map(|(key, _)| key),
+                    caller,
                     replica: k as u32,
                     at: now,
                     given_up: false,
@@ -158,12 +185,33 @@ impl Servers {
             );
         }
         let i = b.first + k;
+        self.set_replica_of(req, i as u32);
+        i
+    }
+
+    /// Notes that `req` is at instance `i` (or [`AT_PROXY`]).
+    pub(super) fn set_replica_of(&mut self, req: ReqId, i: u32) {
         let map = &mut self.replica_of;
         if map.len() <= req as usize {
             map.resize(req as usize + 1, 0);
         }
-        map[req as usize] = i as u32;
-        i
+        map[req as usize] = i;
+    }
+}
+
+impl Balancing {
+    /// The global view's counts (and, for a balancer that reads them, when
+    /// each last changed, given to the picker), from the instances.
+    #[inline]
+    pub(super) fn fill(&mut self, states: &[super::Instance]) {
+        let replicas = &states[self.first..self.first + self.n];
+        self.view.clear();
+        self.view.extend(replicas.iter().map(|s| s.outstanding));
+        if let Some(since) = &mut self.since {
+            since.clear();
+            since.extend(replicas.iter().map(|s| s.since));
+            self.picker.since(since);
+        }
     }
 }
 
@@ -176,6 +224,9 @@ pub(crate) enum Pick {
     /// `by_caller`, from what the request's caller has outstanding (the
     /// caller view, which needs the caller's key).
     Balance { by_caller: bool },
+    /// A replica with room, or the queue in front of them (`max_conn`:
+    /// [`Servers::place`]).
+    Limited,
 }
 
 impl Servers {
@@ -184,6 +235,7 @@ impl Servers {
     pub(in crate::sim) fn route(&self, service: ServiceId) -> Option<Pick> {
         match self.by_service[service].as_ref()? {
             Route::Single(i) => Some(Pick::One(*i)),
+            Route::Replicated(b) if b.picker.limited() => Some(Pick::Limited),
             Route::Replicated(b) => Some(Pick::Balance {
                 by_caller: b.picker.by_caller(),
             }),

@@ -51,6 +51,9 @@ pub struct ServerStats {
     pub in_server_ms: f64,
     /// Per replica (empty for a service with one).
     pub replicas: Vec<ReplicaStats>,
+    /// The queue in front of the replicas (None without `max_conn`; boxed:
+    /// the books of a server without one stay small).
+    pub proxy: Option<Box<ProxyStats>>,
     /// Every ejection of a replica by outlier detection, over the whole run
     /// (None without `outlier_detection`).
     pub ejections: Option<Vec<EjectionRow>>,
@@ -78,6 +81,36 @@ pub struct ReplicaStats {
     pub ejections: u64,
     /// Time it spent ejected, every view's ejections added up.
     pub ejected_ms: f64,
+    /// Requests it took from the queue in front of the replicas (`max_conn`).
+    pub from_queue: u64,
+}
+
+/// The queue in front of a service's replicas (`max_conn`): what joined it
+/// and what became of it. A request that never found a replica with room
+/// is counted here and not in the replicas' rows.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyStats {
+    /// Requests a replica holds at most.
+    pub max_conn: u32,
+    /// Requests that joined the queue.
+    pub queued: u64,
+    /// Requests that left it for a replica with room.
+    pub dispatched: u64,
+    /// Requests refused after `queue_timeout_ms` (503).
+    pub timed_out: u64,
+    /// Requests refused because the queue was full (503).
+    pub refused: u64,
+    /// Requests that left it because their client gave up (`abandon = true`)
+    /// or their caller cancelled them.
+    pub abandoned: u64,
+    /// The wait of every request that left it for a replica.
+    pub waits: Samples,
+    /// Waiters over time.
+    pub length: TimeAverage,
+    /// Filled in at the end of the run from `length`.
+    pub mean_queue: f64,
+    /// The most waiters at once.
+    pub peak: u64,
 }
 
 /// A replicated service's replicas per sweep interval of its outlier
@@ -122,6 +155,9 @@ impl ServerStats {
         self.in_server_ms = self.in_server.ms();
         for r in &mut self.replicas {
             r.mean_busy_slots = r.busy.mean(end);
+        }
+        if let Some(p) = &mut self.proxy {
+            p.mean_queue = p.length.mean(end);
         }
     }
 

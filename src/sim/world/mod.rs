@@ -11,6 +11,7 @@ mod handler;
 mod limiter;
 mod plan;
 mod policy;
+mod proxy;
 mod request;
 mod server;
 mod workload;
@@ -42,7 +43,8 @@ use crate::model::Model;
 /// the notes' fan-out (`fanout.rs`, a child of this module) is the only way to
 /// them. So are the faults, the workloads, the plans, the limiters, the
 /// dependencies, the servers and the client policies: `faults.rs`,
-/// `workload.rs`, `plan.rs`, `limiter.rs`, `dependency.rs`, `server.rs` and
+/// `workload.rs`, `plan.rs`, `limiter.rs`, `dependency.rs`, `server.rs` (with
+/// `proxy.rs`, the queue in front of replicas with `max_conn`) and
 /// `policy.rs`, children of this module, put the actors' questions to them and
 /// carry out what they answer. The actors' states are the simulation's alone
 /// (nothing outside `sim` sees a `World`), and each one's insides are private

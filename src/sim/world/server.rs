@@ -16,12 +16,30 @@ use crate::model::{FaultKind, ServiceId};
 impl World<'_> {
     /// A request reaches its server: start it, queue it, or shed it.
     pub(in crate::sim) fn server_arrive(&mut self, req: ReqId) {
-        let now = self.now();
         let service = self.requests[req].service;
         let Some(i) = self.server_pick(service, req) else {
-            self.respond(req, Outcome::Answered);
+            self.server_unplaced(service, req);
             return;
         };
+        self.server_enter(i, req);
+    }
+
+    /// A request of `service` reached no instance: no server serves it
+    /// (answered at once), or it waits in the queue in front of the replicas
+    /// or was refused there (done already).
+    #[cold]
+    #[inline(never)]
+    fn server_unplaced(&mut self, service: ServiceId, req: ReqId) {
+        if self.servers.route(service).is_none() {
+            self.respond(req, Outcome::Answered);
+        }
+    }
+
+    /// `req` reaches instance `i`: start it, queue it, or shed it (or, if a
+    /// `down` fault acts on the instance, fail it).
+    #[inline(always)]
+    pub(super) fn server_enter(&mut self, i: usize, req: ReqId) {
+        let now = self.now();
         if !self.plain() && self.faults_of(FaultKind::Down) && self.server_arrive_down(i, req) {
             return;
         }
@@ -39,7 +57,7 @@ impl World<'_> {
     /// waits then.
     #[cold]
     #[inline(never)]
-    fn server_queue_timer(&mut self, req: ReqId, at: Ticks) {
+    pub(super) fn server_queue_timer(&mut self, req: ReqId, at: Ticks) {
         let key = self.schedule(at, Lane::Deadline, Event::QueueTimeout(req));
         self.servers.set_timeout_key(req, key);
     }
@@ -78,7 +96,7 @@ impl World<'_> {
     }
 
     /// `req` left the queue: its queue timeout (if any) is off.
-    fn server_timeout_off(&mut self, req: ReqId) {
+    pub(super) fn server_timeout_off(&mut self, req: ReqId) {
         if let Some(key) = self.servers.take_timeout_key(req) {
             self.cancel(key);
         }
@@ -162,6 +180,7 @@ impl World<'_> {
             next,
             stats,
             worked,
+            takes,
         } = self.servers.release(i, req, now, late);
         self.note(Note::Served {
             req,
@@ -171,6 +190,9 @@ impl World<'_> {
         });
         if let Some(w) = next {
             self.server_start_waiter(i, w);
+        }
+        if takes {
+            self.server_take_waiters(i);
         }
         if late && !self.plain() {
             self.server_note_late(stats, worked);
@@ -192,6 +214,7 @@ impl World<'_> {
     pub(in crate::sim) fn server_abandon(&mut self, req: ReqId) {
         let service = self.requests[req].service;
         let Some(i) = self.servers.state_of(service, req) else {
+            self.server_proxy_abandon(service, req);
             return;
         };
         if !self.servers.abandons(i) {
@@ -210,6 +233,9 @@ impl World<'_> {
         self.server_timeout_off(req);
         self.servers.dequeued(i, now);
         self.handler_released(req);
+        if self.servers.limited(i) {
+            self.server_take_waiters(i);
+        }
         true
     }
 
@@ -218,6 +244,7 @@ impl World<'_> {
     pub(in crate::sim) fn server_cancel(&mut self, req: ReqId) {
         let service = self.requests[req].service;
         let Some(i) = self.servers.state_of(service, req) else {
+            self.server_proxy_cancel(service, req);
             return;
         };
         if self.server_unqueue(i, req) || self.server_stop(i, req, true) {
@@ -245,6 +272,7 @@ impl World<'_> {
             next,
             stats,
             worked,
+            takes,
         } = self.servers.stopped(i, req, now, late);
         self.note(Note::Served {
             req,
@@ -254,6 +282,9 @@ impl World<'_> {
         });
         if let Some(w) = next {
             self.server_start_waiter(i, w);
+        }
+        if takes {
+            self.server_take_waiters(i);
         }
         if late {
             self.note(Note::LateWork { row: stats, worked });
@@ -267,9 +298,13 @@ impl World<'_> {
         let now = self.now();
         let service = self.requests[req].service;
         let Some(i) = self.servers.state_of(service, req) else {
+            self.server_proxy_timeout(service, req);
             return;
         };
         if self.servers.queue_timeout(i, req, now) {
+            if self.servers.limited(i) {
+                self.server_take_waiters(i);
+            }
             self.respond(req, Outcome::Shed);
         }
     }
@@ -315,15 +350,21 @@ impl World<'_> {
                     self.respond(r, Outcome::Error);
                 }
             }
+            if self.servers.limited(i) {
+                self.server_take_waiters(i);
+            }
         }
     }
 
-    /// The instance a new request of `service` goes to (the balancer's pick).
+    /// The instance a new request of `service` goes to (the balancer's pick);
+    /// None when no server serves it, or when it waits in the queue in front
+    /// of the replicas or was refused there (`max_conn`).
     #[inline]
     fn server_pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
         match self.servers.route(service)? {
             Pick::One(i) => Some(i),
             Pick::Balance { by_caller } => Some(self.server_pick_replica(service, req, by_caller)),
+            Pick::Limited => self.server_place(service, req),
         }
     }
 

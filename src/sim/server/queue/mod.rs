@@ -155,6 +155,8 @@ impl Servers {
         self.timeout_keys[req as usize] = None;
         let s = &mut self.states[i];
         s.outstanding -= 1;
+        s.since = self.moves;
+        self.moves += 1;
         let (stats, replica) = (s.stats, s.replica);
         let st = &mut self.stats[stats];
         st.queued.add(now, -1);
