@@ -95,7 +95,7 @@ static LEAST_REQUEST: Table = Table {
             "choice_count",
             "hosts drawn per pick",
             "services.{}.balancer.choice_count",
-            "the least loaded of this many hosts drawn (at most the replicas)",
+            "the least loaded of this many hosts, each drawn from all of them (with replacement, as Envoy's `unweightedHostPickNChoices`)",
         )
         .or("2", "2"),
         Field::maps(
@@ -519,7 +519,7 @@ fn balancer(
             "weighted_round_robin: the endpoints' weights differ",
         ),
         "LEAST_REQUEST" => (
-            least_request(r, svc, hosts, equal, wv, led)?,
+            least_request(r, svc, equal, wv, led)?,
             Fate::Mapped,
             "least_request on each proxy's own counts (view = \"caller\")",
         ),
@@ -543,7 +543,6 @@ fn balancer(
 fn least_request(
     r: &Read<'_>,
     svc: &str,
-    hosts: Hosts,
     equal: bool,
     weights: Val,
     led: &mut Ledger,
@@ -551,21 +550,25 @@ fn least_request(
     let (mut choice, mut bias) = (2.0, None);
     if let Some(l) = r.nested("least_request_lb_config", svc, led)? {
         if let Some(c) = l.get("choice_count") {
-            choice = wrapped(&c)?.whole()? as f64;
+            let v = wrapped(&c)?;
+            choice = v.whole()? as f64;
+            // LeastRequest's proto: `choice_count` gte 2
+            if choice < 2.0 {
+                return Err(v.err("must be at least 2 (Envoy refuses a smaller choice_count)"));
+            }
+            if choice > 1000.0 {
+                return Err(v.err("is above 1000, the most resim draws per pick"));
+            }
         }
         if let Some(b) = l.get("active_request_bias") {
             bias = Some(wrapped(&b)?.num()?);
         }
     }
-    let n = match hosts {
-        Hosts::Static(n) | Hosts::StrictDns(n) => n.max(1) as f64,
-        Hosts::LogicalDns => 1.0,
-        Hosts::Discovered => 3.0,
-    };
     let mut items = vec![
         ("kind", Val::s("least_request")),
         ("view", Val::s("caller")),
-        ("choice_count", Val::n(choice.min(n.max(2.0)))),
+        // drawn with replacement, as Envoy does: more draws than hosts is fine
+        ("choice_count", Val::n(choice)),
     ];
     if !equal {
         items.push(("weights", weights));
