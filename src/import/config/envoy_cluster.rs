@@ -415,7 +415,7 @@ pub(super) fn cluster(c: &Node<'_>, svc: &str, led: &mut Ledger) -> Result<Clust
     let name = r.need("name", "Envoy refuses a cluster without one")?;
     r.note(led, "name", Fate::Mapped, format!("the server `{svc}`"));
     let (hosts, weights) = hosts(&r, svc, led)?;
-    let balancer = balancer(&r, svc, hosts, &weights, led)?;
+    let balancer = balancer(&r, svc, &weights, led)?;
     let (max_requests, retry_budget) = thresholds(&r, svc, led)?;
     let outlier = match r.get("outlier_detection") {
         Some(o) if matches!(hosts, Hosts::Static(1) | Hosts::LogicalDns) => {
@@ -491,13 +491,7 @@ fn hosts(r: &Read<'_>, svc: &str, led: &mut Ledger) -> Result<(Hosts, Vec<f64>),
 }
 
 /// The balancer a cluster's `lb_policy` names.
-fn balancer(
-    r: &Read<'_>,
-    svc: &str,
-    hosts: Hosts,
-    weights: &[f64],
-    led: &mut Ledger,
-) -> Result<Val, Error> {
+fn balancer(r: &Read<'_>, svc: &str, weights: &[f64], led: &mut Ledger) -> Result<Val, Error> {
     let kind = match r.get("lb_policy") {
         Some(n) => n.str()?.to_ascii_uppercase(),
         None => "ROUND_ROBIN".into(),
