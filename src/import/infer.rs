@@ -113,6 +113,8 @@ struct EdgeAcc {
 #[derive(Debug, Default)]
 struct EntryAcc {
     starts: Vec<i64>,
+    /// Arrivals at spans whose parent is not in the file.
+    entered: u64,
     weight: f64,
     asynchronous: bool,
 }
@@ -144,6 +146,9 @@ pub struct Counts {
     pub async_calls: u64,
     /// Arrivals (root handling spans, and those under a root client span).
     pub arrivals: u64,
+    /// ... of them at a server or consumer span whose parent is not in the
+    /// file.
+    pub entered: u64,
     /// A root client span with more than one handling span below it: the
     /// further ones (an outside client's retries).
     pub outside_repeats: u64,
@@ -263,8 +268,19 @@ impl Traces {
             }
             let asynchronous = n.rec.kind == Kind::Consumer || n.rec.flags & FOLLOWS != 0;
             let Some(p) = n.parent else {
-                if !n.orphan {
+                // a server or consumer span whose parent is not in the file is
+                // where requests entered (behind an untraced gateway, or a
+                // trace cut out of a longer one)
+                let entered = n.orphan && matches!(n.rec.kind, Kind::Server | Kind::Consumer);
+                if !n.cut && (!n.orphan || entered) {
                     self.arrival(n.rec.service, route_of(n), n.start, weight, asynchronous);
+                    if entered {
+                        self.counts.entered += 1;
+                        self.entries
+                            .entry((n.rec.service, route_of(n)))
+                            .or_default()
+                            .entered += 1;
+                    }
                 }
                 continue;
             };
@@ -277,7 +293,7 @@ impl Traces {
                 while let Some(q) = nodes[root].parent {
                     root = q as usize;
                 }
-                if nodes[root].role == Role::Outgoing && !nodes[root].orphan {
+                if nodes[root].role == Role::Outgoing && !nodes[root].orphan && !nodes[root].cut {
                     if outside[root] {
                         self.counts.outside_repeats += 1;
                     } else {
@@ -563,6 +579,8 @@ pub struct EntryOut {
     pub rate_rps: Option<f64>,
     /// Asynchronous (consumers).
     pub asynchronous: bool,
+    /// Arrivals at spans whose parent is not in the file.
+    pub entered: u64,
     /// First and last arrival, ns since the epoch.
     pub first: i64,
     /// See `first`.
@@ -628,6 +646,7 @@ impl Traces {
                 weight: e.weight,
                 rate_rps: rate,
                 asynchronous: e.asynchronous,
+                entered: e.entered,
                 first: e.starts.iter().min().copied().unwrap_or(0),
                 last: e.starts.iter().max().copied().unwrap_or(0),
             });

@@ -261,7 +261,7 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
     let (system, broken, counts) = traces.system(&store.strings);
     if system.entries.is_empty() {
         return Err(usage(format!(
-            "{}: no request arrives in these traces: every handling span has a parent ({} orphans, whose parents are missing), so there is no entry point to send requests to",
+            "{}: no request arrives in these traces: no span is a root or a server or consumer span whose parent is outside the file ({} orphans, whose parents are missing), so there is no entry point to send requests to",
             opts.files
                 .iter()
                 .map(|f| f.display().to_string())
@@ -297,8 +297,20 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
         ..Default::default()
     };
     report.summary.push(format!(
-        "{} traces, {} spans: {} handling spans, {} calls, {} arrivals",
-        counts.traces, counts.spans, counts.handling, counts.calls, counts.arrivals
+        "{} traces, {} spans: {} handling spans, {} calls, {} arrivals{}",
+        counts.traces,
+        counts.spans,
+        counts.handling,
+        counts.calls,
+        counts.arrivals,
+        if counts.entered > 0 {
+            format!(
+                " ({} at server or consumer spans whose parent is not in the file: requests entered there)",
+                counts.entered
+            )
+        } else {
+            String::new()
+        }
     ));
     report.summary.extend(written.summary.iter().cloned());
     report.warnings = broken_warnings(&store.skipped, &broken, &counts, &reads);
@@ -422,7 +434,7 @@ fn broken_warnings(
         ),
         (
             b.orphans,
-            "spans name a parent that is not in their trace (orphans): kept, but not counted as arrivals",
+            "spans name a parent that is not in their trace (orphans): kept; those of a server or consumer are arrivals (requests entered there), the others are not",
         ),
         (
             b.cycles,
@@ -480,7 +492,11 @@ fn broken_section(
             b.unknown_service,
             "left out; children hung under the span above",
         ),
-        ("orphans (parent missing)", b.orphans, "kept; not arrivals"),
+        (
+            "orphans (parent missing)",
+            b.orphans,
+            "kept; a server or consumer span is an arrival, others not",
+        ),
         ("parent cycles", b.cycles, "cut"),
         ("clock-skew repairs", b.skew, "moved into the parent"),
         (

@@ -19,8 +19,8 @@ use std::collections::HashMap;
 /// What was broken in the traces, and repaired or left out.
 #[derive(Debug, Default, Clone)]
 pub struct Broken {
-    /// Spans whose parent is not in their trace: kept, with no parent (not
-    /// counted as arrivals).
+    /// Spans whose parent is not in their trace: kept, with no parent (a
+    /// server or consumer span among them is where requests entered).
     pub orphans: u64,
     /// Parent links that loop: cut at the span where the loop was found.
     pub cycles: u64,
@@ -56,8 +56,11 @@ pub struct Node {
     pub rec: SpanRec,
     /// Its parent (local index), None for a root or an orphan.
     pub parent: Option<u32>,
-    /// Its parent was named but is not there (or a loop was cut here).
+    /// Its parent was named but is not in the trace (a request that came from
+    /// outside the file, or a span lost).
     pub orphan: bool,
+    /// A parent link that looped was cut here.
+    pub cut: bool,
     /// Its role.
     pub role: Role,
     /// Start and end after the skew repair.
@@ -122,6 +125,7 @@ pub fn build(store: &SpanStore, idx: &[u32], broken: &mut Broken, s: &mut Scratc
     // parents, as local indices
     let mut parent: Vec<Option<u32>> = vec![None; n];
     let mut orphan = vec![false; n];
+    let mut cut = vec![false; n];
     for (i, r) in all.iter().enumerate() {
         if dropped[i] {
             continue;
@@ -152,7 +156,7 @@ pub fn build(store: &SpanStore, idx: &[u32], broken: &mut Broken, s: &mut Scratc
                     b
                 };
                 if p == me {
-                    orphan[i] = true;
+                    cut[i] = true;
                     broken.cycles += 1;
                 } else {
                     parent[i] = Some(p);
@@ -176,7 +180,7 @@ pub fn build(store: &SpanStore, idx: &[u32], broken: &mut Broken, s: &mut Scratc
             if state[at] == 1 {
                 // the chain from `at` loops back to it: cut above `at`
                 parent[at] = None;
-                orphan[at] = true;
+                cut[at] = true;
                 broken.cycles += 1;
                 break;
             }
@@ -205,17 +209,19 @@ pub fn build(store: &SpanStore, idx: &[u32], broken: &mut Broken, s: &mut Scratc
             continue;
         }
         let mut p = parent[i];
-        let mut o = orphan[i];
+        let (mut o, mut c) = (orphan[i], cut[i]);
         while let Some(q) = p {
             if !dropped[q as usize] {
                 break;
             }
             o |= orphan[q as usize];
+            c |= cut[q as usize];
             p = parent[q as usize];
         }
         kept_parent[i] = p;
-        // hung under nothing: an orphan if the chain above it was one
+        // hung under nothing: an orphan (or cut) if the chain above it was one
         orphan[i] = p.is_none() && o;
+        cut[i] = p.is_none() && c;
     }
     // the kept spans, renumbered
     let mut local = vec![u32::MAX; n];
@@ -227,6 +233,7 @@ pub fn build(store: &SpanStore, idx: &[u32], broken: &mut Broken, s: &mut Scratc
                 rec: all[i],
                 parent: None,
                 orphan: orphan[i],
+                cut: cut[i],
                 role: Role::Local,
                 start: all[i].start,
                 end: all[i].end,

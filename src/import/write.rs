@@ -446,6 +446,7 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         "requests they stand for",
         "rate rps",
         "kind",
+        "parent outside the file",
     ]);
     let mut workload_names = Namer::default();
     workload_names.used.insert("all".into());
@@ -475,8 +476,16 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         }
         let _ = writeln!(
             t,
-            "# {} arrivals{} over {} ms{}",
+            "# {} arrivals{}{} over {} ms{}",
             e.arrivals,
+            if e.entered > 0 {
+                format!(
+                    " ({} at server spans whose parent is not in the file)",
+                    e.entered
+                )
+            } else {
+                String::new()
+            },
             if (e.weight - e.arrivals as f64).abs() > 1e-9 {
                 format!(" standing for {} requests", number(e.weight))
             } else {
@@ -511,6 +520,7 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
             } else {
                 "request".into()
             },
+            e.entered.to_string(),
         ]);
     }
 
@@ -630,7 +640,7 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         table: Some(plan_table),
     });
     let mut entry_text = vec![format!(
-        "An arrival is a root handling span (or one right under a root client span: a request from outside), at its service's route (its `http.route`, else its span name). The traced interval runs from the first arrival to the last: {} ms. A rate is the requests the arrivals stand for (each over its trace's sampling probability) times (N - 1) / N over the interval, N the arrivals of every entry point together.",
+        "An arrival is a root handling span (or one right under a root client span: a request from outside; or a server or consumer span whose parent is not in the file: where requests entered, counted in `parent outside the file`), at its service's route (its `http.route`, else its span name). The traced interval runs from the first arrival to the last: {} ms. A rate is the requests the arrivals stand for (each over its trace's sampling probability) times (N - 1) / N over the interval, N the arrivals of every entry point together.",
         number(interval_ms)
     )];
     match cx.sample_rate {

@@ -291,9 +291,11 @@ fn broken_traces_are_counted_repaired_and_reported_never_a_panic() {
             "warning: 1 spans name a parent that is not in their trace (orphans)",
             "warning: 1 spans without a usable trace or span id were left out",
             "warning: 1 spans without a start or an end were left out",
-            "3 traces, 6 spans: 4 handling spans, 2 calls, 2 arrivals",
+            "3 traces, 6 spans: 4 handling spans, 2 calls, 3 arrivals (1 at server or consumer spans whose parent is not in the file: requests entered there)",
         ],
     );
+    // the orphan is a server span: requests entered backend there
+    assert_eq!(got.routes["backend"], ["/order"]);
     // the orphan's own call still counts: backend calls mysql, in one of its
     // two spans (the orphan's; the other one, under frontend, calls nothing)
     assert_eq!(got.plans["backend"], [["mysql?"]]);
@@ -336,6 +338,29 @@ fn broken_traces_are_counted_repaired_and_reported_never_a_panic() {
             cut.display()
         )],
     );
+}
+
+/// Spans whose top server span names a parent outside the file (a service
+/// behind an untraced gateway, a trace cut out of a longer one): requests
+/// entered there. Before, such a file was refused ("no request arrives").
+#[test]
+fn server_spans_whose_parent_is_outside_the_file_are_where_requests_enter() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = import(dir.path(), "gw", &fixture("behind-gateway.otlp.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("3 arrivals (3 at server or consumer spans whose parent is not in the file"),
+        "{err}"
+    );
+    let got = Imported::read(&dir.path().join("gw.toml"));
+    assert_eq!(got.routes["orders"], ["/orders", "/orders/{id}"]);
+    assert_eq!(got.plans["orders"], [["postgresql?"]]);
+    let report = std::fs::read_to_string(dir.path().join("gw.import.md")).unwrap();
+    assert!(
+        report.contains("| orders | /orders | 2 | 2 |") && report.contains("| request | 2 |"),
+        "{report}"
+    );
+    runs(&dir.path().join("gw.toml"), &dir.path().join("out"));
 }
 
 #[test]
