@@ -15,27 +15,9 @@
 //! [`report::ImportReport`], which any other kind of import adds to the same
 //! way.
 
-/// `impl DeserializeSeed for $seed`, handing the deserializer the seed itself
-/// as the visitor (`d.$how(self)`): every streaming reader here is a seed that
-/// is also its own visitor, one per level of the document.
-macro_rules! seed_via_visitor {
-    ($seed:ty, $how:ident) => {
-        impl<'de> serde::de::DeserializeSeed<'de> for $seed {
-            type Value = <Self as serde::de::Visitor<'de>>::Value;
-            fn deserialize<D: serde::de::Deserializer<'de>>(
-                self,
-                d: D,
-            ) -> Result<Self::Value, D::Error> {
-                d.$how(self)
-            }
-        }
-    };
-}
-
 pub mod config;
 pub mod infer;
 pub mod jaeger;
-pub mod json;
 pub mod otlp;
 pub mod read;
 pub mod report;

@@ -250,7 +250,7 @@ fn the_report_gives_every_inference_with_its_counts() {
     let report = std::fs::read_to_string(dir.path().join("shop.import.md")).unwrap();
     for line in [
         "| traces | 3 | read |",
-        "| orphans (parent missing) | 0 | kept; not arrivals |",
+        "| orphans (parent missing) | 0 | kept; a server or consumer span is an arrival, others not |",
         "| clock-skew repairs | 0 | moved into the parent |",
         "| frontend | service (entry) | 3 | 36.000 | 45.000 | 39.000 | 33.33 % | 0.00 % | 1 |",
         "| frontend | pricing | 2 | 3 | 2 | 0.6667 | 50.00 % | 2 |",
