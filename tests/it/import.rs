@@ -363,6 +363,45 @@ fn server_spans_whose_parent_is_outside_the_file_are_where_requests_enter() {
     runs(&dir.path().join("gw.toml"), &dir.path().join("out"));
 }
 
+/// A Jaeger trace read in every shape Jaeger's UI opens (jaeger-ui
+/// `FileLoader.tsx`, `loadTracesFromFile`; `readJsonFile.ts`): a bare trace
+/// object (what it downloads), `{"data": {trace}}`, `{"data": [traces]}`, a
+/// list of traces, one trace a line; and a list of OTLP documents read as
+/// one. Before, the bare object and a trace a line were refused, `{"data":
+/// {..}}` was a type error and a list of traces was read as Zipkin spans.
+#[test]
+fn a_jaeger_trace_imports_in_every_shape_jaegers_ui_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = std::fs::read_to_string(fixture("one-trace.jaeger.json")).unwrap();
+    let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let line = serde_json::to_string(&trace).unwrap();
+    let shapes = [
+        ("object", text.clone()),
+        ("data-object", format!("{{\"data\": {text}}}")),
+        ("data-list", format!("{{\"data\": [{text}]}}")),
+        ("list", format!("[{text}]")),
+        ("lines", format!("{line}\n{line}\n")),
+    ];
+    for (name, body) in shapes {
+        let file = d.join(format!("{name}.json"));
+        std::fs::write(&file, body).unwrap();
+        let (code, err) = import(d, name, &file, &[]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(err.contains("(Jaeger JSON)"), "{name}: {err}");
+        let got = Imported::read(&d.join(format!("{name}.toml")));
+        assert_eq!(got.plans, plans(&[("cart", &[&["redis", "pricing"]])]), "{name}");
+        assert_eq!(got.routes["cart"], ["/cart"], "{name}");
+    }
+    // a list of OTLP documents: their resources together
+    let otlp = std::fs::read_to_string(fixture("shop.otlp.json")).unwrap();
+    let file = d.join("otlp-list.json");
+    std::fs::write(&file, format!("[{otlp}]")).unwrap();
+    let (code, err) = import(d, "otlp-list", &file, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("(OTLP JSON): 21 spans"), "{err}");
+}
+
 #[test]
 fn a_file_cut_anywhere_imports_or_is_refused_never_a_panic() {
     // every 37th byte of each format's file, read in this process: a panic
