@@ -28,7 +28,7 @@
 //!   arrivals over the traced interval (the first arrival to the last) divided
 //!   by the sampling probability (`--sample-rate`, else the trace's own).
 
-use super::spans::{FOLLOWS, Kind, NO_SYM, SpanStore, Sym};
+use super::spans::{ERROR, FOLLOWS, Kind, LINKED, NO_SYM, SpanStore, Sym};
 use super::tree::{self, Broken, Node, Role};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -63,6 +63,8 @@ pub type Unit = (Callee, u16);
 struct UnitAcc {
     /// Handling spans that made it.
     parents: u64,
+    /// ... and answered before it ended (or before it began).
+    detached: u64,
     /// Sums of its start and end after the parent's start, in ms.
     start_ms: f64,
     end_ms: f64,
@@ -128,7 +130,8 @@ struct CallRec {
     end: i64,
     error: bool,
     server: Option<i64>,
-    asynchronous: bool,
+    /// The caller's response did not wait for it.
+    detached: bool,
 }
 
 /// Counts of what the pass met (every span accounted for).
@@ -201,6 +204,23 @@ pub fn gather(store: &SpanStore, sample_rate: Option<f64>) -> Traces {
         order[fill[s.trace as usize] as usize] = i as u32;
         fill[s.trace as usize] += 1;
     }
+    // span links: the service of each span linked to (a message's producer)
+    if !store.links.is_empty() {
+        let wanted: HashSet<u64> = store.links.iter().map(|l| l.1).collect();
+        let of: HashMap<u64, Sym> = store
+            .spans
+            .iter()
+            .filter(|s| wanted.contains(&s.id))
+            .map(|s| (s.id, s.service))
+            .collect();
+        for &(i, id) in &store.links {
+            if let Some(&from) = of.get(&id) {
+                let to = Callee::Service(store.spans[i as usize].service);
+                *t.async_edges.entry((from, to)).or_default() += 1;
+                t.counts.async_calls += 1;
+            }
+        }
+    }
     let mut scratch = tree::Scratch::default();
     for tr in 0..traces {
         let idx = &order[start[tr] as usize..start[tr + 1] as usize];
@@ -215,7 +235,7 @@ pub fn gather(store: &SpanStore, sample_rate: Option<f64>) -> Traces {
         let p = sample_rate.or(said).unwrap_or(1.0);
         let nodes = tree::build(store, idx, &mut t.broken, &mut scratch);
         t.counts.traces += 1;
-        t.trace(store, &nodes, 1.0 / p, &known);
+        t.trace(&nodes, 1.0 / p, &known);
     }
     t
 }
@@ -248,149 +268,20 @@ impl Traces {
     }
 
     /// One trace's tree into the accumulators; `weight` = 1 / its sampling.
-    fn trace(&mut self, store: &SpanStore, nodes: &[Node], weight: f64, known: &HashSet<Sym>) {
+    fn trace(&mut self, nodes: &[Node], weight: f64, known: &HashSet<Sym>) {
         self.counts.spans += nodes.len() as u64;
         // the first handling span below each outgoing span
         let mut below: Vec<Option<u32>> = vec![None; nodes.len()];
-        // root client spans with an arrival below them already
-        let mut outside = vec![false; nodes.len()];
         let mut calls: Vec<CallRec> = Vec::new();
-        let route_of = |n: &Node| {
-            if n.rec.route != NO_SYM {
-                n.rec.route
-            } else {
-                n.rec.name
-            }
-        };
+        self.arrivals(nodes, weight, &mut below, &mut calls);
         for (i, n) in nodes.iter().enumerate() {
-            if n.role != Role::Handling {
-                continue;
-            }
-            let asynchronous = n.rec.kind == Kind::Consumer || n.rec.flags & FOLLOWS != 0;
-            let Some(p) = n.parent else {
-                // a server or consumer span whose parent is not in the file is
-                // where requests entered (behind an untraced gateway, or a
-                // trace cut out of a longer one)
-                let entered = n.orphan && matches!(n.rec.kind, Kind::Server | Kind::Consumer);
-                if !n.cut && (!n.orphan || entered) {
-                    self.arrival(n.rec.service, route_of(n), n.start, weight, asynchronous);
-                    if entered {
-                        self.counts.entered += 1;
-                        self.entries
-                            .entry((n.rec.service, route_of(n)))
-                            .or_default()
-                            .entered += 1;
-                    }
-                }
-                continue;
-            };
-            let pn = &nodes[p as usize];
-            let Some(owner) = pn.owner else {
-                // no handling span of the caller above it: a request from
-                // outside when the chain starts at a root client span (a
-                // client's attempts are client spans under it too)
-                let mut root = p as usize;
-                while let Some(q) = nodes[root].parent {
-                    root = q as usize;
-                }
-                if nodes[root].role == Role::Outgoing && !nodes[root].orphan && !nodes[root].cut {
-                    if outside[root] {
-                        self.counts.outside_repeats += 1;
-                    } else {
-                        outside[root] = true;
-                        self.arrival(n.rec.service, route_of(n), n.start, weight, asynchronous);
-                    }
-                } else {
-                    self.counts.unowned_handling += 1;
-                }
-                continue;
-            };
-            if pn.role == Role::Outgoing {
-                if below[p as usize].is_none() {
-                    below[p as usize] = Some(i as u32);
-                }
-                continue;
-            }
-            // a handling span right under another service's span: the call
-            // is the span itself
-            calls.push(CallRec {
-                owner,
-                callee: Callee::Service(n.rec.service),
-                start: n.start,
-                end: n.end,
-                error: n.rec.flags & super::spans::ERROR != 0,
-                server: Some(n.duration()),
-                asynchronous,
-            });
-        }
-        for (i, n) in nodes.iter().enumerate() {
-            if n.role != Role::Outgoing {
-                continue;
-            }
-            let Some(owner) = n.owner else {
-                if n.parent.is_some() {
-                    self.counts.unowned_calls += 1;
-                }
-                continue;
-            };
-            let child = below[i].map(|c| &nodes[c as usize]);
-            let callee = match child {
-                Some(c) => Callee::Service(c.rec.service),
-                None => {
-                    let name = if n.rec.peer != NO_SYM {
-                        n.rec.peer
-                    } else {
-                        self.counts.unnamed_callees += 1;
-                        n.rec.name
-                    };
-                    if known.contains(&name) {
-                        Callee::Service(name)
-                    } else {
-                        Callee::Peer(name)
-                    }
-                }
-            };
-            let asynchronous = n.rec.kind == Kind::Producer
-                || child
-                    .is_some_and(|c| c.rec.kind == Kind::Consumer || c.rec.flags & FOLLOWS != 0);
-            let error = n.rec.flags & super::spans::ERROR != 0
-                || child.is_some_and(|c| c.rec.flags & super::spans::ERROR != 0);
-            calls.push(CallRec {
-                owner,
-                callee,
-                start: n.start,
-                end: n.end,
-                error,
-                server: child.map(Node::duration),
-                asynchronous,
-            });
-        }
-        // asynchronous calls are edges of their own; their consumers arrive
-        calls.retain(|c| {
-            if c.asynchronous {
-                let caller = nodes[c.owner as usize].rec.service;
-                *self.async_edges.entry((caller, c.callee)).or_default() += 1;
-                self.counts.async_calls += 1;
-            }
-            !c.asynchronous
-        });
-        for (i, n) in nodes.iter().enumerate() {
-            // consumers below producers arrive on their own
-            if n.role == Role::Handling
-                && let Some(p) = n.parent
-                && nodes[p as usize].role == Role::Outgoing
-                && nodes[p as usize].owner.is_some()
-                && (nodes[p as usize].rec.kind == Kind::Producer
-                    || n.rec.kind == Kind::Consumer
-                    || n.rec.flags & FOLLOWS != 0)
-                && below[p as usize] == Some(i as u32)
-            {
-                self.arrival(n.rec.service, route_of(n), n.start, weight, true);
+            if n.role == Role::Outgoing {
+                self.outgoing(nodes, i, below[i], known, &mut calls);
             }
         }
         self.counts.calls += calls.len() as u64;
         calls.sort_by_key(|c| (c.owner, c.start, c.end, c.callee));
-        // each handling span with its calls
+        // each handling span with its calls (sorted by owner: together)
         let mut k = 0;
         for (h, n) in nodes.iter().enumerate() {
             if n.role != Role::Handling {
@@ -400,23 +291,154 @@ impl Traces {
             while k < calls.len() && calls[k].owner == h as u32 {
                 k += 1;
             }
-            // calls are sorted by owner; a handling span's come together
-            let mine = &calls[begin..k];
-            self.handling(n, mine);
+            self.handling(n, &calls[begin..k]);
         }
         debug_assert_eq!(k, calls.len(), "every call has a handling owner");
-        let _ = store;
+    }
+
+    /// The arrivals among a trace's handling spans, the handling span below
+    /// each outgoing span (`below`), and the calls that are a handling span
+    /// right under another service's.
+    fn arrivals(&mut self, nodes: &[Node], weight: f64, below: &mut [Option<u32>], calls: &mut Vec<CallRec>) {
+        // root client spans with an arrival below them already
+        let mut outside = vec![false; nodes.len()];
+        let route_of = |n: &Node| if n.rec.route != NO_SYM { n.rec.route } else { n.rec.name };
+        for (i, n) in nodes.iter().enumerate() {
+            if n.role != Role::Handling {
+                continue;
+            }
+            let route = route_of(n);
+            // work a message (or a span it follows from, or links to) started
+            let message = n.rec.kind == Kind::Consumer || n.rec.flags & (FOLLOWS | LINKED) != 0;
+            let Some(p) = n.parent else {
+                // a server or consumer span whose parent is not in the file is
+                // where requests entered (behind an untraced gateway, or a
+                // trace cut out of a longer one)
+                let entered = n.orphan && matches!(n.rec.kind, Kind::Server | Kind::Consumer);
+                if !n.cut && (!n.orphan || entered) {
+                    self.arrival(n.rec.service, route, n.start, weight, message);
+                    if entered {
+                        self.counts.entered += 1;
+                        self.entries.entry((n.rec.service, route)).or_default().entered += 1;
+                    }
+                }
+                continue;
+            };
+            let pn = &nodes[p as usize];
+            if message || pn.rec.kind == Kind::Producer {
+                // asynchronous: its own arrival, at the rate messages came;
+                // the producer did not wait for it
+                self.arrival(n.rec.service, route, n.start, weight, true);
+                let caller = pn.owner.map_or(pn.rec.service, |o| nodes[o as usize].rec.service);
+                *self.async_edges.entry((caller, Callee::Service(n.rec.service))).or_default() += 1;
+                self.counts.async_calls += 1;
+                below[p as usize] = below[p as usize].or(Some(i as u32));
+                continue;
+            }
+            let Some(owner) = pn.owner else {
+                // no handling span of the caller above it: a request from
+                // outside when the chain starts at a root client span (a
+                // client's attempts are client spans under it too)
+                let mut root = p as usize;
+                while let Some(q) = nodes[root].parent {
+                    root = q as usize;
+                }
+                let r = &nodes[root];
+                if r.role == Role::Outgoing && !r.orphan && !r.cut {
+                    if outside[root] {
+                        self.counts.outside_repeats += 1;
+                    } else {
+                        outside[root] = true;
+                        self.arrival(n.rec.service, route, n.start, weight, false);
+                    }
+                } else {
+                    self.counts.unowned_handling += 1;
+                }
+                continue;
+            };
+            if pn.role == Role::Outgoing {
+                below[p as usize] = below[p as usize].or(Some(i as u32));
+                continue;
+            }
+            // a handling span right under another service's span: the call
+            // is the span itself
+            calls.push(CallRec {
+                owner,
+                callee: Callee::Service(n.rec.service),
+                start: n.start,
+                end: n.end,
+                error: n.rec.flags & ERROR != 0,
+                server: Some(n.duration()),
+                detached: false,
+            });
+        }
+    }
+
+    /// Outgoing span `i` (a client or producer span), with the handling span
+    /// below it if any: a call of its owner, or a message it sent.
+    fn outgoing(&mut self, nodes: &[Node], i: usize, below: Option<u32>, known: &HashSet<Sym>, calls: &mut Vec<CallRec>) {
+        let n = &nodes[i];
+        let Some(owner) = n.owner else {
+            if n.parent.is_some() {
+                self.counts.unowned_calls += 1;
+            }
+            return;
+        };
+        let child = below.map(|c| &nodes[c as usize]);
+        let callee = match child {
+            Some(c) => Callee::Service(c.rec.service),
+            None => {
+                let name = if n.rec.peer != NO_SYM {
+                    n.rec.peer
+                } else {
+                    self.counts.unnamed_callees += 1;
+                    n.rec.name
+                };
+                if known.contains(&name) {
+                    Callee::Service(name)
+                } else {
+                    Callee::Peer(name)
+                }
+            }
+        };
+        if n.rec.kind == Kind::Producer {
+            // a message sent: its consumer (counted with its arrival) is
+            // no call; one with no consumer in the file is counted here
+            if child.is_none() {
+                let caller = nodes[owner as usize].rec.service;
+                *self.async_edges.entry((caller, callee)).or_default() += 1;
+                self.counts.async_calls += 1;
+            }
+            return;
+        }
+        if child.is_some_and(|c| {
+            c.rec.kind == Kind::Consumer || c.rec.flags & (FOLLOWS | LINKED) != 0
+        }) {
+            return;
+        }
+        let o = &nodes[owner as usize];
+        calls.push(CallRec {
+            owner,
+            callee,
+            start: n.start,
+            end: n.end,
+            error: n.rec.flags & ERROR != 0 || child.is_some_and(|c| c.rec.flags & ERROR != 0),
+            server: child.map(Node::duration),
+            // it outlived its caller's response, or began after it: the
+            // response did not wait for it
+            detached: n.end > o.end || n.start >= o.end,
+        });
     }
 
     /// One handling span `n` and its blocking calls (sorted by start).
     fn handling(&mut self, n: &Node, calls: &[CallRec]) {
         self.counts.handling += 1;
         let service = n.rec.service;
-        let error = n.rec.flags & super::spans::ERROR != 0;
+        let error = n.rec.flags & ERROR != 0;
         // own time: the span minus the union of its calls within it
         let mut covered = 0i64;
         let mut reach = n.start;
-        for c in calls {
+        for c in calls.iter().filter(|c| !c.detached) {
             let (s, e) = (c.start.max(reach).max(n.start), c.end.min(n.end));
             if e > s {
                 covered += e - s;
@@ -431,7 +453,7 @@ impl Traces {
         acc.busy += i128::from(n.duration());
         if error {
             acc.errors += 1;
-            if !calls.iter().any(|c| c.error) {
+            if !calls.iter().any(|c| c.error && !c.detached) {
                 acc.own_errors += 1;
             }
         }
@@ -455,6 +477,7 @@ impl Traces {
         for (u, c) in &units {
             let ua = acc.units.entry(*u).or_default();
             ua.parents += 1;
+            ua.detached += u64::from(c.detached);
             ua.start_ms += ms(c.start);
             ua.end_ms += ms(c.end);
         }
@@ -501,6 +524,8 @@ pub struct PlanCall {
     pub nth: u16,
     /// q_i: the share of the caller's spans that made it.
     pub probability: f64,
+    /// Most spans that made it waited for its answer.
+    pub wait: bool,
 }
 
 /// A service of the imported system.
@@ -955,6 +980,7 @@ fn service_out(
                     callee: units[i].0.0,
                     nth: units[i].0.1,
                     probability: units[i].1.parents as f64 / n,
+                    wait: units[i].1.detached * 2 <= units[i].1.parents,
                 })
                 .collect()
         })

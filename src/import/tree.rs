@@ -3,7 +3,8 @@
 //! (cycles), spans of no known service (left out, their children hung under
 //! the span above), and clock skew (a span of another service that starts
 //! outside its parent: moved, with everything below it, to the middle of its
-//! parent, as Jaeger's UI does).
+//! parent, as Jaeger's UI does; not a message's consumer, which may start
+//! after its producer ended).
 //!
 //! Every span then gets its role: **handling** (a request its service works
 //! on: a server or consumer span, a root, or a span whose parent is in another
@@ -13,7 +14,7 @@
 //! inside an RPC). Local spans are transparent: what happens below them
 //! belongs to the handling span above.
 
-use super::spans::{Kind, NO_SYM, SHARED, SpanRec, SpanStore};
+use super::spans::{FOLLOWS, Kind, LINKED, NO_SYM, SHARED, SpanRec, SpanStore};
 use std::collections::HashMap;
 
 /// What was broken in the traces, and repaired or left out.
@@ -262,8 +263,13 @@ pub fn build(store: &SpanStore, idx: &[u32], broken: &mut Broken, s: &mut Scratc
         let p = p as usize;
         let (pn, me) = (nodes[p], nodes[i]);
         let same = pn.rec.service == me.rec.service;
+        // a message's consumer (or a span that follows from its parent, or
+        // links to others) may start after its producer ended: no skew
+        let message = pn.rec.kind == Kind::Producer
+            || me.rec.kind == Kind::Consumer
+            || me.rec.flags & (FOLLOWS | LINKED) != 0;
         // skew: another host's clock; children move with their parent
-        let shift = if same {
+        let shift = if same || message {
             pn.start - pn.rec.start
         } else {
             let inherited = pn.start - pn.rec.start;

@@ -675,11 +675,11 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         }
         sections.push(Section {
             heading: "Asynchronous calls".into(),
-            text: vec!["Producer spans (and FOLLOWS_FROM links) do not block their caller: they are no call of its plan, and the messages their consumers handle arrive at the consumer as a workload of their own.".into()],
+            text: vec!["A message sent (a producer span), a span that follows from its parent (Jaeger's FOLLOWS_FROM) and a span linked to the span that started it (OTLP span links, a Jaeger reference to another trace) do not block their caller: they are no call of its plan, and the work they start (a consumer span, the linked span) arrives at its service as a workload of its own, at the rate it happened.".into()],
             table: Some(at),
         });
         warnings.push(format!(
-            "{} asynchronous calls (producers, FOLLOWS_FROM) are not calls in the scenario: their consumers are workloads of their own",
+            "{} asynchronous calls (messages, FOLLOWS_FROM, span links) are not calls in the scenario: the work they start arrives as workloads of its own",
             sys.async_edges.iter().map(|x| x.2).sum::<u64>()
         ));
     }
@@ -718,16 +718,19 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
     }
 }
 
-/// `"b"` or `{ to = "b", probability = 0.3 }`.
+/// `"b"` or `{ to = "b", probability = 0.3, wait = false }`.
 fn plan_call(c: &PlanCall, name: &impl Fn(Callee) -> String) -> String {
     let to = quoted(&name(c.callee));
+    let mut keys = String::new();
     let p = number(c.probability);
-    if p == "1" || c.probability >= 1.0 {
-        to
-    } else {
-        let p = if p == "0" { "0.000001".to_string() } else { p };
-        format!("{{ to = {to}, probability = {p} }}")
+    if p != "1" && c.probability < 1.0 {
+        let p = if p == "0" { "0.000001" } else { &p };
+        keys.push_str(&format!(", probability = {p}"));
     }
+    if !c.wait {
+        keys.push_str(", wait = false");
+    }
+    if keys.is_empty() { to } else { format!("{{ to = {to}{keys} }}") }
 }
 
 /// How a service calls a callee: `count N` (every span made N calls), or

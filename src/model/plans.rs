@@ -54,6 +54,10 @@ pub struct Plan {
     pub branches: Vec<Branch>,
     /// Some call has a `probability` below 1 (the run draws for those only).
     pub sometimes: bool,
+    /// Some call has a `probability` below 1 or is not waited for (`wait =
+    /// false`): the plan's calls take the general loop, every other plan the
+    /// plain one.
+    pub special: bool,
 }
 
 impl Plan {
@@ -93,6 +97,10 @@ pub struct Call {
     /// The chance, in (0, 1], that the call is made when its branch reaches it
     /// (1: always); a call not made is skipped, neither a success nor a failure.
     pub probability: f64,
+    /// The caller waits for the answer (`wait`, default true). A call not
+    /// waited for is made and the branch goes on at once: its answer, or its
+    /// failure, changes nothing for the request (fire and forget).
+    pub wait: bool,
 }
 
 /// What a call is made to: one namespace of services and dependencies.

@@ -258,6 +258,8 @@ pub struct RawCallTable {
     pub timeout_ms: Option<f64>,
     /// The chance that the call is made at all when its branch reaches it.
     pub probability: Option<f64>,
+    /// false: the caller does not wait for the answer.
+    pub wait: Option<bool>,
 }
 
 /// A string or a table, so that an inline table keeps its own unknown-key errors
@@ -269,7 +271,7 @@ impl<'de> Deserialize<'de> for RawCall {
             type Value = RawCall;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "a service or dependency name, or a table { to, call_policy, timeout_ms, probability }",
+                    "a service or dependency name, or a table { to, call_policy, timeout_ms, probability, wait }",
                 )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawCall, E> {

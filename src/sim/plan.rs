@@ -20,6 +20,10 @@
 //! A call with a `probability` below 1 is made only when a draw from its
 //! service's stream (`service:NAME:calls`) says so; otherwise the branch moves
 //! on to its next call as if it were not there (the split still counts it).
+//! A call with `wait = false` is made and the branch moves on at once, as a
+//! fire-and-forget call: its cap is its own `timeout_ms` only, its answer
+//! changes nothing for the request, and the request's record is held until
+//! that answer comes (so that the call's books find it).
 
 use super::vocab::{CallId, Outcome, ReqId};
 use crate::engine::{Stream, Ticks, stream};
@@ -40,6 +44,8 @@ struct BranchRun {
 struct PlanRun {
     branches: Vec<BranchRun>,
     left: u32,
+    /// Calls made with `wait = false` whose answer has not come yet.
+    detached: u32,
     /// The budget R of this request: `Fixed` uses the model's precomputed shares.
     budget: Budget,
 }
@@ -214,6 +220,24 @@ impl Plans {
             };
             return Next::Call { call, cap };
         }
+    }
+
+    /// Branch `b` goes on to its next call without waiting for the one it
+    /// made (`wait = false`): neither a success nor a failure for it.
+    pub(super) fn passed(&mut self, req: ReqId, b: usize) {
+        self.runs[req as usize].branches[b].next += 1;
+    }
+
+    /// A call nobody waits for was made (`opened`) or was answered: the number
+    /// of them still out.
+    pub(super) fn detached(&mut self, req: ReqId, opened: bool) -> u32 {
+        let run = &mut self.runs[req as usize];
+        if opened {
+            run.detached += 1;
+        } else {
+            run.detached -= 1;
+        }
+        run.detached
     }
 
     /// Branch `b`'s call is open as `call`.
@@ -435,6 +459,53 @@ requests = {requests}
             10,
         );
         assert_eq!(r.dependencies[0].calls, 10);
+    }
+
+    #[test]
+    fn a_call_not_waited_for_is_made_and_the_branch_goes_on_at_once() {
+        let deps = "[dependencies.a]\nlatency = { constant = 30 }\nerror_rate = 1\n[dependencies.b]\nlatency = { constant = 10 }";
+        let calls = |wait: &str| {
+            format!(
+                r#"branches = [{{ name = "p", calls = [{{ to = "a", wait = {wait} }}, "b"] }}]"#
+            )
+        };
+        let r = run_plan(deps, &calls("false"), 5);
+        // the answer waits for b only; a is called every time, and its
+        // failures fail nothing
+        assert_eq!(r.response.max_ms(), 10.0);
+        assert_eq!((r.outcomes.answered, r.outcomes.dropped), (5, 0));
+        assert_eq!((r.dependencies[0].calls, r.dependencies[1].calls), (5, 5));
+        assert_eq!(r.dependencies[0].work_ms, 150.0, "a works to its end");
+        assert_eq!(r.wasted_ms, 0.0);
+        assert_eq!(r.leaked, 0, "every record let go once a's answer came");
+        // waited for (the default): 40 ms, and a's failure fails the request
+        let r = run_plan(deps, &calls("true"), 5);
+        assert_eq!(r.response.max_ms(), 40.0);
+        assert_eq!((r.outcomes.answered, r.outcomes.dropped), (0, 5));
+    }
+
+    #[test]
+    fn a_service_called_without_waiting_works_after_its_caller_answered() {
+        let text = r#"
+[scenario]
+name = "fire and forget"
+[services.front]
+routes = ["/x"]
+handler = { type = "server", slots = 1, queue = 10, service = { constant = 1 }, budget = "none", branches = [{ name = "p", calls = [{ to = "audit", wait = false }] }] }
+[services.audit]
+handler = { type = "server", slots = 1, queue = 100, service = { constant = 50 } }
+[workload]
+type = "sequence"
+requests = 4
+"#;
+        let s = load_str(text, Path::new("t.toml"), &LoadOptions::default()).expect("valid");
+        let r = run(&s.rows[0].model, 0).expect("run");
+        // front answers after its own 1 ms; audit's 50 ms each queue behind it
+        assert_eq!(r.outcomes.answered, 4);
+        assert_eq!(r.response.max_ms(), 1.0);
+        assert_eq!(r.servers[1].processed, 4);
+        assert_eq!(r.servers[1].late_work_ms, 0.0, "nobody gave up on audit");
+        assert_eq!(r.leaked, 0);
     }
 
     #[test]

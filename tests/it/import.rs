@@ -32,7 +32,8 @@ fn import(dir: &Path, name: &str, file: &Path, args: &[&str]) -> (i32, String) {
 #[derive(Debug)]
 struct Imported {
     /// Per service, its branches of calls (branches sorted): `callee`, or
-    /// `callee?` when made with a probability below 1.
+    /// `callee?` when made with a probability below 1, then ` nowait` for a
+    /// call not waited for.
     plans: BTreeMap<String, Vec<Vec<String>>>,
     /// Per service, the probability of each call that has one.
     probabilities: BTreeMap<String, Vec<f64>>,
@@ -95,8 +96,15 @@ impl Imported {
                     .map(|c| match c {
                         toml::Value::String(s) => s.clone(),
                         t => {
-                            ps.push(t["probability"].as_float().unwrap());
-                            format!("{}?", t["to"].as_str().unwrap())
+                            let mut call = t["to"].as_str().unwrap().to_string();
+                            if let Some(p) = t.get("probability") {
+                                ps.push(p.as_float().unwrap());
+                                call.push('?');
+                            }
+                            if t.get("wait").and_then(|w| w.as_bool()) == Some(false) {
+                                call.push_str(" nowait");
+                            }
+                            call
                         }
                     })
                     .collect();
@@ -400,6 +408,41 @@ fn a_jaeger_trace_imports_in_every_shape_jaegers_ui_opens() {
     let (code, err) = import(d, "otlp-list", &file, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("(OTLP JSON): 21 spans"), "{err}");
+}
+
+/// Messages and calls nobody waits for. A consumer under its producer
+/// (Zipkin messaging, an OTLP consumer span), a span linked to the message
+/// that started it, and the consumers of a producer with no request above it
+/// each arrive at their service as a workload of their own, at the rate they
+/// happened; the consumer that starts after its producer ended is no clock
+/// skew. A call that outlives its caller's answer is `wait = false`, and
+/// takes no time from the caller. Before: the consumers were "repaired" as
+/// skew, a second consumer group was a client's retry and its service left
+/// out, and the audit call blocked the answer (own time 15 ms, not 20).
+#[test]
+fn messages_and_calls_nobody_waits_for_are_no_blocking_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = import(dir.path(), "async", &fixture("async.otlp.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("clock skew"), "{err}");
+    let got = Imported::read(&dir.path().join("async.toml"));
+    assert_eq!(got.plans["orders"], [["audit nowait"]]);
+    assert_eq!(got.times["orders"], [20.0; 4], "the audit call took no time from orders");
+    assert_eq!(got.plans["billing"], [["postgresql?"]]);
+    assert_eq!(got.rates.len(), 3, "orders, and billing's consumer and linked batch");
+    let report = std::fs::read_to_string(dir.path().join("async.import.md")).unwrap();
+    assert!(report.contains("| orders | billing | 8 |"), "{report}");
+    runs(&dir.path().join("async.toml"), &dir.path().join("out"));
+
+    let (code, err) = import(dir.path(), "mq", &fixture("messaging.zipkin.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    for no in ["clock skew", "retries", "left out"] {
+        assert!(!err.contains(no), "{no}: {err}");
+    }
+    assert!(err.contains("built 3 services, 2 dependencies"), "{err}");
+    let got = Imported::read(&dir.path().join("mq.toml"));
+    assert_eq!(got.plans["mailer"], [["smtp"]]);
+    assert_eq!(got.rates.len(), 3);
 }
 
 #[test]

@@ -654,6 +654,10 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                     }) => call_probability(&format!("{cpath}.probability"), *p)?,
                     _ => 1.0,
                 };
+                let wait = match raw {
+                    RawCall::Table(c) => c.wait.unwrap_or(true),
+                    RawCall::Name(_) => true,
+                };
                 Ok(Call {
                     target: t,
                     share,
@@ -662,6 +666,7 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                     timeout,
                     call_policy,
                     probability,
+                    wait,
                 })
             })
             .collect::<R<Vec<_>>>()?;
@@ -686,6 +691,9 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
         sometimes: out
             .iter()
             .any(|b| b.calls.iter().any(|c| c.probability < 1.0)),
+        special: out
+            .iter()
+            .any(|b| b.calls.iter().any(|c| c.probability < 1.0 || !c.wait)),
         branches: out,
     })
 }

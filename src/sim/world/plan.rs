@@ -8,6 +8,10 @@ use super::super::vocab::{Caller, ReqId};
 use super::World;
 use crate::model::{Handler, Plan};
 
+/// The branch a call made with `wait = false` answers to: none (its answer
+/// only lets the request's record go).
+const DETACHED: u32 = u32::MAX;
+
 impl<'m> World<'m> {
     #[inline(always)]
     fn plan_of(&self, req: ReqId) -> &'m Plan {
@@ -33,9 +37,9 @@ impl<'m> World<'m> {
     /// Inlined into both: once per call on the plan's path.)
     #[inline(always)]
     fn call_next(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
-        // a plan with a call made only sometimes takes the loop that draws for
-        // it, out of line; every other plan the loop without the draw
-        if plan.sometimes {
+        // a plan with a call made only sometimes (or not waited for) takes the
+        // loop that draws for it, out of line; every other plan the plain loop
+        if plan.special {
             self.call_next_sometimes(plan, req, b)
         } else {
             self.call_next_in::<false>(plan, req, b)
@@ -49,7 +53,7 @@ impl<'m> World<'m> {
     }
 
     /// The loop of [`Self::call_next`]; `SOMETIMES`: the plan has calls with a
-    /// `probability` below 1.
+    /// `probability` below 1 or calls it does not wait for.
     #[inline(always)]
     fn call_next_in<const SOMETIMES: bool>(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
         let now = self.now();
@@ -61,6 +65,23 @@ impl<'m> World<'m> {
             else {
                 return self.branch_end(req);
             };
+            if SOMETIMES && !call.wait {
+                // fire and forget: the branch goes on at once
+                let caller = Caller::Branch {
+                    req,
+                    branch: DETACHED,
+                };
+                let cancel = plan.cancellation;
+                if self
+                    .call_via(call.call_policy, caller, call.target, call.timeout, cancel)
+                    .is_some()
+                {
+                    self.plans.detached(req, true);
+                    self.requests[req].held = true;
+                }
+                self.plans.passed(req, b);
+                continue;
+            }
             let caller = Caller::Branch {
                 req,
                 branch: b as u32,
@@ -83,8 +104,27 @@ impl<'m> World<'m> {
     #[inline(always)]
     pub(in crate::sim) fn plan_call_resolved(&mut self, req: ReqId, b: usize, ok: bool) {
         let plan = self.plan_of(req);
+        if plan.special {
+            return self.plan_call_resolved_special(plan, req, b, ok);
+        }
         self.plans.resolved(plan, req, b, ok);
-        self.call_next(plan, req, b);
+        self.call_next_in::<false>(plan, req, b);
+    }
+
+    /// [`Self::plan_call_resolved`] of a plan with calls made sometimes or not
+    /// waited for: the answer to a call nobody waited for only lets the
+    /// request go once none is out.
+    #[inline(never)]
+    fn plan_call_resolved_special(&mut self, plan: &'m Plan, req: ReqId, b: usize, ok: bool) {
+        if b == DETACHED as usize {
+            if self.plans.detached(req, false) == 0 {
+                self.requests[req].held = false;
+                self.release(req);
+            }
+            return;
+        }
+        self.plans.resolved(plan, req, b, ok);
+        self.call_next_in::<true>(plan, req, b);
     }
 
     /// A branch of `req` ended: after the last, the request is answered.
