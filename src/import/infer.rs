@@ -163,6 +163,9 @@ pub struct Counts {
     /// Client spans with no callee below them and none named (named after
     /// the span).
     pub unnamed_callees: u64,
+    /// Client spans named for another service than the handling span above
+    /// them: calls of that span to the service they name.
+    pub named_for_callee: u64,
     /// Traces whose sampling probability the traces said.
     pub sampled_traces: u64,
 }
@@ -385,8 +388,23 @@ impl Traces {
             return;
         };
         let child = below.map(|c| &nodes[c as usize]);
+        let o = &nodes[owner as usize];
+        // a client span named for another service than its caller's: the
+        // name is the callee's (Zipkin's DependencyLinker backfills the link
+        // from the first remote ancestor to it; one naming a remote service
+        // besides is that service's call too)
+        let named_for = n.rec.kind == Kind::Client && n.rec.service != o.rec.service;
+        if named_for {
+            self.counts.named_for_callee += 1;
+        }
         let callee = match child {
             Some(c) => Callee::Service(c.rec.service),
+            None if named_for => {
+                if n.rec.peer != NO_SYM && n.rec.peer != n.rec.service {
+                    self.hop(n, i, known);
+                }
+                Callee::Service(n.rec.service)
+            }
             None => {
                 let name = if n.rec.peer != NO_SYM {
                     n.rec.peer
@@ -416,7 +434,6 @@ impl Traces {
         }) {
             return;
         }
-        let o = &nodes[owner as usize];
         calls.push(CallRec {
             owner,
             callee,
@@ -428,6 +445,29 @@ impl Traces {
             // response did not wait for it
             detached: n.end > o.end || n.start >= o.end,
         });
+    }
+
+    /// Client span `n` (index `i`) named for a callee and naming another as
+    /// its remote: the callee's call to it (its handling span: the client
+    /// span, no time of its own), as Zipkin links both.
+    fn hop(&mut self, n: &Node, i: usize, known: &HashSet<Sym>) {
+        let callee = if known.contains(&n.rec.peer) {
+            Callee::Service(n.rec.peer)
+        } else {
+            Callee::Peer(n.rec.peer)
+        };
+        let call = CallRec {
+            owner: i as u32,
+            callee,
+            start: n.start,
+            end: n.end,
+            error: n.rec.flags & ERROR != 0,
+            server: None,
+            detached: false,
+        };
+        let mut handling = *n;
+        handling.rec.flags &= !ERROR;
+        self.handling(&handling, &[call]);
     }
 
     /// One handling span `n` and its blocking calls (sorted by start).

@@ -393,7 +393,7 @@ fn broken_warnings(
             ));
         }
     }
-    let lines: [(u64, &str); 12] = [
+    let lines: [(u64, &str); 13] = [
         (
             skipped.bad_ids,
             "spans without a usable trace or span id were left out",
@@ -431,6 +431,10 @@ fn broken_warnings(
             "client spans have no handling span of their service above them: their calls are not counted",
         ),
         (
+            c.named_for_callee,
+            "client spans name another service than the handling span above them: calls of that span to the service they name (as Zipkin's dependency linker takes them)",
+        ),
+        (
             c.unnamed_callees,
             "client spans have no callee below them and name none (peer.service, server.address, db.system...): the callee is named after the span",
         ),
@@ -458,7 +462,7 @@ fn broken_section(
     c: &infer::Counts,
 ) -> report::Section {
     let mut t = report::Table::new(&["what", "count", "what resim import did"]);
-    let rows: [(&str, u64, &str); 13] = [
+    let rows: [(&str, u64, &str); 14] = [
         ("traces", c.traces, "read"),
         ("spans in traces", c.spans, "used"),
         ("spans without usable ids", skipped.bad_ids, "left out"),
@@ -495,6 +499,11 @@ fn broken_section(
             "client spans naming no callee",
             c.unnamed_callees,
             "callee named after the span",
+        ),
+        (
+            "client spans named for their callee",
+            c.named_for_callee,
+            "a call of the handling span above to it",
         ),
     ];
     for (what, n, did) in rows {

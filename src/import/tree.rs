@@ -301,8 +301,12 @@ pub fn build(store: &SpanStore, idx: &[u32], broken: &mut Broken, s: &mut Scratc
             Kind::Internal => Role::Handling,
         };
         nodes[i].role = role;
+        // a client span named for another service than the span above it
+        // is still a call of the nearest handling span above it (Zipkin's
+        // DependencyLinker: the link is from its first remote ancestor)
         nodes[i].owner = match role {
             Role::Handling => Some(i as u32),
+            Role::Outgoing => pn.owner,
             _ if same => pn.owner,
             _ => None,
         };

@@ -445,6 +445,31 @@ fn messages_and_calls_nobody_waits_for_are_no_blocking_calls() {
     assert_eq!(got.rates.len(), 3);
 }
 
+/// Client spans named for their callee (their local service is the service
+/// they call, as some instrumentations write them): calls of the handling
+/// span above, as Zipkin's DependencyLinker links them (from the first remote
+/// ancestor to the name; one naming a remote besides links on to it). Before,
+/// their calls were not counted: routing's own time was its whole span
+/// (140 to 172 ms) and geo, traffic, tiles, pricing, cache and redis were
+/// lost.
+#[test]
+fn client_spans_named_for_their_callee_are_calls_of_the_span_above() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = import(dir.path(), "m", &fixture("mislabelled.zipkin.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: 25 client spans name another service"), "{err}");
+    let got = Imported::read(&dir.path().join("m.toml"));
+    let want = plans(&[
+        ("cache", &[&["redis"]]),
+        ("routing", &[&["geo", "traffic", "tiles", "pricing", "cache"]]),
+    ]);
+    assert_eq!(got.plans, want);
+    // 140 + 8k ms, less its five calls (115 + 8k + 4 ms): 21 ms each
+    assert_eq!(got.times["routing"], [21.0; 5]);
+    assert_eq!(got.times["traffic"], [40.0, 42.0, 44.0, 46.0, 48.0]);
+    runs(&dir.path().join("m.toml"), &dir.path().join("out"));
+}
+
 #[test]
 fn a_file_cut_anywhere_imports_or_is_refused_never_a_panic() {
     // every 37th byte of each format's file, read in this process: a panic
