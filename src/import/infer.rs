@@ -28,7 +28,7 @@
 //!   arrivals over the traced interval (the first arrival to the last) divided
 //!   by the sampling probability (`--sample-rate`, else the trace's own).
 
-use super::spans::{ERROR, FOLLOWS, Kind, LINKED, NO_SYM, SpanStore, Sym};
+use super::spans::{ERROR, FOLLOWS, Kind, LINKED, NO_END, NO_SYM, SpanStore, Sym};
 use super::tree::{self, Broken, Node, Role};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -132,6 +132,8 @@ struct CallRec {
     server: Option<i64>,
     /// The caller's response did not wait for it.
     detached: bool,
+    /// Its time is known (its span, or the callee's below it, has an end).
+    timed: bool,
 }
 
 /// Counts of what the pass met (every span accounted for).
@@ -371,8 +373,9 @@ impl Traces {
                 start: n.start,
                 end: n.end,
                 error: n.rec.flags & ERROR != 0,
-                server: Some(n.duration()),
+                server: timed(n).then(|| n.duration()),
                 detached: false,
+                timed: timed(n),
             });
         }
     }
@@ -440,7 +443,8 @@ impl Traces {
             start: n.start,
             end: n.end,
             error: n.rec.flags & ERROR != 0 || child.is_some_and(|c| c.rec.flags & ERROR != 0),
-            server: child.map(Node::duration),
+            server: child.filter(|c| timed(c)).map(Node::duration),
+            timed: timed(n) || child.is_some_and(timed),
             // it outlived its caller's response, or began after it: the
             // response did not wait for it
             detached: n.end > o.end || n.start >= o.end,
@@ -464,6 +468,7 @@ impl Traces {
             error: n.rec.flags & ERROR != 0,
             server: None,
             detached: false,
+            timed: timed(n),
         };
         let mut handling = *n;
         handling.rec.flags &= !ERROR;
@@ -488,9 +493,14 @@ impl Traces {
         let own = (n.duration() - covered).max(0);
         let acc = self.services.entry(service).or_default();
         acc.handling += 1;
-        acc.own.push(own);
-        acc.spans.push((n.start, n.end));
-        acc.busy += i128::from(n.duration());
+        // no time measured from a span (or a call) without an end
+        if timed(n) && calls.iter().all(|c| c.timed || c.detached) {
+            acc.own.push(own);
+        }
+        if timed(n) {
+            acc.spans.push((n.start, n.end));
+            acc.busy += i128::from(n.duration());
+        }
         if error {
             acc.errors += 1;
             if !calls.iter().any(|c| c.error && !c.detached) {
@@ -546,13 +556,20 @@ impl Traces {
             let e = self.edges.entry((service, c.callee)).or_default();
             e.calls += 1;
             e.errors += u64::from(c.error);
-            e.latency.push(c.end - c.start);
+            if c.timed {
+                e.latency.push(c.end - c.start);
+            }
             if let Some(s) = c.server {
                 e.with_server += 1;
                 e.network.push((c.end - c.start - s).max(0));
             }
         }
     }
+}
+
+/// Whether a span's time is known (it has an end).
+fn timed(n: &Node) -> bool {
+    n.rec.flags & NO_END == 0
 }
 
 /// A call of a plan: its callee and the share of spans that make it.

@@ -228,7 +228,7 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
     if store.spans.is_empty() {
         let skipped = &store.skipped;
         return Err(usage(format!(
-            "{}: no span to import ({} without usable ids, {} without times)",
+            "{}: no span to import ({} without usable ids, {} without a start)",
             opts.files
                 .iter()
                 .map(|f| f.display().to_string())
@@ -393,14 +393,18 @@ fn broken_warnings(
             ));
         }
     }
-    let lines: [(u64, &str); 13] = [
+    let lines: [(u64, &str); 14] = [
         (
             skipped.bad_ids,
             "spans without a usable trace or span id were left out",
         ),
         (
             skipped.no_times,
-            "spans without a start or an end were left out",
+            "spans without a start were left out",
+        ),
+        (
+            skipped.no_end,
+            "spans have no end and no duration: kept in place (with the spans below them; each ends with the last of those), no time measured from them",
         ),
         (
             skipped.negative,
@@ -462,11 +466,16 @@ fn broken_section(
     c: &infer::Counts,
 ) -> report::Section {
     let mut t = report::Table::new(&["what", "count", "what resim import did"]);
-    let rows: [(&str, u64, &str); 14] = [
+    let rows: [(&str, u64, &str); 15] = [
         ("traces", c.traces, "read"),
         ("spans in traces", c.spans, "used"),
         ("spans without usable ids", skipped.bad_ids, "left out"),
-        ("spans without times", skipped.no_times, "left out"),
+        ("spans without a start", skipped.no_times, "left out"),
+        (
+            "spans without an end or a duration",
+            skipped.no_end,
+            "kept in place; no time measured from them",
+        ),
         (
             "spans ending before they start",
             skipped.negative,

@@ -57,6 +57,9 @@ pub const ERROR: u8 = 1;
 pub const SHARED: u8 = 2;
 /// The link to the parent does not block it (Jaeger `FOLLOWS_FROM`).
 pub const FOLLOWS: u8 = 4;
+/// The span has no end and no duration (optional in Zipkin v2): its end is
+/// the latest of the spans below it, and no time is measured from it.
+pub const NO_END: u8 = 16;
 /// The span links to spans it did not come from (OTLP `links`, a Jaeger
 /// reference to another trace): work a message started.
 pub const LINKED: u8 = 8;
@@ -85,7 +88,7 @@ pub struct SpanRec {
     pub route: Sym,
     /// What it says it is.
     pub kind: Kind,
-    /// [`ERROR`], [`SHARED`], [`FOLLOWS`], [`LINKED`].
+    /// [`ERROR`], [`SHARED`], [`FOLLOWS`], [`LINKED`], [`NO_END`].
     pub flags: u8,
 }
 
@@ -119,8 +122,10 @@ impl Interner {
 pub struct Skipped {
     /// No `traceId`/`spanId`, or one that is not a hex (or base64) id.
     pub bad_ids: u64,
-    /// No start, or no end.
+    /// No start.
     pub no_times: u64,
+    /// No end and no duration: kept, no time measured from them.
+    pub no_end: u64,
     /// Ended before it started (its end is set to its start).
     pub negative: u64,
 }
@@ -452,8 +457,10 @@ impl Draft {
             (Some(e), _) => e,
             (None, Some(d)) => start.saturating_add(d),
             (None, None) => {
-                store.skipped.no_times += 1;
-                return false;
+                // kept for the call graph: the spans below it stay in place
+                store.skipped.no_end += 1;
+                flags |= NO_END;
+                start
             }
         };
         if end < start {

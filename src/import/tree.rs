@@ -14,7 +14,7 @@
 //! inside an RPC). Local spans are transparent: what happens below them
 //! belongs to the handling span above.
 
-use super::spans::{FOLLOWS, Kind, LINKED, NO_SYM, SHARED, SpanRec, SpanStore};
+use super::spans::{FOLLOWS, Kind, LINKED, NO_END, NO_SYM, SHARED, SpanRec, SpanStore};
 use std::collections::HashMap;
 
 /// What was broken in the traces, and repaired or left out.
@@ -250,6 +250,16 @@ pub fn build(store: &SpanStore, idx: &[u32], broken: &mut Broken, s: &mut Scratc
     // top-down order: parents before children
     top_down(&nodes, &mut s.order);
     let order = std::mem::take(&mut s.order);
+    // a span without an end ends with the last span below it
+    for &i in order.iter().rev() {
+        if let Some(p) = nodes[i as usize].parent {
+            let (end, p) = (nodes[i as usize].rec.end, &mut nodes[p as usize]);
+            if p.rec.flags & NO_END != 0 && end > p.rec.end {
+                p.rec.end = end;
+                p.end = end;
+            }
+        }
+    }
     for &i in &order {
         let i = i as usize;
         let Some(p) = nodes[i].parent else {

@@ -324,18 +324,17 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
             "# own time: p50 {} ms, p99 {} ms over {} spans; at most {} at once in the traces",
             opt_ms(percentile_ms(&s.own, 0.5)),
             opt_ms(percentile_ms(&s.own, 0.99)),
-            s.handling,
+            s.own.len(),
             s.peak
         );
         let _ = writeln!(t, "[services.{}.handler]", key(name));
         t.push_str("type = \"server\"\n");
         let _ = writeln!(t, "slots = {SLOTS}");
         t.push_str("queue = 0\n");
-        let _ = writeln!(
-            t,
-            "service = {{ empirical = {{ file = {}, column = \"own_ms\" }} }}",
-            quoted(&format!("{}/{file}", cx.data_dir))
-        );
+        t.push_str(&measured("service", &format!("{}/{file}", cx.data_dir), "own_ms", s.own.len()));
+        if s.own.is_empty() {
+            warnings.push(format!("services.{name}: none of its spans had an end (or all its calls lacked one): no own time was measured, `service = {{ constant = 0 }}` is written; set it"));
+        }
         if !s.plan.is_empty() {
             t.push_str("budget = \"none\"\nbranches = [\n");
             for (b, calls) in s.plan.iter().enumerate() {
@@ -400,11 +399,10 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
                 Callee::Peer(_) => "client spans of its callers",
             }
         );
-        let _ = writeln!(
-            t,
-            "latency = {{ empirical = {{ file = {}, column = \"latency_ms\" }} }}",
-            quoted(&format!("{}/{file}", cx.data_dir))
-        );
+        t.push_str(&measured("latency", &format!("{}/{file}", cx.data_dir), "latency_ms", d.latency.len()));
+        if d.latency.is_empty() {
+            warnings.push(format!("dependencies.{name}: none of its spans (or its callers' client spans) had an end: no latency was measured, `latency = {{ constant = 0 }}` is written; set it"));
+        }
         if d.errors > 0 && d.calls > 0 {
             let _ = writeln!(
                 t,
@@ -716,6 +714,19 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         summary,
         warnings,
     }
+}
+
+/// `KEY = { empirical = { file, column } }`, or a constant 0 to set when
+/// no value was measured (`n` = 0).
+fn measured(key: &str, file: &str, column: &str, n: usize) -> String {
+    if n == 0 {
+        return format!("{key} = {{ constant = 0 }} # set me: no value was measured\n");
+    }
+    format!(
+        "{key} = {{ empirical = {{ file = {}, column = {} }} }}\n",
+        quoted(file),
+        quoted(column)
+    )
 }
 
 /// `"b"` or `{ to = "b", probability = 0.3, wait = false }`.

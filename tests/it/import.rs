@@ -298,8 +298,8 @@ fn broken_traces_are_counted_repaired_and_reported_never_a_panic() {
         &[
             "warning: 1 spans name a parent that is not in their trace (orphans)",
             "warning: 1 spans without a usable trace or span id were left out",
-            "warning: 1 spans without a start or an end were left out",
-            "3 traces, 6 spans: 4 handling spans, 2 calls, 3 arrivals (1 at server or consumer spans whose parent is not in the file: requests entered there)",
+            "warning: 1 spans have no end and no duration: kept in place",
+            "4 traces, 7 spans: 5 handling spans, 2 calls, 4 arrivals (1 at server or consumer spans whose parent is not in the file: requests entered there)",
         ],
     );
     // the orphan is a server span: requests entered backend there
@@ -468,6 +468,26 @@ fn client_spans_named_for_their_callee_are_calls_of_the_span_above() {
     assert_eq!(got.times["routing"], [21.0; 5]);
     assert_eq!(got.times["traffic"], [40.0, 42.0, 44.0, 46.0, 48.0]);
     runs(&dir.path().join("m.toml"), &dir.path().join("out"));
+}
+
+/// Spans without a duration (optional in Zipkin v2) stay in place with the
+/// spans below them; no time is measured from them. Before, they were left
+/// out and the spans below them were orphans: one arrival of three was lost,
+/// frontend called backend in half its spans, not in all.
+#[test]
+fn spans_without_a_duration_keep_the_spans_below_them_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = import(dir.path(), "nd", &fixture("no-duration.zipkin.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("3 traces, 12 spans: 6 handling spans, 6 calls, 3 arrivals"), "{err}");
+    assert!(!err.contains("orphans"), "{err}");
+    let got = Imported::read(&dir.path().join("nd.toml"));
+    assert_eq!(got.plans["frontend"], [["backend"]]);
+    // the server span without a duration gives no own time; the client span
+    // without one ends with backend's span (50 - (26 - 5)): 29, and 50 - 22
+    assert_eq!(got.times["frontend"], [28.0, 29.0]);
+    assert_eq!(got.times["backend"], [10.0; 3]);
+    runs(&dir.path().join("nd.toml"), &dir.path().join("out"));
 }
 
 #[test]
