@@ -458,15 +458,18 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         } else {
             "main".into()
         };
-        let rate = match e.rate_rps {
-            Some(r) => r,
-            None => {
-                warnings.push(format!(
-                    "route {route} of {service}: one arrival in the traces, so no rate could be measured: rate_rps = 1 is written, set it"
-                ));
-                1.0
-            }
-        };
+        let too_few = format!(
+            "{} arrivals over {} ms are too few for a rate (at least {} over at least {} ms)",
+            e.arrivals,
+            number(interval_ms),
+            super::infer::MIN_ARRIVALS,
+            super::infer::MIN_INTERVAL_NS / 1_000_000
+        );
+        if e.rate_rps.is_none() {
+            warnings.push(format!(
+                "route {route} of {service}: {too_few}: rate_rps = 1 is written, marked `# set me`; set it"
+            ));
+        }
         if several {
             let _ = writeln!(t, "\n[workloads.{}]", key(&wname));
         } else {
@@ -499,13 +502,19 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         t.push_str("type = \"open\"\n");
         let _ = writeln!(t, "route = {}", quoted(route));
         t.push_str("access = \"direct\"\n");
-        let _ = writeln!(t, "rate_rps = {}", number(rate));
-        let duration = if interval_ms > 0.0 {
-            interval_ms
+        match e.rate_rps {
+            Some(rate) => {
+                let _ = writeln!(t, "rate_rps = {}", number(rate));
+            }
+            None => {
+                let _ = writeln!(t, "rate_rps = 1 # set me: {too_few}");
+            }
+        }
+        if sys.interval_ns >= super::infer::MIN_INTERVAL_NS {
+            let _ = writeln!(t, "duration_ms = {}", number(interval_ms));
         } else {
-            1000.0
-        };
-        let _ = writeln!(t, "duration_ms = {}", number(duration));
+            let _ = writeln!(t, "duration_ms = 1000 # set me: the traces span {} ms", number(interval_ms));
+        }
         entry_table.push(vec![
             if several { wname } else { "workload".into() },
             service.clone(),
@@ -638,8 +647,10 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         table: Some(plan_table),
     });
     let mut entry_text = vec![format!(
-        "An arrival is a root handling span (or one right under a root client span: a request from outside; or a server or consumer span whose parent is not in the file: where requests entered, counted in `parent outside the file`), at its service's route (its `http.route`, else its span name). The traced interval runs from the first arrival to the last: {} ms. A rate is the requests the arrivals stand for (each over its trace's sampling probability) times (N - 1) / N over the interval, N the arrivals of every entry point together.",
-        number(interval_ms)
+        "An arrival is a root handling span (or one right under a root client span: a request from outside; or a server or consumer span whose parent is not in the file: where requests entered, counted in `parent outside the file`), at its service's route (its `http.route`, else its span name). The traced interval runs from the first arrival to the last: {} ms. A rate is the requests the arrivals stand for (each over its trace's sampling probability) times (N - 1) / N over the interval, N the arrivals of every entry point together; none is measured from fewer than {} arrivals at the entry point, or over less than {} ms (a Poisson count of 20 is within 44 % of its mean 19 times in 20): the scenario gets `rate_rps = 1`, marked `# set me`.",
+        number(interval_ms),
+        super::infer::MIN_ARRIVALS,
+        super::infer::MIN_INTERVAL_NS / 1_000_000
     )];
     match cx.sample_rate {
         Some(r) => entry_text.push(format!(

@@ -41,8 +41,8 @@ struct Imported {
     dependencies: BTreeMap<String, f64>,
     /// Per service and dependency, its measured milliseconds, sorted.
     times: BTreeMap<String, Vec<f64>>,
-    /// The workloads' rates.
-    rates: Vec<f64>,
+    /// The workloads' rates, in file order (None: too few arrivals).
+    rates: Vec<Option<f64>>,
     /// Per service with routes, its routes.
     routes: BTreeMap<String, Vec<String>>,
 }
@@ -129,28 +129,12 @@ impl Imported {
                 .unwrap_or(0.0);
             dependencies.insert(name, rate);
         }
-        let mut rates = Vec::new();
-        if let Some(w) = doc.get("workload") {
-            rates.push(
-                w["rate_rps"]
-                    .as_float()
-                    .or(w["rate_rps"].as_integer().map(|i| i as f64))
-                    .unwrap(),
-            );
-        }
-        for (_, w) in doc
-            .get("workloads")
-            .and_then(|w| w.as_table())
-            .cloned()
-            .unwrap_or_default()
-        {
-            rates.push(
-                w["rate_rps"]
-                    .as_float()
-                    .or(w["rate_rps"].as_integer().map(|i| i as f64))
-                    .unwrap(),
-            );
-        }
+        // in file order; None: `# set me` (too few arrivals for a rate)
+        let rates = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("rate_rps = "))
+            .map(|v| (!v.contains("# set me")).then(|| v.parse().expect("a rate")))
+            .collect();
         Imported {
             plans,
             probabilities,
@@ -228,12 +212,14 @@ fn otlp_jaeger_and_zipkin_traces_of_one_system_give_one_scenario_that_runs() {
     assert_eq!(otlp.probabilities["frontend"], [0.666667]);
     // postgresql failed one call of two (its client span's status)
     assert_eq!(otlp.dependencies["postgresql"], 0.5);
-    // three arrivals over 2 s: (3 - 1) / 2 s
-    assert_eq!(otlp.rates, [1.0]);
-    // Jaeger's traces say they were sampled at 0.5: two arrivals over 1 s stand
-    // for four requests, (4 x (2 - 1) / 2) / 1 s
+    // three arrivals over 2 s are too few for a rate
+    assert_eq!(otlp.rates, [None]);
+    // Jaeger's traces say they were sampled at 0.5: two arrivals stand for
+    // four requests
     let jaeger = Imported::read(&dir.path().join("shop-jaeger-json.toml"));
-    assert_eq!(jaeger.rates, [2.0]);
+    assert_eq!(jaeger.rates, [None]);
+    let report = std::fs::read_to_string(dir.path().join("shop-jaeger-json.import.md")).unwrap();
+    assert!(report.contains("| workload | frontend | /checkout | 2 | 4 |"), "{report}");
     // inventory's span in error (otel.status_code = ERROR) in one of two
     assert_eq!(jaeger.dependencies["inventory"], 0.5);
     // Zipkin's client and server halves of one shared id are one call
@@ -247,7 +233,8 @@ fn otlp_jaeger_and_zipkin_traces_of_one_system_give_one_scenario_that_runs() {
         &["--sample-rate", "0.1"],
     );
     assert_eq!(code, 0, "{err}");
-    assert_eq!(Imported::read(&dir.path().join("rated.toml")).rates, [10.0]);
+    let report = std::fs::read_to_string(dir.path().join("rated.import.md")).unwrap();
+    assert!(report.contains("| workload | frontend | /checkout | 2 | 20 |"), "{report}");
 }
 
 #[test]
@@ -264,7 +251,7 @@ fn the_report_gives_every_inference_with_its_counts() {
         "| frontend | pricing | 2 | 3 | 2 | 0.6667 | 50.00 % | 2 |",
         "| pricing | postgresql | 2 | 2 | 2 | 1.0000 | 50.00 % | 0 |",
         "| frontend | b2 | 1 | pricing | 1 | 0.666667 | probability |",
-        "| workload | frontend | /checkout | 3 | 3 | 1 | request |",
+        "| workload | frontend | /checkout | 3 | 3 |  | request | 0 |",
     ] {
         assert!(report.contains(line), "{line} not in the report:\n{report}");
     }
@@ -490,6 +477,38 @@ fn spans_without_a_duration_keep_the_spans_below_them_in_place() {
     runs(&dir.path().join("nd.toml"), &dir.path().join("out"));
 }
 
+/// No rate from a handful of arrivals, or from a moment: one request whose
+/// consumer runs 53 ms after it gave two workloads 250 requests a second each
+/// ((2 - 1) / 2 over 2 ms, the consumer moved into its producer as skew).
+/// Now: `rate_rps = 1 # set me`, and a warning.
+#[test]
+fn no_rate_is_measured_from_a_few_arrivals_or_a_moment() {
+    let dir = tempfile::tempdir().unwrap();
+    let all: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("async.otlp.json")).unwrap()).unwrap();
+    // the first request only: its trace, without the batch job
+    let mut one = all.clone();
+    for r in one["resourceSpans"].as_array_mut().unwrap() {
+        r["scopeSpans"][0]["spans"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|s| s["traceId"] == "0000000000000000000000000000a000");
+    }
+    let file = dir.path().join("one.json");
+    std::fs::write(&file, one.to_string()).unwrap();
+    let (code, err) = import(dir.path(), "one", &file, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("1 arrivals over 53 ms are too few for a rate (at least 20 over at least 1000 ms): rate_rps = 1 is written, marked `# set me`"),
+        "{err}"
+    );
+    let got = Imported::read(&dir.path().join("one.toml"));
+    assert_eq!(got.rates, [None, None]);
+    let text = std::fs::read_to_string(dir.path().join("one.toml")).unwrap();
+    assert!(text.contains("duration_ms = 1000 # set me: the traces span 53 ms"), "{text}");
+    runs(&dir.path().join("one.toml"), &dir.path().join("out"));
+}
+
 #[test]
 fn a_file_cut_anywhere_imports_or_is_refused_never_a_panic() {
     // every 37th byte of each format's file, read in this process: a panic
@@ -655,12 +674,13 @@ fn all_spans(doc: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
 #[test]
 fn spans_are_otlp_json_with_a_server_span_per_request_and_a_client_span_per_call() {
     let dir = tempfile::tempdir().unwrap();
-    // one compare row (several write one file each)
+    // one compare row (several write one file each); 400 requests, so that a
+    // quarter of them are enough for a rate
     let doc = spans(
         &root().join("scenarios/three-tier-deadline.toml"),
         dir.path(),
         "all.json",
-        &["--set", "compare={}"],
+        &["--set", "compare={}", "--set", "workload.requests=400"],
     );
     let all = all_spans(&doc);
     let ids: std::collections::HashSet<(&str, &str)> = all
@@ -713,7 +733,14 @@ fn spans_are_otlp_json_with_a_server_span_per_request_and_a_client_span_per_call
         &root().join("scenarios/three-tier-deadline.toml"),
         dir.path(),
         "quarter.json",
-        &["--set", "compare={}", "--spans-sample", "0.25"],
+        &[
+            "--set",
+            "compare={}",
+            "--set",
+            "workload.requests=400",
+            "--spans-sample",
+            "0.25",
+        ],
     );
     let q = all_spans(&quarter);
     let qtraces: std::collections::BTreeSet<&str> = q
@@ -731,8 +758,8 @@ fn spans_are_otlp_json_with_a_server_span_per_request_and_a_client_span_per_call
         err.contains("sampling probabilities the traces say: 0.25"),
         "{err}"
     );
-    let full = Imported::read(&dir.path().join("all.toml")).rates[0];
-    let sampled = Imported::read(&dir.path().join("quarter.toml")).rates[0];
+    let full = Imported::read(&dir.path().join("all.toml")).rates[0].unwrap();
+    let sampled = Imported::read(&dir.path().join("quarter.toml")).rates[0].unwrap();
     assert!((sampled / full - 1.0).abs() < 0.02, "{sampled} vs {full}");
 }
 
@@ -873,7 +900,7 @@ fn a_run_imported_from_its_spans_runs_again_with_the_same_graph_own_times_and_ra
         }
     }
     // the arrival rate: within 2 % of the scenario's and of the first run's
-    let (ra, rb) = (a.rates[0], b.rates[0]);
+    let (ra, rb) = (a.rates[0].unwrap(), b.rates[0].unwrap());
     eprintln!(
         "round trip rate: declared 300 rps, first run {ra} rps ({:+.2} %), second run {rb} rps ({:+.2} %)",
         100.0 * (ra / 300.0 - 1.0),
