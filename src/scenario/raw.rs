@@ -230,6 +230,8 @@ pub enum RawBudget {
 pub struct RawBranch {
     pub name: String,
     pub calls: Vec<RawCall>,
+    /// Branches (by name, listed before it) it waits for.
+    pub after: Option<Vec<String>>,
 }
 
 /// One call of a branch: a target's name, or `{ to, call_policy, timeout_ms,
@@ -260,6 +262,8 @@ pub struct RawCallTable {
     pub probability: Option<f64>,
     /// false: the caller does not wait for the answer.
     pub wait: Option<bool>,
+    /// Made only when this branch succeeded so far.
+    pub if_ok: Option<String>,
 }
 
 /// A string or a table, so that an inline table keeps its own unknown-key errors
@@ -271,7 +275,7 @@ impl<'de> Deserialize<'de> for RawCall {
             type Value = RawCall;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "a service or dependency name, or a table { to, call_policy, timeout_ms, probability, wait }",
+                    "a service or dependency name, or a table { to, call_policy, timeout_ms, probability, wait, if_ok }",
                 )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawCall, E> {

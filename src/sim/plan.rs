@@ -23,7 +23,10 @@
 //! A call with `wait = false` is made and the branch moves on at once, as a
 //! fire-and-forget call: its cap is its own `timeout_ms` only, its answer
 //! changes nothing for the request, and the request's record is held until
-//! that answer comes (so that the call's books find it).
+//! that answer comes (so that the call's books find it). A branch with
+//! `after` starts when the branches it names have ended (its clock, for the
+//! budget, runs from the plan's start); a call with `if_ok` is made only when
+//! the branch it names succeeded so far, and is passed over otherwise.
 
 use super::vocab::{CallId, Outcome, ReqId};
 use crate::engine::{Stream, Ticks, stream};
@@ -37,6 +40,8 @@ struct BranchRun {
     start: Ticks,
     ok: bool,
     call: Option<CallId>,
+    /// Branches it waits for (`after`) still running.
+    waiting: u32,
 }
 
 /// Plan progress of one request: one entry per branch (empty: not started).
@@ -173,8 +178,14 @@ impl Plans {
                 start: now,
                 ok: true,
                 call: None,
+                waiting: 0,
             },
         );
+        if plan.joins {
+            for (br, b) in run.branches.iter_mut().zip(&plan.branches) {
+                br.waiting = b.after.len() as u32;
+            }
+        }
         run.left = plan.branches.len() as u32;
         run.budget = budget;
     }
@@ -201,6 +212,12 @@ impl Plans {
                 return Next::End;
             };
             let spent = now - br.start;
+            // made only when a branch succeeded so far (no draw otherwise)
+            let failed = |x: usize| !run.branches[x].ok;
+            if SOMETIMES && call.if_ok.is_some_and(failed) {
+                self.runs[req as usize].branches[b].next += 1;
+                continue;
+            }
             if SOMETIMES && call.probability < 1.0 && !self.chance(service, call.probability) {
                 // not made this time: the branch goes on to its next call
                 self.runs[req as usize].branches[b].next += 1;
@@ -226,6 +243,21 @@ impl Plans {
     /// made (`wait = false`): neither a success nor a failure for it.
     pub(super) fn passed(&mut self, req: ReqId, b: usize) {
         self.runs[req as usize].branches[b].next += 1;
+    }
+
+    /// Branch `b` (of a plan with `after`) ended: the branches that waited
+    /// for it and may start now.
+    pub(super) fn ended(&mut self, plan: &Plan, req: ReqId, b: usize) -> Vec<usize> {
+        let run = &mut self.runs[req as usize];
+        let mut ready = Vec::new();
+        for &t in &plan.branches[b].then {
+            let w = &mut run.branches[t].waiting;
+            *w -= 1;
+            if *w == 0 {
+                ready.push(t);
+            }
+        }
+        ready
     }
 
     /// A call nobody waits for was made (`opened`) or was answered: the number
@@ -506,6 +538,61 @@ requests = 4
         assert_eq!(r.servers[1].processed, 4);
         assert_eq!(r.servers[1].late_work_ms, 0.0, "nobody gave up on audit");
         assert_eq!(r.leaked, 0);
+    }
+
+    #[test]
+    fn a_branch_after_others_starts_when_they_have_all_ended() {
+        let deps = "[dependencies.a]\nlatency = { constant = 30 }\n[dependencies.b]\nlatency = { constant = 10 }\n[dependencies.c]\nlatency = { constant = 5 }";
+        let r = run_plan(
+            deps,
+            r#"branches = [{ name = "p", calls = ["a"] }, { name = "q", calls = ["b"] }, { name = "r", after = ["p", "q"], calls = ["c"] }]"#,
+            3,
+        );
+        // (a || b) then c: 30 + 5, where c after b alone would end at 30
+        assert_eq!(r.response.max_ms(), 35.0);
+        assert_eq!(r.response.min_ms(), 35.0);
+        assert_eq!((r.outcomes.answered, r.dependencies[2].calls), (3, 3));
+        assert_eq!(r.leaked, 0);
+    }
+
+    #[test]
+    fn a_call_if_ok_is_made_only_when_its_branch_succeeded() {
+        let deps = |rate: f64| {
+            format!(
+                "[dependencies.pay]\nlatency = {{ constant = 10 }}\nerror_rate = {rate}\n[dependencies.stock]\nlatency = {{ constant = 20 }}\n[dependencies.db]\nlatency = {{ constant = 5 }}"
+            )
+        };
+        let plan = r#"branches = [{ name = "p", calls = ["pay"] }, { name = "s", calls = ["stock"] }, { name = "w", after = ["p", "s"], calls = [{ to = "db", if_ok = "p" }] }]"#;
+        let ok = run_plan(&deps(0.0), plan, 4);
+        assert_eq!((ok.dependencies[2].calls, ok.response.max_ms()), (4, 25.0));
+        let failing = run_plan(&deps(1.0), plan, 4);
+        assert_eq!(failing.dependencies[2].calls, 0, "db is never called after pay failed");
+        assert_eq!(failing.response.max_ms(), 20.0);
+        assert_eq!(failing.outcomes.dropped, 4);
+        // in its own branch: the calls before it
+        let own = r#"branches = [{ name = "p", calls = ["pay", { to = "db", if_ok = "p" }] }]"#;
+        assert_eq!(run_plan(&deps(1.0), own, 4).dependencies[2].calls, 0);
+        assert_eq!(run_plan(&deps(0.0), own, 4).dependencies[2].calls, 4);
+    }
+
+    #[test]
+    fn after_and_if_ok_name_branches_it_can_wait_for() {
+        let text = |handler: &str| {
+            format!(
+                "[scenario]\nname = \"p\"\n[services.s]\nroutes = [\"/x\"]\nhandler = {{ type = \"plan\", budget = 100, {handler} }}\n[dependencies.a]\nlatency = {{ constant = 1 }}\n[workload]\ntype = \"sequence\"\nrequests = 1\n"
+            )
+        };
+        let e = |handler: &str| {
+            load_str(&text(handler), Path::new("p.toml"), &LoadOptions::default()).unwrap_err()
+        };
+        let later = e(r#"branches = [{ name = "x", after = ["y"], calls = ["a"] }, { name = "y", calls = ["a"] }]"#);
+        assert_eq!(later.path, "services.s.handler.branches.0.after.0");
+        assert!(later.message.contains("listed before it"), "{}", later.message);
+        let sideways = e(r#"branches = [{ name = "x", calls = ["a"] }, { name = "y", calls = [{ to = "a", if_ok = "x" }] }]"#);
+        assert_eq!(sideways.path, "services.s.handler.branches.1.calls.0.if_ok");
+        assert!(sideways.message.contains("nor one it waits for"), "{}", sideways.message);
+        let unknown = e(r#"branches = [{ name = "x", calls = [{ to = "a", if_ok = "z" }] }]"#);
+        assert!(unknown.message.starts_with("no branch `z` in this plan"), "{}", unknown.message);
     }
 
     #[test]

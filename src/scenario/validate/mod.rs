@@ -16,6 +16,7 @@ mod limiter_key;
 mod limiters;
 mod meta;
 mod outlier;
+mod plan_links;
 mod policies;
 mod services;
 mod workload;

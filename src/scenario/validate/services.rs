@@ -667,14 +667,18 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                     call_policy,
                     probability,
                     wait,
+                    if_ok: None,
                 })
             })
             .collect::<R<Vec<_>>>()?;
         out.push(Branch {
             name: br.name.clone(),
             calls,
+            after: Vec::new(),
+            then: Vec::new(),
         });
     }
+    super::plan_links::resolve(path, branches, &mut out)?;
     let budget = match kind {
         BudgetKind::Fixed | BudgetKind::SloOrDeadline => {
             ticks(&format!("{path}.budget"), budget_ms)?
@@ -691,9 +695,13 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
         sometimes: out
             .iter()
             .any(|b| b.calls.iter().any(|c| c.probability < 1.0)),
-        special: out
-            .iter()
-            .any(|b| b.calls.iter().any(|c| c.probability < 1.0 || !c.wait)),
+        special: out.iter().any(|b| {
+            !b.after.is_empty()
+                || b.calls
+                    .iter()
+                    .any(|c| c.probability < 1.0 || !c.wait || c.if_ok.is_some())
+        }),
+        joins: out.iter().any(|b| !b.after.is_empty()),
         branches: out,
     })
 }

@@ -28,6 +28,10 @@ impl<'m> World<'m> {
         let (deadline, called) = (r.deadline, r.caller.is_some());
         self.plans.start(plan, req, now, deadline, called);
         for b in 0..plan.branches.len() {
+            // a branch with `after` starts when those have ended
+            if plan.joins && !plan.branches[b].after.is_empty() {
+                continue;
+            }
             self.call_next(plan, req, b);
         }
     }
@@ -63,7 +67,7 @@ impl<'m> World<'m> {
                 .plans
                 .next_call::<SOMETIMES>(plan, req, b, now, service)
             else {
-                return self.branch_end(req);
+                return self.branch_end(req, b);
             };
             if SOMETIMES && !call.wait {
                 // fire and forget: the branch goes on at once
@@ -127,9 +131,16 @@ impl<'m> World<'m> {
         self.call_next_in::<true>(plan, req, b);
     }
 
-    /// A branch of `req` ended: after the last, the request is answered.
-    fn branch_end(&mut self, req: ReqId) {
+    /// Branch `b` of `req` ended: the branches that waited for it start;
+    /// after the last, the request is answered.
+    fn branch_end(&mut self, req: ReqId, b: usize) {
         let Some(ok) = self.plans.branch_end(req) else {
+            let plan = self.plan_of(req);
+            if plan.joins {
+                for t in self.plans.ended(plan, req, b) {
+                    self.call_next(plan, req, t);
+                }
+            }
             return;
         };
         let r = &self.requests[req];
