@@ -35,16 +35,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// The most calls of one span to one callee a plan holds (q_1 .. q_16).
 pub const MAX_REPEAT: u16 = 16;
 
-/// The fewest arrivals at an entry point a rate is measured from: a Poisson
-/// count of 20 is within 44 % of its mean 19 times in 20 (1.96 / sqrt(20)).
-pub const MIN_ARRIVALS: usize = 20;
-
-/// The shortest traced interval a rate is measured over (1 s, in ns): less
-/// is a moment inside a few requests, not a rate.
-pub const MIN_INTERVAL_NS: i64 = 1_000_000_000;
-
 /// Calls per span beyond which pairs are not compared (the first 32 are).
-const MAX_PAIRED: usize = 32;
+pub const MAX_PAIRED: usize = 32;
 
 /// A callee as the caller sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -67,15 +59,19 @@ impl Callee {
 /// The i-th call of a span to one callee.
 pub type Unit = (Callee, u16);
 
+/// One unit of a service's calls, over every span that made it.
 #[derive(Debug, Default, Clone)]
-struct UnitAcc {
+pub struct UnitAcc {
     /// Handling spans that made it.
-    parents: u64,
+    pub parents: u64,
     /// ... and answered before it ended (or before it began).
-    detached: u64,
+    pub detached: u64,
+    /// ... and it failed.
+    pub fails: u64,
     /// Sums of its start and end after the parent's start, in ms.
-    start_ms: f64,
-    end_ms: f64,
+    pub start_ms: f64,
+    /// See `start_ms`.
+    pub end_ms: f64,
 }
 
 /// How two calls of one span were made, over every span that made both.
@@ -89,44 +85,59 @@ pub struct PairAcc {
     pub second_before: u64,
 }
 
+/// What a service's handling spans gave.
 #[derive(Debug, Default)]
-struct ServiceAcc {
-    handling: u64,
+pub struct ServiceAcc {
+    /// Handling spans.
+    pub handling: u64,
     /// Own times, ns.
-    own: Vec<i64>,
-    errors: u64,
-    own_errors: u64,
+    pub own: Vec<i64>,
+    /// Spans in error, and those with none of their calls failed.
+    pub errors: u64,
+    /// See `errors`.
+    pub own_errors: u64,
     /// Handling spans' (start, end), for the concurrency.
-    spans: Vec<(i64, i64)>,
+    pub spans: Vec<(i64, i64)>,
     /// Handling time, ns, over every span.
-    busy: i128,
-    units: HashMap<Unit, UnitAcc>,
-    pairs: HashMap<(Unit, Unit), PairAcc>,
+    pub busy: i128,
+    /// Its calls' units.
+    pub units: HashMap<Unit, UnitAcc>,
+    /// How pairs of them were made.
+    pub pairs: HashMap<(Unit, Unit), PairAcc>,
+    /// Spans where the first unit failed and the second was made after it.
+    pub after_fail: HashMap<(Unit, Unit), u64>,
     /// Spans that made more than MAX_REPEAT calls to one callee.
-    capped: u64,
+    pub capped: u64,
 }
 
+/// The calls of one edge.
 #[derive(Debug, Default)]
-struct EdgeAcc {
-    calls: u64,
-    errors: u64,
+pub struct EdgeAcc {
+    /// Calls, and those that failed.
+    pub calls: u64,
+    /// See `calls`.
+    pub errors: u64,
     /// Handling spans of the caller that made at least one.
-    parents: u64,
+    pub parents: u64,
     /// Calls with the callee's handling span below them.
-    with_server: u64,
+    pub with_server: u64,
     /// Client minus server length, ns (calls with both).
-    network: Vec<i64>,
+    pub network: Vec<i64>,
     /// Client span lengths, ns.
-    latency: Vec<i64>,
+    pub latency: Vec<i64>,
 }
 
+/// The arrivals at one entry point.
 #[derive(Debug, Default)]
-struct EntryAcc {
-    starts: Vec<i64>,
+pub struct EntryAcc {
+    /// Their starts, ns.
+    pub starts: Vec<i64>,
     /// Arrivals at spans whose parent is not in the file.
-    entered: u64,
-    weight: f64,
-    asynchronous: bool,
+    pub entered: u64,
+    /// The requests they stand for.
+    pub weight: f64,
+    /// Messages, not requests.
+    pub asynchronous: bool,
 }
 
 /// One call of a handling span, as the pass collects them.
@@ -183,19 +194,24 @@ pub struct Counts {
 /// Everything the traces gave, before it is laid out as a scenario.
 #[derive(Debug, Default)]
 pub struct Traces {
-    broken: Broken,
-    counts: Counts,
-    services: HashMap<Sym, ServiceAcc>,
-    edges: HashMap<(Sym, Callee), EdgeAcc>,
-    async_edges: BTreeMap<(Sym, Callee), u64>,
-    entries: HashMap<(Sym, Sym), EntryAcc>,
+    pub(super) broken: Broken,
+    pub(super) counts: Counts,
+    pub(super) services: HashMap<Sym, ServiceAcc>,
+    pub(super) edges: HashMap<(Sym, Callee), EdgeAcc>,
+    pub(super) async_edges: BTreeMap<(Sym, Callee), u64>,
+    pub(super) entries: HashMap<(Sym, Sym), EntryAcc>,
+    /// (service, instance) pairs seen.
+    pub(super) instances: std::collections::BTreeSet<(Sym, Sym)>,
     /// Sampling probabilities the traces said, and how many traces each.
     probabilities: BTreeMap<u64, u64>,
 }
 
 /// Reads every trace of `store`. `sample_rate`: `--sample-rate`.
 pub fn gather(store: &SpanStore, sample_rate: Option<f64>) -> Traces {
-    let mut t = Traces::default();
+    let mut t = Traces {
+        instances: store.instances.clone(),
+        ..Traces::default()
+    };
     let known: HashSet<Sym> = store
         .spans
         .iter()
@@ -536,6 +552,7 @@ impl Traces {
             let ua = acc.units.entry(*u).or_default();
             ua.parents += 1;
             ua.detached += u64::from(c.detached);
+            ua.fails += u64::from(c.error && !c.detached);
             ua.start_ms += ms(c.start);
             ua.end_ms += ms(c.end);
         }
@@ -549,6 +566,10 @@ impl Traces {
                 } else {
                     ((*ub, *ua), false)
                 };
+                // b made after a failed (a failed and ended before b began)
+                if a.error && !a.detached && b.start >= a.end {
+                    *acc.after_fail.entry((*ua, *ub)).or_default() += 1;
+                }
                 let p = acc.pairs.entry(key).or_default();
                 match (parallel, a_first) {
                     (true, _) => p.parallel += 1,
@@ -578,516 +599,4 @@ impl Traces {
 /// Whether a span's time is known (it has an end).
 fn timed(n: &Node) -> bool {
     n.rec.flags & NO_END == 0
-}
-
-/// A call of a plan: its callee and the share of spans that make it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanCall {
-    /// The callee.
-    pub callee: Callee,
-    /// The i-th call to it (1-based).
-    pub nth: u16,
-    /// q_i: the share of the caller's spans that made it.
-    pub probability: f64,
-    /// Most spans that made it waited for its answer.
-    pub wait: bool,
-}
-
-/// A service of the imported system.
-#[derive(Debug, Clone)]
-pub struct ServiceOut {
-    /// Its name in the traces.
-    pub sym: Sym,
-    /// Handling spans.
-    pub handling: u64,
-    /// Own times, ns, sorted.
-    pub own: Vec<i64>,
-    /// Handling spans in error.
-    pub errors: u64,
-    /// ... with none of their calls failed.
-    pub own_errors: u64,
-    /// Branches (parallel) of calls (in order).
-    pub plan: Vec<Vec<PlanCall>>,
-    /// The most handling spans at once in the traces.
-    pub peak: u64,
-    /// Mean handling spans at once (their time over the traced interval,
-    /// over the sampling probability); None without an interval.
-    pub mean_busy: Option<f64>,
-    /// Spans that made more than [`MAX_REPEAT`] calls to one callee.
-    pub capped: u64,
-}
-
-/// A dependency: a leaf of the call graph.
-#[derive(Debug, Clone)]
-pub struct DependencyOut {
-    /// Its name.
-    pub callee: Callee,
-    /// Its latencies, ns, sorted: its handling spans' lengths (a service whose
-    /// spans are in the traces) or the callers' client spans' (a peer).
-    pub latency: Vec<i64>,
-    /// Calls that failed, of `calls`.
-    pub errors: u64,
-    /// Calls (or handling spans).
-    pub calls: u64,
-}
-
-/// One edge of the call graph.
-#[derive(Debug, Clone)]
-pub struct EdgeOut {
-    /// The caller.
-    pub caller: Sym,
-    /// The callee.
-    pub callee: Callee,
-    /// Calls made.
-    pub calls: u64,
-    /// Calls that failed.
-    pub errors: u64,
-    /// Caller spans that made at least one.
-    pub parents: u64,
-    /// Caller spans.
-    pub of: u64,
-    /// Calls with the callee's span below.
-    pub with_server: u64,
-    /// Network time (client minus server), ns, sorted.
-    pub network: Vec<i64>,
-    /// Left out: it closes a cycle (the cycle, by names).
-    pub cut: Option<Vec<Sym>>,
-}
-
-/// An entry point: arrivals at a service's route.
-#[derive(Debug, Clone)]
-pub struct EntryOut {
-    /// The service.
-    pub service: Sym,
-    /// Its route (the span's `http.route` or name).
-    pub route: Sym,
-    /// Arrivals in the traces.
-    pub arrivals: u64,
-    /// Arrivals over the sampling: the requests they stand for.
-    pub weight: f64,
-    /// Requests per second (None: no interval to measure over).
-    pub rate_rps: Option<f64>,
-    /// Asynchronous (consumers).
-    pub asynchronous: bool,
-    /// Arrivals at spans whose parent is not in the file.
-    pub entered: u64,
-    /// First and last arrival, ns since the epoch.
-    pub first: i64,
-    /// See `first`.
-    pub last: i64,
-}
-
-/// The system the traces describe.
-#[derive(Debug, Clone, Default)]
-pub struct System {
-    /// Services (entry points and callers), callers before callees.
-    pub services: Vec<ServiceOut>,
-    /// Dependencies (leaves).
-    pub dependencies: Vec<DependencyOut>,
-    /// Every edge, cut ones too.
-    pub edges: Vec<EdgeOut>,
-    /// Asynchronous edges (caller, callee, count).
-    pub async_edges: Vec<(Sym, Callee, u64)>,
-    /// Entry points.
-    pub entries: Vec<EntryOut>,
-    /// The traced interval, ns (first to last arrival).
-    pub interval_ns: i64,
-    /// Services with spans that nothing reaches from an entry (orphans only).
-    pub unreachable: Vec<(Sym, u64)>,
-    /// Pairs of calls whose order the spans did not agree on (service,
-    /// first, second, parallel, first before, second before).
-    pub mixed_pairs: Vec<(Sym, Unit, Unit, PairAcc)>,
-}
-
-impl Traces {
-    /// Lays the accumulators out as a system; `names` orders ties.
-    pub fn system(mut self, names: &super::spans::Interner) -> (System, Broken, Counts) {
-        let mut sys = System::default();
-        // entries and the interval
-        let mut entries: Vec<((Sym, Sym), EntryAcc)> = self.entries.drain().collect();
-        entries.sort_by(|a, b| {
-            (names.name(a.0.0), names.name(a.0.1)).cmp(&(names.name(b.0.0), names.name(b.0.1)))
-        });
-        let first = entries
-            .iter()
-            .flat_map(|(_, e)| e.starts.iter())
-            .min()
-            .copied()
-            .unwrap_or(0);
-        let last = entries
-            .iter()
-            .flat_map(|(_, e)| e.starts.iter())
-            .max()
-            .copied()
-            .unwrap_or(0);
-        let total: usize = entries.iter().map(|(_, e)| e.starts.len()).sum();
-        sys.interval_ns = last - first;
-        for ((service, route), e) in &entries {
-            // no rate from a handful of arrivals, or from a moment
-            let enough = e.starts.len() >= MIN_ARRIVALS && sys.interval_ns >= MIN_INTERVAL_NS;
-            let rate = enough.then(|| {
-                // n - 1 gaps between N arrivals: the share of them this entry has
-                e.weight * (total as f64 - 1.0) / total as f64 / (sys.interval_ns as f64 / 1e9)
-            });
-            sys.entries.push(EntryOut {
-                service: *service,
-                route: *route,
-                arrivals: e.starts.len() as u64,
-                weight: e.weight,
-                rate_rps: rate,
-                asynchronous: e.asynchronous,
-                entered: e.entered,
-                first: e.starts.iter().min().copied().unwrap_or(0),
-                last: e.starts.iter().max().copied().unwrap_or(0),
-            });
-        }
-        // blocking edges between services, cycles cut
-        let entry_services: Vec<Sym> = {
-            let mut v: Vec<Sym> = Vec::new();
-            for e in &sys.entries {
-                if !v.contains(&e.service) {
-                    v.push(e.service);
-                }
-            }
-            v
-        };
-        let mut out_edges: BTreeMap<Sym, Vec<Callee>> = BTreeMap::new();
-        let mut edge_keys: Vec<(Sym, Callee)> = self.edges.keys().copied().collect();
-        edge_keys.sort_by(|a, b| {
-            (names.name(a.0), names.name(a.1.sym()), a.1).cmp(&(
-                names.name(b.0),
-                names.name(b.1.sym()),
-                b.1,
-            ))
-        });
-        for &(caller, callee) in &edge_keys {
-            out_edges.entry(caller).or_default().push(callee);
-        }
-        let mut cut: HashMap<(Sym, Callee), Vec<Sym>> = HashMap::new();
-        let mut state: HashMap<Sym, u8> = HashMap::new();
-        let mut reached: Vec<Sym> = Vec::new();
-        for &root in &entry_services {
-            dfs(
-                root,
-                &out_edges,
-                &mut state,
-                &mut Vec::new(),
-                &mut cut,
-                &mut reached,
-            );
-        }
-        // services with spans that nothing reaches
-        let mut unreachable: Vec<(Sym, u64)> = self
-            .services
-            .iter()
-            .filter(|(s, _)| !reached.contains(s))
-            .map(|(&s, a)| (s, a.handling))
-            .collect();
-        unreachable.sort_by(|a, b| names.name(a.0).cmp(names.name(b.0)));
-        sys.unreachable = unreachable;
-        // a reached node with live blocking calls or an entry: a service;
-        // other reached nodes: dependencies
-        let live = |caller: Sym, callee: Callee, cut: &HashMap<(Sym, Callee), Vec<Sym>>| {
-            !cut.contains_key(&(caller, callee))
-        };
-        let is_service = |s: Sym| {
-            entry_services.contains(&s)
-                || out_edges
-                    .get(&s)
-                    .is_some_and(|v| v.iter().any(|&c| live(s, c, &cut)))
-        };
-        for &s in &reached {
-            if !is_service(s) {
-                continue;
-            }
-            let Some(acc) = self.services.remove(&s) else {
-                continue;
-            };
-            sys.services.push(service_out(
-                s,
-                acc,
-                &cut,
-                sys.interval_ns,
-                &entries,
-                names,
-                &mut sys.mixed_pairs,
-            ));
-        }
-        // dependencies: reached callees that are not services
-        let mut deps: Vec<Callee> = Vec::new();
-        for &(caller, callee) in &edge_keys {
-            if !live(caller, callee, &cut) || !reached.contains(&caller) {
-                continue;
-            }
-            if let Callee::Service(s) = callee
-                && is_service(s)
-            {
-                continue;
-            }
-            // a peer and a service of one name are one dependency
-            let key = match callee {
-                Callee::Service(s) | Callee::Peer(s) => s,
-            };
-            if !deps.iter().any(|d| d.sym() == key) {
-                deps.push(callee);
-            }
-        }
-        deps.sort_by(|a, b| names.name(a.sym()).cmp(names.name(b.sym())));
-        for callee in deps {
-            let sym = callee.sym();
-            let dep = match self.services.remove(&sym) {
-                // its own spans: their lengths (no calls: the own time)
-                Some(acc) => {
-                    let mut latency = acc.own;
-                    latency.sort_unstable();
-                    DependencyOut {
-                        callee: Callee::Service(sym),
-                        latency,
-                        errors: acc.errors,
-                        calls: acc.handling,
-                    }
-                }
-                // named by its callers only: their client spans
-                None => {
-                    let mut latency = Vec::new();
-                    let (mut calls, mut errors) = (0, 0);
-                    for &(caller, c) in &edge_keys {
-                        if c.sym() == sym && live(caller, c, &cut) {
-                            let e = &self.edges[&(caller, c)];
-                            latency.extend_from_slice(&e.latency);
-                            calls += e.calls;
-                            errors += e.errors;
-                        }
-                    }
-                    latency.sort_unstable();
-                    DependencyOut {
-                        callee: Callee::Peer(sym),
-                        latency,
-                        errors,
-                        calls,
-                    }
-                }
-            };
-            sys.dependencies.push(dep);
-        }
-        // edges, for the report
-        let handling_of = |s: Sym, sys: &System| {
-            sys.services
-                .iter()
-                .find(|x| x.sym == s)
-                .map_or(0, |x| x.handling)
-        };
-        for key in &edge_keys {
-            let Some(mut e) = self.edges.remove(key) else {
-                continue;
-            };
-            e.network.sort_unstable();
-            let of = handling_of(key.0, &sys);
-            sys.edges.push(EdgeOut {
-                caller: key.0,
-                callee: key.1,
-                calls: e.calls,
-                errors: e.errors,
-                parents: e.parents,
-                of,
-                with_server: e.with_server,
-                network: e.network,
-                cut: cut.get(key).cloned(),
-            });
-        }
-        sys.async_edges = self
-            .async_edges
-            .iter()
-            .map(|(&(a, b), &n)| (a, b, n))
-            .collect();
-        (sys, self.broken, self.counts)
-    }
-}
-
-/// Depth-first from `node`: edges back into the current path close a cycle
-/// and are cut; every node met is added to `reached` (in the order met).
-fn dfs(
-    node: Sym,
-    out: &BTreeMap<Sym, Vec<Callee>>,
-    state: &mut HashMap<Sym, u8>,
-    path: &mut Vec<Sym>,
-    cut: &mut HashMap<(Sym, Callee), Vec<Sym>>,
-    reached: &mut Vec<Sym>,
-) {
-    // an explicit stack: call graphs can be deep
-    state.insert(node, 1);
-    path.push(node);
-    reached.push(node);
-    let mut stack: Vec<(Sym, usize)> = vec![(node, 0)];
-    while let Some(&mut (at, ref mut next)) = stack.last_mut() {
-        let targets = out.get(&at).map_or(&[][..], Vec::as_slice);
-        if *next >= targets.len() {
-            state.insert(at, 2);
-            path.pop();
-            stack.pop();
-            continue;
-        }
-        let callee = targets[*next];
-        *next += 1;
-        let to = callee.sym();
-        match state.get(&to).copied().unwrap_or(0) {
-            1 => {
-                // back into the path: a cycle (a call to itself too)
-                let from = path.iter().position(|&p| p == to).unwrap_or(0);
-                let mut cycle: Vec<Sym> = path[from..].to_vec();
-                cycle.push(to);
-                cut.insert((at, callee), cycle);
-            }
-            0 => {
-                state.insert(to, 1);
-                path.push(to);
-                reached.push(to);
-                stack.push((to, 0));
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A service's accumulators as its model: own times sorted, its plan laid
-/// out from its calls' units.
-fn service_out(
-    s: Sym,
-    acc: ServiceAcc,
-    cut: &HashMap<(Sym, Callee), Vec<Sym>>,
-    interval_ns: i64,
-    entries: &[((Sym, Sym), EntryAcc)],
-    names: &super::spans::Interner,
-    mixed: &mut Vec<(Sym, Unit, Unit, PairAcc)>,
-) -> ServiceOut {
-    let n = acc.handling.max(1) as f64;
-    // units of live edges, ordered by their mean start (then name)
-    let mut units: Vec<(Unit, UnitAcc)> = acc
-        .units
-        .iter()
-        .filter(|((c, _), _)| !cut.contains_key(&(s, *c)))
-        .map(|(u, a)| (*u, a.clone()))
-        .collect();
-    units.sort_by(|(ua, a), (ub, b)| {
-        let ma = a.start_ms / a.parents as f64;
-        let mb = b.start_ms / b.parents as f64;
-        ma.total_cmp(&mb)
-            .then_with(|| names.name(ua.0.sym()).cmp(names.name(ub.0.sym())))
-            .then(ua.1.cmp(&ub.1))
-    });
-    let pair = |a: Unit, b: Unit| -> Option<(u64, u64, u64)> {
-        // (parallel, a before b, b before a)
-        if a <= b {
-            acc.pairs
-                .get(&(a, b))
-                .map(|p| (p.parallel, p.first_before, p.second_before))
-        } else {
-            acc.pairs
-                .get(&(b, a))
-                .map(|p| (p.parallel, p.second_before, p.first_before))
-        }
-    };
-    // b may follow a in one branch: most spans that made both made a first
-    // and b after it; with no span making both, the mean times decide
-    let follows = |a: &(Unit, UnitAcc), b: &(Unit, UnitAcc)| match pair(a.0, b.0) {
-        Some((par, ab, ba)) if par + ab + ba > 0 => ab > par && ab >= ba,
-        _ => {
-            let a_end = a.1.end_ms / a.1.parents as f64;
-            let b_start = b.1.start_ms / b.1.parents as f64;
-            b_start >= a_end
-        }
-    };
-    let mut branches: Vec<Vec<usize>> = Vec::new();
-    for (i, u) in units.iter().enumerate() {
-        // the branch whose every call it follows, the one whose last call
-        // ends latest (a call after a join waits for the longer branch)
-        let mut best: Option<(usize, f64)> = None;
-        for (b, branch) in branches.iter().enumerate() {
-            if branch.iter().all(|&j| follows(&units[j], u)) {
-                let last = &units[*branch.last().unwrap_or(&0)].1;
-                let end = last.end_ms / last.parents as f64;
-                if best.is_none_or(|(_, e)| end > e) {
-                    best = Some((b, end));
-                }
-            }
-        }
-        match best {
-            Some((b, _)) => branches[b].push(i),
-            None => branches.push(vec![i]),
-        }
-    }
-    // pairs the spans did not agree on (a minority of at least 5 %)
-    for (i, (ua, _)) in units.iter().enumerate() {
-        for (ub, _) in &units[i + 1..] {
-            if let Some((par, ab, ba)) = pair(*ua, *ub) {
-                let total = par + ab + ba;
-                let most = par.max(ab).max(ba);
-                if total > 0 && (total - most) * 20 >= total {
-                    mixed.push((
-                        s,
-                        *ua,
-                        *ub,
-                        PairAcc {
-                            parallel: par,
-                            first_before: ab,
-                            second_before: ba,
-                        },
-                    ));
-                }
-            }
-        }
-    }
-    let plan = branches
-        .iter()
-        .map(|b| {
-            b.iter()
-                .map(|&i| PlanCall {
-                    callee: units[i].0.0,
-                    nth: units[i].0.1,
-                    probability: units[i].1.parents as f64 / n,
-                    wait: units[i].1.detached * 2 <= units[i].1.parents,
-                })
-                .collect()
-        })
-        .collect();
-    // concurrency: the most spans at once, and their time over the interval
-    let mut events: Vec<(i64, i32)> = Vec::with_capacity(acc.spans.len() * 2);
-    for &(a, b) in &acc.spans {
-        events.push((a, 1));
-        events.push((b, -1));
-    }
-    events.sort_unstable();
-    let (mut now, mut peak) = (0i64, 0i64);
-    for (_, d) in events {
-        now += i64::from(d);
-        peak = peak.max(now);
-    }
-    // the sampling weight of the service's spans: the entries' mean weight
-    let (w, k): (f64, f64) = entries.iter().fold((0.0, 0.0), |(w, k), (_, e)| {
-        (w + e.weight, k + e.starts.len() as f64)
-    });
-    let scale = if k > 0.0 { w / k } else { 1.0 };
-    let mean_busy = (interval_ns > 0).then(|| acc.busy as f64 * scale / interval_ns as f64);
-    let mut own = acc.own;
-    own.sort_unstable();
-    ServiceOut {
-        sym: s,
-        handling: acc.handling,
-        own,
-        errors: acc.errors,
-        own_errors: acc.own_errors,
-        plan,
-        peak: peak.max(0) as u64,
-        mean_busy,
-        capped: acc.capped,
-    }
-}
-
-/// The value at `q` (0..=1) of sorted `v` by nearest rank, in ms.
-pub fn percentile_ms(v: &[i64], q: f64) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
-    Some(v[rank - 1] as f64 / 1e6)
 }

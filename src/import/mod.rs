@@ -18,6 +18,7 @@
 pub mod config;
 pub mod infer;
 pub mod jaeger;
+pub mod layout;
 pub mod otlp;
 pub mod read;
 pub mod report;
@@ -240,7 +241,7 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
     }
     let traces = infer::gather(&store, opts.sample_rate);
     let probabilities = traces.probabilities();
-    let (system, broken, counts) = traces.system(&store.strings);
+    let (system, broken, counts) = layout::system(traces, &store.strings);
     if system.entries.is_empty() {
         return Err(usage(format!(
             "{}: no request arrives in these traces: no span is a root or a server or consumer span whose parent is outside the file ({} orphans, whose parents are missing), so there is no entry point to send requests to",

@@ -13,7 +13,8 @@
 //! `error_rate` the share that failed. Each entry point is an open workload
 //! (Poisson arrivals) at the rate measured, for the traced interval.
 
-use super::infer::{Callee, PlanCall, System, percentile_ms};
+use super::infer::Callee;
+use super::layout::{PlanCall, System, percentile_ms};
 use super::report::{Section, Table};
 use super::spans::{Interner, Sym};
 use std::collections::{HashMap, HashSet};
@@ -316,6 +317,10 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
             s.own.iter().map(|&v| v as f64).sum::<f64>() / s.own.len() as f64 / 1e6
         };
         let _ = writeln!(t, "\n[services.{}]", key(name));
+        if s.replicas > 1 {
+            let _ = writeln!(t, "# {} instances named in its spans (service.instance.id, k8s.pod.name or host.name)", s.replicas);
+            let _ = writeln!(t, "replicas = {}", s.replicas);
+        }
         if !routes.is_empty() {
             let _ = writeln!(t, "routes = [{}]", routes.join(", "));
         }
@@ -337,14 +342,11 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         }
         if !s.plan.is_empty() {
             t.push_str("budget = \"none\"\nbranches = [\n");
-            for (b, calls) in s.plan.iter().enumerate() {
-                let list: Vec<String> = calls.iter().map(|c| plan_call(c, &callee_name)).collect();
-                let _ = writeln!(
-                    t,
-                    "  {{ name = \"b{}\", calls = [{}] }},",
-                    b + 1,
-                    list.join(", ")
-                );
+            for (b, branch) in s.plan.iter().enumerate() {
+                let list: Vec<String> = branch.calls.iter().map(|c| plan_call(c, &callee_name)).collect();
+                let after: Vec<String> = branch.after.iter().map(|a| format!("\"b{}\"", a + 1)).collect();
+                let after = if after.is_empty() { String::new() } else { format!(", after = [{}]", after.join(", ")) };
+                let _ = writeln!(t, "  {{ name = \"b{}\"{after}, calls = [{}] }},", b + 1, list.join(", "));
             }
             t.push_str("]\n");
         }
@@ -388,6 +390,10 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         let file = file_name(name, &mut files_used);
         files.push((file.clone(), csv_column("latency_ms", &d.latency)));
         let _ = writeln!(t, "\n[dependencies.{}]", key(name));
+        if d.replicas > 1 {
+            let _ = writeln!(t, "# {} instances named in its spans (service.instance.id, k8s.pod.name or host.name)", d.replicas);
+            let _ = writeln!(t, "replicas = {}", d.replicas);
+        }
         let _ = writeln!(
             t,
             "# latency: p50 {} ms, p99 {} ms over {} {}",
@@ -462,8 +468,8 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
             "{} arrivals over {} ms are too few for a rate (at least {} over at least {} ms)",
             e.arrivals,
             number(interval_ms),
-            super::infer::MIN_ARRIVALS,
-            super::infer::MIN_INTERVAL_NS / 1_000_000
+            super::layout::MIN_ARRIVALS,
+            super::layout::MIN_INTERVAL_NS / 1_000_000
         );
         if e.rate_rps.is_none() {
             warnings.push(format!(
@@ -510,7 +516,7 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
                 let _ = writeln!(t, "rate_rps = 1 # set me: {too_few}");
             }
         }
-        if sys.interval_ns >= super::infer::MIN_INTERVAL_NS {
+        if sys.interval_ns >= super::layout::MIN_INTERVAL_NS {
             let _ = writeln!(t, "duration_ms = {}", number(interval_ms));
         } else {
             let _ = writeln!(t, "duration_ms = 1000 # set me: the traces span {} ms", number(interval_ms));
@@ -610,8 +616,8 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         "fan-out",
     ]);
     for s in &sys.services {
-        for (b, calls) in s.plan.iter().enumerate() {
-            for (i, c) in calls.iter().enumerate() {
+        for (b, branch) in s.plan.iter().enumerate() {
+            for (i, c) in branch.calls.iter().enumerate() {
                 let kind = fan_out_kind(s, c);
                 plan_table.push(vec![
                     name_of[&s.sym].clone(),
@@ -649,8 +655,8 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
     let mut entry_text = vec![format!(
         "An arrival is a root handling span (or one right under a root client span: a request from outside; or a server or consumer span whose parent is not in the file: where requests entered, counted in `parent outside the file`), at its service's route (its `http.route`, else its span name). The traced interval runs from the first arrival to the last: {} ms. A rate is the requests the arrivals stand for (each over its trace's sampling probability) times (N - 1) / N over the interval, N the arrivals of every entry point together; none is measured from fewer than {} arrivals at the entry point, or over less than {} ms (a Poisson count of 20 is within 44 % of its mean 19 times in 20): the scenario gets `rate_rps = 1`, marked `# set me`.",
         number(interval_ms),
-        super::infer::MIN_ARRIVALS,
-        super::infer::MIN_INTERVAL_NS / 1_000_000
+        super::layout::MIN_ARRIVALS,
+        super::layout::MIN_INTERVAL_NS / 1_000_000
     )];
     match cx.sample_rate {
         Some(r) => entry_text.push(format!(
@@ -752,16 +758,19 @@ fn plan_call(c: &PlanCall, name: &impl Fn(Callee) -> String) -> String {
     if !c.wait {
         keys.push_str(", wait = false");
     }
+    if let Some(x) = c.if_ok {
+        keys.push_str(&format!(", if_ok = \"b{}\"", x + 1));
+    }
     if keys.is_empty() { to } else { format!("{{ to = {to}{keys} }}") }
 }
 
 /// How a service calls a callee: `count N` (every span made N calls), or
 /// `probability` (some spans made fewer).
-pub fn fan_out_kind(s: &super::infer::ServiceOut, c: &PlanCall) -> String {
+pub fn fan_out_kind(s: &super::layout::ServiceOut, c: &PlanCall) -> String {
     let all: Vec<&PlanCall> = s
         .plan
         .iter()
-        .flatten()
+        .flat_map(|b| &b.calls)
         .filter(|x| x.callee == c.callee)
         .collect();
     if all.iter().all(|x| number(x.probability) == "1") {

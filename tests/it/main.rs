@@ -22,6 +22,7 @@ mod hostile;
 mod hostile_results;
 mod import;
 mod import_configs;
+mod import_shop;
 mod latency_files;
 mod layering;
 mod lifecycle_notes;
