@@ -85,6 +85,19 @@ impl Format {
     }
 }
 
+/// How an imported scenario draws the tails of the values measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Tail {
+    /// As measured.
+    #[default]
+    Empirical,
+    /// Above the 0.9 quantile, from a fitted generalized Pareto tail.
+    Fit,
+}
+
+/// The quantile above which `--tail fit` fits a tail.
+pub const FIT_ABOVE: f64 = 0.9;
+
 /// What `resim import` is asked to do.
 #[derive(Debug, Clone)]
 pub struct ImportOptions {
@@ -96,6 +109,8 @@ pub struct ImportOptions {
     pub from: Option<Format>,
     /// The share of requests the traces hold (`--sample-rate`).
     pub sample_rate: Option<f64>,
+    /// How the measured values' tails are drawn (`--tail`).
+    pub tail: Tail,
     /// Replace a scenario (and its report and data) written before.
     pub force: bool,
     /// Choices where the real systems differ (configuration imports).
@@ -185,6 +200,11 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
                     .into(),
             ));
         }
+        if opts.tail == Tail::Fit {
+            return Err(usage(
+                "--tail is for traces: a configuration file holds no measured values".into(),
+            ));
+        }
         let (toml, report) = config::build(&opts.files, opts.from, opts.choices, &scenario)?;
         crate::scenario::load_str(&toml, &scenario, &crate::scenario::LoadOptions::default())
             .map_err(|e| {
@@ -271,6 +291,7 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
         traces: counts.traces,
         spans: counts.spans,
         sample_rate: opts.sample_rate,
+        tail: opts.tail,
     };
     let written = write::write(&system, &cx);
 

@@ -186,6 +186,8 @@ pub struct Context<'a> {
     pub spans: u64,
     /// The sampling probability applied (`--sample-rate`), if given.
     pub sample_rate: Option<f64>,
+    /// How the tails are drawn (`--tail`).
+    pub tail: super::Tail,
 }
 
 /// The scenario, its data and the report's sections.
@@ -286,6 +288,19 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
     );
     t.push_str("seed = 1\n");
 
+    let mut tails = Table::new(&[
+        "name",
+        "values",
+        "above p99",
+        "above p99.9",
+        "tail",
+        "threshold ms",
+        "fitted to",
+        "shape",
+        "scale ms",
+        "KS distance",
+        "p-value",
+    ]);
     // services
     let mut svc_table = Table::new(&[
         "service",
@@ -336,7 +351,8 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         t.push_str("type = \"server\"\n");
         let _ = writeln!(t, "slots = {SLOTS}");
         t.push_str("queue = 0\n");
-        t.push_str(&measured("service", &format!("{}/{file}", cx.data_dir), "own_ms", s.own.len()));
+        let file_path = format!("{}/{file}", cx.data_dir);
+        t.push_str(&measured("service", &file_path, "own_ms", &s.own, name, cx.tail, &mut tails));
         if s.own.is_empty() {
             warnings.push(format!("services.{name}: none of its spans had an end (or all its calls lacked one): no own time was measured, `service = {{ constant = 0 }}` is written; set it"));
         }
@@ -405,7 +421,8 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
                 Callee::Peer(_) => "client spans of its callers",
             }
         );
-        t.push_str(&measured("latency", &format!("{}/{file}", cx.data_dir), "latency_ms", d.latency.len()));
+        let file_path = format!("{}/{file}", cx.data_dir);
+        t.push_str(&measured("latency", &file_path, "latency_ms", &d.latency, name, cx.tail, &mut tails));
         if d.latency.is_empty() {
             warnings.push(format!("dependencies.{name}: none of its spans (or its callers' client spans) had an end: no latency was measured, `latency = {{ constant = 0 }}` is written; set it"));
         }
@@ -539,6 +556,7 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
 
     // the report's sections
     let mut sections = Vec::new();
+    sections.push(tails_section(tails, &mut warnings));
     sections.push(Section {
         heading: "Services and dependencies".into(),
         text: vec![
@@ -733,17 +751,77 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
     }
 }
 
-/// `KEY = { empirical = { file, column } }`, or a constant 0 to set when
-/// no value was measured (`n` = 0).
-fn measured(key: &str, file: &str, column: &str, n: usize) -> String {
-    if n == 0 {
+/// `KEY = { empirical = { file, column } }` for the sorted values `v` (ns)
+/// of `name` (with `fit_tail_above` when `tail` is `Fit` and a tail fits),
+/// or a constant 0 to set when none was measured; its row of the report's
+/// tails table.
+fn measured(key: &str, file: &str, column: &str, v: &[i64], name: &str, tail: super::Tail, tails: &mut Table) -> String {
+    use crate::scenario::tail::{above, fit};
+    if v.is_empty() {
         return format!("{key} = {{ constant = 0 }} # set me: no value was measured\n");
     }
+    let mut row = vec![name.to_string(), v.len().to_string(), above(v.len(), 0.99).to_string(), above(v.len(), 0.999).to_string()];
+    let ms: Vec<f64> = v.iter().map(|&x| x as f64 / 1e6).collect();
+    let fitted = (tail == super::Tail::Fit).then(|| fit(&ms, super::FIT_ABOVE));
+    let mut extra = String::new();
+    match fitted {
+        None => row.push("as measured".into()),
+        Some(Err(why)) => row.push(format!("as measured: not fitted ({why})")),
+        Some(Ok(f)) => {
+            extra = format!(", fit_tail_above = {}", number(super::FIT_ABOVE));
+            row.push(format!("fitted above {}", number(super::FIT_ABOVE)));
+            row.extend([
+                format!("{:.3}", f.threshold_ms),
+                f.exceedances.to_string(),
+                format!("{:.3}", f.shape),
+                format!("{:.3}", f.scale_ms),
+                format!("{:.3}", f.ks),
+                format!("{:.3}", f.p_value()),
+            ]);
+        }
+    }
+    row.resize(11, String::new());
+    tails.push(row);
     format!(
-        "{key} = {{ empirical = {{ file = {}, column = {} }} }}\n",
+        "{key} = {{ empirical = {{ file = {}, column = {}{extra} }} }}\n",
         quoted(file),
         quoted(column)
     )
+}
+
+/// The report's section on tails, and its warnings: percentiles that rest on
+/// fewer than 10 values, tails not fitted, and fits that do not fit.
+fn tails_section(tails: Table, warnings: &mut Vec<String>) -> Section {
+    let enough = crate::model::ThinTail::ENOUGH;
+    let count = |r: &[String], i: usize| r[i].parse::<usize>().unwrap_or(0);
+    let thin: Vec<String> = tails
+        .rows
+        .iter()
+        .filter(|r| r[4] == "as measured" && count(r, 2) < enough)
+        .map(|r| format!("{} ({} of {} values above its p99, {} above its p99.9)", r[0], r[2], r[1], r[3]))
+        .collect();
+    if !thin.is_empty() {
+        warnings.push(format!(
+            "thin tails: the p99 of {} rests on fewer than {enough} measured values: a run's p99 (and p99.9) that depends on them moves with those few; give --tail fit to draw the values above the 0.9 quantile from a fitted tail",
+            thin.join(", ")
+        ));
+    }
+    for r in &tails.rows {
+        if let Some(why) = r[4].strip_prefix("as measured: not fitted (") {
+            warnings.push(format!("{}: no tail fitted: {}", r[0], why.trim_end_matches(')')));
+        }
+        if r[4].starts_with("fitted") && r[10].parse::<f64>().is_ok_and(|p| p < 0.05) {
+            warnings.push(format!(
+                "{}: the tail fitted above its 0.9 quantile does not fit its values (Kolmogorov-Smirnov distance {}, p = {} < 0.05): its tail is drawn from it all the same",
+                r[0], r[9], r[10]
+            ));
+        }
+    }
+    Section {
+        heading: "Tails".into(),
+        text: vec![format!("Per service and dependency: its measured values, and how many are above its p99 and p99.9 (nearest rank); a percentile with fewer than {enough} values above it rests on those few. With --tail fit, the values above the 0.9 quantile are drawn from a generalized Pareto distribution fitted to their excess over it by probability-weighted moments (Hosking and Wallis, 1987), the scenario's `fit_tail_above = 0.9`: its threshold, the values it was fitted to, its shape (xi) and scale (sigma), the Kolmogorov-Smirnov distance between them and the fit, and that distance's p-value by parametric bootstrap (200 samples of the fit, each refitted; below 0.05 the fit is poor).")],
+        table: Some(tails),
+    }
 }
 
 /// `"b"` or `{ to = "b", probability = 0.3, wait = false }`.

@@ -10,6 +10,7 @@
 pub(crate) mod blame;
 pub mod bundled;
 mod latency_file;
+pub mod tail;
 pub(crate) mod paths;
 pub(crate) mod raw;
 pub(crate) mod validate;

@@ -330,7 +330,7 @@ pub struct RawLatency {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(
     untagged,
-    expecting = "expected a list of milliseconds, e.g. [6, 7, 80], or a file: { file = \"latencies.csv\", column = \"ms\" } (keys `file`, `column`)"
+    expecting = "expected a list of milliseconds, e.g. [6, 7, 80], or a file: { file = \"latencies.csv\", column = \"ms\" } (keys `file`, `column`, `fit_tail_above`)"
 )]
 pub enum RawEmpirical {
     Values(Vec<f64>),
@@ -344,6 +344,8 @@ pub struct RawEmpiricalFile {
     pub file: String,
     /// The column of milliseconds (default: the file's only column).
     pub column: Option<String>,
+    /// Values above this quantile are drawn from a fitted tail.
+    pub fit_tail_above: Option<f64>,
 }
 
 /// Gamma by its shape and either its mean or its scale.

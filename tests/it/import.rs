@@ -525,6 +525,7 @@ fn a_file_cut_anywhere_imports_or_is_refused_never_a_panic() {
                 out,
                 from: None,
                 sample_rate: None,
+                tail: Default::default(),
                 force: false,
                 choices: Default::default(),
             });

@@ -196,3 +196,59 @@ fn a_shops_traces_import_to_its_structure_and_its_p99() {
     );
     assert!((i / k - 1.0).abs() <= 0.08, "{k} vs {i}");
 }
+
+/// 200 requests of the shop (as the 200 traces a user had): each service's
+/// p99 rests on 2 values, its p99.9 on none. The import says so (a warning,
+/// and the report's tails table), and so does the digest of a run of the
+/// scenario, beside its p99. With `--tail fit` every file gets a tail fitted
+/// above its 0.9 quantile (20 values), with its goodness of fit in the
+/// report, and the digest has nothing to say. Before, the p99 was printed as
+/// if it were a measurement like any other.
+#[test]
+fn thin_tails_are_said_and_fitted_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("shop.json");
+    std::fs::write(&file, traces(200, 5).to_string()).unwrap();
+    let import = |name: &str, args: &[&str]| {
+        let out = resim()
+            .args(["import", "--out"])
+            .arg(d.join(format!("{name}.toml")))
+            .args(args)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let report = std::fs::read_to_string(d.join(format!("{name}.import.md"))).unwrap();
+        (err, report)
+    };
+    let (err, report) = import("thin", &[]);
+    assert!(err.contains("warning: thin tails: the p99 of shop (2 of 200 values above its p99, 0 above its p99.9)"), "{err}");
+    assert!(report.contains("| shop | 200 | 2 | 0 | as measured |"), "{report}");
+    let run = |name: &str| {
+        let out = resim()
+            .args(["run", "--no-report", "--out"])
+            .arg(d.join(format!("{name}-out")))
+            .arg(d.join(format!("{name}.toml")))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let digest = run("thin");
+    assert!(digest.contains("thin tail: p99_ms and p99_all_ms rest on few measured values"), "{digest}");
+    assert!(digest.contains("services.shop.handler.service"), "{digest}");
+
+    let (err, report) = import("fit", &["--tail", "fit"]);
+    assert!(!err.contains("thin tails"), "{err}");
+    let text = std::fs::read_to_string(d.join("fit.toml")).unwrap();
+    assert_eq!(text.matches("fit_tail_above = 0.9").count(), 4, "{text}");
+    let row = report.lines().find(|l| l.starts_with("| shop | 200 | 2 | 0 | fitted above 0.9 |")).expect(&report);
+    // threshold, 20 values fitted to, shape, scale, distance, p-value
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(cells[7], "20", "{row}");
+    let p: f64 = cells[11].parse().unwrap();
+    assert!((0.0..=1.0).contains(&p), "{row}");
+    assert!(!run("fit").contains("thin tail"));
+}

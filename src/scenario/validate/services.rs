@@ -819,6 +819,7 @@ requests = 1
         let mut files = Files {
             dir: std::path::Path::new("."),
             read: Vec::new(),
+            thin: Vec::new(),
         };
         latency("l", &raw, &mut files).unwrap()
     }
