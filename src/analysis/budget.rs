@@ -356,7 +356,8 @@ fn outcomes(results: &mut Results) -> Table {
     ) {
         t.notes.push(note);
     }
-    t.notes.extend(thin_tail_notes(&results.scenario.base().thin_tails));
+    t.notes
+        .extend(thin_tail_notes(&results.scenario.base().thin_tails));
     t
 }
 
@@ -365,12 +366,23 @@ fn outcomes(results: &mut Results) -> Table {
 /// them beside its own).
 fn thin_tail_notes(thin: &[crate::model::ThinTail]) -> Vec<String> {
     let mut out = Vec::new();
-    for (q, cols) in [(0.99, "p99_ms and p99_all_ms"), (0.999, "p999_ms and p999_all_ms")] {
+    for (q, cols) in [
+        (0.99, "p99_ms and p99_all_ms"),
+        (0.999, "p999_ms and p999_all_ms"),
+    ] {
         let named: Vec<String> = thin
             .iter()
             .map(|t| (t, crate::scenario::tail::above(t.values, q)))
             .filter(|(_, above)| *above < crate::model::ThinTail::ENOUGH)
-            .map(|(t, above)| format!("{} ({}: {above} of {} values above its {})", t.key, t.file, t.values, crate::error::num(q)))
+            .map(|(t, above)| {
+                format!(
+                    "{} ({}: {above} of {} values above its {})",
+                    t.key,
+                    t.file,
+                    t.values,
+                    crate::error::num(q)
+                )
+            })
             .collect();
         if !named.is_empty() {
             out.push(format!(

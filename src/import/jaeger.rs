@@ -1,25 +1,24 @@
 //! Jaeger's JSON (what its UI downloads and opens, and its query API answers):
 //! `{"data": [{"traceID", "spans": [...], "processes": {"p1": {"serviceName"}}}]}`,
-//! and the other shapes its UI opens (see [`super::read`]). A span names its
-//! process by `processID` (or carries it as `process`); its parent is, as
-//! Jaeger's UI takes it (jaeger-ui `model/transform-trace-data.ts`,
-//! `transformTraceData`), its first `CHILD_OF` or `FOLLOWS_FROM` reference
-//! whose span is in the trace (`FOLLOWS_FROM` does not block the parent; older
-//! files give `parentSpanID`), and a reference to another trace is a link;
-//! `startTime` and `duration` are microseconds; the `span.kind` tag gives its
-//! kind, the `error` tag (or `otel.status_code = ERROR`) an error, `sampler.type
-//! = probabilistic` with `sampler.param` its sampling probability, and the
-//! process's `hostname` (or `host.name`, `k8s.pod.name`, `service.instance.id`)
-//! its replica.
+//! and the other shapes its UI opens (see `read`). A span names its process
+//! by `processID` (or carries it as `process`); its parent is, as Jaeger's UI
+//! takes it (jaeger-ui `model/transform-trace-data.ts`, `transformTraceData`),
+//! its first `CHILD_OF` or `FOLLOWS_FROM` reference whose span is in the trace
+//! (`FOLLOWS_FROM` does not block the parent; older files give
+//! `parentSpanID`), and a reference to another trace is a link; `startTime`
+//! and `duration` are microseconds; the `span.kind` tag gives its kind, the
+//! `error` tag (or `otel.status_code = ERROR`) an error, `sampler.type =
+//! probabilistic` with `sampler.param` its sampling probability, and the
+//! process's `hostname` (or `host.name`, `k8s.pod.name`,
+//! `service.instance.id`) its replica.
 
 use super::read::{Ctx, List, Whole, nullable};
-use super::spans::{Draft, FOLLOWS, Id, NO_SYM, Scalar};
+use super::spans::{Draft, FOLLOWS, Id, Scalar, Sym, rank};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 
-/// A tag: `{key, type, value}`.
 #[derive(Deserialize)]
 struct Tag {
     key: String,
@@ -27,7 +26,6 @@ struct Tag {
     value: Option<Scalar>,
 }
 
-/// A process: its service and tags.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Process {
@@ -36,7 +34,6 @@ pub struct Process {
     tags: Vec<Tag>,
 }
 
-/// A reference to another span.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 struct Reference {
@@ -47,7 +44,6 @@ struct Reference {
     span_id: Option<Scalar>,
 }
 
-/// One span.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Span {
@@ -73,13 +69,10 @@ pub struct Span {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 pub struct Trace {
-    /// Its id (the spans carry their own).
     #[serde(rename = "traceID")]
     pub id: Option<Scalar>,
-    /// Its spans.
     #[serde(deserialize_with = "nullable")]
     pub spans: Vec<Span>,
-    /// Process id -> process.
     #[serde(deserialize_with = "nullable")]
     pub processes: HashMap<String, Process>,
 }
@@ -87,6 +80,20 @@ pub struct Trace {
 /// Microseconds to nanoseconds.
 fn us(v: Option<Scalar>) -> Option<i64> {
     v.and_then(|v| v.int()).map(|v| v.saturating_mul(1000))
+}
+
+impl Process {
+    /// Its service and its instance (a ranked slot).
+    fn names(&self, ctx: &mut Ctx<'_>) -> (Option<Sym>, (u8, Sym)) {
+        let mut d = Draft::default();
+        for t in &self.tags {
+            if let Some(v) = &t.value {
+                d.attribute(&t.key, v, &mut ctx.store.strings);
+            }
+        }
+        let service = self.service_name.as_deref().filter(|n| !n.is_empty());
+        (service.map(|n| ctx.store.strings.intern(n)), d.instance)
+    }
 }
 
 impl Trace {
@@ -97,35 +104,31 @@ impl Trace {
             .iter()
             .map(|s| Id::of(s.span_id.as_ref()))
             .collect();
-        let mut named = HashMap::new();
-        for (id, p) in &self.processes {
-            named.insert(id.as_str(), p.draft(ctx));
-        }
+        let named: HashMap<&str, _> = self
+            .processes
+            .iter()
+            .map(|(id, p)| (id.as_str(), p.names(ctx)))
+            .collect();
         for s in self.spans {
-            let strings = &mut ctx.store.strings;
+            let trace = Id::of(s.trace_id.as_ref());
             let mut d = Draft {
-                trace: Id::of(s.trace_id.as_ref()),
+                trace,
                 id: Id::of(s.span_id.as_ref()),
                 parent: Id::of(s.parent_span_id.as_ref()),
                 start: us(s.start_time),
                 duration: us(s.duration),
-                name: s.operation_name.map_or(NO_SYM, |n| strings.intern(&n)),
+                name: s.operation_name.map(|n| ctx.store.strings.intern(&n)),
                 ..Draft::default()
             };
             for t in s.tags {
                 if let Some(v) = t.value {
-                    d.attribute(&t.key, &v, strings);
+                    d.attribute(&t.key, &v, &mut ctx.store.strings);
                 }
             }
-            // the first reference whose span is here; one to another trace
-            // is a link
-            let here = |r: &Reference| ids.contains(&Id::of(r.span_id.as_ref()));
-            let parent = s
-                .references
-                .iter()
-                .find(|r| here(r))
-                .or(s.references.first());
-            if let Some(r) = parent {
+            // the first reference whose span is here (else the first: an
+            // orphan); one to another trace is a link
+            let here = |r: &&Reference| ids.contains(&Id::of(r.span_id.as_ref()));
+            if let Some(r) = s.references.iter().find(here).or(s.references.first()) {
                 d.parent = Id::of(r.span_id.as_ref());
                 if r.ref_type
                     .as_deref()
@@ -134,43 +137,25 @@ impl Trace {
                     d.flags |= FOLLOWS;
                 }
             }
-            let trace = Id::of(s.trace_id.as_ref());
-            for r in &s.references {
-                if Id::of(r.trace_id.as_ref()) != trace
-                    && r.trace_id.is_some()
-                    && let Id::Ok(v) = Id::of(r.span_id.as_ref())
-                {
-                    d.links.extend(u64::try_from(v));
-                }
-            }
+            let elsewhere =
+                |r: &&Reference| r.trace_id.is_some() && Id::of(r.trace_id.as_ref()) != trace;
+            d.links = s
+                .references
+                .iter()
+                .filter(elsewhere)
+                .filter_map(|r| Id::of(r.span_id.as_ref()).span())
+                .collect();
             let process = match (&s.process, s.process_id.as_deref()) {
-                (Some(p), _) => Some(p.draft(ctx)),
+                (Some(p), _) => Some(p.names(ctx)),
                 (None, Some(id)) => named.get(id).copied(),
                 _ => None,
             };
             if let Some((service, instance)) = process {
                 d.service = service;
-                d.instance = (0, instance);
+                rank(&mut d.instance, instance.0, instance.1);
             }
             d.keep(ctx.store);
         }
-    }
-}
-
-impl Process {
-    /// Its service and its instance (or [`NO_SYM`]).
-    fn draft(&self, ctx: &mut Ctx<'_>) -> (u32, u32) {
-        let mut d = Draft::default();
-        for t in &self.tags {
-            if let Some(v) = &t.value {
-                d.attribute(&t.key, v, &mut ctx.store.strings);
-            }
-        }
-        let service = match &self.service_name {
-            Some(n) if !n.is_empty() => ctx.store.strings.intern(n),
-            _ => NO_SYM,
-        };
-        (service, d.instance.1)
     }
 }
 
@@ -202,8 +187,8 @@ impl<'de> Visitor<'de> for Data<'_, '_> {
         .visit_seq(seq)
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        let d = de::value::MapAccessDeserializer::new(map);
-        let trace: Trace = Whole(&mut self.0.inner, PhantomData).deserialize(d)?;
+        let trace: Trace = Whole(&mut self.0.inner, PhantomData)
+            .deserialize(de::value::MapAccessDeserializer::new(map))?;
         trace.keep(self.0);
         Ok(())
     }

@@ -6,16 +6,17 @@
 //! producer, 5 consumer (or the enum's name); times are nanoseconds, in
 //! decimal strings; `status.code` 2 is an error; `links` name spans it did not
 //! come from; ids are hex (or base64, the protobuf JSON mapping's default).
-//! The resources and their spans are streamed ([`ResourceList`]); each span is
-//! derived whole.
+//! The resources, scopes and spans are streamed; each span is derived whole.
 
 use super::read::{Ctx, List, Whole, nullable};
-use super::spans::{Draft, ERROR, Id, Kind, NO_SYM, Scalar, trace_state_probability};
+use super::spans::{Draft, ERROR, Id, Kind, Scalar, trace_state_probability};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
+use std::fmt::Formatter;
 use std::marker::PhantomData;
 
-/// An attribute: `{key, value: {stringValue | intValue | doubleValue | boolValue}}`.
+/// An attribute: `{key, value: {stringValue | intValue | doubleValue |
+/// boolValue}}`; arrays, lists and bytes are skipped.
 #[derive(Deserialize)]
 pub struct KeyValue {
     key: String,
@@ -23,7 +24,6 @@ pub struct KeyValue {
     value: Option<AnyValue>,
 }
 
-/// OTLP's `AnyValue`; arrays, lists and bytes are skipped.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 struct AnyValue {
@@ -33,7 +33,21 @@ struct AnyValue {
     bool_value: Option<Scalar>,
 }
 
-/// A resource: its attributes.
+/// Attributes into a draft.
+fn attributes(d: &mut Draft, list: Vec<KeyValue>, ctx: &mut Ctx<'_>) {
+    for a in list {
+        let v = a.value.and_then(|v| {
+            v.string_value
+                .or(v.int_value)
+                .or(v.double_value)
+                .or(v.bool_value)
+        });
+        if let Some(v) = v {
+            d.attribute(&a.key, &v, &mut ctx.store.strings);
+        }
+    }
+}
+
 #[derive(Deserialize, Default)]
 #[serde(default)]
 pub struct Resource {
@@ -41,18 +55,32 @@ pub struct Resource {
     attributes: Vec<KeyValue>,
 }
 
-/// A span's `status`.
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Status {
-    code: Option<Scalar>,
+impl Resource {
+    /// Names the spans read for it (from `from` on) by its `service.name`, and
+    /// notes its instance.
+    fn name(self, from: usize, ctx: &mut Ctx<'_>) {
+        let mut d = Draft::default();
+        attributes(&mut d, self.attributes, ctx);
+        let (service, instance) = (d.service.unwrap_or(super::spans::NO_SYM), d.instance);
+        let instance = if instance.0 > 0 {
+            instance.1
+        } else {
+            super::spans::NO_SYM
+        };
+        ctx.store.name_service(from, service, instance);
+    }
 }
 
-/// A span's link to another span.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 struct Link {
     span_id: Option<Scalar>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Status {
+    code: Option<Scalar>,
 }
 
 /// One span.
@@ -74,7 +102,41 @@ pub struct Span {
     links: Vec<Link>,
 }
 
-/// A scope and its spans, read whole (a list of OTLP documents).
+impl Span {
+    /// Keeps the span (its service named later, by its resource).
+    pub fn keep(self, ctx: &mut Ctx<'_>) {
+        let mut d = Draft {
+            trace: Id::of(self.trace_id.as_ref()),
+            id: Id::of(self.span_id.as_ref()),
+            parent: Id::of(self.parent_span_id.as_ref()),
+            start: self.start_time_unix_nano.and_then(|t| t.int()),
+            end: self.end_time_unix_nano.and_then(|t| t.int()),
+            name: self.name.map(|n| ctx.store.strings.intern(&n)),
+            kind: self.kind.as_ref().map_or(Kind::Internal, Kind::of),
+            sampling: self
+                .trace_state
+                .as_deref()
+                .and_then(trace_state_probability),
+            links: self
+                .links
+                .iter()
+                .filter_map(|l| Id::of(l.span_id.as_ref()).span())
+                .collect(),
+            ..Draft::default()
+        };
+        attributes(&mut d, self.attributes, ctx);
+        // 2, or its enum's name
+        let code = self.status.and_then(|s| s.code);
+        if code
+            .is_some_and(|c| c.int() == Some(2) || c.text().as_deref() == Some("STATUS_CODE_ERROR"))
+        {
+            d.flags |= ERROR;
+        }
+        d.keep(ctx.store);
+    }
+}
+
+/// A scope and its spans, derived whole (a list of OTLP documents).
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct ScopeSpans {
@@ -82,7 +144,7 @@ struct ScopeSpans {
     spans: Vec<Span>,
 }
 
-/// A resource and its spans, read whole (a list of OTLP documents).
+/// A resource and its spans, derived whole (a list of OTLP documents).
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 struct ResourceSpans {
@@ -91,8 +153,8 @@ struct ResourceSpans {
     scope_spans: Vec<ScopeSpans>,
 }
 
-/// One OTLP document, an element of a list of them (as Jaeger's UI reads a
-/// list: their resources together).
+/// One OTLP document, an element of a list of them (read as Jaeger's UI
+/// reads a list: their resources together).
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Document {
@@ -113,72 +175,8 @@ impl Document {
     }
 }
 
-/// The value of an attribute, as a scalar.
-fn value(v: Option<AnyValue>) -> Option<Scalar> {
-    let v = v?;
-    v.string_value
-        .or(v.int_value)
-        .or(v.double_value)
-        .or(v.bool_value)
-}
-
-impl Resource {
-    /// Names the spans read for it (from `from` on) by its `service.name`, and
-    /// notes its instance.
-    fn name(self, from: usize, ctx: &mut Ctx<'_>) {
-        let mut d = Draft::default();
-        for a in self.attributes {
-            if let Some(v) = value(a.value) {
-                d.attribute(&a.key, &v, &mut ctx.store.strings);
-            }
-        }
-        ctx.store.name_service(from, d.service, d.instance.1);
-    }
-}
-
-impl Span {
-    /// Keeps the span (its service named later, by its resource).
-    pub fn keep(self, ctx: &mut Ctx<'_>) {
-        let strings = &mut ctx.store.strings;
-        let mut d = Draft {
-            trace: Id::of(self.trace_id.as_ref()),
-            id: Id::of(self.span_id.as_ref()),
-            parent: Id::of(self.parent_span_id.as_ref()),
-            start: self.start_time_unix_nano.and_then(|t| t.int()),
-            end: self.end_time_unix_nano.and_then(|t| t.int()),
-            name: self.name.map_or(NO_SYM, |n| strings.intern(&n)),
-            kind: self.kind.as_ref().map_or(Kind::Internal, Kind::of),
-            sampling: self
-                .trace_state
-                .as_deref()
-                .and_then(trace_state_probability),
-            ..Draft::default()
-        };
-        for a in self.attributes {
-            if let Some(v) = value(a.value) {
-                d.attribute(&a.key, &v, strings);
-            }
-        }
-        // 2, or its enum's name
-        if self.status.and_then(|s| s.code).is_some_and(|c| {
-            c.int() == Some(2) || matches!(&c, Scalar::Str(s) if s == "STATUS_CODE_ERROR")
-        }) {
-            d.flags |= ERROR;
-        }
-        d.links = self
-            .links
-            .iter()
-            .filter_map(|l| match Id::of(l.span_id.as_ref()) {
-                Id::Ok(v) => u64::try_from(v).ok(),
-                _ => None,
-            })
-            .collect();
-        d.keep(ctx.store);
-    }
-}
-
-/// The value of `resourceSpans` (or `batches`, level 0) or of a resource's
-/// `scopeSpans` (level 1): its elements streamed.
+/// The value of `resourceSpans` (level 0) or of a resource's `scopeSpans`
+/// (level 1): each element streamed.
 pub struct ResourceList<'c, 's>(pub &'c mut Ctx<'s>, pub u8);
 
 impl<'de> DeserializeSeed<'de> for ResourceList<'_, '_> {
@@ -190,11 +188,8 @@ impl<'de> DeserializeSeed<'de> for ResourceList<'_, '_> {
 
 impl<'de> Visitor<'de> for ResourceList<'_, '_> {
     type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(match self.1 {
-            0 => "a list of resource spans",
-            _ => "a list of scope spans",
-        })
+    fn expecting(&self, f: &mut Formatter) -> std::fmt::Result {
+        f.write_str(["a list of resource spans", "a list of scope spans"][self.1 as usize])
     }
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
         Ok(())
@@ -202,10 +197,10 @@ impl<'de> Visitor<'de> for ResourceList<'_, '_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let level = self.1;
         for i in 0.. {
-            let more = self.0.at(&i.to_string(), |c| {
+            let element = self.0.at(&i.to_string(), |c| {
                 seq.next_element_seed(Streamed(c, level))
             })?;
-            if more.is_none() {
+            if element.is_none() {
                 break;
             }
         }
@@ -226,7 +221,7 @@ impl<'de> DeserializeSeed<'de> for Streamed<'_, '_> {
 
 impl<'de> Visitor<'de> for Streamed<'_, '_> {
     type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+    fn expecting(&self, f: &mut Formatter) -> std::fmt::Result {
         f.write_str(match self.1 {
             0 => "a resource's spans: an object with `resource` and `scopeSpans`",
             _ => "a scope's spans: an object with `spans`",

@@ -18,13 +18,11 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde::{Deserialize, Deserializer};
 use std::io::BufRead;
 use std::marker::PhantomData;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What one file gave.
 #[derive(Debug, Clone)]
 pub struct FileRead {
-    /// The file.
-    pub path: PathBuf,
     /// Its format, from its content.
     pub format: Format,
     /// Its size in bytes.
@@ -228,7 +226,6 @@ pub fn read_file(
         }
     }
     Ok(FileRead {
-        path: path.to_path_buf(),
         format: found.unwrap_or(forced.unwrap_or(Format::Otlp)),
         bytes: meta.len(),
         spans: (ctx.store.spans.len() - before) as u64,

@@ -13,18 +13,14 @@ pub type Sym = u32;
 pub const NO_SYM: Sym = u32::MAX;
 
 /// What a span says it is (OpenTelemetry's span kinds; Jaeger's `span.kind`
-/// tag and Zipkin's `kind` map onto them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// tag and Zipkin's `kind` map onto them). No kind is `Internal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Kind {
-    /// No kind given (OTLP 0, a Zipkin span without `kind`) or `INTERNAL` (1).
+    #[default]
     Internal,
-    /// A request handled (2).
     Server,
-    /// A request sent, the caller waiting for it (3).
     Client,
-    /// A message sent, nobody waiting (4).
     Producer,
-    /// A message handled (5).
     Consumer,
 }
 
@@ -34,12 +30,13 @@ impl Kind {
         let name = match v {
             Scalar::Str(s) => s.trim_start_matches("SPAN_KIND_").to_ascii_lowercase(),
             v => match v.int() {
-                Some(2) => return Kind::Server,
-                Some(3) => return Kind::Client,
-                Some(4) => return Kind::Producer,
-                Some(5) => return Kind::Consumer,
-                _ => return Kind::Internal,
-            },
+                Some(2) => "server",
+                Some(3) => "client",
+                Some(4) => "producer",
+                Some(5) => "consumer",
+                _ => "",
+            }
+            .to_string(),
         };
         match name.as_str() {
             "server" => Kind::Server,
@@ -57,12 +54,12 @@ pub const ERROR: u8 = 1;
 pub const SHARED: u8 = 2;
 /// The link to the parent does not block it (Jaeger `FOLLOWS_FROM`).
 pub const FOLLOWS: u8 = 4;
-/// The span has no end and no duration (optional in Zipkin v2): its end is
-/// the latest of the spans below it, and no time is measured from it.
-pub const NO_END: u8 = 16;
 /// The span links to spans it did not come from (OTLP `links`, a Jaeger
 /// reference to another trace): work a message started.
 pub const LINKED: u8 = 8;
+/// No end and no duration (optional in Zipkin v2): its end is the latest of
+/// the spans below it, and no time is measured from it.
+pub const NO_END: u8 = 16;
 
 /// One span, as every format is read.
 #[derive(Debug, Clone, Copy)]
@@ -71,22 +68,18 @@ pub struct SpanRec {
     pub trace: u32,
     /// Its service ([`NO_SYM`]: the file names none).
     pub service: Sym,
-    /// Its id (never 0).
+    /// Its id (never 0), and its parent's (0: none).
     pub id: u64,
-    /// Its parent's id (0: none).
     pub parent: u64,
-    /// Start and end, in nanoseconds since the Unix epoch.
+    /// Start and end (never before the start), ns since the epoch.
     pub start: i64,
-    /// See `start`; never before it.
     pub end: i64,
-    /// Its operation name.
     pub name: Sym,
     /// The callee a client span names (`peer.service`, `server.address`,
     /// `db.system`, Zipkin's `remoteEndpoint`), or [`NO_SYM`].
     pub peer: Sym,
     /// Its `http.route` (or `http.target`, `url.path`), or [`NO_SYM`].
     pub route: Sym,
-    /// What it says it is.
     pub kind: Kind,
     /// [`ERROR`], [`SHARED`], [`FOLLOWS`], [`LINKED`], [`NO_END`].
     pub flags: u8,
@@ -117,17 +110,16 @@ impl Interner {
     }
 }
 
-/// Spans a reader could not use, by why (each counted, none silent).
+/// Spans a reader could not use as they were, by why (each counted).
 #[derive(Debug, Default, Clone)]
 pub struct Skipped {
-    /// No `traceId`/`spanId`, or one that is not a hex (or base64) id.
+    /// No usable trace or span id, or no start: left out.
     pub bad_ids: u64,
-    /// No start.
     pub no_times: u64,
+    /// Ended before it started (its end set to its start).
+    pub negative: u64,
     /// No end and no duration: kept, no time measured from them.
     pub no_end: u64,
-    /// Ended before it started (its end is set to its start).
-    pub negative: u64,
 }
 
 /// Every span read, from every file.
@@ -138,40 +130,36 @@ pub struct SpanStore {
     /// Trace ids by index.
     pub trace_ids: Vec<u128>,
     trace_index: HashMap<u128, u32>,
-    /// Every interned name.
     pub strings: Interner,
     /// The sampling probability a span carries (Jaeger's `sampler.param`, an
     /// OTLP `ot=th:` trace state), by span index; only spans that say one.
     pub sampling: HashMap<u32, f64>,
-    /// Each span link (span index, the linked span's id): OTLP `links`, and
-    /// Jaeger references beyond the parent.
+    /// Each span link (span index, the linked span's id).
     pub links: Vec<(u32, u64)>,
-    /// (service, instance) pairs seen: `service.instance.id`, `k8s.pod.name`,
-    /// `host.name` (Jaeger's `hostname`, Zipkin's endpoint address).
+    /// (service, instance) pairs seen.
     pub instances: BTreeSet<(Sym, Sym)>,
-    /// Spans not kept.
     pub skipped: Skipped,
 }
 
 impl SpanStore {
     /// The index of trace `id`.
     pub fn trace(&mut self, id: u128) -> u32 {
-        if let Some(&i) = self.trace_index.get(&id) {
-            return i;
+        let next = self.trace_ids.len() as u32;
+        let i = *self.trace_index.entry(id).or_insert(next);
+        if i == next {
+            self.trace_ids.push(id);
         }
-        let i = self.trace_ids.len() as u32;
-        self.trace_ids.push(id);
-        self.trace_index.insert(id, i);
         i
     }
 
     /// Gives spans `from..` without a service `service` (their resource or
     /// process named it after them), and notes its `instance`.
     pub fn name_service(&mut self, from: usize, service: Sym, instance: Sym) {
-        for s in &mut self.spans[from..] {
-            if s.service == NO_SYM {
-                s.service = service;
-            }
+        for s in self.spans[from..]
+            .iter_mut()
+            .filter(|s| s.service == NO_SYM)
+        {
+            s.service = service;
         }
         self.instance(service, instance);
     }
@@ -189,17 +177,11 @@ impl SpanStore {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum Scalar {
-    /// A string.
     Str(String),
-    /// A whole number.
     Int(i64),
-    /// A whole number above `i64`.
     UInt(u64),
-    /// Another number.
     Num(f64),
-    /// A boolean.
     Bool(bool),
-    /// An array or an object.
     Other(serde::de::IgnoredAny),
 }
 
@@ -233,10 +215,7 @@ impl Scalar {
             Scalar::Int(x) => Some(*x),
             Scalar::UInt(x) => i64::try_from(*x).ok(),
             Scalar::Str(s) if s.trim().parse::<i64>().is_ok() => s.trim().parse().ok(),
-            v => v
-                .number()
-                .filter(|x| x.is_finite() && x.abs() < 9.2e18)
-                .map(|x| x as i64),
+            v => v.number().filter(|x| x.abs() < 9.2e18).map(|x| x as i64),
         }
     }
 
@@ -251,13 +230,13 @@ impl Scalar {
 }
 
 /// An id as read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Id {
     /// Absent, null or empty.
+    #[default]
     Missing,
     /// Not a hex (or base64) id.
     Bad,
-    /// Its value (never 0).
     Ok(u128),
 }
 
@@ -273,87 +252,39 @@ impl Id {
             Some(_) => Id::Bad,
         }
     }
-}
 
-/// Tags and attributes the readers use; every other is skipped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Attr {
-    /// `peer.service`, `server.address`, `rpc.service`, `db.system`,
-    /// `messaging.destination`: the callee, best first (the rank).
-    Peer(u8),
-    /// `http.route` (0), `http.target` or `url.path` (1).
-    Route(u8),
-    /// `service.name` (a resource's).
-    Service,
-    /// `service.instance.id` (0), `k8s.pod.name` (1), `host.name` (2),
-    /// Jaeger's `hostname` (3).
-    Instance(u8),
-    /// `error` (Jaeger, Zipkin).
-    Error,
-    /// `otel.status_code` (an OpenTelemetry span exported to Jaeger).
-    OtelStatus,
-    /// `span.kind` (Jaeger).
-    SpanKind,
-    /// `sampler.type` (Jaeger).
-    SamplerType,
-    /// `sampler.param` (Jaeger).
-    SamplerParam,
-}
-
-impl Attr {
-    /// The attribute a key names, if the readers use it.
-    pub fn of(name: &str) -> Option<Attr> {
-        Some(match name {
-            "peer.service" => Attr::Peer(0),
-            "server.address" | "net.peer.name" => Attr::Peer(1),
-            "rpc.service" => Attr::Peer(2),
-            "db.system" | "db.type" => Attr::Peer(3),
-            "messaging.destination.name" | "messaging.destination" => Attr::Peer(4),
-            "http.route" => Attr::Route(0),
-            "http.target" | "url.path" => Attr::Route(1),
-            "service.name" => Attr::Service,
-            "service.instance.id" => Attr::Instance(0),
-            "k8s.pod.name" => Attr::Instance(1),
-            "host.name" => Attr::Instance(2),
-            "hostname" => Attr::Instance(3),
-            "error" => Attr::Error,
-            "otel.status_code" => Attr::OtelStatus,
-            "span.kind" => Attr::SpanKind,
-            "sampler.type" => Attr::SamplerType,
-            "sampler.param" => Attr::SamplerParam,
-            _ => return None,
-        })
+    /// A span id (within 64 bits), if it is one.
+    pub fn span(self) -> Option<u64> {
+        match self {
+            Id::Ok(v) => u64::try_from(v).ok(),
+            _ => None,
+        }
     }
 }
 
-/// A span as its format gives it, before it is kept.
-#[derive(Debug, Clone)]
+/// A span as its format gives it, before it is kept. The ranked slots keep
+/// the best key that named them (rank 1 is best; 0: none yet).
+#[derive(Debug, Clone, Default)]
 pub struct Draft {
-    /// Its trace id, id and parent's id.
     pub trace: Id,
-    /// See `trace`.
     pub id: Id,
-    /// See `trace`.
     pub parent: Id,
-    /// Start, in nanoseconds since the epoch.
+    /// Start and end (or duration), ns.
     pub start: Option<i64>,
-    /// End, in nanoseconds since the epoch (or see `duration`).
     pub end: Option<i64>,
-    /// Duration in nanoseconds (Jaeger, Zipkin).
     pub duration: Option<i64>,
-    /// Operation name.
-    pub name: Sym,
-    /// Service ([`NO_SYM`]: its resource or process names it).
-    pub service: Sym,
-    /// Kind.
+    pub name: Option<Sym>,
+    /// Its service (None: its resource or process names it).
+    pub service: Option<Sym>,
     pub kind: Kind,
-    /// [`ERROR`], [`SHARED`], [`FOLLOWS`], [`LINKED`].
+    /// [`ERROR`], [`SHARED`], [`FOLLOWS`].
     pub flags: u8,
-    /// The callee named, with the rank of the key that named it (lower wins).
+    /// The callee it names: `peer.service` 1, `server.address` 2,
+    /// `rpc.service` 3, `db.system` 4, `messaging.destination` 5.
     pub peer: (u8, Sym),
-    /// `http.route` (rank 0) or `http.target` (rank 1).
+    /// `http.route` 1, `http.target` or `url.path` 2.
     pub route: (u8, Sym),
-    /// The instance named, with its rank (lower wins).
+    /// `service.instance.id` 1, `k8s.pod.name` 2, `host.name` 3, `hostname` 4.
     pub instance: (u8, Sym),
     /// `sampler.type` said `probabilistic`, and `sampler.param`.
     pub sampler: (bool, Option<f64>),
@@ -363,94 +294,63 @@ pub struct Draft {
     pub links: Vec<u64>,
 }
 
-impl Default for Draft {
-    fn default() -> Draft {
-        Draft {
-            trace: Id::Missing,
-            id: Id::Missing,
-            parent: Id::Missing,
-            start: None,
-            end: None,
-            duration: None,
-            name: NO_SYM,
-            service: NO_SYM,
-            kind: Kind::Internal,
-            flags: 0,
-            peer: (u8::MAX, NO_SYM),
-            route: (u8::MAX, NO_SYM),
-            instance: (u8::MAX, NO_SYM),
-            sampler: (false, None),
-            sampling: None,
-            links: Vec::new(),
-        }
+/// The rank of a slot: the better key named it.
+pub fn rank(slot: &mut (u8, Sym), rank: u8, sym: Sym) {
+    if slot.0 == 0 || rank < slot.0 {
+        *slot = (rank, sym);
     }
 }
 
 impl Draft {
     /// Takes what an attribute or tag `key` = `value` says.
     pub fn attribute(&mut self, key: &str, value: &Scalar, strings: &mut Interner) {
-        let Some(attr) = Attr::of(key) else { return };
         let text = value.text().filter(|t| !t.is_empty());
-        let mut ranked = |slot: &mut (u8, Sym), rank: u8| {
-            if let Some(t) = &text
-                && rank < slot.0
-            {
-                *slot = (rank, strings.intern(t));
-            }
+        let slot = match key {
+            "peer.service" => Some((&mut self.peer, 1)),
+            "server.address" | "net.peer.name" => Some((&mut self.peer, 2)),
+            "rpc.service" => Some((&mut self.peer, 3)),
+            "db.system" | "db.type" => Some((&mut self.peer, 4)),
+            "messaging.destination.name" | "messaging.destination" => Some((&mut self.peer, 5)),
+            "http.route" => Some((&mut self.route, 1)),
+            "http.target" | "url.path" => Some((&mut self.route, 2)),
+            "service.instance.id" => Some((&mut self.instance, 1)),
+            "k8s.pod.name" => Some((&mut self.instance, 2)),
+            "host.name" => Some((&mut self.instance, 3)),
+            "hostname" => Some((&mut self.instance, 4)),
+            _ => None,
         };
-        match attr {
-            Attr::Peer(r) => ranked(&mut self.peer, r),
-            Attr::Route(r) => ranked(&mut self.route, r),
-            Attr::Instance(r) => ranked(&mut self.instance, r),
-            Attr::Service => {
-                if let Some(t) = &text {
-                    self.service = strings.intern(t);
-                }
-            }
-            Attr::Error if value.truthy() => self.flags |= ERROR,
-            Attr::OtelStatus
-                if text
-                    .as_deref()
-                    .is_some_and(|t| t.eq_ignore_ascii_case("error")) =>
-            {
-                self.flags |= ERROR
-            }
-            Attr::SpanKind => self.kind = Kind::of(value),
-            Attr::SamplerType => {
-                self.sampler.0 = text
-                    .as_deref()
-                    .is_some_and(|t| t.eq_ignore_ascii_case("probabilistic"))
-            }
-            Attr::SamplerParam => self.sampler.1 = value.number(),
+        if let (Some((slot, r)), Some(t)) = (slot, &text) {
+            return rank(slot, r, strings.intern(t));
+        }
+        let is = |word: &str| {
+            text.as_deref()
+                .is_some_and(|t| t.eq_ignore_ascii_case(word))
+        };
+        match key {
+            "service.name" => self.service = text.map(|t| strings.intern(&t)).or(self.service),
+            "error" if value.truthy() => self.flags |= ERROR,
+            "otel.status_code" if is("error") => self.flags |= ERROR,
+            "span.kind" => self.kind = Kind::of(value),
+            "sampler.type" => self.sampler.0 = is("probabilistic"),
+            "sampler.param" => self.sampler.1 = value.number(),
             _ => {}
         }
     }
 
-    /// The span's sampling probability, if it says one.
-    fn probability(&self) -> Option<f64> {
-        let jaeger = self
-            .sampler
-            .1
-            .filter(|p| self.sampler.0 && *p > 0.0 && *p <= 1.0);
-        jaeger.or(self.sampling)
-    }
-
-    /// Keeps the span in `store` (true), or counts why it cannot be kept.
-    pub fn keep(self, store: &mut SpanStore) -> bool {
-        let span = |id: Id| match id {
-            Id::Ok(v) => u64::try_from(v).ok(),
-            Id::Missing => Some(0),
-            Id::Bad => None,
+    /// Keeps the span in `store`, or counts why it cannot be kept.
+    pub fn keep(self, store: &mut SpanStore) {
+        let (Id::Ok(trace), Some(id @ 1..)) = (self.trace, self.id.span()) else {
+            return store.skipped.bad_ids += 1;
         };
-        let (Id::Ok(trace), Some(id @ 1..), Some(parent)) =
-            (self.trace, span(self.id), span(self.parent))
-        else {
-            store.skipped.bad_ids += 1;
-            return false;
+        let parent = match self.parent {
+            Id::Missing => 0,
+            p => match p.span() {
+                Some(p) => p,
+                None => return store.skipped.bad_ids += 1,
+            },
         };
         let Some(start) = self.start else {
-            store.skipped.no_times += 1;
-            return false;
+            return store.skipped.no_times += 1;
         };
         let mut flags = self.flags;
         let end = match (self.end, self.duration) {
@@ -463,33 +363,43 @@ impl Draft {
                 start
             }
         };
-        if end < start {
-            store.skipped.negative += 1;
-        }
+        store.skipped.negative += u64::from(end < start);
         let index = store.spans.len() as u32;
-        if let Some(p) = self.probability() {
+        let jaeger = self
+            .sampler
+            .1
+            .filter(|p| self.sampler.0 && *p > 0.0 && *p <= 1.0);
+        if let Some(p) = jaeger.or(self.sampling) {
             store.sampling.insert(index, p);
         }
         if !self.links.is_empty() {
             flags |= LINKED;
             store.links.extend(self.links.iter().map(|&l| (index, l)));
         }
-        store.instance(self.service, self.instance.1);
+        let service = self.service.unwrap_or(NO_SYM);
+        store.instance(
+            service,
+            if self.instance.0 > 0 {
+                self.instance.1
+            } else {
+                NO_SYM
+            },
+        );
         let trace = store.trace(trace);
+        let sym = |slot: (u8, Sym)| if slot.0 > 0 { slot.1 } else { NO_SYM };
         store.spans.push(SpanRec {
             trace,
-            service: self.service,
+            service,
             id,
             parent,
             start,
             end: end.max(start),
-            name: self.name,
-            peer: self.peer.1,
-            route: self.route.1,
+            name: self.name.unwrap_or(NO_SYM),
+            peer: sym(self.peer),
+            route: sym(self.route),
             kind: self.kind,
             flags,
         });
-        true
     }
 }
 
@@ -508,30 +418,24 @@ pub fn parse_id(s: &str) -> Option<u128> {
 
 /// Standard (or URL-safe) base64 of at most 16 bytes, as a number.
 fn base64(s: &str) -> Option<u128> {
-    let mut bytes: Vec<u8> = Vec::with_capacity(16);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for b in s.bytes() {
+    let (mut v, mut acc, mut bits, mut bytes) = (0u128, 0u32, 0, 0);
+    for b in s.bytes().take_while(|&b| b != b'=') {
         let d = match b {
             b'A'..=b'Z' => b - b'A',
             b'a'..=b'z' => b - b'a' + 26,
             b'0'..=b'9' => b - b'0' + 52,
             b'+' | b'-' => 62,
             b'/' | b'_' => 63,
-            b'=' => break,
             _ => return None,
         };
-        acc = (acc << 6) | u32::from(d);
-        bits += 6;
+        (acc, bits) = ((acc << 6) | u32::from(d), bits + 6);
         if bits >= 8 {
             bits -= 8;
-            bytes.push((acc >> bits) as u8);
+            (v, bytes) = ((v << 8) | u128::from(acc >> bits), bytes + 1);
             acc &= (1 << bits) - 1;
         }
     }
-    if bytes.len() > 16 {
-        return None;
-    }
-    Some(bytes.iter().fold(0u128, |v, &b| (v << 8) | u128::from(b)))
+    (bytes <= 16).then_some(v)
 }
 
 /// The sampling probability of an OpenTelemetry trace state: `ot=th:T` (the
@@ -581,9 +485,9 @@ mod tests {
         assert_eq!(parse_id(""), None);
         assert_eq!(parse_id("00000000"), None);
         assert_eq!(parse_id("xyz"), None);
-        let num = Scalar::Int(12);
-        assert_eq!(Id::of(Some(&num)), Id::Bad);
+        assert_eq!(Id::of(Some(&Scalar::Int(12))), Id::Bad);
         assert_eq!(Id::of(Some(&Scalar::Int(0))), Id::Missing);
+        assert_eq!(Id::Ok(1 << 70).span(), None);
     }
 
     #[test]
@@ -608,5 +512,23 @@ mod tests {
             Kind::Client
         );
         assert_eq!(Kind::of(&Scalar::Str("consumer".into())), Kind::Consumer);
+    }
+
+    #[test]
+    fn the_best_key_names_a_slot() {
+        let mut strings = Interner::default();
+        let mut d = Draft::default();
+        d.attribute("db.system", &Scalar::Str("mysql".into()), &mut strings);
+        d.attribute(
+            "peer.service",
+            &Scalar::Str("orders-db".into()),
+            &mut strings,
+        );
+        d.attribute(
+            "server.address",
+            &Scalar::Str("10.0.0.1".into()),
+            &mut strings,
+        );
+        assert_eq!(strings.name(d.peer.1), "orders-db");
     }
 }

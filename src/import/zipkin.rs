@@ -1,18 +1,17 @@
 //! Zipkin's v2 JSON: a list of spans `{traceId, id, parentId, name, kind,
 //! timestamp, duration, localEndpoint: {serviceName}, remoteEndpoint:
-//! {serviceName}, tags, shared}`, times in microseconds. A span without `kind`
-//! is local work; the `error` tag marks an error (its value is the message). A
-//! client and a server may share one id (B3's shared spans): the server half
-//! says `shared: true`. The replica is the local endpoint's `ipv4` (or `ipv6`)
-//! and `port`, unless a tag names it (`service.instance.id`, `k8s.pod.name`,
-//! `host.name`).
+//! {serviceName}, tags, shared}`, times in microseconds, `duration` optional.
+//! A span without `kind` is local work; the `error` tag marks an error (its
+//! value is the message). A client and a server may share one id (B3's shared
+//! spans): the server half says `shared: true`. The replica is a tag
+//! (`service.instance.id`, `k8s.pod.name`, `host.name`), else the local
+//! endpoint's `ipv4` (or `ipv6`) and `port`.
 
 use super::read::{Ctx, nullable};
-use super::spans::{Draft, ERROR, Id, Kind, NO_SYM, SHARED, Scalar};
+use super::spans::{Draft, ERROR, Id, Kind, SHARED, Scalar, rank};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-/// An endpoint: its service and address.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Endpoint {
@@ -22,7 +21,6 @@ pub struct Endpoint {
     port: Option<Scalar>,
 }
 
-/// One span.
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Span {
@@ -49,20 +47,8 @@ impl Span {
     /// Keeps the span.
     pub fn keep(self, ctx: &mut Ctx<'_>) {
         let strings = &mut ctx.store.strings;
-        let mut sym = |s: Option<&String>| match s {
-            Some(s) if !s.is_empty() => strings.intern(s),
-            _ => NO_SYM,
-        };
+        let mut sym = |s: Option<&String>| s.filter(|s| !s.is_empty()).map(|s| strings.intern(s));
         let local = self.local_endpoint.unwrap_or_default();
-        let remote = self.remote_endpoint.map(|r| sym(r.service_name.as_ref()));
-        let address = local
-            .ipv4
-            .as_ref()
-            .or(local.ipv6.as_ref())
-            .map(|a| match &local.port {
-                Some(p) => format!("{a}:{}", p.text().unwrap_or_default()),
-                None => a.clone(),
-            });
         let mut d = Draft {
             trace: Id::of(self.trace_id.as_ref()),
             id: Id::of(self.id.as_ref()),
@@ -72,21 +58,29 @@ impl Span {
             name: sym(self.name.as_ref()),
             service: sym(local.service_name.as_ref()),
             kind: self.kind.as_ref().map_or(Kind::Internal, Kind::of),
-            instance: (u8::MAX - 1, sym(address.as_ref())),
             ..Draft::default()
         };
-        if let Some(peer) = remote.filter(|&p| p != NO_SYM) {
-            d.peer = (0, peer);
+        if let Some(peer) = self
+            .remote_endpoint
+            .and_then(|r| sym(r.service_name.as_ref()))
+        {
+            rank(&mut d.peer, 1, peer);
+        }
+        let port = local
+            .port
+            .and_then(|p| p.text())
+            .map_or(String::new(), |p| format!(":{p}"));
+        if let Some(address) = local.ipv4.or(local.ipv6).map(|a| a + &port) {
+            rank(&mut d.instance, 5, strings.intern(&address));
         }
         if self.shared.is_some_and(|s| s.truthy()) {
             d.flags |= SHARED;
         }
         for (key, value) in &self.tags {
-            if key == "error" {
+            match key.as_str() {
                 // Zipkin's error tag holds the message, not "true"
-                d.flags |= ERROR;
-            } else {
-                d.attribute(key, value, &mut ctx.store.strings);
+                "error" => d.flags |= ERROR,
+                _ => d.attribute(key, value, strings),
             }
         }
         d.keep(ctx.store);

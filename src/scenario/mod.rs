@@ -10,9 +10,9 @@
 pub(crate) mod blame;
 pub mod bundled;
 mod latency_file;
-pub mod tail;
 pub(crate) mod paths;
 pub(crate) mod raw;
+pub mod tail;
 pub(crate) mod validate;
 
 use crate::error::{ScenarioError, did_you_mean, list};

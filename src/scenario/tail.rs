@@ -64,7 +64,11 @@ fn cdf(y: f64, shape: f64, scale: f64) -> f64 {
         return 1.0 - (-y / scale).exp();
     }
     let z = 1.0 + shape * y / scale;
-    if z <= 0.0 { 1.0 } else { 1.0 - z.powf(-1.0 / shape) }
+    if z <= 0.0 {
+        1.0
+    } else {
+        1.0 - z.powf(-1.0 / shape)
+    }
 }
 
 /// The GPD's quantile at `v` in [0, 1), capped at 1 - 1e-9.
@@ -147,7 +151,11 @@ mod tests {
         (0..n)
             .map(|i| {
                 let u: f64 = rng.random();
-                if i % 10 == 0 { 10.0 + quantile(u, shape, scale) } else { 10.0 * u }
+                if i % 10 == 0 {
+                    10.0 + quantile(u, shape, scale)
+                } else {
+                    10.0 * u
+                }
             })
             .collect()
     }

@@ -267,7 +267,11 @@ mod tests {
         let ms: Vec<f64> = (0..10_000)
             .map(|i| {
                 let u: f64 = rng.random();
-                if i % 10 == 0 { 10.0 + quantile(u, 0.2, 5.0) } else { 10.0 * u }
+                if i % 10 == 0 {
+                    10.0 + quantile(u, 0.2, 5.0)
+                } else {
+                    10.0 * u
+                }
             })
             .collect();
         let f = fit(&ms, 0.9).unwrap();

@@ -566,7 +566,10 @@ requests = 4
         let ok = run_plan(&deps(0.0), plan, 4);
         assert_eq!((ok.dependencies[2].calls, ok.response.max_ms()), (4, 25.0));
         let failing = run_plan(&deps(1.0), plan, 4);
-        assert_eq!(failing.dependencies[2].calls, 0, "db is never called after pay failed");
+        assert_eq!(
+            failing.dependencies[2].calls, 0,
+            "db is never called after pay failed"
+        );
         assert_eq!(failing.response.max_ms(), 20.0);
         assert_eq!(failing.outcomes.dropped, 4);
         // in its own branch: the calls before it
@@ -585,14 +588,30 @@ requests = 4
         let e = |handler: &str| {
             load_str(&text(handler), Path::new("p.toml"), &LoadOptions::default()).unwrap_err()
         };
-        let later = e(r#"branches = [{ name = "x", after = ["y"], calls = ["a"] }, { name = "y", calls = ["a"] }]"#);
+        let later = e(
+            r#"branches = [{ name = "x", after = ["y"], calls = ["a"] }, { name = "y", calls = ["a"] }]"#,
+        );
         assert_eq!(later.path, "services.s.handler.branches.0.after.0");
-        assert!(later.message.contains("listed before it"), "{}", later.message);
-        let sideways = e(r#"branches = [{ name = "x", calls = ["a"] }, { name = "y", calls = [{ to = "a", if_ok = "x" }] }]"#);
+        assert!(
+            later.message.contains("listed before it"),
+            "{}",
+            later.message
+        );
+        let sideways = e(
+            r#"branches = [{ name = "x", calls = ["a"] }, { name = "y", calls = [{ to = "a", if_ok = "x" }] }]"#,
+        );
         assert_eq!(sideways.path, "services.s.handler.branches.1.calls.0.if_ok");
-        assert!(sideways.message.contains("nor one it waits for"), "{}", sideways.message);
+        assert!(
+            sideways.message.contains("nor one it waits for"),
+            "{}",
+            sideways.message
+        );
         let unknown = e(r#"branches = [{ name = "x", calls = [{ to = "a", if_ok = "z" }] }]"#);
-        assert!(unknown.message.starts_with("no branch `z` in this plan"), "{}", unknown.message);
+        assert!(
+            unknown.message.starts_with("no branch `z` in this plan"),
+            "{}",
+            unknown.message
+        );
     }
 
     #[test]

@@ -219,7 +219,10 @@ fn otlp_jaeger_and_zipkin_traces_of_one_system_give_one_scenario_that_runs() {
     let jaeger = Imported::read(&dir.path().join("shop-jaeger-json.toml"));
     assert_eq!(jaeger.rates, [None]);
     let report = std::fs::read_to_string(dir.path().join("shop-jaeger-json.import.md")).unwrap();
-    assert!(report.contains("| workload | frontend | /checkout | 2 | 4 |"), "{report}");
+    assert!(
+        report.contains("| workload | frontend | /checkout | 2 | 4 |"),
+        "{report}"
+    );
     // inventory's span in error (otel.status_code = ERROR) in one of two
     assert_eq!(jaeger.dependencies["inventory"], 0.5);
     // Zipkin's client and server halves of one shared id are one call
@@ -234,7 +237,10 @@ fn otlp_jaeger_and_zipkin_traces_of_one_system_give_one_scenario_that_runs() {
     );
     assert_eq!(code, 0, "{err}");
     let report = std::fs::read_to_string(dir.path().join("rated.import.md")).unwrap();
-    assert!(report.contains("| workload | frontend | /checkout | 2 | 20 |"), "{report}");
+    assert!(
+        report.contains("| workload | frontend | /checkout | 2 | 20 |"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -250,7 +256,7 @@ fn the_report_gives_every_inference_with_its_counts() {
         "| frontend | service (entry) | 3 | 36.000 | 45.000 | 39.000 | 33.33 % | 0.00 % | 1 |",
         "| frontend | pricing | 2 | 3 | 2 | 0.6667 | 50.00 % | 2 |",
         "| pricing | postgresql | 2 | 2 | 2 | 1.0000 | 50.00 % | 0 |",
-        "| frontend | b2 | 1 | pricing | 1 | 0.666667 | probability |",
+        "| frontend | b2 |  | 1 | pricing | 1 | 0.666667 |  | yes | probability |",
         "| workload | frontend | /checkout | 3 | 3 |  | request | 0 |",
     ] {
         assert!(report.contains(line), "{line} not in the report:\n{report}");
@@ -385,7 +391,11 @@ fn a_jaeger_trace_imports_in_every_shape_jaegers_ui_opens() {
         assert_eq!(code, 0, "{name}: {err}");
         assert!(err.contains("(Jaeger JSON)"), "{name}: {err}");
         let got = Imported::read(&d.join(format!("{name}.toml")));
-        assert_eq!(got.plans, plans(&[("cart", &[&["redis", "pricing"]])]), "{name}");
+        assert_eq!(
+            got.plans,
+            plans(&[("cart", &[&["redis", "pricing"]])]),
+            "{name}"
+        );
         assert_eq!(got.routes["cart"], ["/cart"], "{name}");
     }
     // a list of OTLP documents: their resources together
@@ -414,9 +424,16 @@ fn messages_and_calls_nobody_waits_for_are_no_blocking_calls() {
     assert!(!err.contains("clock skew"), "{err}");
     let got = Imported::read(&dir.path().join("async.toml"));
     assert_eq!(got.plans["orders"], [["audit nowait"]]);
-    assert_eq!(got.times["orders"], [20.0; 4], "the audit call took no time from orders");
+    assert_eq!(
+        got.times["orders"], [20.0; 4],
+        "the audit call took no time from orders"
+    );
     assert_eq!(got.plans["billing"], [["postgresql?"]]);
-    assert_eq!(got.rates.len(), 3, "orders, and billing's consumer and linked batch");
+    assert_eq!(
+        got.rates.len(),
+        3,
+        "orders, and billing's consumer and linked batch"
+    );
     let report = std::fs::read_to_string(dir.path().join("async.import.md")).unwrap();
     assert!(report.contains("| orders | billing | 8 |"), "{report}");
     runs(&dir.path().join("async.toml"), &dir.path().join("out"));
@@ -444,11 +461,17 @@ fn client_spans_named_for_their_callee_are_calls_of_the_span_above() {
     let dir = tempfile::tempdir().unwrap();
     let (code, err) = import(dir.path(), "m", &fixture("mislabelled.zipkin.json"), &[]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("warning: 25 client spans name another service"), "{err}");
+    assert!(
+        err.contains("warning: 25 client spans name another service"),
+        "{err}"
+    );
     let got = Imported::read(&dir.path().join("m.toml"));
     let want = plans(&[
         ("cache", &[&["redis"]]),
-        ("routing", &[&["geo", "traffic", "tiles", "pricing", "cache"]]),
+        (
+            "routing",
+            &[&["geo", "traffic", "tiles", "pricing", "cache"]],
+        ),
     ]);
     assert_eq!(got.plans, want);
     // 140 + 8k ms, less its five calls (115 + 8k + 4 ms): 21 ms each
@@ -466,7 +489,10 @@ fn spans_without_a_duration_keep_the_spans_below_them_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let (code, err) = import(dir.path(), "nd", &fixture("no-duration.zipkin.json"), &[]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("3 traces, 12 spans: 6 handling spans, 6 calls, 3 arrivals"), "{err}");
+    assert!(
+        err.contains("3 traces, 12 spans: 6 handling spans, 6 calls, 3 arrivals"),
+        "{err}"
+    );
     assert!(!err.contains("orphans"), "{err}");
     let got = Imported::read(&dir.path().join("nd.toml"));
     assert_eq!(got.plans["frontend"], [["backend"]]);
@@ -505,7 +531,10 @@ fn no_rate_is_measured_from_a_few_arrivals_or_a_moment() {
     let got = Imported::read(&dir.path().join("one.toml"));
     assert_eq!(got.rates, [None, None]);
     let text = std::fs::read_to_string(dir.path().join("one.toml")).unwrap();
-    assert!(text.contains("duration_ms = 1000 # set me: the traces span 53 ms"), "{text}");
+    assert!(
+        text.contains("duration_ms = 1000 # set me: the traces span 53 ms"),
+        "{text}"
+    );
     runs(&dir.path().join("one.toml"), &dir.path().join("out"));
 }
 

@@ -35,7 +35,15 @@ const MS: f64 = 1e6;
 const T0: f64 = 1.7e18;
 
 /// One span of OTLP JSON.
-fn span(trace: u64, id: u64, parent: Option<u64>, kind: u8, start: f64, end: f64, error: bool) -> serde_json::Value {
+fn span(
+    trace: u64,
+    id: u64,
+    parent: Option<u64>,
+    kind: u8,
+    start: f64,
+    end: f64,
+    error: bool,
+) -> serde_json::Value {
     let mut s = serde_json::json!({
         "traceId": format!("{trace:032x}"),
         "spanId": format!("{id:016x}"),
@@ -49,7 +57,8 @@ fn span(trace: u64, id: u64, parent: Option<u64>, kind: u8, start: f64, end: f64
         s["parentSpanId"] = format!("{p:016x}").into();
     }
     if parent.is_none() {
-        s["attributes"] = serde_json::json!([{ "key": "http.route", "value": { "stringValue": "/checkout" } }]);
+        s["attributes"] =
+            serde_json::json!([{ "key": "http.route", "value": { "stringValue": "/checkout" } }]);
     }
     s
 }
@@ -59,7 +68,12 @@ fn span(trace: u64, id: u64, parent: Option<u64>, kind: u8, start: f64, end: f64
 /// `service.instance.id`, inventory's by `host.name`).
 fn traces(n: u64, seed: u64) -> serde_json::Value {
     let services = ["shop", "payments", "inventory", "db"];
-    let instance = ["k8s.pod.name", "service.instance.id", "host.name", "service.instance.id"];
+    let instance = [
+        "k8s.pod.name",
+        "service.instance.id",
+        "host.name",
+        "service.instance.id",
+    ];
     // spans by (service, pod)
     let mut pods: Vec<Vec<serde_json::Value>> = vec![Vec::new(); 12];
     let mut r = Rand(seed);
@@ -79,9 +93,25 @@ fn traces(n: u64, seed: u64) -> serde_json::Value {
         let db = db.map(|d| (3, join, d, false));
         for (c, (svc, start, took, error)) in calls.into_iter().chain(db).enumerate() {
             let client = id + 2 * c as u64 + 1;
-            pods[(k % 3) as usize].push(span(trace, client, Some(id), 3, start, start + took, error));
+            pods[(k % 3) as usize].push(span(
+                trace,
+                client,
+                Some(id),
+                3,
+                start,
+                start + took,
+                error,
+            ));
             let p = pod(&mut r);
-            pods[3 * svc + p].push(span(trace, client + 1, Some(client), 2, start, start + took, error));
+            pods[3 * svc + p].push(span(
+                trace,
+                client + 1,
+                Some(client),
+                2,
+                start,
+                start + took,
+                error,
+            ));
         }
     }
     let resources: Vec<serde_json::Value> = pods
@@ -146,7 +176,11 @@ fn a_shops_traces_import_to_its_structure_and_its_p99() {
         .arg(&file)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(d.join("shop.toml")).unwrap();
     let doc: toml::Table = text.parse().unwrap();
     let shop = &doc["services"]["shop"];
@@ -163,24 +197,43 @@ fn a_shops_traces_import_to_its_structure_and_its_p99() {
     };
     let (pay, stock) = (named("payments"), named("inventory"));
     let store = &branches[2];
-    let mut after: Vec<&str> = store["after"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let mut after: Vec<&str> = store["after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
     after.sort();
     let mut both = vec![pay.as_str(), stock.as_str()];
     both.sort();
     assert_eq!(after, both, "db waits for both: {text}");
     let db = &store["calls"].as_array().unwrap()[0];
     assert_eq!(db["to"].as_str(), Some("db"), "{text}");
-    assert_eq!(db["if_ok"].as_str(), Some(pay.as_str()), "db only after payments succeeded: {text}");
+    assert_eq!(
+        db["if_ok"].as_str(),
+        Some(pay.as_str()),
+        "db only after payments succeeded: {text}"
+    );
     assert!(db.get("probability").is_none(), "{text}");
     for dep in ["payments", "inventory", "db"] {
-        assert_eq!(doc["dependencies"][dep]["replicas"].as_integer(), Some(3), "{dep}: {text}");
+        assert_eq!(
+            doc["dependencies"][dep]["replicas"].as_integer(),
+            Some(3),
+            "{dep}: {text}"
+        );
     }
     // 5 %, one standard deviation 0.5 % at 2,000 calls
-    let errors = doc["dependencies"]["payments"]["error_rate"].as_float().unwrap();
+    let errors = doc["dependencies"]["payments"]["error_rate"]
+        .as_float()
+        .unwrap();
     assert!((errors - 0.05).abs() < 0.015, "{errors}");
     assert!(doc["dependencies"]["inventory"].get("error_rate").is_none());
     // the tail
-    let known = p99s(&root().join("tests/fixtures/traces/shop-known.toml"), &d.join("known"), 20);
+    let known = p99s(
+        &root().join("tests/fixtures/traces/shop-known.toml"),
+        &d.join("known"),
+        20,
+    );
     let imported = p99s(&d.join("shop.toml"), &d.join("imported"), 20);
     let (k, i) = (mean(&known), mean(&imported));
     let range = |v: &[f64]| {
@@ -218,14 +271,21 @@ fn thin_tails_are_said_and_fitted_on_request() {
             .arg(&file)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         let report = std::fs::read_to_string(d.join(format!("{name}.import.md"))).unwrap();
         (err, report)
     };
     let (err, report) = import("thin", &[]);
     assert!(err.contains("warning: thin tails: the p99 of shop (2 of 200 values above its p99, 0 above its p99.9)"), "{err}");
-    assert!(report.contains("| shop | 200 | 2 | 0 | as measured |"), "{report}");
+    assert!(
+        report.contains("| shop | 200 | 2 | 0 | as measured |"),
+        "{report}"
+    );
     let run = |name: &str| {
         let out = resim()
             .args(["run", "--no-report", "--out"])
@@ -237,14 +297,20 @@ fn thin_tails_are_said_and_fitted_on_request() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let digest = run("thin");
-    assert!(digest.contains("thin tail: p99_ms and p99_all_ms rest on few measured values"), "{digest}");
+    assert!(
+        digest.contains("thin tail: p99_ms and p99_all_ms rest on few measured values"),
+        "{digest}"
+    );
     assert!(digest.contains("services.shop.handler.service"), "{digest}");
 
     let (err, report) = import("fit", &["--tail", "fit"]);
     assert!(!err.contains("thin tails"), "{err}");
     let text = std::fs::read_to_string(d.join("fit.toml")).unwrap();
     assert_eq!(text.matches("fit_tail_above = 0.9").count(), 4, "{text}");
-    let row = report.lines().find(|l| l.starts_with("| shop | 200 | 2 | 0 | fitted above 0.9 |")).expect(&report);
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("| shop | 200 | 2 | 0 | fitted above 0.9 |"))
+        .expect(&report);
     // threshold, 20 values fitted to, shape, scale, distance, p-value
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
     assert_eq!(cells[7], "20", "{row}");

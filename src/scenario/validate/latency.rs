@@ -125,9 +125,13 @@ pub(crate) fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latenc
                 let q_path = format!("{p}.fit_tail_above");
                 let q = finite(&q_path, q)?;
                 if !(q > 0.0 && q < 1.0) {
-                    return err(q_path, format!("a quantile, above 0 and below 1 (got {})", num(q)));
+                    return err(
+                        q_path,
+                        format!("a quantile, above 0 and below 1 (got {})", num(q)),
+                    );
                 }
-                let fit = crate::scenario::tail::fit(&v, q).map_err(|m| ScenarioError::new(&q_path, m))?;
+                let fit = crate::scenario::tail::fit(&v, q)
+                    .map_err(|m| ScenarioError::new(&q_path, m))?;
                 let mut sorted = values;
                 sorted.sort_unstable();
                 Ok(Latency::Tail(Box::new(FittedTail {

@@ -22,7 +22,11 @@ pub(super) fn resolve(path: &str, raw: &[RawBranch], out: &mut [Branch]) -> R<()
                     p,
                     format!(
                         "no branch `{name}` before this one (before it: {}){hint}",
-                        if b == 0 { "none".to_string() } else { list(names[..b].iter().copied()) }
+                        if b == 0 {
+                            "none".to_string()
+                        } else {
+                            list(names[..b].iter().copied())
+                        }
                     ),
                 );
             };
@@ -41,7 +45,10 @@ pub(super) fn resolve(path: &str, raw: &[RawBranch], out: &mut [Branch]) -> R<()
             above[i] = out[i].then.iter().any(|&t| above[t]);
         }
         for (c, call) in br.calls.iter().enumerate() {
-            let RawCall::Table(RawCallTable { if_ok: Some(name), .. }) = call else {
+            let RawCall::Table(RawCallTable {
+                if_ok: Some(name), ..
+            }) = call
+            else {
                 continue;
             };
             let p = format!("{path}.branches.{b}.calls.{c}.if_ok");
