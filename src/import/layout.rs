@@ -108,6 +108,10 @@ pub struct EntryOut {
     pub entered: u64,
 }
 
+/// A pair of calls of a service the spans did not agree on: (service,
+/// first, second, (in parallel, first before, second before)).
+pub type Mixed = (Sym, Unit, Unit, (u64, u64, u64));
+
 /// The system the traces describe.
 #[derive(Debug, Default)]
 pub struct System {
@@ -122,9 +126,8 @@ pub struct System {
     pub interval_ns: i64,
     /// Services with spans that nothing reaches from an entry.
     pub unreachable: Vec<(Sym, u64)>,
-    /// Pairs of calls the spans did not agree on: (service, first, second,
-    /// (in parallel, first before, second before)).
-    pub mixed_pairs: Vec<(Sym, Unit, Unit, (u64, u64, u64))>,
+    /// Pairs of calls the spans did not agree on.
+    pub mixed_pairs: Vec<Mixed>,
 }
 
 /// The value at `q` (0..=1) of sorted `v` by nearest rank, in ms.
@@ -352,7 +355,7 @@ fn service_out(
     entries: &[((Sym, Sym), EntryAcc)],
     interval_ns: i64,
     names: &Interner,
-    mixed: &mut Vec<(Sym, Unit, Unit, (u64, u64, u64))>,
+    mixed: &mut Vec<Mixed>,
 ) -> ServiceOut {
     // units of live edges, ordered by their mean start (then name)
     let mut units: Vec<(Unit, UnitAcc)> = acc

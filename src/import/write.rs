@@ -750,7 +750,7 @@ impl W<'_> {
             text,
             table: Some(table),
         };
-        let measured = std::mem::replace(&mut self.measured, Table::default());
+        let measured = std::mem::take(&mut self.measured);
         let mut sections = vec![
             section("Services and dependencies", vec!["Own time: a handling span's length minus the time its calls cover (their union within it); a dependency's latency: its spans' lengths, or the client spans of its callers when it has none of its own. Percentiles by nearest rank. `errors`: spans in error; `own errors`: in error with none of their calls failed. `peak at once`: the most handling spans open at one instant in the traces (a lower bound when they are sampled); `mean at once`: their total time over the traced interval, over the sampling probability (Little's law).".into()], measured),
             section("Calls", vec!["One row per edge of the call graph. `errors`: the calls whose client span (or the callee's span) was in error. `network`: the client span's length minus the callee's span's, for calls with both (time on the wire and in queues before the callee's span started; the scenario's calls take none of it).".into()], calls),
