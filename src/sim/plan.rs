@@ -141,6 +141,8 @@ pub(crate) enum Next<'p> {
     },
     /// The branch has no call left.
     End,
+    /// The branch waits for others (`after`).
+    Waiting,
 }
 
 impl Plans {
@@ -204,6 +206,9 @@ impl Plans {
         service: ServiceId,
     ) -> Next<'p> {
         let calls = &plan.branches[b].calls;
+        if SOMETIMES && self.runs[req as usize].branches[b].waiting > 0 {
+            return Next::Waiting;
+        }
         loop {
             let run = &mut self.runs[req as usize];
             let budget = run.budget;

@@ -28,10 +28,6 @@ impl<'m> World<'m> {
         let (deadline, called) = (r.deadline, r.caller.is_some());
         self.plans.start(plan, req, now, deadline, called);
         for b in 0..plan.branches.len() {
-            // a branch with `after` starts when those have ended
-            if plan.joins && !plan.branches[b].after.is_empty() {
-                continue;
-            }
             self.call_next(plan, req, b);
         }
     }
@@ -63,11 +59,11 @@ impl<'m> World<'m> {
         let now = self.now();
         let service = self.requests[req].service;
         loop {
-            let Next::Call { call, cap } = self
-                .plans
-                .next_call::<SOMETIMES>(plan, req, b, now, service)
-            else {
-                return self.branch_end(req, b);
+            let (call, cap) = match self.plans.next_call::<SOMETIMES>(plan, req, b, now, service) {
+                Next::Call { call, cap } => (call, cap),
+                Next::End => return self.branch_end(plan, req, b),
+                // it starts when the branches it waits for have ended
+                Next::Waiting => return,
             };
             if SOMETIMES && !call.wait {
                 // fire and forget: the branch goes on at once
@@ -133,13 +129,10 @@ impl<'m> World<'m> {
 
     /// Branch `b` of `req` ended: the branches that waited for it start;
     /// after the last, the request is answered.
-    fn branch_end(&mut self, req: ReqId, b: usize) {
+    fn branch_end(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
         let Some(ok) = self.plans.branch_end(req) else {
-            let plan = self.plan_of(req);
             if plan.joins {
-                for t in self.plans.ended(plan, req, b) {
-                    self.call_next(plan, req, t);
-                }
+                self.plan_joins(plan, req, b);
             }
             return;
         };
@@ -149,6 +142,16 @@ impl<'m> World<'m> {
         match &self.model().services[r.service].handler {
             Handler::Server(_) => self.server_calls_done(req, outcome),
             _ => self.respond(req, outcome),
+        }
+    }
+
+    /// Branch `b` of `req` ended: the branches that waited for it and no
+    /// other start.
+    #[cold]
+    #[inline(never)]
+    fn plan_joins(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
+        for t in self.plans.ended(plan, req, b) {
+            self.call_next(plan, req, t);
         }
     }
 
