@@ -188,10 +188,19 @@ pub fn gather(store: &SpanStore, sample_rate: Option<f64>) -> Traces {
         .map(|s| s.service)
         .filter(|&s| s != NO_SYM)
         .collect();
-    // spans grouped by trace, in the order read
-    let mut by_trace: Vec<Vec<u32>> = vec![Vec::new(); store.trace_ids.len()];
+    // spans grouped by trace, in the order read (a counting sort: one array)
+    let mut start = vec![0usize; store.trace_ids.len() + 1];
+    for s in &store.spans {
+        start[s.trace as usize + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut fill = start.clone();
+    let mut order = vec![0u32; store.spans.len()];
     for (i, s) in store.spans.iter().enumerate() {
-        by_trace[s.trace as usize].push(i as u32);
+        order[fill[s.trace as usize]] = i as u32;
+        fill[s.trace as usize] += 1;
     }
     // span links: the service of each span linked to (a message's producer)
     let wanted: HashSet<u64> = store.links.iter().map(|l| l.1).collect();
@@ -209,7 +218,7 @@ pub fn gather(store: &SpanStore, sample_rate: Option<f64>) -> Traces {
             t.counts.async_calls += 1;
         }
     }
-    for idx in by_trace.iter().filter(|idx| !idx.is_empty()) {
+    for idx in start.windows(2).map(|w| &order[w[0]..w[1]]).filter(|idx| !idx.is_empty()) {
         let said = idx.iter().find_map(|i| store.sampling.get(i).copied());
         if let Some(p) = said {
             t.counts.sampled_traces += 1;
