@@ -218,7 +218,11 @@ pub fn gather(store: &SpanStore, sample_rate: Option<f64>) -> Traces {
             t.counts.async_calls += 1;
         }
     }
-    for idx in start.windows(2).map(|w| &order[w[0]..w[1]]).filter(|idx| !idx.is_empty()) {
+    for idx in start
+        .windows(2)
+        .map(|w| &order[w[0]..w[1]])
+        .filter(|idx| !idx.is_empty())
+    {
         let said = idx.iter().find_map(|i| store.sampling.get(i).copied());
         if let Some(p) = said {
             t.counts.sampled_traces += 1;

@@ -213,7 +213,10 @@ impl<'de> Deserialize<'de> for Scalar {
                 Ok(Scalar::Other)
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Scalar, A::Error> {
-                while a.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
                 Ok(Scalar::Other)
             }
         }

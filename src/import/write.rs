@@ -633,7 +633,7 @@ impl W<'_> {
             })
             .collect();
         if !thin.is_empty() {
-            self.warnings.push(format!("thin tails: the p99 of {} rests on fewer than {enough} measured values: a run's p99 (and p99.9) that depends on them moves with those few; give --tail fit to draw the values above the 0.9 quantile from a fitted tail", thin.join(", ")));
+            self.warnings.push(format!("thin tails: fewer than {enough} measured values are above the p99 of {}: a run's p99 (and p99.9) that depends on them moves with those few; give --tail fit to draw the values above the 0.9 quantile from a fitted tail", thin.join(", ")));
         }
         for r in &self.tails.rows {
             if let Some(why) = r[4].strip_prefix("as measured: not fitted (") {

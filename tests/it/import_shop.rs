@@ -281,7 +281,7 @@ fn thin_tails_are_said_and_fitted_on_request() {
         (err, report)
     };
     let (err, report) = import("thin", &[]);
-    assert!(err.contains("warning: thin tails: the p99 of shop (2 of 200 values above its p99, 0 above its p99.9)"), "{err}");
+    assert!(err.contains("warning: thin tails: fewer than 10 measured values are above the p99 of shop (2 of 200 values above its p99, 0 above its p99.9)"), "{err}");
     assert!(
         report.contains("| shop | 200 | 2 | 0 | as measured |"),
         "{report}"

@@ -59,7 +59,10 @@ impl<'m> World<'m> {
         let now = self.now();
         let service = self.requests[req].service;
         loop {
-            let (call, cap) = match self.plans.next_call::<SOMETIMES>(plan, req, b, now, service) {
+            let (call, cap) = match self
+                .plans
+                .next_call::<SOMETIMES>(plan, req, b, now, service)
+            {
                 Next::Call { call, cap } => (call, cap),
                 Next::End => return self.branch_end(plan, req, b),
                 // it starts when the branches it waits for have ended
