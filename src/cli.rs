@@ -233,6 +233,12 @@ enum Command {
         /// are divided by it (default: the sampling each trace says, else 1)
         #[arg(long, value_name = "R")]
         sample_rate: Option<f64>,
+        /// The tails of the measured own times and latencies: `empirical`, the
+        /// values as measured; `fit`, the values above each file's 0.9
+        /// quantile drawn from a generalized Pareto tail fitted to them
+        /// (`fit_tail_above = 0.9`; the report gives each fit's goodness)
+        #[arg(long, value_name = "TAIL", default_value = "empirical")]
+        tail: crate::import::Tail,
         /// How the gRPC clients spread their retry back-off: `a6`, as gRFC A6
         /// since 2024, grpc-go, C-core and grpc-java 1.80 on do (the capped
         /// exponential back-off x U(0.8, 1.2)); `full-jitter`, as grpc-java
@@ -660,6 +666,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             out,
             from,
             sample_rate,
+            tail,
             grpc_backoff,
             force,
             quiet,
@@ -669,6 +676,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 out,
                 from,
                 sample_rate,
+                tail,
                 force,
                 choices: crate::import::config::Choices { grpc_backoff },
             })?;

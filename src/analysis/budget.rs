@@ -356,7 +356,42 @@ fn outcomes(results: &mut Results) -> Table {
     ) {
         t.notes.push(note);
     }
+    t.notes
+        .extend(thin_tail_notes(&results.scenario.base().thin_tails));
     t
+}
+
+/// Notes on the percentiles that rest on a thin tail: a latency drawn from
+/// a file with fewer than 10 values above the percentile (the digest shows
+/// them beside its own).
+fn thin_tail_notes(thin: &[crate::model::ThinTail]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (q, cols) in [
+        (0.99, "p99_ms and p99_all_ms"),
+        (0.999, "p999_ms and p999_all_ms"),
+    ] {
+        let named: Vec<String> = thin
+            .iter()
+            .map(|t| (t, crate::scenario::tail::above(t.values, q)))
+            .filter(|(_, above)| *above < crate::model::ThinTail::ENOUGH)
+            .map(|(t, above)| {
+                format!(
+                    "{} ({}: {above} of {} values above its {})",
+                    t.key,
+                    t.file,
+                    t.values,
+                    crate::error::num(q)
+                )
+            })
+            .collect();
+        if !named.is_empty() {
+            out.push(format!(
+                "thin tail: {cols} rest on few measured values where they depend on {} (a latency file's `fit_tail_above` draws a fitted tail instead)",
+                named.join(", ")
+            ));
+        }
+    }
+    out
 }
 
 /// The deadline cost of one model: `None` without `deadline_field_bytes`.

@@ -1,36 +1,28 @@
-//! What the traces say about the system, trace by trace into accumulators,
-//! then into a model a scenario is written from:
+//! What the traces say about the system, trace by trace into accumulators
+//! (laid out as a system by `layout`):
 //!
-//! - **the call graph**: an edge A -> B for each call a handling span of A
-//!   makes (a client span of A, and the handling span of B below it; a client
-//!   span with nothing below names its callee by `peer.service`,
-//!   `server.address`, `db.system`..., which then is a dependency). A call
-//!   graph resim can run has no cycle: an edge that closes one is left out,
-//!   and said so.
-//! - **calls in sequence or in parallel**: two calls of one handling span
-//!   overlap (or start together: parallel) or not (in sequence, in the order
-//!   they started). Across every span of a service, each pair of its calls
-//!   is called parallel or sequential by what most spans did, and the calls
-//!   are laid out as branches (parallel) of calls in order (sequential).
-//! - **calls per parent**: the i-th call of A to B is made by a share q_i of
-//!   A's handling spans (q_1 >= q_2 >= ...): a call with `probability = q_i`
-//!   (left out at 1). A count of 3 is three calls; a call made by some spans
-//!   only has its probability; the sum of the q_i is the mean calls per span.
-//! - **own time**: a handling span's length minus the time its calls (the
-//!   blocking ones: not producers) cover, their union within it.
-//! - **errors**: per edge, the share of calls that failed (the client span's
-//!   status, or the callee's); per service, the share of its handling spans in
-//!   error when none of its calls failed (its own errors).
+//! - **calls**: an edge A -> B for each call a handling span of A makes (a
+//!   client span of A, and the handling span of B below it; a client span
+//!   with nothing below names its callee by `peer.service`, `server.address`,
+//!   `db.system`..., or is named for it). Each call's unit (the n-th call of
+//!   the span to one callee), its times, its failure, whether the caller
+//!   answered before it ended (it did not wait), and for each pair of units
+//!   whether they overlapped, and whether the later one was made after the
+//!   earlier one failed.
+//! - **own time**: a handling span's length minus the time its calls (those
+//!   it waited for) cover, their union within it.
+//! - **errors**: per edge, the calls whose client span (or the callee's) was
+//!   in error; per service, its handling spans in error, and those with none
+//!   of their calls failed (its own errors).
 //! - **arrivals**: a root handling span (or one under a root client span: a
-//!   request from outside) is an arrival at its service's route (its
-//!   `http.route`, else its name); an asynchronous one (a consumer, a
-//!   `FOLLOWS_FROM` child) is an arrival of its own. The rate of each is its
-//!   arrivals over the traced interval (the first arrival to the last) divided
-//!   by the sampling probability (`--sample-rate`, else the trace's own).
+//!   request from outside; or a server or consumer span whose parent is not
+//!   in the file) is an arrival at its service's route (its `http.route`,
+//!   else its name); a message's consumer (or a `FOLLOWS_FROM` or linked span)
+//!   is an arrival of its own. Each stands for 1 / its trace's sampling.
 
-use super::spans::{FOLLOWS, Kind, NO_SYM, SpanStore, Sym};
+use super::spans::{ERROR, FOLLOWS, Kind, LINKED, NO_END, NO_SYM, SpanStore, Sym};
 use super::tree::{self, Broken, Node, Role};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// The most calls of one span to one callee a plan holds (q_1 .. q_16).
 pub const MAX_REPEAT: u16 = 16;
@@ -38,17 +30,15 @@ pub const MAX_REPEAT: u16 = 16;
 /// Calls per span beyond which pairs are not compared (the first 32 are).
 const MAX_PAIRED: usize = 32;
 
-/// A callee as the caller sees it.
+/// A callee as the caller sees it: a service whose spans are in the traces,
+/// or a callee only named by its callers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Callee {
-    /// A service whose spans are in the traces.
     Service(Sym),
-    /// A callee only named by its callers.
     Peer(Sym),
 }
 
 impl Callee {
-    /// Its name.
     pub fn sym(self) -> Sym {
         match self {
             Callee::Service(s) | Callee::Peer(s) => s,
@@ -56,65 +46,74 @@ impl Callee {
     }
 }
 
-/// The i-th call of a span to one callee.
+/// The n-th call of a span to one callee.
 pub type Unit = (Callee, u16);
 
+/// One unit of a service's calls, over every span that made it.
 #[derive(Debug, Default, Clone)]
-struct UnitAcc {
-    /// Handling spans that made it.
-    parents: u64,
-    /// Sums of its start and end after the parent's start, in ms.
-    start_ms: f64,
-    end_ms: f64,
+pub struct UnitAcc {
+    /// Spans that made it; of them, those that answered before it ended (or
+    /// began), and those where it failed.
+    pub parents: u64,
+    pub detached: u64,
+    pub fails: u64,
+    /// Sums of its start and end after the span's start, ms.
+    pub start_ms: f64,
+    pub end_ms: f64,
 }
 
-/// How two calls of one span were made, over every span that made both.
+/// Two units of one span, the first begun first: spans where they
+/// overlapped, where the first ended before the second began, and where the
+/// second was made after the first failed.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PairAcc {
-    /// They overlapped (or started together).
     pub parallel: u64,
-    /// The first of the key started, and ended, before the second started.
-    pub first_before: u64,
-    /// The other way round.
-    pub second_before: u64,
+    pub before: u64,
+    pub after_fail: u64,
 }
 
+/// What a service's handling spans gave.
 #[derive(Debug, Default)]
-struct ServiceAcc {
-    handling: u64,
+pub struct ServiceAcc {
+    pub handling: u64,
     /// Own times, ns.
-    own: Vec<i64>,
-    errors: u64,
-    own_errors: u64,
-    /// Handling spans' (start, end), for the concurrency.
-    spans: Vec<(i64, i64)>,
-    /// Handling time, ns, over every span.
-    busy: i128,
-    units: HashMap<Unit, UnitAcc>,
-    pairs: HashMap<(Unit, Unit), PairAcc>,
+    pub own: Vec<i64>,
+    /// Spans in error, and those with none of their calls failed.
+    pub errors: u64,
+    pub own_errors: u64,
+    /// Handling spans' (start, end), and their time together, ns.
+    pub spans: Vec<(i64, i64)>,
+    pub busy: i128,
+    pub units: HashMap<Unit, UnitAcc>,
+    pub pairs: HashMap<(Unit, Unit), PairAcc>,
     /// Spans that made more than MAX_REPEAT calls to one callee.
-    capped: u64,
+    pub capped: u64,
 }
 
+/// The calls of one edge.
 #[derive(Debug, Default)]
-struct EdgeAcc {
-    calls: u64,
-    errors: u64,
+pub struct EdgeAcc {
+    pub calls: u64,
+    pub errors: u64,
     /// Handling spans of the caller that made at least one.
-    parents: u64,
-    /// Calls with the callee's handling span below them.
-    with_server: u64,
-    /// Client minus server length, ns (calls with both).
-    network: Vec<i64>,
+    pub parents: u64,
+    /// Calls with the callee's handling span below them, and their client
+    /// minus server lengths, ns.
+    pub with_server: u64,
+    pub network: Vec<i64>,
     /// Client span lengths, ns.
-    latency: Vec<i64>,
+    pub latency: Vec<i64>,
 }
 
+/// The arrivals at one entry point: their starts, those at spans whose
+/// parent is not in the file, the requests they stand for, and whether they
+/// are messages.
 #[derive(Debug, Default)]
-struct EntryAcc {
-    starts: Vec<i64>,
-    weight: f64,
-    asynchronous: bool,
+pub struct EntryAcc {
+    pub starts: Vec<i64>,
+    pub entered: u64,
+    pub weight: f64,
+    pub asynchronous: bool,
 }
 
 /// One call of a handling span, as the pass collects them.
@@ -125,107 +124,118 @@ struct CallRec {
     start: i64,
     end: i64,
     error: bool,
+    /// The callee's span's length, when it is below and has an end.
     server: Option<i64>,
-    asynchronous: bool,
+    /// The caller's response did not wait for it.
+    detached: bool,
+    /// Its time is known (its span, or the callee's below it, has an end).
+    timed: bool,
 }
 
-/// Counts of what the pass met (every span accounted for).
+/// Counts of what the pass met (see the report's broken-trace rows).
 #[derive(Debug, Default, Clone)]
 pub struct Counts {
-    /// Traces.
     pub traces: u64,
-    /// Spans kept in trees.
     pub spans: u64,
-    /// Handling spans.
     pub handling: u64,
-    /// Calls (blocking).
     pub calls: u64,
-    /// Asynchronous calls (producer spans, FOLLOWS_FROM children).
     pub async_calls: u64,
-    /// Arrivals (root handling spans, and those under a root client span).
     pub arrivals: u64,
-    /// A root client span with more than one handling span below it: the
-    /// further ones (an outside client's retries).
+    /// Arrivals at server or consumer spans whose parent is not in the file.
+    pub entered: u64,
+    /// Handling spans after the first under a root client span (retries).
     pub outside_repeats: u64,
-    /// Client spans whose service has no handling span above them.
+    /// Client spans with no handling span above them.
     pub unowned_calls: u64,
-    /// Handling spans under such a span, in a trace with a handling root
-    /// (their caller is not known).
+    /// Handling spans under a span with no handling span above it.
     pub unowned_handling: u64,
-    /// Client spans with no callee below them and none named (named after
-    /// the span).
+    /// Client spans naming no callee, and named for their callee.
     pub unnamed_callees: u64,
-    /// Traces whose sampling probability the traces said.
+    pub named_for_callee: u64,
+    /// Traces that said their sampling probability.
     pub sampled_traces: u64,
 }
 
 /// Everything the traces gave, before it is laid out as a scenario.
 #[derive(Debug, Default)]
 pub struct Traces {
-    broken: Broken,
-    counts: Counts,
-    services: HashMap<Sym, ServiceAcc>,
-    edges: HashMap<(Sym, Callee), EdgeAcc>,
-    async_edges: BTreeMap<(Sym, Callee), u64>,
-    entries: HashMap<(Sym, Sym), EntryAcc>,
-    /// Sampling probabilities the traces said, and how many traces each.
+    pub broken: Broken,
+    pub counts: Counts,
+    pub services: HashMap<Sym, ServiceAcc>,
+    pub edges: HashMap<(Sym, Callee), EdgeAcc>,
+    pub async_edges: BTreeMap<(Sym, Callee), u64>,
+    pub entries: HashMap<(Sym, Sym), EntryAcc>,
+    /// (service, instance) pairs seen.
+    pub instances: BTreeSet<(Sym, Sym)>,
+    /// Sampling probabilities the traces said (as bits), and their traces.
     probabilities: BTreeMap<u64, u64>,
+}
+
+/// Whether a span's time is known (it has an end).
+fn timed(n: &Node) -> bool {
+    n.rec.flags & NO_END == 0
 }
 
 /// Reads every trace of `store`. `sample_rate`: `--sample-rate`.
 pub fn gather(store: &SpanStore, sample_rate: Option<f64>) -> Traces {
-    let mut t = Traces::default();
+    let mut t = Traces {
+        instances: store.instances.clone(),
+        ..Traces::default()
+    };
     let known: HashSet<Sym> = store
         .spans
         .iter()
         .map(|s| s.service)
         .filter(|&s| s != NO_SYM)
         .collect();
-    // spans grouped by trace, in the order read (a counting sort)
-    let traces = store.trace_ids.len();
-    let mut start = vec![0u32; traces + 1];
+    // spans grouped by trace, in the order read (a counting sort: one array)
+    let mut start = vec![0usize; store.trace_ids.len() + 1];
     for s in &store.spans {
         start[s.trace as usize + 1] += 1;
     }
-    for i in 0..traces {
-        start[i + 1] += start[i];
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
     }
     let mut fill = start.clone();
     let mut order = vec![0u32; store.spans.len()];
     for (i, s) in store.spans.iter().enumerate() {
-        order[fill[s.trace as usize] as usize] = i as u32;
+        order[fill[s.trace as usize]] = i as u32;
         fill[s.trace as usize] += 1;
     }
-    let mut scratch = tree::Scratch::default();
-    for tr in 0..traces {
-        let idx = &order[start[tr] as usize..start[tr + 1] as usize];
-        if idx.is_empty() {
-            continue;
+    // span links: the service of each span linked to (a message's producer)
+    let wanted: HashSet<u64> = store.links.iter().map(|l| l.1).collect();
+    let of: HashMap<u64, Sym> = store
+        .spans
+        .iter()
+        .filter(|s| wanted.contains(&s.id))
+        .map(|s| (s.id, s.service))
+        .collect();
+    for &(i, id) in &store.links {
+        if let Some(&from) = of.get(&id) {
+            *t.async_edges
+                .entry((from, Callee::Service(store.spans[i as usize].service)))
+                .or_default() += 1;
+            t.counts.async_calls += 1;
         }
+    }
+    for idx in start
+        .windows(2)
+        .map(|w| &order[w[0]..w[1]])
+        .filter(|idx| !idx.is_empty())
+    {
         let said = idx.iter().find_map(|i| store.sampling.get(i).copied());
         if let Some(p) = said {
             t.counts.sampled_traces += 1;
             *t.probabilities.entry(p.to_bits()).or_default() += 1;
         }
-        let p = sample_rate.or(said).unwrap_or(1.0);
-        let nodes = tree::build(store, idx, &mut t.broken, &mut scratch);
+        let nodes = tree::build(store, idx, &mut t.broken);
         t.counts.traces += 1;
-        t.trace(store, &nodes, 1.0 / p, &known);
+        t.trace(&nodes, 1.0 / sample_rate.or(said).unwrap_or(1.0), &known);
     }
     t
 }
 
 impl Traces {
-    /// What was broken.
-    pub fn broken(&self) -> &Broken {
-        &self.broken
-    }
-
-    /// What the pass met.
-    pub fn counts(&self) -> &Counts {
-        &self.counts
-    }
-
     /// The sampling probabilities the traces said, with their trace counts.
     pub fn probabilities(&self) -> Vec<(f64, u64)> {
         self.probabilities
@@ -234,750 +244,290 @@ impl Traces {
             .collect()
     }
 
-    fn arrival(&mut self, service: Sym, route: Sym, at: i64, weight: f64, asynchronous: bool) {
-        let e = self.entries.entry((service, route)).or_default();
-        e.starts.push(at);
-        e.weight += weight;
-        e.asynchronous |= asynchronous;
+    fn arrival(&mut self, n: &Node, weight: f64, message: bool) -> &mut EntryAcc {
+        let route = if n.rec.route != NO_SYM {
+            n.rec.route
+        } else {
+            n.rec.name
+        };
         self.counts.arrivals += 1;
+        let e = self.entries.entry((n.rec.service, route)).or_default();
+        e.starts.push(n.start);
+        e.weight += weight;
+        e.asynchronous |= message;
+        e
     }
 
     /// One trace's tree into the accumulators; `weight` = 1 / its sampling.
-    fn trace(&mut self, store: &SpanStore, nodes: &[Node], weight: f64, known: &HashSet<Sym>) {
+    fn trace(&mut self, nodes: &[Node], weight: f64, known: &HashSet<Sym>) {
         self.counts.spans += nodes.len() as u64;
         // the first handling span below each outgoing span
         let mut below: Vec<Option<u32>> = vec![None; nodes.len()];
-        // root client spans with an arrival below them already
-        let mut outside = vec![false; nodes.len()];
         let mut calls: Vec<CallRec> = Vec::new();
-        let route_of = |n: &Node| {
-            if n.rec.route != NO_SYM {
-                n.rec.route
-            } else {
-                n.rec.name
-            }
-        };
-        for (i, n) in nodes.iter().enumerate() {
-            if n.role != Role::Handling {
-                continue;
-            }
-            let asynchronous = n.rec.kind == Kind::Consumer || n.rec.flags & FOLLOWS != 0;
-            let Some(p) = n.parent else {
-                if !n.orphan {
-                    self.arrival(n.rec.service, route_of(n), n.start, weight, asynchronous);
-                }
-                continue;
-            };
-            let pn = &nodes[p as usize];
-            let Some(owner) = pn.owner else {
-                // no handling span of the caller above it: a request from
-                // outside when the chain starts at a root client span (a
-                // client's attempts are client spans under it too)
-                let mut root = p as usize;
-                while let Some(q) = nodes[root].parent {
-                    root = q as usize;
-                }
-                if nodes[root].role == Role::Outgoing && !nodes[root].orphan {
-                    if outside[root] {
-                        self.counts.outside_repeats += 1;
-                    } else {
-                        outside[root] = true;
-                        self.arrival(n.rec.service, route_of(n), n.start, weight, asynchronous);
-                    }
-                } else {
-                    self.counts.unowned_handling += 1;
-                }
-                continue;
-            };
-            if pn.role == Role::Outgoing {
-                if below[p as usize].is_none() {
-                    below[p as usize] = Some(i as u32);
-                }
-                continue;
-            }
-            // a handling span right under another service's span: the call
-            // is the span itself
-            calls.push(CallRec {
-                owner,
-                callee: Callee::Service(n.rec.service),
-                start: n.start,
-                end: n.end,
-                error: n.rec.flags & super::spans::ERROR != 0,
-                server: Some(n.duration()),
-                asynchronous,
-            });
-        }
-        for (i, n) in nodes.iter().enumerate() {
-            if n.role != Role::Outgoing {
-                continue;
-            }
-            let Some(owner) = n.owner else {
-                if n.parent.is_some() {
-                    self.counts.unowned_calls += 1;
-                }
-                continue;
-            };
+        self.arrivals(nodes, weight, &mut below, &mut calls);
+        for (i, n) in nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.role == Role::Outgoing)
+        {
             let child = below[i].map(|c| &nodes[c as usize]);
-            let callee = match child {
-                Some(c) => Callee::Service(c.rec.service),
-                None => {
-                    let name = if n.rec.peer != NO_SYM {
-                        n.rec.peer
-                    } else {
-                        self.counts.unnamed_callees += 1;
-                        n.rec.name
-                    };
-                    if known.contains(&name) {
-                        Callee::Service(name)
-                    } else {
-                        Callee::Peer(name)
-                    }
-                }
-            };
-            let asynchronous = n.rec.kind == Kind::Producer
-                || child
-                    .is_some_and(|c| c.rec.kind == Kind::Consumer || c.rec.flags & FOLLOWS != 0);
-            let error = n.rec.flags & super::spans::ERROR != 0
-                || child.is_some_and(|c| c.rec.flags & super::spans::ERROR != 0);
-            calls.push(CallRec {
-                owner,
-                callee,
-                start: n.start,
-                end: n.end,
-                error,
-                server: child.map(Node::duration),
-                asynchronous,
-            });
-        }
-        // asynchronous calls are edges of their own; their consumers arrive
-        calls.retain(|c| {
-            if c.asynchronous {
-                let caller = nodes[c.owner as usize].rec.service;
-                *self.async_edges.entry((caller, c.callee)).or_default() += 1;
-                self.counts.async_calls += 1;
-            }
-            !c.asynchronous
-        });
-        for (i, n) in nodes.iter().enumerate() {
-            // consumers below producers arrive on their own
-            if n.role == Role::Handling
-                && let Some(p) = n.parent
-                && nodes[p as usize].role == Role::Outgoing
-                && nodes[p as usize].owner.is_some()
-                && (nodes[p as usize].rec.kind == Kind::Producer
-                    || n.rec.kind == Kind::Consumer
-                    || n.rec.flags & FOLLOWS != 0)
-                && below[p as usize] == Some(i as u32)
-            {
-                self.arrival(n.rec.service, route_of(n), n.start, weight, true);
+            if let Some(owner) = n.owner {
+                self.outgoing(n, i, child, &nodes[owner as usize], known, &mut calls);
+            } else if n.parent.is_some() {
+                self.counts.unowned_calls += 1;
             }
         }
         self.counts.calls += calls.len() as u64;
         calls.sort_by_key(|c| (c.owner, c.start, c.end, c.callee));
-        // each handling span with its calls
+        // each handling span with its calls (sorted by owner: together)
         let mut k = 0;
-        for (h, n) in nodes.iter().enumerate() {
-            if n.role != Role::Handling {
-                continue;
-            }
+        for (h, n) in nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.role == Role::Handling)
+        {
             let begin = k;
             while k < calls.len() && calls[k].owner == h as u32 {
                 k += 1;
             }
-            // calls are sorted by owner; a handling span's come together
-            let mine = &calls[begin..k];
-            self.handling(n, mine);
+            self.handling(n, &calls[begin..k]);
         }
-        debug_assert_eq!(k, calls.len(), "every call has a handling owner");
-        let _ = store;
     }
 
-    /// One handling span `n` and its blocking calls (sorted by start).
-    fn handling(&mut self, n: &Node, calls: &[CallRec]) {
-        self.counts.handling += 1;
-        let service = n.rec.service;
-        let error = n.rec.flags & super::spans::ERROR != 0;
-        // own time: the span minus the union of its calls within it
-        let mut covered = 0i64;
-        let mut reach = n.start;
-        for c in calls {
-            let (s, e) = (c.start.max(reach).max(n.start), c.end.min(n.end));
-            if e > s {
-                covered += e - s;
-                reach = e;
+    /// The arrivals among a trace's handling spans, the handling span below
+    /// each outgoing span (`below`), and the calls that are a handling span
+    /// right under another service's.
+    fn arrivals(
+        &mut self,
+        nodes: &[Node],
+        weight: f64,
+        below: &mut [Option<u32>],
+        calls: &mut Vec<CallRec>,
+    ) {
+        // root client spans with an arrival below them already
+        let mut outside = vec![false; nodes.len()];
+        for (i, n) in nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.role == Role::Handling)
+        {
+            // work a message (or a span it follows from, or links to) started
+            let message = n.rec.kind == Kind::Consumer || n.rec.flags & (FOLLOWS | LINKED) != 0;
+            let Some(p) = n.parent.map(|p| p as usize) else {
+                // a server or consumer span whose parent is not in the file is
+                // where requests entered (behind an untraced gateway, or a
+                // trace cut out of a longer one)
+                let entered = n.orphan && matches!(n.rec.kind, Kind::Server | Kind::Consumer);
+                if !n.cut && (!n.orphan || entered) {
+                    self.arrival(n, weight, message).entered += u64::from(entered);
+                    self.counts.entered += u64::from(entered);
+                }
+                continue;
+            };
+            let pn = &nodes[p];
+            if message || pn.rec.kind == Kind::Producer {
+                // asynchronous: its own arrival, at the rate messages came;
+                // the producer did not wait for it
+                self.arrival(n, weight, true);
+                let caller = pn
+                    .owner
+                    .map_or(pn.rec.service, |o| nodes[o as usize].rec.service);
+                *self
+                    .async_edges
+                    .entry((caller, Callee::Service(n.rec.service)))
+                    .or_default() += 1;
+                self.counts.async_calls += 1;
+                below[p] = below[p].or(Some(i as u32));
+            } else if let Some(owner) = pn.owner {
+                if pn.role == Role::Outgoing {
+                    below[p] = below[p].or(Some(i as u32));
+                    continue;
+                }
+                // right under another service's span: the call is the span
+                let (start, end, error, timed) =
+                    (n.start, n.end, n.rec.flags & ERROR != 0, timed(n));
+                let server = timed.then(|| n.duration());
+                calls.push(CallRec {
+                    owner,
+                    callee: Callee::Service(n.rec.service),
+                    start,
+                    end,
+                    error,
+                    server,
+                    detached: false,
+                    timed,
+                });
+            } else {
+                // no handling span of the caller above it: a request from
+                // outside when the chain starts at a root client span (a
+                // client's attempts are client spans under it too)
+                let mut root = p;
+                while let Some(q) = nodes[root].parent {
+                    root = q as usize;
+                }
+                let r = &nodes[root];
+                if r.role != Role::Outgoing || r.orphan || r.cut {
+                    self.counts.unowned_handling += 1;
+                } else if outside[root] {
+                    self.counts.outside_repeats += 1;
+                } else {
+                    outside[root] = true;
+                    self.arrival(n, weight, false);
+                }
             }
         }
-        let own = (n.duration() - covered).max(0);
-        let acc = self.services.entry(service).or_default();
-        acc.handling += 1;
-        acc.own.push(own);
-        acc.spans.push((n.start, n.end));
-        acc.busy += i128::from(n.duration());
-        if error {
-            acc.errors += 1;
-            if !calls.iter().any(|c| c.error) {
-                acc.own_errors += 1;
+    }
+
+    /// Outgoing span `n` (index `i`) of handling span `o`, with the handling
+    /// span below it if any: a call, or a message sent.
+    fn outgoing(
+        &mut self,
+        n: &Node,
+        i: usize,
+        child: Option<&Node>,
+        o: &Node,
+        known: &HashSet<Sym>,
+        calls: &mut Vec<CallRec>,
+    ) {
+        let named = |s: Sym| {
+            if known.contains(&s) {
+                Callee::Service(s)
+            } else {
+                Callee::Peer(s)
             }
+        };
+        // a client span named for another service than its caller's: the
+        // name is the callee's (Zipkin's DependencyLinker backfills the link
+        // from the first remote ancestor to it; one naming a remote service
+        // besides is that service's call too)
+        let named_for = n.rec.kind == Kind::Client && n.rec.service != o.rec.service;
+        self.counts.named_for_callee += u64::from(named_for);
+        let callee = match child {
+            Some(c) => Callee::Service(c.rec.service),
+            None if named_for => {
+                if n.rec.peer != NO_SYM && n.rec.peer != n.rec.service {
+                    let (start, end, error, timed) =
+                        (n.start, n.end, n.rec.flags & ERROR != 0, timed(n));
+                    let call = CallRec {
+                        owner: i as u32,
+                        callee: named(n.rec.peer),
+                        start,
+                        end,
+                        error,
+                        server: None,
+                        detached: false,
+                        timed,
+                    };
+                    let mut handling = *n;
+                    handling.rec.flags &= !ERROR;
+                    self.handling(&handling, &[call]);
+                }
+                Callee::Service(n.rec.service)
+            }
+            None if n.rec.peer != NO_SYM => named(n.rec.peer),
+            None => {
+                self.counts.unnamed_callees += 1;
+                named(n.rec.name)
+            }
+        };
+        let message =
+            |c: &Node| c.rec.kind == Kind::Consumer || c.rec.flags & (FOLLOWS | LINKED) != 0;
+        if n.rec.kind == Kind::Producer || child.is_some_and(message) {
+            // a message sent: its consumer (counted with its arrival) is no
+            // call; one with no consumer in the file is counted here
+            if child.is_none() {
+                *self.async_edges.entry((o.rec.service, callee)).or_default() += 1;
+                self.counts.async_calls += 1;
+            }
+            return;
+        }
+        calls.push(CallRec {
+            owner: n.owner.unwrap_or(0),
+            callee,
+            start: n.start,
+            end: n.end,
+            error: n.rec.flags & ERROR != 0 || child.is_some_and(|c| c.rec.flags & ERROR != 0),
+            server: child.filter(|c| timed(c)).map(Node::duration),
+            timed: timed(n) || child.is_some_and(timed),
+            // it outlived its caller's response, or began after it: the
+            // response did not wait for it
+            detached: n.end > o.end || n.start >= o.end,
+        });
+    }
+
+    /// One handling span `n` and its calls (sorted by start).
+    fn handling(&mut self, n: &Node, calls: &[CallRec]) {
+        self.counts.handling += 1;
+        // own time: the span minus the union of the calls it waited for
+        let (mut covered, mut reach) = (0i64, n.start);
+        for c in calls.iter().filter(|c| !c.detached) {
+            let (s, e) = (c.start.max(reach), c.end.min(n.end));
+            if e > s {
+                (covered, reach) = (covered + e - s, e);
+            }
+        }
+        let acc = self.services.entry(n.rec.service).or_default();
+        acc.handling += 1;
+        // no time measured from a span (or a call) without an end
+        if timed(n) {
+            if calls.iter().all(|c| c.timed || c.detached) {
+                acc.own.push((n.duration() - covered).max(0));
+            }
+            acc.spans.push((n.start, n.end));
+            acc.busy += i128::from(n.duration());
+        }
+        if n.rec.flags & ERROR != 0 {
+            acc.errors += 1;
+            acc.own_errors += u64::from(!calls.iter().any(|c| c.error && !c.detached));
         }
         // units: the k-th call to each callee
         let mut seen: HashMap<Callee, u16> = HashMap::new();
         let mut units: Vec<(Unit, &CallRec)> = Vec::with_capacity(calls.len());
-        let mut capped = false;
         for c in calls {
             let k = seen.entry(c.callee).or_default();
             *k += 1;
-            if *k > MAX_REPEAT {
-                capped = true;
-                continue;
+            if *k <= MAX_REPEAT {
+                units.push(((c.callee, *k), c));
             }
-            units.push(((c.callee, *k), c));
         }
-        if capped {
-            acc.capped += 1;
-        }
+        acc.capped += u64::from(units.len() < calls.len());
         let ms = |t: i64| (t - n.start) as f64 / 1e6;
         for (u, c) in &units {
             let ua = acc.units.entry(*u).or_default();
             ua.parents += 1;
-            ua.start_ms += ms(c.start);
-            ua.end_ms += ms(c.end);
+            ua.detached += u64::from(c.detached);
+            ua.fails += u64::from(c.error && !c.detached);
+            (ua.start_ms, ua.end_ms) = (ua.start_ms + ms(c.start), ua.end_ms + ms(c.end));
         }
         let paired = &units[..units.len().min(MAX_PAIRED)];
         for (i, (ua, a)) in paired.iter().enumerate() {
             for (ub, b) in &paired[i + 1..] {
-                // a started first (sorted): parallel if b starts before a ends
+                // a began first (sorted): parallel if b began before a ended
+                let p = acc.pairs.entry((*ua, *ub)).or_default();
                 let parallel = b.start < a.end || b.start == a.start;
-                let (key, a_first) = if ua <= ub {
-                    ((*ua, *ub), true)
-                } else {
-                    ((*ub, *ua), false)
-                };
-                let p = acc.pairs.entry(key).or_default();
-                match (parallel, a_first) {
-                    (true, _) => p.parallel += 1,
-                    (false, true) => p.first_before += 1,
-                    (false, false) => p.second_before += 1,
-                }
+                (p.parallel, p.before) = (
+                    p.parallel + u64::from(parallel),
+                    p.before + u64::from(!parallel),
+                );
+                p.after_fail += u64::from(a.error && !a.detached && b.start >= a.end);
             }
         }
-        for (callee, _) in seen {
-            self.edges.entry((service, callee)).or_default().parents += 1;
+        for callee in seen.into_keys() {
+            self.edges
+                .entry((n.rec.service, callee))
+                .or_default()
+                .parents += 1;
         }
         for c in calls {
-            let e = self.edges.entry((service, c.callee)).or_default();
-            e.calls += 1;
-            e.errors += u64::from(c.error);
-            e.latency.push(c.end - c.start);
+            let e = self.edges.entry((n.rec.service, c.callee)).or_default();
+            (e.calls, e.errors) = (e.calls + 1, e.errors + u64::from(c.error));
+            if c.timed {
+                e.latency.push(c.end - c.start);
+            }
             if let Some(s) = c.server {
                 e.with_server += 1;
                 e.network.push((c.end - c.start - s).max(0));
             }
         }
     }
-}
-
-/// A call of a plan: its callee and the share of spans that make it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanCall {
-    /// The callee.
-    pub callee: Callee,
-    /// The i-th call to it (1-based).
-    pub nth: u16,
-    /// q_i: the share of the caller's spans that made it.
-    pub probability: f64,
-}
-
-/// A service of the imported system.
-#[derive(Debug, Clone)]
-pub struct ServiceOut {
-    /// Its name in the traces.
-    pub sym: Sym,
-    /// Handling spans.
-    pub handling: u64,
-    /// Own times, ns, sorted.
-    pub own: Vec<i64>,
-    /// Handling spans in error.
-    pub errors: u64,
-    /// ... with none of their calls failed.
-    pub own_errors: u64,
-    /// Branches (parallel) of calls (in order).
-    pub plan: Vec<Vec<PlanCall>>,
-    /// The most handling spans at once in the traces.
-    pub peak: u64,
-    /// Mean handling spans at once (their time over the traced interval,
-    /// over the sampling probability); None without an interval.
-    pub mean_busy: Option<f64>,
-    /// Spans that made more than [`MAX_REPEAT`] calls to one callee.
-    pub capped: u64,
-}
-
-/// A dependency: a leaf of the call graph.
-#[derive(Debug, Clone)]
-pub struct DependencyOut {
-    /// Its name.
-    pub callee: Callee,
-    /// Its latencies, ns, sorted: its handling spans' lengths (a service whose
-    /// spans are in the traces) or the callers' client spans' (a peer).
-    pub latency: Vec<i64>,
-    /// Calls that failed, of `calls`.
-    pub errors: u64,
-    /// Calls (or handling spans).
-    pub calls: u64,
-}
-
-/// One edge of the call graph.
-#[derive(Debug, Clone)]
-pub struct EdgeOut {
-    /// The caller.
-    pub caller: Sym,
-    /// The callee.
-    pub callee: Callee,
-    /// Calls made.
-    pub calls: u64,
-    /// Calls that failed.
-    pub errors: u64,
-    /// Caller spans that made at least one.
-    pub parents: u64,
-    /// Caller spans.
-    pub of: u64,
-    /// Calls with the callee's span below.
-    pub with_server: u64,
-    /// Network time (client minus server), ns, sorted.
-    pub network: Vec<i64>,
-    /// Left out: it closes a cycle (the cycle, by names).
-    pub cut: Option<Vec<Sym>>,
-}
-
-/// An entry point: arrivals at a service's route.
-#[derive(Debug, Clone)]
-pub struct EntryOut {
-    /// The service.
-    pub service: Sym,
-    /// Its route (the span's `http.route` or name).
-    pub route: Sym,
-    /// Arrivals in the traces.
-    pub arrivals: u64,
-    /// Arrivals over the sampling: the requests they stand for.
-    pub weight: f64,
-    /// Requests per second (None: no interval to measure over).
-    pub rate_rps: Option<f64>,
-    /// Asynchronous (consumers).
-    pub asynchronous: bool,
-    /// First and last arrival, ns since the epoch.
-    pub first: i64,
-    /// See `first`.
-    pub last: i64,
-}
-
-/// The system the traces describe.
-#[derive(Debug, Clone, Default)]
-pub struct System {
-    /// Services (entry points and callers), callers before callees.
-    pub services: Vec<ServiceOut>,
-    /// Dependencies (leaves).
-    pub dependencies: Vec<DependencyOut>,
-    /// Every edge, cut ones too.
-    pub edges: Vec<EdgeOut>,
-    /// Asynchronous edges (caller, callee, count).
-    pub async_edges: Vec<(Sym, Callee, u64)>,
-    /// Entry points.
-    pub entries: Vec<EntryOut>,
-    /// The traced interval, ns (first to last arrival).
-    pub interval_ns: i64,
-    /// Services with spans that nothing reaches from an entry (orphans only).
-    pub unreachable: Vec<(Sym, u64)>,
-    /// Pairs of calls whose order the spans did not agree on (service,
-    /// first, second, parallel, first before, second before).
-    pub mixed_pairs: Vec<(Sym, Unit, Unit, PairAcc)>,
-}
-
-impl Traces {
-    /// Lays the accumulators out as a system; `names` orders ties.
-    pub fn system(mut self, names: &super::spans::Interner) -> (System, Broken, Counts) {
-        let mut sys = System::default();
-        // entries and the interval
-        let mut entries: Vec<((Sym, Sym), EntryAcc)> = self.entries.drain().collect();
-        entries.sort_by(|a, b| {
-            (names.name(a.0.0), names.name(a.0.1)).cmp(&(names.name(b.0.0), names.name(b.0.1)))
-        });
-        let first = entries
-            .iter()
-            .flat_map(|(_, e)| e.starts.iter())
-            .min()
-            .copied()
-            .unwrap_or(0);
-        let last = entries
-            .iter()
-            .flat_map(|(_, e)| e.starts.iter())
-            .max()
-            .copied()
-            .unwrap_or(0);
-        let total: usize = entries.iter().map(|(_, e)| e.starts.len()).sum();
-        sys.interval_ns = last - first;
-        for ((service, route), e) in &entries {
-            let n = e.starts.len() as f64;
-            let rate = (total >= 2 && sys.interval_ns > 0).then(|| {
-                // n - 1 gaps between N arrivals: the share of them this entry has
-                e.weight * (total as f64 - 1.0) / total as f64 / (sys.interval_ns as f64 / 1e9)
-            });
-            let _ = n;
-            sys.entries.push(EntryOut {
-                service: *service,
-                route: *route,
-                arrivals: e.starts.len() as u64,
-                weight: e.weight,
-                rate_rps: rate,
-                asynchronous: e.asynchronous,
-                first: e.starts.iter().min().copied().unwrap_or(0),
-                last: e.starts.iter().max().copied().unwrap_or(0),
-            });
-        }
-        // blocking edges between services, cycles cut
-        let entry_services: Vec<Sym> = {
-            let mut v: Vec<Sym> = Vec::new();
-            for e in &sys.entries {
-                if !v.contains(&e.service) {
-                    v.push(e.service);
-                }
-            }
-            v
-        };
-        let mut out_edges: BTreeMap<Sym, Vec<Callee>> = BTreeMap::new();
-        let mut edge_keys: Vec<(Sym, Callee)> = self.edges.keys().copied().collect();
-        edge_keys.sort_by(|a, b| {
-            (names.name(a.0), names.name(a.1.sym()), a.1).cmp(&(
-                names.name(b.0),
-                names.name(b.1.sym()),
-                b.1,
-            ))
-        });
-        for &(caller, callee) in &edge_keys {
-            out_edges.entry(caller).or_default().push(callee);
-        }
-        let mut cut: HashMap<(Sym, Callee), Vec<Sym>> = HashMap::new();
-        let mut state: HashMap<Sym, u8> = HashMap::new();
-        let mut reached: Vec<Sym> = Vec::new();
-        for &root in &entry_services {
-            dfs(
-                root,
-                &out_edges,
-                &mut state,
-                &mut Vec::new(),
-                &mut cut,
-                &mut reached,
-            );
-        }
-        // services with spans that nothing reaches
-        let mut unreachable: Vec<(Sym, u64)> = self
-            .services
-            .iter()
-            .filter(|(s, _)| !reached.contains(s))
-            .map(|(&s, a)| (s, a.handling))
-            .collect();
-        unreachable.sort_by(|a, b| names.name(a.0).cmp(names.name(b.0)));
-        sys.unreachable = unreachable;
-        // a reached node with live blocking calls or an entry: a service;
-        // other reached nodes: dependencies
-        let live = |caller: Sym, callee: Callee, cut: &HashMap<(Sym, Callee), Vec<Sym>>| {
-            !cut.contains_key(&(caller, callee))
-        };
-        let is_service = |s: Sym| {
-            entry_services.contains(&s)
-                || out_edges
-                    .get(&s)
-                    .is_some_and(|v| v.iter().any(|&c| live(s, c, &cut)))
-        };
-        for &s in &reached {
-            if !is_service(s) {
-                continue;
-            }
-            let Some(acc) = self.services.remove(&s) else {
-                continue;
-            };
-            sys.services.push(service_out(
-                s,
-                acc,
-                &cut,
-                sys.interval_ns,
-                &entries,
-                names,
-                &mut sys.mixed_pairs,
-            ));
-        }
-        // dependencies: reached callees that are not services
-        let mut deps: Vec<Callee> = Vec::new();
-        for &(caller, callee) in &edge_keys {
-            if !live(caller, callee, &cut) || !reached.contains(&caller) {
-                continue;
-            }
-            if let Callee::Service(s) = callee
-                && is_service(s)
-            {
-                continue;
-            }
-            // a peer and a service of one name are one dependency
-            let key = match callee {
-                Callee::Service(s) | Callee::Peer(s) => s,
-            };
-            if !deps.iter().any(|d| d.sym() == key) {
-                deps.push(callee);
-            }
-        }
-        deps.sort_by(|a, b| names.name(a.sym()).cmp(names.name(b.sym())));
-        for callee in deps {
-            let sym = callee.sym();
-            let dep = match self.services.remove(&sym) {
-                // its own spans: their lengths (no calls: the own time)
-                Some(acc) => {
-                    let mut latency = acc.own;
-                    latency.sort_unstable();
-                    DependencyOut {
-                        callee: Callee::Service(sym),
-                        latency,
-                        errors: acc.errors,
-                        calls: acc.handling,
-                    }
-                }
-                // named by its callers only: their client spans
-                None => {
-                    let mut latency = Vec::new();
-                    let (mut calls, mut errors) = (0, 0);
-                    for &(caller, c) in &edge_keys {
-                        if c.sym() == sym && live(caller, c, &cut) {
-                            let e = &self.edges[&(caller, c)];
-                            latency.extend_from_slice(&e.latency);
-                            calls += e.calls;
-                            errors += e.errors;
-                        }
-                    }
-                    latency.sort_unstable();
-                    DependencyOut {
-                        callee: Callee::Peer(sym),
-                        latency,
-                        errors,
-                        calls,
-                    }
-                }
-            };
-            sys.dependencies.push(dep);
-        }
-        // edges, for the report
-        let handling_of = |s: Sym, sys: &System| {
-            sys.services
-                .iter()
-                .find(|x| x.sym == s)
-                .map_or(0, |x| x.handling)
-        };
-        for key in &edge_keys {
-            let Some(mut e) = self.edges.remove(key) else {
-                continue;
-            };
-            e.network.sort_unstable();
-            let of = handling_of(key.0, &sys);
-            sys.edges.push(EdgeOut {
-                caller: key.0,
-                callee: key.1,
-                calls: e.calls,
-                errors: e.errors,
-                parents: e.parents,
-                of,
-                with_server: e.with_server,
-                network: e.network,
-                cut: cut.get(key).cloned(),
-            });
-        }
-        sys.async_edges = self
-            .async_edges
-            .iter()
-            .map(|(&(a, b), &n)| (a, b, n))
-            .collect();
-        (sys, self.broken, self.counts)
-    }
-}
-
-/// Depth-first from `node`: edges back into the current path close a cycle
-/// and are cut; every node met is added to `reached` (in the order met).
-fn dfs(
-    node: Sym,
-    out: &BTreeMap<Sym, Vec<Callee>>,
-    state: &mut HashMap<Sym, u8>,
-    path: &mut Vec<Sym>,
-    cut: &mut HashMap<(Sym, Callee), Vec<Sym>>,
-    reached: &mut Vec<Sym>,
-) {
-    // an explicit stack: call graphs can be deep
-    state.insert(node, 1);
-    path.push(node);
-    reached.push(node);
-    let mut stack: Vec<(Sym, usize)> = vec![(node, 0)];
-    while let Some(&mut (at, ref mut next)) = stack.last_mut() {
-        let targets = out.get(&at).map_or(&[][..], Vec::as_slice);
-        if *next >= targets.len() {
-            state.insert(at, 2);
-            path.pop();
-            stack.pop();
-            continue;
-        }
-        let callee = targets[*next];
-        *next += 1;
-        let to = callee.sym();
-        match state.get(&to).copied().unwrap_or(0) {
-            1 => {
-                // back into the path: a cycle (a call to itself too)
-                let from = path.iter().position(|&p| p == to).unwrap_or(0);
-                let mut cycle: Vec<Sym> = path[from..].to_vec();
-                cycle.push(to);
-                cut.insert((at, callee), cycle);
-            }
-            0 => {
-                state.insert(to, 1);
-                path.push(to);
-                reached.push(to);
-                stack.push((to, 0));
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A service's accumulators as its model: own times sorted, its plan laid
-/// out from its calls' units.
-fn service_out(
-    s: Sym,
-    acc: ServiceAcc,
-    cut: &HashMap<(Sym, Callee), Vec<Sym>>,
-    interval_ns: i64,
-    entries: &[((Sym, Sym), EntryAcc)],
-    names: &super::spans::Interner,
-    mixed: &mut Vec<(Sym, Unit, Unit, PairAcc)>,
-) -> ServiceOut {
-    let n = acc.handling.max(1) as f64;
-    // units of live edges, ordered by their mean start (then name)
-    let mut units: Vec<(Unit, UnitAcc)> = acc
-        .units
-        .iter()
-        .filter(|((c, _), _)| !cut.contains_key(&(s, *c)))
-        .map(|(u, a)| (*u, a.clone()))
-        .collect();
-    units.sort_by(|(ua, a), (ub, b)| {
-        let ma = a.start_ms / a.parents as f64;
-        let mb = b.start_ms / b.parents as f64;
-        ma.total_cmp(&mb)
-            .then_with(|| names.name(ua.0.sym()).cmp(names.name(ub.0.sym())))
-            .then(ua.1.cmp(&ub.1))
-    });
-    let pair = |a: Unit, b: Unit| -> Option<(u64, u64, u64)> {
-        // (parallel, a before b, b before a)
-        if a <= b {
-            acc.pairs
-                .get(&(a, b))
-                .map(|p| (p.parallel, p.first_before, p.second_before))
-        } else {
-            acc.pairs
-                .get(&(b, a))
-                .map(|p| (p.parallel, p.second_before, p.first_before))
-        }
-    };
-    // b may follow a in one branch: most spans that made both made a first
-    // and b after it; with no span making both, the mean times decide
-    let follows = |a: &(Unit, UnitAcc), b: &(Unit, UnitAcc)| match pair(a.0, b.0) {
-        Some((par, ab, ba)) if par + ab + ba > 0 => ab > par && ab >= ba,
-        _ => {
-            let a_end = a.1.end_ms / a.1.parents as f64;
-            let b_start = b.1.start_ms / b.1.parents as f64;
-            b_start >= a_end
-        }
-    };
-    let mut branches: Vec<Vec<usize>> = Vec::new();
-    for (i, u) in units.iter().enumerate() {
-        // the branch whose every call it follows, the one whose last call
-        // ends latest (a call after a join waits for the longer branch)
-        let mut best: Option<(usize, f64)> = None;
-        for (b, branch) in branches.iter().enumerate() {
-            if branch.iter().all(|&j| follows(&units[j], u)) {
-                let last = &units[*branch.last().unwrap_or(&0)].1;
-                let end = last.end_ms / last.parents as f64;
-                if best.is_none_or(|(_, e)| end > e) {
-                    best = Some((b, end));
-                }
-            }
-        }
-        match best {
-            Some((b, _)) => branches[b].push(i),
-            None => branches.push(vec![i]),
-        }
-    }
-    // pairs the spans did not agree on (a minority of at least 5 %)
-    for (i, (ua, _)) in units.iter().enumerate() {
-        for (ub, _) in &units[i + 1..] {
-            if let Some((par, ab, ba)) = pair(*ua, *ub) {
-                let total = par + ab + ba;
-                let most = par.max(ab).max(ba);
-                if total > 0 && (total - most) * 20 >= total {
-                    mixed.push((
-                        s,
-                        *ua,
-                        *ub,
-                        PairAcc {
-                            parallel: par,
-                            first_before: ab,
-                            second_before: ba,
-                        },
-                    ));
-                }
-            }
-        }
-    }
-    let plan = branches
-        .iter()
-        .map(|b| {
-            b.iter()
-                .map(|&i| PlanCall {
-                    callee: units[i].0.0,
-                    nth: units[i].0.1,
-                    probability: units[i].1.parents as f64 / n,
-                })
-                .collect()
-        })
-        .collect();
-    // concurrency: the most spans at once, and their time over the interval
-    let mut events: Vec<(i64, i32)> = Vec::with_capacity(acc.spans.len() * 2);
-    for &(a, b) in &acc.spans {
-        events.push((a, 1));
-        events.push((b, -1));
-    }
-    events.sort_unstable();
-    let (mut now, mut peak) = (0i64, 0i64);
-    for (_, d) in events {
-        now += i64::from(d);
-        peak = peak.max(now);
-    }
-    // the sampling weight of the service's spans: the entries' mean weight
-    let (w, k): (f64, f64) = entries.iter().fold((0.0, 0.0), |(w, k), (_, e)| {
-        (w + e.weight, k + e.starts.len() as f64)
-    });
-    let scale = if k > 0.0 { w / k } else { 1.0 };
-    let mean_busy = (interval_ns > 0).then(|| acc.busy as f64 * scale / interval_ns as f64);
-    let mut own = acc.own;
-    own.sort_unstable();
-    ServiceOut {
-        sym: s,
-        handling: acc.handling,
-        own,
-        errors: acc.errors,
-        own_errors: acc.own_errors,
-        plan,
-        peak: peak.max(0) as u64,
-        mean_busy,
-        capped: acc.capped,
-    }
-}
-
-/// The value at `q` (0..=1) of sorted `v` by nearest rank, in ms.
-pub fn percentile_ms(v: &[i64], q: f64) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
-    Some(v[rank - 1] as f64 / 1e6)
 }

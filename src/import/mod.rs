@@ -2,47 +2,31 @@
 //!
 //! ```text
 //! files -> read (one module per format, told by content) -> spans::SpanStore
-//!       -> infer (trace by trace: tree, then accumulators) -> infer::System
+//!       -> infer (trace by trace: tree, then accumulators) -> infer::Traces
+//!       -> layout (graph, plans, rates) -> layout::System
 //!       -> write (scenario TOML, data CSVs, report sections) -> report::ImportReport
 //! ```
 //!
 //! The formats are the three JSON forms distributed traces are exported in:
-//! OpenTelemetry's OTLP JSON ([`otlp`]), Jaeger's ([`jaeger`]) and Zipkin's v2
-//! ([`zipkin`]); [`read`] tells them apart by their content and streams
+//! OpenTelemetry's OTLP JSON (`otlp`), Jaeger's (`jaeger`) and Zipkin's v2
+//! (`zipkin`); `read` tells them apart by their content and streams
 //! through a file without holding it (a span is about 56 bytes once read).
-//! What the traces say is in [`infer`], how it becomes a scenario in
-//! [`write`], and every input, inference and repair goes into the
+//! What the traces say is in `infer`, how it is laid out in `layout`, how
+//! it becomes a scenario in `write`, and every input, inference and repair goes into the
 //! [`report::ImportReport`], which any other kind of import adds to the same
 //! way.
 
-/// `impl DeserializeSeed for $seed`, handing the deserializer the seed itself
-/// as the visitor (`d.$how(self)`): every streaming reader here is a seed that
-/// is also its own visitor, one per level of the document.
-macro_rules! seed_via_visitor {
-    ($seed:ty, $how:ident) => {
-        impl<'de> serde::de::DeserializeSeed<'de> for $seed {
-            type Value = <Self as serde::de::Visitor<'de>>::Value;
-            fn deserialize<D: serde::de::Deserializer<'de>>(
-                self,
-                d: D,
-            ) -> Result<Self::Value, D::Error> {
-                d.$how(self)
-            }
-        }
-    };
-}
-
 pub mod config;
-pub mod infer;
-pub mod jaeger;
-pub mod json;
-pub mod otlp;
-pub mod read;
+mod infer;
+mod jaeger;
+mod layout;
+mod otlp;
+mod read;
 pub mod report;
-pub mod spans;
-pub mod tree;
-pub mod write;
-pub mod zipkin;
+mod spans;
+mod tree;
+mod write;
+mod zipkin;
 
 use crate::error::{Error, ScenarioError};
 use std::path::{Path, PathBuf};
@@ -67,30 +51,27 @@ pub enum Format {
 }
 
 impl Format {
+    /// Its `--from` value, and its name in messages and the report.
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Format::Otlp => ("otlp", "OTLP JSON"),
+            Format::Jaeger => ("jaeger", "Jaeger JSON"),
+            Format::Zipkin => ("zipkin", "Zipkin v2 JSON"),
+            Format::Grpc => ("grpc", "gRPC service config"),
+            Format::Envoy => ("envoy", "Envoy configuration"),
+            Format::Istio => ("istio", "Istio resources"),
+            Format::Resilience4j => ("resilience4j", "resilience4j configuration"),
+        }
+    }
+
     /// Its `--from` value.
     pub fn flag(self) -> &'static str {
-        match self {
-            Format::Otlp => "otlp",
-            Format::Jaeger => "jaeger",
-            Format::Zipkin => "zipkin",
-            Format::Grpc => "grpc",
-            Format::Envoy => "envoy",
-            Format::Istio => "istio",
-            Format::Resilience4j => "resilience4j",
-        }
+        self.names().0
     }
 
     /// Its name in messages and the report.
     pub fn title(self) -> &'static str {
-        match self {
-            Format::Otlp => "OTLP JSON",
-            Format::Jaeger => "Jaeger JSON",
-            Format::Zipkin => "Zipkin v2 JSON",
-            Format::Grpc => "gRPC service config",
-            Format::Envoy => "Envoy configuration",
-            Format::Istio => "Istio resources",
-            Format::Resilience4j => "resilience4j configuration",
-        }
+        self.names().1
     }
 
     /// A configuration (not traces)?
@@ -101,6 +82,19 @@ impl Format {
         )
     }
 }
+
+/// How an imported scenario draws the tails of the values measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Tail {
+    /// As measured.
+    #[default]
+    Empirical,
+    /// Above the 0.9 quantile, from a fitted generalized Pareto tail.
+    Fit,
+}
+
+/// The quantile above which `--tail fit` fits a tail.
+pub const FIT_ABOVE: f64 = 0.9;
 
 /// What `resim import` is asked to do.
 #[derive(Debug, Clone)]
@@ -113,6 +107,8 @@ pub struct ImportOptions {
     pub from: Option<Format>,
     /// The share of requests the traces hold (`--sample-rate`).
     pub sample_rate: Option<f64>,
+    /// How the measured values' tails are drawn (`--tail`).
+    pub tail: Tail,
     /// Replace a scenario (and its report and data) written before.
     pub force: bool,
     /// Choices where the real systems differ (configuration imports).
@@ -136,15 +132,15 @@ fn usage(message: String) -> Error {
     Error::from(ScenarioError::new("", message))
 }
 
-/// Reads the trace files, infers the system and writes the scenario, its
-/// data files and its report (nothing is written when any step fails).
+/// Reads the files, infers the system and writes the scenario, its data
+/// files and its report (nothing is written when any step fails).
 pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
     if let Some(r) = opts.sample_rate
         && !(r > 0.0 && r <= 1.0)
     {
+        let r = crate::error::num(r);
         return Err(usage(format!(
-            "--sample-rate: the share of requests the traces hold, above 0 and at most 1 (got {})",
-            crate::error::num(r)
+            "--sample-rate: the share of requests the traces hold, above 0 and at most 1 (got {r})"
         )));
     }
     let scenario = if opts.out.extension().is_some_and(|e| e == "toml") {
@@ -156,206 +152,187 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
     };
     let stem = scenario
         .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "imported".into());
+        .map_or("imported".into(), |s| s.to_string_lossy().into_owned());
     let dir = scenario.parent().map(Path::to_path_buf).unwrap_or_default();
-    let data_name = format!("{stem}-data");
-    let data_dir = dir.join(&data_name);
     let report_file = dir.join(format!("{stem}.import.md"));
-    if !opts.force {
-        for p in [&scenario, &report_file] {
-            if p.exists() {
-                return Err(usage(format!(
-                    "{} exists already: choose another --out, or give --force to replace it (with its report and data folder)",
-                    p.display()
-                )));
-            }
-        }
+    if let Some(p) = [&scenario, &report_file]
+        .into_iter()
+        .find(|p| !opts.force && p.exists())
+    {
+        return Err(usage(format!(
+            "{} exists already: choose another --out, or give --force to replace it (with its report and data folder)",
+            p.display()
+        )));
     }
-
+    let shown = |files: &mut dyn Iterator<Item = &PathBuf>| {
+        files
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let configs = match opts.from {
         Some(f) => f.is_config(),
         None => {
             let sniffed: Vec<bool> = opts.files.iter().map(|f| config::sniff(f)).collect();
             if sniffed.iter().any(|c| *c) && !sniffed.iter().all(|c| *c) {
-                let (c, t): (Vec<_>, Vec<_>) =
-                    opts.files.iter().zip(&sniffed).partition(|(_, c)| **c);
+                let kind = |c: bool| {
+                    shown(
+                        &mut opts
+                            .files
+                            .iter()
+                            .zip(&sniffed)
+                            .filter(|f| *f.1 == c)
+                            .map(|f| f.0),
+                    )
+                };
                 return Err(usage(format!(
                     "configuration files ({}) and trace files ({}) cannot be imported together: import each kind on its own",
-                    c.iter()
-                        .map(|(f, _)| f.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    t.iter()
-                        .map(|(f, _)| f.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    kind(true),
+                    kind(false)
                 )));
             }
             sniffed.iter().all(|c| *c)
         }
     };
-    if configs {
-        if opts.sample_rate.is_some() {
-            return Err(usage(
-                "--sample-rate is for traces: a configuration file holds no requests to sample"
-                    .into(),
-            ));
-        }
-        let (toml, mut report) = config::build(&opts.files, opts.from, opts.choices, &scenario)?;
-        let loaded =
-            crate::scenario::load_str(&toml, &scenario, &crate::scenario::LoadOptions::default())
-                .map_err(|e| {
-                Error::Other(format!(
-                    "the imported scenario does not load, which is a bug in resim import: {e}"
-                ))
-            })?;
-        // what `resim check` would warn of: settings that do not do what
-        // they seem to (a per-try timeout never retried, as the proxy runs it)
-        report.warnings.extend(
-            crate::scenario::warnings(&loaded)
-                .into_iter()
-                .map(|w| format!("the scenario: {w}")),
-        );
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(&dir).map_err(|e| Error::Io {
-                context: format!("cannot create {}", dir.display()),
-                source: e,
-                user_path: true,
-            })?;
-        }
-        write_whole(&report_file, report.markdown().as_bytes())?;
-        write_whole(&scenario, toml.as_bytes())?;
-        return Ok(Imported {
-            report,
-            scenario,
-            report_file,
-            data_dir: None,
-        });
+    if !configs {
+        return traces(opts, scenario, report_file, &stem);
     }
+    if opts.sample_rate.is_some() {
+        return Err(usage(
+            "--sample-rate is for traces: a configuration file holds no requests to sample".into(),
+        ));
+    }
+    if opts.tail == Tail::Fit {
+        return Err(usage(
+            "--tail is for traces: a configuration file holds no measured values".into(),
+        ));
+    }
+    let (toml, mut report) = config::build(&opts.files, opts.from, opts.choices, &scenario)?;
+    let loaded = loads(&toml, &scenario)?;
+    // what `resim check` would warn of: settings that do not do what they
+    // seem to (a per-try timeout never retried, as the proxy runs it)
+    report.warnings.extend(
+        crate::scenario::warnings(&loaded)
+            .into_iter()
+            .map(|w| format!("the scenario: {w}")),
+    );
+    if !dir.as_os_str().is_empty() {
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Io {
+            context: format!("cannot create {}", dir.display()),
+            source: e,
+            user_path: true,
+        })?;
+    }
+    write_whole(&report_file, report.markdown().as_bytes())?;
+    write_whole(&scenario, toml.as_bytes())?;
+    Ok(Imported {
+        report,
+        scenario,
+        report_file,
+        data_dir: None,
+    })
+}
 
+/// The imported scenario must load: anything else is a bug of the import.
+fn loads(toml: &str, scenario: &Path) -> Result<crate::scenario::Scenario, Error> {
+    crate::scenario::load_str(toml, scenario, &crate::scenario::LoadOptions::default()).map_err(
+        |e| {
+            Error::Other(format!(
+                "the imported scenario does not load, which is a bug in resim import: {e}"
+            ))
+        },
+    )
+}
+
+/// The trace import: read, infer, lay out, write.
+fn traces(
+    opts: &ImportOptions,
+    scenario: PathBuf,
+    report_file: PathBuf,
+    stem: &str,
+) -> Result<Imported, Error> {
+    let files = || {
+        opts.files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut store = spans::SpanStore::default();
-    let mut sources = Vec::new();
-    let mut reads = Vec::new();
-    for f in &opts.files {
-        let r = read::read_file(f, opts.from, &mut store)?;
-        sources.push(report::Source {
-            file: f.display().to_string(),
-            format: r.format.title().into(),
-            bytes: r.bytes,
-            read: format!("{} spans", r.spans),
-            note: r
-                .truncated
-                .as_ref()
-                .map(|at| format!("cut off at {at}: the spans before it are used")),
-        });
-        reads.push(r);
-    }
+    let mut report = report::ImportReport {
+        scenario: scenario.display().to_string(),
+        ..Default::default()
+    };
+    let cut = read_all(opts, &mut store, &mut report)?;
     if store.spans.is_empty() {
-        let skipped = &store.skipped;
+        let s = &store.skipped;
         return Err(usage(format!(
-            "{}: no span to import ({} without usable ids, {} without times)",
-            opts.files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            skipped.bad_ids,
-            skipped.no_times
+            "{}: no span to import ({} without usable ids, {} without a start)",
+            files(),
+            s.bad_ids,
+            s.no_times
         )));
     }
     let traces = infer::gather(&store, opts.sample_rate);
     let probabilities = traces.probabilities();
-    let (system, broken, counts) = traces.system(&store.strings);
+    let (system, broken, c) = layout::system(traces, &store.strings);
     if system.entries.is_empty() {
         return Err(usage(format!(
-            "{}: no request arrives in these traces: every handling span has a parent ({} orphans, whose parents are missing), so there is no entry point to send requests to",
-            opts.files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
+            "{}: no request arrives in these traces: no span is a root or a server or consumer span whose parent is outside the file ({} orphans, whose parents are missing), so there is no entry point to send requests to",
+            files(),
             broken.orphans
         )));
     }
-    let inputs = opts
+    let inputs: Vec<String> = opts
         .files
         .iter()
-        .map(|f| {
-            f.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join(", ");
+        .filter_map(|f| f.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    let data_name = format!("{stem}-data");
     let cx = write::Context {
         strings: &store.strings,
-        stem: &stem,
+        stem,
         data_dir: &data_name,
-        inputs: &inputs,
-        traces: counts.traces,
-        spans: counts.spans,
+        inputs: &inputs.join(", "),
+        traces: c.traces,
+        spans: c.spans,
         sample_rate: opts.sample_rate,
+        tail: opts.tail,
     };
     let written = write::write(&system, &cx);
-
-    let mut report = report::ImportReport {
-        scenario: scenario.display().to_string(),
-        sources,
-        ..Default::default()
+    let entered = match c.entered {
+        0 => String::new(),
+        n => format!(
+            " ({n} at server or consumer spans whose parent is not in the file: requests entered there)"
+        ),
     };
     report.summary.push(format!(
-        "{} traces, {} spans: {} handling spans, {} calls, {} arrivals",
-        counts.traces, counts.spans, counts.handling, counts.calls, counts.arrivals
+        "{} traces, {} spans: {} handling spans, {} calls, {} arrivals{entered}",
+        c.traces, c.spans, c.handling, c.calls, c.arrivals
     ));
-    report.summary.extend(written.summary.iter().cloned());
-    report.warnings = broken_warnings(&store.skipped, &broken, &counts, &reads);
+    report.summary.extend(written.summary);
+    let (warnings, section) = broken_traces(&store.skipped, &broken, &c);
+    report.warnings = cut.into_iter().chain(warnings).collect();
     if opts.sample_rate.is_none() {
-        match probabilities.as_slice() {
-            [] => report.warnings.push(
-                "no trace says how it was sampled: each stands for one request (give --sample-rate R if only a share R of the requests was traced)".into(),
-            ),
-            ps => {
-                let said: Vec<String> = ps
-                    .iter()
-                    .map(|(p, n)| format!("{} ({n} traces)", crate::error::num(*p)))
-                    .collect();
-                let unsaid = counts.traces - counts.sampled_traces;
-                report.summary.push(format!(
-                    "sampling probabilities the traces say: {}{}",
-                    said.join(", "),
-                    if unsaid > 0 {
-                        format!("; {unsaid} traces say none (each stands for one request)")
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
-        }
+        sampling(&probabilities, c.traces - c.sampled_traces, &mut report);
     }
-    report.warnings.extend(written.warnings.iter().cloned());
-    report
-        .sections
-        .push(broken_section(&store.skipped, &broken, &counts));
+    report.warnings.extend(written.warnings);
+    report.sections.push(section);
     report.sections.extend(written.sections);
-
     // the data first, then the scenario that reads it must load
-    let files = written
+    let data_dir = scenario
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+        .join(&data_name);
+    let data = written
         .files
         .into_iter()
         .map(|(n, b)| (n, crate::report::Content::Bytes(b)))
         .collect();
-    crate::report::Folder::open(&data_dir, &[])?.replace(files)?;
-    crate::scenario::load_str(
-        &written.toml,
-        &scenario,
-        &crate::scenario::LoadOptions::default(),
-    )
-    .map_err(|e| {
-        Error::Other(format!(
-            "the imported scenario does not load, which is a bug in resim import: {e}"
-        ))
-    })?;
+    crate::report::Folder::open(&data_dir, &[])?.replace(data)?;
+    loads(&written.toml, &scenario)?;
     write_whole(&report_file, report.markdown().as_bytes())?;
     write_whole(&scenario, written.toml.as_bytes())?;
     Ok(Imported {
@@ -366,6 +343,55 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
     })
 }
 
+/// Reads every file into `store`, each a source of `report`; the warnings of
+/// those cut off.
+fn read_all(
+    opts: &ImportOptions,
+    store: &mut spans::SpanStore,
+    report: &mut report::ImportReport,
+) -> Result<Vec<String>, Error> {
+    let mut cut = Vec::new();
+    for f in &opts.files {
+        let r = read::read_file(f, opts.from, store)?;
+        if let Some(at) = &r.truncated {
+            cut.push(format!(
+                "{} is cut off at {at}: the {} spans before it are used, the rest is lost",
+                f.display(),
+                r.spans
+            ));
+        }
+        report.sources.push(report::Source {
+            file: f.display().to_string(),
+            format: r.format.title().into(),
+            bytes: r.bytes,
+            read: format!("{} spans", r.spans),
+            note: r
+                .truncated
+                .map(|at| format!("cut off at {at}: the spans before it are used")),
+        });
+    }
+    Ok(cut)
+}
+
+/// What the traces said of their sampling (`unsaid`: traces that said none).
+fn sampling(probabilities: &[(f64, u64)], unsaid: u64, report: &mut report::ImportReport) {
+    if probabilities.is_empty() {
+        return report.warnings.push("no trace says how it was sampled: each stands for one request (give --sample-rate R if only a share R of the requests was traced)".into());
+    }
+    let said: Vec<String> = probabilities
+        .iter()
+        .map(|(p, n)| format!("{} ({n} traces)", crate::error::num(*p)))
+        .collect();
+    let unsaid = match unsaid {
+        0 => String::new(),
+        n => format!("; {n} traces say none (each stands for one request)"),
+    };
+    report.summary.push(format!(
+        "sampling probabilities the traces say: {}{unsaid}",
+        said.join(", ")
+    ));
+}
+
 /// Writes `bytes` to `path` whole or not at all (a temporary beside it,
 /// renamed over it).
 pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
@@ -374,145 +400,90 @@ pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let io = |e: std::io::Error| Error::Io {
-        context: format!("cannot write {}", path.display()),
-        source: e,
-        user_path: true,
-    };
-    std::fs::write(&tmp, bytes).map_err(|e| {
+    let io = |e: std::io::Error| {
         // a full disk: no half-written temporary left behind
         let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
+        Error::Io {
+            context: format!("cannot write {}", path.display()),
+            source: e,
+            user_path: true,
+        }
+    };
+    std::fs::write(&tmp, bytes).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
 }
 
-/// The warnings of what was broken in the traces.
-fn broken_warnings(
-    skipped: &spans::Skipped,
-    b: &tree::Broken,
-    c: &infer::Counts,
-    reads: &[read::FileRead],
-) -> Vec<String> {
-    let mut w = Vec::new();
-    for r in reads {
-        if let Some(at) = &r.truncated {
-            w.push(format!(
-                "{} is cut off at {at}: the {} spans before it are used, the rest is lost",
-                r.path.display(),
-                r.spans
-            ));
-        }
-    }
-    let lines: [(u64, &str); 12] = [
-        (
-            skipped.bad_ids,
-            "spans without a usable trace or span id were left out",
-        ),
-        (
-            skipped.no_times,
-            "spans without a start or an end were left out",
-        ),
-        (
-            skipped.negative,
-            "spans ended before they started: their end was set to their start",
-        ),
-        (
-            b.duplicates,
-            "spans repeat another span's id in their trace: left out",
-        ),
-        (
-            b.unknown_service,
-            "spans name no service: left out, their children hung under the span above",
-        ),
-        (
-            b.orphans,
-            "spans name a parent that is not in their trace (orphans): kept, but not counted as arrivals",
-        ),
-        (
-            b.cycles,
-            "parent links loop: cut at the span where the loop closes (that span is no arrival)",
-        ),
-        (
-            b.skew,
-            "spans of another service started outside their parent (clock skew): moved into it, with everything below them",
-        ),
-        (
-            c.unowned_calls,
-            "client spans have no handling span of their service above them: their calls are not counted",
-        ),
-        (
-            c.unnamed_callees,
-            "client spans have no callee below them and name none (peer.service, server.address, db.system...): the callee is named after the span",
-        ),
-        (
-            c.outside_repeats,
-            "root client spans had more than one handling span below them: the first is the arrival, the others (a client's retries) are not modelled",
-        ),
-        (
-            c.unowned_handling,
-            "handling spans sit under a span whose service has no handling span above it: their caller is unknown, no call is counted",
-        ),
-    ];
-    for (n, what) in lines {
-        if n > 0 {
-            w.push(format!("{n} {what}"));
-        }
-    }
-    w
-}
+/// The broken-trace rows: what, what resim import did, and the warning when
+/// the count (in the order of [`broken_traces`]'s) is above 0 (none: no
+/// warning).
+const BROKEN: &str = "\
+traces|read|
+spans in traces|used|
+spans without usable ids|left out|spans without a usable trace or span id were left out
+spans without a start|left out|spans without a start were left out
+spans without an end or a duration|kept in place; no time measured from them|spans have no end and no duration: kept in place (with the spans below them; each ends with the last of those), no time measured from them
+spans ending before they start|end set to the start|spans ended before they started: their end was set to their start
+duplicate span ids|left out|spans repeat another span's id in their trace: left out
+spans of no known service|left out; children hung under the span above|spans name no service: left out, their children hung under the span above
+orphans (parent missing)|kept; a server or consumer span is an arrival, others not|spans name a parent that is not in their trace (orphans): kept; those of a server or consumer are arrivals (requests entered there), the others are not
+parent cycles|cut|parent links loop: cut at the span where the loop closes (that span is no arrival)
+clock-skew repairs|moved into the parent|spans of another service started outside their parent (clock skew): moved into it, with everything below them
+spans ending after their parent|kept (a caller that gave up, or did not wait)|
+client spans with no handling span of their service above|their calls not counted|client spans have no handling span of their service above them: their calls are not counted
+client spans named for their callee|a call of the handling span above to it|client spans name another service than the handling span above them: calls of that span to the service they name (as Zipkin's dependency linker takes them)
+client spans naming no callee|callee named after the span|client spans have no callee below them and name none (peer.service, server.address, db.system...): the callee is named after the span
+root client spans with more than one handling span below|the first is the arrival|root client spans had more than one handling span below them: the first is the arrival, the others (a client's retries) are not modelled
+handling spans under a span of a service with none above|no call counted|handling spans sit under a span whose service has no handling span above it: their caller is unknown, no call is counted
+asynchronous calls (messages, FOLLOWS_FROM, links)|workloads of their own|";
 
-/// The report's section on broken traces: every count, zero or not.
-fn broken_section(
-    skipped: &spans::Skipped,
+/// What was broken in the traces: a warning for each count above 0, and the
+/// report's section with every count, zero or not.
+fn broken_traces(
+    s: &spans::Skipped,
     b: &tree::Broken,
     c: &infer::Counts,
-) -> report::Section {
-    let mut t = report::Table::new(&["what", "count", "what resim import did"]);
-    let rows: [(&str, u64, &str); 13] = [
-        ("traces", c.traces, "read"),
-        ("spans in traces", c.spans, "used"),
-        ("spans without usable ids", skipped.bad_ids, "left out"),
-        ("spans without times", skipped.no_times, "left out"),
-        (
-            "spans ending before they start",
-            skipped.negative,
-            "end set to the start",
-        ),
-        ("duplicate span ids", b.duplicates, "left out"),
-        (
-            "spans of no known service",
-            b.unknown_service,
-            "left out; children hung under the span above",
-        ),
-        ("orphans (parent missing)", b.orphans, "kept; not arrivals"),
-        ("parent cycles", b.cycles, "cut"),
-        ("clock-skew repairs", b.skew, "moved into the parent"),
-        (
-            "spans ending after their parent",
-            b.outlived,
-            "kept (a caller that gave up, or did not wait)",
-        ),
-        (
-            "client spans with no handling span of their service above",
-            c.unowned_calls,
-            "their calls not counted",
-        ),
-        (
-            "client spans naming no callee",
-            c.unnamed_callees,
-            "callee named after the span",
-        ),
+) -> (Vec<String>, report::Section) {
+    let counts = [
+        c.traces,
+        c.spans,
+        s.bad_ids,
+        s.no_times,
+        s.no_end,
+        s.negative,
+        b.duplicates,
+        b.unknown_service,
+        b.orphans,
+        b.cycles,
+        b.skew,
+        b.outlived,
+        c.unowned_calls,
+        c.named_for_callee,
+        c.unnamed_callees,
+        c.outside_repeats,
+        c.unowned_handling,
+        c.async_calls,
     ];
-    for (what, n, did) in rows {
-        t.push(vec![what.into(), n.to_string(), did.into()]);
+    let mut t = report::Table::of("what|count|what resim import did");
+    let mut warnings = Vec::new();
+    for (n, line) in counts.into_iter().zip(BROKEN.lines()) {
+        let mut cells = line.split('|');
+        let (what, did, warning) = (cells.next(), cells.next(), cells.next().unwrap_or(""));
+        t.push(vec![
+            what.unwrap_or("").into(),
+            n.to_string(),
+            did.unwrap_or("").into(),
+        ]);
+        if n > 0 && !warning.is_empty() {
+            warnings.push(format!("{n} {warning}"));
+        }
     }
-    report::Section {
-        heading: "Broken traces".into(),
-        text: vec!["What was wrong in the traces, and what was done about it; nothing is dropped without a count here.".into()],
-        table: Some(t),
-    }
+    let text = "What was wrong in the traces, and what was done about it; nothing is dropped without a count here.";
+    (
+        warnings,
+        report::Section {
+            heading: "Broken traces".into(),
+            text: vec![text.into()],
+            table: Some(t),
+        },
+    )
 }

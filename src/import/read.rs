@@ -1,23 +1,28 @@
 //! Reading one trace file: its format told by its content, its spans streamed
-//! into the store. A file that ends in the middle (a collector killed while
-//! writing) keeps the spans read before the cut, and the cut is reported; any
-//! other error stops the import naming the file, the line and column, and the
-//! JSON pointer of the value at fault.
+//! into the store. The long arrays (OTLP's resources and spans, Jaeger's
+//! traces, Zipkin's spans) are read element by element, serde's "stream an
+//! array" recipe ([`List`]); every element (a span, a Jaeger trace) is
+//! derived whole and kept as a compact record. The shapes are those Jaeger's
+//! UI opens (jaeger-ui `FileLoader.tsx`, `loadTracesFromFile`, and
+//! `utils/readJsonFile.ts`): `{"data": [traces]}`, `{"data": {trace}}`, a
+//! bare trace object, a list of traces, one document a line, and a list of
+//! OTLP documents read as one. A file that ends in the middle (a collector
+//! killed while writing) keeps the elements read whole before the cut, and
+//! the cut is reported; any other error stops the import naming the file, the
+//! line and column, and the JSON pointer of the value at fault.
 
-use super::json::{Ctx, check_head, next_key, skip_value};
 use super::spans::SpanStore;
 use super::{Format, jaeger, otlp, zipkin};
 use crate::error::{Error, ScenarioError};
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use std::fmt;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::marker::PhantomData;
+use std::path::Path;
 
 /// What one file gave.
 #[derive(Debug, Clone)]
 pub struct FileRead {
-    /// The file.
-    pub path: PathBuf,
     /// Its format, from its content.
     pub format: Format,
     /// Its size in bytes.
@@ -28,6 +33,122 @@ pub struct FileRead {
     pub truncated: Option<String>,
 }
 
+/// The state of one file's reading: where the reader is, and the store.
+pub struct Ctx<'s> {
+    /// Where spans go.
+    pub store: &'s mut SpanStore,
+    /// The JSON pointer's steps through the arrays and objects streamed.
+    pub path: Vec<String>,
+    /// Inside an element derived whole: the pointer of the value at fault.
+    pub inner: String,
+}
+
+impl Ctx<'_> {
+    /// The JSON pointer (RFC 6901) of where the reader is.
+    pub fn pointer(&self) -> String {
+        let out: String = self.path.iter().map(|s| format!("/{s}")).collect();
+        match (out + &self.inner).as_str() {
+            "" => "/".into(),
+            p => p.into(),
+        }
+    }
+
+    /// Runs `f` with `key` on the pointer.
+    pub fn at<T, E>(
+        &mut self,
+        key: &str,
+        f: impl FnOnce(&mut Self) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.path.push(key.replace('~', "~0").replace('/', "~1"));
+        let v = f(self)?;
+        self.path.pop();
+        Ok(v)
+    }
+}
+
+/// `#[serde(deserialize_with)]` for lists and maps that may be `null`.
+pub fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
+    d: D,
+) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// A value derived whole, the pointer inside it kept when it fails.
+pub struct Whole<'i, T>(pub &'i mut String, pub PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> DeserializeSeed<'de> for Whole<'_, T> {
+    type Value = T;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        let mut track = serde_path_to_error::Track::new();
+        let got = T::deserialize(serde_path_to_error::Deserializer::new(d, &mut track));
+        if got.is_err() {
+            self.0.clear();
+            for seg in track.path().iter() {
+                use serde_path_to_error::Segment;
+                match seg {
+                    Segment::Seq { index } => self.0.push_str(&format!("/{index}")),
+                    Segment::Map { key } => self
+                        .0
+                        .push_str(&format!("/{}", key.replace('~', "~0").replace('/', "~1"))),
+                    _ => {}
+                }
+            }
+        }
+        got
+    }
+}
+
+/// A JSON array streamed (serde's "stream an array" recipe): each element
+/// derived as `T` and handed to `each`, the list itself never held. `what`
+/// names the list in messages.
+pub struct List<'c, 's, T, F> {
+    /// The reader's state.
+    pub ctx: &'c mut Ctx<'s>,
+    /// What the list is, for "expected ...".
+    pub what: &'static str,
+    /// What to do with each element.
+    pub each: F,
+    /// The element type.
+    pub item: PhantomData<T>,
+}
+
+impl<'de, T, F> Visitor<'de> for List<'_, '_, T, F>
+where
+    T: Deserialize<'de>,
+    F: FnMut(T, &mut Ctx<'_>),
+{
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.what)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        for i in 0.. {
+            self.ctx.path.push(i.to_string());
+            let Some(item) = seq.next_element_seed(Whole(&mut self.ctx.inner, PhantomData))? else {
+                self.ctx.path.pop();
+                return Ok(());
+            };
+            self.ctx.path.pop();
+            (self.each)(item, self.ctx);
+        }
+        Ok(())
+    }
+}
+
+impl<'de, T, F> DeserializeSeed<'de> for List<'_, '_, T, F>
+where
+    T: Deserialize<'de>,
+    F: FnMut(T, &mut Ctx<'_>),
+{
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
 /// Reads `path` into `store`. `forced`: the format `--from` names (the
 /// content must agree).
 pub fn read_file(
@@ -36,6 +157,11 @@ pub fn read_file(
     store: &mut SpanStore,
 ) -> Result<FileRead, Error> {
     let bad = |message: String| Error::from(ScenarioError::new("", message).in_file(path));
+    let io = |e: std::io::Error| Error::Io {
+        context: format!("cannot read {}", path.display()),
+        source: e,
+        user_path: true,
+    };
     let meta = std::fs::metadata(path).map_err(|_| {
         bad(format!(
             "cannot read it: {}",
@@ -45,50 +171,49 @@ pub fn read_file(
     if meta.is_dir() {
         return Err(bad("is a folder, not a trace file".into()));
     }
-    let file = std::fs::File::open(path).map_err(|e| Error::Io {
-        context: format!("cannot read {}", path.display()),
-        source: e,
-        user_path: true,
-    })?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let head = reader.fill_buf().map_err(|e| Error::Io {
-        context: format!("cannot read {}", path.display()),
-        source: e,
-        user_path: true,
-    })?;
-    let bom = check_head(head).map_err(bad)?;
+    let mut reader =
+        std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path).map_err(io)?);
+    let bom = check_head(reader.fill_buf().map_err(io)?).map_err(bad)?;
     reader.consume(bom);
-
-    let mut ctx = Ctx::new(store);
+    let before = store.spans.len();
+    let mut ctx = Ctx {
+        store,
+        path: Vec::new(),
+        inner: String::new(),
+    };
     let mut de = serde_json::Deserializer::from_reader(reader);
-    let mut format = None;
+    let mut found = None;
     let mut truncated = None;
     loop {
         let top = Top {
             ctx: &mut ctx,
             forced,
-            found: &mut format,
+            found: &mut found,
         };
         if let Err(e) = top.deserialize(&mut de) {
+            use serde_json::error::Category;
             let at = format!("{}:{}", e.line(), e.column());
-            if e.classify() == serde_json::error::Category::Eof && format.is_some() {
-                truncated = Some(format!("{at}, in {}", ctx.pointer()));
-                break;
+            match e.classify() {
+                Category::Eof if found.is_some() => {
+                    truncated = Some(format!("{at}, in {}", ctx.pointer()));
+                    break;
+                }
+                Category::Io => return Err(bad(format!("cannot read it: {e}"))),
+                Category::Eof => {
+                    return Err(bad(format!(
+                        "{at}: the file ends before any trace data: not a trace file"
+                    )));
+                }
+                _ => {}
             }
-            if e.classify() == serde_json::error::Category::Io {
-                return Err(bad(format!("cannot read it: {e}")));
-            }
-            let message = strip_position(&e.to_string());
-            let pointer = if ctx.path.is_empty() {
+            let message = e.to_string();
+            let message = message
+                .rfind(" at line ")
+                .map_or(&*message, |i| &message[..i]);
+            let pointer = if ctx.path.is_empty() && ctx.inner.is_empty() {
                 String::new()
             } else {
                 ctx.pointer()
-            };
-            let eof = e.classify() == serde_json::error::Category::Eof;
-            let message = if eof {
-                "the file ends before any trace data: not a trace file".to_string()
-            } else {
-                message
             };
             return Err(ScenarioError::new(pointer, message)
                 .in_file(path)
@@ -101,108 +226,191 @@ pub fn read_file(
         }
     }
     Ok(FileRead {
-        path: path.to_path_buf(),
-        format: format.unwrap_or(forced.unwrap_or(Format::Otlp)),
+        format: found.unwrap_or(forced.unwrap_or(Format::Otlp)),
         bytes: meta.len(),
-        spans: ctx.kept,
+        spans: (ctx.store.spans.len() - before) as u64,
         truncated,
     })
 }
 
-/// serde_json's message without its " at line L column C" (the position is
-/// given in front, as every resim error gives it).
-fn strip_position(m: &str) -> String {
-    match m.rfind(" at line ") {
-        Some(i) => m[..i].to_string(),
-        None => m.to_string(),
+/// The file's first bytes: what they say it is not (Ok: the bytes of a byte
+/// order mark to skip).
+pub fn check_head(head: &[u8]) -> Result<usize, String> {
+    if head.is_empty() {
+        return Err("the file is empty".into());
     }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Err("the file is compressed (gzip): decompress it first (gunzip)".into());
+    }
+    if head.starts_with(&[0xff, 0xfe]) || head.starts_with(&[0xfe, 0xff]) {
+        return Err("the file is UTF-16: save it as UTF-8".into());
+    }
+    if head.len() >= 2 && (head[0] == 0 || head[1] == 0) {
+        return Err("the file is UTF-16 (or binary): save it as UTF-8".into());
+    }
+    Ok(if head.starts_with(&[0xef, 0xbb, 0xbf]) {
+        3
+    } else {
+        0
+    })
 }
 
 /// The top of a document: an object (OTLP's `resourceSpans` or Tempo's
-/// `batches`; Jaeger's `data`) or a list (Zipkin's spans).
+/// `batches`; Jaeger's `data`, or one Jaeger trace) or a list (Zipkin's spans,
+/// Jaeger traces, OTLP documents).
 struct Top<'c, 's, 'f> {
     ctx: &'c mut Ctx<'s>,
     forced: Option<Format>,
     found: &'f mut Option<Format>,
 }
 
-impl Top<'_, '_, '_> {
-    /// The content says `format`: the same as `--from` and as the documents
-    /// before it in the file.
-    fn found<E: de::Error>(&mut self, format: Format, what: &str) -> Result<(), E> {
-        if let Some(f) = self.forced
-            && f != format
-        {
-            return Err(E::custom(format!(
-                "--from {} was given, but the file holds {} ({what})",
-                f.flag(),
-                format.title()
-            )));
-        }
-        match *self.found {
-            Some(f) if f != format => Err(E::custom(format!(
-                "the file holds {} before, and {} ({what}) here: one format a file",
-                f.title(),
-                format.title()
-            ))),
-            _ => {
-                *self.found = Some(format);
-                Ok(())
-            }
+/// The content says `format`: the same as `--from` and as the documents
+/// before it in the file.
+fn agree<E: de::Error>(
+    found: &mut Option<Format>,
+    forced: Option<Format>,
+    format: Format,
+    what: &str,
+) -> Result<(), E> {
+    if let Some(f) = forced
+        && f != format
+    {
+        return Err(E::custom(format!(
+            "--from {} was given, but the file holds {} ({what})",
+            f.flag(),
+            format.title()
+        )));
+    }
+    match *found {
+        Some(f) if f != format => Err(E::custom(format!(
+            "the file holds {} before, and {} ({what}) here: one format a file",
+            f.title(),
+            format.title()
+        ))),
+        _ => {
+            *found = Some(format);
+            Ok(())
         }
     }
 }
 
-seed_via_visitor!(Top<'_, '_, '_>, deserialize_any);
+impl<'de> DeserializeSeed<'de> for Top<'_, '_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
 
 impl<'de> Visitor<'de> for Top<'_, '_, '_> {
     type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str(
             "a trace file: OTLP JSON ({\"resourceSpans\": [...]}), Jaeger JSON ({\"data\": [...]}) or Zipkin v2 JSON (a list of spans)",
         )
     }
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-        const KEYS: &[&str] = &["resourceSpans", "batches", "data", "traceId", "traceID"];
-        let mut any = false;
-        while let Some(k) = next_key(&mut map, self.ctx, KEYS)? {
-            match k {
-                Some(i @ (0 | 1)) => {
-                    self.found(Format::Otlp, &format!("`{}`", KEYS[i]))?;
-                    any = true;
-                    let ctx = &mut *self.ctx;
-                    super::json::at(ctx, KEYS[i], |c| {
-                        map.next_value_seed(otlp::ResourceSpansList(c))
-                    })?;
-                }
-                Some(2) => {
-                    self.found(Format::Jaeger, "`data`")?;
-                    any = true;
-                    let ctx = &mut *self.ctx;
-                    super::json::at(ctx, KEYS[2], |c| map.next_value_seed(jaeger::TraceList(c)))?;
-                }
-                Some(3) => {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let (ctx, found) = (self.ctx, self.found);
+        let mut trace = jaeger::Trace::default();
+        let mut single = false;
+        while let Some(key) = map.next_key::<String>()? {
+            let format = match key.as_str() {
+                "resourceSpans" | "batches" => Format::Otlp,
+                "data" | "traceID" | "spans" | "processes" => Format::Jaeger,
+                "traceId" | "id" => {
                     return Err(de::Error::custom(
                         "a single span: Zipkin v2 JSON is a list of spans ([{...}, ...])",
                     ));
                 }
-                Some(_) => {
-                    return Err(de::Error::custom(
-                        "a single Jaeger trace: Jaeger JSON is {\"data\": [traces]}",
-                    ));
+                _ => {
+                    ctx.at(&key, |_| map.next_value::<IgnoredAny>())?;
+                    continue;
                 }
-                None => skip_value(&mut map, self.ctx)?,
-            }
+            };
+            let what = if key == "data" || format == Format::Otlp {
+                format!("`{key}`")
+            } else {
+                "a trace object".into()
+            };
+            agree(found, self.forced, format, &what)?;
+            ctx.at(&key, |c| match key.as_str() {
+                "data" => map.next_value_seed(jaeger::Data(c)),
+                "traceID" => map
+                    .next_value_seed(Whole(&mut c.inner, PhantomData))
+                    .map(|v| trace.id = v),
+                "spans" => map
+                    .next_value_seed(Whole(&mut c.inner, PhantomData))
+                    .map(|v| trace.spans = v),
+                "processes" => map
+                    .next_value_seed(Whole(&mut c.inner, PhantomData))
+                    .map(|v| trace.processes = v),
+                _ => map.next_value_seed(otlp::ResourceList(c, 0)),
+            })?;
+            single |= !matches!(key.as_str(), "data" | "resourceSpans" | "batches");
         }
-        if !any {
+        if single {
+            trace.keep(ctx);
+        } else if found.is_none() {
             return Err(de::Error::custom(
                 "not a trace file: a JSON object without `resourceSpans` (OTLP JSON) or `data` (Jaeger JSON)",
             ));
         }
         Ok(())
     }
-    fn visit_seq<A: SeqAccess<'de>>(mut self, seq: A) -> Result<(), A::Error> {
-        self.found(Format::Zipkin, "a list of spans")?;
-        zipkin::spans(seq, self.ctx)
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        // what the list holds, told by its first element's keys
+        let ctx = self.ctx;
+        ctx.path.push("0".into());
+        let first: Option<serde_json::Value> =
+            seq.next_element_seed(Whole(&mut ctx.inner, PhantomData))?;
+        ctx.path.pop();
+        let format = match &first {
+            Some(serde_json::Value::Object(o)) if o.contains_key("resourceSpans") => Format::Otlp,
+            Some(serde_json::Value::Object(o))
+                if ["traceID", "spans", "processes"]
+                    .iter()
+                    .any(|k| o.contains_key(*k)) =>
+            {
+                Format::Jaeger
+            }
+            _ => Format::Zipkin,
+        };
+        let what = match format {
+            Format::Otlp => "a list of OTLP documents",
+            Format::Jaeger => "a list of traces",
+            _ => "a list of spans",
+        };
+        agree(self.found, self.forced, format, what)?;
+        let Some(first) = first else { return Ok(()) };
+        match format {
+            Format::Otlp => rest::<A, otlp::Document>(seq, ctx, first, otlp::Document::keep),
+            Format::Jaeger => rest::<A, jaeger::Trace>(seq, ctx, first, jaeger::Trace::keep),
+            _ => rest::<A, zipkin::Span>(seq, ctx, first, zipkin::Span::keep),
+        }
     }
+}
+
+/// A bare list's elements as `T`: the first (read as a value to tell the
+/// format), then the rest streamed.
+fn rest<'de, A: SeqAccess<'de>, T: Deserialize<'de>>(
+    mut seq: A,
+    ctx: &mut Ctx<'_>,
+    first: serde_json::Value,
+    keep: fn(T, &mut Ctx<'_>),
+) -> Result<(), A::Error> {
+    ctx.path.push("0".into());
+    let item = Whole(&mut ctx.inner, PhantomData::<T>)
+        .deserialize(first)
+        .map_err(de::Error::custom)?;
+    ctx.path.pop();
+    keep(item, ctx);
+    for i in 1.. {
+        ctx.path.push(i.to_string());
+        let Some(item) = seq.next_element_seed(Whole(&mut ctx.inner, PhantomData::<T>))? else {
+            ctx.path.pop();
+            return Ok(());
+        };
+        ctx.path.pop();
+        keep(item, ctx);
+    }
+    Ok(())
 }

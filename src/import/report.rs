@@ -6,15 +6,16 @@
 //! out of it without a line saying so.
 
 use crate::error::printable;
+use std::fmt::Write as _;
 
 /// One input file and what came of it.
 #[derive(Debug, Clone)]
 pub struct Source {
-    /// The file, as given.
+    /// The file, as given, its format (as its content said), and its size.
     pub file: String,
-    /// Its format, as its content said.
+    /// See `file`.
     pub format: String,
-    /// Its size in bytes.
+    /// See `file`.
     pub bytes: u64,
     /// What was read from it ("12,345 spans").
     pub read: String,
@@ -40,9 +41,38 @@ impl Table {
         }
     }
 
+    /// A table with the columns named in `header`, separated by `|`.
+    pub fn of(header: &str) -> Table {
+        Table::new(&header.split('|').collect::<Vec<_>>())
+    }
+
     /// Adds a row.
     pub fn push(&mut self, row: Vec<String>) {
         self.rows.push(row);
+    }
+
+    fn markdown(&self, out: &mut String) {
+        let row = |cells: &[String]| {
+            format!(
+                "| {} |\n",
+                cells
+                    .iter()
+                    .map(|c| cell(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            )
+        };
+        out.push_str(&row(&self.header));
+        writeln!(out, "|{}", "---|".repeat(self.header.len())).ok();
+        self.rows.iter().for_each(|r| out.push_str(&row(r)));
+        if self.rows.is_empty() {
+            writeln!(
+                out,
+                "| (none){} |",
+                " |".repeat(self.header.len().saturating_sub(1))
+            )
+            .ok();
+        }
     }
 }
 
@@ -81,38 +111,40 @@ fn cell(s: &str) -> String {
 impl ImportReport {
     /// The report file (Markdown).
     pub fn markdown(&self) -> String {
-        let mut out = format!("# Import report: {}\n\n", cell(&self.scenario));
-        out.push_str("## What was read\n\n");
-        let mut t = Table::new(&["file", "format", "bytes", "read", "note"]);
+        let mut out = format!(
+            "# Import report: {}\n\n## What was read\n\n",
+            cell(&self.scenario)
+        );
+        let mut t = Table::of("file|format|bytes|read|note");
         for s in &self.sources {
+            let note = s.note.clone().unwrap_or_default();
             t.push(vec![
                 s.file.clone(),
                 s.format.clone(),
                 s.bytes.to_string(),
                 s.read.clone(),
-                s.note.clone().unwrap_or_default(),
+                note,
             ]);
         }
-        push_table(&mut out, &t);
+        t.markdown(&mut out);
         out.push_str("\n## What was built\n\n");
-        for line in &self.summary {
-            out.push_str(&format!("- {}\n", printable(line)));
+        for l in &self.summary {
+            writeln!(out, "- {}", printable(l)).ok();
         }
         out.push_str("\n## Warnings\n\n");
         if self.warnings.is_empty() {
             out.push_str("None: every span was used as it was.\n");
         }
         for w in &self.warnings {
-            out.push_str(&format!("- {}\n", printable(w)));
+            writeln!(out, "- {}", printable(w)).ok();
         }
         for s in &self.sections {
-            out.push_str(&format!("\n## {}\n\n", cell(&s.heading)));
+            write!(out, "\n## {}\n\n", cell(&s.heading)).ok();
             for p in &s.text {
-                out.push_str(&printable(p));
-                out.push_str("\n\n");
+                write!(out, "{}\n\n", printable(p)).ok();
             }
             if let Some(t) = &s.table {
-                push_table(&mut out, t);
+                t.markdown(&mut out);
             }
         }
         out
@@ -122,46 +154,19 @@ impl ImportReport {
     pub fn short(&self) -> String {
         let mut out = String::new();
         for s in &self.sources {
-            out.push_str(&format!("read {} ({}): {}", s.file, s.format, s.read));
-            if let Some(n) = &s.note {
-                out.push_str(&format!("; {n}"));
-            }
-            out.push('\n');
+            let note = s
+                .note
+                .as_ref()
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default();
+            writeln!(out, "read {} ({}): {}{note}", s.file, s.format, s.read).ok();
         }
-        for line in &self.summary {
-            out.push_str(line);
-            out.push('\n');
+        for l in &self.summary {
+            writeln!(out, "{l}").ok();
         }
         for w in &self.warnings {
-            out.push_str(&format!("warning: {w}\n"));
+            writeln!(out, "warning: {w}").ok();
         }
         printable(&out).into_owned()
-    }
-}
-
-fn push_table(out: &mut String, t: &Table) {
-    let row = |cells: &[String]| {
-        format!(
-            "| {} |\n",
-            cells
-                .iter()
-                .map(|c| cell(c))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        )
-    };
-    out.push_str(&row(&t.header));
-    out.push_str(&format!(
-        "|{}\n",
-        t.header.iter().map(|_| "---|").collect::<String>()
-    ));
-    for r in &t.rows {
-        out.push_str(&row(r));
-    }
-    if t.rows.is_empty() {
-        out.push_str(&format!(
-            "| (none){} |\n",
-            " |".repeat(t.header.len().saturating_sub(1))
-        ));
     }
 }

@@ -1,9 +1,10 @@
 //! The spans every trace format is read into: one compact record per span
 //! (about 56 bytes), names interned, times in nanoseconds since the Unix epoch.
-//! The readers (`otlp`, `jaeger`, `zipkin`) push records here as they stream
-//! through a file; nothing of the JSON is kept.
+//! The readers (`otlp`, `jaeger`, `zipkin`) fill a [`Draft`] from each span
+//! they derive and keep it here; nothing of the JSON is kept.
 
-use std::collections::HashMap;
+use serde::Deserialize;
+use std::collections::{BTreeSet, HashMap};
 
 /// An interned string (a service, operation, peer or route name).
 pub type Sym = u32;
@@ -12,46 +13,37 @@ pub type Sym = u32;
 pub const NO_SYM: Sym = u32::MAX;
 
 /// What a span says it is (OpenTelemetry's span kinds; Jaeger's `span.kind`
-/// tag and Zipkin's `kind` map onto them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// tag and Zipkin's `kind` map onto them). No kind is `Internal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Kind {
-    /// No kind given (OTLP 0, a Zipkin span without `kind`) or `INTERNAL` (1).
+    #[default]
     Internal,
-    /// A request handled (2).
     Server,
-    /// A request sent, the caller waiting for it (3).
     Client,
-    /// A message sent, nobody waiting (4).
     Producer,
-    /// A message handled (5).
     Consumer,
 }
 
 impl Kind {
-    /// OTLP's integer kinds.
-    pub fn from_otlp(k: i64) -> Kind {
-        match k {
-            2 => Kind::Server,
-            3 => Kind::Client,
-            4 => Kind::Producer,
-            5 => Kind::Consumer,
+    /// A kind by OTLP's number or by name (`SERVER`, `client`, `SPAN_KIND_CONSUMER`).
+    pub fn of(v: &Scalar) -> Kind {
+        let name = match v {
+            Scalar::Str(s) => s.trim_start_matches("SPAN_KIND_").to_ascii_lowercase(),
+            v => match v.int() {
+                Some(2) => "server",
+                Some(3) => "client",
+                Some(4) => "producer",
+                Some(5) => "consumer",
+                _ => "",
+            }
+            .to_string(),
+        };
+        match name.as_str() {
+            "server" => Kind::Server,
+            "client" => Kind::Client,
+            "producer" => Kind::Producer,
+            "consumer" => Kind::Consumer,
             _ => Kind::Internal,
-        }
-    }
-
-    /// A kind by name: `SERVER`, `client`, `SPAN_KIND_CONSUMER`...
-    pub fn from_name(name: &str) -> Kind {
-        let n = name.trim_start_matches("SPAN_KIND_");
-        if n.eq_ignore_ascii_case("server") {
-            Kind::Server
-        } else if n.eq_ignore_ascii_case("client") {
-            Kind::Client
-        } else if n.eq_ignore_ascii_case("producer") {
-            Kind::Producer
-        } else if n.eq_ignore_ascii_case("consumer") {
-            Kind::Consumer
-        } else {
-            Kind::Internal
         }
     }
 }
@@ -62,6 +54,12 @@ pub const ERROR: u8 = 1;
 pub const SHARED: u8 = 2;
 /// The link to the parent does not block it (Jaeger `FOLLOWS_FROM`).
 pub const FOLLOWS: u8 = 4;
+/// The span links to spans it did not come from (OTLP `links`, a Jaeger
+/// reference to another trace): work a message started.
+pub const LINKED: u8 = 8;
+/// No end and no duration (optional in Zipkin v2): its end is the latest of
+/// the spans below it, and no time is measured from it.
+pub const NO_END: u8 = 16;
 
 /// One span, as every format is read.
 #[derive(Debug, Clone, Copy)]
@@ -70,24 +68,20 @@ pub struct SpanRec {
     pub trace: u32,
     /// Its service ([`NO_SYM`]: the file names none).
     pub service: Sym,
-    /// Its id (never 0).
+    /// Its id (never 0), and its parent's (0: none).
     pub id: u64,
-    /// Its parent's id (0: none).
     pub parent: u64,
-    /// Start and end, in nanoseconds since the Unix epoch.
+    /// Start and end (never before the start), ns since the epoch.
     pub start: i64,
-    /// See `start`; never before it.
     pub end: i64,
-    /// Its operation name.
     pub name: Sym,
     /// The callee a client span names (`peer.service`, `server.address`,
     /// `db.system`, Zipkin's `remoteEndpoint`), or [`NO_SYM`].
     pub peer: Sym,
     /// Its `http.route` (or `http.target`, `url.path`), or [`NO_SYM`].
     pub route: Sym,
-    /// What it says it is.
     pub kind: Kind,
-    /// [`ERROR`], [`SHARED`], [`FOLLOWS`].
+    /// [`ERROR`], [`SHARED`], [`FOLLOWS`], [`LINKED`], [`NO_END`].
     pub flags: u8,
 }
 
@@ -116,15 +110,16 @@ impl Interner {
     }
 }
 
-/// Spans a reader could not use, by why (each counted, none silent).
+/// Spans a reader could not use as they were, by why (each counted).
 #[derive(Debug, Default, Clone)]
 pub struct Skipped {
-    /// No `traceId`/`spanId`, or one that is not a hex (or base64) id.
+    /// No usable trace or span id, or no start: left out.
     pub bad_ids: u64,
-    /// No start or no end (or duration).
     pub no_times: u64,
-    /// Ended before it started (its end is set to its start).
+    /// Ended before it started (its end set to its start).
     pub negative: u64,
+    /// No end and no duration: kept, no time measured from them.
+    pub no_end: u64,
 }
 
 /// Every span read, from every file.
@@ -135,37 +130,315 @@ pub struct SpanStore {
     /// Trace ids by index.
     pub trace_ids: Vec<u128>,
     trace_index: HashMap<u128, u32>,
-    /// Every interned name.
     pub strings: Interner,
     /// The sampling probability a span carries (Jaeger's `sampler.param`, an
     /// OTLP `ot=th:` trace state), by span index; only spans that say one.
     pub sampling: HashMap<u32, f64>,
-    /// Spans not kept.
+    /// Each span link (span index, the linked span's id).
+    pub links: Vec<(u32, u64)>,
+    /// (service, instance) pairs seen.
+    pub instances: BTreeSet<(Sym, Sym)>,
     pub skipped: Skipped,
 }
 
 impl SpanStore {
     /// The index of trace `id`.
     pub fn trace(&mut self, id: u128) -> u32 {
-        if let Some(&i) = self.trace_index.get(&id) {
-            return i;
+        let next = self.trace_ids.len() as u32;
+        let i = *self.trace_index.entry(id).or_insert(next);
+        if i == next {
+            self.trace_ids.push(id);
         }
-        let i = self.trace_ids.len() as u32;
-        self.trace_ids.push(id);
-        self.trace_index.insert(id, i);
         i
     }
 
-    /// Keeps `span` (its end moved to its start if it ends before it).
-    pub fn push(&mut self, mut span: SpanRec, sampling: Option<f64>) {
-        if span.end < span.start {
-            self.skipped.negative += 1;
-            span.end = span.start;
+    /// Gives spans `from..` without a service `service` (their resource or
+    /// process named it after them), and notes its `instance`.
+    pub fn name_service(&mut self, from: usize, service: Sym, instance: Sym) {
+        for s in self.spans[from..]
+            .iter_mut()
+            .filter(|s| s.service == NO_SYM)
+        {
+            s.service = service;
         }
-        if let Some(p) = sampling {
-            self.sampling.insert(self.spans.len() as u32, p);
+        self.instance(service, instance);
+    }
+
+    /// Notes that `service` ran on `instance`.
+    pub fn instance(&mut self, service: Sym, instance: Sym) {
+        if service != NO_SYM && instance != NO_SYM {
+            self.instances.insert((service, instance));
         }
-        self.spans.push(span);
+    }
+}
+
+/// A JSON scalar as the readers take it (an id, a time, a tag's value);
+/// arrays and objects are `Other`.
+#[derive(Debug, Clone)]
+pub enum Scalar {
+    Str(String),
+    Int(i64),
+    UInt(u64),
+    Num(f64),
+    Bool(bool),
+    Other,
+}
+
+/// A scalar read as it comes (no buffering, as an untagged enum would).
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Scalar, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Scalar;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
+                Ok(Scalar::Str(v.to_string()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Scalar, E> {
+                Ok(Scalar::Int(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Scalar, E> {
+                Ok(Scalar::UInt(v))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Scalar, E> {
+                Ok(Scalar::Num(v))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+                Ok(Scalar::Bool(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Scalar, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Other)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Scalar, A::Error> {
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Scalar::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Scalar {
+    /// The value as text (numbers and booleans as JSON writes them).
+    pub fn text(&self) -> Option<String> {
+        Some(match self {
+            Scalar::Str(s) => s.clone(),
+            Scalar::Int(x) => x.to_string(),
+            Scalar::UInt(x) => x.to_string(),
+            Scalar::Num(x) => crate::error::num(*x),
+            Scalar::Bool(b) => b.to_string(),
+            Scalar::Other => return None,
+        })
+    }
+
+    /// The value as a number (a string holding one too).
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Scalar::Str(s) => s.trim().parse().ok(),
+            Scalar::Int(x) => Some(*x as f64),
+            Scalar::UInt(x) => Some(*x as f64),
+            Scalar::Num(x) => Some(*x),
+            _ => None,
+        }
+    }
+
+    /// A whole number (OTLP's 64-bit integers are decimal strings).
+    pub fn int(&self) -> Option<i64> {
+        match self {
+            Scalar::Int(x) => Some(*x),
+            Scalar::UInt(x) => i64::try_from(*x).ok(),
+            Scalar::Str(s) if s.trim().parse::<i64>().is_ok() => s.trim().parse().ok(),
+            v => v.number().filter(|x| x.abs() < 9.2e18).map(|x| x as i64),
+        }
+    }
+
+    /// Whether it says true (`true`, `"true"`, a non-zero number).
+    pub fn truthy(&self) -> bool {
+        match self {
+            Scalar::Str(s) => s.eq_ignore_ascii_case("true"),
+            Scalar::Bool(b) => *b,
+            v => v.number().is_some_and(|x| x != 0.0),
+        }
+    }
+}
+
+/// An id as read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Id {
+    /// Absent, null or empty.
+    #[default]
+    Missing,
+    /// Not a hex (or base64) id.
+    Bad,
+    Ok(u128),
+}
+
+impl Id {
+    /// An id from its JSON value (a number is no id: read as hex it would be
+    /// another one).
+    pub fn of(v: Option<&Scalar>) -> Id {
+        match v {
+            None => Id::Missing,
+            Some(Scalar::Str(s)) if s.is_empty() => Id::Missing,
+            Some(Scalar::Str(s)) => parse_id(s).map_or(Id::Bad, Id::Ok),
+            Some(v) if v.int() == Some(0) => Id::Missing,
+            Some(_) => Id::Bad,
+        }
+    }
+
+    /// A span id (within 64 bits), if it is one.
+    pub fn span(self) -> Option<u64> {
+        match self {
+            Id::Ok(v) => u64::try_from(v).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// A span as its format gives it, before it is kept. The ranked slots keep
+/// the best key that named them (rank 1 is best; 0: none yet).
+#[derive(Debug, Clone, Default)]
+pub struct Draft {
+    pub trace: Id,
+    pub id: Id,
+    pub parent: Id,
+    /// Start and end (or duration), ns.
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+    pub duration: Option<i64>,
+    pub name: Option<Sym>,
+    /// Its service (None: its resource or process names it).
+    pub service: Option<Sym>,
+    pub kind: Kind,
+    /// [`ERROR`], [`SHARED`], [`FOLLOWS`].
+    pub flags: u8,
+    /// The callee it names: `peer.service` 1, `server.address` 2,
+    /// `rpc.service` 3, `db.system` 4, `messaging.destination` 5.
+    pub peer: (u8, Sym),
+    /// `http.route` 1, `http.target` or `url.path` 2.
+    pub route: (u8, Sym),
+    /// `service.instance.id` 1, `k8s.pod.name` 2, `host.name` 3, `hostname` 4.
+    pub instance: (u8, Sym),
+    /// `sampler.type` said `probabilistic`, and `sampler.param`.
+    pub sampler: (bool, Option<f64>),
+    /// A sampling probability from the trace state.
+    pub sampling: Option<f64>,
+    /// Spans it links to beyond its parent.
+    pub links: Vec<u64>,
+}
+
+/// The rank of a slot: the better key named it.
+pub fn rank(slot: &mut (u8, Sym), rank: u8, sym: Sym) {
+    if slot.0 == 0 || rank < slot.0 {
+        *slot = (rank, sym);
+    }
+}
+
+impl Draft {
+    /// Takes what an attribute or tag `key` = `value` says.
+    pub fn attribute(&mut self, key: &str, value: &Scalar, strings: &mut Interner) {
+        let text = value.text().filter(|t| !t.is_empty());
+        let slot = match key {
+            "peer.service" => Some((&mut self.peer, 1)),
+            "server.address" | "net.peer.name" => Some((&mut self.peer, 2)),
+            "rpc.service" => Some((&mut self.peer, 3)),
+            "db.system" | "db.type" => Some((&mut self.peer, 4)),
+            "messaging.destination.name" | "messaging.destination" => Some((&mut self.peer, 5)),
+            "http.route" => Some((&mut self.route, 1)),
+            "http.target" | "url.path" => Some((&mut self.route, 2)),
+            "service.instance.id" => Some((&mut self.instance, 1)),
+            "k8s.pod.name" => Some((&mut self.instance, 2)),
+            "host.name" => Some((&mut self.instance, 3)),
+            "hostname" => Some((&mut self.instance, 4)),
+            _ => None,
+        };
+        if let (Some((slot, r)), Some(t)) = (slot, &text) {
+            return rank(slot, r, strings.intern(t));
+        }
+        let is = |word: &str| {
+            text.as_deref()
+                .is_some_and(|t| t.eq_ignore_ascii_case(word))
+        };
+        match key {
+            "service.name" => self.service = text.map(|t| strings.intern(&t)).or(self.service),
+            "error" if value.truthy() => self.flags |= ERROR,
+            "otel.status_code" if is("error") => self.flags |= ERROR,
+            "span.kind" => self.kind = Kind::of(value),
+            "sampler.type" => self.sampler.0 = is("probabilistic"),
+            "sampler.param" => self.sampler.1 = value.number(),
+            _ => {}
+        }
+    }
+
+    /// Keeps the span in `store`, or counts why it cannot be kept.
+    pub fn keep(self, store: &mut SpanStore) {
+        let (Id::Ok(trace), Some(id @ 1..)) = (self.trace, self.id.span()) else {
+            return store.skipped.bad_ids += 1;
+        };
+        let parent = match self.parent {
+            Id::Missing => 0,
+            p => match p.span() {
+                Some(p) => p,
+                None => return store.skipped.bad_ids += 1,
+            },
+        };
+        let Some(start) = self.start else {
+            return store.skipped.no_times += 1;
+        };
+        let mut flags = self.flags;
+        let end = match (self.end, self.duration) {
+            (Some(e), _) => e,
+            (None, Some(d)) => start.saturating_add(d),
+            (None, None) => {
+                // kept for the call graph: the spans below it stay in place
+                store.skipped.no_end += 1;
+                flags |= NO_END;
+                start
+            }
+        };
+        store.skipped.negative += u64::from(end < start);
+        let index = store.spans.len() as u32;
+        let jaeger = self
+            .sampler
+            .1
+            .filter(|p| self.sampler.0 && *p > 0.0 && *p <= 1.0);
+        if let Some(p) = jaeger.or(self.sampling) {
+            store.sampling.insert(index, p);
+        }
+        if !self.links.is_empty() {
+            flags |= LINKED;
+            store.links.extend(self.links.iter().map(|&l| (index, l)));
+        }
+        let service = self.service.unwrap_or(NO_SYM);
+        store.instance(
+            service,
+            if self.instance.0 > 0 {
+                self.instance.1
+            } else {
+                NO_SYM
+            },
+        );
+        let trace = store.trace(trace);
+        let sym = |slot: (u8, Sym)| if slot.0 > 0 { slot.1 } else { NO_SYM };
+        store.spans.push(SpanRec {
+            trace,
+            service,
+            id,
+            parent,
+            start,
+            end: end.max(start),
+            name: self.name.unwrap_or(NO_SYM),
+            peer: sym(self.peer),
+            route: sym(self.route),
+            kind: self.kind,
+            flags,
+        });
     }
 }
 
@@ -182,37 +455,26 @@ pub fn parse_id(s: &str) -> Option<u128> {
     (v != 0).then_some(v)
 }
 
-/// A span id: [`parse_id`] within 64 bits.
-pub fn parse_span_id(s: &str) -> Option<u64> {
-    parse_id(s).and_then(|v| u64::try_from(v).ok())
-}
-
 /// Standard (or URL-safe) base64 of at most 16 bytes, as a number.
 fn base64(s: &str) -> Option<u128> {
-    let mut bytes: Vec<u8> = Vec::with_capacity(16);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for b in s.bytes() {
+    let (mut v, mut acc, mut bits, mut bytes) = (0u128, 0u32, 0, 0);
+    for b in s.bytes().take_while(|&b| b != b'=') {
         let d = match b {
             b'A'..=b'Z' => b - b'A',
             b'a'..=b'z' => b - b'a' + 26,
             b'0'..=b'9' => b - b'0' + 52,
             b'+' | b'-' => 62,
             b'/' | b'_' => 63,
-            b'=' => break,
             _ => return None,
         };
-        acc = (acc << 6) | u32::from(d);
-        bits += 6;
+        (acc, bits) = ((acc << 6) | u32::from(d), bits + 6);
         if bits >= 8 {
             bits -= 8;
-            bytes.push((acc >> bits) as u8);
+            (v, bytes) = ((v << 8) | u128::from(acc >> bits), bytes + 1);
             acc &= (1 << bits) - 1;
         }
     }
-    if bytes.len() > 16 {
-        return None;
-    }
-    Some(bytes.iter().fold(0u128, |v, &b| (v << 8) | u128::from(b)))
+    (bytes <= 16).then_some(v)
 }
 
 /// The sampling probability of an OpenTelemetry trace state: `ot=th:T` (the
@@ -250,19 +512,21 @@ mod tests {
             parse_id("5b8efff798038103d269b633813fc60c"),
             Some(0x5b8efff798038103d269b633813fc60c)
         );
-        assert_eq!(parse_span_id("eee19b7ec3c1b174"), Some(0xeee19b7ec3c1b174));
+        assert_eq!(parse_id("eee19b7ec3c1b174"), Some(0xeee19b7ec3c1b174));
         // Jaeger leaves leading zeros out
-        assert_eq!(parse_span_id("1f"), Some(0x1f));
+        assert_eq!(parse_id("1f"), Some(0x1f));
         // base64 of the bytes 5b8efff798038103d269b633813fc60c and eee19b7ec3c1b174
         assert_eq!(
             parse_id("W47/95gDgQPSabYzgT/GDA=="),
             Some(0x5b8efff798038103d269b633813fc60c)
         );
-        assert_eq!(parse_span_id("7uGbfsPBsXQ="), Some(0xeee19b7ec3c1b174));
+        assert_eq!(parse_id("7uGbfsPBsXQ="), Some(0xeee19b7ec3c1b174));
         assert_eq!(parse_id(""), None);
         assert_eq!(parse_id("00000000"), None);
         assert_eq!(parse_id("xyz"), None);
-        assert_eq!(parse_span_id("5b8efff798038103d269b633813fc60c"), None);
+        assert_eq!(Id::of(Some(&Scalar::Int(12))), Id::Bad);
+        assert_eq!(Id::of(Some(&Scalar::Int(0))), Id::Missing);
+        assert_eq!(Id::Ok(1 << 70).span(), None);
     }
 
     #[test]
@@ -280,9 +544,30 @@ mod tests {
 
     #[test]
     fn kinds_by_number_and_name() {
-        assert_eq!(Kind::from_otlp(2), Kind::Server);
-        assert_eq!(Kind::from_otlp(9), Kind::Internal);
-        assert_eq!(Kind::from_name("SPAN_KIND_CLIENT"), Kind::Client);
-        assert_eq!(Kind::from_name("consumer"), Kind::Consumer);
+        assert_eq!(Kind::of(&Scalar::Int(2)), Kind::Server);
+        assert_eq!(Kind::of(&Scalar::Int(9)), Kind::Internal);
+        assert_eq!(
+            Kind::of(&Scalar::Str("SPAN_KIND_CLIENT".into())),
+            Kind::Client
+        );
+        assert_eq!(Kind::of(&Scalar::Str("consumer".into())), Kind::Consumer);
+    }
+
+    #[test]
+    fn the_best_key_names_a_slot() {
+        let mut strings = Interner::default();
+        let mut d = Draft::default();
+        d.attribute("db.system", &Scalar::Str("mysql".into()), &mut strings);
+        d.attribute(
+            "peer.service",
+            &Scalar::Str("orders-db".into()),
+            &mut strings,
+        );
+        d.attribute(
+            "server.address",
+            &Scalar::Str("10.0.0.1".into()),
+            &mut strings,
+        );
+        assert_eq!(strings.name(d.peer.1), "orders-db");
     }
 }

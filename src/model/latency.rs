@@ -25,6 +25,9 @@ pub enum Latency {
     },
     /// `empirical`: independent draws from these values.
     Empirical(Vec<Ticks>),
+    /// `empirical` with `fit_tail_above`: the values (sorted), those above
+    /// the quantile replaced by a fitted generalized Pareto tail.
+    Tail(Box<FittedTail>),
     /// `exponential`.
     Exponential {
         /// Mean, in ms.
@@ -70,6 +73,40 @@ pub enum Latency {
     },
 }
 
+/// A latency model drawn from a file with few values above a percentile the
+/// run reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThinTail {
+    /// Its key path (`dependencies.db.latency`).
+    pub key: String,
+    /// The file, as written.
+    pub file: String,
+    /// Its values.
+    pub values: usize,
+}
+
+impl ThinTail {
+    /// The fewest values above a percentile that is not thin.
+    pub const ENOUGH: usize = 10;
+}
+
+/// Measured values with a fitted tail: a draw picks one of `values`; one of
+/// the first `keep` is taken as it is, any other is `threshold_ms` plus a
+/// draw of the generalized Pareto distribution (`shape`, `scale_ms`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FittedTail {
+    /// The measured values, sorted.
+    pub values: Vec<Ticks>,
+    /// How many of them are kept (those at or below the quantile).
+    pub keep: usize,
+    /// Where the tail starts, ms.
+    pub threshold_ms: f64,
+    /// The tail's shape (xi) and scale (sigma, ms).
+    pub shape: f64,
+    /// See `shape`.
+    pub scale_ms: f64,
+}
+
 impl Latency {
     /// Whether every value it gives is 0 (a constant 0, a cycle or list of
     /// zeros, a mixture of such).
@@ -79,6 +116,7 @@ impl Latency {
             Latency::Cycle { values, .. } | Latency::Empirical(values) => {
                 values.iter().all(|t| *t == Ticks::ZERO)
             }
+            Latency::Tail(_) => false,
             Latency::Mixture(parts) => parts.iter().all(|(_, l)| l.always_zero()),
             _ => false,
         }
@@ -92,6 +130,7 @@ impl Latency {
             Latency::Cycle { values, .. } | Latency::Empirical(values) => {
                 values.contains(&Ticks::ZERO)
             }
+            Latency::Tail(t) => t.values[..t.keep].contains(&Ticks::ZERO),
             Latency::Mixture(parts) => parts.iter().any(|(_, l)| l.can_be_zero()),
             _ => false,
         }
@@ -105,6 +144,11 @@ impl Latency {
         match self {
             Latency::Constant(t) => t.as_ms(),
             Latency::Cycle { values, .. } | Latency::Empirical(values) => avg(values),
+            Latency::Tail(t) => {
+                let n = t.values.len() as f64;
+                let tail = t.threshold_ms + t.scale_ms / (1.0 - t.shape);
+                (avg(&t.values[..t.keep]) * t.keep as f64 + tail * (n - t.keep as f64)) / n
+            }
             Latency::Exponential { mean_ms } => *mean_ms,
             Latency::Uniform { min_ms, max_ms } => (min_ms + max_ms) / 2.0,
             Latency::LogNormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),

@@ -79,6 +79,9 @@ pub struct Model {
     /// Files the latency models were read from (`empirical = { file = .. }`), as
     /// written (relative to the scenario file), each once, in the order read.
     pub latency_files: Vec<LatencyFile>,
+    /// Latency models drawn from a file with few values above a percentile
+    /// the run reports (no fitted tail): the digest says so beside it.
+    pub thin_tails: Vec<ThinTail>,
     /// `[thresholds]`, in file order; metric names are checked by whoever knows
     /// the metrics (the run or the sweep).
     pub thresholds: Vec<Threshold>,

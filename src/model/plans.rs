@@ -54,6 +54,13 @@ pub struct Plan {
     pub branches: Vec<Branch>,
     /// Some call has a `probability` below 1 (the run draws for those only).
     pub sometimes: bool,
+    /// Some call has a `probability` below 1, is not waited for (`wait =
+    /// false`) or made only when a branch succeeded (`if_ok`), or some branch
+    /// waits for others (`after`): the plan's calls take the general loop,
+    /// every other plan the plain one.
+    pub special: bool,
+    /// Some branch waits for others (`after`).
+    pub joins: bool,
 }
 
 impl Plan {
@@ -70,6 +77,11 @@ pub struct Branch {
     pub name: String,
     /// Its calls, made in order.
     pub calls: Vec<Call>,
+    /// The branches (indices, all before it) it waits for: it starts when
+    /// every one of them has ended (`after`; empty: at once).
+    pub after: Vec<usize>,
+    /// The branches that wait for it (the reverse of `after`).
+    pub then: Vec<usize>,
 }
 
 /// One call of a branch.
@@ -93,6 +105,15 @@ pub struct Call {
     /// The chance, in (0, 1], that the call is made when its branch reaches it
     /// (1: always); a call not made is skipped, neither a success nor a failure.
     pub probability: f64,
+    /// The caller waits for the answer (`wait`, default true). A call not
+    /// waited for is made and the branch goes on at once: its answer, or its
+    /// failure, changes nothing for the request (fire and forget).
+    pub wait: bool,
+    /// Made only when this branch (index) succeeded so far: every call it
+    /// made was answered (`if_ok`: this call's own branch, its calls before
+    /// this one, or a branch it waits for); skipped otherwise, as a call not
+    /// made.
+    pub if_ok: Option<usize>,
 }
 
 /// What a call is made to: one namespace of services and dependencies.

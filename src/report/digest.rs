@@ -83,6 +83,13 @@ pub fn outcomes(tables: &[Table]) -> Option<Table> {
         }));
         out.rows.push(cells);
     }
+    // beside the percentiles: those that rest on a thin tail
+    out.notes.extend(
+        t.notes
+            .iter()
+            .filter(|n| n.starts_with("thin tail:") && n.contains("p99_all_ms"))
+            .cloned(),
+    );
     if out.rows.iter().any(|r| r.contains(&Cell::Empty)) {
         out.notes.push(
             "an empty p50_all_ms / p99_all_ms: more than half / 1 % of the requests failed, so no such time exists"

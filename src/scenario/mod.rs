@@ -12,6 +12,7 @@ pub mod bundled;
 mod latency_file;
 pub(crate) mod paths;
 pub(crate) mod raw;
+pub mod tail;
 pub(crate) mod validate;
 mod warnings;
 

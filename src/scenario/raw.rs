@@ -242,6 +242,8 @@ pub enum RawBudget {
 pub struct RawBranch {
     pub name: String,
     pub calls: Vec<RawCall>,
+    /// Branches (by name, listed before it) it waits for.
+    pub after: Option<Vec<String>>,
 }
 
 /// One call of a branch: a target's name, or `{ to, call_policy, timeout_ms,
@@ -270,6 +272,10 @@ pub struct RawCallTable {
     pub timeout_ms: Option<f64>,
     /// The chance that the call is made at all when its branch reaches it.
     pub probability: Option<f64>,
+    /// false: the caller does not wait for the answer.
+    pub wait: Option<bool>,
+    /// Made only when this branch succeeded so far.
+    pub if_ok: Option<String>,
 }
 
 /// A string or a table, so that an inline table keeps its own unknown-key errors
@@ -281,7 +287,7 @@ impl<'de> Deserialize<'de> for RawCall {
             type Value = RawCall;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "a service or dependency name, or a table { to, call_policy, timeout_ms, probability }",
+                    "a service or dependency name, or a table { to, call_policy, timeout_ms, probability, wait, if_ok }",
                 )
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawCall, E> {
@@ -336,7 +342,7 @@ pub struct RawLatency {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(
     untagged,
-    expecting = "expected a list of milliseconds, e.g. [6, 7, 80], or a file: { file = \"latencies.csv\", column = \"ms\" } (keys `file`, `column`)"
+    expecting = "expected a list of milliseconds, e.g. [6, 7, 80], or a file: { file = \"latencies.csv\", column = \"ms\" } (keys `file`, `column`, `fit_tail_above`)"
 )]
 pub enum RawEmpirical {
     Values(Vec<f64>),
@@ -350,6 +356,8 @@ pub struct RawEmpiricalFile {
     pub file: String,
     /// The column of milliseconds (default: the file's only column).
     pub column: Option<String>,
+    /// Values above this quantile are drawn from a fitted tail.
+    pub fit_tail_above: Option<f64>,
 }
 
 /// Gamma by its shape and either its mean or its scale.

@@ -92,7 +92,8 @@ fn costly(sampler: &Sampler) -> bool {
         | Sampler::Cycle { .. }
         | Sampler::Exponential(_)
         | Sampler::Uniform { .. }
-        | Sampler::Empirical(_) => false,
+        | Sampler::Empirical(_)
+        | Sampler::Tail(_) => false,
         Sampler::Mixture(parts) => parts.iter().any(|(_, p)| costly(p)),
         _ => true,
     }

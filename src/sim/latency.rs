@@ -20,6 +20,8 @@ pub enum Sampler {
     },
     /// Independent draws from these values.
     Empirical(Vec<Ticks>),
+    /// Measured values with a fitted tail.
+    Tail(Box<crate::model::FittedTail>),
     /// Exponential, in ms.
     Exponential(Exp<f64>),
     /// Uniform between two bounds.
@@ -59,6 +61,7 @@ impl Sampler {
                 },
             },
             Latency::Empirical(v) => Sampler::Empirical(v.clone()),
+            Latency::Tail(t) => Sampler::Tail(t.clone()),
             Latency::Exponential { mean_ms } => Sampler::Exponential(
                 Exp::new(1.0 / mean_ms).unwrap_or_else(|_| Exp::new(1.0).expect("rate 1 is valid")),
             ),
@@ -112,6 +115,15 @@ impl Sampler {
                 v
             }
             Sampler::Empirical(v) => v[rng.random_range(0..v.len())],
+            Sampler::Tail(t) => {
+                let i = rng.random_range(0..t.values.len());
+                if i < t.keep {
+                    t.values[i]
+                } else {
+                    let y = crate::scenario::tail::quantile(rng.random(), t.shape, t.scale_ms);
+                    Ticks::from_ms(t.threshold_ms + y)
+                }
+            }
             Sampler::Exponential(d) => Ticks::from_ms(d.sample(rng)),
             Sampler::Uniform { min_ms, max_ms } => {
                 let u: f64 = rng.random();
@@ -245,5 +257,46 @@ mod tests {
         let mut s = Sampler::new(&m, &mut rng);
         let twos = (0..10000).filter(|_| s.sample(&mut rng).0 == 2).count();
         assert!((800..1200).contains(&twos), "{twos}");
+    }
+
+    #[test]
+    fn a_fitted_tail_draws_beyond_the_values_it_was_fitted_to() {
+        // 9,000 values below 10 ms, 1,000 above: 10 + a Pareto tail (0.2, 5)
+        use crate::scenario::tail::{fit, quantile};
+        let mut rng = stream(5, 0, "values");
+        let ms: Vec<f64> = (0..10_000)
+            .map(|i| {
+                let u: f64 = rng.random();
+                if i % 10 == 0 {
+                    10.0 + quantile(u, 0.2, 5.0)
+                } else {
+                    10.0 * u
+                }
+            })
+            .collect();
+        let f = fit(&ms, 0.9).unwrap();
+        let mut values: Vec<Ticks> = ms.iter().map(|&x| Ticks::from_ms(x)).collect();
+        values.sort_unstable();
+        let max = *values.last().unwrap();
+        let model = Latency::Tail(Box::new(crate::model::FittedTail {
+            values,
+            keep: f.keep,
+            threshold_ms: f.threshold_ms,
+            shape: f.shape,
+            scale_ms: f.scale_ms,
+        }));
+        let mut s = Sampler::new(&model, &mut rng);
+        let mut draws: Vec<u64> = (0..200_000).map(|_| s.sample(&mut rng).0).collect();
+        draws.sort_unstable();
+        // p99.9: the fitted tail's 0.99 quantile above its threshold (about
+        // 200 draws above it: within 3 % by the draws' own noise)
+        let p999 = Ticks(draws[199_800]).as_ms();
+        let want = f.threshold_ms + quantile(0.99, f.shape, f.scale_ms);
+        assert!((p999 / want - 1.0).abs() < 0.05, "{p999} vs {want}");
+        let beyond = draws.iter().filter(|&&d| d > max.0).count();
+        assert!(beyond > 0, "the tail goes past the largest value measured");
+        // an empirical draw never does
+        let mut e = Sampler::new(&Latency::Empirical(vec![max]), &mut rng);
+        assert_eq!(e.sample(&mut rng), max);
     }
 }

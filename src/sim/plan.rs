@@ -20,6 +20,13 @@
 //! A call with a `probability` below 1 is made only when a draw from its
 //! service's stream (`service:NAME:calls`) says so; otherwise the branch moves
 //! on to its next call as if it were not there (the split still counts it).
+//! A call with `wait = false` is made and the branch moves on at once, as a
+//! fire-and-forget call: its cap is its own `timeout_ms` only, its answer
+//! changes nothing for the request, and the request's record is held until
+//! that answer comes (so that the call's books find it). A branch with
+//! `after` starts when the branches it names have ended (its clock, for the
+//! budget, runs from the plan's start); a call with `if_ok` is made only when
+//! the branch it names succeeded so far, and is passed over otherwise.
 
 use super::vocab::{CallId, Outcome, ReqId};
 use crate::engine::{Stream, Ticks, stream};
@@ -33,6 +40,8 @@ struct BranchRun {
     start: Ticks,
     ok: bool,
     call: Option<CallId>,
+    /// Branches it waits for (`after`) still running.
+    waiting: u32,
 }
 
 /// Plan progress of one request: one entry per branch (empty: not started).
@@ -40,6 +49,8 @@ struct BranchRun {
 struct PlanRun {
     branches: Vec<BranchRun>,
     left: u32,
+    /// Calls made with `wait = false` whose answer has not come yet.
+    detached: u32,
     /// The budget R of this request: `Fixed` uses the model's precomputed shares.
     budget: Budget,
 }
@@ -130,6 +141,8 @@ pub(crate) enum Next<'p> {
     },
     /// The branch has no call left.
     End,
+    /// The branch waits for others (`after`).
+    Waiting,
 }
 
 impl Plans {
@@ -167,8 +180,14 @@ impl Plans {
                 start: now,
                 ok: true,
                 call: None,
+                waiting: 0,
             },
         );
+        if plan.joins {
+            for (br, b) in run.branches.iter_mut().zip(&plan.branches) {
+                br.waiting = b.after.len() as u32;
+            }
+        }
         run.left = plan.branches.len() as u32;
         run.budget = budget;
     }
@@ -187,6 +206,9 @@ impl Plans {
         service: ServiceId,
     ) -> Next<'p> {
         let calls = &plan.branches[b].calls;
+        if SOMETIMES && self.runs[req as usize].branches[b].waiting > 0 {
+            return Next::Waiting;
+        }
         loop {
             let run = &mut self.runs[req as usize];
             let budget = run.budget;
@@ -195,6 +217,12 @@ impl Plans {
                 return Next::End;
             };
             let spent = now - br.start;
+            // made only when a branch succeeded so far (no draw otherwise)
+            let failed = |x: usize| !run.branches[x].ok;
+            if SOMETIMES && call.if_ok.is_some_and(failed) {
+                self.runs[req as usize].branches[b].next += 1;
+                continue;
+            }
             if SOMETIMES && call.probability < 1.0 && !self.chance(service, call.probability) {
                 // not made this time: the branch goes on to its next call
                 self.runs[req as usize].branches[b].next += 1;
@@ -214,6 +242,39 @@ impl Plans {
             };
             return Next::Call { call, cap };
         }
+    }
+
+    /// Branch `b` goes on to its next call without waiting for the one it
+    /// made (`wait = false`): neither a success nor a failure for it.
+    pub(super) fn passed(&mut self, req: ReqId, b: usize) {
+        self.runs[req as usize].branches[b].next += 1;
+    }
+
+    /// Branch `b` (of a plan with `after`) ended: the branches that waited
+    /// for it and may start now.
+    pub(super) fn ended(&mut self, plan: &Plan, req: ReqId, b: usize) -> Vec<usize> {
+        let run = &mut self.runs[req as usize];
+        let mut ready = Vec::new();
+        for &t in &plan.branches[b].then {
+            let w = &mut run.branches[t].waiting;
+            *w -= 1;
+            if *w == 0 {
+                ready.push(t);
+            }
+        }
+        ready
+    }
+
+    /// A call nobody waits for was made (`opened`) or was answered: the number
+    /// of them still out.
+    pub(super) fn detached(&mut self, req: ReqId, opened: bool) -> u32 {
+        let run = &mut self.runs[req as usize];
+        if opened {
+            run.detached += 1;
+        } else {
+            run.detached -= 1;
+        }
+        run.detached
     }
 
     /// Branch `b`'s call is open as `call`.
@@ -435,6 +496,127 @@ requests = {requests}
             10,
         );
         assert_eq!(r.dependencies[0].calls, 10);
+    }
+
+    #[test]
+    fn a_call_not_waited_for_is_made_and_the_branch_goes_on_at_once() {
+        let deps = "[dependencies.a]\nlatency = { constant = 30 }\nerror_rate = 1\n[dependencies.b]\nlatency = { constant = 10 }";
+        let calls = |wait: &str| {
+            format!(
+                r#"branches = [{{ name = "p", calls = [{{ to = "a", wait = {wait} }}, "b"] }}]"#
+            )
+        };
+        let r = run_plan(deps, &calls("false"), 5);
+        // the answer waits for b only; a is called every time, and its
+        // failures fail nothing
+        assert_eq!(r.response.max_ms(), 10.0);
+        assert_eq!((r.outcomes.answered, r.outcomes.dropped), (5, 0));
+        assert_eq!((r.dependencies[0].calls, r.dependencies[1].calls), (5, 5));
+        assert_eq!(r.dependencies[0].work_ms, 150.0, "a works to its end");
+        assert_eq!(r.wasted_ms, 0.0);
+        assert_eq!(r.leaked, 0, "every record let go once a's answer came");
+        // waited for (the default): 40 ms, and a's failure fails the request
+        let r = run_plan(deps, &calls("true"), 5);
+        assert_eq!(r.response.max_ms(), 40.0);
+        assert_eq!((r.outcomes.answered, r.outcomes.dropped), (0, 5));
+    }
+
+    #[test]
+    fn a_service_called_without_waiting_works_after_its_caller_answered() {
+        let text = r#"
+[scenario]
+name = "fire and forget"
+[services.front]
+routes = ["/x"]
+handler = { type = "server", slots = 1, queue = 10, service = { constant = 1 }, budget = "none", branches = [{ name = "p", calls = [{ to = "audit", wait = false }] }] }
+[services.audit]
+handler = { type = "server", slots = 1, queue = 100, service = { constant = 50 } }
+[workload]
+type = "sequence"
+requests = 4
+"#;
+        let s = load_str(text, Path::new("t.toml"), &LoadOptions::default()).expect("valid");
+        let r = run(&s.rows[0].model, 0).expect("run");
+        // front answers after its own 1 ms; audit's 50 ms each queue behind it
+        assert_eq!(r.outcomes.answered, 4);
+        assert_eq!(r.response.max_ms(), 1.0);
+        assert_eq!(r.servers[1].processed, 4);
+        assert_eq!(r.servers[1].late_work_ms, 0.0, "nobody gave up on audit");
+        assert_eq!(r.leaked, 0);
+    }
+
+    #[test]
+    fn a_branch_after_others_starts_when_they_have_all_ended() {
+        let deps = "[dependencies.a]\nlatency = { constant = 30 }\n[dependencies.b]\nlatency = { constant = 10 }\n[dependencies.c]\nlatency = { constant = 5 }";
+        let r = run_plan(
+            deps,
+            r#"branches = [{ name = "p", calls = ["a"] }, { name = "q", calls = ["b"] }, { name = "r", after = ["p", "q"], calls = ["c"] }]"#,
+            3,
+        );
+        // (a || b) then c: 30 + 5, where c after b alone would end at 30
+        assert_eq!(r.response.max_ms(), 35.0);
+        assert_eq!(r.response.min_ms(), 35.0);
+        assert_eq!((r.outcomes.answered, r.dependencies[2].calls), (3, 3));
+        assert_eq!(r.leaked, 0);
+    }
+
+    #[test]
+    fn a_call_if_ok_is_made_only_when_its_branch_succeeded() {
+        let deps = |rate: f64| {
+            format!(
+                "[dependencies.pay]\nlatency = {{ constant = 10 }}\nerror_rate = {rate}\n[dependencies.stock]\nlatency = {{ constant = 20 }}\n[dependencies.db]\nlatency = {{ constant = 5 }}"
+            )
+        };
+        let plan = r#"branches = [{ name = "p", calls = ["pay"] }, { name = "s", calls = ["stock"] }, { name = "w", after = ["p", "s"], calls = [{ to = "db", if_ok = "p" }] }]"#;
+        let ok = run_plan(&deps(0.0), plan, 4);
+        assert_eq!((ok.dependencies[2].calls, ok.response.max_ms()), (4, 25.0));
+        let failing = run_plan(&deps(1.0), plan, 4);
+        assert_eq!(
+            failing.dependencies[2].calls, 0,
+            "db is never called after pay failed"
+        );
+        assert_eq!(failing.response.max_ms(), 20.0);
+        assert_eq!(failing.outcomes.dropped, 4);
+        // in its own branch: the calls before it
+        let own = r#"branches = [{ name = "p", calls = ["pay", { to = "db", if_ok = "p" }] }]"#;
+        assert_eq!(run_plan(&deps(1.0), own, 4).dependencies[2].calls, 0);
+        assert_eq!(run_plan(&deps(0.0), own, 4).dependencies[2].calls, 4);
+    }
+
+    #[test]
+    fn after_and_if_ok_name_branches_it_can_wait_for() {
+        let text = |handler: &str| {
+            format!(
+                "[scenario]\nname = \"p\"\n[services.s]\nroutes = [\"/x\"]\nhandler = {{ type = \"plan\", budget = 100, {handler} }}\n[dependencies.a]\nlatency = {{ constant = 1 }}\n[workload]\ntype = \"sequence\"\nrequests = 1\n"
+            )
+        };
+        let e = |handler: &str| {
+            load_str(&text(handler), Path::new("p.toml"), &LoadOptions::default()).unwrap_err()
+        };
+        let later = e(
+            r#"branches = [{ name = "x", after = ["y"], calls = ["a"] }, { name = "y", calls = ["a"] }]"#,
+        );
+        assert_eq!(later.path, "services.s.handler.branches.0.after.0");
+        assert!(
+            later.message.contains("listed before it"),
+            "{}",
+            later.message
+        );
+        let sideways = e(
+            r#"branches = [{ name = "x", calls = ["a"] }, { name = "y", calls = [{ to = "a", if_ok = "x" }] }]"#,
+        );
+        assert_eq!(sideways.path, "services.s.handler.branches.1.calls.0.if_ok");
+        assert!(
+            sideways.message.contains("nor one it waits for"),
+            "{}",
+            sideways.message
+        );
+        let unknown = e(r#"branches = [{ name = "x", calls = [{ to = "a", if_ok = "z" }] }]"#);
+        assert!(
+            unknown.message.starts_with("no branch `z` in this plan"),
+            "{}",
+            unknown.message
+        );
     }
 
     #[test]

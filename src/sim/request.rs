@@ -31,6 +31,10 @@ pub(crate) struct Request {
     pub closed: bool,
     /// The handler still holds work for it.
     pub in_handler: bool,
+    /// A call it made without waiting (`wait = false`) is still out: the
+    /// record stays until its answer comes. False whenever it is released,
+    /// so a record taken again starts without it.
+    pub held: bool,
     client_timeout: Option<EventKey>,
     /// The workload step it belongs to (a ladder's step index).
     pub step: Option<u32>,
@@ -254,7 +258,7 @@ impl Requests {
     #[inline]
     pub(in crate::sim) fn releasable(&self, req: ReqId) -> bool {
         let r = &self[req];
-        r.closed && !r.in_handler
+        r.closed && !r.in_handler && !r.held
     }
 
     /// Frees `req`'s slot.

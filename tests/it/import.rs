@@ -32,7 +32,8 @@ fn import(dir: &Path, name: &str, file: &Path, args: &[&str]) -> (i32, String) {
 #[derive(Debug)]
 struct Imported {
     /// Per service, its branches of calls (branches sorted): `callee`, or
-    /// `callee?` when made with a probability below 1.
+    /// `callee?` when made with a probability below 1, then ` nowait` for a
+    /// call not waited for.
     plans: BTreeMap<String, Vec<Vec<String>>>,
     /// Per service, the probability of each call that has one.
     probabilities: BTreeMap<String, Vec<f64>>,
@@ -40,8 +41,8 @@ struct Imported {
     dependencies: BTreeMap<String, f64>,
     /// Per service and dependency, its measured milliseconds, sorted.
     times: BTreeMap<String, Vec<f64>>,
-    /// The workloads' rates.
-    rates: Vec<f64>,
+    /// The workloads' rates, in file order (None: too few arrivals).
+    rates: Vec<Option<f64>>,
     /// Per service with routes, its routes.
     routes: BTreeMap<String, Vec<String>>,
 }
@@ -95,8 +96,15 @@ impl Imported {
                     .map(|c| match c {
                         toml::Value::String(s) => s.clone(),
                         t => {
-                            ps.push(t["probability"].as_float().unwrap());
-                            format!("{}?", t["to"].as_str().unwrap())
+                            let mut call = t["to"].as_str().unwrap().to_string();
+                            if let Some(p) = t.get("probability") {
+                                ps.push(p.as_float().unwrap());
+                                call.push('?');
+                            }
+                            if t.get("wait").and_then(|w| w.as_bool()) == Some(false) {
+                                call.push_str(" nowait");
+                            }
+                            call
                         }
                     })
                     .collect();
@@ -121,28 +129,12 @@ impl Imported {
                 .unwrap_or(0.0);
             dependencies.insert(name, rate);
         }
-        let mut rates = Vec::new();
-        if let Some(w) = doc.get("workload") {
-            rates.push(
-                w["rate_rps"]
-                    .as_float()
-                    .or(w["rate_rps"].as_integer().map(|i| i as f64))
-                    .unwrap(),
-            );
-        }
-        for (_, w) in doc
-            .get("workloads")
-            .and_then(|w| w.as_table())
-            .cloned()
-            .unwrap_or_default()
-        {
-            rates.push(
-                w["rate_rps"]
-                    .as_float()
-                    .or(w["rate_rps"].as_integer().map(|i| i as f64))
-                    .unwrap(),
-            );
-        }
+        // in file order; None: `# set me` (too few arrivals for a rate)
+        let rates = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("rate_rps = "))
+            .map(|v| (!v.contains("# set me")).then(|| v.parse().expect("a rate")))
+            .collect();
         Imported {
             plans,
             probabilities,
@@ -220,12 +212,17 @@ fn otlp_jaeger_and_zipkin_traces_of_one_system_give_one_scenario_that_runs() {
     assert_eq!(otlp.probabilities["frontend"], [0.666667]);
     // postgresql failed one call of two (its client span's status)
     assert_eq!(otlp.dependencies["postgresql"], 0.5);
-    // three arrivals over 2 s: (3 - 1) / 2 s
-    assert_eq!(otlp.rates, [1.0]);
-    // Jaeger's traces say they were sampled at 0.5: two arrivals over 1 s stand
-    // for four requests, (4 x (2 - 1) / 2) / 1 s
+    // three arrivals over 2 s are too few for a rate
+    assert_eq!(otlp.rates, [None]);
+    // Jaeger's traces say they were sampled at 0.5: two arrivals stand for
+    // four requests
     let jaeger = Imported::read(&dir.path().join("shop-jaeger-json.toml"));
-    assert_eq!(jaeger.rates, [2.0]);
+    assert_eq!(jaeger.rates, [None]);
+    let report = std::fs::read_to_string(dir.path().join("shop-jaeger-json.import.md")).unwrap();
+    assert!(
+        report.contains("| workload | frontend | /checkout | 2 | 4 |"),
+        "{report}"
+    );
     // inventory's span in error (otel.status_code = ERROR) in one of two
     assert_eq!(jaeger.dependencies["inventory"], 0.5);
     // Zipkin's client and server halves of one shared id are one call
@@ -239,7 +236,11 @@ fn otlp_jaeger_and_zipkin_traces_of_one_system_give_one_scenario_that_runs() {
         &["--sample-rate", "0.1"],
     );
     assert_eq!(code, 0, "{err}");
-    assert_eq!(Imported::read(&dir.path().join("rated.toml")).rates, [10.0]);
+    let report = std::fs::read_to_string(dir.path().join("rated.import.md")).unwrap();
+    assert!(
+        report.contains("| workload | frontend | /checkout | 2 | 20 |"),
+        "{report}"
+    );
 }
 
 #[test]
@@ -250,13 +251,13 @@ fn the_report_gives_every_inference_with_its_counts() {
     let report = std::fs::read_to_string(dir.path().join("shop.import.md")).unwrap();
     for line in [
         "| traces | 3 | read |",
-        "| orphans (parent missing) | 0 | kept; not arrivals |",
+        "| orphans (parent missing) | 0 | kept; a server or consumer span is an arrival, others not |",
         "| clock-skew repairs | 0 | moved into the parent |",
         "| frontend | service (entry) | 3 | 36.000 | 45.000 | 39.000 | 33.33 % | 0.00 % | 1 |",
         "| frontend | pricing | 2 | 3 | 2 | 0.6667 | 50.00 % | 2 |",
         "| pricing | postgresql | 2 | 2 | 2 | 1.0000 | 50.00 % | 0 |",
-        "| frontend | b2 | 1 | pricing | 1 | 0.666667 | probability |",
-        "| workload | frontend | /checkout | 3 | 3 | 1 | request |",
+        "| frontend | b2 |  | 1 | pricing | 1 | 0.666667 |  | yes | probability |",
+        "| workload | frontend | /checkout | 3 | 3 |  | request | 0 |",
     ] {
         assert!(report.contains(line), "{line} not in the report:\n{report}");
     }
@@ -290,10 +291,12 @@ fn broken_traces_are_counted_repaired_and_reported_never_a_panic() {
         &[
             "warning: 1 spans name a parent that is not in their trace (orphans)",
             "warning: 1 spans without a usable trace or span id were left out",
-            "warning: 1 spans without a start or an end were left out",
-            "3 traces, 6 spans: 4 handling spans, 2 calls, 2 arrivals",
+            "warning: 1 spans have no end and no duration: kept in place",
+            "4 traces, 7 spans: 5 handling spans, 2 calls, 4 arrivals (1 at server or consumer spans whose parent is not in the file: requests entered there)",
         ],
     );
+    // the orphan is a server span: requests entered backend there
+    assert_eq!(got.routes["backend"], ["/order"]);
     // the orphan's own call still counts: backend calls mysql, in one of its
     // two spans (the orphan's; the other one, under frontend, calls nothing)
     assert_eq!(got.plans["backend"], [["mysql?"]]);
@@ -338,6 +341,203 @@ fn broken_traces_are_counted_repaired_and_reported_never_a_panic() {
     );
 }
 
+/// Spans whose top server span names a parent outside the file (a service
+/// behind an untraced gateway, a trace cut out of a longer one): requests
+/// entered there. Before, such a file was refused ("no request arrives").
+#[test]
+fn server_spans_whose_parent_is_outside_the_file_are_where_requests_enter() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = import(dir.path(), "gw", &fixture("behind-gateway.otlp.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("3 arrivals (3 at server or consumer spans whose parent is not in the file"),
+        "{err}"
+    );
+    let got = Imported::read(&dir.path().join("gw.toml"));
+    assert_eq!(got.routes["orders"], ["/orders", "/orders/{id}"]);
+    assert_eq!(got.plans["orders"], [["postgresql?"]]);
+    let report = std::fs::read_to_string(dir.path().join("gw.import.md")).unwrap();
+    assert!(
+        report.contains("| orders | /orders | 2 | 2 |") && report.contains("| request | 2 |"),
+        "{report}"
+    );
+    runs(&dir.path().join("gw.toml"), &dir.path().join("out"));
+}
+
+/// A Jaeger trace read in every shape Jaeger's UI opens (jaeger-ui
+/// `FileLoader.tsx`, `loadTracesFromFile`; `readJsonFile.ts`): a bare trace
+/// object (what it downloads), `{"data": {trace}}`, `{"data": [traces]}`, a
+/// list of traces, one trace a line; and a list of OTLP documents read as
+/// one. Before, the bare object and a trace a line were refused, `{"data":
+/// {..}}` was a type error and a list of traces was read as Zipkin spans.
+#[test]
+fn a_jaeger_trace_imports_in_every_shape_jaegers_ui_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = std::fs::read_to_string(fixture("one-trace.jaeger.json")).unwrap();
+    let trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let line = serde_json::to_string(&trace).unwrap();
+    let shapes = [
+        ("object", text.clone()),
+        ("data-object", format!("{{\"data\": {text}}}")),
+        ("data-list", format!("{{\"data\": [{text}]}}")),
+        ("list", format!("[{text}]")),
+        ("lines", format!("{line}\n{line}\n")),
+    ];
+    for (name, body) in shapes {
+        let file = d.join(format!("{name}.json"));
+        std::fs::write(&file, body).unwrap();
+        let (code, err) = import(d, name, &file, &[]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(err.contains("(Jaeger JSON)"), "{name}: {err}");
+        let got = Imported::read(&d.join(format!("{name}.toml")));
+        assert_eq!(
+            got.plans,
+            plans(&[("cart", &[&["redis", "pricing"]])]),
+            "{name}"
+        );
+        assert_eq!(got.routes["cart"], ["/cart"], "{name}");
+    }
+    // a list of OTLP documents: their resources together
+    let otlp = std::fs::read_to_string(fixture("shop.otlp.json")).unwrap();
+    let file = d.join("otlp-list.json");
+    std::fs::write(&file, format!("[{otlp}]")).unwrap();
+    let (code, err) = import(d, "otlp-list", &file, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("(OTLP JSON): 21 spans"), "{err}");
+}
+
+/// Messages and calls nobody waits for. A consumer under its producer
+/// (Zipkin messaging, an OTLP consumer span), a span linked to the message
+/// that started it, and the consumers of a producer with no request above it
+/// each arrive at their service as a workload of their own, at the rate they
+/// happened; the consumer that starts after its producer ended is no clock
+/// skew. A call that outlives its caller's answer is `wait = false`, and
+/// takes no time from the caller. Before: the consumers were "repaired" as
+/// skew, a second consumer group was a client's retry and its service left
+/// out, and the audit call blocked the answer (own time 15 ms, not 20).
+#[test]
+fn messages_and_calls_nobody_waits_for_are_no_blocking_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = import(dir.path(), "async", &fixture("async.otlp.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("clock skew"), "{err}");
+    let got = Imported::read(&dir.path().join("async.toml"));
+    assert_eq!(got.plans["orders"], [["audit nowait"]]);
+    assert_eq!(
+        got.times["orders"], [20.0; 4],
+        "the audit call took no time from orders"
+    );
+    assert_eq!(got.plans["billing"], [["postgresql?"]]);
+    assert_eq!(
+        got.rates.len(),
+        3,
+        "orders, and billing's consumer and linked batch"
+    );
+    let report = std::fs::read_to_string(dir.path().join("async.import.md")).unwrap();
+    assert!(report.contains("| orders | billing | 8 |"), "{report}");
+    runs(&dir.path().join("async.toml"), &dir.path().join("out"));
+
+    let (code, err) = import(dir.path(), "mq", &fixture("messaging.zipkin.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    for no in ["clock skew", "retries", "left out"] {
+        assert!(!err.contains(no), "{no}: {err}");
+    }
+    assert!(err.contains("built 3 services, 2 dependencies"), "{err}");
+    let got = Imported::read(&dir.path().join("mq.toml"));
+    assert_eq!(got.plans["mailer"], [["smtp"]]);
+    assert_eq!(got.rates.len(), 3);
+}
+
+/// Client spans named for their callee (their local service is the service
+/// they call, as some instrumentations write them): calls of the handling
+/// span above, as Zipkin's DependencyLinker links them (from the first remote
+/// ancestor to the name; one naming a remote besides links on to it). Before,
+/// their calls were not counted: routing's own time was its whole span
+/// (140 to 172 ms) and geo, traffic, tiles, pricing, cache and redis were
+/// lost.
+#[test]
+fn client_spans_named_for_their_callee_are_calls_of_the_span_above() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = import(dir.path(), "m", &fixture("mislabelled.zipkin.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: 25 client spans name another service"),
+        "{err}"
+    );
+    let got = Imported::read(&dir.path().join("m.toml"));
+    let want = plans(&[
+        ("cache", &[&["redis"]]),
+        (
+            "routing",
+            &[&["geo", "traffic", "tiles", "pricing", "cache"]],
+        ),
+    ]);
+    assert_eq!(got.plans, want);
+    // 140 + 8k ms, less its five calls (115 + 8k + 4 ms): 21 ms each
+    assert_eq!(got.times["routing"], [21.0; 5]);
+    assert_eq!(got.times["traffic"], [40.0, 42.0, 44.0, 46.0, 48.0]);
+    runs(&dir.path().join("m.toml"), &dir.path().join("out"));
+}
+
+/// Spans without a duration (optional in Zipkin v2) stay in place with the
+/// spans below them; no time is measured from them. Before, they were left
+/// out and the spans below them were orphans: one arrival of three was lost,
+/// frontend called backend in half its spans, not in all.
+#[test]
+fn spans_without_a_duration_keep_the_spans_below_them_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = import(dir.path(), "nd", &fixture("no-duration.zipkin.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("3 traces, 12 spans: 6 handling spans, 6 calls, 3 arrivals"),
+        "{err}"
+    );
+    assert!(!err.contains("orphans"), "{err}");
+    let got = Imported::read(&dir.path().join("nd.toml"));
+    assert_eq!(got.plans["frontend"], [["backend"]]);
+    // the server span without a duration gives no own time; the client span
+    // without one ends with backend's span (50 - (26 - 5)): 29, and 50 - 22
+    assert_eq!(got.times["frontend"], [28.0, 29.0]);
+    assert_eq!(got.times["backend"], [10.0; 3]);
+    runs(&dir.path().join("nd.toml"), &dir.path().join("out"));
+}
+
+/// No rate from a handful of arrivals, or from a moment: one request whose
+/// consumer runs 53 ms after it gave two workloads 250 requests a second each
+/// ((2 - 1) / 2 over 2 ms, the consumer moved into its producer as skew).
+/// Now: `rate_rps = 1 # set me`, and a warning.
+#[test]
+fn no_rate_is_measured_from_a_few_arrivals_or_a_moment() {
+    let dir = tempfile::tempdir().unwrap();
+    let all: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("async.otlp.json")).unwrap()).unwrap();
+    // the first request only: its trace, without the batch job
+    let mut one = all.clone();
+    for r in one["resourceSpans"].as_array_mut().unwrap() {
+        r["scopeSpans"][0]["spans"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|s| s["traceId"] == "0000000000000000000000000000a000");
+    }
+    let file = dir.path().join("one.json");
+    std::fs::write(&file, one.to_string()).unwrap();
+    let (code, err) = import(dir.path(), "one", &file, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("1 arrivals over 53 ms are too few for a rate (at least 20 over at least 1000 ms): rate_rps = 1 is written, marked `# set me`"),
+        "{err}"
+    );
+    let got = Imported::read(&dir.path().join("one.toml"));
+    assert_eq!(got.rates, [None, None]);
+    let text = std::fs::read_to_string(dir.path().join("one.toml")).unwrap();
+    assert!(
+        text.contains("duration_ms = 1000 # set me: the traces span 53 ms"),
+        "{text}"
+    );
+    runs(&dir.path().join("one.toml"), &dir.path().join("out"));
+}
+
 #[test]
 fn a_file_cut_anywhere_imports_or_is_refused_never_a_panic() {
     // every 37th byte of each format's file, read in this process: a panic
@@ -354,6 +554,7 @@ fn a_file_cut_anywhere_imports_or_is_refused_never_a_panic() {
                 out,
                 from: None,
                 sample_rate: None,
+                tail: Default::default(),
                 force: false,
                 choices: Default::default(),
             });
@@ -503,12 +704,13 @@ fn all_spans(doc: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
 #[test]
 fn spans_are_otlp_json_with_a_server_span_per_request_and_a_client_span_per_call() {
     let dir = tempfile::tempdir().unwrap();
-    // one compare row (several write one file each)
+    // one compare row (several write one file each); 400 requests, so that a
+    // quarter of them are enough for a rate
     let doc = spans(
         &root().join("scenarios/three-tier-deadline.toml"),
         dir.path(),
         "all.json",
-        &["--set", "compare={}"],
+        &["--set", "compare={}", "--set", "workload.requests=400"],
     );
     let all = all_spans(&doc);
     let ids: std::collections::HashSet<(&str, &str)> = all
@@ -561,7 +763,14 @@ fn spans_are_otlp_json_with_a_server_span_per_request_and_a_client_span_per_call
         &root().join("scenarios/three-tier-deadline.toml"),
         dir.path(),
         "quarter.json",
-        &["--set", "compare={}", "--spans-sample", "0.25"],
+        &[
+            "--set",
+            "compare={}",
+            "--set",
+            "workload.requests=400",
+            "--spans-sample",
+            "0.25",
+        ],
     );
     let q = all_spans(&quarter);
     let qtraces: std::collections::BTreeSet<&str> = q
@@ -579,8 +788,8 @@ fn spans_are_otlp_json_with_a_server_span_per_request_and_a_client_span_per_call
         err.contains("sampling probabilities the traces say: 0.25"),
         "{err}"
     );
-    let full = Imported::read(&dir.path().join("all.toml")).rates[0];
-    let sampled = Imported::read(&dir.path().join("quarter.toml")).rates[0];
+    let full = Imported::read(&dir.path().join("all.toml")).rates[0].unwrap();
+    let sampled = Imported::read(&dir.path().join("quarter.toml")).rates[0].unwrap();
     assert!((sampled / full - 1.0).abs() < 0.02, "{sampled} vs {full}");
 }
 
@@ -721,7 +930,7 @@ fn a_run_imported_from_its_spans_runs_again_with_the_same_graph_own_times_and_ra
         }
     }
     // the arrival rate: within 2 % of the scenario's and of the first run's
-    let (ra, rb) = (a.rates[0], b.rates[0]);
+    let (ra, rb) = (a.rates[0].unwrap(), b.rates[0].unwrap());
     eprintln!(
         "round trip rate: declared 300 rps, first run {ra} rps ({:+.2} %), second run {rb} rps ({:+.2} %)",
         100.0 * (ra / 300.0 - 1.0),

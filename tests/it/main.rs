@@ -23,6 +23,7 @@ mod hostile_results;
 mod import;
 mod import_configs;
 mod import_resilience4j;
+mod import_shop;
 mod latency_files;
 mod layering;
 mod lifecycle_notes;

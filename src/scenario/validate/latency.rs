@@ -111,7 +111,36 @@ pub(crate) fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latenc
                 if !files.read.contains(&file) {
                     files.read.push(file);
                 }
-                Ok(Latency::Empirical(values))
+                let Some(q) = f.fit_tail_above else {
+                    // a p99 of the run resting on fewer than 10 of them
+                    if crate::scenario::tail::above(v.len(), 0.99) < ThinTail::ENOUGH {
+                        files.thin.push(ThinTail {
+                            key: path.to_string(),
+                            file: f.file.clone(),
+                            values: v.len(),
+                        });
+                    }
+                    return Ok(Latency::Empirical(values));
+                };
+                let q_path = format!("{p}.fit_tail_above");
+                let q = finite(&q_path, q)?;
+                if !(q > 0.0 && q < 1.0) {
+                    return err(
+                        q_path,
+                        format!("a quantile, above 0 and below 1 (got {})", num(q)),
+                    );
+                }
+                let fit = crate::scenario::tail::fit(&v, q)
+                    .map_err(|m| ScenarioError::new(&q_path, m))?;
+                let mut sorted = values;
+                sorted.sort_unstable();
+                Ok(Latency::Tail(Box::new(FittedTail {
+                    values: sorted,
+                    keep: fit.keep,
+                    threshold_ms: fit.threshold_ms,
+                    shape: fit.shape,
+                    scale_ms: fit.scale_ms,
+                })))
             }
         };
     }

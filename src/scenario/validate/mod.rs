@@ -16,6 +16,7 @@ mod limiter_key;
 mod limiters;
 mod meta;
 mod outlier;
+mod plan_links;
 mod policies;
 mod services;
 mod workload;
@@ -272,6 +273,8 @@ fn resolve(path: &str, kind: &str, name: &str, names: &[&str]) -> R<usize> {
 pub struct Files<'a> {
     pub dir: &'a std::path::Path,
     pub read: Vec<LatencyFile>,
+    /// Latency models drawn from files whose tails are thin.
+    pub thin: Vec<ThinTail>,
 }
 
 /// Names of one kind, looked up by hash (a linear search made large files
@@ -336,6 +339,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let mut files = Files {
         dir,
         read: Vec::new(),
+        thin: Vec::new(),
     };
     let files = &mut files;
     check_names(raw)?;
@@ -400,6 +404,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
         analysis,
         montecarlo,
         latency_files: std::mem::take(&mut files.read),
+        thin_tails: std::mem::take(&mut files.thin),
         thresholds,
         policies,
         faults,

@@ -672,6 +672,10 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                     }) => call_probability(&format!("{cpath}.probability"), *p)?,
                     _ => 1.0,
                 };
+                let wait = match raw {
+                    RawCall::Table(c) => c.wait.unwrap_or(true),
+                    RawCall::Name(_) => true,
+                };
                 Ok(Call {
                     target: t,
                     share,
@@ -680,14 +684,19 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
                     timeout,
                     call_policy,
                     probability,
+                    wait,
+                    if_ok: None,
                 })
             })
             .collect::<R<Vec<_>>>()?;
         out.push(Branch {
             name: br.name.clone(),
             calls,
+            after: Vec::new(),
+            then: Vec::new(),
         });
     }
+    super::plan_links::resolve(path, branches, &mut out)?;
     let budget = match kind {
         BudgetKind::Fixed | BudgetKind::SloOrDeadline => {
             ticks(&format!("{path}.budget"), budget_ms)?
@@ -704,6 +713,13 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
         sometimes: out
             .iter()
             .any(|b| b.calls.iter().any(|c| c.probability < 1.0)),
+        special: out.iter().any(|b| {
+            !b.after.is_empty()
+                || b.calls
+                    .iter()
+                    .any(|c| c.probability < 1.0 || !c.wait || c.if_ok.is_some())
+        }),
+        joins: out.iter().any(|b| !b.after.is_empty()),
         branches: out,
     })
 }
@@ -821,6 +837,7 @@ requests = 1
         let mut files = Files {
             dir: std::path::Path::new("."),
             read: Vec::new(),
+            thin: Vec::new(),
         };
         latency("l", &raw, &mut files).unwrap()
     }

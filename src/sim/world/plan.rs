@@ -8,6 +8,10 @@ use super::super::vocab::{Caller, ReqId};
 use super::World;
 use crate::model::{Handler, Plan};
 
+/// The branch a call made with `wait = false` answers to: none (its answer
+/// only lets the request's record go).
+const DETACHED: u32 = u32::MAX;
+
 impl<'m> World<'m> {
     #[inline(always)]
     fn plan_of(&self, req: ReqId) -> &'m Plan {
@@ -33,9 +37,9 @@ impl<'m> World<'m> {
     /// Inlined into both: once per call on the plan's path.)
     #[inline(always)]
     fn call_next(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
-        // a plan with a call made only sometimes takes the loop that draws for
-        // it, out of line; every other plan the loop without the draw
-        if plan.sometimes {
+        // a plan with a call made only sometimes (or not waited for) takes the
+        // loop that draws for it, out of line; every other plan the plain loop
+        if plan.special {
             self.call_next_sometimes(plan, req, b)
         } else {
             self.call_next_in::<false>(plan, req, b)
@@ -49,18 +53,38 @@ impl<'m> World<'m> {
     }
 
     /// The loop of [`Self::call_next`]; `SOMETIMES`: the plan has calls with a
-    /// `probability` below 1.
+    /// `probability` below 1 or calls it does not wait for.
     #[inline(always)]
     fn call_next_in<const SOMETIMES: bool>(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
         let now = self.now();
         let service = self.requests[req].service;
         loop {
-            let Next::Call { call, cap } = self
+            let (call, cap) = match self
                 .plans
                 .next_call::<SOMETIMES>(plan, req, b, now, service)
-            else {
-                return self.branch_end(req);
+            {
+                Next::Call { call, cap } => (call, cap),
+                Next::End => return self.branch_end(plan, req, b),
+                // it starts when the branches it waits for have ended
+                Next::Waiting => return,
             };
+            if SOMETIMES && !call.wait {
+                // fire and forget: the branch goes on at once
+                let caller = Caller::Branch {
+                    req,
+                    branch: DETACHED,
+                };
+                let cancel = plan.cancellation;
+                if self
+                    .call_via(call.call_policy, caller, call.target, call.timeout, cancel)
+                    .is_some()
+                {
+                    self.plans.detached(req, true);
+                    self.requests[req].held = true;
+                }
+                self.plans.passed(req, b);
+                continue;
+            }
             let caller = Caller::Branch {
                 req,
                 branch: b as u32,
@@ -83,13 +107,36 @@ impl<'m> World<'m> {
     #[inline(always)]
     pub(in crate::sim) fn plan_call_resolved(&mut self, req: ReqId, b: usize, ok: bool) {
         let plan = self.plan_of(req);
+        if plan.special {
+            return self.plan_call_resolved_special(plan, req, b, ok);
+        }
         self.plans.resolved(plan, req, b, ok);
-        self.call_next(plan, req, b);
+        self.call_next_in::<false>(plan, req, b);
     }
 
-    /// A branch of `req` ended: after the last, the request is answered.
-    fn branch_end(&mut self, req: ReqId) {
+    /// [`Self::plan_call_resolved`] of a plan with calls made sometimes or not
+    /// waited for: the answer to a call nobody waited for only lets the
+    /// request go once none is out.
+    #[inline(never)]
+    fn plan_call_resolved_special(&mut self, plan: &'m Plan, req: ReqId, b: usize, ok: bool) {
+        if b == DETACHED as usize {
+            if self.plans.detached(req, false) == 0 {
+                self.requests[req].held = false;
+                self.release(req);
+            }
+            return;
+        }
+        self.plans.resolved(plan, req, b, ok);
+        self.call_next_in::<true>(plan, req, b);
+    }
+
+    /// Branch `b` of `req` ended: the branches that waited for it start;
+    /// after the last, the request is answered.
+    fn branch_end(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
         let Some(ok) = self.plans.branch_end(req) else {
+            if plan.joins {
+                self.plan_joins(plan, req, b);
+            }
             return;
         };
         let r = &self.requests[req];
@@ -98,6 +145,16 @@ impl<'m> World<'m> {
         match &self.model().services[r.service].handler {
             Handler::Server(_) => self.server_calls_done(req, outcome),
             _ => self.respond(req, outcome),
+        }
+    }
+
+    /// Branch `b` of `req` ended: the branches that waited for it and no
+    /// other start.
+    #[cold]
+    #[inline(never)]
+    fn plan_joins(&mut self, plan: &'m Plan, req: ReqId, b: usize) {
+        for t in self.plans.ended(plan, req, b) {
+            self.call_next(plan, req, t);
         }
     }
 

@@ -254,7 +254,7 @@ impl World<'_> {
     }
 
     /// Frees the request's slot once neither the client nor a handler needs it.
-    fn release(&mut self, req: ReqId) {
+    pub(super) fn release(&mut self, req: ReqId) {
         if self.requests.releasable(req) {
             #[cfg(test)]
             self.limiting_released(req);
