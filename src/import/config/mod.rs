@@ -118,15 +118,37 @@ pub fn build(
     choices: Choices,
     scenario: &Path,
 ) -> Result<(String, ImportReport), Error> {
+    let (sources, srcs) = read_all(files, forced)?;
     let mut draft = draft::Draft::default();
     let mut led = draft::Ledger::default();
+    head(&mut draft, files, &srcs, scenario);
+    import_all(&srcs, choices, &mut draft, &mut led)?;
+    // one importer per run: two files that each build the scenario would collide
+    let mut heads: Vec<&str> = draft.tabs.iter().map(|t| t.header.as_str()).collect();
+    heads.sort_unstable();
+    if let Some(w) = heads.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::from(ScenarioError::new(
+            "",
+            format!(
+                "two of these files both define [{}]: import them one at a time",
+                w[0]
+            ),
+        )));
+    }
+    let report = report(&draft, &led, sources, scenario);
+    Ok((draft.toml(), report))
+}
+
+/// The files read: the report's sources, and each file's format and tree.
+type Read = (Vec<ReportSource>, Vec<(Format, tree::Source)>);
+
+/// Reads each file and tells its format: the report's sources and the trees.
+fn read_all(files: &[std::path::PathBuf], forced: Option<Format>) -> Result<Read, Error> {
     let mut sources = Vec::new();
-    let mut formats = Vec::new();
     let mut srcs = Vec::new();
     for f in files {
         let mut src = tree::read(f)?;
-        let found = detect(&src);
-        let format = match (forced, found) {
+        let format = match (forced, detect(&src)) {
             (Some(want), Some(got)) if want != got => {
                 return Err(ScenarioError::new(
                     "",
@@ -166,9 +188,18 @@ pub fn build(
             // `resilience4j.retry.instances...` as the nested keys
             src = tree::spring(src, &resilience4j::wanted)?;
         }
-        formats.push(format);
         srcs.push((format, src));
     }
+    Ok((sources, srcs))
+}
+
+/// The scenario's head comments and its `[scenario]` table.
+fn head(
+    draft: &mut draft::Draft,
+    files: &[std::path::PathBuf],
+    srcs: &[(Format, tree::Source)],
+    scenario: &Path,
+) {
     let stem = scenario
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -181,15 +212,11 @@ pub fn build(
                 .unwrap_or_default()
         })
         .collect();
-    let titles: Vec<&str> = {
-        let mut t: Vec<&str> = formats.iter().map(|f| f.title()).collect();
-        t.dedup();
-        t
-    };
+    let mut titles: Vec<&str> = srcs.iter().map(|(f, _)| f.title()).collect();
+    titles.dedup();
+    let (names, titles) = (names.join(", "), titles.join(", "));
     draft.head.push(format!(
-        "Imported by `resim import` from {} ({}).",
-        names.join(", "),
-        titles.join(", ")
+        "Imported by `resim import` from {names} ({titles})."
     ));
     draft.head.push(
         "Keys marked `# set me` are placeholders: the files do not say them. Check them, then run."
@@ -199,29 +226,33 @@ pub fn build(
         "What became of every field: {stem}.import.md beside this file."
     ));
     let mut scen = draft::Tab::new("scenario");
-    scen.put(
-        "name",
-        draft::Val::s(&format!("Imported: {}", names.join(", "))),
-    );
+    scen.put("name", draft::Val::s(&format!("Imported: {names}")));
     scen.put(
         "about",
         draft::Val::s(&format!(
-            "The resilience settings of {} ({}), with placeholder traffic and service times.",
-            names.join(", "),
-            titles.join(", ")
+            "The resilience settings of {names} ({titles}), with placeholder traffic and service times."
         )),
     );
     scen.put("seed", draft::Val::n(1.0));
     draft.tabs.push(scen);
+}
+
+/// Runs each file's importer (Istio's once, over all its files).
+fn import_all(
+    srcs: &[(Format, tree::Source)],
+    choices: Choices,
+    draft: &mut draft::Draft,
+    led: &mut draft::Ledger,
+) -> Result<(), Error> {
     let istio: Vec<&tree::Source> = srcs
         .iter()
         .filter(|(f, _)| *f == Format::Istio)
         .map(|(_, s)| s)
         .collect();
     if !istio.is_empty() {
-        istio::import(&istio, &mut draft, &mut led)?;
+        istio::import(&istio, draft, led)?;
     }
-    for (format, src) in &srcs {
+    for (format, src) in srcs {
         // Istio reads every document, resilience4j picks its own
         if src.docs.len() > 1 && !matches!(format, Format::Istio | Format::Resilience4j) {
             for d in 1..src.docs.len() {
@@ -235,9 +266,9 @@ pub fn build(
             }
         }
         match format {
-            Format::Grpc => grpc::import(src, choices.grpc_backoff, &mut draft, &mut led)?,
-            Format::Resilience4j => resilience4j::import(src, &mut draft, &mut led)?,
-            Format::Envoy => envoy::import(src, &mut draft, &mut led)?,
+            Format::Grpc => grpc::import(src, choices.grpc_backoff, draft, led)?,
+            Format::Resilience4j => resilience4j::import(src, draft, led)?,
+            Format::Envoy => envoy::import(src, draft, led)?,
             Format::Istio => {}
             other => {
                 return Err(ScenarioError::new(
@@ -253,19 +284,17 @@ pub fn build(
         }
         led.close(src);
     }
-    // one importer per run: two files that each build the scenario would collide
-    let mut heads: Vec<&str> = draft.tabs.iter().map(|t| t.header.as_str()).collect();
-    heads.sort_unstable();
-    if let Some(w) = heads.windows(2).find(|w| w[0] == w[1]) {
-        return Err(Error::from(ScenarioError::new(
-            "",
-            format!(
-                "two of these files both define [{}]: import them one at a time",
-                w[0]
-            ),
-        )));
-    }
-    let text = draft.toml();
+    Ok(())
+}
+
+/// The import report: the summary, the warnings, the placeholders and the
+/// ledger.
+fn report(
+    draft: &draft::Draft,
+    led: &draft::Ledger,
+    sources: Vec<ReportSource>,
+    scenario: &Path,
+) -> ImportReport {
     let mut report = ImportReport {
         scenario: scenario.display().to_string(),
         sources,
@@ -307,7 +336,7 @@ pub fn build(
         table: Some(t),
     });
     report.sections.push(led.section());
-    Ok((text, report))
+    report
 }
 
 /// Each format's field tables, as the docs show them: `(format, tables)`.
