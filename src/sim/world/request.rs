@@ -166,7 +166,7 @@ impl World<'_> {
 
     /// The request reaches the service that owns its route: its middleware
     /// limiters first, then the handler.
-    #[inline]
+    #[inline(always)]
     pub(super) fn at_service(&mut self, req: ReqId) {
         if self.requests[req].closed {
             // the client gave up on the way: nothing reaches the handler
