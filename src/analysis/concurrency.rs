@@ -46,12 +46,18 @@ const GAUGES: [&str; 7] = [
 ];
 
 fn concurrency(results: &Results) -> Table {
+    let scoped = super::limiters::scoped(results);
     let mut head = vec!["algorithm", "passed", "rejected"];
     head.extend(GAUGES);
+    let key: &[&str] = if scoped {
+        &["limiter", "replica"]
+    } else {
+        &["limiter"]
+    };
     let mut t = results.table(
         "concurrency",
         "Concurrency limiters: requests in flight and the limit over the run (time-weighted means)",
-        &["limiter"],
+        key,
         &head,
     );
     for (i, row) in results.scenario.rows.iter().enumerate() {
@@ -65,16 +71,41 @@ fn concurrency(results: &Results) -> Table {
             if run.seen == 0 {
                 continue;
             }
+            if !c.replicas.is_empty() {
+                // kept per replica: a row per replica that met a request
+                for (k, r) in c.replicas.iter().enumerate() {
+                    if r.passed + r.rejected == 0 {
+                        continue;
+                    }
+                    let mut cells = results.axis_cells(i);
+                    cells.extend([
+                        limiter.name.as_str().into(),
+                        Cell::Num((k + 1) as f64),
+                        c.algorithm.into(),
+                        r.passed.into(),
+                        r.rejected.into(),
+                    ]);
+                    cells.extend(gauge_cells(&r.run));
+                    t.push(cells);
+                }
+                continue;
+            }
             let mut cells = results.axis_cells(i);
-            cells.extend([
-                limiter.name.as_str().into(),
-                c.algorithm.into(),
-                run.passed.into(),
-                run.rejected.into(),
-            ]);
+            cells.push(limiter.name.as_str().into());
+            if scoped {
+                cells.push(Cell::Empty);
+            }
+            cells.extend([c.algorithm.into(), run.passed.into(), run.rejected.into()]);
             cells.extend(gauge_cells(&c.run));
             t.push(cells);
         }
+    }
+    if scoped {
+        t.notes.push(
+            "replica: a limiter kept per replica (scope = \"replica\") has a row per replica, numbered from 1 as NAME#K; \
+             empty for one state of the whole service."
+                .into(),
+        );
     }
     t.notes.push(
         "Sums over each limiter's bucket keys, time-weighted from its first request to the run's end; \
@@ -85,10 +116,16 @@ fn concurrency(results: &Results) -> Table {
 }
 
 fn windows(results: &Results) -> Table {
+    let scoped = super::limiters::scoped(results);
+    let key: &[&str] = if scoped {
+        &["window_start_ms", "limiter", "replica"]
+    } else {
+        &["window_start_ms", "limiter"]
+    };
     let mut t = results.table(
         "timeseries_concurrency",
         "Per window and concurrency limiter: requests in flight and the limit (time-weighted means, extremes, the limit at the window's end)",
-        &["window_start_ms", "limiter"],
+        key,
         &GAUGES,
     );
     t.printed = false;
@@ -98,6 +135,22 @@ fn windows(results: &Results) -> Table {
         for k in 0..s.windows.len() {
             for (limiter, l) in model.limiters.iter().zip(&run.limiters.limiters) {
                 let Some(c) = &l.concurrency else { continue };
+                if !c.replicas.is_empty() {
+                    for (n, r) in c.replicas.iter().enumerate() {
+                        let Some(Some(g)) = r.windows.get(k) else {
+                            continue;
+                        };
+                        let mut cells = results.axis_cells(i);
+                        cells.extend([
+                            Cell::Num(k as f64 * s.window_ms),
+                            limiter.name.as_str().into(),
+                            Cell::Num((n + 1) as f64),
+                        ]);
+                        cells.extend(gauge_cells(g));
+                        t.push(cells);
+                    }
+                    continue;
+                }
                 let Some(Some(g)) = c.windows.get(k) else {
                     continue;
                 };
@@ -106,6 +159,9 @@ fn windows(results: &Results) -> Table {
                     Cell::Num(k as f64 * s.window_ms),
                     limiter.name.as_str().into(),
                 ]);
+                if scoped {
+                    cells.push(Cell::Empty);
+                }
                 cells.extend(gauge_cells(g));
                 t.push(cells);
             }

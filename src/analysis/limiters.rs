@@ -149,10 +149,21 @@ fn ceiling(limit: u64, buckets: u64) -> Cell {
     }
 }
 
+/// Whether a compare row has a limiter in the middleware of a replicated
+/// service, where a limiter's scope (one state per replica or one for the
+/// service) makes a difference: then the limiter tables show it.
+pub(super) fn scoped(results: &Results) -> bool {
+    results.any(|m| (m.services.iter()).any(|s| s.replicas > 1 && !s.middleware.is_empty()))
+}
+
 fn limiters(results: &Results) -> Table {
     let base = results.scenario.base();
     let active = results.models().find_map(|m| m.analysis.active_members);
+    let scoped = scoped(results);
     let mut head = vec!["bucket_key", "buckets", "ceiling", "passed", "rejected"];
+    if scoped {
+        head.insert(0, "scope");
+    }
     if active.is_some() {
         head.push("projected_ceiling");
     }
@@ -171,8 +182,11 @@ fn limiters(results: &Results) -> Table {
             .enumerate()
         {
             let mut cells = results.axis_cells(i);
+            cells.push(limiter.name.as_str().into());
+            if scoped {
+                cells.push(limiter.scope.name().into());
+            }
             cells.extend([
-                limiter.name.as_str().into(),
                 limiter.key_label().into(),
                 run.buckets.into(),
                 ceiling(limiter.limit, run.buckets),
@@ -207,6 +221,13 @@ fn limiters(results: &Results) -> Table {
         "The limit written is one number per limiter ({}); the ceiling is that limit times the buckets, and the buckets come from the traffic, not the configuration.",
         limits.join(", ")
     ));
+    if scoped {
+        t.notes.push(
+            "scope: replica = one state per replica of the service whose middleware lists it, met after its balancer's pick \
+             (buckets counts each replica's); service = one state for the whole service (a gateway's limiter always)."
+                .into(),
+        );
+    }
     if let Some(n) = active {
         t.notes.push(format!(
             "projected_ceiling: with {n} active members, a key holding `member` makes limit x buckets x {n} / members seen per window."

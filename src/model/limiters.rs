@@ -70,6 +70,27 @@ pub enum Refill {
     Discrete,
 }
 
+/// Where a limiter keeps its state (`scope`): one per replica of the service
+/// whose middleware lists it, or one for the whole service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// One state per replica, met after the balancer picked the replica (a
+    /// sidecar's filter, a server interceptor, a per-pod bulkhead).
+    Replica,
+    /// One state shared by every replica, met before the pick (a gateway).
+    Service,
+}
+
+impl Scope {
+    /// The name as written in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Replica => "replica",
+            Scope::Service => "service",
+        }
+    }
+}
+
 /// A request field a limiter key can be made of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -117,6 +138,9 @@ pub struct Limiter {
     /// `kind = "concurrency"`: a limit on the requests in flight (`None`: a rate
     /// limiter, `algorithm` above).
     pub concurrency: Option<Box<Concurrency>>,
+    /// One state per replica or one per service (`scope`): `Service` for a
+    /// limiter a gateway rule lists.
+    pub scope: Scope,
 }
 
 impl Limiter {

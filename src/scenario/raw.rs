@@ -443,6 +443,9 @@ pub struct RawLimiter {
     pub refill: Option<String>,
     /// throttle only: "hold" (default: held max_delay_ms, then 429) or "reject-now".
     pub overflow: Option<String>,
+    /// "replica" (default in middleware) or "service": one state per replica
+    /// of the service, or one shared.
+    pub scope: Option<String>,
     /// Concurrency (aimd, vegas, gradient2): the starting limit.
     pub initial_limit: Option<i64>,
     /// Concurrency (aimd, gradient2): the lowest limit.

@@ -338,6 +338,7 @@ pub(super) fn limiter(path: &str, name: &str, l: &RawLimiter) -> R<Limiter> {
         refill: Refill::Continuous,
         overflow: Overflow::RejectNow,
         concurrency: Some(Box::new(Concurrency { algorithm, samples })),
+        scope: crate::model::Scope::Replica,
     })
 }
 

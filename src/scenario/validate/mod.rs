@@ -347,7 +347,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     check_separators(raw)?;
     let limits = meta::limits(&raw.scenario)?;
     let slo = meta::slo(&raw.slo)?;
-    let limiters = limiters::limiters(raw, &limits)?;
+    let mut limiters = limiters::limiters(raw, &limits)?;
     let limiter_names = Names::new("limiter", raw.limiters.keys());
     let gateway = services::gateway(raw, &limiter_names)?;
     let dependencies = services::dependencies(raw, files)?;
@@ -365,6 +365,7 @@ pub fn validate(raw: &RawScenario, dir: &std::path::Path) -> R<Model> {
     let services = services::services(raw, routes_of, &ctx, files)?;
     services::check_call_graph(&services)?;
     services::check_replicas(&services, &ctx.dependencies)?;
+    limiters::scopes(raw, &mut limiters, ctx.gateway.as_ref(), &services)?;
     let workloads = workload::workloads(raw, &mut routes, ctx.gateway.is_some(), &limits, files)?;
     let workload = workloads[0].workload.clone();
     services::check_deadlines(&services, workloads.iter().map(|w| &w.workload))?;

@@ -6,7 +6,9 @@ use super::admitter::Admitter;
 use super::concurrency::track::Track;
 use super::windows::Windows;
 use crate::engine::Ticks;
-use crate::model::{Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId};
+use crate::model::{
+    Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId, Scope, ServiceId,
+};
 use crate::sim::request::{NO_ROUTE, Request};
 use crate::sim::vocab::{FastMap, Outcome, ReqId};
 use std::collections::VecDeque;
@@ -17,6 +19,9 @@ enum Stage {
     #[default]
     Gateway,
     Middleware,
+    /// The middleware limiters kept per replica (`scope = "replica"`), met
+    /// once the balancer picked the replica.
+    Replica,
 }
 
 /// A request's place in its limiter chain.
@@ -26,6 +31,8 @@ struct Progress {
     pos: u32,
     /// Held only to be rejected when the hold ends (`overflow = "hold"`).
     rejecting: bool,
+    /// At the replica stage: the replica, from 1 (0: none).
+    replica: u32,
 }
 
 /// The limiters one (route, access) pair meets, in order.
@@ -33,15 +40,41 @@ struct Progress {
 struct Chain {
     gateway: Vec<LimiterId>,
     middleware: Vec<LimiterId>,
+    /// The middleware limiters kept per replica of a replicated service.
+    replica: Vec<LimiterId>,
+}
+
+/// A service's middleware split by scope: (met before the balancer's pick,
+/// met at the picked replica). The second is empty unless the service has
+/// replicas and a limiter kept per replica.
+fn split_middleware(model: &Model, service: ServiceId, list: &[LimiterId]) -> Chain {
+    let replicated = model.services[service].replicas > 1;
+    let (replica, middleware) = list
+        .iter()
+        .partition(|&&l| replicated && model.limiters[l].scope == Scope::Replica);
+    Chain {
+        gateway: Vec::new(),
+        middleware,
+        replica,
+    }
 }
 
 /// One limiter's buckets and counts during a run.
 #[derive(Debug, Clone, Default)]
 pub(super) struct LimiterActor {
-    /// Bucket key -> its state's index in `states`.
-    keys: FastMap<[u32; 4], u32>,
-    /// One admission state per bucket key, in the order the keys appeared.
+    /// (Bucket key, replica from 1 or 0) -> its state's index in `states`.
+    keys: FastMap<[u32; 5], u32>,
+    /// One admission state per bucket key (and replica, kept per replica),
+    /// in the order the keys appeared.
     pub(super) states: Vec<Admitter>,
+    /// Each state's replica, from 1 (0: a state of the whole service); kept
+    /// only for a concurrency limiter kept per replica.
+    pub(super) state_replica: Vec<u32>,
+    /// A concurrency limiter kept per replica: its limit and in flight over
+    /// time per replica (index: replica - 1).
+    pub(super) replica_tracks: Vec<Track>,
+    /// The same limiter's [passed, rejected] per replica.
+    pub(super) replica_counts: Vec<[u64; 2]>,
     /// member -> (passed, rejected)
     pub(super) members: FastMap<u32, (u64, u64)>,
     pub(super) passed: u64,
@@ -76,6 +109,12 @@ pub(crate) struct Limiting {
     progress: Vec<Progress>,
     /// Indexed by `route * 2 + access`.
     chains: Vec<Chain>,
+    /// Per service, its middleware split by scope: the chain of a call into
+    /// a service that owns no route.
+    services: Vec<Chain>,
+    /// Per service: whether its middleware has limiters kept per replica
+    /// (met after the balancer's pick).
+    per_replica: Vec<bool>,
     /// (requests, counted per limiter), indexed like `chains`.
     pub(super) traffic: Vec<(u64, Vec<u64>)>,
     pub(super) members: FastMap<u32, MemberTally>,
@@ -149,18 +188,32 @@ impl Limiting {
         for route in 0..model.routes.len() {
             for access in [Access::Gateway, Access::Direct] {
                 let (gateway, middleware) = chain_of(model, route, access);
-                chains.push(Chain {
-                    gateway,
-                    middleware,
-                });
+                let split = match model.routes[route].service {
+                    Some(s) => split_middleware(model, s, &middleware),
+                    None => Chain::default(),
+                };
+                chains.push(Chain { gateway, ..split });
             }
         }
+        let services: Vec<Chain> = (model.services.iter().enumerate())
+            .map(|(s, svc)| split_middleware(model, s, &svc.middleware))
+            .collect();
+        let per_replica = services.iter().map(|c| !c.replica.is_empty()).collect();
         let n = model.limiters.len();
         let window = crate::sim::timeseries::window_of(model);
         let mut actors = vec![LimiterActor::default(); n];
-        for (a, l) in actors.iter_mut().zip(&model.limiters) {
+        for (id, (a, l)) in actors.iter_mut().zip(&model.limiters).enumerate() {
             if l.concurrency.is_some() {
                 a.track = Some(Box::new(Track::new(window)));
+                let replicas = services
+                    .iter()
+                    .zip(&model.services)
+                    .filter(|(c, _)| c.replica.contains(&id))
+                    .map(|(_, s)| s.replicas as usize)
+                    .max()
+                    .unwrap_or(0);
+                a.replica_tracks = vec![Track::new(window); replicas];
+                a.replica_counts = vec![[0, 0]; replicas];
             }
         }
         Limiting {
@@ -168,6 +221,8 @@ impl Limiting {
             progress: Vec::new(),
             traffic: vec![(0, vec![0; n]); chains.len()],
             chains,
+            services,
+            per_replica,
             members: FastMap::default(),
             window,
             held: Held::default(),
@@ -182,16 +237,24 @@ impl Limiting {
         !self.actors.is_empty()
     }
 
-    /// `req` starts walking `stage` of its chain.
-    fn enter(&mut self, req: ReqId, stage: Stage) {
+    /// `req` starts walking `stage` of its chain (at `replica`, from 1, or 0).
+    fn enter(&mut self, req: ReqId, stage: Stage, replica: u32) {
         let p = &mut self.progress;
         if p.len() <= req as usize {
             p.resize(req as usize + 1, Progress::default());
         }
         p[req as usize] = Progress {
             stage,
+            replica,
             ..Progress::default()
         };
+    }
+
+    /// Whether `service`'s middleware has limiters kept per replica, met
+    /// once its balancer picked the replica.
+    #[inline]
+    pub(in crate::sim) fn per_replica(&self, service: ServiceId) -> bool {
+        self.per_replica.get(service).copied().unwrap_or(false)
     }
 
     /// `req` was let through at `at` by state `state` of limiter `limiter`: it
@@ -218,6 +281,8 @@ pub(crate) enum Walk {
     ToService,
     /// Through every limiter of the service's middleware: to its handler.
     ToHandler,
+    /// Through every limiter of its replica: into that replica.
+    ToReplica,
     /// A limiter delays it: it goes on at this time (a `LimiterResume`).
     Delay(Ticks),
     /// A throttle holds it until this time, to reject it then.
@@ -250,12 +315,18 @@ impl Limiting {
 
     /// `req` is at the gateway: it starts walking its matching rules' limiters.
     pub(in crate::sim) fn enter_gateway(&mut self, req: ReqId) {
-        self.enter(req, Stage::Gateway);
+        self.enter(req, Stage::Gateway, 0);
     }
 
     /// `req` is at its service: it starts walking the middleware limiters.
     pub(in crate::sim) fn enter_service(&mut self, req: ReqId) {
-        self.enter(req, Stage::Middleware);
+        self.enter(req, Stage::Middleware, 0);
+    }
+
+    /// `req`'s balancer picked `replica` (from 0): it starts walking the
+    /// middleware limiters kept per replica.
+    pub(in crate::sim) fn enter_replica(&mut self, req: ReqId, replica: u32) {
+        self.enter(req, Stage::Replica, replica + 1);
     }
 
     /// A throttled request `req` (`r`) ends its hold at `now`: it passes the
@@ -267,7 +338,7 @@ impl Limiting {
         r: &Request,
         now: Ticks,
     ) -> Resumed {
-        let Some(l) = self.chain_step(model, req, r) else {
+        let Some(l) = self.chain_step(req, r) else {
             return Resumed::Nothing;
         };
         if self.progress[req as usize].rejecting {
@@ -279,17 +350,18 @@ impl Limiting {
     }
 
     /// The limiter the request is at, if its stage has one left.
-    fn chain_step(&self, model: &Model, req: ReqId, r: &Request) -> Option<LimiterId> {
+    fn chain_step(&self, req: ReqId, r: &Request) -> Option<LimiterId> {
         let p = &self.progress[req as usize];
-        if r.route == NO_ROUTE {
+        let chain = if r.route == NO_ROUTE {
             // a call into a service that owns no route: its middleware alone
-            let list = &model.services[r.service].middleware;
-            return list.get(p.pos as usize).copied();
-        }
-        let chain = &self.chains.get(slot(r.route, r.access?))?;
+            self.services.get(r.service)?
+        } else {
+            self.chains.get(slot(r.route, r.access?))?
+        };
         let list = match p.stage {
             Stage::Gateway => &chain.gateway,
             Stage::Middleware => &chain.middleware,
+            Stage::Replica => &chain.replica,
         };
         list.get(p.pos as usize).copied()
     }
@@ -304,7 +376,7 @@ impl Limiting {
         r: &Request,
         now: Ticks,
     ) -> Walk {
-        while let Some(l) = self.chain_step(model, req, r) {
+        while let Some(l) = self.chain_step(req, r) {
             match self.decide(model, l, req, r, now) {
                 Decision::Pass => {
                     self.record_pass(model, l, now);
@@ -324,13 +396,21 @@ impl Limiting {
                 }
             }
         }
+        let count = |s: &mut Self| {
+            if r.caller.is_none() {
+                s.members.entry(r.member).or_default().admitted += 1;
+            }
+        };
         match self.progress[req as usize].stage {
             Stage::Gateway => Walk::ToService,
+            Stage::Middleware if self.per_replica(r.service) => Walk::ToHandler,
             Stage::Middleware => {
-                if self.enabled() && r.caller.is_none() {
-                    self.members.entry(r.member).or_default().admitted += 1;
-                }
+                count(self);
                 Walk::ToHandler
+            }
+            Stage::Replica => {
+                count(self);
+                Walk::ToReplica
             }
         }
     }
@@ -347,7 +427,11 @@ impl Limiting {
     ) -> Decision {
         let limiter = &model.limiters[l];
         let access = r.access.unwrap_or(Access::Direct);
-        let mut key = [u32::MAX; 4];
+        let replica = match self.progress[req as usize].stage {
+            Stage::Replica => self.progress[req as usize].replica,
+            _ => 0,
+        };
+        let mut key = [u32::MAX, u32::MAX, u32::MAX, u32::MAX, replica];
         for (k, f) in key.iter_mut().zip(&limiter.key) {
             *k = match f {
                 Field::Client => r.client,
@@ -370,6 +454,9 @@ impl Limiting {
             states.push(Admitter::new(limiter, rng));
             (states.len() - 1) as u32
         });
+        if actor.track.is_some() && actor.state_replica.len() < actor.states.len() {
+            actor.state_replica.push(replica);
+        }
         // a concurrency limit (the limiters with a track) tells its count in
         // flight with the request let in, for the algorithm when it ends
         let (decision, in_flight) = match actor.track.as_deref_mut() {
@@ -385,6 +472,9 @@ impl Limiting {
                 let mut in_flight = 0;
                 if let Some(after) = s.gauge() {
                     track.change(now, before, after);
+                    if replica > 0 {
+                        actor.replica_tracks[replica as usize - 1].change(now, before, after);
+                    }
                     in_flight = u32::try_from(after.1).unwrap_or(u32::MAX);
                 }
                 (d, in_flight)
@@ -398,10 +488,16 @@ impl Limiting {
             tally.0 += 1;
             actor.passed += 1;
         }
+        if replica > 0
+            && let Some(c) = actor.replica_counts.get_mut(replica as usize - 1)
+        {
+            c[usize::from(decision == Decision::Reject)] += 1;
+        }
         if let Some(w) = window {
             let keyed = !limiter.key.is_empty();
             let rejected = decision == Decision::Reject;
-            actor.windows.count(w, now, key, keyed, rejected);
+            let key4 = [key[0], key[1], key[2], key[3]];
+            actor.windows.count(w, now, key4, keyed, rejected);
         }
         if let Decision::Delay(at) = decision {
             actor.delayed += 1;
@@ -453,8 +549,7 @@ impl Limiting {
     ) {
         self.admissions_done(model, req, r, outcome, now);
         if !r.closed && r.caller.is_none() {
-            let deeper =
-                matches!(outcome, Outcome::Rejected(_)) && self.passed_chain(model, req, r);
+            let deeper = matches!(outcome, Outcome::Rejected(_)) && self.passed_chain(req, r);
             self.count_outcome(model, r, outcome, deeper);
         }
     }
@@ -486,6 +581,10 @@ impl Limiting {
                     state.on_done(limiter, now, latency, outcome, a.in_flight);
                     if let Some(after) = state.gauge() {
                         track.change(now, before, after);
+                        let replica = actor.state_replica[a.state as usize];
+                        if replica > 0 {
+                            actor.replica_tracks[replica as usize - 1].change(now, before, after);
+                        }
                     }
                 }
             }
@@ -517,11 +616,13 @@ impl Limiting {
     /// Whether `req` passed every limiter of its own chain (it reached its
     /// handler): a rejection it ends with came from a limiter of a service
     /// it called.
-    fn passed_chain(&self, model: &Model, req: ReqId, r: &Request) -> bool {
-        self.progress
-            .get(req as usize)
-            .is_some_and(|p| p.stage == Stage::Middleware)
-            && self.chain_step(model, req, r).is_none()
+    fn passed_chain(&self, req: ReqId, r: &Request) -> bool {
+        let reached = |p: &Progress| match p.stage {
+            Stage::Gateway => false,
+            Stage::Middleware => !self.per_replica(r.service),
+            Stage::Replica => true,
+        };
+        self.progress.get(req as usize).is_some_and(reached) && self.chain_step(req, r).is_none()
     }
 
     /// Counts a client request's end for its member; `deeper`: it passed its

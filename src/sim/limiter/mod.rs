@@ -89,6 +89,6 @@ pub use concurrency::track::Gauges;
 pub use rate::{Bucket, decide};
 pub use results::{
     ConcurrencyRun, KeyWindows, LimiterResults, LimiterRun, LimiterWindows, MemberCount,
-    MemberOutcome, RouteTraffic, natural_cmp,
+    MemberOutcome, ReplicaConcurrency, RouteTraffic, natural_cmp,
 };
 pub use windows::{KEYED_WINDOWS_MAX, rows_per_window};

@@ -45,6 +45,22 @@ pub struct ConcurrencyRun {
     /// Per time-series window from t = 0 (None before its first request;
     /// empty without a time series).
     pub windows: Vec<Option<super::Gauges>>,
+    /// A limiter kept per replica of a replicated service: the same per
+    /// replica, from replica 1 (empty: one state for the whole service).
+    pub replicas: Vec<ReplicaConcurrency>,
+}
+
+/// One replica's state of a concurrency limiter kept per replica.
+#[derive(Debug, Clone, Default)]
+pub struct ReplicaConcurrency {
+    /// Let through at this replica.
+    pub passed: u64,
+    /// Rejected at this replica.
+    pub rejected: u64,
+    /// The whole run's gauges.
+    pub run: super::Gauges,
+    /// Per time-series window, as [`ConcurrencyRun::windows`].
+    pub windows: Vec<Option<super::Gauges>>,
 }
 
 /// One limiter's passes and rejects per time-series window.
@@ -166,10 +182,23 @@ impl Limiting {
                     concurrency: a.track.as_deref().and_then(|t| {
                         let mut t = t.clone();
                         t.finish(end);
+                        let replicas = (a.replica_tracks.iter().zip(&a.replica_counts))
+                            .map(|(t, &[passed, rejected])| {
+                                let mut t = t.clone();
+                                t.finish(end);
+                                ReplicaConcurrency {
+                                    passed,
+                                    rejected,
+                                    run: t.run,
+                                    windows: t.windows,
+                                }
+                            })
+                            .collect();
                         Some(ConcurrencyRun {
                             algorithm: limiter.concurrency.as_deref()?.algorithm.name(),
                             run: t.run,
                             windows: t.windows,
+                            replicas,
                         })
                     }),
                 }

@@ -59,7 +59,8 @@ impl World<'_> {
                 // member), before the request closes
                 self.limiting_responded(req, outcome);
                 if self.servers.listening {
-                    self.balance_over(req, outcome.is_failure());
+                    let failed = outcome.is_failure() || self.limiting_5xx(outcome);
+                    self.balance_over(req, failed);
                 }
             }
             Note::Answered { outcome, response } => {

@@ -36,6 +36,18 @@ impl World<'_> {
         self.limit_chain(req);
     }
 
+    /// `req`'s balancer picked instance `i` of its service, whose middleware
+    /// has limiters kept per replica: it walks them, then enters `i`. (As a
+    /// sidecar's filter sees only its own pod's traffic.)
+    #[cold]
+    #[inline(never)]
+    pub(in crate::sim) fn limit_at_replica(&mut self, i: usize, req: ReqId) {
+        let service = self.requests[req].service;
+        let replica = i - self.servers.instances(service).start;
+        self.limiting.enter_replica(req, replica as u32);
+        self.limit_chain(req);
+    }
+
     /// A throttled request's hold is over: it passes the limiter that held it, or
     /// gets the 429 it was held for.
     pub(super) fn limiter_resume(&mut self, req: ReqId) {
@@ -57,6 +69,13 @@ impl World<'_> {
         match self.limiting.walk(model, req, &self.requests[req], now) {
             Walk::ToService => self.gateway_forward(req),
             Walk::ToHandler => self.handle(req),
+            Walk::ToReplica => {
+                let service = self.requests[req].service;
+                match self.servers.state_of(service, req) {
+                    Some(i) => self.server_enter(i, req),
+                    None => unreachable!("a request at its replica's limiters has a replica"),
+                }
+            }
             Walk::Delay(at) | Walk::Hold(at) => {
                 self.post(at, Lane::Normal, Event::LimiterResume(req))
             }
@@ -104,6 +123,15 @@ impl World<'_> {
         if self.limiting.enabled() {
             (self.limiting).outcome(self.model(), &self.requests[req], outcome);
         }
+    }
+
+    /// Whether `outcome` is a concurrency limiter's rejection, which a
+    /// balancer's outlier detection counts as a failure: Envoy's adaptive
+    /// concurrency filter answers 503, a 5xx (`adaptive_concurrency_filter.cc`,
+    /// `AdaptiveConcurrencyFilter::decodeHeaders`), while a rate limiter's
+    /// 429 (Envoy's `local_ratelimit`) is not one.
+    pub(in crate::sim) fn limiting_5xx(&self, outcome: Outcome) -> bool {
+        matches!(outcome, Outcome::Rejected(l) if self.model().limiters[l].concurrency.is_some())
     }
 
     /// The run's limiter figures, with names.

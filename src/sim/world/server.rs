@@ -363,7 +363,15 @@ impl World<'_> {
     fn server_pick(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
         match self.servers.route(service)? {
             Pick::One(i) => Some(i),
-            Pick::Balance { by_caller } => Some(self.server_pick_replica(service, req, by_caller)),
+            Pick::Balance { by_caller } => {
+                let i = self.server_pick_replica(service, req, by_caller);
+                if self.limiting.per_replica(service) {
+                    // its replica's own limiters first (`scope = "replica"`)
+                    self.limit_at_replica(i, req);
+                    return None;
+                }
+                Some(i)
+            }
             Pick::Limited => self.server_place(service, req),
         }
     }

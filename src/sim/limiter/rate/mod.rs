@@ -150,6 +150,7 @@ pub(super) mod testing {
             refill: Refill::Continuous,
             overflow: Overflow::Hold,
             concurrency: None,
+            scope: crate::model::Scope::Replica,
         }
     }
 
