@@ -193,14 +193,14 @@ fn fixed_cycles_give_the_seed_numbers_in_every_replication() {
 }
 
 #[test]
-fn the_default_report_shows_what_varies_and_lists_the_rest_on_one_line() {
+fn all_metrics_shows_what_varies_and_lists_the_rest_on_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = resim()
         .arg("sweep")
         .arg(scenario("scenarios/io22-queue-length.toml"))
         .arg("--out")
         .arg(dir.path())
-        .args(["-n", "2"])
+        .args(["-n", "2", "--all-metrics"])
         .assert()
         .success()
         .get_output()
