@@ -306,6 +306,7 @@ fn replica_settings(
     files: &mut Files,
 ) -> R<Vec<ReplicaSettings>> {
     let mut out = Vec::new();
+    let name = path.strip_prefix("services.").unwrap_or(path);
     for (k, r) in &svc.replica {
         let p = format!("{path}.replica.{k}");
         if !matches!(handler, Handler::Server(_)) {
@@ -320,7 +321,7 @@ fn replica_settings(
                 return Err(ScenarioError::new(
                     p,
                     format!(
-                        "replica `{k}` is out of range: replicas are numbered 1 to {replicas} (as `{path}.replicas` says; faults name them `NAME#1` .. `NAME#{replicas}`)"
+                        "replica `{k}` is out of range: replicas are numbered 1 to {replicas} (as `{path}.replicas` says; faults name them `{name}#1` .. `{name}#{replicas}`)"
                     ),
                 )
                 .related(format!("{path}.replicas")));

@@ -181,3 +181,102 @@ fn pauses_draw_from_streams_of_their_own() {
     let c = crate::sim::run(&m(&acting), 0).unwrap();
     assert_ne!(a.response.sum_ms(), c.response.sum_ms());
 }
+
+/// Two replicas behind round robin (constant 10 ms, one slot each), requests
+/// every 100 ms: `extra` adds TOML (replica settings, faults).
+fn pair(extra: &str) -> crate::sim::result::RunResult {
+    let text = format!(
+        "[scenario]\nname = \"t\"\n[services.api]\nroutes = [\"/a\"]\nreplicas = 2\n\
+         [services.api.handler]\ntype = \"server\"\nslots = 1\nqueue = 10\n\
+         service = {{ constant = 10 }}\n\
+         [workload]\ntype = \"open\"\narrivals = \"uniform\"\nrate_rps = 10\nrequests = 20\n{extra}"
+    );
+    let s = load_str(&text, Path::new("t.toml"), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    crate::sim::run(&s.rows[0].model, 0).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The mean time at each replica, in ms.
+fn replica_means(r: &crate::sim::result::RunResult) -> Vec<f64> {
+    r.servers[0]
+        .replicas
+        .iter()
+        .map(|x| x.response.mean_ms())
+        .collect()
+}
+
+/// `[services.NAME.replica.K]` changes replica K alone: its factor, then its
+/// addition, its own service model.
+#[test]
+fn replica_settings_change_their_replica_alone() {
+    assert_eq!(replica_means(&pair("")), [10.0, 10.0]);
+    let r = pair("[services.api.replica.2]\nlatency_factor = 3\nlatency_add_ms = 5\n");
+    assert_eq!(replica_means(&r), [10.0, 35.0], "10 x 3 + 5");
+    let r = pair("[services.api.replica.1]\nservice = { constant = 4 }\n");
+    assert_eq!(replica_means(&r), [4.0, 10.0]);
+}
+
+/// A `latency_add` fault adds its ms to work that starts in its window, at a
+/// server replica and at a dependency; factors multiply first.
+#[test]
+fn latency_add_adds_to_work_starting_in_its_window() {
+    let add = "[[faults]]\ntarget = \"api#1\"\nkind = \"latency_add\"\nat_ms = 0\nfor_ms = 1000\nvalue = 7\n\
+               [[faults]]\ntarget = \"api#1\"\nkind = \"latency_factor\"\nat_ms = 0\nfor_ms = 1000\nvalue = 2\n";
+    let r = pair(add);
+    // replica 1 gets the requests at 0, 200, ..., 1800: five in the window (27 ms), five after (10)
+    assert_eq!(replica_means(&r), [18.5, 10.0]);
+    let text = "[scenario]\nname = \"t\"\n[services.api]\nroutes = [\"/a\"]\n\
+        [services.api.handler]\ntype = \"plan\"\nbudget = \"none\"\n\
+        branches = [ { name = \"b\", calls = [\"store\"] } ]\n\
+        [dependencies.store]\nlatency = { constant = 10 }\n\
+        [workload]\ntype = \"open\"\narrivals = \"uniform\"\nrate_rps = 10\nrequests = 4\n\
+        [[faults]]\ntarget = \"store\"\nkind = \"latency_add\"\nat_ms = 100\nfor_ms = 100\nvalue = 15\n";
+    let s = load_str(text, Path::new("t.toml"), &LoadOptions::default()).unwrap();
+    let mut r = crate::sim::run(&s.rows[0].model, 0).unwrap();
+    assert_eq!(r.response.sum_ms(), 10.0 * 4.0 + 15.0);
+    assert_eq!(r.response.quantile_ms(1.0), 25.0);
+}
+
+/// The time series' replica rows add up to their service's row in every
+/// window (counts and time averages), and a pause shows on its replica.
+#[test]
+fn replica_rows_add_up_to_their_service_and_show_a_pause() {
+    let text = "[scenario]\nname = \"t\"\nwarmup_ms = 1500\n[services.api]\nroutes = [\"/a\"]\nreplicas = 3\n\
+        balancer = \"random\"\n[services.api.handler]\ntype = \"server\"\nslots = 2\nqueue = 3\n\
+        service = { exponential = { mean_ms = 20 } }\n\
+        [workload]\ntype = \"open\"\nrate_rps = 200\nduration_ms = 6000\ntimeout_ms = 80\n\
+        [output]\nwindow_ms = 500\n\
+        [[faults]]\ntarget = \"api#3\"\nkind = \"pause\"\nat_ms = 0\nfor_ms = 6000\nevery_ms = 1000\npause_ms = 200\n";
+    let s = load_str(text, Path::new("t.toml"), &LoadOptions::default()).unwrap();
+    let r = crate::sim::run(&s.rows[0].model, 0).unwrap();
+    let ts = r.timeseries.expect("a time series");
+    assert_eq!(
+        ts.replica_names,
+        [("api".into(), 1), ("api".into(), 2), ("api".into(), 3)]
+    );
+    let n = ts.names.len();
+    let mut shed = 0;
+    for k in 0..ts.windows.len() {
+        let service = &ts.services[k * n];
+        let rows = &ts.replicas[k * 3..k * 3 + 3];
+        let sum = |f: &dyn Fn(&super::super::timeseries::ServiceWindow) -> f64| {
+            rows.iter().map(f).sum::<f64>()
+        };
+        assert_eq!(sum(&|w| w.arrivals as f64), service.arrivals as f64);
+        assert_eq!(sum(&|w| w.processed as f64), service.processed as f64);
+        assert_eq!(sum(&|w| w.shed as f64), service.shed as f64);
+        assert!((sum(&|w| w.mean_busy) - service.mean_busy).abs() < 1e-9);
+        assert!((sum(&|w| w.mean_queue) - service.mean_queue).abs() < 1e-9);
+        shed += rows[2].shed;
+    }
+    let queue = |j: usize| -> f64 {
+        (0..ts.windows.len())
+            .map(|k| ts.replicas[k * 3 + j].mean_queue)
+            .sum()
+    };
+    assert!(
+        queue(2) > queue(0).max(queue(1)),
+        "the paused replica's line"
+    );
+    assert!(shed > 0, "its queue overflows in its pauses");
+}
