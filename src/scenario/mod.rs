@@ -706,12 +706,13 @@ fn check_variant_names(raw: &RawScenario, values: &[Value]) -> Result<(), (usize
     Ok(())
 }
 
-/// How an axis value is shown in tables: strings bare, key lists joined by `+`
-/// (the empty list is `constant`).
+/// How an axis value is shown in tables: strings bare, lists of strings
+/// joined by `+`, the empty list as written (`[]`: an empty middleware list
+/// means no limiter, an empty key a constant one, so no one word fits).
 pub(crate) fn label(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        Value::Array(a) if a.is_empty() => "constant".into(),
+        Value::Array(a) if a.is_empty() => "[]".into(),
         Value::Array(a) if a.iter().all(|x| x.is_str()) => a
             .iter()
             .filter_map(|x| x.as_str())
@@ -990,8 +991,8 @@ mod tests {
     }
 
     #[test]
-    fn key_lists_are_labelled_with_plus_and_constant() {
-        assert_eq!(label(&try_value("[]").unwrap()), "constant");
+    fn key_lists_are_labelled_with_plus_and_the_empty_list_as_written() {
+        assert_eq!(label(&try_value("[]").unwrap()), "[]");
         assert_eq!(
             label(&try_value(r#"["client", "route"]"#).unwrap()),
             "client+route"

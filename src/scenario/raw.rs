@@ -621,6 +621,8 @@ pub struct RawMonteCarlo {
     pub report: Option<Vec<String>>,
     /// `["policy=equal"]`: paired differences against these axis values.
     pub baseline: Option<Vec<String>>,
+    /// The per-window metrics of the time series in the summary files too.
+    pub windows: Option<bool>,
 }
 
 /// `[policies.NAME]`, as written.

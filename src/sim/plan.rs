@@ -30,7 +30,9 @@
 
 use super::vocab::{CallId, Outcome, ReqId};
 use crate::engine::{Stream, Ticks, stream};
-use crate::model::{BudgetKind, Call as PlanCall, Handler, Model, OnFailure, Plan, ServiceId};
+use crate::model::{
+    BudgetKind, Call as PlanCall, Handler, LimiterId, Model, OnFailure, Plan, ServiceId,
+};
 use rand::RngExt;
 
 /// Progress of one branch of one request.
@@ -53,6 +55,9 @@ struct PlanRun {
     detached: u32,
     /// The budget R of this request: `Fixed` uses the model's precomputed shares.
     budget: Budget,
+    /// The first limiter that refused one of its calls (a 429 from the
+    /// callee's middleware), if any: the request, if it fails, is rejected by it.
+    rejected: Option<LimiterId>,
 }
 
 /// A request's budget R.
@@ -190,6 +195,7 @@ impl Plans {
         }
         run.left = plan.branches.len() as u32;
         run.budget = budget;
+        run.rejected = None;
     }
 
     /// The next call branch `b` of `req`'s `plan` makes at `now`, and its cap;
@@ -307,6 +313,20 @@ impl Plans {
         }
     }
 
+    /// A call of `req` was refused by limiter `l` of its callee: the first
+    /// such limiter is the request's reason if it fails.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn call_rejected(&mut self, req: ReqId, l: LimiterId) {
+        let run = &mut self.runs[req as usize];
+        run.rejected = run.rejected.or(Some(l));
+    }
+
+    /// The first limiter that refused a call of `req`, if any.
+    pub(super) fn rejected(&self, req: ReqId) -> Option<LimiterId> {
+        self.runs.get(req as usize).and_then(|r| r.rejected)
+    }
+
     /// Branch `b`'s open call is resolved for it (`ok`: answered): the branch
     /// moves on.
     #[inline(always)]
@@ -360,13 +380,21 @@ impl Plans {
 /// How a request whose branches all ended is answered: answered when every
 /// branch succeeded and, for a client's request (not `called`), within the
 /// SLO threshold `slo_ms` of its sending, which judges it end to end (a call
-/// is judged by its caller's cap); dropped otherwise.
-pub(crate) fn outcome(ok: bool, called: bool, took: Ticks, slo_ms: Option<f64>) -> Outcome {
+/// is judged by its caller's cap); a branch failed and a limiter of a callee
+/// refused one of its calls (`rejected`, the first): rejected by that limiter,
+/// as the callee's 429 travels back up; dropped otherwise.
+pub(crate) fn outcome(
+    ok: bool,
+    called: bool,
+    took: Ticks,
+    slo_ms: Option<f64>,
+    rejected: Option<LimiterId>,
+) -> Outcome {
     let in_time = called || slo_ms.is_none_or(|th| took <= Ticks::from_ms(th));
-    if ok && in_time {
-        Outcome::Answered
-    } else {
-        Outcome::Dropped
+    match rejected {
+        _ if ok && in_time => Outcome::Answered,
+        Some(l) if !ok => Outcome::Rejected(l),
+        _ => Outcome::Dropped,
     }
 }
 

@@ -1320,14 +1320,25 @@ pub fn sweep_page(
         // The page's table shows the charted metrics; the CSV file holds them all.
         let mut shown = t.clone();
         shown.rows.retain(|r| metrics.contains(&r[m].render()));
-        let total = t.rows.len();
-        if shown.rows.len() < total {
+        // the file's lines: the per-window ones of a time series only with
+        // `[montecarlo] windows`, which the page (the same either way) leaves aside
+        let total = t
+            .rows
+            .iter()
+            .filter(|r| !crate::table::per_window(&r[m].render()))
+            .count();
+        if shown.rows.len() < t.rows.len() {
             shown.notes.insert(
                 0,
                 format!(
-                    "Shown: the {} lines of the charted metrics; {}.csv has all {total}.",
+                    "Shown: the {} lines of the charted metrics; {}.csv has all {total}{}.",
                     shown.rows.len(),
-                    t.name
+                    t.name,
+                    if total < t.rows.len() {
+                        " (and the per-window lines of the time series with `[montecarlo] windows = true`)"
+                    } else {
+                        ""
+                    }
                 ),
             );
         }

@@ -453,7 +453,9 @@ impl Limiting {
     ) {
         self.admissions_done(model, req, r, outcome, now);
         if !r.closed && r.caller.is_none() {
-            self.count_outcome(model, r, outcome);
+            let deeper =
+                matches!(outcome, Outcome::Rejected(_)) && self.passed_chain(model, req, r);
+            self.count_outcome(model, r, outcome, deeper);
         }
     }
 
@@ -504,19 +506,38 @@ impl Limiting {
         }
     }
 
-    /// Counts a request's end: rejected (first reason) or not found.
+    /// Counts the end of a client's call through its policy: rejected (first
+    /// reason) or not found. (Its attempts walked the limiters, and a
+    /// client's request through a policy is never counted admitted.)
     #[inline(always)]
     pub(in crate::sim) fn outcome(&mut self, model: &Model, r: &Request, outcome: Outcome) {
-        self.count_outcome(model, r, outcome);
+        self.count_outcome(model, r, outcome, false);
     }
 
-    fn count_outcome(&mut self, model: &Model, r: &Request, outcome: Outcome) {
+    /// Whether `req` passed every limiter of its own chain (it reached its
+    /// handler): a rejection it ends with came from a limiter of a service
+    /// it called.
+    fn passed_chain(&self, model: &Model, req: ReqId, r: &Request) -> bool {
+        self.progress
+            .get(req as usize)
+            .is_some_and(|p| p.stage == Stage::Middleware)
+            && self.chain_step(model, req, r).is_none()
+    }
+
+    /// Counts a client request's end for its member; `deeper`: it passed its
+    /// own limiters and a limiter of a service it called refused it.
+    fn count_outcome(&mut self, model: &Model, r: &Request, outcome: Outcome, deeper: bool) {
         let n = model.limiters.len();
         let tally = self.members.entry(r.member).or_default();
         match outcome {
             Outcome::Rejected(l) => {
                 tally.rejected_by.resize(n, 0);
                 tally.rejected_by[l] += 1;
+                if deeper {
+                    // admitted by its own limiters, refused by a callee's:
+                    // rejected, no longer admitted
+                    tally.admitted = tally.admitted.saturating_sub(1);
+                }
             }
             Outcome::NotFound => tally.not_found += 1,
             _ => {}

@@ -77,6 +77,8 @@ mod admitter;
 mod concurrency;
 mod rate;
 mod results;
+#[cfg(test)]
+mod scope_tests;
 mod windows;
 
 pub(crate) use actor::{Limiting, Resumed, Walk};

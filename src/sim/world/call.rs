@@ -292,7 +292,7 @@ impl World<'_> {
     fn call_resolved(&mut self, caller: Caller, call: CallId, outcome: Outcome) {
         match caller {
             Caller::Branch { req, branch } => {
-                self.plan_call_resolved(req, branch as usize, outcome == Outcome::Answered)
+                self.plan_call_resolved(req, branch as usize, outcome)
             }
             Caller::Policy { call: pc } => self.policy_attempt_ended(pc, call, outcome),
             Caller::Client { req } => self.client_call_over(req, outcome),
@@ -309,7 +309,7 @@ impl World<'_> {
     pub(super) fn call_resolved_outer(&mut self, caller: Caller, outcome: Outcome) {
         match caller {
             Caller::Branch { req, branch } => {
-                self.plan_call_resolved(req, branch as usize, outcome == Outcome::Answered)
+                self.plan_call_resolved(req, branch as usize, outcome)
             }
             Caller::Client { req } => self.client_call_over(req, outcome),
             Caller::Policy { .. } => unreachable!("a policy call's caller is never a policy"),

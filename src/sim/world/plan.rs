@@ -4,7 +4,7 @@
 //! and answers the request when its last branch ends.
 
 use super::super::plan::{self, Next};
-use super::super::vocab::{Caller, ReqId};
+use super::super::vocab::{Caller, Outcome, ReqId};
 use super::World;
 use crate::model::{Handler, Plan};
 
@@ -102,10 +102,17 @@ impl<'m> World<'m> {
         }
     }
 
-    /// A call of branch `b` is resolved for its caller: move the branch on.
-    /// (Inlined into the call's answer: one step of the per-call path.)
+    /// A call of branch `b` is resolved for its caller with `outcome`: move
+    /// the branch on. (Inlined into the call's answer: one step of the
+    /// per-call path.)
     #[inline(always)]
-    pub(in crate::sim) fn plan_call_resolved(&mut self, req: ReqId, b: usize, ok: bool) {
+    pub(in crate::sim) fn plan_call_resolved(&mut self, req: ReqId, b: usize, outcome: Outcome) {
+        let ok = outcome == Outcome::Answered;
+        if let Outcome::Rejected(l) = outcome
+            && b != DETACHED as usize
+        {
+            self.plans.call_rejected(req, l);
+        }
         let plan = self.plan_of(req);
         if plan.special {
             return self.plan_call_resolved_special(plan, req, b, ok);
@@ -141,7 +148,9 @@ impl<'m> World<'m> {
         };
         let r = &self.requests[req];
         let took = self.now() - r.sent;
-        let outcome = plan::outcome(ok, r.caller.is_some(), took, self.model().slo.threshold_ms);
+        let rejected = if ok { None } else { self.plans.rejected(req) };
+        let slo = self.model().slo.threshold_ms;
+        let outcome = plan::outcome(ok, r.caller.is_some(), took, slo, rejected);
         match &self.model().services[r.service].handler {
             Handler::Server(_) => self.server_calls_done(req, outcome),
             _ => self.respond(req, outcome),
