@@ -399,6 +399,19 @@ pub fn run_page(
                 axes,
                 times,
             )?,
+            "timeseries_services_replicas" => keyed_rate_charts(
+                t,
+                &KeyedRates {
+                    keys: &["service", "replica"],
+                    value: "processed",
+                    what: "Requests processed per second by each replica",
+                    y_label: "requests per second",
+                },
+                find("recovery"),
+                &run_ends(find("timeseries"), axes),
+                axes,
+                times,
+            )?,
             "timeseries_replicas" => keyed_rate_charts(
                 t,
                 &KeyedRates {
