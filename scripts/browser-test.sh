@@ -157,12 +157,13 @@ else:
     n += has("limiters.csv") + has("members.csv")
     # time series, servers and dependencies, call sites, replicas: one chart per compare
     # row; limiter windows and concurrency limits: one per (compare row,
-    # limiter). The axis columns
+    # limiter); a replicated server's replicas: one per (compare row, server). The axis columns
     # come before window_start_ms.
     for table, key in (("timeseries.csv", ()), ("timeseries_limiters.csv", ("limiter",)),
                        ("timeseries_services.csv", ()), ("timeseries_calls.csv", ()),
                        ("timeseries_concurrency.csv", ("limiter",)),
-                       ("timeseries_replicas.csv", ())):
+                       ("timeseries_replicas.csv", ()),
+                       ("timeseries_services_replicas.csv", ("service",))):
         if has(table):
             with open(os.path.join(d, table)) as f:
                 r = csv.reader(f)
