@@ -98,7 +98,7 @@ impl Fault {
     }
 
     /// What the fault does, to what, in `model`: "latency_factor 3 on backend",
-    /// "down on store (replica 1)".
+    /// "down on store#2" (replicas counted from 1, as targets are written).
     pub fn label(&self, model: &Model) -> String {
         let kind = FaultKind::NAMES
             .iter()
@@ -108,7 +108,7 @@ impl Fault {
             FaultTarget::Server { service, replica } => {
                 let name = model.services.get(service).map_or("", |s| s.name.as_str());
                 match replica {
-                    Some(r) => format!("{name} (replica {r})"),
+                    Some(r) => format!("{name}#{}", r + 1),
                     None => name.to_string(),
                 }
             }

@@ -65,3 +65,25 @@ fn without_the_pauses_nothing_fails() {
         );
     }
 }
+
+/// The page names the paused pod as the fault's target is written and as the
+/// tables count replicas (from 1): `checkout#1`, never a replica 0.
+#[test]
+fn the_page_names_the_paused_pod_as_the_target_is_written() {
+    let dir = run_into(
+        &scenario("scenarios/gc-pauses.toml"),
+        &[
+            "--quiet",
+            "--set",
+            "workload.duration_ms=5000",
+            "--set",
+            "scenario.warmup_ms=1000",
+        ],
+    );
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        page.contains("on checkout#1"),
+        "no fault legend on checkout#1"
+    );
+    assert!(!page.contains("replica 0"), "a replica numbered from 0");
+}
