@@ -72,23 +72,36 @@ n = 0
 if has("summary.csv"):
     with open(os.path.join(d, "manifest.toml"), "rb") as f:
         m = tomllib.load(f)
-    charted = m["report"] or m["metrics"][:6]
-    for table in ("summary.csv", "paired.csv"):
+    def means(table):
+        # metric -> the means of its lines that are not empty
+        out = {}
         with open(os.path.join(d, table)) as f:
-            metrics = {r["metric"] for r in csv.DictReader(f)}
-        n += sum(1 for x in charted if x in metrics)
-    # the time series: one chart per compare row with window means
+            for r in csv.DictReader(f):
+                out.setdefault(r["metric"], [])
+                if r["mean"] != "":
+                    out[r["metric"]].append(float(r["mean"]))
+        return out
+    summary_means = means("summary.csv")
+    # charted: `[montecarlo] report`, else the headline (a way of failing only
+    # when some row has it), else the first six metrics
+    failures = ("dropped", "timed_out", "shed", "rejected", "errors", "refused", "not_found")
+    headline = [x for x in m.get("headline", []) if x in summary_means
+                and (x.rsplit(".", 1)[-1] not in failures or any(summary_means[x]))]
+    charted = m["report"] or headline or m["metrics"][:6]
+    # a chart per charted metric with at least one mean, in each table
+    for table in ("summary.csv", "paired.csv"):
+        t = means(table)
+        n += sum(1 for x in charted if t.get(x))
+    # the time series: one chart per compare row with window means (in
+    # summary.csv with `[montecarlo] windows = true`, else per replication)
     import re
     lines = ("answered", "attempts", "timed_out", "failed", "shed", "rejected", "width_ms")
     window = re.compile(r"timeseries\.window_start_ms_[0-9.]+\.(all\.)?([a-z_]+)$")
-    with open(os.path.join(d, "summary.csv")) as f:
+    with open(os.path.join(d, "replications.csv")) as f:
         r = csv.DictReader(f)
-        axes = r.fieldnames[: r.fieldnames.index("metric")]
-        rows = set()
-        for row in r:
-            m = window.match(row["metric"])
-            if m and m.group(2) in lines and row["mean"] != "":
-                rows.add(tuple(row[a] for a in axes))
+        axes = r.fieldnames[: r.fieldnames.index("replication")]
+        cols = [c for c in r.fieldnames if (w := window.match(c)) and w.group(2) in lines]
+        rows = {tuple(row[a] for a in axes) for row in r if any(row[c] != "" for c in cols)}
         n += len(rows)
     # charts against numeric axes (every value a number, at least 3 of them)
     with open(os.path.join(d, "summary.csv")) as f:
@@ -144,12 +157,13 @@ else:
     n += has("limiters.csv") + has("members.csv")
     # time series, servers and dependencies, call sites, replicas: one chart per compare
     # row; limiter windows and concurrency limits: one per (compare row,
-    # limiter). The axis columns
+    # limiter); a replicated server's replicas: one per (compare row, server). The axis columns
     # come before window_start_ms.
     for table, key in (("timeseries.csv", ()), ("timeseries_limiters.csv", ("limiter",)),
                        ("timeseries_services.csv", ()), ("timeseries_calls.csv", ()),
                        ("timeseries_concurrency.csv", ("limiter",)),
-                       ("timeseries_replicas.csv", ())):
+                       ("timeseries_replicas.csv", ()),
+                       ("timeseries_services_replicas.csv", ("service",))):
         if has(table):
             with open(os.path.join(d, table)) as f:
                 r = csv.reader(f)

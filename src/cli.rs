@@ -118,6 +118,10 @@ enum Command {
         /// Do not write report.html (the CSV files are still written)
         #[arg(long)]
         no_report: bool,
+        /// Print every metric that differs between compare rows, not only the
+        /// headline (without [montecarlo] report)
+        #[arg(long)]
+        all_metrics: bool,
     },
     /// Find where a per-replication metric crosses a target along a numeric key:
     /// bisection with replications at each point. Writes boundary.csv (every point
@@ -193,6 +197,10 @@ enum Command {
         /// Do not write report.html
         #[arg(long)]
         no_report: bool,
+        /// Print every metric that differs between compare rows, not only the
+        /// headline (without [montecarlo] report)
+        #[arg(long)]
+        all_metrics: bool,
     },
     /// Start a scenario file from a bundled one, comments and all
     New {
@@ -543,6 +551,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             set,
             quiet,
             no_report,
+            all_metrics,
         } => {
             use std::io::IsTerminal;
             if shards.is_some() && shard.as_deref() != Some("auto") {
@@ -580,6 +589,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 progress: !quiet && std::io::stderr().is_terminal(),
                 command: command_line(),
                 report: !no_report,
+                all_metrics,
             };
             let report =
                 crate::sweep::sweep(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
@@ -636,12 +646,14 @@ fn dispatch(command: Command) -> Result<(), Error> {
             out,
             quiet,
             no_report,
+            all_metrics,
         } => {
             let report = crate::sweep::merge(&crate::sweep::MergeOptions {
                 dirs,
                 out,
                 command: command_line(),
                 report: !no_report,
+                all_metrics,
             })?;
             if !quiet {
                 out_text(&report.text)?;

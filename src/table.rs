@@ -404,6 +404,16 @@ pub fn quote_part(part: &str) -> String {
     }
 }
 
+/// Whether metric `name` is one per window of a time series
+/// (`timeseries.window_start_ms_1000.answered`): `summary.csv` and
+/// `paired.csv` hold those only with `[montecarlo] windows = true`.
+pub fn per_window(name: &str) -> bool {
+    name.contains("window_start_ms_")
+        && metric_parts(name)
+            .iter()
+            .any(|p| p.starts_with("window_start_ms_"))
+}
+
 /// The parts of a metric name (`<table>.<key>....<column>`), quotes undone:
 /// `calls."x.y".z.attempts` is `calls`, `x.y`, `z`, `attempts`.
 pub fn metric_parts(name: &str) -> Vec<String> {

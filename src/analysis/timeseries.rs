@@ -36,6 +36,13 @@ pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
     }
     out.push(clients(results));
     out.push(services(results));
+    if results.runs.iter().any(|r| {
+        r.timeseries
+            .as_ref()
+            .is_some_and(|s| !s.replica_names.is_empty())
+    }) {
+        out.push(replicas(results));
+    }
     if results.any(|m| !m.limiters.is_empty()) {
         out.push(limiters(results));
     }
@@ -166,6 +173,40 @@ fn services(results: &Results) -> Table {
                     w.mean_queue.into(),
                     w.mean_busy.into(),
                     w.wasted_ms.into(),
+                ]);
+                t.push(cells);
+            }
+        }
+    }
+    t
+}
+
+/// Per window and replica of each server with replicas: the figures of
+/// `timeseries_services` for one replica (no `wasted_ms`).
+fn replicas(results: &Results) -> Table {
+    let mut t = results.table(
+        "timeseries_services_replicas",
+        "Per window and replica of each replicated server: arrivals, requests processed, sheds, time-average queue and busy slots",
+        &["window_start_ms", "service", "replica"],
+        &["arrivals", "processed", "shed", "mean_queue", "mean_busy"],
+    );
+    t.printed = false;
+    for (i, run) in results.runs.iter().enumerate() {
+        let Some(s) = &run.timeseries else { continue };
+        let n = s.replica_names.len();
+        for k in 0..s.windows.len() {
+            for (j, (name, replica)) in s.replica_names.iter().enumerate() {
+                let w = &s.replicas[k * n + j];
+                let mut cells = results.axis_cells(i);
+                cells.extend([
+                    Cell::Num(k as f64 * s.window_ms),
+                    name.as_str().into(),
+                    Cell::from(u64::from(*replica)),
+                    w.arrivals.into(),
+                    w.processed.into(),
+                    w.shed.into(),
+                    w.mean_queue.into(),
+                    w.mean_busy.into(),
                 ]);
                 t.push(cells);
             }
@@ -379,6 +420,7 @@ fn recovery(results: &Results) -> Table {
         ],
     );
     let mut idle = std::collections::BTreeSet::new();
+    let mut pauses = std::collections::BTreeSet::new();
     for (i, run) in results.runs.iter().enumerate() {
         let Some(s) = &run.timeseries else { continue };
         let model: &Model = &results.scenario.rows[i].model;
@@ -388,6 +430,11 @@ fn recovery(results: &Results) -> Table {
             let acted = fault.until > fault.at && fault.at.as_ms() <= run.last_exit_ms;
             if !acted {
                 idle.insert(f);
+            }
+            // recurring pauses are a condition, not an event to recover from
+            let acted = acted && fault.kind != crate::model::FaultKind::Pause;
+            if fault.kind == crate::model::FaultKind::Pause {
+                pauses.insert(f);
             }
             let r = recovery_of(
                 s,
@@ -423,6 +470,18 @@ fn recovery(results: &Results) -> Table {
          first try of the workloads (a user request) in any window, at peak_site (caller->target)"
             .into(),
     );
+    let pauses: Vec<String> = pauses
+        .iter()
+        .filter(|f| !idle.contains(*f))
+        .map(|f| format!("faults.{f}"))
+        .collect();
+    if !pauses.is_empty() {
+        t.notes.push(format!(
+            "{} {} recurring pauses: a condition of the whole window, not an event to recover from, so min_goodput_per_s, recovered_at_ms, recovery_ms and stuck are empty",
+            pauses.join(", "),
+            if pauses.len() == 1 { "is" } else { "are" }
+        ));
+    }
     if !idle.is_empty() {
         let idle: Vec<String> = idle.iter().map(|f| format!("faults.{f}")).collect();
         t.notes.push(format!(

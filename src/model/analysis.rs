@@ -100,6 +100,9 @@ pub struct MonteCarlo {
     pub report: Vec<String>,
     /// `axis=value` entries naming the row paired differences are taken against.
     pub baseline: Vec<String>,
+    /// `windows`: `summary.csv`, `paired.csv` and `summary_wide.csv` hold the
+    /// per-window metrics of the time series too (`replications.csv` always does).
+    pub windows: bool,
 }
 
 /// `[slo]`: figures the analyses convert with; all optional.

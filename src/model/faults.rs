@@ -18,17 +18,36 @@ pub enum FaultKind {
     Down,
     /// An open workload's rate is multiplied by `value`.
     ArrivalFactor,
+    /// Work that starts in the window takes `value` ms more.
+    LatencyAdd,
+    /// Stop-the-world pauses ([`Pause`]): nothing starts during one, and
+    /// work in service waits it out.
+    Pause,
 }
 
 impl FaultKind {
     /// Names as written in scenario files.
-    pub const NAMES: [(&'static str, FaultKind); 5] = [
+    pub const NAMES: [(&'static str, FaultKind); 7] = [
         ("latency_factor", FaultKind::LatencyFactor),
         ("slots", FaultKind::Slots),
         ("error_rate", FaultKind::ErrorRate),
         ("down", FaultKind::Down),
         ("arrival_factor", FaultKind::ArrivalFactor),
+        ("latency_add", FaultKind::LatencyAdd),
+        ("pause", FaultKind::Pause),
     ];
+}
+
+/// A `pause` fault's pauses: one every `every` (a fixed period from a random
+/// phase, or a Poisson process of that mean gap), each `length` long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pause {
+    /// The period, or the mean gap between pause starts (`every_ms`).
+    pub every: Ticks,
+    /// How long each pause lasts (`pause_ms`).
+    pub length: Ticks,
+    /// `arrivals = "poisson"`: exponential gaps; else a fixed period.
+    pub poisson: bool,
 }
 
 /// What a fault acts on.
@@ -63,8 +82,11 @@ pub struct Fault {
     pub at: Ticks,
     /// Its end (`at_ms + for_ms`), not included.
     pub until: Ticks,
-    /// The factor, slot count or probability (0 for `down`).
+    /// The factor, slot count, probability or added ms (0 for `down` and
+    /// `pause`).
     pub value: f64,
+    /// A `pause` fault's pauses (None for the other kinds).
+    pub pause: Option<Pause>,
 }
 
 impl Fault {
@@ -76,7 +98,7 @@ impl Fault {
     }
 
     /// What the fault does, to what, in `model`: "latency_factor 3 on backend",
-    /// "down on store (replica 1)".
+    /// "down on store#2" (replicas counted from 1, as targets are written).
     pub fn label(&self, model: &Model) -> String {
         let kind = FaultKind::NAMES
             .iter()
@@ -86,7 +108,7 @@ impl Fault {
             FaultTarget::Server { service, replica } => {
                 let name = model.services.get(service).map_or("", |s| s.name.as_str());
                 match replica {
-                    Some(r) => format!("{name} (replica {r})"),
+                    Some(r) => format!("{name}#{}", r + 1),
                     None => name.to_string(),
                 }
             }
@@ -102,7 +124,13 @@ impl Fault {
                 .get(w)
                 .map_or(String::new(), |x| x.name.clone()),
         };
-        if self.kind == FaultKind::Down {
+        if let Some(p) = self.pause {
+            format!(
+                "pause {} ms every {} ms on {target}",
+                format_number(p.length.as_ms()),
+                format_number(p.every.as_ms())
+            )
+        } else if self.kind == FaultKind::Down {
             format!("{kind} on {target}")
         } else {
             format!("{kind} {} on {target}", format_number(self.value))

@@ -47,6 +47,16 @@ pub fn client_and_limiter_rows(workloads: usize, limiters: &[Limiter]) -> u64 {
     clients + limiters.iter().map(rows_per_window).sum::<u64>()
 }
 
+/// Rows per window of `timeseries_replicas.csv`: one per replica of each
+/// server with replicas.
+pub fn replica_rows(services: &[super::Service]) -> u64 {
+    services
+        .iter()
+        .filter(|s| matches!(s.handler, super::Handler::Server(_)) && s.replicas > 1)
+        .map(|s| u64::from(s.replicas))
+        .sum()
+}
+
 /// Rows per window of `timeseries_calls.csv`: one per call site of `model`, a
 /// distinct (caller, target) pair: a workload and the service owning each
 /// route it sends to (or no service), a service and each target of its plan's

@@ -53,6 +53,32 @@ pub struct Service {
     pub balancer: Balancer,
     /// The balancer's keys beyond its kind (`balancer = { kind = ..., ... }`).
     pub balance: BalanceKeys,
+    /// `[services.NAME.replica.K]`: replicas with settings of their own, in
+    /// replica order (empty: every replica as the service says).
+    pub replica_settings: Vec<ReplicaSettings>,
+}
+
+/// `[services.NAME.replica.K]`: one server replica's own settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicaSettings {
+    /// The replica, 0-based (K - 1).
+    pub replica: u32,
+    /// Its service times are multiplied by this (`latency_factor`).
+    pub latency_factor: f64,
+    /// ... and then this is added (`latency_add_ms`).
+    pub latency_add: Ticks,
+    /// Its own service-time model (`service`; None: the service's).
+    pub service: Option<Latency>,
+    /// Its own slot count (`slots`; None: the service's).
+    pub slots: Option<u32>,
+}
+
+impl ReplicaSettings {
+    /// Whether its service times differ from the drawn ones by a factor or an
+    /// addition.
+    pub fn stretches(&self) -> bool {
+        self.latency_factor != 1.0 || self.latency_add > Ticks::ZERO
+    }
 }
 
 /// Whose counts a balancer reads (`view`).

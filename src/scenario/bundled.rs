@@ -87,6 +87,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../scenarios/fanout-tail.toml"),
     ),
     (
+        "gc-pauses.toml",
+        include_str!("../../scenarios/gc-pauses.toml"),
+    ),
+    (
         "goodput-collapse.toml",
         include_str!("../../scenarios/goodput-collapse.toml"),
     ),

@@ -51,6 +51,12 @@ pub struct RawFault {
     pub at_ms: f64,
     pub for_ms: f64,
     pub value: Option<f64>,
+    /// `pause`: the period or mean gap between pauses.
+    pub every_ms: Option<f64>,
+    /// `pause`: each pause's length.
+    pub pause_ms: Option<f64>,
+    /// `pause`: "periodic" (default) or "poisson".
+    pub arrivals: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -125,6 +131,19 @@ pub struct RawService {
     pub replicas: Option<i64>,
     pub balancer: Option<RawBalancer>,
     pub outlier_detection: Option<RawOutlier>,
+    /// `[services.NAME.replica.K]`: one replica's own settings, K from 1.
+    #[serde(default)]
+    pub replica: IndexMap<String, RawReplica>,
+}
+
+/// `[services.NAME.replica.K]`: what replica K does unlike the others.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReplica {
+    pub latency_factor: Option<f64>,
+    pub latency_add_ms: Option<f64>,
+    pub service: Option<RawLatency>,
+    pub slots: Option<i64>,
 }
 
 /// `[services.NAME.outlier_detection]`: Envoy's consecutive-failure ejection.
@@ -605,6 +624,8 @@ pub struct RawMonteCarlo {
     pub report: Option<Vec<String>>,
     /// `["policy=equal"]`: paired differences against these axis values.
     pub baseline: Option<Vec<String>>,
+    /// The per-window metrics of the time series in the summary files too.
+    pub windows: Option<bool>,
 }
 
 /// `[policies.NAME]`, as written.

@@ -131,6 +131,20 @@ impl Faults {
             .product()
     }
 
+    /// The time work starting now takes on top of its length (`latency_add`
+    /// faults add up; zero without one).
+    #[inline]
+    pub(super) fn latency_add(&self, subject: Subject, now: Ticks) -> Ticks {
+        if !self.has(FaultKind::LatencyAdd) {
+            return Ticks::ZERO;
+        }
+        let ms: f64 = self
+            .acting(FaultKind::LatencyAdd, subject, now)
+            .map(|(_, f)| f.value)
+            .sum();
+        Ticks::from_ms(ms)
+    }
+
     /// The factor open workload `workload`'s rate is multiplied by now.
     #[inline]
     pub(super) fn arrival_factor(&self, workload: usize, now: Ticks) -> f64 {
@@ -215,6 +229,13 @@ impl Faults {
         if code == WARMUP_END {
             return Edge::WarmupOver;
         }
+        if code & PAUSE_EDGE != 0 {
+            let rest = code & !PAUSE_EDGE;
+            return Edge::ServerPause {
+                instance: (rest / 2) as usize,
+                end: rest & 1 == 1,
+            };
+        }
         let f = &self.list[(code / 2) as usize];
         match (f.kind, f.target) {
             (FaultKind::Slots, FaultTarget::Server { service, .. }) => Edge::ServerSlots(service),
@@ -237,8 +258,36 @@ pub(crate) enum Edge {
     DependencySlots(DependencyId),
     ServerDown(ServiceId),
     DependencyDown(DependencyId),
+    /// A pause of server instance `instance` starts (or ends, `end`).
+    ServerPause {
+        instance: usize,
+        end: bool,
+    },
     /// The edge of a fault that acts only when asked.
     Nothing,
+}
+
+/// Pause edges carry this bit: below it, the instance x 2, + 1 for the end
+/// (an instance index is below 2^30: `MAX_REPLICAS` is far fewer).
+const PAUSE_EDGE: u32 = 1 << 31;
+
+/// The edge code of a pause of server instance `instance` starting or ending.
+pub(crate) fn pause_code(instance: usize, end: bool) -> u32 {
+    PAUSE_EDGE | ((instance as u32) * 2) | u32::from(end)
+}
+
+/// The `pause` faults of `model` on `subject`: each one's index, pauses and
+/// window.
+pub(crate) fn pauses_of(
+    model: &Model,
+    subject: Subject,
+) -> impl Iterator<Item = (usize, crate::model::Pause, Ticks, Ticks)> + '_ {
+    model
+        .faults
+        .iter()
+        .enumerate()
+        .filter(move |(_, f)| subject.hit_by(f.target))
+        .filter_map(|(i, f)| f.pause.map(|p| (i, p, f.at, f.until)))
 }
 
 /// Whether some fault of `kind` in `model` targets `subject` (at any time).
@@ -291,6 +340,7 @@ mod tests {
             at: Ticks::from_ms(at),
             until: Ticks::from_ms(at + len),
             value,
+            pause: None,
         }
     }
 
@@ -362,6 +412,7 @@ mod tests {
             at: Ticks::from_ms(at_ms),
             until: Ticks::from_ms(at_ms + 100.0),
             value: 2.5,
+            pause: None,
         };
         let list = vec![
             on(

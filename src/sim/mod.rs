@@ -225,6 +225,7 @@ pub mod latency;
 pub mod limiter;
 mod notes;
 mod observe;
+mod pauses;
 mod plan;
 mod policy;
 mod request;

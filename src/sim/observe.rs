@@ -80,13 +80,16 @@ impl Observers {
                 .into_iter()
                 .chain(model.dependencies.iter().map(|d| d.name.clone()))
                 .collect();
-            Box::new(Timeline::new(
-                w,
-                names,
-                first_dependency_row,
-                model.workloads.len(),
-                super::call_sites::CallSites::of(model),
-            ))
+            Box::new(
+                Timeline::new(
+                    w,
+                    names,
+                    first_dependency_row,
+                    model.workloads.len(),
+                    super::call_sites::CallSites::of(model),
+                )
+                .with_replicas(replica_rows(model)),
+            )
         });
         Observers {
             extra: series.is_some() || model.warmup > Ticks::ZERO,
@@ -456,9 +459,10 @@ impl Observers {
         // the series reads the servers' time averages and counts, which the
         // warm-up scaling above leaves alone (it rescales only the means)
         r.timeseries = self.series.take().map(|t| {
+            let replicas = replica_books(&servers);
             t.finish(
                 end,
-                |row, at| server_reading(&servers[row], at),
+                |row, at| series_reading(&servers, &replicas, row, at),
                 policy_sites,
             )
         });
@@ -494,7 +498,12 @@ impl Observers {
     ) -> Ticks {
         match self.series.as_deref_mut() {
             Some(t) => {
-                t.roll(now, |row, at| server_reading(&servers[row], at), policies);
+                let replicas = replica_books(servers);
+                t.roll(
+                    now,
+                    |row, at| series_reading(servers, &replicas, row, at),
+                    policies,
+                );
                 t.end()
             }
             None => Ticks(u64::MAX),
@@ -508,6 +517,15 @@ impl Observers {
             if let Some(t) = self.series.as_deref_mut() {
                 t.restarting(row, server_reading(s, now));
             }
+        }
+        if let Some(t) = self.series.as_deref_mut() {
+            // the replica rows, after the server rows
+            let replicas = servers.iter().flat_map(|s| &s.replicas);
+            for (k, r) in replicas.enumerate() {
+                t.restarting(servers.len() + k, replica_reading(r, now));
+            }
+        }
+        for s in servers.iter_mut() {
             restart_server(s, now);
         }
         self.restart(now);
@@ -527,6 +545,49 @@ fn server_reading(s: &ServerStats, at: Ticks) -> Reading {
     }
 }
 
+/// Row `row` of the time series' server rows at `at`: a server's books, or
+/// (past the servers) the replica rows', each replicated server's replicas
+/// in order.
+#[inline]
+fn series_reading(
+    servers: &[ServerStats],
+    replicas: &[&ReplicaStats],
+    row: usize,
+    at: Ticks,
+) -> Reading {
+    match servers.get(row) {
+        Some(s) => server_reading(s, at),
+        None => replica_reading(replicas[row - servers.len()], at),
+    }
+}
+
+/// Every replicated server's replicas' books, in the replica rows' order.
+fn replica_books(servers: &[ServerStats]) -> Vec<&ReplicaStats> {
+    servers.iter().flat_map(|s| &s.replicas).collect()
+}
+
+/// A replica's books at `at`, as [`server_reading`] reads a server's.
+fn replica_reading(r: &ReplicaStats, at: Ticks) -> Reading {
+    Reading {
+        busy: r.busy.area(at),
+        queue: r.queued.area(at),
+        arrived: r.arrived,
+        processed: r.processed,
+        shed: r.shed,
+    }
+}
+
+/// The time series' replica rows of `model`: each server with replicas,
+/// its replicas numbered from 1.
+fn replica_rows(model: &Model) -> Vec<(String, u32)> {
+    model
+        .services
+        .iter()
+        .filter(|s| matches!(s.handler, Handler::Server(_)) && s.replicas > 1)
+        .flat_map(|s| (1..=s.replicas).map(|k| (s.name.clone(), k)))
+        .collect()
+}
+
 /// A server's figures started again at `now` (the warm-up's end): counts and
 /// samples emptied, time averages restarted with their current levels.
 fn restart_server(s: &mut ServerStats, now: Ticks) {
@@ -539,6 +600,7 @@ fn restart_server(s: &mut ServerStats, now: Ticks) {
             .iter()
             .map(|r| ReplicaStats {
                 busy: r.busy.restarted(now),
+                queued: r.queued.restarted(now),
                 ..ReplicaStats::default()
             })
             .collect(),

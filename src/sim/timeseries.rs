@@ -135,6 +135,11 @@ pub struct TimeSeries {
     pub call_sites: Vec<CallSiteName>,
     /// `windows.len() x call_sites.len()`, window-major.
     pub calls: Vec<CallWindow>,
+    /// The replica rows: each replicated server's replicas (service, replica
+    /// from 1), in service order (empty: no server has replicas).
+    pub replica_names: Vec<(String, u32)>,
+    /// `windows.len() x replica_names.len()`, window-major (`wasted_ms` 0).
+    pub replicas: Vec<ServiceWindow>,
 }
 
 /// A level (busy slots, queued requests) over the run, and its area up to the
@@ -269,6 +274,9 @@ pub(crate) struct Timeline {
     /// One per server row (the first rows: their levels and counts are read
     /// from the server's books at each window's end, not kept in `rows`).
     servers: Vec<ServerRow>,
+    /// One per replica row (read from its replica's books as a server row
+    /// is: row `servers.len() + k` of the reading).
+    replicas: Vec<ServerRow>,
     /// The model's call sites; the current window's counts of each made
     /// here (calls without a policy); and the policy states' books per site
     /// at the window's start, and as read at its end (kept to reuse).
@@ -300,6 +308,7 @@ impl Timeline {
             workloads: vec![Clients::default(); workloads],
             rows: vec![Open::default(); names.len()],
             servers: vec![ServerRow::default(); servers],
+            replicas: Vec::new(),
             calls: vec![CallWindow::default(); sites.len()],
             policy_start: vec![CallWindow::default(); sites.len()],
             policy_read: vec![CallWindow::default(); sites.len()],
@@ -321,6 +330,15 @@ impl Timeline {
         }
     }
 
+    /// With a row per replica of each replicated server (`names`: service and
+    /// replica from 1, in order), read as `read(servers + k, end)` for the
+    /// k-th.
+    pub fn with_replicas(mut self, names: Vec<(String, u32)>) -> Timeline {
+        self.replicas = vec![ServerRow::default(); names.len()];
+        self.out.replica_names = names;
+        self
+    }
+
     /// The model's call sites.
     #[inline]
     pub fn sites(&self) -> &CallSites {
@@ -332,9 +350,9 @@ impl Timeline {
         self.window
     }
 
-    /// Services and call sites rows per window.
+    /// Services, call sites and replica rows per window.
     pub fn rows(&self) -> usize {
-        self.rows.len() + self.calls.len()
+        self.rows.len() + self.calls.len() + self.replicas.len()
     }
 
     /// The end of the current window: an event at or after it must wait for
@@ -382,7 +400,11 @@ impl Timeline {
     /// Server row `row`'s books start again now, with `books` behind them: its
     /// windows go on from there.
     pub fn restarting(&mut self, row: usize, books: Reading) {
-        let d = &mut self.servers[row].dropped;
+        let n = self.servers.len();
+        let d = match self.servers.get_mut(row) {
+            Some(s) => &mut s.dropped,
+            None => &mut self.replicas[row - n].dropped,
+        };
         *d = *d + books;
     }
 
@@ -446,6 +468,19 @@ impl Timeline {
                 wasted_ms: row.wasted_ms,
             });
             row.wasted_ms = 0.0;
+        }
+        let n = self.servers.len();
+        for (k, s) in self.replicas.iter_mut().enumerate() {
+            let r = s.dropped + read(n + k, end);
+            let w = r - std::mem::replace(&mut s.start, r);
+            self.out.replicas.push(ServiceWindow {
+                arrivals: w.arrived,
+                processed: w.processed,
+                shed: w.shed,
+                mean_queue: w.queue as f64 / len,
+                mean_busy: w.busy as f64 / len,
+                wasted_ms: 0.0,
+            });
         }
     }
 

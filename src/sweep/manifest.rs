@@ -39,6 +39,17 @@ pub struct Manifest {
     pub metrics: Vec<String>,
     /// The metrics the printed report shows (`[montecarlo] report`).
     pub report: Vec<String>,
+    /// The metrics the report shows when `report` is empty: the answered
+    /// share, the times over all requests, the ways of failing, the
+    /// amplification and what the compare axes set (see `headline`), chosen
+    /// when the sweep starts. Absent with `report`, and in folders of resim
+    /// versions before it (a merge then chooses from the metric names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headline: Vec<String>,
+    /// `[montecarlo] windows`: `summary.csv`, `paired.csv` and
+    /// `summary_wide.csv` hold the per-window metrics of the time series too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub windows: bool,
     /// The metrics whose cells are booleans (0/1 per replication: Wilson
     /// intervals), learnt from replication 0 of every row. Absent when none (and
     /// in folders of resim versions before it: every metric then gets a t
@@ -476,6 +487,8 @@ pub(super) mod tests {
             vary: vec![],
             metrics: vec!["outcomes.answered".into(), "recovery.stuck".into()],
             report: vec![],
+            headline: vec![],
+            windows: false,
             proportions: vec!["recovery.stuck".into()],
             histograms: "log-linear, 1024 buckets per power of two, ns".into(),
             baseline: vec![],

@@ -27,6 +27,8 @@ pub struct MergeOptions {
     pub command: String,
     /// Write `report.html` (the same bytes the unsharded sweep writes).
     pub report: bool,
+    /// `--all-metrics`: print every metric that differs between compare rows.
+    pub all_metrics: bool,
 }
 
 fn refuse(dir: &Path, message: String) -> Error {
@@ -208,7 +210,7 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     }
     // pooled.csv with the summary files, and the shards' histograms added up so
     // that the merged folder can itself be merged or read again.
-    let mut files = output::summary_files(&summary)?;
+    let mut files = output::summary_files(&summary, first.windows)?;
     if let Some(p) = &pooled {
         files.push(output::table_file(&p.histograms(&axis_columns))?);
     }
@@ -228,7 +230,7 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     text.push_str(&report::added_columns(
         columns.metrics.len() - first.metrics.len(),
     ));
-    text.push_str(&report::render(&summary, &first.report, first.confidence));
+    text.push_str(&report::render(&summary, &manifest, opts.all_metrics));
     if summary.pooled.is_none() {
         text.push_str(&crate::report::wrap(
             "No pooled.csv: the shards were written by a resim version without histograms.csv \

@@ -14,6 +14,7 @@
 //! (computed from the file's text alone) comes out byte for byte the same.
 
 mod extract;
+mod headline;
 mod kinds;
 mod manifest;
 mod merge;
@@ -71,6 +72,9 @@ pub struct SweepOptions {
     pub command: String,
     /// Write `report.html` (with the summary: a whole run, not a shard).
     pub report: bool,
+    /// `--all-metrics`: print every metric that differs between compare rows
+    /// instead of the headline (without `[montecarlo] report`).
+    pub all_metrics: bool,
 }
 
 /// What a sweep or merge leaves for the user: its folder and the printed report.
@@ -270,6 +274,13 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         vary: opts.vary.clone(),
         metrics: schema.names.clone(),
         report: mc.report.clone(),
+        headline: if mc.report.is_empty() {
+            let workloads: Vec<String> = base.workloads.iter().map(|w| w.name.clone()).collect();
+            headline::candidates(&schema.names, &workloads, &axis_paths(&scenario, &text))
+        } else {
+            Vec::new()
+        },
+        windows: mc.windows,
         proportions: proportions(&named),
         histograms: pooled::SCHEME.into(),
         baseline: baseline.clone(),
@@ -385,7 +396,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
     }
     text.push_str(&report::added_columns(added));
     match (&summary, opts.shard) {
-        (Some(s), _) => text.push_str(&report::render(s, &mc.report, mc.confidence)),
+        (Some(s), _) => text.push_str(&report::render(s, &manifest, opts.all_metrics)),
         (None, Some(s)) => text.push_str(&format!(
             "Shard {}/{}: units {}..{} of {total} (unit u = replication u / {rows}, row u % {rows}).\n\
              Combine the shards with `resim merge DIR...` for summary.csv, paired.csv and pooled.csv.\n",
@@ -412,6 +423,42 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         text,
         thresholds_failed,
     })
+}
+
+/// The key paths the compare axes set: an axis's own path, or for a
+/// `variant` axis every key its variants set (`[variants.NAME]` of the file).
+fn axis_paths(scenario: &Scenario, text: &str) -> Vec<String> {
+    fn flatten(prefix: &str, value: &toml::Value, out: &mut Vec<String>) {
+        match value {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    let path = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    flatten(&path, v, out);
+                }
+            }
+            _ => out.push(prefix.to_string()),
+        }
+    }
+    let file: Option<toml::Table> = toml::from_str(text).ok();
+    let variants = file.as_ref().and_then(|f| f.get("variants"));
+    let mut out = Vec::new();
+    for axis in &scenario.axes {
+        if axis.path != "variant" {
+            out.push(axis.path.clone());
+            continue;
+        }
+        for value in &axis.values {
+            let name = scenario::label(value);
+            if let Some(set) = variants.and_then(|v| v.get(&name)) {
+                flatten("", set, &mut out);
+            }
+        }
+    }
+    out
 }
 
 /// The hashes of the files a merge reads, as this sweep or merge wrote them:

@@ -137,8 +137,8 @@ impl Output {
 
 /// `summary.csv`, `paired.csv`, `summary_wide.csv` and (when there is one)
 /// `pooled.csv`, rendered.
-pub fn summary_files(summary: &Summary) -> Result<Vec<(String, Content)>, Error> {
-    summary.tables().iter().map(table_file).collect()
+pub fn summary_files(summary: &Summary, windows: bool) -> Result<Vec<(String, Content)>, Error> {
+    summary.tables(windows).iter().map(table_file).collect()
 }
 
 /// A table as the file `<name>.csv` of the set.
@@ -575,7 +575,7 @@ impl Replications {
             Some(s) => {
                 let mut summary = s.finish()?;
                 summary.pooled = self.pooled.as_ref().map(|p| p.table(&self.axis_columns));
-                files = summary_files(&summary)?;
+                files = summary_files(&summary, self.manifest.windows)?;
                 Some(summary)
             }
             None => None,

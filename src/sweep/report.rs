@@ -5,6 +5,7 @@
 //! A recovery time shows its median over every replication and how many
 //! recovered ("median 1000, 17/20 recovered"), never a mean of the recovered ones.
 
+use super::headline::{self, Better};
 use super::manifest::Manifest;
 use super::summary::Summary;
 use crate::error::Error;
@@ -14,7 +15,8 @@ use crate::report::{Cell, Table};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Metrics charted when `[montecarlo] report` names none: the first few.
+/// Metrics charted when neither `[montecarlo] report` nor the headline names
+/// any (a scenario without an `outcomes` table): the first few.
 const DEFAULT_CHARTED: usize = 6;
 
 /// `report.html` of a whole sweep or a merge. It reads only what a merge has too
@@ -25,15 +27,18 @@ pub fn html_page(
     s: &Summary,
     thresholds: Option<Thresholds>,
 ) -> Result<Vec<u8>, Error> {
-    let metrics: Vec<String> = if manifest.report.is_empty() {
-        manifest
-            .metrics
-            .iter()
-            .take(DEFAULT_CHARTED)
-            .cloned()
-            .collect()
-    } else {
+    let metrics: Vec<String> = if !manifest.report.is_empty() {
         manifest.report.clone()
+    } else {
+        match headline_metrics(manifest, s) {
+            m if m.is_empty() => manifest
+                .metrics
+                .iter()
+                .take(DEFAULT_CHARTED)
+                .cloned()
+                .collect(),
+            m => m,
+        }
     };
     let heading = Heading {
         title: manifest.scenario_name.clone(),
@@ -127,9 +132,52 @@ fn mean_and_interval(mean: &Cell, low: &Cell, high: &Cell) -> Cell {
     }
 }
 
-pub fn render(s: &Summary, report: &[String], confidence: f64) -> String {
+/// The metrics a sweep without `[montecarlo] report` shows and charts: its
+/// headline ([`super::headline`]) as the summary has them. A folder written
+/// before the manifest kept a headline gets one chosen from its metric names.
+pub fn headline_metrics(manifest: &Manifest, s: &Summary) -> Vec<String> {
+    let candidates = if manifest.headline.is_empty() {
+        headline::candidates(&manifest.metrics, &[], &[])
+    } else {
+        manifest.headline.clone()
+    };
+    headline::shown(&candidates, &s.summary)
+}
+
+/// The printed report of a whole sweep or merge: with `[montecarlo] report`,
+/// those metrics per row and per paired difference; without, the headline
+/// and one sentence per paired comparison ([`headline_report`]); with `all`
+/// (`--all-metrics`), every metric that differs between the rows.
+pub fn render(s: &Summary, manifest: &Manifest, all: bool) -> String {
+    let (report, confidence) = (&manifest.report, manifest.confidence);
     let level = percent(confidence);
     let mut out = String::new();
+    if report.is_empty() && !all {
+        let metrics = headline_metrics(manifest, s);
+        if !metrics.is_empty() {
+            let windows = manifest
+                .metrics
+                .iter()
+                .filter(|m| crate::table::per_window(m))
+                .count();
+            let in_files = if manifest.windows {
+                manifest.metrics.len()
+            } else {
+                manifest.metrics.len() - windows
+            };
+            let mut out = headline_report(s, &metrics, confidence, in_files);
+            if windows > 0 && !manifest.windows {
+                out.push_str(&crate::report::wrap(
+                    &format!(
+                        "The {windows} per-window metrics of the time series are in replications.csv; \
+                         `[montecarlo] windows = true` puts them in summary.csv and paired.csv too."
+                    ),
+                    crate::report::WIDTH,
+                ));
+            }
+            return out;
+        }
+    }
     if report.is_empty() {
         out.push('\n');
         out.push_str(&varying(&s.summary, &level));
@@ -193,6 +241,281 @@ pub fn render(s: &Summary, report: &[String], confidence: f64) -> String {
         out.push_str(&paired.render_text());
     }
     out
+}
+
+/// Comparisons printed as sentences; the rest are in `paired.csv`.
+const MAX_SENTENCES: usize = 8;
+
+/// The headline report: one line per headline metric with one column per
+/// compare row, then one sentence per paired comparison saying which row is
+/// better on what, with each difference's interval, and how to see the rest.
+fn headline_report(s: &Summary, metrics: &[String], confidence: f64, all: usize) -> String {
+    let level = percent(confidence);
+    let summary = &s.summary;
+    let (Some(axes), Some(cols)) = (summary.column("metric"), Columns::of(summary)) else {
+        return String::new();
+    };
+    let mut rows: Vec<String> = Vec::new();
+    for r in &summary.rows {
+        let label = r[..axes]
+            .iter()
+            .map(Cell::render)
+            .collect::<Vec<_>>()
+            .join(" / ");
+        if rows.last() != Some(&label) {
+            rows.push(label);
+        }
+    }
+    let axis_names = summary.headers[..axes].join(" / ");
+    let mut t = Table::new(
+        "headline",
+        &format!(
+            "Mean +/- half-width of its {level} interval{}",
+            if axes == 0 {
+                String::new()
+            } else {
+                format!(", one column per compare row ({axis_names})")
+            }
+        ),
+        std::iter::once("metric".to_string())
+            .chain(rows.iter().cloned())
+            .collect(),
+    );
+    for name in metrics {
+        let mut row = vec![Cell::Text(short(name).to_string())];
+        row.extend(
+            summary
+                .rows
+                .iter()
+                .filter(|r| r[axes].render() == *name)
+                .map(|r| cols.shown(r)),
+        );
+        row.resize(rows.len() + 1, Cell::Empty);
+        t.push(row);
+    }
+    let undefined: Vec<&str> = metrics
+        .iter()
+        .filter(|m| m.ends_with("_all_ms"))
+        .filter(|m| {
+            summary
+                .rows
+                .iter()
+                .any(|r| r[axes].render() == **m && r[cols.mean] == Cell::Empty)
+        })
+        .map(|m| short(m))
+        .collect();
+    for m in undefined {
+        let q = m
+            .strip_prefix('p')
+            .and_then(|r| r.strip_suffix("_all_ms"))
+            .and_then(|d| d.parse::<f64>().ok())
+            .map(|d| if d >= 100.0 { d / 10.0 } else { d });
+        if let Some(q) = q {
+            t.notes.push(format!(
+                "An empty {m}: more than {} % of the requests failed in every replication of that row, \
+                 so no time within which {} % of ALL of them were answered exists.",
+                crate::format::format_number(100.0 - q),
+                crate::format::format_number(q)
+            ));
+        }
+    }
+    let mut out = format!("\n{}", t.render_text());
+    let sentences = verdicts(&s.paired, metrics, &level);
+    if let Some((first, _)) = sentences.first() {
+        out.push('\n');
+        out.push_str(&crate::report::wrap(
+            &format!(
+                "Paired differences against {first} (the same replications on both sides, {level} intervals):"
+            ),
+            crate::report::WIDTH,
+        ));
+        for (_, sentence) in sentences.iter().take(MAX_SENTENCES) {
+            out.push_str(&crate::report::wrap(
+                &format!("- {sentence}"),
+                crate::report::WIDTH,
+            ));
+        }
+        if sentences.len() > MAX_SENTENCES {
+            out.push_str(&format!(
+                "- ... {} more comparison(s) in paired.csv\n",
+                sentences.len() - MAX_SENTENCES
+            ));
+        }
+    }
+    out.push('\n');
+    out.push_str(&crate::report::wrap(
+        &format!(
+            "These are the headline metrics; `--all-metrics` prints those of all {all} that differ between \
+             rows, summary.csv and paired.csv hold each, pooled.csv the percentiles of all requests together; \
+             `[montecarlo] report = [..]` chooses the metrics shown."
+        ),
+        crate::report::WIDTH,
+    ));
+    out
+}
+
+/// A metric's name as the headline shows it: without `outcomes.`.
+fn short(name: &str) -> &str {
+    name.strip_prefix("outcomes.").unwrap_or(name)
+}
+
+/// One sentence per paired comparison of `paired` (`paired.csv`), over
+/// `metrics` in order, each with the reference it is against
+/// (`variant=round-robin`).
+fn verdicts(paired: &Table, metrics: &[String], level: &str) -> Vec<(String, String)> {
+    let (Some(axis_at), Some(cols)) = (paired.column("axis"), Columns::of(paired)) else {
+        return Vec::new();
+    };
+    let metric_at = axis_at + 2;
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < paired.rows.len() {
+        let key = &paired.rows[start][..metric_at];
+        let end = (start..paired.rows.len())
+            .find(|&i| paired.rows[i][..metric_at] != *key)
+            .unwrap_or(paired.rows.len());
+        let group = &paired.rows[start..end];
+        start = end;
+        let axis = key[axis_at].render();
+        let versus = key[axis_at + 1].render();
+        let Some(at) = paired.headers[..axis_at].iter().position(|h| *h == axis) else {
+            continue;
+        };
+        let subject = key[at].render();
+        let context: Vec<String> = (0..axis_at)
+            .filter(|&i| i != at)
+            .map(|i| format!("{}={}", paired.headers[i], key[i].render()))
+            .collect();
+        let mut clauses = Vec::new();
+        for name in metrics {
+            let Some(r) = group.iter().find(|r| r[metric_at].render() == *name) else {
+                continue;
+            };
+            let (mean, low, high) = (num(&r[cols.mean]), num(&r[cols.low]), num(&r[cols.high]));
+            let first = clauses.is_empty();
+            clauses.push(clause(name, mean, low.zip(high), first.then_some(level)));
+        }
+        if clauses.is_empty() {
+            continue;
+        }
+        let better: Vec<&str> = clauses
+            .iter()
+            .filter(|c| c.1 == Some(true))
+            .map(|c| c.2)
+            .collect();
+        let worse: Vec<&str> = clauses
+            .iter()
+            .filter(|c| c.1 == Some(false))
+            .map(|c| c.2)
+            .collect();
+        let ctx = if context.is_empty() {
+            String::new()
+        } else {
+            format!(" (with {})", context.join(", "))
+        };
+        let lead = match (better.is_empty(), worse.is_empty()) {
+            (false, true) => format!("{subject} is better than {versus}{ctx}"),
+            (true, false) => format!("{subject} is worse than {versus}{ctx}"),
+            (false, false) => format!(
+                "{subject} against {versus}{ctx} is better on {}, worse on {}",
+                and_list(&better),
+                and_list(&worse)
+            ),
+            (true, true) => {
+                format!("{subject} is not clearly better or worse than {versus}{ctx}")
+            }
+        };
+        let text: Vec<&str> = clauses.iter().map(|c| c.0.as_str()).collect();
+        out.push((
+            format!("{axis}={versus}"),
+            format!("{lead}: {}.", text.join("; ")),
+        ));
+    }
+    out
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// What a metric is called in a sentence.
+fn spoken(name: &str) -> &str {
+    let column = name.rsplit('.').next().unwrap_or(name);
+    match column {
+        "answered_pct" => "answered share",
+        "p50_all_ms" => "p50 over all requests",
+        "p90_all_ms" => "p90 over all requests",
+        "p99_all_ms" => "p99 over all requests",
+        "p999_all_ms" => "p99.9 over all requests",
+        "timed_out" => "timeouts",
+        "shed" => "sheds",
+        "rejected" => "rejects",
+        "dropped" => "drops",
+        "refused" => "refusals",
+        "not_found" => "not found",
+        _ => short(name),
+    }
+}
+
+/// One clause of a comparison: the difference `mean` of metric `name` in words,
+/// with its interval `ci` (the first clause names the level), whether it is
+/// better (`None`: the interval holds 0, or the metric has no better side) and
+/// what the metric is called.
+fn clause<'a>(
+    name: &'a str,
+    mean: Option<f64>,
+    ci: Option<(f64, f64)>,
+    level: Option<&str>,
+) -> (String, Option<bool>, &'a str) {
+    let called = spoken(name);
+    let Some(d) = mean else {
+        return (format!("{called} not defined in both rows"), None, called);
+    };
+    let column = name.rsplit('.').next().unwrap_or(name);
+    let up = d >= 0.0;
+    let (more, less) = if column.ends_with("_ms") || !counts_failures(column) {
+        ("higher", "lower")
+    } else {
+        ("more", "fewer")
+    };
+    let unit = if column.ends_with("_ms") { " ms" } else { "" };
+    let word = if up { more } else { less };
+    let size = format!("{:.2}{unit}", d.abs());
+    let what = match column {
+        "answered_pct" => format!(
+            "answers {:.2} points {}",
+            d.abs(),
+            if up { "more" } else { "less" }
+        ),
+        c if counts_failures(c) => format!("{size} {word} {called}"),
+        _ => format!("{called} {size} {word}"),
+    };
+    let Some((low, high)) = ci else {
+        return (what, None, called);
+    };
+    // the interval in the clause's own direction: "14 ms lower (CI 9 to 19 ms)"
+    let (a, b) = if up { (low, high) } else { (-high, -low) };
+    let excludes = low > 0.0 || high < 0.0;
+    let verdict = match headline::better(name) {
+        Some(dir) if excludes => Some((dir == Better::Higher) == (d > 0.0)),
+        _ => None,
+    };
+    let ci_name = level.map_or_else(|| "CI".to_string(), |l| format!("{l} CI"));
+    let text = format!(
+        "{what} ({ci_name} {a:.2} to {b:.2}{unit}, {} 0)",
+        if excludes { "excludes" } else { "includes" }
+    );
+    (text, verdict, called)
+}
+
+/// Whether an outcomes column counts failed requests.
+fn counts_failures(column: &str) -> bool {
+    headline::FAILURES.contains(&column) || column == "failed"
 }
 
 /// The default report: the metrics whose "mean +/- half-width" differs between

@@ -96,9 +96,42 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// The tables written as CSV files.
-    pub fn tables(&self) -> Vec<Table> {
-        let mut out = vec![self.summary.clone(), self.paired.clone(), self.wide.clone()];
+    /// The tables written as CSV files; without `windows`, no line (or
+    /// column) of a per-window metric of a time series (the report's charts
+    /// of the windows read them from [`Summary::summary`], which has them all).
+    pub fn tables(&self, windows: bool) -> Vec<Table> {
+        let long = |t: &Table| -> Table {
+            let Some(metric) = t.column("metric").filter(|_| !windows) else {
+                return t.clone();
+            };
+            Table {
+                rows: t
+                    .rows
+                    .iter()
+                    .filter(|r| !super::headline::per_window(&r[metric].render()))
+                    .cloned()
+                    .collect(),
+                ..t.clone()
+            }
+        };
+        let wide = if windows {
+            self.wide.clone()
+        } else {
+            let kept: Vec<usize> = (0..self.wide.headers.len())
+                .filter(|&c| !super::headline::per_window(&self.wide.headers[c]))
+                .collect();
+            Table {
+                headers: kept.iter().map(|&c| self.wide.headers[c].clone()).collect(),
+                rows: self
+                    .wide
+                    .rows
+                    .iter()
+                    .map(|r| kept.iter().map(|&c| r[c].clone()).collect())
+                    .collect(),
+                ..self.wide.clone()
+            }
+        };
+        let mut out = vec![long(&self.summary), long(&self.paired), wide];
         out.extend(self.pooled.clone());
         out
     }
@@ -567,10 +600,16 @@ pub fn reference_labels(
 ) -> Result<Vec<String>, String> {
     let mut out = first.to_vec();
     for b in baseline {
-        let Some((axis, value)) = b.split_once('=') else {
-            return Err(format!(
-                "baseline `{b}`: expected axis=value, e.g. policy=equal"
-            ));
+        // with one compare axis, a row's label alone names it
+        let (axis, value) = match (b.split_once('='), columns) {
+            (Some(pair), _) => pair,
+            (None, [only]) => (only.as_str(), b.as_str()),
+            (None, _) => {
+                return Err(format!(
+                    "baseline `{b}`: with several compare axes, name the row by axis=value, e.g. policy=equal (the axes: {})",
+                    crate::error::list(columns.iter().map(String::as_str))
+                ));
+            }
         };
         let (axis, value) = (axis.trim(), value.trim());
         let Some(i) = columns.iter().position(|c| c == axis) else {

@@ -675,6 +675,59 @@ fn balancers_envoy_least_request() -> Vec<Claim> {
     ]
 }
 
+const GC: &str = "scenarios/gc-pauses.toml";
+const GC_20: Cmd = Cmd::Sweep(GC, &["-n", "20"]);
+/// The same pods without their pauses: the fault never acts.
+const GC_CALM_RUN: Cmd = Cmd::Run(GC, &["--set", "faults.0.for_ms=0"]);
+
+fn gc_pauses() -> Vec<Claim> {
+    let m = |b: &str, metric: &str, col: &str| {
+        format!("summary.csv [balancer={b}, metric=outcomes.{metric}] {col}")
+    };
+    let calm = |b: &str| format!("outcomes.csv [balancer={b}] p99_all_ms");
+    let mut nums = Vec::new();
+    for b in ["round_robin", "least_request", "peak_ewma"] {
+        for metric in ["answered_pct", "p99_all_ms"] {
+            for col in ["mean", "ci_low", "ci_high"] {
+                nums.push(m(b, metric, col));
+            }
+        }
+    }
+    let nums: Vec<&str> = nums.iter().map(String::as_str).collect();
+    vec![
+        claim(
+            DOCS,
+            "every request is answered and the p99 over all requests is {51.1} ms in each row.",
+            GC_CALM_RUN,
+            &[&format!(
+                "{} = {} = {}",
+                calm("round_robin"),
+                calm("least_request"),
+                calm("peak_ewma")
+            )],
+        ),
+        claim(
+            DOCS,
+            "round robin answers {99.149} % ({99.130} to {99.167}) with a p99 over all requests \
+             of {90.7} ms ({89.5} to {91.9}); least request {99.580} % ({99.573} to {99.588}), \
+             p99 {55.3} ms ({55.0} to {55.6}); peak EWMA {99.764} % ({99.759} to {99.769}), \
+             p99 {52.5} ms ({52.3} to {52.8}).",
+            GC_20,
+            &nums,
+        ),
+        claim(
+            DOCS,
+            "So round robin's failed share lies between (2 + 5) / 200 / 6 = 0.58 % and (2 + \
+             15) / 200 / 6 = 1.42 %; the sweep's is {0.851} %.",
+            GC_20,
+            &[&format!(
+                "{}; 100 minus",
+                m("round_robin", "answered_pct", "mean")
+            )],
+        ),
+    ]
+}
+
 fn balancers_haproxy_leastconn() -> Vec<Claim> {
     let share = |t: &str, v: &str, r: u32| {
         format!(
@@ -1327,6 +1380,11 @@ fn run(cmd: Cmd, out: &Path) {
         .arg("--out")
         .arg(out)
         .args(["--quiet", "--no-report"])
+        // the docs quote per-window means of summary.csv too
+        .args(match cmd {
+            Cmd::Sweep(..) => &["--set", "montecarlo.windows=true"][..],
+            _ => &[][..],
+        })
         .assert()
         .success();
 }
@@ -1584,6 +1642,11 @@ fn lifo_after_spike_figures_hold() {
 #[test]
 fn replicas_figures_hold() {
     check(replicas());
+}
+
+#[test]
+fn gc_pauses_figures_hold() {
+    check(gc_pauses());
 }
 
 #[test]

@@ -120,7 +120,15 @@ fn the_first_windows_of_an_empty_start_are_biased_low_over_replications() {
     // window (started empty) is clearly shorter than the steady state's
     let dir = tempfile::tempdir().expect("tempdir");
     resim()
-        .args(["sweep", "-n", "40", "--quiet", "--no-report"])
+        .args([
+            "sweep",
+            "-n",
+            "40",
+            "--quiet",
+            "--no-report",
+            "--set",
+            "montecarlo.windows=true",
+        ])
         .args(["--set", "workload.duration_ms=60000"])
         .arg(scenario("scenarios/warmup.toml"))
         .arg("--out")
@@ -627,7 +635,16 @@ duration_ms = 6000
     );
     let out = dir.path().join("out");
     resim()
-        .args(["sweep", "-n", "400", "--quiet", "--no-report", "--out"])
+        .args([
+            "sweep",
+            "-n",
+            "400",
+            "--quiet",
+            "--no-report",
+            "--set",
+            "montecarlo.windows=true",
+            "--out",
+        ])
         .arg(&out)
         .arg(&file)
         .assert()
@@ -659,7 +676,15 @@ duration_ms = 6000
 fn a_sweep_over_the_fault_draws_the_retry_storm_boundary() {
     let dir = tempfile::tempdir().expect("tempdir");
     resim()
-        .args(["sweep", "-n", "3", "--quiet", "--no-report"])
+        .args([
+            "sweep",
+            "-n",
+            "3",
+            "--quiet",
+            "--no-report",
+            "--set",
+            "montecarlo.windows=true",
+        ])
         .args(["--set", r#"compare.variant=["baseline"]"#])
         .args(["--set", r#"compare."faults.0.for_ms"=[250, 8000]"#])
         .args(["--vary", "faults.0.value=[1.5, 3]"])

@@ -928,3 +928,39 @@ fn envoy_configurations_envoy_refuses_are_refused() {
         assert!(!err.contains("panicked") && text.is_none(), "{err}");
     }
 }
+
+/// Envoy's least request draws `choice_count` hosts with replacement
+/// (`least_request_lb.cc`, `LeastRequestLoadBalancer::unweightedHostPickNChoices`),
+/// so more draws than hosts is what the proxy does: the import keeps 5 draws
+/// over 3 hosts, and the scenario it writes loads. Below 2 Envoy's proto
+/// refuses, and so does the import, naming the field.
+#[test]
+fn envoy_least_request_keeps_more_draws_than_hosts_and_refuses_one() {
+    let body = std::fs::read_to_string(fixture("envoy-bootstrap.yaml")).unwrap();
+    assert!(body.contains("choice_count: 2"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("five.yaml");
+    std::fs::write(&file, body.replace("choice_count: 2", "choice_count: 5")).unwrap();
+    let (code, err, text, _) = import(dir.path(), &[&file], &[]);
+    assert_eq!(code, 0, "{err}");
+    let t: toml::Table = text.unwrap().parse().unwrap();
+    assert_eq!(f(&t, "services.orders.balancer.choice_count"), 5.0);
+    let check = resim()
+        .arg("check")
+        .arg(dir.path().join("out.toml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert!(check.status.success(), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("one.yaml");
+    std::fs::write(&file, body.replace("choice_count: 2", "choice_count: 1")).unwrap();
+    let (code, err, text, _) = import(dir.path(), &[&file], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("choice_count") && err.contains("at least 2"),
+        "{err}"
+    );
+    assert!(err.contains("one.yaml") && text.is_none(), "{err}");
+}

@@ -14,6 +14,7 @@ mod doc_figures;
 mod docs;
 mod fast_paths;
 mod faults_time;
+mod gc_pauses;
 mod golden_ay10;
 mod golden_concurrency;
 mod golden_dy13;

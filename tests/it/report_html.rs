@@ -428,8 +428,27 @@ fn a_sweeps_time_series_shades_each_rows_own_fault_and_merge_draws_the_same_page
     ] {
         assert!(ts.contains(text), "{text}");
     }
-    // the table beside the charts: summary.csv's window means, per second
+    // summary.csv holds the windows only when asked; the page is the same
     let summary = Csv::read(&whole.path().join("summary.csv"));
+    assert!(
+        !summary
+            .rows
+            .iter()
+            .any(|r| r["metric"].contains("window_start_ms_")),
+        "no per-window line by default"
+    );
+    let windows = tempfile::tempdir().unwrap();
+    resim()
+        .arg("sweep")
+        .arg(&file)
+        .args(short)
+        .args(["--set", "montecarlo.windows=true", "--out"])
+        .arg(windows.path())
+        .assert()
+        .success();
+    assert_eq!(page(windows.path()), html);
+    // the table beside the charts: summary.csv's window means, per second
+    let summary = Csv::read(&windows.path().join("summary.csv"));
     for (variant, for_ms, start) in [("baseline", "2000", 13000), ("codel", "500", 3000)] {
         let cell = |column: &str| {
             let metric = format!("timeseries.window_start_ms_{start}.{column}");

@@ -193,14 +193,14 @@ fn fixed_cycles_give_the_seed_numbers_in_every_replication() {
 }
 
 #[test]
-fn the_default_report_shows_what_varies_and_lists_the_rest_on_one_line() {
+fn all_metrics_shows_what_varies_and_lists_the_rest_on_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = resim()
         .arg("sweep")
         .arg(scenario("scenarios/io22-queue-length.toml"))
         .arg("--out")
         .arg(dir.path())
-        .args(["-n", "2"])
+        .args(["-n", "2", "--all-metrics"])
         .assert()
         .success()
         .get_output()
@@ -659,4 +659,188 @@ fn paired_differences_can_be_taken_against_a_named_baseline_row() {
         manifest.contains("baseline = [\"policy=equal\"]"),
         "{manifest}"
     );
+}
+
+const MAXCONN: &str = "scenarios/balancers-haproxy-maxconn.toml";
+
+/// The per-replication differences `row - round-robin` of `metric` in
+/// `replications.csv`, replications where either is empty left out.
+fn differences(reps: &Csv, row: &str, metric: &str) -> Vec<f64> {
+    let value = |variant: &str, r: usize| -> Option<f64> {
+        let line = reps.row(&[("variant", variant), ("replication", &r.to_string())]);
+        line[metric].parse().ok()
+    };
+    (0..20)
+        .filter_map(|r| Some(value(row, r)? - value("round-robin", r)?))
+        .collect()
+}
+
+/// Mean and 95 % Student t interval of 20 values (t(0.975, 19) = 2.093024,
+/// from a published table, not from resim).
+fn t_interval(d: &[f64]) -> (f64, f64, f64) {
+    assert_eq!(d.len(), 20);
+    let n = d.len() as f64;
+    let mean = d.iter().sum::<f64>() / n;
+    let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let half = 2.093024 * sd / n.sqrt();
+    (mean, mean - half, mean + half)
+}
+
+#[test]
+fn the_default_report_states_the_answer_as_the_docs_show_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = resim()
+        .current_dir(root())
+        .args(["sweep", MAXCONN, "-n", "20", "-j", "2", "--out"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap().replace(
+        &dir.path().display().to_string(),
+        "out/balancers-haproxy-maxconn-sweep",
+    );
+    assert!(text.lines().count() <= 40, "one screen:\n{text}");
+
+    // docs/scenarios.md quotes this very output
+    let docs = std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap();
+    let intro = "For example, `resim sweep scenarios/balancers-haproxy-maxconn.toml -n 20 -j 2`";
+    let at = docs.find(intro).expect("the docs quote the maxconn sweep");
+    let block = &docs[at..];
+    let start = block.find("```text\n").unwrap() + "```text\n".len();
+    let end = start + block[start..].find("```").unwrap();
+    assert_eq!(
+        &block[start..end],
+        text,
+        "docs/scenarios.md quotes another output"
+    );
+
+    // the headline: what was asked about, failure kinds that happened
+    let squeeze = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    // the table, before the sentences
+    let lines: Vec<String> = text
+        .lines()
+        .map(squeeze)
+        .take_while(|l| !l.starts_with("Paired differences"))
+        .collect();
+    assert!(lines.contains(&"metric round-robin maxconn maxconn-near-capacity".into()));
+    for m in [
+        "answered_pct ",
+        "p50_all_ms ",
+        "p99_all_ms",
+        "timed_out ",
+        "shed ",
+    ] {
+        assert!(lines.iter().any(|l| l.starts_with(m)), "{m}\n{text}");
+    }
+    for m in ["rejected ", "errors ", "requests ", "outcomes."] {
+        assert!(!lines.iter().any(|l| l.starts_with(m)), "{m}\n{text}");
+    }
+
+    // the verdict, recomputed from replications.csv: maxconn answers more and
+    // its median over all requests is lower, both intervals excluding 0
+    let reps = Csv::read(&dir.path().join("replications.csv"));
+    let (a, a_low, a_high) = t_interval(&differences(&reps, "maxconn", "outcomes.answered_pct"));
+    assert!(a_low > 0.0, "higher answered share, interval above 0");
+    let (p, p_low, p_high) = t_interval(&differences(&reps, "maxconn", "outcomes.p50_all_ms"));
+    assert!(p_high < 0.0, "lower median, interval below 0");
+    let sentence = squeeze(&text);
+    let expected = format!(
+        "- maxconn is better than round-robin: answers {a:.2} points more (95 % CI {a_low:.2} to \
+         {a_high:.2}, excludes 0); p50 over all requests {:.2} ms lower (CI {:.2} to {:.2} ms, excludes 0);",
+        -p, -p_high, -p_low
+    );
+    assert!(sentence.contains(&expected), "{expected}\n{text}");
+    // near capacity its median is higher than round robin's: a mixed verdict
+    let (q, _, q_high) = t_interval(&differences(
+        &reps,
+        "maxconn-near-capacity",
+        "outcomes.p50_all_ms",
+    ));
+    assert!(q > 0.0 && q - (q_high - q) > 0.0);
+    assert!(
+        sentence.contains(
+            "- maxconn-near-capacity against round-robin is better on answered share, timeouts and sheds, \
+             worse on p50 over all requests: answers"
+        ),
+        "{text}"
+    );
+
+    // the summary files hold no per-window metric; replications.csv does
+    for file in ["summary.csv", "paired.csv"] {
+        let csv = Csv::read(&dir.path().join(file));
+        assert!(!csv.rows.is_empty());
+        assert!(
+            !csv.rows
+                .iter()
+                .any(|r| r["metric"].contains("window_start_ms_")),
+            "{file}"
+        );
+    }
+    let header = std::fs::read_to_string(dir.path().join("replications.csv")).unwrap();
+    let header = header.lines().next().unwrap();
+    assert!(header.contains("timeseries.window_start_ms_0.answered"));
+    let wide = std::fs::read_to_string(dir.path().join("summary_wide.csv")).unwrap();
+    assert!(!wide.contains("window_start_ms_"));
+}
+
+#[test]
+fn a_row_named_as_the_baseline_and_an_unknown_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = resim()
+        .current_dir(root())
+        .args([
+            "sweep",
+            MAXCONN,
+            "-n",
+            "3",
+            "--baseline",
+            "maxconn",
+            "--out",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("Paired differences against variant=maxconn"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- round-robin is worse than maxconn: answers"),
+        "{text}"
+    );
+    let paired = Csv::read(&dir.path().join("paired.csv"));
+    assert!(paired.rows.iter().all(|r| r["versus"] == "maxconn"));
+    // the page charts the headline, the paired forest against the same row
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("outcomes.answered_pct: paired difference to the reference row"));
+    assert!(html.contains("outcomes.shed: mean per row"));
+    assert!(!html.contains("outcomes.requests: mean per row"));
+    assert!(
+        !html.contains("outcomes.rejected: mean per row"),
+        "never happened"
+    );
+
+    resim()
+        .current_dir(root())
+        .args([
+            "sweep",
+            MAXCONN,
+            "-n",
+            "1",
+            "--baseline",
+            "max-conn",
+            "--out",
+        ])
+        .arg(dir.path().join("x"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the axis `variant` has no value `max-conn` (its values: `round-robin`, `maxconn`, \
+             `maxconn-near-capacity`)",
+        ));
 }

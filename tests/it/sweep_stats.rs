@@ -506,7 +506,11 @@ fn pooled_percentiles_are_those_of_every_request_together() {
 #[test]
 fn time_series_windows_of_every_replication_are_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, stderr) = sweep_storm("[500, 10000]", dir.path(), &["-n", "4"]);
+    let (stdout, stderr) = sweep_storm(
+        "[500, 10000]",
+        dir.path(),
+        &["-n", "4", "--set", "montecarlo.windows=true"],
+    );
     let reps = Csv::read(&dir.path().join("replications.csv"));
     let summary = Csv::read(&dir.path().join("summary.csv"));
     let s = storm_rows("[500, 10000]");

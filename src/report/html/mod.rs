@@ -399,6 +399,19 @@ pub fn run_page(
                 axes,
                 times,
             )?,
+            "timeseries_services_replicas" => keyed_rate_charts(
+                t,
+                &KeyedRates {
+                    keys: &["service", "replica"],
+                    value: "processed",
+                    what: "Requests processed per second by each replica",
+                    y_label: "requests per second",
+                },
+                find("recovery"),
+                &run_ends(find("timeseries"), axes),
+                axes,
+                times,
+            )?,
             "timeseries_replicas" => keyed_rate_charts(
                 t,
                 &KeyedRates {
@@ -1307,14 +1320,25 @@ pub fn sweep_page(
         // The page's table shows the charted metrics; the CSV file holds them all.
         let mut shown = t.clone();
         shown.rows.retain(|r| metrics.contains(&r[m].render()));
-        let total = t.rows.len();
-        if shown.rows.len() < total {
+        // the file's lines: the per-window ones of a time series only with
+        // `[montecarlo] windows`, which the page (the same either way) leaves aside
+        let total = t
+            .rows
+            .iter()
+            .filter(|r| !crate::table::per_window(&r[m].render()))
+            .count();
+        if shown.rows.len() < t.rows.len() {
             shown.notes.insert(
                 0,
                 format!(
-                    "Shown: the {} lines of the charted metrics; {}.csv has all {total}.",
+                    "Shown: the {} lines of the charted metrics; {}.csv has all {total}{}.",
                     shown.rows.len(),
-                    t.name
+                    t.name,
+                    if total < t.rows.len() {
+                        " (and the per-window lines of the time series with `[montecarlo] windows = true`)"
+                    } else {
+                        ""
+                    }
                 ),
             );
         }

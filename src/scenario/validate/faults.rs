@@ -64,6 +64,7 @@ fn fault(
         .related(at_path));
     }
     let value = value(path, kind, f.value)?;
+    let pause = pause(path, kind, f)?;
     let target = target(
         &format!("{path}.target"),
         kind,
@@ -72,6 +73,12 @@ fn fault(
         services,
         workloads,
     )?;
+    if kind == FaultKind::Pause && matches!(target, FaultTarget::Dependency { .. }) {
+        return err(
+            format!("{path}.target"),
+            "`pause` acts on servers and their replicas: a dependency's pauses are not modelled (a `latency_add` or `slots` fault over the pause's window comes close)",
+        );
+    }
     if let FaultTarget::Workload(w) = target
         && !matches!(workloads[w].workload, Workload::Open { .. })
     {
@@ -89,7 +96,61 @@ fn fault(
         at,
         until,
         value,
+        pause,
     })
+}
+
+/// A `pause` fault's `every_ms`, `pause_ms` and `arrivals`; refused on the
+/// other kinds.
+fn pause(path: &str, kind: FaultKind, f: &RawFault) -> R<Option<Pause>> {
+    if kind != FaultKind::Pause {
+        let set = [
+            ("every_ms", f.every_ms.is_some()),
+            ("pause_ms", f.pause_ms.is_some()),
+            ("arrivals", f.arrivals.is_some()),
+        ];
+        if let Some((key, _)) = set.iter().find(|(_, on)| *on) {
+            return err(
+                format!("{path}.{key}"),
+                "only a `pause` fault reads this key",
+            );
+        }
+        return Ok(None);
+    }
+    let required = |key: &str, v: Option<f64>| {
+        let at = format!("{path}.{key}");
+        let ms = v.ok_or_else(|| {
+            ScenarioError::new(
+                at.as_str(),
+                "missing: a `pause` fault needs `every_ms` (the period, or the mean gap between pauses) and `pause_ms` (each pause's length)",
+            )
+        })?;
+        positive_ticks(&at, ms)
+    };
+    let every = required("every_ms", f.every_ms)?;
+    let length = required("pause_ms", f.pause_ms)?;
+    const ARRIVALS: [(&str, bool); 2] = [("periodic", false), ("poisson", true)];
+    let poisson = one_of(
+        &format!("{path}.arrivals"),
+        Some(f.arrivals.as_deref().unwrap_or("periodic")),
+        &ARRIVALS,
+    )?;
+    if !poisson && length >= every {
+        return Err(ScenarioError::new(
+            format!("{path}.pause_ms"),
+            format!(
+                "each pause ({} ms) must be shorter than the period every_ms = {} ms: the target would never run",
+                num(length.as_ms()),
+                num(every.as_ms())
+            ),
+        )
+        .related(format!("{path}.every_ms")));
+    }
+    Ok(Some(Pause {
+        every,
+        length,
+        poisson,
+    }))
 }
 
 /// The up-front event check of an open workload (each arrival costs at least one
@@ -198,12 +259,28 @@ fn check_stretch(
     services: &[Service],
     limits: &RunLimits,
 ) -> R<()> {
-    if fault.kind != FaultKind::LatencyFactor {
+    if !matches!(fault.kind, FaultKind::LatencyFactor | FaultKind::LatencyAdd) {
         return Ok(());
     }
     let Some((what, mean)) = stretched_mean(fault, &ctx.dependencies, services) else {
         return Ok(());
     };
+    if fault.kind == FaultKind::LatencyAdd {
+        let max = limits.max_sim_time.as_ms();
+        if mean + fault.value > max {
+            return Err(ScenarioError::new(
+                format!("{path}.value"),
+                format!(
+                    "a latency_add of {} ms makes {what} ({} ms) longer than the run may last (scenario.max_sim_time_ms = {}): work it slows could never finish",
+                    num(fault.value),
+                    crate::format::format_number(mean),
+                    crate::format::format_number(max),
+                ),
+            )
+            .related("scenario.max_sim_time_ms"));
+        }
+        return Ok(());
+    }
     let stretched = mean * fault.value;
     let max = limits.max_sim_time.as_ms();
     if stretched > max {
@@ -226,16 +303,26 @@ fn check_stretch(
 fn value(path: &str, kind: FaultKind, value: Option<f64>) -> R<f64> {
     let p = format!("{path}.value");
     let Some(v) = value else {
-        if kind == FaultKind::Down {
+        if matches!(kind, FaultKind::Down | FaultKind::Pause) {
             return Ok(0.0);
         }
         return err(
             p,
-            "missing: a factor (latency_factor, arrival_factor), a slot count (slots) or a probability (error_rate)",
+            "missing: a factor (latency_factor, arrival_factor), a slot count (slots), a probability (error_rate) or ms (latency_add)",
         );
     };
     match kind {
         FaultKind::Down => err(p, "`down` takes no value (every call fails)"),
+        FaultKind::Pause => err(
+            p,
+            "`pause` takes no value: its pauses are `every_ms` and `pause_ms`",
+        ),
+        FaultKind::LatencyAdd => {
+            if !v.is_finite() || v < 0.0 {
+                return err(p, format!("must be a number of ms >= 0 (got {})", num(v)));
+            }
+            Ok(v)
+        }
         FaultKind::LatencyFactor | FaultKind::ArrivalFactor => {
             // 0 would make work take no time or stop arrivals: a factor is > 0
             positive(&p, v)
@@ -472,6 +559,7 @@ pub(super) fn check_series_rows(model: &Model) -> R<()> {
         .count();
     let per_window = crate::model::series::client_and_limiter_rows(workloads.len(), limiters)
         + crate::model::series::call_site_rows(model)
+        + crate::model::series::replica_rows(services)
         + (servers + dependencies.len()) as u64;
     let rows = |end_ms: f64| (end_ms / window_ms).ceil() * per_window as f64;
     let limit = crate::model::MAX_SERIES_ROWS;
@@ -568,6 +656,7 @@ fn series_estimate(model: &Model) -> Option<f64> {
     let per_window =
         crate::model::series::client_and_limiter_rows(model.workloads.len(), &model.limiters)
             + crate::model::series::call_site_rows(model)
+            + crate::model::series::replica_rows(&model.services)
             + (servers + model.dependencies.len()) as u64;
     Some((end_ms / window_ms).ceil() * per_window as f64)
 }

@@ -63,6 +63,7 @@ pub(super) fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
             confidence: 0.95,
             report: Vec::new(),
             baseline: Vec::new(),
+            windows: false,
         });
     };
     let confidence = m.confidence.unwrap_or(0.95);
@@ -80,6 +81,7 @@ pub(super) fn montecarlo(m: Option<&RawMonteCarlo>) -> R<MonteCarlo> {
         confidence,
         report: m.report.clone().unwrap_or_default(),
         baseline: m.baseline.clone().unwrap_or_default(),
+        windows: m.windows.unwrap_or(false),
     })
 }
 

@@ -276,7 +276,9 @@ pub(super) fn services(
                 "outlier detection beside a balancer's `max_conn` is not modelled: remove one of them",
             );
         }
+        let replica_settings = replica_settings(&path, svc, &handler, replicas, files)?;
         services.push(Service {
+            replica_settings,
             name: sname.clone(),
             routes: std::mem::take(&mut routes_of[s]),
             middleware: resolve_limiters(
@@ -293,6 +295,78 @@ pub(super) fn services(
     }
 
     Ok(services)
+}
+
+/// `[services.NAME.replica.K]`: each replica's own settings, in replica order.
+fn replica_settings(
+    path: &str,
+    svc: &RawService,
+    handler: &Handler,
+    replicas: u32,
+    files: &mut Files,
+) -> R<Vec<ReplicaSettings>> {
+    let mut out = Vec::new();
+    let name = path.strip_prefix("services.").unwrap_or(path);
+    for (k, r) in &svc.replica {
+        let p = format!("{path}.replica.{k}");
+        if !matches!(handler, Handler::Server(_)) {
+            return err(
+                p,
+                "replica settings need a `server` handler (its replicas have slots and service times)",
+            );
+        }
+        let replica = match k.parse::<u32>() {
+            Ok(k) if (1..=replicas).contains(&k) => k - 1,
+            _ => {
+                return Err(ScenarioError::new(
+                    p,
+                    format!(
+                        "replica `{k}` is out of range: replicas are numbered 1 to {replicas} (as `{path}.replicas` says; faults name them `{name}#1` .. `{name}#{replicas}`)"
+                    ),
+                )
+                .related(format!("{path}.replicas")));
+            }
+        };
+        let latency_factor = match r.latency_factor {
+            Some(f) => positive(&format!("{p}.latency_factor"), f)?,
+            None => 1.0,
+        };
+        let latency_add = match r.latency_add_ms {
+            Some(ms) => {
+                let at = format!("{p}.latency_add_ms");
+                ticks(&at, non_negative(&at, ms)?)?
+            }
+            None => Ticks::ZERO,
+        };
+        let service = r
+            .service
+            .as_ref()
+            .map(|l| latency(&format!("{p}.service"), l, files))
+            .transpose()?;
+        let slots = r
+            .slots
+            .map(|n| count_u32(&format!("{p}.slots"), n, 1))
+            .transpose()?;
+        out.push(ReplicaSettings {
+            replica,
+            latency_factor,
+            latency_add,
+            service,
+            slots,
+        });
+    }
+    out.sort_by_key(|r| r.replica);
+    if let Some(w) = out.windows(2).find(|w| w[0].replica == w[1].replica) {
+        return err(
+            format!("{path}.replica"),
+            format!(
+                "replica {} is given settings twice (`{}` and another spelling of the same number)",
+                w[0].replica + 1,
+                w[0].replica + 1
+            ),
+        );
+    }
+    Ok(out)
 }
 
 /// The most replicas of all services together: each keeps its own slots, queue,

@@ -58,8 +58,12 @@ impl Servers {
     /// Queued request `w` of instance `i` fails at `now` (a `down` fault):
     /// the books count it.
     pub(in crate::sim) fn queued_failed(&mut self, i: usize, w: &Waiting, now: Ticks) {
-        let stats = &mut self.stats[self.states[i].stats];
+        let s = &self.states[i];
+        let stats = &mut self.stats[s.stats];
         stats.queued.add(now, -1);
+        if let Some(r) = s.replica {
+            stats.replicas[r].queued.add(now, -1);
+        }
         stats.in_server.add(now - w.arrived);
     }
 }

@@ -3,8 +3,9 @@
 //! its calls), abandoned by its client or cancelled by its caller.
 
 use super::super::ahead::Draws;
-use super::super::faults::{Subject, may_act};
+use super::super::faults::{Subject, may_act, pauses_of};
 use super::super::latency::Sampler;
+use super::super::pauses::Pauses;
 use super::super::slots::{Admit, SlotQueue};
 use super::super::vocab::ReqId;
 use super::Servers;
@@ -24,8 +25,15 @@ pub(crate) struct Waiting {
 pub(super) struct Instance {
     /// Which fault questions are about it.
     pub(super) subject: Subject,
-    /// A `latency_factor` fault targets it: work starting here asks for its factor.
+    /// A `latency_factor`, `latency_add` or `pause` fault targets it, or its
+    /// replica settings stretch its service times: work starting here asks
+    /// how long it takes ([`Servers::stretch`]).
     pub(super) stretched: bool,
+    /// Its own factor and addition (`[services.NAME.replica.K]`; 1 and 0).
+    pub(super) factor: f64,
+    pub(super) add: Ticks,
+    /// Its stop-the-world pauses (`pause` faults), if any.
+    pub(super) pauses: Option<Box<Pauses>>,
     /// Its own slots, restored when a `slots` fault ends.
     pub(super) slots: u32,
     /// Its queue's order and queue timeouts (`order`, `codel`).
@@ -72,21 +80,44 @@ impl Instance {
             format!("server:{name}#{}", i + 1)
         };
         let mut rng = stream(model.seed, replication, &name);
-        let mut line = SlotQueue::new(server.slots, Some(server.queue));
+        let own = model.services[service]
+            .replica_settings
+            .iter()
+            .find(|r| r.replica as usize == i);
+        let slots = own.and_then(|r| r.slots).unwrap_or(server.slots);
+        let latency = own
+            .and_then(|r| r.service.as_ref())
+            .unwrap_or(&server.service);
+        let mut line = SlotQueue::new(slots, Some(server.queue));
         let discipline = queue::of(server.order, server.codel);
         line.set_lifo(discipline.newest_first(0, Ticks::ZERO));
         let subject = Subject::Server {
             service,
             replica: i as u32,
         };
+        let pauses = may_act(model, FaultKind::Pause, subject).then(|| {
+            let label = format!("{}#{}", model.services[service].name, i + 1);
+            Box::new(Pauses::new(
+                model.seed,
+                replication,
+                &label,
+                pauses_of(model, subject),
+            ))
+        });
         Instance {
             subject,
-            stretched: may_act(model, FaultKind::LatencyFactor, subject),
-            slots: server.slots,
+            stretched: may_act(model, FaultKind::LatencyFactor, subject)
+                || may_act(model, FaultKind::LatencyAdd, subject)
+                || pauses.is_some()
+                || own.is_some_and(|r| r.stretches()),
+            factor: own.map_or(1.0, |r| r.latency_factor),
+            add: own.map_or(Ticks::ZERO, |r| r.latency_add),
+            pauses,
+            slots,
             timed: discipline.watches(),
             discipline,
             abandon: server.abandon,
-            draws: Draws::here(Sampler::new(&server.service, &mut rng), rng),
+            draws: Draws::here(Sampler::new(latency, &mut rng), rng),
             line,
             stats,
             replica: (n > 1).then_some(i),
@@ -176,7 +207,12 @@ impl Servers {
         }
         match arrival {
             Arrival::Shed => st.shed += 1,
-            Arrival::Queued { .. } => st.queued.add(now, 1),
+            Arrival::Queued { .. } => {
+                st.queued.add(now, 1);
+                if let Some(r) = replica {
+                    st.replicas[r].queued.add(now, 1);
+                }
+            }
             Arrival::Start { .. } => {}
         }
         arrival
@@ -187,6 +223,69 @@ impl Servers {
     #[inline(always)]
     pub(in crate::sim) fn stretched(&self, i: usize) -> bool {
         self.states[i].stretched
+    }
+
+    /// Instance `i`'s own factor and addition to its service times.
+    #[inline]
+    pub(in crate::sim) fn own_stretch(&self, i: usize) -> (f64, Ticks) {
+        let s = &self.states[i];
+        (s.factor, s.add)
+    }
+
+    /// When work of length `demand` starting at instance `i` at `now` ends,
+    /// having waited out the instance's pauses (`now + demand` without any).
+    pub(in crate::sim) fn pause_finish(&mut self, i: usize, now: Ticks, demand: Ticks) -> Ticks {
+        match self.states[i].pauses.as_mut() {
+            Some(p) => p.finish(now, demand),
+            None => now + demand,
+        }
+    }
+
+    /// The instances with pauses, each with its first pause's start.
+    pub(in crate::sim) fn first_pauses(&mut self) -> Vec<(usize, Ticks)> {
+        let mut out = Vec::new();
+        for (i, s) in self.states.iter_mut().enumerate() {
+            if let Some(p) = s.pauses.as_mut()
+                && let Some((start, _)) = p.after(Ticks::ZERO)
+            {
+                out.push((i, start));
+            }
+        }
+        out
+    }
+
+    /// A pause of instance `i` starts at `now`: nothing starts until it ends
+    /// (returned).
+    pub(in crate::sim) fn pause_starts(&mut self, i: usize, now: Ticks) -> Ticks {
+        let s = &mut self.states[i];
+        let end = s
+            .pauses
+            .as_mut()
+            .and_then(|p| p.holding(now))
+            .expect("a pause edge falls in a pause");
+        s.line.set_limit(0);
+        end
+    }
+
+    /// A pause of instance `i` ended at `now`: the next one's start, if any.
+    pub(in crate::sim) fn pause_ends(&mut self, i: usize, now: Ticks) -> Option<Ticks> {
+        let p = self.states[i].pauses.as_mut()?;
+        p.forget(now);
+        p.after(now).map(|w| w.0)
+    }
+
+    /// Whether a pause holds instance `i` at `now`.
+    pub(in crate::sim) fn paused(&mut self, i: usize, now: Ticks) -> bool {
+        self.states[i]
+            .pauses
+            .as_mut()
+            .is_some_and(|p| p.holding(now).is_some())
+    }
+
+    /// Whether some instance's service times are stretched (a fault, its
+    /// replica settings, pauses).
+    pub(in crate::sim) fn any_stretched(&self) -> bool {
+        self.states.iter().any(|s| s.stretched)
     }
 
     /// What faults name instance `i` as.
@@ -208,8 +307,12 @@ impl Servers {
     #[inline(always)]
     pub(in crate::sim) fn waiter_starts(&mut self, i: usize, now: Ticks) -> bool {
         let s = &self.states[i];
-        let (st, timed) = (s.stats, s.timed);
-        self.stats[st].queued.add(now, -1);
+        let (st, timed, replica) = (s.stats, s.timed, s.replica);
+        let st = &mut self.stats[st];
+        st.queued.add(now, -1);
+        if let Some(r) = replica {
+            st.replicas[r].queued.add(now, -1);
+        }
         timed
     }
 
@@ -339,6 +442,9 @@ impl Servers {
         self.moves += 1;
         let st = &mut self.stats[s.stats];
         st.queued.add(now, -1);
+        if let Some(r) = s.replica {
+            st.replicas[r].queued.add(now, -1);
+        }
         st.abandoned += 1;
         st.saved.add(w.demand);
         st.in_server.add(now - w.arrived);

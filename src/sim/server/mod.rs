@@ -45,6 +45,8 @@
 
 mod faults;
 mod instance;
+#[cfg(test)]
+mod pause_tests;
 mod proxy;
 mod queue;
 mod replicas;

@@ -76,6 +76,8 @@ pub struct ReplicaStats {
     /// Time at the replica of every processed request.
     pub response: Samples,
     pub busy: TimeAverage,
+    /// Requests in its queue (the time series reads it per window).
+    pub queued: TimeAverage,
     pub mean_busy_slots: f64,
     /// Times outlier detection ejected it (every view's together).
     pub ejections: u64,

@@ -158,12 +158,12 @@ impl World<'_> {
     }
 
     /// `latency` stretched by the `latency_factor` faults acting on instance
-    /// `inst` now.
+    /// `inst` now, then the `latency_add` faults' time added.
     #[cold]
     #[inline(never)]
     fn dependency_stretch(&self, inst: usize, latency: Ticks) -> Ticks {
         let subject = self.dependencies.subject(inst);
-        scaled(latency, self.fault_latency_factor(subject))
+        scaled(latency, self.fault_latency_factor(subject)) + self.fault_latency_add(subject)
     }
 
     /// With an `error_rate` fault acting on instance `inst` now: whether it

@@ -6,7 +6,7 @@
 use super::super::faults::{Edge, Subject};
 use super::super::vocab::Event;
 use super::World;
-use crate::engine::Lane;
+use crate::engine::{Lane, Ticks};
 use crate::model::FaultKind;
 
 /// What the faults change, asked by the other actors. Each answers for now.
@@ -21,6 +21,12 @@ impl World<'_> {
     #[inline]
     pub(in crate::sim) fn fault_latency_factor(&self, subject: Subject) -> f64 {
         self.faults.latency_factor(subject, self.now())
+    }
+
+    /// The time `latency_add` faults add to work `subject` starts now.
+    #[inline]
+    pub(in crate::sim) fn fault_latency_add(&self, subject: Subject) -> Ticks {
+        self.faults.latency_add(subject, self.now())
     }
 
     /// The factor open workload `workload`'s rate is multiplied by now.
@@ -64,6 +70,7 @@ impl World<'_> {
         for (at, code) in self.faults.edges(self.model().warmup) {
             self.post(at, Lane::Normal, Event::FaultEdge(code));
         }
+        self.server_first_pauses();
     }
 
     /// A fault starts or ends: the books start again (the warm-up's end),
@@ -78,6 +85,7 @@ impl World<'_> {
             Edge::DependencySlots(dep) => self.dependency_slots_changed(dep),
             Edge::ServerDown(service) => self.server_down(service),
             Edge::DependencyDown(dep) => self.dependency_down(dep),
+            Edge::ServerPause { instance, end } => self.server_pause_edge(instance, end),
             Edge::Nothing => {}
         }
     }

@@ -101,6 +101,7 @@ impl<'m> World<'m> {
             helper: None,
         };
         world.plain = world.faults.none()
+            && !world.servers.any_stretched()
             && world.obs.series().is_none()
             && world.dependencies.replicated.is_none();
         timers::register(&mut world.queue, model);

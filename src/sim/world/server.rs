@@ -5,7 +5,7 @@
 //! timeout, asks the faults and the balancers' callers, gives the notes and
 //! answers the request.
 
-use super::super::faults::scaled;
+use super::super::faults::{pause_code, scaled};
 use super::super::notes::Note;
 use super::super::server::{Arrival, Pick, Released, Waiting};
 use super::super::vocab::{Caller, Event, Outcome, ReqId};
@@ -106,8 +106,8 @@ impl World<'_> {
     /// by a `latency_factor` fault acting now).
     fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
         let now = self.now();
-        let demand = if self.plain() || !self.servers.stretched(i) {
-            demand
+        let end = if self.plain() || !self.servers.stretched(i) {
+            now + demand
         } else {
             self.server_stretch(i, demand)
         };
@@ -117,18 +117,56 @@ impl World<'_> {
             waited: now - arrived,
         });
         if self.servers.cancellable() {
-            let key = self.schedule(now + demand, Lane::Normal, Event::ServerDone(req));
+            let key = self.schedule(end, Lane::Normal, Event::ServerDone(req));
             self.servers.set_done_key(req, key);
         } else {
-            self.post(now + demand, Lane::Normal, Event::ServerDone(req));
+            self.post(end, Lane::Normal, Event::ServerDone(req));
         }
     }
 
-    /// `demand` stretched by the `latency_factor` faults acting on instance `i`.
+    /// When work of `demand` starting now at instance `i` ends: multiplied by
+    /// the `latency_factor` faults acting on it and its own factor, then the
+    /// `latency_add` faults' and its own addition added, then the instance's
+    /// pauses in its way waited out.
     #[cold]
     #[inline(never)]
-    fn server_stretch(&self, i: usize, demand: Ticks) -> Ticks {
-        scaled(demand, self.fault_latency_factor(self.servers.subject(i)))
+    fn server_stretch(&mut self, i: usize, demand: Ticks) -> Ticks {
+        let now = self.now();
+        let subject = self.servers.subject(i);
+        let (factor, add) = self.servers.own_stretch(i);
+        let demand = scaled(demand, self.fault_latency_factor(subject) * factor)
+            + add
+            + self.fault_latency_add(subject);
+        self.servers.pause_finish(i, now, demand)
+    }
+
+    /// Posts the first pause of every instance with `pause` faults.
+    pub(super) fn server_first_pauses(&mut self) {
+        for (i, at) in self.servers.first_pauses() {
+            self.post(at, Lane::Normal, Event::FaultEdge(pause_code(i, false)));
+        }
+    }
+
+    /// A pause of instance `i` starts (nothing starts until its end, which is
+    /// posted) or ends (the slots are back, as a `slots` fault may set them,
+    /// and waiters start; the next pause is posted).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn server_pause_edge(&mut self, i: usize, end: bool) {
+        let now = self.now();
+        if !end {
+            let until = self.servers.pause_starts(i, now);
+            self.post(until, Lane::Normal, Event::FaultEdge(pause_code(i, true)));
+            return;
+        }
+        let limit = self.fault_slots(self.servers.subject(i));
+        self.servers.set_slots(i, limit);
+        while let Some(w) = self.servers.next_waiter(i, now) {
+            self.server_start_waiter(i, w);
+        }
+        if let Some(next) = self.servers.pause_ends(i, now) {
+            self.post(next, Lane::Normal, Event::FaultEdge(pause_code(i, false)));
+        }
     }
 
     /// A slot finishes the service of `req`: with calls to make, they start while
@@ -313,7 +351,13 @@ impl World<'_> {
     /// and the waiters it lets in start.
     pub(super) fn server_slots_changed(&mut self, service: ServiceId) {
         for i in self.servers.instances(service) {
-            let limit = self.fault_slots(self.servers.subject(i));
+            let now = self.now();
+            let limit = if self.servers.paused(i, now) {
+                // a pause holds it: nothing starts until the pause ends
+                Some(0)
+            } else {
+                self.fault_slots(self.servers.subject(i))
+            };
             self.servers.set_slots(i, limit);
             loop {
                 let now = self.now();

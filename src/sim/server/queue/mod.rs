@@ -164,6 +164,7 @@ impl Servers {
         st.in_server.add(now - w.arrived);
         if let Some(r) = replica {
             st.replicas[r].shed += 1;
+            st.replicas[r].queued.add(now, -1);
         }
         self.dequeued(i, now);
         true
