@@ -401,12 +401,12 @@ fn verdicts(paired: &Table, metrics: &[String], level: &str) -> Vec<(String, Str
         let better: Vec<&str> = clauses
             .iter()
             .filter(|c| c.1 == Some(true))
-            .map(|c| c.2)
+            .map(|c| c.2.as_str())
             .collect();
         let worse: Vec<&str> = clauses
             .iter()
             .filter(|c| c.1 == Some(false))
-            .map(|c| c.2)
+            .map(|c| c.2.as_str())
             .collect();
         let ctx = if context.is_empty() {
             String::new()
@@ -443,8 +443,21 @@ fn and_list(items: &[&str]) -> String {
     }
 }
 
-/// What a metric is called in a sentence.
-fn spoken(name: &str) -> &str {
+/// What a metric is called in a sentence: a column of another table than
+/// `outcomes` says which (`rejects (limiters)`), so that two clauses never read
+/// alike.
+fn spoken(name: &str) -> String {
+    let word = spoken_column(name);
+    match name.split_once('.') {
+        Some((table, _)) if table != "outcomes" && word != short(name) => {
+            format!("{word} ({table})")
+        }
+        _ => word.to_string(),
+    }
+}
+
+/// What an `outcomes` column is called in a sentence.
+fn spoken_column(name: &str) -> &str {
     let column = name.rsplit('.').next().unwrap_or(name);
     match column {
         "answered_pct" => "answered share",
@@ -466,12 +479,12 @@ fn spoken(name: &str) -> &str {
 /// with its interval `ci` (the first clause names the level), whether it is
 /// better (`None`: the interval holds 0, or the metric has no better side) and
 /// what the metric is called.
-fn clause<'a>(
-    name: &'a str,
+fn clause(
+    name: &str,
     mean: Option<f64>,
     ci: Option<(f64, f64)>,
     level: Option<&str>,
-) -> (String, Option<bool>, &'a str) {
+) -> (String, Option<bool>, String) {
     let called = spoken(name);
     let Some(d) = mean else {
         return (format!("{called} not defined in both rows"), None, called);
