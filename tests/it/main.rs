@@ -28,6 +28,7 @@ mod import_shop;
 mod latency_files;
 mod layering;
 mod lifecycle_notes;
+mod limiter_scope;
 mod messages;
 mod metric_names;
 mod outlier;

@@ -20,6 +20,7 @@ fn with_samples(algorithm: ConcurrencyAlgorithm, samples: Samples) -> Limiter {
         refill: Refill::Continuous,
         overflow: Overflow::RejectNow,
         concurrency: Some(Box::new(Concurrency { algorithm, samples })),
+        scope: crate::model::Scope::Replica,
     }
 }
 
