@@ -157,11 +157,12 @@ else:
     n += has("limiters.csv") + has("members.csv")
     # time series, servers and dependencies, call sites, replicas: one chart per compare
     # row; limiter windows and concurrency limits: one per (compare row,
-    # limiter); a replicated server's replicas: one per (compare row, server). The axis columns
+    # limiter, and replica for a limiter kept per replica); a replicated
+    # server's replicas: one per (compare row, server). The axis columns
     # come before window_start_ms.
     for table, key in (("timeseries.csv", ()), ("timeseries_limiters.csv", ("limiter",)),
                        ("timeseries_services.csv", ()), ("timeseries_calls.csv", ()),
-                       ("timeseries_concurrency.csv", ("limiter",)),
+                       ("timeseries_concurrency.csv", ("limiter", "replica")),
                        ("timeseries_replicas.csv", ()),
                        ("timeseries_services_replicas.csv", ("service",))):
         if has(table):
@@ -169,7 +170,7 @@ else:
                 r = csv.reader(f)
                 head = next(r)
                 axes = head.index("window_start_ms")
-                cols = list(range(axes)) + [head.index(k) for k in key]
+                cols = list(range(axes)) + [head.index(k) for k in key if k in head]
                 n += len({tuple(row[c] for c in cols) for row in r})
 print(n)
 PY

@@ -11,6 +11,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../scenarios/adaptive-limits.toml"),
     ),
     (
+        "adaptive-per-pod.toml",
+        include_str!("../../scenarios/adaptive-per-pod.toml"),
+    ),
+    (
         "adaptive-throttling.toml",
         include_str!("../../scenarios/adaptive-throttling.toml"),
     ),

@@ -43,11 +43,16 @@ pub(super) fn limit_charts(
         return Ok(Vec::new());
     };
     let w = window_of(t, start);
-    // (axes + limiter) -> rows, first-seen order
+    // a limiter kept per replica has rows per replica: a chart each
+    let replica = t.column("replica");
+    // (axes + limiter (+ replica)) -> rows, first-seen order
     let mut groups: Vec<(Vec<Cell>, Vec<&Vec<Cell>>)> = Vec::new();
     for row in &t.rows {
         let mut id: Vec<Cell> = row[..axes].to_vec();
         id.push(row[lim].clone());
+        if let Some(r) = replica {
+            id.push(row[r].clone());
+        }
         match groups.iter_mut().find(|(g, _)| *g == id) {
             Some((_, rows)) => rows.push(row),
             None => groups.push((id, vec![row])),
@@ -93,10 +98,12 @@ pub(super) fn limit_charts(
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
             .fold(1.0_f64, f64::max);
-        let mut title = format!(
-            "Limiter {}: the limit and the requests in flight",
-            id[axes].render()
-        );
+        // `gradient2#3`: replica 3's own limit (replicas from 1, as targets)
+        let name = match id.get(axes + 1).map(Cell::render) {
+            Some(k) if !k.is_empty() => format!("{}#{k}", id[axes].render()),
+            _ => id[axes].render(),
+        };
+        let mut title = format!("Limiter {name}: the limit and the requests in flight");
         if axes > 0 {
             title = format!("{title} ({})", axes_title(t, id, axes));
         }

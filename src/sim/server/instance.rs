@@ -195,27 +195,33 @@ impl Servers {
         };
         let st = &mut self.stats[stats];
         st.arrived += 1;
-        if let Some(r) = replica {
-            let r = &mut st.replicas[r];
-            r.arrived += 1;
-            r.shed += u64::from(full);
-            // only replicas are balanced: one instance keeps no stamp
-            if !full {
-                self.states[i].since = self.moves;
-                self.moves += 1;
-            }
-        }
+        let queued = matches!(arrival, Arrival::Queued { .. });
         match arrival {
             Arrival::Shed => st.shed += 1,
-            Arrival::Queued { .. } => {
-                st.queued.add(now, 1);
-                if let Some(r) = replica {
-                    st.replicas[r].queued.add(now, 1);
-                }
-            }
+            Arrival::Queued { .. } => st.queued.add(now, 1),
             Arrival::Start { .. } => {}
         }
+        if let Some(r) = replica {
+            self.replica_arrived(i, r, full, queued, now);
+        }
         arrival
+    }
+
+    /// A replica's own books for an arrival at instance `i` (replica `r`):
+    /// kept out of the path of a service without replicas.
+    #[inline(never)]
+    fn replica_arrived(&mut self, i: usize, r: usize, full: bool, queued: bool, now: Ticks) {
+        let st = &mut self.stats[self.states[i].stats].replicas[r];
+        st.arrived += 1;
+        st.shed += u64::from(full);
+        if queued {
+            st.queued.add(now, 1);
+        }
+        // only replicas are balanced: one instance keeps no stamp
+        if !full {
+            self.states[i].since = self.moves;
+            self.moves += 1;
+        }
     }
 
     /// Whether a `latency_factor` fault targets instance `i`: work starting
@@ -311,7 +317,7 @@ impl Servers {
         let st = &mut self.stats[st];
         st.queued.add(now, -1);
         if let Some(r) = replica {
-            st.replicas[r].queued.add(now, -1);
+            replica_left_queue(st, r, now);
         }
         timed
     }
@@ -495,4 +501,11 @@ impl Servers {
             takes,
         }
     }
+}
+
+/// A replica's queue is one shorter at `now` (kept out of the path of a
+/// service without replicas).
+#[inline(never)]
+fn replica_left_queue(st: &mut super::stats::ServerStats, r: usize, now: Ticks) {
+    st.replicas[r].queued.add(now, -1);
 }

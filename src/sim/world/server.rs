@@ -14,7 +14,9 @@ use crate::engine::{Lane, Ticks};
 use crate::model::{FaultKind, ServiceId};
 
 impl World<'_> {
-    /// A request reaches its server: start it, queue it, or shed it.
+    /// A request reaches its server: start it, queue it, or shed it. (Its one
+    /// caller is `handle`, on every request's path: always inlined there.)
+    #[inline(always)]
     pub(in crate::sim) fn server_arrive(&mut self, req: ReqId) {
         let service = self.requests[req].service;
         let Some(i) = self.server_pick(service, req) else {
