@@ -12,8 +12,8 @@
 //! process's `hostname` (or `host.name`, `k8s.pod.name`,
 //! `service.instance.id`) its replica.
 
-use super::read::{Ctx, List, Whole, nullable};
 use super::spans::{Draft, FOLLOWS, Id, Scalar, Sym, rank};
+use super::stream::{Ctx, List, Whole, nullable};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::collections::{HashMap, HashSet};

@@ -24,6 +24,7 @@ mod otlp;
 mod read;
 pub mod report;
 mod spans;
+mod stream;
 mod tree;
 mod write;
 mod zipkin;

@@ -8,8 +8,8 @@
 //! come from; ids are hex (or base64, the protobuf JSON mapping's default).
 //! The resources, scopes and spans are streamed; each span is derived whole.
 
-use super::read::{Ctx, List, Whole, nullable};
 use super::spans::{Draft, ERROR, Id, Kind, Scalar, trace_state_probability};
+use super::stream::{Ctx, List, Whole, nullable};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::fmt::Formatter;

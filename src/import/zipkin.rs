@@ -7,8 +7,8 @@
 //! (`service.instance.id`, `k8s.pod.name`, `host.name`), else the local
 //! endpoint's `ipv4` (or `ipv6`) and `port`.
 
-use super::read::{Ctx, nullable};
 use super::spans::{Draft, ERROR, Id, Kind, SHARED, Scalar, rank};
+use super::stream::{Ctx, nullable};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
