@@ -9,7 +9,7 @@
 //! line.
 
 use super::Results;
-use crate::sim::limiter::Gauges;
+use crate::sim::limiter::{ConcurrencyRun, Gauges, LimiterRun};
 use crate::table::{Cell, Table};
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
@@ -45,6 +45,41 @@ const GAUGES: [&str; 7] = [
     "decreases",
 ];
 
+/// One state of a concurrency limiter, as its rows show it.
+struct State<'a> {
+    /// The replica, from 1, of a limiter kept per replica; empty for one
+    /// state of the whole service.
+    replica: Cell,
+    passed: u64,
+    rejected: u64,
+    run: &'a Gauges,
+    windows: &'a [Option<Gauges>],
+}
+
+/// A concurrency limiter's states: one per replica that met a request when it
+/// is kept per replica, else its one state.
+fn states<'a>(run: &'a LimiterRun, c: &'a ConcurrencyRun) -> Vec<State<'a>> {
+    if c.replicas.is_empty() {
+        return vec![State {
+            replica: Cell::Empty,
+            passed: run.passed,
+            rejected: run.rejected,
+            run: &c.run,
+            windows: &c.windows,
+        }];
+    }
+    (c.replicas.iter().enumerate())
+        .filter(|(_, r)| r.passed + r.rejected > 0)
+        .map(|(k, r)| State {
+            replica: Cell::Num((k + 1) as f64),
+            passed: r.passed,
+            rejected: r.rejected,
+            run: &r.run,
+            windows: &r.windows,
+        })
+        .collect()
+}
+
 fn concurrency(results: &Results) -> Table {
     let scoped = super::limiters::scoped(results);
     let mut head = vec!["algorithm", "passed", "rejected"];
@@ -71,33 +106,16 @@ fn concurrency(results: &Results) -> Table {
             if run.seen == 0 {
                 continue;
             }
-            if !c.replicas.is_empty() {
-                // kept per replica: a row per replica that met a request
-                for (k, r) in c.replicas.iter().enumerate() {
-                    if r.passed + r.rejected == 0 {
-                        continue;
-                    }
-                    let mut cells = results.axis_cells(i);
-                    cells.extend([
-                        limiter.name.as_str().into(),
-                        Cell::Num((k + 1) as f64),
-                        c.algorithm.into(),
-                        r.passed.into(),
-                        r.rejected.into(),
-                    ]);
-                    cells.extend(gauge_cells(&r.run));
-                    t.push(cells);
+            for st in states(run, c) {
+                let mut cells = results.axis_cells(i);
+                cells.push(limiter.name.as_str().into());
+                if scoped {
+                    cells.push(st.replica);
                 }
-                continue;
+                cells.extend([c.algorithm.into(), st.passed.into(), st.rejected.into()]);
+                cells.extend(gauge_cells(st.run));
+                t.push(cells);
             }
-            let mut cells = results.axis_cells(i);
-            cells.push(limiter.name.as_str().into());
-            if scoped {
-                cells.push(Cell::Empty);
-            }
-            cells.extend([c.algorithm.into(), run.passed.into(), run.rejected.into()]);
-            cells.extend(gauge_cells(&c.run));
-            t.push(cells);
         }
     }
     if scoped {
@@ -135,35 +153,21 @@ fn windows(results: &Results) -> Table {
         for k in 0..s.windows.len() {
             for (limiter, l) in model.limiters.iter().zip(&run.limiters.limiters) {
                 let Some(c) = &l.concurrency else { continue };
-                if !c.replicas.is_empty() {
-                    for (n, r) in c.replicas.iter().enumerate() {
-                        let Some(Some(g)) = r.windows.get(k) else {
-                            continue;
-                        };
-                        let mut cells = results.axis_cells(i);
-                        cells.extend([
-                            Cell::Num(k as f64 * s.window_ms),
-                            limiter.name.as_str().into(),
-                            Cell::Num((n + 1) as f64),
-                        ]);
-                        cells.extend(gauge_cells(g));
-                        t.push(cells);
+                for st in states(l, c) {
+                    let Some(Some(g)) = st.windows.get(k) else {
+                        continue;
+                    };
+                    let mut cells = results.axis_cells(i);
+                    cells.extend([
+                        Cell::Num(k as f64 * s.window_ms),
+                        limiter.name.as_str().into(),
+                    ]);
+                    if scoped {
+                        cells.push(st.replica);
                     }
-                    continue;
+                    cells.extend(gauge_cells(g));
+                    t.push(cells);
                 }
-                let Some(Some(g)) = c.windows.get(k) else {
-                    continue;
-                };
-                let mut cells = results.axis_cells(i);
-                cells.extend([
-                    Cell::Num(k as f64 * s.window_ms),
-                    limiter.name.as_str().into(),
-                ]);
-                if scoped {
-                    cells.push(Cell::Empty);
-                }
-                cells.extend(gauge_cells(g));
-                t.push(cells);
             }
         }
     }

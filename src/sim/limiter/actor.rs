@@ -112,9 +112,6 @@ pub(crate) struct Limiting {
     /// Per service, its middleware split by scope: the chain of a call into
     /// a service that owns no route.
     services: Vec<Chain>,
-    /// Per service: whether its middleware has limiters kept per replica
-    /// (met after the balancer's pick).
-    per_replica: Vec<bool>,
     /// (requests, counted per limiter), indexed like `chains`.
     pub(super) traffic: Vec<(u64, Vec<u64>)>,
     pub(super) members: FastMap<u32, MemberTally>,
@@ -198,7 +195,6 @@ impl Limiting {
         let services: Vec<Chain> = (model.services.iter().enumerate())
             .map(|(s, svc)| split_middleware(model, s, &svc.middleware))
             .collect();
-        let per_replica = services.iter().map(|c| !c.replica.is_empty()).collect();
         let n = model.limiters.len();
         let window = crate::sim::timeseries::window_of(model);
         let mut actors = vec![LimiterActor::default(); n];
@@ -222,7 +218,6 @@ impl Limiting {
             traffic: vec![(0, vec![0; n]); chains.len()],
             chains,
             services,
-            per_replica,
             members: FastMap::default(),
             window,
             held: Held::default(),
@@ -254,7 +249,9 @@ impl Limiting {
     /// once its balancer picked the replica.
     #[inline]
     pub(in crate::sim) fn per_replica(&self, service: ServiceId) -> bool {
-        self.per_replica.get(service).copied().unwrap_or(false)
+        self.services
+            .get(service)
+            .is_some_and(|c| !c.replica.is_empty())
     }
 
     /// `req` was let through at `at` by state `state` of limiter `limiter`: it

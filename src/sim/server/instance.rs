@@ -449,7 +449,7 @@ impl Servers {
         let st = &mut self.stats[s.stats];
         st.queued.add(now, -1);
         if let Some(r) = s.replica {
-            st.replicas[r].queued.add(now, -1);
+            replica_left_queue(st, r, now);
         }
         st.abandoned += 1;
         st.saved.add(w.demand);

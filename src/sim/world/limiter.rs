@@ -127,9 +127,10 @@ impl World<'_> {
 
     /// Whether `outcome` is a concurrency limiter's rejection, which a
     /// balancer's outlier detection counts as a failure: Envoy's adaptive
-    /// concurrency filter answers 503, a 5xx (`adaptive_concurrency_filter.cc`,
-    /// `AdaptiveConcurrencyFilter::decodeHeaders`), while a rate limiter's
-    /// 429 (Envoy's `local_ratelimit`) is not one.
+    /// concurrency filter blocks with a local reply of its
+    /// `concurrency_limit_exceeded_status`, 503 unless set, a 5xx
+    /// (`adaptive_concurrency_filter.cc`, `AdaptiveConcurrencyFilter::decodeHeaders`),
+    /// while a rate limiter's 429 (Envoy's `local_ratelimit`) is not one.
     pub(in crate::sim) fn limiting_5xx(&self, outcome: Outcome) -> bool {
         matches!(outcome, Outcome::Rejected(l) if self.model().limiters[l].concurrency.is_some())
     }
