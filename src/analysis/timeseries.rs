@@ -186,7 +186,7 @@ fn services(results: &Results) -> Table {
 fn replicas(results: &Results) -> Table {
     let mut t = results.table(
         "timeseries_services_replicas",
-        "Per window and replica of each replicated server: arrivals, requests processed, sheds, time-average queue and busy slots",
+        "Per window and replica of each replicated server and dependency: arrivals, requests processed, sheds, time-average queue and busy slots",
         &["window_start_ms", "service", "replica"],
         &["arrivals", "processed", "shed", "mean_queue", "mean_busy"],
     );
@@ -265,10 +265,16 @@ fn per_request(c: &CallWindow, window: &WindowStats) -> Option<f64> {
 pub const ALL_KEYS: &str = "all";
 
 fn limiters(results: &Results) -> Table {
+    let scoped = super::limiters::scoped(results);
+    let key: &[&str] = if scoped {
+        &["window_start_ms", "limiter", "replica", "key"]
+    } else {
+        &["window_start_ms", "limiter", "key"]
+    };
     let mut t = results.table(
         "timeseries_limiters",
-        "Per window and limiter: requests passed and rejected (by decision time), the limiter's own (key = all), then per bucket key",
-        &["window_start_ms", "limiter", "key"],
+        "Per window and limiter: requests passed and rejected (by decision time), the limiter's own (key = all), then per bucket key, then per replica of a limiter kept per replica",
+        key,
         &["passed", "rejected"],
     );
     t.printed = false;
@@ -283,21 +289,32 @@ fn limiters(results: &Results) -> Table {
                 if k == 0 && w.too_many_keys {
                     overflow.push(limiter.name.as_str());
                 }
-                let keys = w.keys.iter().map(|x| (x.key.as_str(), &x.counts[..]));
-                for (key, counts) in std::iter::once((ALL_KEYS, &w.total[..])).chain(keys) {
+                let keys = (w.keys.iter()).map(|x| (Cell::Empty, x.key.as_str(), &x.counts[..]));
+                let replicas = (w.replicas.iter().enumerate())
+                    .map(|(r, counts)| (Cell::from((r + 1) as u64), ALL_KEYS, &counts[..]));
+                let own = std::iter::once((Cell::Empty, ALL_KEYS, &w.total[..]));
+                for (replica, key, counts) in own.chain(keys).chain(replicas) {
                     let [passed, rejected] = at(counts, k);
                     let mut cells = results.axis_cells(i);
                     cells.extend([
                         Cell::Num(k as f64 * s.window_ms),
                         limiter.name.as_str().into(),
-                        key.into(),
-                        passed.into(),
-                        rejected.into(),
                     ]);
+                    if scoped {
+                        cells.push(replica);
+                    }
+                    cells.extend([key.into(), passed.into(), rejected.into()]);
                     t.push(cells);
                 }
             }
         }
+    }
+    if scoped {
+        t.notes.push(
+            "replica: a limiter kept per replica (scope = \"replica\") also has a row per replica and window (key = all), \
+             numbered from 1 as NAME#K; empty on the limiter's own and per-key rows, which count every replica."
+                .into(),
+        );
     }
     overflow.dedup();
     if !overflow.is_empty() {

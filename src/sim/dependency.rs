@@ -19,6 +19,7 @@ use super::dependency_replicas::{DependencyReplicaStats, Replication};
 use super::faults::Subject;
 use super::latency::Sampler;
 use super::notes::Over;
+use super::pauses::{self, Pauses};
 use super::server::stats::EjectionRow;
 use super::slots::{Admit, SlotQueue};
 use super::vocab::CallId;
@@ -39,6 +40,8 @@ pub(super) struct DependencyState {
     pub(super) line: SlotQueue<CallId>,
     /// Calls being worked on, over time (abandoned work included).
     pub(super) busy_average: TimeAverage,
+    /// Its stop-the-world pauses (`pause` faults), if any.
+    pauses: Option<Box<Pauses>>,
 }
 
 impl DependencyState {
@@ -135,6 +138,8 @@ impl Dependencies {
                 format!("dependency:{}#{}", d.name, replica + 1)
             };
             let mut rng = stream(model.seed, replication, &name);
+            let subject = Subject::Dependency { dep, replica };
+            let label = format!("{}#{}", d.name, replica + 1);
             DependencyState {
                 dep,
                 replica,
@@ -142,6 +147,7 @@ impl Dependencies {
                 draws: Draws::here(Sampler::new(&d.latency, &mut rng), rng),
                 line: SlotQueue::new(d.slots, None),
                 busy_average: TimeAverage::default(),
+                pauses: pauses::of(model, replication, subject, &label),
             }
         };
         let mut deps: Vec<DependencyState> = (0..model.dependencies.len())
@@ -240,6 +246,23 @@ impl Dependencies {
     #[inline(always)]
     pub(super) fn is_replicated(&self) -> bool {
         self.replicated.is_some()
+    }
+
+    /// The dependency instance `inst` is one of, and which of its replicas
+    /// (0-based).
+    pub(super) fn replica_of(&self, inst: usize) -> (DependencyId, u32) {
+        (self.deps[inst].dep, self.deps[inst].replica)
+    }
+
+    /// Instance `inst`'s calls at work and waiting now.
+    pub(super) fn instance_levels(&self, inst: usize) -> (u32, u32) {
+        let d = &self.deps[inst];
+        (d.busy_average.level() as u32, d.line.waiting() as u32)
+    }
+
+    /// The dependency instance `inst` is one of.
+    pub(super) fn dependency_of(&self, inst: usize) -> DependencyId {
+        self.deps[inst].dep
     }
 
     /// What faults name instance `inst` as.
@@ -373,6 +396,38 @@ impl Dependencies {
             Some(n) => d.line.set_limit(n),
             None => d.line.reset_limit(d.slots),
         }
+    }
+
+    /// When work of length `work` starting at instance `inst` at `now` ends,
+    /// having waited out the instance's pauses (`now + work` without any).
+    pub(super) fn pause_finish(&mut self, inst: usize, now: Ticks, work: Ticks) -> Ticks {
+        match self.deps[inst].pauses.as_mut() {
+            Some(p) => p.finish(now, work),
+            None => now + work,
+        }
+    }
+
+    /// The instances with pauses, each with its first pause's start.
+    pub(super) fn first_pauses(&mut self) -> Vec<(usize, Ticks)> {
+        pauses::firsts(self.deps.iter_mut().map(|d| d.pauses.as_mut()))
+    }
+
+    /// A pause of instance `inst` starts at `now`: nothing starts until it
+    /// ends (returned).
+    pub(super) fn pause_starts(&mut self, inst: usize, now: Ticks) -> Ticks {
+        let d = &mut self.deps[inst];
+        d.line.set_limit(0);
+        d.pauses.as_mut().expect("a pause edge").starts(now)
+    }
+
+    /// A pause of instance `inst` ended at `now`: the next one's start, if any.
+    pub(super) fn pause_ends(&mut self, inst: usize, now: Ticks) -> Option<Ticks> {
+        self.deps[inst].pauses.as_mut()?.ended(now)
+    }
+
+    /// Whether a pause holds instance `inst` at `now`.
+    pub(super) fn paused(&mut self, inst: usize, now: Ticks) -> bool {
+        (self.deps[inst].pauses.as_mut()).is_some_and(|p| p.holding(now).is_some())
     }
 
     /// The next waiting call of instance `inst` that a free slot lets start.

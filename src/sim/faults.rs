@@ -230,10 +230,12 @@ impl Faults {
             return Edge::WarmupOver;
         }
         if code & PAUSE_EDGE != 0 {
-            let rest = code & !PAUSE_EDGE;
-            return Edge::ServerPause {
-                instance: (rest / 2) as usize,
-                end: rest & 1 == 1,
+            let rest = code & !(PAUSE_EDGE | DEPENDENCY_PAUSE);
+            let (instance, end) = ((rest / 2) as usize, rest & 1 == 1);
+            return if code & DEPENDENCY_PAUSE != 0 {
+                Edge::DependencyPause { instance, end }
+            } else {
+                Edge::ServerPause { instance, end }
             };
         }
         let f = &self.list[(code / 2) as usize];
@@ -263,17 +265,30 @@ pub(crate) enum Edge {
         instance: usize,
         end: bool,
     },
+    /// A pause of dependency instance `instance` starts (or ends, `end`).
+    DependencyPause {
+        instance: usize,
+        end: bool,
+    },
     /// The edge of a fault that acts only when asked.
     Nothing,
 }
 
-/// Pause edges carry this bit: below it, the instance x 2, + 1 for the end
-/// (an instance index is below 2^30: `MAX_REPLICAS` is far fewer).
+/// Pause edges carry this bit, and those of a dependency's instance the next
+/// one: below them, the instance x 2, + 1 for the end (an instance index is
+/// below 2^29: `MAX_REPLICAS` is far fewer).
 const PAUSE_EDGE: u32 = 1 << 31;
+const DEPENDENCY_PAUSE: u32 = 1 << 30;
 
 /// The edge code of a pause of server instance `instance` starting or ending.
 pub(crate) fn pause_code(instance: usize, end: bool) -> u32 {
     PAUSE_EDGE | ((instance as u32) * 2) | u32::from(end)
+}
+
+/// The edge code of a pause of dependency instance `instance` starting or
+/// ending.
+pub(crate) fn dependency_pause_code(instance: usize, end: bool) -> u32 {
+    DEPENDENCY_PAUSE | pause_code(instance, end)
 }
 
 /// The `pause` faults of `model` on `subject`: each one's index, pauses and

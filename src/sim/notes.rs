@@ -44,6 +44,7 @@
 //! | `WorkStarted` | a dependency starts work on a call | work started | | | |
 //! | `WorkEnded` | a dependency stops work on a call | work time | processed | `work` span | |
 //! | `DependencyLevels` | a dependency's calls at work and waiting change (slow path) | | levels | | |
+//! | `AtReplica` | a replicated dependency's replica is sent a call, ends work, or its levels change (slow path) | | replica row | | |
 //! | `AttemptSent` | a client's policy sends a retry or a hedge | | attempt per workload | | |
 //! | `PolicyOpened` | a policy call opens | | | `call` span opens | |
 //! | `PolicyRefused` | a policy refuses to send a call | | | `policy_refused` | |
@@ -65,6 +66,7 @@
 //! balancers hear `CallEnded`, `CallTimedOut` and `CallGivenUp` last: the
 //! first of them ends a call's pick (`World::dependency_pick_over`).
 
+use super::timeseries::AtReplica;
 use super::vocab::{CallId, Caller, Outcome, ReqId};
 use crate::engine::Ticks;
 use crate::model::{DependencyId, PolicyId, RouteId, ServiceId, Target};
@@ -180,6 +182,13 @@ pub(crate) enum Note {
         dep: DependencyId,
         busy: u64,
         waiting: u64,
+    },
+    /// Something changed at replica `replica` (0-based) of `dep`, one with
+    /// replicas (the time series' replica rows).
+    AtReplica {
+        dep: DependencyId,
+        replica: u32,
+        change: AtReplica,
     },
     /// A client of `workload` has its policy send another attempt now.
     AttemptSent { workload: Option<u32> },

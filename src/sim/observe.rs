@@ -88,7 +88,7 @@ impl Observers {
                     model.workloads.len(),
                     super::call_sites::CallSites::of(model),
                 )
-                .with_replicas(replica_rows(model)),
+                .with_replicas(replica_rows(model), &dependency_replicas(model)),
             )
         });
         Observers {
@@ -585,6 +585,13 @@ fn replica_rows(model: &Model) -> Vec<(String, u32)> {
         .iter()
         .filter(|s| matches!(s.handler, Handler::Server(_)) && s.replicas > 1)
         .flat_map(|s| (1..=s.replicas).map(|k| (s.name.clone(), k)))
+        .collect()
+}
+
+/// Each dependency's name and replica count, by index.
+fn dependency_replicas(model: &Model) -> Vec<(&str, u32)> {
+    (model.dependencies.iter())
+        .map(|d| (d.name.as_str(), d.replicas))
         .collect()
 }
 

@@ -165,6 +165,51 @@ impl Pauses {
             self.windows.pop_front();
         }
     }
+
+    /// The first pause's start, if any.
+    pub(crate) fn first(&mut self) -> Option<Ticks> {
+        self.after(Ticks::ZERO).map(|w| w.0)
+    }
+
+    /// A pause starts at `now` (its edge): when it ends.
+    pub(crate) fn starts(&mut self, now: Ticks) -> Ticks {
+        self.holding(now).expect("a pause edge falls in a pause")
+    }
+
+    /// A pause ended at `now`: the next one's start, if any.
+    pub(crate) fn ended(&mut self, now: Ticks) -> Option<Ticks> {
+        self.forget(now);
+        self.after(now).map(|w| w.0)
+    }
+}
+
+/// The instances with pauses among `all` (by index), each with its first
+/// pause's start.
+pub(crate) fn firsts<'a>(
+    all: impl Iterator<Item = Option<&'a mut Box<Pauses>>>,
+) -> Vec<(usize, Ticks)> {
+    all.enumerate()
+        .filter_map(|(i, p)| Some((i, p?.first()?)))
+        .collect()
+}
+
+/// The pauses of the instance named `label` (`<name>#<replica from 1>`) hit
+/// by the `pause` faults of `model` on `subject` (None: no such fault).
+pub(crate) fn of(
+    model: &crate::model::Model,
+    replication: u64,
+    subject: super::faults::Subject,
+    label: &str,
+) -> Option<Box<Pauses>> {
+    use super::faults::{may_act, pauses_of};
+    may_act(model, crate::model::FaultKind::Pause, subject).then(|| {
+        Box::new(Pauses::new(
+            model.seed,
+            replication,
+            label,
+            pauses_of(model, subject),
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -136,7 +136,8 @@ pub struct TimeSeries {
     /// `windows.len() x call_sites.len()`, window-major.
     pub calls: Vec<CallWindow>,
     /// The replica rows: each replicated server's replicas (service, replica
-    /// from 1), in service order (empty: no server has replicas).
+    /// from 1), in service order, then each replicated dependency's (empty:
+    /// nothing has replicas).
     pub replica_names: Vec<(String, u32)>,
     /// `windows.len() x replica_names.len()`, window-major (`wasted_ms` 0).
     pub replicas: Vec<ServiceWindow>,
@@ -211,6 +212,22 @@ struct Open {
     queue: Level,
 }
 
+impl Open {
+    /// The window ending at `end`, counted as things happened (none shed);
+    /// the next one starts from nothing.
+    fn close(&mut self, end: Ticks) -> Reading {
+        let w = Reading {
+            busy: self.busy.close(self.busy.run.area(end)),
+            queue: self.queue.close(self.queue.run.area(end)),
+            arrived: self.arrivals,
+            processed: self.processed,
+            shed: 0,
+        };
+        (self.arrivals, self.processed) = (0, 0);
+        w
+    }
+}
+
 /// What a server row keeps between windows: what its books dropped when they
 /// were started again (the warm-up's end), so that its windows run on, and
 /// what they held, with that added, at the current window's start.
@@ -274,9 +291,15 @@ pub(crate) struct Timeline {
     /// One per server row (the first rows: their levels and counts are read
     /// from the server's books at each window's end, not kept in `rows`).
     servers: Vec<ServerRow>,
-    /// One per replica row (read from its replica's books as a server row
-    /// is: row `servers.len() + k` of the reading).
+    /// One per replica row of a server (read from its replica's books as a
+    /// server row is: row `servers.len() + k` of the reading).
     replicas: Vec<ServerRow>,
+    /// One per replica row of a dependency (counted here as a dependency
+    /// row is), after the servers' in `out.replica_names`.
+    dependency_replicas: Vec<Open>,
+    /// Per dependency, the index in `dependency_replicas` of its first
+    /// replica (None: it has one instance).
+    dependency_replica_first: Vec<Option<usize>>,
     /// The model's call sites; the current window's counts of each made
     /// here (calls without a policy); and the policy states' books per site
     /// at the window's start, and as read at its end (kept to reuse).
@@ -309,6 +332,8 @@ impl Timeline {
             rows: vec![Open::default(); names.len()],
             servers: vec![ServerRow::default(); servers],
             replicas: Vec::new(),
+            dependency_replicas: Vec::new(),
+            dependency_replica_first: Vec::new(),
             calls: vec![CallWindow::default(); sites.len()],
             policy_start: vec![CallWindow::default(); sites.len()],
             policy_read: vec![CallWindow::default(); sites.len()],
@@ -330,12 +355,29 @@ impl Timeline {
         }
     }
 
-    /// With a row per replica of each replicated server (`names`: service and
-    /// replica from 1, in order), read as `read(servers + k, end)` for the
-    /// k-th.
-    pub fn with_replicas(mut self, names: Vec<(String, u32)>) -> Timeline {
-        self.replicas = vec![ServerRow::default(); names.len()];
-        self.out.replica_names = names;
+    /// With a row per replica of each replicated server (`servers`: service
+    /// and replica from 1, in order), read as `read(servers + k, end)` for
+    /// the k-th, then one per replica of each dependency of `dependencies`
+    /// (name and replica count, by index; a count of 1: no rows).
+    pub fn with_replicas(
+        mut self,
+        servers: Vec<(String, u32)>,
+        dependencies: &[(&str, u32)],
+    ) -> Timeline {
+        self.replicas = vec![ServerRow::default(); servers.len()];
+        self.out.replica_names = servers;
+        for &(name, n) in dependencies {
+            if n < 2 {
+                self.dependency_replica_first.push(None);
+                continue;
+            }
+            let first = self.dependency_replicas.len();
+            self.dependency_replica_first.push(Some(first));
+            for k in 1..=n {
+                self.out.replica_names.push((name.to_string(), k));
+                self.dependency_replicas.push(Open::default());
+            }
+        }
         self
     }
 
@@ -352,7 +394,7 @@ impl Timeline {
 
     /// Services, call sites and replica rows per window.
     pub fn rows(&self) -> usize {
-        self.rows.len() + self.calls.len() + self.replicas.len()
+        self.rows.len() + self.calls.len() + self.out.replica_names.len()
     }
 
     /// The end of the current window: an event at or after it must wait for
@@ -446,18 +488,8 @@ impl Timeline {
                     let r = s.dropped + read(i, end);
                     r - std::mem::replace(&mut s.start, r)
                 }
-                None => {
-                    // a dependency row: counted as they happened (none shed)
-                    let w = Reading {
-                        busy: row.busy.close(row.busy.run.area(end)),
-                        queue: row.queue.close(row.queue.run.area(end)),
-                        arrived: row.arrivals,
-                        processed: row.processed,
-                        shed: 0,
-                    };
-                    (row.arrivals, row.processed) = (0, 0);
-                    w
-                }
+                // a dependency row: counted as they happened
+                None => row.close(end),
             };
             self.out.services.push(ServiceWindow {
                 arrivals: w.arrived,
@@ -477,6 +509,17 @@ impl Timeline {
                 arrivals: w.arrived,
                 processed: w.processed,
                 shed: w.shed,
+                mean_queue: w.queue as f64 / len,
+                mean_busy: w.busy as f64 / len,
+                wasted_ms: 0.0,
+            });
+        }
+        for row in &mut self.dependency_replicas {
+            let w = row.close(end);
+            self.out.replicas.push(ServiceWindow {
+                arrivals: w.arrived,
+                processed: w.processed,
+                shed: 0,
                 mean_queue: w.queue as f64 / len,
                 mean_busy: w.busy as f64 / len,
                 wasted_ms: 0.0,
@@ -598,6 +641,26 @@ impl Timeline {
         r.queue.run.set(now, queued);
     }
 
+    /// Replica `replica` (0-based) of dependency `dep` (one with replicas):
+    /// a call was sent to it (`Arrival`), its work on one ended
+    /// (`Processed`), or its calls at work and waiting are now these.
+    #[cold]
+    pub fn dependency_replica(&mut self, now: Ticks, dep: usize, replica: u32, change: AtReplica) {
+        self.at(now);
+        let Some(Some(first)) = self.dependency_replica_first.get(dep) else {
+            return;
+        };
+        let r = &mut self.dependency_replicas[first + replica as usize];
+        match change {
+            AtReplica::Arrival => r.arrivals += 1,
+            AtReplica::Processed => r.processed += 1,
+            AtReplica::Levels { busy, waiting } => {
+                r.busy.run.set(now, u64::from(busy));
+                r.queue.run.set(now, u64::from(waiting));
+            }
+        }
+    }
+
     /// The series at the end of the run (`end`: the last event): the window
     /// holding it is closed over the part that ran (`read` and `policies` as
     /// for [`Self::roll`]).
@@ -613,6 +676,17 @@ impl Timeline {
         self.close(self.start + length, length, &read);
         self.out
     }
+}
+
+/// What changed at a dependency's replica ([`Timeline::dependency_replica`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AtReplica {
+    /// A call was sent to it.
+    Arrival,
+    /// Its work on a call ended (done or stopped).
+    Processed,
+    /// It has `busy` calls at work and `waiting` in its line from now on.
+    Levels { busy: u32, waiting: u32 },
 }
 
 /// How a request ended, as the time series counts it.

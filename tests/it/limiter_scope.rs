@@ -65,6 +65,48 @@ fn a_rate_limit_per_replica_lets_each_replica_its_own_quota() {
     }
 }
 
+/// With a time series, a rate limit kept per replica has a row per replica
+/// and window in `timeseries_limiters.csv`: each replica lets its 10 of 20
+/// through every second, and the replicas' rows add up to the limiter's own.
+/// Kept once, the limiter has its own rows only (`replica` empty).
+#[test]
+fn a_rate_limit_per_replica_has_windows_per_replica() {
+    let (_d, file) = file_with(&format!("{TURNS}\n[output]\nwindow_ms = 1000\n"));
+    let dir = run_into(&file, &["--quiet"]);
+    let ts = Csv::read(&dir.path().join("timeseries_limiters.csv"));
+    assert!(
+        ts.headers.iter().any(|h| h == "replica"),
+        "{:?}",
+        ts.headers
+    );
+    for w in ["0", "1000", "2000", "3000", "4000"] {
+        let mut sum = [0.0, 0.0];
+        for k in ["1", "2", "3"] {
+            let filter = [("scope", "replica"), ("window_start_ms", w), ("replica", k)];
+            let r = ts.row(&filter);
+            assert_eq!(r["key"], "all");
+            assert_eq!(
+                (num(r, "passed"), num(r, "rejected")),
+                (10.0, 10.0),
+                "{w} {k}"
+            );
+            sum = [sum[0] + num(r, "passed"), sum[1] + num(r, "rejected")];
+        }
+        let own = ts.row(&[
+            ("scope", "replica"),
+            ("window_start_ms", w),
+            ("replica", ""),
+        ]);
+        assert_eq!([num(own, "passed"), num(own, "rejected")], sum);
+        let shared = ts.row(&[("scope", "service"), ("window_start_ms", w)]);
+        assert_eq!(shared["replica"], "");
+        assert_eq!(
+            (num(shared, "passed"), num(shared, "rejected")),
+            (10.0, 50.0)
+        );
+    }
+}
+
 /// `adaptive-per-pod.toml`: Gradient2 starts at 20 in flight and its library's
 /// defaults keep it near there. The surge needs 36 in flight over six pods of
 /// 8 slots: one limit for the service refuses about a quarter of the run

@@ -840,12 +840,17 @@ fn limiter_window_charts(
         return Ok(Vec::new());
     };
     let w = window_of(t, start);
-    // (axes + limiter) -> key -> rows, first-seen order
+    let replica = t.column("replica");
+    // (axes + limiter) -> key (or replica) -> rows, first-seen order
     let mut charts: Vec<(Vec<Cell>, KeyRows)> = Vec::new();
     for row in &t.rows {
         let mut id: Vec<Cell> = row[..axes].to_vec();
         id.push(row[lim].clone());
-        let k = row[key].render();
+        // a replica's rows of a limiter kept per replica: a line of their own
+        let k = match replica.map(|r| &row[r]) {
+            Some(r) if *r != Cell::Empty => format!("replica {}", r.render()),
+            _ => row[key].render(),
+        };
         let i = match charts.iter().position(|(c, _)| *c == id) {
             Some(i) => i,
             None => {
@@ -894,7 +899,15 @@ fn limiter_window_charts(
         let limiter = id[axes].render();
         let mut title = format!("Limiter {limiter}: passes and rejects per second");
         if per_key {
-            title.push_str(" per key");
+            let replicas = shown
+                .iter()
+                .filter(|(k, _)| k.starts_with("replica "))
+                .count();
+            title.push_str(match replicas {
+                0 => " per key",
+                n if n == shown.len() => " per replica",
+                _ => " per key and replica",
+            });
         }
         if axes > 0 {
             title = format!("{title} ({})", axes_title(t, id, axes));

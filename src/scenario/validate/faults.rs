@@ -73,12 +73,6 @@ fn fault(
         services,
         workloads,
     )?;
-    if kind == FaultKind::Pause && matches!(target, FaultTarget::Dependency { .. }) {
-        return err(
-            format!("{path}.target"),
-            "`pause` acts on servers and their replicas: a dependency's pauses are not modelled (a `latency_add` or `slots` fault over the pause's window comes close)",
-        );
-    }
     if let FaultTarget::Workload(w) = target
         && !matches!(workloads[w].workload, Workload::Open { .. })
     {

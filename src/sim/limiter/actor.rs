@@ -199,15 +199,17 @@ impl Limiting {
         let window = crate::sim::timeseries::window_of(model);
         let mut actors = vec![LimiterActor::default(); n];
         for (id, (a, l)) in actors.iter_mut().zip(&model.limiters).enumerate() {
+            // the replicas of the service whose middleware keeps it per replica
+            let replicas = (services.iter().zip(&model.services))
+                .filter(|(c, _)| c.replica.contains(&id))
+                .map(|(_, s)| s.replicas as usize)
+                .max()
+                .unwrap_or(0);
+            if window.is_some() {
+                a.windows.replicas = vec![Vec::new(); replicas];
+            }
             if l.concurrency.is_some() {
                 a.track = Some(Box::new(Track::new(window)));
-                let replicas = services
-                    .iter()
-                    .zip(&model.services)
-                    .filter(|(c, _)| c.replica.contains(&id))
-                    .map(|(_, s)| s.replicas as usize)
-                    .max()
-                    .unwrap_or(0);
                 a.replica_tracks = vec![Track::new(window); replicas];
                 a.replica_counts = vec![[0, 0]; replicas];
             }
@@ -495,6 +497,9 @@ impl Limiting {
             let rejected = decision == Decision::Reject;
             let key4 = [key[0], key[1], key[2], key[3]];
             actor.windows.count(w, now, key4, keyed, rejected);
+            if replica > 0 {
+                actor.windows.count_replica(w, now, replica, rejected);
+            }
         }
         if let Decision::Delay(at) = decision {
             actor.delayed += 1;

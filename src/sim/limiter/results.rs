@@ -74,6 +74,10 @@ pub struct LimiterWindows {
     pub keys: Vec<KeyWindows>,
     /// More keys than per-key rows are kept for.
     pub too_many_keys: bool,
+    /// A limiter kept per replica of a replicated service: [passed,
+    /// rejected] per window of each replica's state, from replica 1 (empty
+    /// otherwise).
+    pub replicas: Vec<Vec<[u64; 2]>>,
 }
 
 /// One bucket key's passes and rejects per window.
@@ -178,6 +182,7 @@ impl Limiting {
                         total: a.windows.total.clone(),
                         keys: key_windows(model, limiter, symbols, &a.windows.keys),
                         too_many_keys: a.windows.overflow,
+                        replicas: a.windows.replicas.clone(),
                     }),
                     concurrency: a.track.as_deref().and_then(|t| {
                         let mut t = t.clone();

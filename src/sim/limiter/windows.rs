@@ -27,6 +27,9 @@ pub(super) struct Windows {
     pub(super) keys: Vec<([u32; 4], Counts)>,
     /// It met more keys than [`KEYED_WINDOWS_MAX`].
     pub(super) overflow: bool,
+    /// Per replica (index: replica - 1), for a limiter kept per replica of
+    /// a replicated service (empty otherwise): one per replica of it.
+    pub(super) replicas: Vec<Counts>,
 }
 
 fn add(counts: &mut Counts, window: usize, rejected: bool) {
@@ -66,6 +69,23 @@ impl Windows {
                 self.overflow = true;
                 self.keys = Vec::new();
             }
+        }
+    }
+}
+
+impl Windows {
+    /// One decision at `now` of the state kept for `replica` (from 1) of a
+    /// limiter kept per replica.
+    #[cold]
+    pub(super) fn count_replica(
+        &mut self,
+        window: Ticks,
+        now: Ticks,
+        replica: u32,
+        rejected: bool,
+    ) {
+        if let Some(counts) = self.replicas.get_mut(replica as usize - 1) {
+            add(counts, (now.0 / window.0.max(1)) as usize, rejected);
         }
     }
 }

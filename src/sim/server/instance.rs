@@ -3,9 +3,9 @@
 //! its calls), abandoned by its client or cancelled by its caller.
 
 use super::super::ahead::Draws;
-use super::super::faults::{Subject, may_act, pauses_of};
+use super::super::faults::{Subject, may_act};
 use super::super::latency::Sampler;
-use super::super::pauses::Pauses;
+use super::super::pauses::{self, Pauses};
 use super::super::slots::{Admit, SlotQueue};
 use super::super::vocab::ReqId;
 use super::Servers;
@@ -95,15 +95,8 @@ impl Instance {
             service,
             replica: i as u32,
         };
-        let pauses = may_act(model, FaultKind::Pause, subject).then(|| {
-            let label = format!("{}#{}", model.services[service].name, i + 1);
-            Box::new(Pauses::new(
-                model.seed,
-                replication,
-                &label,
-                pauses_of(model, subject),
-            ))
-        });
+        let label = format!("{}#{}", model.services[service].name, i + 1);
+        let pauses = pauses::of(model, replication, subject, &label);
         Instance {
             subject,
             stretched: may_act(model, FaultKind::LatencyFactor, subject)
@@ -249,35 +242,21 @@ impl Servers {
 
     /// The instances with pauses, each with its first pause's start.
     pub(in crate::sim) fn first_pauses(&mut self) -> Vec<(usize, Ticks)> {
-        let mut out = Vec::new();
-        for (i, s) in self.states.iter_mut().enumerate() {
-            if let Some(p) = s.pauses.as_mut()
-                && let Some((start, _)) = p.after(Ticks::ZERO)
-            {
-                out.push((i, start));
-            }
-        }
-        out
+        let pauses = self.states.iter_mut().map(|s| s.pauses.as_mut());
+        pauses::firsts(pauses)
     }
 
     /// A pause of instance `i` starts at `now`: nothing starts until it ends
     /// (returned).
     pub(in crate::sim) fn pause_starts(&mut self, i: usize, now: Ticks) -> Ticks {
         let s = &mut self.states[i];
-        let end = s
-            .pauses
-            .as_mut()
-            .and_then(|p| p.holding(now))
-            .expect("a pause edge falls in a pause");
         s.line.set_limit(0);
-        end
+        s.pauses.as_mut().expect("a pause edge").starts(now)
     }
 
     /// A pause of instance `i` ended at `now`: the next one's start, if any.
     pub(in crate::sim) fn pause_ends(&mut self, i: usize, now: Ticks) -> Option<Ticks> {
-        let p = self.states[i].pauses.as_mut()?;
-        p.forget(now);
-        p.after(now).map(|w| w.0)
+        self.states[i].pauses.as_mut()?.ended(now)
     }
 
     /// Whether a pause holds instance `i` at `now`.

@@ -1,4 +1,5 @@
-//! Stop-the-world pauses at a server, end to end, against a reference: a
+//! Stop-the-world pauses at a server and a dependency, end to end, against a
+//! reference (and the per-replica time series that shows them): a
 //! single-slot FIFO server written out here, where nothing starts during a
 //! pause and work in service makes no progress in one.
 
@@ -279,4 +280,122 @@ fn replica_rows_add_up_to_their_service_and_show_a_pause() {
         "the paused replica's line"
     );
     assert!(shed > 0, "its queue overflows in its pauses");
+}
+
+/// A dependency's pauses hold its calls as a server's hold its requests:
+/// behind a plan that only calls it, each response is the reference's (a
+/// one-slot FIFO line with no bound), for the dependency and for one of its
+/// replicas named `store#2` (the other replica never pauses).
+#[test]
+fn a_dependencys_pauses_hold_its_calls_as_the_reference_says() {
+    let run = |replicas: u32, target: &str| {
+        let text = format!(
+            "[scenario]\nname = \"t\"\nseed = 5\n[services.api]\nroutes = [\"/a\"]\n\
+             [services.api.handler]\ntype = \"plan\"\nbudget = \"none\"\n\
+             branches = [ {{ name = \"b\", calls = [\"store\"] }} ]\n\
+             [dependencies.store]\nslots = 1\nreplicas = {replicas}\n\
+             latency = {{ constant = 30 }}\n\
+             [workload]\ntype = \"open\"\narrivals = \"uniform\"\nrate_rps = 25\nrequests = 75\n\
+             [[faults]]\ntarget = \"{target}\"\nkind = \"pause\"\nat_ms = 0\nfor_ms = 3000\n\
+             every_ms = 1000\npause_ms = 150\n"
+        );
+        let s = load_str(&text, Path::new("t.toml"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let m = s.rows[0].model.clone();
+        let r = crate::sim::run(&m, 0).unwrap_or_else(|e| panic!("{e}"));
+        (m, r)
+    };
+    let (m, mut r) = run(1, "store");
+    let subject = Subject::Dependency { dep: 0, replica: 0 };
+    let mut p = Pauses::new(m.seed, 0, "store#1", pauses_of(&m, subject));
+    let want = reference(
+        &mut p,
+        usize::MAX,
+        &arrivals(40.0, 75),
+        Ticks::from_ms(30.0),
+    );
+    let want: Vec<Ticks> = want.into_iter().flatten().collect();
+    assert_eq!(want.len(), 75);
+    assert_eq!(r.outcomes.answered, 75);
+    let sum: f64 = want.iter().map(|t| t.as_ms()).sum();
+    assert!(
+        (r.response.sum_ms() - sum).abs() < 1e-6,
+        "{} {sum}",
+        r.response.sum_ms()
+    );
+    let max = want.iter().max().copied().unwrap_or_default().as_ms();
+    assert_eq!(r.response.quantile_ms(1.0), max);
+    assert!(max > 150.0, "some call met a pause: {max}");
+    // replica 2 of two pauses; round robin sends it every other call
+    let (m, mut r) = run(2, "store#2");
+    let subject = Subject::Dependency { dep: 0, replica: 1 };
+    let mut p = Pauses::new(m.seed, 0, "store#2", pauses_of(&m, subject));
+    let second: Vec<Ticks> = arrivals(40.0, 75).into_iter().skip(1).step_by(2).collect();
+    let want = reference(&mut p, usize::MAX, &second, Ticks::from_ms(30.0));
+    let paused: f64 = want.iter().flatten().map(|t| t.as_ms()).sum();
+    let sum = paused + 30.0 * (75 - second.len()) as f64;
+    assert!(
+        (r.response.sum_ms() - sum).abs() < 1e-6,
+        "{} {sum}",
+        r.response.sum_ms()
+    );
+    assert!(r.response.quantile_ms(1.0) > 150.0);
+}
+
+/// A replicated dependency has time series rows per replica after the
+/// servers' replicas: they add up to its own row in every window (calls
+/// sent, work ended, time averages), and a pause shows on its replica.
+#[test]
+fn dependency_replica_rows_add_up_and_show_a_pause() {
+    let text = "[scenario]\nname = \"t\"\nwarmup_ms = 1000\n[services.api]\nroutes = [\"/a\"]\n\
+        [services.api.handler]\ntype = \"plan\"\nbudget = \"none\"\n\
+        branches = [ { name = \"b\", calls = [\"store\"] } ]\n\
+        [dependencies.store]\nslots = 2\nreplicas = 3\nbalancer = \"random\"\n\
+        latency = { exponential = { mean_ms = 15 } }\n\
+        [workload]\ntype = \"open\"\nrate_rps = 150\nduration_ms = 6000\n\
+        [output]\nwindow_ms = 500\n\
+        [[faults]]\ntarget = \"store#2\"\nkind = \"pause\"\nat_ms = 0\nfor_ms = 6000\nevery_ms = 1000\npause_ms = 200\n";
+    let s = load_str(text, Path::new("t.toml"), &LoadOptions::default()).unwrap();
+    let r = crate::sim::run(&s.rows[0].model, 0).unwrap();
+    let ts = r.timeseries.expect("a time series");
+    assert_eq!(
+        ts.replica_names,
+        [
+            ("store".into(), 1),
+            ("store".into(), 2),
+            ("store".into(), 3)
+        ]
+    );
+    let n = ts.names.len();
+    let row = ts.names.iter().position(|x| x == "store").unwrap();
+    let mut sent = 0;
+    for k in 0..ts.windows.len() {
+        let whole = &ts.services[k * n + row];
+        let rows = &ts.replicas[k * 3..k * 3 + 3];
+        let sum = |f: &dyn Fn(&super::super::timeseries::ServiceWindow) -> f64| {
+            rows.iter().map(f).sum::<f64>()
+        };
+        assert_eq!(
+            sum(&|w| w.arrivals as f64),
+            whole.arrivals as f64,
+            "window {k}"
+        );
+        assert_eq!(sum(&|w| w.processed as f64), whole.processed as f64);
+        assert!((sum(&|w| w.mean_busy) - whole.mean_busy).abs() < 1e-9);
+        assert!((sum(&|w| w.mean_queue) - whole.mean_queue).abs() < 1e-9);
+        sent += whole.arrivals;
+    }
+    assert!(sent > 800, "{sent}");
+    let queue = |j: usize| -> f64 {
+        (0..ts.windows.len())
+            .map(|k| ts.replicas[k * 3 + j].mean_queue)
+            .sum()
+    };
+    assert!(
+        queue(1) > 5.0 * queue(0).max(queue(2)),
+        "{} {} {}",
+        queue(0),
+        queue(1),
+        queue(2)
+    );
 }

@@ -5,8 +5,9 @@
 //! books.
 
 use super::super::dependency::Completion;
-use super::super::faults::scaled;
+use super::super::faults::{dependency_pause_code, scaled};
 use super::super::notes::{Note, Over};
+use super::super::timeseries::AtReplica;
 use super::super::vocab::{CallId, Caller, Event};
 use super::World;
 use crate::engine::{Lane, Ticks};
@@ -55,6 +56,9 @@ impl World<'_> {
             None
         };
         self.dependency_levels(dep);
+        if self.dependencies.has_replicas(dep) {
+            self.dependency_replica_levels(inst);
+        }
         done
     }
 
@@ -161,9 +165,42 @@ impl World<'_> {
     /// `inst` now, then the `latency_add` faults' time added.
     #[cold]
     #[inline(never)]
-    fn dependency_stretch(&self, inst: usize, latency: Ticks) -> Ticks {
+    fn dependency_stretch(&mut self, inst: usize, latency: Ticks) -> Ticks {
         let subject = self.dependencies.subject(inst);
-        scaled(latency, self.fault_latency_factor(subject)) + self.fault_latency_add(subject)
+        let work =
+            scaled(latency, self.fault_latency_factor(subject)) + self.fault_latency_add(subject);
+        let now = self.now();
+        self.dependencies.pause_finish(inst, now, work) - now
+    }
+
+    /// Posts the first pause of every instance with `pause` faults.
+    pub(super) fn dependency_first_pauses(&mut self) {
+        for (inst, at) in self.dependencies.first_pauses() {
+            let code = dependency_pause_code(inst, false);
+            self.post(at, Lane::Normal, Event::FaultEdge(code));
+        }
+    }
+
+    /// A pause of instance `inst` starts (nothing starts until its end, which
+    /// is posted) or ends (the slots are back, as a `slots` fault may set
+    /// them, and waiting calls start; the next pause is posted).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn dependency_pause_edge(&mut self, inst: usize, end: bool) {
+        let now = self.now();
+        if !end {
+            let until = self.dependencies.pause_starts(inst, now);
+            let code = dependency_pause_code(inst, true);
+            self.post(until, Lane::Normal, Event::FaultEdge(code));
+            return;
+        }
+        let dep = self.dependencies.dependency_of(inst);
+        self.dependency_slots_of(dep, inst);
+        self.dependency_levels(dep);
+        if let Some(next) = self.dependencies.pause_ends(inst, now) {
+            let code = dependency_pause_code(inst, false);
+            self.post(next, Lane::Normal, Event::FaultEdge(code));
+        }
     }
 
     /// With an `error_rate` fault acting on instance `inst` now: whether it
@@ -185,13 +222,27 @@ impl World<'_> {
     /// each instance's limit now, and the waiting calls it lets in start.
     pub(super) fn dependency_slots_changed(&mut self, dep: DependencyId) {
         for inst in self.dependencies.instances(dep) {
-            let limit = self.fault_slots(self.dependencies.subject(inst));
-            self.dependencies.set_slots(inst, limit);
-            while let Some(call) = self.dependencies.next_in_line(inst) {
-                self.dependency_start(dep, inst, call, None);
-            }
+            self.dependency_slots_of(dep, inst);
         }
         self.dependency_levels(dep);
+    }
+
+    /// Instance `inst` of `dep` takes the slots the faults give it now (none
+    /// while a pause holds it), and the waiting calls they let in start.
+    fn dependency_slots_of(&mut self, dep: DependencyId, inst: usize) {
+        let now = self.now();
+        let limit = if self.dependencies.paused(inst, now) {
+            Some(0)
+        } else {
+            self.fault_slots(self.dependencies.subject(inst))
+        };
+        self.dependencies.set_slots(inst, limit);
+        while let Some(call) = self.dependencies.next_in_line(inst) {
+            self.dependency_start(dep, inst, call, None);
+        }
+        if self.dependencies.has_replicas(dep) {
+            self.dependency_replica_levels(inst);
+        }
     }
 
     /// A `down` fault on `dep` (or one of its replicas) starts: every waiting
@@ -204,6 +255,9 @@ impl World<'_> {
             }
             let waiting = self.dependencies.drain(inst);
             self.dependency_levels(dep);
+            if self.dependencies.has_replicas(dep) {
+                self.dependency_replica_levels(inst);
+            }
             for call in waiting {
                 self.call_failed_by_fault(call, now);
             }
@@ -231,9 +285,21 @@ impl World<'_> {
         }
         if !self.plain() {
             if self.dependencies.is_replicated() {
-                self.dependencies.worked(inst, now - start);
+                self.dependency_replica_ended(dep, inst, now - start);
             }
             self.dependency_levels(dep);
+        }
+    }
+
+    /// Instance `inst` of `dep` ended `worked` of work on a call: its
+    /// replica's books and time series row hear it.
+    #[cold]
+    #[inline(never)]
+    fn dependency_replica_ended(&mut self, dep: DependencyId, inst: usize, worked: Ticks) {
+        self.dependencies.worked(inst, worked);
+        if self.dependencies.has_replicas(dep) {
+            self.dependency_replica_note(inst, AtReplica::Processed);
+            self.dependency_replica_levels(inst);
         }
     }
 
@@ -247,7 +313,13 @@ impl World<'_> {
                 }
                 self.dependency_end(call);
             }
-            None => self.dependency_levels(dep),
+            None => {
+                self.dependency_levels(dep);
+                if self.dependencies.has_replicas(dep) {
+                    let (inst, _) = self.dependencies.work_of(call);
+                    self.dependency_replica_levels(inst);
+                }
+            }
         }
     }
 
@@ -280,7 +352,27 @@ impl World<'_> {
         let key = (self.dependencies.picks_by_caller(dep))
             .then(|| self.balance_caller_of(self.outer(caller)));
         let (model, now) = (self.model(), self.now());
-        self.dependencies.pick(model, dep, key, now)
+        let inst = self.dependencies.pick(model, dep, key, now);
+        self.dependency_replica_note(inst, AtReplica::Arrival);
+        inst
+    }
+
+    /// The time series' row of instance `inst` (of a dependency with
+    /// replicas) hears `change`.
+    fn dependency_replica_note(&mut self, inst: usize, change: AtReplica) {
+        let (dep, replica) = self.dependencies.replica_of(inst);
+        self.note(Note::AtReplica {
+            dep,
+            replica,
+            change,
+        });
+    }
+
+    /// The time series' row of instance `inst` (of a dependency with
+    /// replicas) hears its calls at work and waiting now.
+    fn dependency_replica_levels(&mut self, inst: usize) {
+        let (busy, waiting) = self.dependencies.instance_levels(inst);
+        self.dependency_replica_note(inst, AtReplica::Levels { busy, waiting });
     }
 
     /// Call `call` is over for its caller (`how`): if it went to a replica,

@@ -183,6 +183,15 @@ impl World<'_> {
                 self.obs.work_ended(now, dep, now - start);
                 trace!(self, work_ended(call, start));
             }
+            Note::AtReplica {
+                dep,
+                replica,
+                change,
+            } => {
+                if let Some(t) = self.obs.series() {
+                    t.dependency_replica(now, dep, replica, change);
+                }
+            }
             Note::DependencyLevels { dep, busy, waiting } => {
                 let row = self.obs.dependency_row(dep);
                 if let Some(t) = self.obs.series() {

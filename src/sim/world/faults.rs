@@ -71,6 +71,7 @@ impl World<'_> {
             self.post(at, Lane::Normal, Event::FaultEdge(code));
         }
         self.server_first_pauses();
+        self.dependency_first_pauses();
     }
 
     /// A fault starts or ends: the books start again (the warm-up's end),
@@ -86,6 +87,7 @@ impl World<'_> {
             Edge::ServerDown(service) => self.server_down(service),
             Edge::DependencyDown(dep) => self.dependency_down(dep),
             Edge::ServerPause { instance, end } => self.server_pause_edge(instance, end),
+            Edge::DependencyPause { instance, end } => self.dependency_pause_edge(instance, end),
             Edge::Nothing => {}
         }
     }
