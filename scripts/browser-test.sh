@@ -52,7 +52,7 @@ done
   --out "$work/boundary/one-axis"
 "$bin" boundary --quiet scenarios/metastable-band.toml --set workload.duration_ms=60000 \
   --axis workload.rate_rps=5..60 --axis 'services.api.handler.slots=[1, 2, 3]' \
-  --metric recovery.stuck --target 0.5 -n 3 --tolerance 10% \
+  --metric recovery.stuck --target 0.5 -n 3 --tolerance 10% --once \
   --out "$work/boundary/curve"
 
 chrome() {
@@ -127,29 +127,33 @@ if has("summary.csv"):
             others = [a for a in axes if a not in num_axes[-2:]]
             n += min(len({tuple(row[a] for a in others) for row in mrows}), 12)
 elif has("crossing.csv"):
+    # a recovery metric's search runs again at twice the run's length: its rows
+    # have run_length 2 (the column is there only then)
+    first = lambda row: row.get("run_length", "1") == "1"
     with open(os.path.join(d, "crossing.csv")) as f:
         r = csv.DictReader(f)
         grid = r.fieldnames[0] != "metric"
-        searches = len(list(r))
+        rows = list(r)
+        searches = sum(map(first, rows))
+        twice = len(rows) - searches
     if not grid:
-        # the points, and those near the boundary when they are 3 or more, not all
-        with open(os.path.join(d, "crossing.csv")) as f:
-            c = next(csv.DictReader(f))
+        # the points, and those near the boundary when they are 3 or more, not
+        # all; and the points of the search at twice the run's length
+        c = rows[0]
         with open(os.path.join(d, "boundary.csv")) as f:
-            r = csv.reader(f)
-            head = next(r)
-            est = head.index("estimate")
-            values = [float(row[1]) for row in r if row[est] != ""]
-        n += 1
+            r = csv.DictReader(f)
+            axis = r.fieldnames[1]
+            values = [float(row[axis]) for row in r if row["estimate"] != "" and first(row)]
+        n += 1 + (twice > 0)
         if c["bracket_low"] != "":
             a, b = float(c["bracket_low"]), float(c["bracket_high"])
             near = [v for v in values if a - 2 * (b - a) <= v <= b + 2 * (b - a)]
             n += 3 <= len(near) < len(values)
     else:
         with open(os.path.join(d, "boundary.csv")) as f:
-            r = csv.reader(f)
-            next(r)
-            values = {row[2] for row in r}
+            r = csv.DictReader(f)
+            axis = r.fieldnames[2]
+            values = {row[axis] for row in r if first(row)}
         # the curve, the heatmap of the points (up to 40 values), one per search
         n += 1 + (len(values) <= 40) + searches
 else:

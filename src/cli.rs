@@ -181,6 +181,11 @@ enum Command {
         /// Do not write report.html
         #[arg(long)]
         no_report: bool,
+        /// A recovery metric depends on how long the run sends after the fault:
+        /// by default the search runs again with every workload's duration_ms
+        /// doubled and reports both crossings; --once runs the first only
+        #[arg(long)]
+        once: bool,
     },
     /// Combine the folders of `resim sweep --shard K/N` runs into the whole run's
     /// replications.csv, summary.csv, paired.csv and pooled.csv (byte for byte)
@@ -615,6 +620,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             json,
             quiet,
             no_report,
+            once,
         } => {
             let opts = crate::boundary::BoundaryOptions {
                 file,
@@ -631,6 +637,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 jobs,
                 out,
                 report: !no_report,
+                once,
             };
             let report =
                 crate::boundary::boundary(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;

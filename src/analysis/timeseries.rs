@@ -21,8 +21,14 @@
 //! say 1). `peak_attempts_per_request` is the largest attempts at any site per
 //! first try of the workloads in any window with first tries, and `peak_site`
 //! names that site (`caller->target`; on a tie the earliest window, then the
-//! first site in the table's order). All three look at every window of the
-//! run.
+//! first site in the table's order).
+//!
+//! Every figure looks only at the whole windows in which the workloads sent
+//! ([`sending_end_ms`]): after the last send the run drains what is left,
+//! goodput falls to nothing and a window's few first tries meet the retries
+//! of many, so a drain window would read as a collapse or an amplification
+//! that no client saw. `stuck` thus means not recovered while the workloads
+//! still sent: a longer run gives the system longer to recover.
 
 use super::Results;
 use super::budget::ALL_WORKLOADS;
@@ -341,23 +347,79 @@ pub struct Recovery {
     pub peak_site: Option<String>,
 }
 
-/// The recovery from a fault over `[at_ms, end_ms)` in `series`.
+/// The part of a run whose windows a recovery is judged on.
+#[derive(Debug, Clone, Copy)]
+pub struct Judged {
+    /// `scenario.warmup_ms`: no window before it counts as `before`.
+    pub warmup_ms: f64,
+    /// The run's last event: a window it cuts short does not count.
+    pub last_event_ms: f64,
+    /// When the workloads stopped sending ([`sending_end_ms`]): the windows
+    /// after it drain what was sent, and no figure looks at them.
+    pub sending_end_ms: f64,
+}
+
+impl Judged {
+    /// The end of the last window the figures read: the drain, and a window
+    /// cut short, come after it.
+    pub fn until_ms(&self, series: &TimeSeries) -> f64 {
+        self.windows(series) as f64 * series.window_ms
+    }
+
+    /// The whole windows of `series` while the workloads sent: from 0 to this.
+    fn windows(&self, series: &TimeSeries) -> usize {
+        let w = series.window_ms;
+        // a window ending within a microsecond of the end is whole
+        let whole = |end_ms: f64| ((end_ms + 1e-3) / w).floor() as usize;
+        (series.windows.len())
+            .min(whole(self.last_event_ms))
+            .min(whole(self.sending_end_ms))
+    }
+}
+
+/// When the workloads of `model` stopped sending, in `series`: the latest of
+/// each workload's end. A workload bounded by time alone (`duration_ms`, no
+/// `requests`) ends at its start + duration; any other ends, as far as the
+/// windows tell, at the start of the last window in which a request was first
+/// sent (that window may be cut short by its last send, so it is left out).
+pub fn sending_end_ms(model: &Model, series: &TimeSeries) -> f64 {
+    use crate::model::Workload;
+    let w = series.window_ms;
+    let last_sends = (series.windows.iter()).rposition(|x| x.first_tries > 0);
+    let measured = last_sends.map_or(0.0, |k| k as f64 * w);
+    (model.workloads.iter())
+        .map(|n| match n.workload {
+            Workload::Open {
+                duration: Some(d),
+                requests: None,
+                ..
+            }
+            | Workload::Closed {
+                duration: Some(d),
+                requests: None,
+                ..
+            } => (n.start + d).as_ms(),
+            _ => measured,
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The recovery from a fault over `[at_ms, end_ms)` in `series`, judged on
+/// the whole windows of `judged`.
 pub fn recovery_of(
     series: &TimeSeries,
-    warmup_ms: f64,
+    judged: Judged,
     at_ms: f64,
     end_ms: f64,
     windows: usize,
     fraction: f64,
-    last_event_ms: f64,
 ) -> Recovery {
     let w = series.window_ms;
+    let warmup_ms = judged.warmup_ms;
     let per_s = |k: usize| series.windows[k].answered as f64 * 1000.0 / w;
-    // whole windows only: the last one may be cut short by the run's end
-    let whole = series
-        .windows
-        .len()
-        .min((last_event_ms / w).floor() as usize);
+    // whole windows while the workloads sent: the last one may be cut short
+    // by the run's end, and the drain after the sending has no goodput to judge
+    let whole = judged.windows(series);
     let start = |k: usize| k as f64 * w;
     let before: Vec<f64> = (0..whole)
         .filter(|&k| start(k) >= warmup_ms && start(k) + w <= at_ms)
@@ -373,11 +435,11 @@ pub fn recovery_of(
         })
     });
     let fault_window = (at_ms / w).floor() as usize;
-    let min_until = recovered.unwrap_or(series.windows.len());
-    let min_goodput = (fault_window..min_until.min(series.windows.len()))
+    let min_until = recovered.unwrap_or(whole);
+    let min_goodput = (fault_window..min_until.min(whole))
         .map(per_s)
         .min_by(f64::total_cmp);
-    let (peak, per_request) = peaks(series);
+    let (peak, per_request) = peaks(series, whole);
     let recovered_at = recovered.map(start);
     Recovery {
         before_goodput_per_s: before_goodput,
@@ -391,15 +453,16 @@ pub fn recovery_of(
     }
 }
 
-/// The largest attempts / first tries of any call site in any window (with
+/// The largest attempts / first tries of any call site in any of the first
+/// `whole` windows (with
 /// first tries at the site), and the largest attempts per user request at any
 /// site in any window (with first tries of the workloads), with that site
 /// ("caller->target"; the first in time, then in site order, on a tie).
-fn peaks(series: &TimeSeries) -> (Option<f64>, Option<(f64, String)>) {
+fn peaks(series: &TimeSeries, whole: usize) -> (Option<f64>, Option<(f64, String)>) {
     let n = series.call_sites.len();
     let mut amplification: Option<f64> = None;
     let mut peak: Option<(f64, usize)> = None;
-    for (k, window) in series.windows.iter().enumerate() {
+    for (k, window) in series.windows.iter().enumerate().take(whole) {
         for (j, c) in series.calls[k * n..(k + 1) * n].iter().enumerate() {
             if c.first_tries > 0 {
                 let a = c.attempts as f64 / c.first_tries as f64;
@@ -434,10 +497,12 @@ fn recovery(results: &Results) -> Table {
             "peak_amplification",
             "peak_attempts_per_request",
             "peak_site",
+            "judged_until_ms",
         ],
     );
     let mut idle = std::collections::BTreeSet::new();
     let mut pauses = std::collections::BTreeSet::new();
+    let mut late = std::collections::BTreeSet::new();
     for (i, run) in results.runs.iter().enumerate() {
         let Some(s) = &run.timeseries else { continue };
         let model: &Model = &results.scenario.rows[i].model;
@@ -453,27 +518,38 @@ fn recovery(results: &Results) -> Table {
             if fault.kind == crate::model::FaultKind::Pause {
                 pauses.insert(f);
             }
+            let judged = Judged {
+                warmup_ms: model.warmup.as_ms(),
+                last_event_ms: run.sim_time_ms,
+                sending_end_ms: sending_end_ms(model, s),
+            };
+            // a fault starting after the workloads stopped sending meets only
+            // the drain: nothing to judge
+            let sent = fault.at.as_ms() < judged.sending_end_ms;
+            if acted && !sent {
+                late.insert(f);
+            }
             let r = recovery_of(
                 s,
-                model.warmup.as_ms(),
+                judged,
                 fault.at.as_ms(),
                 fault.until.as_ms(),
                 model.analysis.recovery_windows as usize,
                 model.analysis.recovery_fraction,
-                run.sim_time_ms,
             );
             let mut cells = results.axis_cells(i);
-            let judged = |c: Cell| if acted { c } else { Cell::Empty };
+            let verdict = |c: Cell| if acted && sent { c } else { Cell::Empty };
             cells.extend([
                 Cell::from(f as u64),
                 r.before_goodput_per_s.into(),
-                judged(r.min_goodput_per_s.into()),
-                judged(r.recovered_at_ms.into()),
-                judged(r.recovery_ms.into()),
-                judged(r.stuck.into()),
+                verdict(r.min_goodput_per_s.into()),
+                verdict(r.recovered_at_ms.into()),
+                verdict(r.recovery_ms.into()),
+                verdict(r.stuck.into()),
                 r.peak_amplification.into(),
                 r.peak_attempts_per_request.into(),
                 r.peak_site.as_deref().into(),
+                Cell::Num(judged.until_ms(s)),
             ]);
             t.push(cells);
         }
@@ -482,11 +558,22 @@ fn recovery(results: &Results) -> Table {
         "before: mean goodput of the whole windows between scenario.warmup_ms and the fault's start; \
          recovered_at_ms: the first window starting at or after the fault's end from which the next \
          analysis.recovery_windows windows average at least analysis.recovery_fraction of before; \
-         stuck: never, before the run ended; peak_amplification: the largest attempts / first tries of any call site \
+         stuck: never, while the workloads still sent (a longer run gives it longer); \
+         peak_amplification: the largest attempts / first tries of any call site \
          (timeseries_calls.csv) in any window; peak_attempts_per_request: the largest attempts at any call site per \
-         first try of the workloads (a user request) in any window, at peak_site (caller->target)"
+         first try of the workloads (a user request) in any window, at peak_site (caller->target). \
+         Every figure reads only the whole windows in which the workloads sent, those before judged_until_ms: \
+         the drain after the last send (and a window the run's end cuts short) is left out"
             .into(),
     );
+    if !late.is_empty() {
+        let late: Vec<String> = late.iter().map(|f| format!("faults.{f}")).collect();
+        t.notes.push(format!(
+            "{} {} after the workloads stopped sending: only the drain follows, so min_goodput_per_s, recovered_at_ms, recovery_ms and stuck are empty",
+            late.join(", "),
+            if late.len() == 1 { "starts" } else { "start" }
+        ));
+    }
     let pauses: Vec<String> = pauses
         .iter()
         .filter(|f| !idle.contains(*f))
@@ -512,6 +599,64 @@ fn recovery(results: &Results) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run after `warmup_ms` until `last_event_ms`, sending all along.
+    fn run(warmup_ms: f64, last_event_ms: f64) -> Judged {
+        Judged {
+            warmup_ms,
+            last_event_ms,
+            sending_end_ms: f64::INFINITY,
+        }
+    }
+
+    /// The windows after the workloads stopped sending (the drain: goodput
+    /// falls as the last requests end, retries outnumber first tries) count
+    /// in no figure: the lowest goodput, the recovery and the peaks are
+    /// those of the sending windows.
+    #[test]
+    fn the_drain_after_the_sending_counts_in_no_figure() {
+        // sending until 8000; the drain's windows: 2 answered, then none
+        let mut s = series(&[10, 10, 2, 0, 9, 10, 10, 10, 2, 0]);
+        s.windows[9].first_tries = 0;
+        s.windows[8].first_tries = 1;
+        s.windows[8].attempts = 6;
+        let sending = Judged {
+            sending_end_ms: 8000.0,
+            ..run(0.0, 10_000.0)
+        };
+        let r = recovery_of(&s, sending, 2000.0, 4000.0, 3, 0.9);
+        assert_eq!(r.recovered_at_ms, Some(4000.0));
+        assert_eq!(r.peak_attempts_per_request, Some(3.0), "not the drain's 6");
+        // needing 3 windows after 7000, of which the workloads sent in 1:
+        // stuck, its lowest that of the sending windows
+        let r = recovery_of(&s, sending, 6000.0, 7000.0, 3, 0.9);
+        assert!(r.stuck);
+        assert_eq!(r.min_goodput_per_s, Some(10.0));
+        // with the drain mixed in, the same run reads the drain's lowest and
+        // its attempts over a single first try
+        let all = recovery_of(&s, run(0.0, 10_000.0), 6000.0, 7000.0, 3, 0.9);
+        assert!(all.stuck);
+        assert_eq!(all.min_goodput_per_s, Some(0.0));
+        assert!(all.peak_attempts_per_request > Some(3.0));
+    }
+
+    #[test]
+    fn a_workload_bounded_by_time_ends_at_its_duration_others_where_they_last_sent() {
+        let text = "[scenario]\nname = \"t\"\n[services.api]\nroutes = [\"/a\"]\n\
+            [services.api.handler]\ntype = \"server\"\nslots = 1\nqueue = 5\nservice = { constant = 1 }\n\
+            [workload]\ntype = \"open\"\nrate_rps = 10\nduration_ms = 4500\n";
+        let load = |t: &str| {
+            let s =
+                crate::scenario::load_str(t, std::path::Path::new("t.toml"), &Default::default());
+            s.unwrap_or_else(|e| panic!("{e}")).rows[0].model.clone()
+        };
+        let mut s = series(&[10, 10, 10, 10, 10, 10, 0]);
+        s.windows[6].first_tries = 0;
+        assert_eq!(sending_end_ms(&load(text), &s), 4500.0);
+        let counted = text.replace("duration_ms = 4500", "requests = 45");
+        // the last window with first tries is window 5 (each has 10): it starts at 5000
+        assert_eq!(sending_end_ms(&load(&counted), &s), 5000.0);
+    }
 
     fn site(caller: &str, target: &str) -> crate::sim::timeseries::CallSiteName {
         crate::sim::timeseries::CallSiteName {
@@ -562,7 +707,7 @@ mod tests {
     #[test]
     fn the_peaks_are_the_worst_call_sites_and_name_it() {
         let s = series(&[10, 10, 2, 0, 5, 8]);
-        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 1, 0.9, 6000.0);
+        let r = recovery_of(&s, run(0.0, 6000.0), 2000.0, 4000.0, 1, 0.9);
         assert_eq!(r.peak_amplification, Some(3.0));
         assert_eq!(r.peak_attempts_per_request, Some(3.0));
         assert_eq!(r.peak_site.as_deref(), Some("api->store"));
@@ -571,7 +716,7 @@ mod tests {
         let mut s = series(&[10, 10, 2, 0, 5, 8]);
         s.call_sites.truncate(1);
         s.calls = s.calls.iter().step_by(2).copied().collect();
-        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 1, 0.9, 6000.0);
+        let r = recovery_of(&s, run(0.0, 6000.0), 2000.0, 4000.0, 1, 0.9);
         assert_eq!(r.peak_amplification, Some(1.2));
         assert_eq!(r.peak_attempts_per_request, Some(1.2));
         assert_eq!(r.peak_site.as_deref(), Some("main->api"));
@@ -582,7 +727,7 @@ mod tests {
         for c in &mut s.calls {
             c.first_tries = 0;
         }
-        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 1, 0.9, 6000.0);
+        let r = recovery_of(&s, run(0.0, 6000.0), 2000.0, 4000.0, 1, 0.9);
         assert_eq!(r.peak_amplification, None);
         assert_eq!((r.peak_attempts_per_request, r.peak_site), (None, None));
     }
@@ -592,7 +737,7 @@ mod tests {
         // before: 10/s; fault 2000-4000; windows 4.. : 5, 8, 9, 10, 10, 10
         let s = series(&[10, 10, 2, 0, 5, 8, 9, 10, 10, 10]);
         // 3 windows at 0.9: from 4: (5+8+9)/3 = 7.3 no; 5: 9 yes -> 5000
-        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 3, 0.9, 10_000.0);
+        let r = recovery_of(&s, run(0.0, 10_000.0), 2000.0, 4000.0, 3, 0.9);
         assert_eq!(r.before_goodput_per_s, Some(10.0));
         assert_eq!(r.recovered_at_ms, Some(5000.0));
         assert_eq!(r.recovery_ms, Some(1000.0));
@@ -600,10 +745,10 @@ mod tests {
         assert_eq!(r.min_goodput_per_s, Some(0.0));
         assert_eq!(r.peak_amplification, Some(3.0));
         // a fraction of 1 needs three whole windows of 10: from 7
-        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 3, 1.0, 10_000.0);
+        let r = recovery_of(&s, run(0.0, 10_000.0), 2000.0, 4000.0, 3, 1.0);
         assert_eq!(r.recovered_at_ms, Some(7000.0));
         // a fault ending mid-window: the first window starting at or after its end
-        let r = recovery_of(&s, 0.0, 2000.0, 4500.0, 1, 0.5, 10_000.0);
+        let r = recovery_of(&s, run(0.0, 10_000.0), 2000.0, 4500.0, 1, 0.5);
         assert_eq!(r.recovered_at_ms, Some(5000.0));
         assert_eq!(r.recovery_ms, Some(500.0));
     }
@@ -612,16 +757,16 @@ mod tests {
     fn a_run_that_ends_before_enough_windows_recover_is_stuck() {
         let s = series(&[10, 10, 0, 0, 9, 10]);
         // 5 windows needed after 4000, the run has 2
-        let r = recovery_of(&s, 0.0, 2000.0, 4000.0, 5, 0.9, 6000.0);
+        let r = recovery_of(&s, run(0.0, 6000.0), 2000.0, 4000.0, 5, 0.9);
         assert!(r.stuck);
         assert_eq!((r.recovered_at_ms, r.recovery_ms), (None, None));
         // the warm-up leaves windows out of before: only window 1 counts
         let s = series(&[2, 10, 0, 0, 9, 10]);
-        let r = recovery_of(&s, 1000.0, 2000.0, 4000.0, 2, 0.9, 6000.0);
+        let r = recovery_of(&s, run(1000.0, 6000.0), 2000.0, 4000.0, 2, 0.9);
         assert_eq!(r.before_goodput_per_s, Some(10.0));
         assert_eq!(r.recovered_at_ms, Some(4000.0));
         // a partial last window is not a whole window
-        let r = recovery_of(&s, 1000.0, 2000.0, 4000.0, 2, 0.9, 5500.0);
+        let r = recovery_of(&s, run(1000.0, 5500.0), 2000.0, 4000.0, 2, 0.9);
         assert!(r.stuck);
     }
 }

@@ -13,6 +13,7 @@
 //! give the same points and bytes with any `--jobs`. A second `--axis` is a grid:
 //! the search runs once per value of it, tracing the boundary as a curve.
 
+mod longer;
 mod report;
 pub mod search;
 
@@ -21,6 +22,7 @@ use crate::model::Threshold;
 use crate::report::{Cell, Content};
 use crate::scenario::{self, LoadOptions, Override, Purpose, Scenario};
 use crate::sweep::{Layout, Measured, Named, RowRunner, Schema, metric_parts};
+pub use longer::Longer;
 use search::{Crossing, Evaluate, Kind, Rules, Tolerance};
 use std::path::{Path, PathBuf};
 use toml::Value;
@@ -68,6 +70,8 @@ pub struct BoundaryOptions {
     pub out: Option<PathBuf>,
     /// Write `report.html`.
     pub report: bool,
+    /// `--once`: no second search at twice the run's length.
+    pub once: bool,
 }
 
 /// What `resim boundary` leaves for the user.
@@ -124,6 +128,35 @@ pub struct Search {
     pub seed: u64,
     pub jobs: usize,
     pub curves: Vec<Curve>,
+    /// What the metric means, when its name alone could mislead.
+    pub meaning: Option<String>,
+    /// For a metric that depends on the run's length: the search again at
+    /// twice the length, or why not (None: the length does not matter, or
+    /// `--once`).
+    pub longer: Option<Longer>,
+}
+
+/// One bisection per grid value (`searches`; `[None]` without a grid): the
+/// crossings, and the runs they took.
+fn search_all(
+    ctx: &Context,
+    rules: &Rules,
+    searches: &[Option<f64>],
+) -> Result<(Vec<Curve>, u64), Error> {
+    let mut curves = Vec::new();
+    let mut runs = 0;
+    for &g in searches {
+        let mut eval = Evaluator {
+            ctx,
+            grid: g,
+            loaded: None,
+            runs: 0,
+        };
+        let crossing = search::bisect(&mut eval, rules)?;
+        runs += eval.runs;
+        curves.push(Curve { grid: g, crossing });
+    }
+    Ok((curves, runs))
 }
 
 /// `ScenarioError` with `note` added to its message.
@@ -267,6 +300,8 @@ const NOT_PER_REPLICATION: [&str; 8] = [
 /// Everything fixed before the first point: the file, the options, the pool.
 struct Context<'a> {
     opts: &'a BoundaryOptions,
+    /// `--set`, and for the search at twice the run's length its durations.
+    overrides: Vec<Override>,
     text: String,
     axis: Axis,
     grid: Option<Axis>,
@@ -284,7 +319,7 @@ impl Context<'_> {
         extra.push((self.axis.key.clone(), vec![toml_value(integer, x)]));
         let extra_count = extra.len();
         let opts = LoadOptions {
-            overrides: self.opts.overrides.clone(),
+            overrides: self.overrides.clone(),
             seed: self.opts.seed,
             purpose: Purpose::Sweep,
             extra_axes: extra,
@@ -573,6 +608,7 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
     };
     let mut ctx = Context {
         opts,
+        overrides: opts.overrides.clone(),
         text,
         axis: axis.clone(),
         grid: grid.clone(),
@@ -707,19 +743,30 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
     } else {
         vec![None]
     };
-    let mut curves = Vec::new();
-    let mut runs = 0;
-    for g in searches {
-        let mut eval = Evaluator {
-            ctx: &ctx,
-            grid: g,
-            loaded: None,
-            runs: 0,
-        };
-        let crossing = search::bisect(&mut eval, &rules)?;
-        runs += eval.runs;
-        curves.push(Curve { grid: g, crossing });
-    }
+    let (curves, mut runs) = search_all(&ctx, &rules, &searches)?;
+    let longer = (longer::depends_on_length(&opts.metric) && !opts.once).then(|| {
+        let axes: Vec<&str> = std::iter::once(&axis)
+            .chain(&grid)
+            .map(|a| a.key.as_str())
+            .collect();
+        longer::doubled(&doc, &axes)
+    });
+    let longer = match longer {
+        None => None,
+        Some(Err(why)) => Some(Longer::Skipped(why)),
+        Some(Ok(keys)) => {
+            for (key, v) in &keys {
+                ctx.overrides.push(Override {
+                    path: key.clone(),
+                    value: toml_value(false, *v),
+                    text: format!("{key}={}", crate::format::format_number(*v)),
+                });
+            }
+            let (curves, more) = search_all(&ctx, &rules, &searches)?;
+            runs += more;
+            Some(Longer::Searched { keys, curves })
+        }
+    };
     let search = Search {
         scenario_name: base.base().name.clone(),
         file: opts.file.clone(),
@@ -732,6 +779,8 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
         seed: base.base().seed,
         jobs,
         curves,
+        meaning: longer::meaning(&opts.metric),
+        longer,
     };
     let mut files: Vec<(String, Content)> = Vec::new();
     for t in report::tables(&search) {

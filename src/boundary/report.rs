@@ -3,7 +3,7 @@
 //! document and `report.html`, all from the same [`Search`].
 
 use super::search::{Crossing, Point, Status};
-use super::{Search, Tolerance};
+use super::{Curve, Longer, Search, Tolerance};
 use crate::error::Error;
 use crate::format::format_number;
 use crate::report::html::charts::Marker;
@@ -23,6 +23,17 @@ fn grid_cells(s: &Search, g: Option<f64>) -> Vec<Cell> {
         (Some(_), Some(v)) => vec![Cell::Num(v)],
         _ => Vec::new(),
     }
+}
+
+/// Each search's curves with its run length (1: as written, 2: twice), and
+/// whether the table says which (only when the search ran twice).
+fn runs(s: &Search) -> (Vec<(i64, &Vec<Curve>)>, bool) {
+    let mut all = vec![(1, &s.curves)];
+    if let Some(Longer::Searched { curves, .. }) = &s.longer {
+        all.push((2, curves));
+    }
+    let twice = all.len() > 1;
+    (all, twice)
 }
 
 fn opt(x: Option<f64>) -> Cell {
@@ -47,6 +58,7 @@ pub fn points_table(s: &Search) -> Table {
             ]
             .map(String::from),
         )
+        .chain(runs(s).1.then(|| "run_length".to_string()))
         .collect();
     let mut t = Table::new(
         "boundary",
@@ -57,7 +69,11 @@ pub fn points_table(s: &Search) -> Table {
         ),
         headers,
     );
-    for c in &s.curves {
+    let (all, twice) = runs(s);
+    for (length, c) in all
+        .iter()
+        .flat_map(|(l, cs)| cs.iter().map(move |c| (*l, c)))
+    {
         for (i, p) in c.crossing.points.iter().enumerate() {
             let mut row = grid_cells(s, c.grid);
             let (lo, hi) = p.estimate.interval.unzip();
@@ -72,6 +88,9 @@ pub fn points_table(s: &Search) -> Table {
                 Cell::Text(s.rules.kind.interval().into()),
                 Cell::Text(p.side.name().into()),
             ]);
+            if twice {
+                row.push(Cell::Int(length));
+            }
             t.push(row);
         }
     }
@@ -95,6 +114,7 @@ pub fn crossing_table(s: &Search) -> Table {
             ]
             .map(String::from),
         )
+        .chain(runs(s).1.then(|| "run_length".to_string()))
         .collect();
     let mut t = Table::new(
         "crossing",
@@ -106,7 +126,11 @@ pub fn crossing_table(s: &Search) -> Table {
         ),
         headers,
     );
-    for c in &s.curves {
+    let (all, twice) = runs(s);
+    for (length, c) in all
+        .iter()
+        .flat_map(|(l, cs)| cs.iter().map(move |c| (*l, c)))
+    {
         let mut row = grid_cells(s, c.grid);
         let (lo, hi) = c.crossing.bracket.unzip();
         row.extend([
@@ -125,7 +149,16 @@ pub fn crossing_table(s: &Search) -> Table {
                     .sum(),
             ),
         ]);
+        if twice {
+            row.push(Cell::Int(length));
+        }
         t.push(row);
+    }
+    if twice {
+        t.notes.push(format!(
+            "run_length: 1 as the file has it, 2 with every workload's duration_ms doubled ({}), the faults where they were",
+            s.longer.as_ref().map(Longer::keys_text).unwrap_or_default()
+        ));
     }
     t
 }
@@ -211,6 +244,10 @@ pub fn text(s: &Search, runs: u64, dir: &Path) -> String {
     let mut out = format!("== {} ({})\n", s.scenario_name, s.file.display());
     out.push_str(&intro(s, true));
     out.push('\n');
+    if let Some(m) = &s.meaning {
+        out.push_str(&crate::report::wrap(&format!("{m}."), 120));
+        out.push('\n');
+    }
     if s.grid.is_some() {
         out.push_str(&crossing_table(s).render_text());
     } else {
@@ -228,6 +265,10 @@ pub fn text(s: &Search, runs: u64, dir: &Path) -> String {
         ));
         out.push('\n');
     }
+    for line in longer_lines(s) {
+        out.push_str(&crate::report::wrap(&line, 120));
+        out.push('\n');
+    }
     out.push_str(&format!(
         "{runs} runs. Files: {} (crossing.csv, boundary.csv{})\n",
         dir.display(),
@@ -238,6 +279,32 @@ pub fn text(s: &Search, runs: u64, dir: &Path) -> String {
         }
     ));
     out
+}
+
+/// The crossings at twice the run's length, or why there are none: one
+/// sentence each.
+fn longer_lines(s: &Search) -> Vec<String> {
+    match &s.longer {
+        None => Vec::new(),
+        Some(Longer::Skipped(why)) => {
+            vec![format!(
+                "Not searched again at twice the run's length: {why}."
+            )]
+        }
+        Some(l @ Longer::Searched { curves, .. }) => (curves.iter())
+            .map(|c| {
+                let grid = match (&s.grid, c.grid) {
+                    (Some(g), Some(v)) => format!(", {} = {}", g.column, format_number(v)),
+                    _ => String::new(),
+                };
+                format!(
+                    "At twice the run's length ({}{grid}): {}",
+                    l.keys_text(),
+                    verdict(s, &c.crossing)
+                )
+            })
+            .collect(),
+    }
 }
 
 /// What was searched, in one paragraph.
@@ -285,38 +352,34 @@ fn json_number(x: f64) -> Value {
     serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
 }
 
-/// The `--json` document.
-pub fn json(s: &Search, dir: &Path) -> Result<String, Error> {
-    let curves: Vec<Value> = s
-        .curves
-        .iter()
-        .map(|c| {
-            let points: Vec<Value> = c
-                .crossing
-                .points
-                .iter()
-                .map(|p| {
-                    json!({
-                        "value": json_number(p.value),
-                        "replications": p.estimate.replications,
-                        "n": p.estimate.n,
-                        "estimate": p.estimate.mean.map(json_number),
-                        "ci_low": p.estimate.interval.map(|i| json_number(i.0)),
-                        "ci_high": p.estimate.interval.map(|i| json_number(i.1)),
-                        "side": p.side.name(),
-                    })
-                })
-                .collect();
+/// One search's crossing and points, as the JSON document holds them.
+fn curve_json(s: &Search, c: &Curve) -> Value {
+    let points: Vec<Value> = (c.crossing.points.iter())
+        .map(|p| {
             json!({
-                "grid_value": c.grid.map(json_number),
-                "status": c.crossing.status.name(),
-                "boundary": c.crossing.estimate.map(json_number),
-                "bracket": c.crossing.bracket.map(|(a, b)| vec![json_number(a), json_number(b)]),
-                "verdict": verdict(s, &c.crossing),
-                "points": points,
+                "value": json_number(p.value),
+                "replications": p.estimate.replications,
+                "n": p.estimate.n,
+                "estimate": p.estimate.mean.map(json_number),
+                "ci_low": p.estimate.interval.map(|i| json_number(i.0)),
+                "ci_high": p.estimate.interval.map(|i| json_number(i.1)),
+                "side": p.side.name(),
             })
         })
         .collect();
+    json!({
+        "grid_value": c.grid.map(json_number),
+        "status": c.crossing.status.name(),
+        "boundary": c.crossing.estimate.map(json_number),
+        "bracket": c.crossing.bracket.map(|(a, b)| vec![json_number(a), json_number(b)]),
+        "verdict": verdict(s, &c.crossing),
+        "points": points,
+    })
+}
+
+/// The `--json` document.
+pub fn json(s: &Search, dir: &Path) -> Result<String, Error> {
+    let curves: Vec<Value> = s.curves.iter().map(|c| curve_json(s, c)).collect();
     let doc = json!({
         "scenario": s.scenario_name,
         "file": s.file.display().to_string(),
@@ -340,7 +403,16 @@ pub fn json(s: &Search, dir: &Path) -> Result<String, Error> {
         "interval": s.rules.kind.interval(),
         "tolerance": tolerance(s.rules.tolerance),
         "seed": s.seed,
+        "meaning": s.meaning,
         "curves": curves,
+        "twice_the_run": match &s.longer {
+            None => Value::Null,
+            Some(Longer::Skipped(why)) => json!({ "skipped": why }),
+            Some(Longer::Searched { keys, curves }) => json!({
+                "keys": keys.iter().map(|(k, v)| (k.clone(), json_number(*v))).collect::<serde_json::Map<_, _>>(),
+                "curves": curves.iter().map(|c| curve_json(s, c)).collect::<Vec<_>>(),
+            }),
+        },
         "folder": dir.display().to_string(),
     });
     serde_json::to_string_pretty(&doc)
@@ -581,6 +653,20 @@ pub fn page(s: &Search) -> Result<String, Error> {
             }
         }
     }
+    if let (None, Some(l @ Longer::Searched { curves, .. })) = (&s.grid, &s.longer)
+        && let Some(c) = curves.first()
+    {
+        crossing_charts.push(search_chart(
+            s,
+            &c.crossing,
+            format!(
+                "{} against {} at twice the run's length ({})",
+                s.metric,
+                s.axis.column,
+                l.keys_text()
+            ),
+        )?);
+    }
     let mut crossing = crossing;
     for c in &s.curves {
         let prefix = match (&s.grid, c.grid) {
@@ -591,6 +677,7 @@ pub fn page(s: &Search) -> Result<String, Error> {
             .notes
             .push(format!("{prefix}{}", verdict(s, &c.crossing)));
     }
+    crossing.notes.extend(longer_lines(s));
     let heading = Heading {
         title: s.scenario_name.clone(),
         subtitle: format!(
@@ -601,7 +688,10 @@ pub fn page(s: &Search) -> Result<String, Error> {
             format_number(s.rules.lo),
             format_number(s.rules.hi)
         ),
-        about: Some(intro(s, false)),
+        about: Some(match &s.meaning {
+            Some(m) => format!("{} {m}.", intro(s, false)),
+            None => intro(s, false),
+        }),
     };
     crate::report::html::sections_page(
         heading,

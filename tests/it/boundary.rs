@@ -29,7 +29,7 @@ fn stuck_boundary(out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
 #[test]
 fn the_boundary_finder_places_the_lower_edge_of_the_metastable_band() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = stuck_boundary(dir.path(), &["--json"]).success();
+    let out = stuck_boundary(dir.path(), &["--json", "--once"]).success();
     let json: serde_json::Value =
         serde_json::from_slice(&out.get_output().stdout).expect("--json is JSON");
     let crossing = Csv::read(&dir.path().join("crossing.csv"));
@@ -147,6 +147,77 @@ fn a_boundary_is_the_same_bytes_with_any_jobs() {
     assert!(text.contains("thresholds.pass"), "{text}");
 }
 
+/// `recovery.stuck` means not recovered while the workloads still sent: a
+/// longer run gives the system longer to drain, so the share of stuck runs
+/// crosses 1/2 closer to the band's edge (25 req/s). The search runs again at
+/// twice the run's length, and every output says both; `--once` runs the
+/// first alone, and a run bounded by requests says why there is no second.
+#[test]
+fn a_recovery_boundary_is_searched_again_at_twice_the_runs_length() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let extra = [
+        "--set",
+        "workload.duration_ms=60000",
+        "-n",
+        "4",
+        "--tolerance",
+        "5%",
+    ];
+    let out = stuck_boundary(dir.path(), &extra).success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    // the lines wrap: read the words
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("while the workloads still sent"), "{text}");
+    assert!(
+        text.contains("At twice the run's length (workload.duration_ms = 120000): rate_rps = "),
+        "{text}"
+    );
+    let crossing = Csv::read(&dir.path().join("crossing.csv"));
+    let at = |k: &str| num(crossing.row(&[("run_length", k)]), "boundary");
+    let (once, twice) = (at("1"), at("2"));
+    assert!(once < twice && twice <= 25.0 * 1.05, "{once} {twice}");
+    let points = Csv::read(&dir.path().join("boundary.csv"));
+    let n = |k: &str| points.select(&[("run_length", k)]).len() as f64;
+    assert_eq!(n("1"), num(crossing.row(&[("run_length", "1")]), "points"));
+    assert_eq!(n("2"), num(crossing.row(&[("run_length", "2")]), "points"));
+    let page = std::fs::read_to_string(dir.path().join("report.html")).expect("page");
+    assert!(page.contains("at twice the run&apos;s length (workload.duration_ms = 120000)"));
+
+    // --once: the first search alone, as files without the column
+    let again = tempfile::tempdir().expect("tempdir");
+    let mut extra = extra.to_vec();
+    extra.extend(["--once", "--json"]);
+    let out = stuck_boundary(again.path(), &extra).success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(json["twice_the_run"], serde_json::Value::Null);
+    let crossing = Csv::read(&again.path().join("crossing.csv"));
+    assert!(!crossing.headers.contains(&"run_length".to_string()));
+    assert_eq!(num(&crossing.rows[0], "boundary"), once);
+
+    // a run bounded by requests: why not
+    let counted = tempfile::tempdir().expect("tempdir");
+    let extra = [
+        "--set",
+        "workload.duration_ms=60000",
+        "--set",
+        "workload.requests=1000",
+        "-n",
+        "2",
+        "--tolerance",
+        "20%",
+        "--json",
+    ];
+    let out = stuck_boundary(counted.path(), &extra).success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let why = json["twice_the_run"]["skipped"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        why.contains("`workload` is bounded by `requests`"),
+        "{json}"
+    );
+}
+
 /// A second axis traces the boundary over its values: one search each, a curve
 /// and a heatmap of every point on the page.
 #[test]
@@ -159,7 +230,7 @@ fn a_second_axis_traces_the_boundary_as_a_curve() {
         .args(["--axis", "services.api.handler.slots=[1, 3]"])
         .args(["--metric", "recovery.stuck", "--target", "0.5"])
         .args(["--set", "workload.duration_ms=60000"])
-        .args(["-n", "4", "--tolerance", "10%", "--quiet"])
+        .args(["-n", "4", "--tolerance", "10%", "--quiet", "--once"])
         .arg("--out")
         .arg(dir.path())
         .assert()
@@ -190,7 +261,7 @@ fn a_target_never_reached_is_no_crossing_with_the_values_seen() {
         .arg(scenario(BAND))
         .args(["--axis", "workload.rate_rps=10..15"])
         .args(["--metric", "recovery.stuck", "--target", "0.5"])
-        .args(["--set", "workload.duration_ms=60000", "-n", "4"])
+        .args(["--set", "workload.duration_ms=60000", "-n", "4", "--once"])
         .arg("--out")
         .arg(dir.path())
         .assert()
