@@ -61,8 +61,10 @@ fn the_plain_path_writes_what_the_observed_path_writes() {
 /// checked against the warm-up's end). With the workload starting at 5 ms and a
 /// warm-up ending at 2 ms, the filter leaves nothing out, so every table the
 /// plain run writes must come out the same, except what the warm-up changes on
-/// purpose: its end is one more event (`run.csv` `events`), and the time
-/// averages start at its end (`run.csv` `mean_in_flight` and
+/// purpose: its end is one more event (`run.csv` `events`), the offered
+/// rate and Little's law are over the span from its end (`offered_rps`,
+/// `littles_law_*`), and the time averages start at its end (`run.csv`
+/// `mean_in_flight` and
 /// `mean_dependency_work`, `services.csv`
 /// `mean_busy_slots` and `mean_queue`), where nothing was at work before it,
 /// so each is the plain one times T / (T - 2 ms) for the run's length T (in
@@ -113,6 +115,22 @@ fn the_warm_up_path_writes_what_the_plain_path_writes() {
                             num(ra, col) + 1.0,
                             "{name}: the warm-up's end"
                         );
+                    } else if k == "run.csv"
+                        && matches!(
+                            col.as_str(),
+                            "offered_rps" | "littles_law_in_flight" | "littles_law_dependency_work"
+                        )
+                    {
+                        // the offered rate is over the span the averages
+                        // cover: from the warm-up's end, 2 ms shorter
+                        let (x, y) = (num(ra, col), num(rb, col));
+                        let length = num(ra, "sim_time_ms");
+                        let factor = length / (length - 2.0);
+                        assert!(
+                            (x == 0.0 && y == 0.0) || (y / x - factor).abs() <= 1e-4,
+                            "{name}: {k} {col}: {y} against {x} over {length} ms"
+                        );
+                        differs |= x != y;
                     } else if averaged(k, col) {
                         let (x, y) = (num(ra, col), num(rb, col));
                         if k == "run.csv" {
