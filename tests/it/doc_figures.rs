@@ -1415,14 +1415,11 @@ impl Outputs {
         self.folders.push((cmd, folder.clone()));
         folder
     }
-
-    fn csv(&mut self, path: PathBuf) -> &Csv {
-        self.files.entry(path).or_insert_with_key(|p| Csv::read(p))
-    }
 }
 
-/// One reading of a number spec (see the module doc), before its map.
-fn read_one(out: &mut Outputs, folder: &Path, spec: &str) -> Result<f64, String> {
+/// One reading of a number spec (see the module doc), before its map; `files`
+/// keeps the CSV files read so far.
+fn read_one(files: &mut HashMap<PathBuf, Csv>, folder: &Path, spec: &str) -> Result<f64, String> {
     let spec = spec.trim();
     let (file, rest) = spec
         .split_once(" [")
@@ -1435,7 +1432,9 @@ fn read_one(out: &mut Outputs, folder: &Path, spec: &str) -> Result<f64, String>
         .filter(|s| !s.is_empty())
         .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
         .collect();
-    let csv = out.csv(folder.join(file));
+    let csv = files
+        .entry(folder.join(file))
+        .or_insert_with_key(|p| Csv::read(p));
     // a misspelt column would select nothing, and "0 of 20" would hold
     if let Some((col, _)) = filter
         .iter()
@@ -1488,10 +1487,10 @@ fn read_one(out: &mut Outputs, folder: &Path, spec: &str) -> Result<f64, String>
 }
 
 /// A reading: one, or a ratio of two joined by ` / `.
-fn read(out: &mut Outputs, folder: &Path, spec: &str) -> Result<f64, String> {
+fn read(files: &mut HashMap<PathBuf, Csv>, folder: &Path, spec: &str) -> Result<f64, String> {
     match spec.split_once(" / ") {
-        Some((a, b)) => Ok(read_one(out, folder, a)? / read_one(out, folder, b)?),
-        None => read_one(out, folder, spec),
+        Some((a, b)) => Ok(read_one(files, folder, a)? / read_one(files, folder, b)?),
+        None => read_one(files, folder, spec),
     }
 }
 
@@ -1544,7 +1543,7 @@ fn written_as(like: &str, v: f64) -> String {
 }
 
 /// A claim's text without its braces, and the numbers that were in them.
-fn split_numbers(text: &str) -> (String, Vec<String>) {
+pub(crate) fn split_numbers(text: &str) -> (String, Vec<String>) {
     let mut plain = String::new();
     let mut numbers = Vec::new();
     let mut rest = text;
@@ -1561,7 +1560,7 @@ fn split_numbers(text: &str) -> (String, Vec<String>) {
 }
 
 /// Runs of white space as one space.
-fn one_space(text: &str) -> String {
+pub(crate) fn one_space(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -1583,20 +1582,35 @@ fn check_claim(out: &mut Outputs, docs: &HashMap<&str, String>, claim: &Claim) -
         return problems;
     }
     let folder = out.folder(claim.cmd);
-    for (doc_number, spec) in numbers.iter().zip(&claim.nums) {
+    let source = format!("{:?}", claim.cmd);
+    for problem in compare_numbers(&mut out.files, &folder, &numbers, &claim.nums, &source) {
+        problems.push(format!("{}: {problem}\n  {plain}", claim.doc));
+    }
+    problems
+}
+
+/// Compares each number a doc gives (`numbers`, as written) with what its
+/// reading (`specs`, one per number: see the module doc) gives in `folder`,
+/// the output of `source`; one problem per number that does not hold.
+pub(crate) fn compare_numbers(
+    files: &mut HashMap<PathBuf, Csv>,
+    folder: &Path,
+    numbers: &[String],
+    specs: &[String],
+    source: &str,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (doc_number, spec) in numbers.iter().zip(specs) {
         let (readings, map) = spec.split_once("; ").unwrap_or((spec, "x 1"));
         for reading in readings.split(" = ") {
-            let got = read(out, &folder, reading).and_then(|v| apply(map, v));
+            let got = read(files, folder, reading).and_then(|v| apply(map, v));
             match got {
                 Ok(v) if written_as(doc_number, v) == *doc_number => {}
                 Ok(v) => problems.push(format!(
-                    "{}: the doc says {doc_number} where {:?} gives {} ({v}):\n  {plain}\n  \
-                     reading: {reading}",
-                    claim.doc,
-                    claim.cmd,
+                    "the doc says {doc_number} where {source} gives {} ({v}); reading: {reading}",
                     written_as(doc_number, v)
                 )),
-                Err(e) => problems.push(format!("{}: {e}\n  {plain}", claim.doc)),
+                Err(e) => problems.push(e),
             }
         }
     }

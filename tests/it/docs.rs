@@ -53,10 +53,12 @@ fn process_words(name: &str, text: &str) -> Vec<String> {
 fn user_docs_and_help_speak_of_the_product_only() {
     let mut found = Vec::new();
     let mut files = vec![root().join("README.md")];
-    for e in std::fs::read_dir(root().join("docs")).unwrap() {
-        let path = e.unwrap().path();
-        if path.extension().is_some_and(|x| x == "md") {
-            files.push(path);
+    for folder in ["docs", "docs/guides"] {
+        for e in std::fs::read_dir(root().join(folder)).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_some_and(|x| x == "md") {
+                files.push(path);
+            }
         }
     }
     for f in &files {

@@ -1,0 +1,527 @@
+//! Every guide in docs/guides/ is followed as a reader would follow it, and
+//! what it says it shows is checked.
+//!
+//! - **Commands.** Each line of a `sh` block is a command (a line ending in
+//!   `\` goes on on the next), run in order in one fresh folder per guide,
+//!   where `scenarios/`, `tests/` and `docs/` are the repository's: what one
+//!   command writes (`out/...`, an imported scenario) the next one reads, as
+//!   on the reader's machine. Every command is `resim ...` (the debug binary
+//!   runs it); it must end with exit code 0, or with the code its comment
+//!   gives (`# exit code 3: ...`).
+//! - **What it printed.** A `text` block after the comment `<!-- output -->`
+//!   is what the command before it printed (stdout, then stderr): each of its
+//!   lines, but for a line `...`, must be a line of that output, in the same
+//!   order (trailing spaces aside). A block after `<!-- file: PATH -->` is
+//!   checked so against that file, as the commands before it left it.
+//! - **Figures.** A number the prose quotes is a claim below, as
+//!   doc_figures.rs writes them: the guide's text with the number in braces,
+//!   the command (as the guide writes it, white space aside) and where to
+//!   read the number, the path relative to the guide's folder
+//!   (`out/gc-pauses-sweep/summary.csv [balancer=round_robin,
+//!   metric=outcomes.answered_pct] mean`). It is read right after that
+//!   command ran, before a later command writes the folder again.
+//!
+//! The guides keep their runs short (a few seeds, `--set
+//! workload.duration_ms=...`) so that the debug build follows all of them in
+//! about a minute; where randomness matters they quote a sweep's means with
+//! their intervals, not one seed.
+
+use crate::common::{Csv, resim, root};
+use crate::doc_figures::{compare_numbers, one_space, split_numbers};
+use std::collections::HashMap;
+
+/// A figure a guide quotes: its text with the numbers in braces, the command
+/// that computes it and where to read each number.
+struct Figure {
+    text: &'static str,
+    after: &'static str,
+    nums: Vec<String>,
+}
+
+fn figure(text: &'static str, after: &'static str, nums: &[&str]) -> Figure {
+    Figure {
+        text,
+        after,
+        nums: nums.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// What a guide holds, in order.
+#[derive(Debug)]
+enum Step {
+    /// A command: its line in the guide, its text (one line, white space as
+    /// one space), its words and the exit code it must end with.
+    Command {
+        line: usize,
+        text: String,
+        words: Vec<String>,
+        code: i32,
+    },
+    /// An excerpt of the output of the command before it (`None`) or of a
+    /// file, with the guide's line where it starts.
+    Excerpt {
+        line: usize,
+        of: Option<String>,
+        lines: Vec<String>,
+    },
+}
+
+/// The words of a command as a POSIX shell splits them (single quotes, double
+/// quotes with `\"` and `\\`, a backslash outside quotes), without its
+/// comment (from a `#` that starts a word).
+fn words(command: &str) -> Result<(Vec<String>, String), String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '#' if word.is_none() => {
+                return Ok((words, chars.collect::<String>().trim().to_string()));
+            }
+            c if c.is_whitespace() => {
+                if let Some(w) = word.take() {
+                    words.push(w);
+                }
+            }
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => w.push(c),
+                        None => return Err(format!("an unclosed ' in `{command}`")),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
+                            w.push(chars.next().expect("peeked"));
+                        }
+                        Some('$' | '`') => {
+                            return Err(format!("a shell expansion in `{command}`"));
+                        }
+                        Some(c) => w.push(c),
+                        None => return Err(format!("an unclosed \" in `{command}`")),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some(c) => word.get_or_insert_with(String::new).push(c),
+                None => return Err(format!("a lone \\ ending `{command}`")),
+            },
+            '|' | '>' | '<' | '&' | ';' | '$' | '`' | '*' | '?' => {
+                return Err(format!(
+                    "`{c}` in `{command}`: a guide's commands are plain"
+                ));
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Ok((words, String::new()))
+}
+
+/// The exit code a command's comment gives (`exit code N`), else 0.
+fn exit_code(comment: &str) -> Result<i32, String> {
+    match comment.split_once("exit code ") {
+        None => Ok(0),
+        Some((_, rest)) => {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits
+                .parse()
+                .map_err(|_| format!("`{comment}`: no number after `exit code`"))
+        }
+    }
+}
+
+/// A guide's commands and excerpts, in order.
+fn steps(guide: &str) -> Result<Vec<Step>, String> {
+    let mut steps = Vec::new();
+    let mut lines = guide.lines().enumerate().peekable();
+    // the marker (`<!-- output -->`, `<!-- file: PATH -->`) of the next block
+    let mut marker: Option<Option<String>> = None;
+    while let Some((i, line)) = lines.next() {
+        let line_no = i + 1;
+        let trimmed = line.trim();
+        if let Some(inner) = trimmed
+            .strip_prefix("<!--")
+            .and_then(|r| r.strip_suffix("-->"))
+        {
+            let inner = inner.trim();
+            if inner == "output" {
+                marker = Some(None);
+            } else if let Some(path) = inner.strip_prefix("file:") {
+                marker = Some(Some(path.trim().to_string()));
+            }
+            continue;
+        }
+        let Some(info) = trimmed.strip_prefix("```") else {
+            if !trimmed.is_empty() {
+                marker = None;
+            }
+            continue;
+        };
+        let mut body = Vec::new();
+        for (_, l) in lines.by_ref() {
+            if l.trim_start().starts_with("```") {
+                break;
+            }
+            body.push(l.to_string());
+        }
+        match (info.trim(), marker.take()) {
+            (_, Some(of)) => steps.push(Step::Excerpt {
+                line: line_no,
+                of,
+                lines: body,
+            }),
+            ("sh", None) => {
+                let mut pending = String::new();
+                let mut start = line_no + 1;
+                for (k, l) in body.iter().enumerate() {
+                    if pending.is_empty() {
+                        start = line_no + 1 + k;
+                    }
+                    if let Some(head) = l.trim_end().strip_suffix('\\') {
+                        pending.push_str(head);
+                        pending.push(' ');
+                        continue;
+                    }
+                    pending.push_str(l);
+                    let (w, comment) = words(&pending).map_err(|e| format!("line {start}: {e}"))?;
+                    if !w.is_empty() {
+                        if w[0] != "resim" {
+                            return Err(format!(
+                                "line {start}: `{}` is not a resim command",
+                                pending.trim()
+                            ));
+                        }
+                        steps.push(Step::Command {
+                            line: start,
+                            text: one_space(pending.split(" #").next().unwrap_or("")),
+                            words: w,
+                            code: exit_code(&comment).map_err(|e| format!("line {start}: {e}"))?,
+                        });
+                    }
+                    pending.clear();
+                }
+                if !pending.is_empty() {
+                    return Err(format!("line {start}: a command ends in `\\`"));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(steps)
+}
+
+/// Whether `excerpt`'s lines (but `...`) are lines of `text`, in order.
+fn holds_excerpt(text: &str, excerpt: &[String]) -> Result<(), String> {
+    let mut have = text.lines().map(str::trim_end);
+    for want in excerpt.iter().map(|l| l.trim_end()) {
+        if want.trim() == "..." || want.is_empty() {
+            continue;
+        }
+        if !have.any(|l| l == want) {
+            return Err(format!(
+                "no line (after the ones before it) reads\n    {want}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every `toml` block that is no excerpt is valid TOML (a reader copies it).
+fn toml_blocks_parse(name: &str, guide: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut lines = guide.lines().enumerate();
+    let mut after_marker = false;
+    while let Some((i, line)) = lines.next() {
+        let t = line.trim();
+        if t.starts_with("<!--") {
+            after_marker = true;
+            continue;
+        }
+        if t == "```toml" {
+            let body: Vec<&str> = lines
+                .by_ref()
+                .map(|(_, l)| l)
+                .take_while(|l| !l.trim_start().starts_with("```"))
+                .collect();
+            if let (false, Err(e)) = (after_marker, body.join("\n").parse::<toml::Table>()) {
+                problems.push(format!(
+                    "{name}:{}: the TOML block does not parse: {e}",
+                    i + 1
+                ));
+            }
+        }
+        if !t.is_empty() {
+            after_marker = false;
+        }
+    }
+    problems
+}
+
+/// Every repository file a guide names (`scenarios/...`, `tests/fixtures/...`,
+/// `docs/...`) exists, so a file it only mentions is there too.
+fn named_files_exist(name: &str, guide: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, line) in guide.lines().enumerate() {
+        for word in line.split(|c: char| c.is_whitespace() || "`'\"(),;:<>[]".contains(c)) {
+            let word = word.trim_end_matches('.');
+            let named = ["scenarios/", "tests/fixtures/", "docs/"]
+                .iter()
+                .any(|p| word.starts_with(p));
+            if named && word.contains('.') && !root().join(word).exists() {
+                problems.push(format!(
+                    "{name}:{}: `{word}` is not in the repository",
+                    i + 1
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// A fresh folder where `scenarios/`, `tests/` and `docs/` are the
+/// repository's, as in a checkout.
+fn reader_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    for name in ["scenarios", "tests", "docs"] {
+        std::os::unix::fs::symlink(root().join(name), dir.path().join(name))
+            .expect("a link to the repository");
+    }
+    dir
+}
+
+/// Follows a guide (docs/guides/NAME) and checks its figures; fails with every
+/// problem found.
+fn follow(name: &str, figures: Vec<Figure>) {
+    let path = root().join("docs/guides").join(name);
+    let guide = std::fs::read_to_string(&path).expect("the guide");
+    let steps = steps(&guide).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let commands: Vec<&String> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Command { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert!(!commands.is_empty(), "{name}: no command to follow");
+    let mut problems = Vec::new();
+    let prose = one_space(&guide);
+    for f in &figures {
+        let (plain, numbers) = split_numbers(f.text);
+        let plain = one_space(&plain);
+        if !prose.contains(&plain) {
+            problems.push(format!("{name} no longer says:\n  {plain}"));
+        }
+        if numbers.len() != f.nums.len() {
+            problems.push(format!(
+                "{name}: {} numbers in braces but {} readings in:\n  {plain}",
+                numbers.len(),
+                f.nums.len()
+            ));
+        }
+        let after = one_space(f.after);
+        if commands.iter().filter(|c| ***c == after).count() != 1 {
+            problems.push(format!("{name}: not one command of the guide is `{after}`"));
+        }
+    }
+    problems.extend(toml_blocks_parse(name, &guide));
+    problems.extend(named_files_exist(name, &guide));
+    let dir = reader_folder();
+    let mut printed = String::new();
+    for step in &steps {
+        match step {
+            Step::Command {
+                line,
+                text,
+                words,
+                code,
+            } => {
+                let out = resim()
+                    .current_dir(dir.path())
+                    .args(&words[1..])
+                    .output()
+                    .expect("resim runs");
+                printed = format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                if out.status.code() != Some(*code) {
+                    problems.push(format!(
+                        "{name}:{line}: `{text}` ended with {:?}, not exit code {code}:\n{printed}",
+                        out.status.code()
+                    ));
+                    continue;
+                }
+                let mut files: HashMap<std::path::PathBuf, Csv> = HashMap::new();
+                for f in figures.iter().filter(|f| one_space(f.after) == *text) {
+                    let (plain, numbers) = split_numbers(f.text);
+                    if numbers.len() != f.nums.len() {
+                        continue;
+                    }
+                    for p in compare_numbers(&mut files, dir.path(), &numbers, &f.nums, text) {
+                        problems.push(format!("{name}: {p}\n  {}", one_space(&plain)));
+                    }
+                }
+            }
+            Step::Excerpt { line, of, lines } => {
+                let (what, text) = match of {
+                    None => ("the output before it".to_string(), printed.clone()),
+                    Some(file) => (
+                        file.clone(),
+                        std::fs::read_to_string(dir.path().join(file))
+                            .unwrap_or_else(|e| format!("({file}: {e})")),
+                    ),
+                };
+                if let Err(e) = holds_excerpt(&text, lines) {
+                    problems.push(format!(
+                        "{name}:{line}: the block is not in {what}: {e}\n{what}:\n{text}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} problem(s) following docs/guides/{name}:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
+
+// ------------------------------------------------------------------ the guides
+
+/// The guides, each with the test that follows it.
+const GUIDES: [&str; 1] = ["choose-a-balancer.md"];
+
+#[test]
+fn choose_a_balancer() {
+    let gc_run = "resim run scenarios/gc-pauses.toml";
+    let pod1 =
+        |b: &str| format!("out/gc-pauses/replicas.csv [balancer={b}, replica=1] arrived_pct");
+    let gc_sweep = "resim sweep scenarios/gc-pauses.toml -n 10 --set workload.duration_ms=30000";
+    let faster = |b: &str| {
+        format!(
+            "out/gc-pauses-sweep/paired.csv [balancer={b}, versus=round_robin, \
+             metric=outcomes.p99_all_ms] mean; x -1"
+        )
+    };
+    let maxconn = "resim run scenarios/balancers-haproxy-maxconn.toml";
+    let slow = |v: &str| {
+        format!("out/balancers-haproxy-maxconn/replicas.csv [variant={v}, replica=4] arrived_pct")
+    };
+    let queue = |col: &str| {
+        format!("out/balancers-haproxy-maxconn/proxy_queue.csv [variant=maxconn] {col}")
+    };
+    follow(
+        "choose-a-balancer.md",
+        vec![
+            figure(
+                "round robin sends it {16.67} %, least request {15.75} % and peak EWMA \
+                 {10.45} %.",
+                gc_run,
+                &[
+                    &pod1("round_robin"),
+                    &pod1("least_request"),
+                    &pod1("peak_ewma"),
+                ],
+            ),
+            figure(
+                "the least-loaded balancers take {35} ms (least request) and {38} ms (peak EWMA) \
+                 off the p99 over all requests",
+                gc_sweep,
+                &[&faster("least_request"), &faster("peak_ewma")],
+            ),
+            figure(
+                "Plain round robin sends the slow backend its quarter, {25} % of the requests;",
+                maxconn,
+                &[&slow("round-robin")],
+            ),
+            figure(
+                "With `max_conn = 4` it gets {5.70} %",
+                maxconn,
+                &[&slow("maxconn")],
+            ),
+            figure(
+                "{228} of {9052} requests, {4.60} ms on average.",
+                maxconn,
+                &[&queue("queued"), &queue("requests"), &queue("mean_wait_ms")],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn every_guide_is_followed_by_a_test() {
+    let mut found: Vec<String> = std::fs::read_dir(root().join("docs/guides"))
+        .expect("docs/guides")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| n.ends_with(".md") && n != "README.md")
+        .collect();
+    found.sort();
+    let mut listed: Vec<String> = GUIDES.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        found, listed,
+        "docs/guides/ against the guides this file follows"
+    );
+}
+
+/// The parsing a guide's commands and excerpts rests on.
+#[test]
+fn a_guide_is_read_as_a_reader_reads_it() {
+    let (w, comment) =
+        words(r#"resim run a.toml --set 'x=["a", "b"]' --set "y=\"z\"" # exit code 3: fails"#)
+            .unwrap();
+    assert_eq!(
+        w,
+        [
+            "resim",
+            "run",
+            "a.toml",
+            "--set",
+            r#"x=["a", "b"]"#,
+            "--set",
+            r#"y="z""#
+        ]
+    );
+    assert_eq!(exit_code(&comment), Ok(3));
+    assert_eq!(exit_code(""), Ok(0));
+    assert!(words("resim run a.toml | head").is_err());
+    let guide = "text\n\n```sh\nresim run a.toml \\\n  --set x=1   # a comment\n\nresim sweep b.toml # exit code 3\n```\n\n<!-- output -->\n```text\nline one\n...\nline three\n```\n\n```toml\nnot = \"run\"\n```\n";
+    let s = steps(guide).unwrap();
+    assert_eq!(s.len(), 3, "{s:?}");
+    match &s[0] {
+        Step::Command {
+            text, words, code, ..
+        } => {
+            assert_eq!(text, "resim run a.toml --set x=1");
+            assert_eq!(words.len(), 5);
+            assert_eq!(*code, 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(&s[1], Step::Command { code: 3, .. }));
+    match &s[2] {
+        Step::Excerpt {
+            of: None, lines, ..
+        } => {
+            assert!(holds_excerpt("line one\nline two\nline three  \n", lines).is_ok());
+            assert!(holds_excerpt("line three\nline one\n", lines).is_err());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(steps("```sh\nls out\n```\n").is_err());
+}
