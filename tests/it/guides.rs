@@ -399,7 +399,7 @@ fn follow(name: &str, figures: Vec<Figure>) {
 // ------------------------------------------------------------------ the guides
 
 /// The guides, each with the test that follows it.
-const GUIDES: [&str; 1] = ["choose-a-balancer.md"];
+const GUIDES: [&str; 2] = ["choose-a-balancer.md", "retries-and-budgets.md"];
 
 #[test]
 fn choose_a_balancer() {
@@ -524,4 +524,115 @@ fn a_guide_is_read_as_a_reader_reads_it() {
         other => panic!("{other:?}"),
     }
     assert!(steps("```sh\nls out\n```\n").is_err());
+}
+
+#[test]
+fn retries_and_budgets() {
+    let storm = r#"resim run scenarios/retry-storm.toml --set 'compare."faults.0.for_ms"=[2000]'"#;
+    let back = |v: &str| format!("out/retry-storm/recovery.csv [variant={v}] recovery_ms");
+    let sweep =
+        r#"resim sweep scenarios/retry-storm.toml -n 10 --set 'compare."faults.0.for_ms"=[2000]'"#;
+    let summary = |v: &str, metric: &str, col: &str| {
+        format!("out/retry-storm-sweep/summary.csv [variant={v}, metric={metric}] {col}")
+    };
+    let band = "resim boundary scenarios/metastable-band.toml \
+                --axis policies.retry3.retry.max_attempts=1..8 \
+                --metric recovery.stuck --target 0.5 -n 10 --set workload.duration_ms=60000";
+    let budgets = r#"resim run scenarios/retry-budgets.toml --set 'compare."dependencies.store.error_rate"=[0.05, 1.0]'"#;
+    let calls = |policy: &str, rate: &str, col: &str| {
+        format!(
+            "out/retry-budgets/calls.csv [workload.call_policy={policy}, error_rate={rate}, \
+             caller=main] {col}"
+        )
+    };
+    let same_retries = ["no-budget", "grpc", "finagle", "aws"]
+        .map(|p| calls(p, "0.05", "retries"))
+        .join(" = ");
+    follow(
+        "retries-and-budgets.md",
+        vec![
+            figure(
+                "Without a mitigation, 2 s of slowdown cost {88} % of the run's requests.",
+                storm,
+                &["out/retry-storm/outcomes.csv [variant=baseline] answered_pct; 100 minus"],
+            ),
+            figure(
+                "with the 10 % retry budget it came back {6000} ms after the slowdown ended",
+                storm,
+                &[&back("retry-budget")],
+            ),
+            figure(
+                "came back within the first window (`recovery_ms` {0}).",
+                storm,
+                &[&format!("{} = {}", back("codel"), back("adaptive-lifo"))],
+            ),
+            figure(
+                "the budget brings the system back in {7} of 10 seeds, and takes a median of {17} s \
+                 when it does.",
+                sweep,
+                &[
+                    &summary("retry-budget", "recovery.recovery_ms", "recovered"),
+                    &format!(
+                        "{}; ms to s",
+                        summary("retry-budget", "recovery.recovery_ms", "p50")
+                    ),
+                ],
+            ),
+            figure(
+                "CoDel and adaptive LIFO recover in {10} of 10.",
+                sweep,
+                &[&format!(
+                    "{} = {}",
+                    summary("codel", "recovery.recovery_ms", "recovered"),
+                    summary("adaptive-lifo", "recovery.recovery_ms", "recovered")
+                )],
+            ),
+            figure(
+                "(`answered_pct` {91.22} % here, the fault included)",
+                sweep,
+                &[&summary("codel", "outcomes.answered_pct", "mean")],
+            ),
+            figure(
+                "(its `p99_all_ms` above {2} s)",
+                sweep,
+                &[&format!(
+                    "{}; ms to s",
+                    summary("adaptive-lifo", "outcomes.p99_all_ms", "mean")
+                )],
+            ),
+            figure(
+                "with 4 attempts no run stays stuck, with 5 {9} of 10 do.",
+                band,
+                &["out/metastable-band-boundary/boundary.csv [max_attempts=5] estimate; x 10"],
+            ),
+            figure(
+                "{823} retries of {14945} calls without a budget",
+                budgets,
+                &[&same_retries, &calls("no-budget", "0.05", "first_tries")],
+            ),
+            figure(
+                "refuses a few: {802}.",
+                budgets,
+                &[&calls("envoy", "0.05", "retries")],
+            ),
+            figure(
+                "no budget means {3.00} attempts per call",
+                budgets,
+                &[&calls("no-budget", "1", "amplification")],
+            ),
+            figure(
+                "gRPC's retry throttling stops retrying ({1.003}), the AWS SDKs' quota lets {100} \
+                 retries through and then none ({1.007}), Finagle's budget keeps 20 % plus 10 a \
+                 second ({1.30}), and Envoy's bounds the retries in flight ({1.29}).",
+                budgets,
+                &[
+                    &calls("grpc", "1", "amplification"),
+                    &calls("aws", "1", "retries"),
+                    &calls("aws", "1", "amplification"),
+                    &calls("finagle", "1", "amplification"),
+                    &calls("envoy", "1", "amplification"),
+                ],
+            ),
+        ],
+    );
 }
