@@ -399,7 +399,11 @@ fn follow(name: &str, figures: Vec<Figure>) {
 // ------------------------------------------------------------------ the guides
 
 /// The guides, each with the test that follows it.
-const GUIDES: [&str; 2] = ["choose-a-balancer.md", "retries-and-budgets.md"];
+const GUIDES: [&str; 3] = [
+    "choose-a-balancer.md",
+    "retries-and-budgets.md",
+    "tipping-point.md",
+];
 
 #[test]
 fn choose_a_balancer() {
@@ -632,6 +636,69 @@ fn retries_and_budgets() {
                     &calls("finagle", "1", "amplification"),
                     &calls("envoy", "1", "amplification"),
                 ],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn tipping_point() {
+    let closed = "resim run scenarios/io22-capacity-ladder.toml";
+    let step =
+        |c: &str, col: &str| format!("out/io22-capacity-ladder/ladder.csv [concurrency={c}] {col}");
+    let open = "resim run scenarios/io22-open-ladder.toml";
+    let open_step =
+        |c: &str, col: &str| format!("out/io22-open-ladder/ladder.csv [concurrency={c}] {col}");
+    let starter = "resim boundary scenarios/examples/starter.toml --set 'faults=[]' \
+                   --set workload.duration_ms=10000 --axis workload.rate_rps=100..1000 \
+                   --metric outcomes.answered_pct --target 99 -n 5 --tolerance 2%";
+    let crossing = |col: &str| format!("out/starter-boundary/crossing.csv [] {col}");
+    let band = "resim boundary scenarios/metastable-band.toml --axis workload.rate_rps=10..40 \
+                --metric recovery.stuck --target 0.5 -n 10 --set workload.duration_ms=60000";
+    follow(
+        "tipping-point.md",
+        vec![
+            figure(
+                "At c = 12 every request is still processed, yet {20} of {60} come after their \
+                 client gave up",
+                closed,
+                &[&step("12", "timed_out"), &step("12", "sent")],
+            ),
+            figure(
+                "the last step where at least 99 % of the requests succeed (`[analysis] \
+                 acceptance`), is c = {8}",
+                closed,
+                &["out/io22-capacity-ladder/findings.csv [] true_limit"],
+            ),
+            figure(
+                "A limit declared by \"throughput still grows\" would say {20};",
+                closed,
+                &["out/io22-capacity-ladder/limit_rules.csv [rule=throughput] declared_limit"],
+            ),
+            figure(
+                "at 200 only {13} of {200} do.",
+                open,
+                &[&open_step("8", "successful"), &open_step("8", "sent")],
+            ),
+            figure(
+                "The crossing is at {515} requests a second (`out/starter-boundary/crossing.csv`, \
+                 `boundary`), between {508} and {522}.",
+                starter,
+                &[
+                    &crossing("boundary"),
+                    &crossing("bracket_low"),
+                    &crossing("bracket_high"),
+                ],
+            ),
+            figure(
+                "At 1000 requests a second {53} % are answered.",
+                starter,
+                &["out/starter-boundary/boundary.csv [rate_rps=1000] estimate"],
+            ),
+            figure(
+                "The edge it finds, {22.2}, is below the theory's 25",
+                band,
+                &["out/metastable-band-boundary/crossing.csv [] boundary"],
             ),
         ],
     );
