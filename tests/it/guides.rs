@@ -399,10 +399,11 @@ fn follow(name: &str, figures: Vec<Figure>) {
 // ------------------------------------------------------------------ the guides
 
 /// The guides, each with the test that follows it.
-const GUIDES: [&str; 3] = [
+const GUIDES: [&str; 4] = [
     "choose-a-balancer.md",
     "retries-and-budgets.md",
     "tipping-point.md",
+    "per-pod-limits.md",
 ];
 
 #[test]
@@ -699,6 +700,50 @@ fn tipping_point() {
                 "The edge it finds, {22.2}, is below the theory's 25",
                 band,
                 &["out/metastable-band-boundary/crossing.csv [] boundary"],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn per_pod_limits() {
+    let adaptive = "resim run scenarios/adaptive-per-pod.toml";
+    let limit =
+        |filter: &str, col: &str| format!("out/adaptive-per-pod/concurrency.csv [{filter}] {col}");
+    let sweep = "resim sweep scenarios/adaptive-per-pod.toml -n 5";
+    let quota = "resim sweep docs/guides/per-pod-quota.toml -n 10";
+    let failed = |b: &str| {
+        format!(
+            "out/per-pod-quota-sweep/summary.csv [variant=per-pod, balancer={b}, \
+             metric=outcomes.answered_pct] mean; 100 minus"
+        )
+    };
+    follow(
+        "per-pod-limits.md",
+        vec![
+            figure(
+                "the shared limit's mean is {20.9}, and its most requests in flight at once {28}, \
+                 against at most {20} in any one pod.",
+                adaptive,
+                &[
+                    &limit("scope=service", "mean_limit"),
+                    &limit("scope=service", "max_in_flight"),
+                    &limit("scope=replica", "max max_in_flight"),
+                ],
+            ),
+            figure(
+                "costs more than a quarter of the traffic ({27.81} points, paired)",
+                sweep,
+                &[
+                    "out/adaptive-per-pod-sweep/paired.csv [scope=service, versus=replica, \
+                   metric=outcomes.answered_pct] mean; x -1",
+                ],
+            ),
+            figure(
+                "{3.54} % of the requests behind random picks, and {1.62} % behind Envoy's least \
+                 request",
+                quota,
+                &[&failed("random"), &failed("least_request")],
             ),
         ],
     );
