@@ -399,11 +399,12 @@ fn follow(name: &str, figures: Vec<Figure>) {
 // ------------------------------------------------------------------ the guides
 
 /// The guides, each with the test that follows it.
-const GUIDES: [&str; 4] = [
+const GUIDES: [&str; 5] = [
     "choose-a-balancer.md",
     "retries-and-budgets.md",
     "tipping-point.md",
     "per-pod-limits.md",
+    "ci-gate.md",
 ];
 
 #[test]
@@ -746,5 +747,24 @@ fn per_pod_limits() {
                 &[&failed("random"), &failed("least_request")],
             ),
         ],
+    );
+}
+
+#[test]
+fn ci_gate() {
+    let headroom = "resim boundary scenarios/examples/starter.toml \
+                    --axis workload.rate_rps=100..400 --metric thresholds.pass --target 0.5 \
+                    -n 5 --tolerance 5%";
+    let point = |col: &str| format!("out/starter-boundary/boundary.csv [rate_rps=250] {col}");
+    follow(
+        "ci-gate.md",
+        vec![figure(
+            "At 250 requests a second the gate passes in {12} of {20} seeds",
+            headroom,
+            &[
+                &format!("{}; x 20", point("estimate")),
+                &point("replications"),
+            ],
+        )],
     );
 }
