@@ -31,11 +31,19 @@ use crate::doc_figures::{compare_numbers, one_space, split_numbers};
 use std::collections::HashMap;
 
 /// A figure a guide quotes: its text with the numbers in braces, the command
-/// that computes it and where to read each number.
+/// that computes it (as the guide writes it, a line may end in `\`) and where
+/// to read each number.
 struct Figure {
     text: &'static str,
     after: &'static str,
     nums: Vec<String>,
+}
+
+impl Figure {
+    /// The command, one line, white space as one space.
+    fn command(&self) -> String {
+        one_space(&self.after.replace("\\\n", " "))
+    }
 }
 
 fn figure(text: &'static str, after: &'static str, nums: &[&str]) -> Figure {
@@ -326,7 +334,7 @@ fn follow(name: &str, figures: Vec<Figure>) {
                 f.nums.len()
             ));
         }
-        let after = one_space(f.after);
+        let after = f.command();
         if commands.iter().filter(|c| ***c == after).count() != 1 {
             problems.push(format!("{name}: not one command of the guide is `{after}`"));
         }
@@ -361,7 +369,7 @@ fn follow(name: &str, figures: Vec<Figure>) {
                     continue;
                 }
                 let mut files: HashMap<std::path::PathBuf, Csv> = HashMap::new();
-                for f in figures.iter().filter(|f| one_space(f.after) == *text) {
+                for f in figures.iter().filter(|f| f.command() == *text) {
                     let (plain, numbers) = split_numbers(f.text);
                     if numbers.len() != f.nums.len() {
                         continue;
@@ -399,12 +407,13 @@ fn follow(name: &str, figures: Vec<Figure>) {
 // ------------------------------------------------------------------ the guides
 
 /// The guides, each with the test that follows it.
-const GUIDES: [&str; 5] = [
+const GUIDES: [&str; 6] = [
     "choose-a-balancer.md",
     "retries-and-budgets.md",
     "tipping-point.md",
     "per-pod-limits.md",
     "ci-gate.md",
+    "import-your-mesh.md",
 ];
 
 #[test]
@@ -766,5 +775,50 @@ fn ci_gate() {
                 &point("replications"),
             ],
         )],
+    );
+}
+
+#[test]
+fn import_your_mesh() {
+    let pod_down = r#"resim run reviews.toml \
+        --set 'faults=[{ target = "reviews#2", kind = "down", at_ms = 10000, for_ms = 30000 }]' \
+        --set 'compare={ "services.reviews.outlier_detection.max_ejection_pct" = [10, 50] }'"#;
+    let slow = r#"resim run catalog.toml \
+        --set 'faults=[{ target = "shop-catalog", kind = "latency_factor", value = 3.0, at_ms = 20000, for_ms = 10000 }]'"#;
+    let search = |col: &str| format!("out/catalog/calls.csv [workload=shop-catalog-search] {col}");
+    follow(
+        "import-your-mesh.md",
+        vec![
+            figure(
+                "the down pod is ejected at its fifth failure, {10.016} s into the run",
+                pod_down,
+                &[
+                    "out/reviews/ejections.csv [max_ejection_pct=50, replica=2] ejected_at_ms; ms to s",
+                ],
+            ),
+            figure(
+                "least request sends it more than its share: {42.93} % of the attempts",
+                pod_down,
+                &["out/reviews/replicas.csv [max_ejection_pct=10, replica=2] arrived_pct"],
+            ),
+            figure(
+                "Envoy's budget of 4 retries in flight refuses {373} of them (`calls.csv`, \
+                 `budget_refused`), and {514} requests fail.",
+                pod_down,
+                &[
+                    "out/reviews/calls.csv [max_ejection_pct=10] budget_refused",
+                    "out/reviews/outcomes.csv [max_ejection_pct=10] failed",
+                ],
+            ),
+            figure(
+                "counts {1263} hedged copies for {6038} calls, {1.21} attempts per call",
+                slow,
+                &[
+                    &search("hedges"),
+                    &search("first_tries"),
+                    &search("amplification"),
+                ],
+            ),
+        ],
     );
 }
