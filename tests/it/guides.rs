@@ -407,13 +407,14 @@ fn follow(name: &str, figures: Vec<Figure>) {
 // ------------------------------------------------------------------ the guides
 
 /// The guides, each with the test that follows it.
-const GUIDES: [&str; 6] = [
+const GUIDES: [&str; 7] = [
     "choose-a-balancer.md",
     "retries-and-budgets.md",
     "tipping-point.md",
     "per-pod-limits.md",
     "ci-gate.md",
     "import-your-mesh.md",
+    "scenario-from-traces.md",
 ];
 
 #[test]
@@ -818,6 +819,47 @@ fn import_your_mesh() {
                     &search("first_tries"),
                     &search("amplification"),
                 ],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn scenario_from_traces() {
+    let traced = "resim run scenarios/examples/starter.toml --set 'faults=[]' --spans spans.json \
+                  --spans-sample 0.1";
+    let what_if = r#"resim run api.toml --set services.api.handler.slots=8 --set services.api.handler.queue=32 \
+        --set 'faults=[{ target = "store", kind = "latency_factor", value = 4.0, at_ms = 10000, for_ms = 5000 }]'"#;
+    let starter = |col: &str| format!("out/starter/outcomes.csv [] {col}");
+    let api = |col: &str| format!("out/api/outcomes.csv [] {col}");
+    follow(
+        "scenario-from-traces.md",
+        vec![
+            figure(
+                "Only {66.76} % of the requests are answered",
+                "resim run shop.toml --set workload.rate_rps=50 --set workload.duration_ms=20000",
+                &["out/shop/outcomes.csv [] answered_pct"],
+            ),
+            figure(
+                "The original run answered half its requests within {13.10} ms and 99 % within \
+                 {47.63} ms;",
+                traced,
+                &[&starter("p50_all_ms"), &starter("p99_all_ms")],
+            ),
+            figure(
+                "the model built from a tenth of its requests, within {12.54} ms and {48.54} ms.",
+                "resim run api.toml",
+                &[&api("p50_all_ms"), &api("p99_all_ms")],
+            ),
+            figure(
+                "The model answers {97.82} % of its requests, shedding {134} when its queue is full.",
+                what_if,
+                &[&api("answered_pct"), &api("shed")],
+            ),
+            figure(
+                "answers {97.23} % and sheds {168}.",
+                "resim run scenarios/examples/starter.toml",
+                &[&starter("answered_pct"), &starter("shed")],
             ),
         ],
     );
