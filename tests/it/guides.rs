@@ -583,8 +583,8 @@ fn retries_and_budgets() {
                 &[&format!("{} = {}", back("codel"), back("adaptive-lifo"))],
             ),
             figure(
-                "the budget brings the system back in {7} of 10 seeds, and takes a median of {17} s \
-                 when it does.",
+                "the budget brings the system back in {7} of 10 seeds, and the median over all ten \
+                 (a stuck seed counting as never) is {17} s.",
                 sweep,
                 &[
                     &summary("retry-budget", "recovery.recovery_ms", "recovered"),
@@ -819,6 +819,11 @@ fn import_your_mesh() {
                     &search("first_tries"),
                     &search("amplification"),
                 ],
+            ),
+            figure(
+                "`retryThrottling` counts failed copies (`budget_refused` is {0})",
+                slow,
+                &[&search("budget_refused")],
             ),
         ],
     );
