@@ -750,6 +750,100 @@ fn gc_pauses() -> Vec<Claim> {
     ]
 }
 
+/// The README's first run: the file as it is, seed 1.
+const GC_RUN: Cmd = Cmd::Run(GC, &[]);
+/// The README's "change one number": pauses of 400 ms.
+const GC_LONG_PAUSES_RUN: Cmd = Cmd::Run(GC, &["--set", "faults.0.pause_ms=400"]);
+
+/// The README's five minutes: a run of `gc-pauses.toml`, one number changed,
+/// and its 20-seed sweep (the docs' sweep, run once for both).
+fn five_minutes() -> Vec<Claim> {
+    let row = |b: &str| {
+        let col = |c: &str| format!("outcomes.csv [balancer={b}] {c}");
+        [
+            col("requests"),
+            col("answered_pct"),
+            col("p50_all_ms"),
+            col("p99_all_ms"),
+            col("timed_out"),
+        ]
+    };
+    let long = |b: &str, c: &str| format!("outcomes.csv [balancer={b}] {c}");
+    let line = |metric: &str| -> Vec<String> {
+        ["round_robin", "least_request", "peak_ewma"]
+            .iter()
+            .flat_map(|b| {
+                let m = format!("summary.csv [balancer={b}, metric=outcomes.{metric}]");
+                [format!("{m} mean"), format!("{m} half-width")]
+            })
+            .collect()
+    };
+    let paired = |c: &str| {
+        format!(
+            "paired.csv [balancer=least_request, versus=round_robin, \
+             metric=outcomes.p99_all_ms] {c}; x -1"
+        )
+    };
+    let mut claims = Vec::new();
+    for (b, text) in [
+        (
+            "round_robin",
+            "round_robin {35668} {99.100} {18.691} {92.430} timed out {321}",
+        ),
+        (
+            "least_request",
+            "least_request {35668} {99.588} {18.542} {54.910} timed out {147}",
+        ),
+        (
+            "peak_ewma",
+            "peak_ewma {35668} {99.762} {18.534} {52.803} timed out {85}",
+        ),
+    ] {
+        let nums = row(b);
+        let nums: Vec<&str> = nums.iter().map(String::as_str).collect();
+        claims.push(claim(README, text, GC_RUN, &nums));
+    }
+    claims.push(claim(
+        README,
+        "Round robin then answers {97.006} % and has no p99 over all requests left (more than 1 % \
+         failed); least request answers {99.022} % (p99 {88.549} ms) and peak EWMA {99.577} % \
+         (p99 {54.611} ms).",
+        GC_LONG_PAUSES_RUN,
+        &[
+            &long("round_robin", "answered_pct"),
+            &long("least_request", "answered_pct"),
+            &long("least_request", "p99_all_ms"),
+            &long("peak_ewma", "answered_pct"),
+            &long("peak_ewma", "p99_all_ms"),
+        ],
+    ));
+    for (metric, text) in [
+        (
+            "answered_pct",
+            "answered_pct {99.15} +/- {0.02} {99.58} +/- {0.01} {99.76} +/- {0.00}",
+        ),
+        (
+            "p50_all_ms",
+            "p50_all_ms {18.65} +/- {0.03} {18.53} +/- {0.03} {18.53} +/- {0.03}",
+        ),
+        (
+            "p99_all_ms",
+            "p99_all_ms {90.72} +/- {1.19} {55.29} +/- {0.31} {52.53} +/- {0.25}",
+        ),
+    ] {
+        let nums = line(metric);
+        let nums: Vec<&str> = nums.iter().map(String::as_str).collect();
+        claims.push(claim(README, text, GC_20, &nums));
+    }
+    claims.push(claim(
+        README,
+        "\"p99 over all requests {35.43} ms lower (CI {34.28} to {36.58} ms, excludes 0)\"",
+        GC_20,
+        &[&paired("mean"), &paired("ci_high"), &paired("ci_low")],
+    ));
+    claims
+}
+
 fn balancers_haproxy_leastconn() -> Vec<Claim> {
     let share = |t: &str, v: &str, r: u32| {
         format!(
@@ -1447,14 +1541,11 @@ impl Outputs {
         self.folders.push((cmd, folder.clone()));
         folder
     }
-
-    fn csv(&mut self, path: PathBuf) -> &Csv {
-        self.files.entry(path).or_insert_with_key(|p| Csv::read(p))
-    }
 }
 
-/// One reading of a number spec (see the module doc), before its map.
-fn read_one(out: &mut Outputs, folder: &Path, spec: &str) -> Result<f64, String> {
+/// One reading of a number spec (see the module doc), before its map; `files`
+/// keeps the CSV files read so far.
+fn read_one(files: &mut HashMap<PathBuf, Csv>, folder: &Path, spec: &str) -> Result<f64, String> {
     let spec = spec.trim();
     let (file, rest) = spec
         .split_once(" [")
@@ -1467,7 +1558,9 @@ fn read_one(out: &mut Outputs, folder: &Path, spec: &str) -> Result<f64, String>
         .filter(|s| !s.is_empty())
         .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
         .collect();
-    let csv = out.csv(folder.join(file));
+    let csv = files
+        .entry(folder.join(file))
+        .or_insert_with_key(|p| Csv::read(p));
     // a misspelt column would select nothing, and "0 of 20" would hold
     if let Some((col, _)) = filter
         .iter()
@@ -1520,10 +1613,10 @@ fn read_one(out: &mut Outputs, folder: &Path, spec: &str) -> Result<f64, String>
 }
 
 /// A reading: one, or a ratio of two joined by ` / `.
-fn read(out: &mut Outputs, folder: &Path, spec: &str) -> Result<f64, String> {
+fn read(files: &mut HashMap<PathBuf, Csv>, folder: &Path, spec: &str) -> Result<f64, String> {
     match spec.split_once(" / ") {
-        Some((a, b)) => Ok(read_one(out, folder, a)? / read_one(out, folder, b)?),
-        None => read_one(out, folder, spec),
+        Some((a, b)) => Ok(read_one(files, folder, a)? / read_one(files, folder, b)?),
+        None => read_one(files, folder, spec),
     }
 }
 
@@ -1576,7 +1669,7 @@ fn written_as(like: &str, v: f64) -> String {
 }
 
 /// A claim's text without its braces, and the numbers that were in them.
-fn split_numbers(text: &str) -> (String, Vec<String>) {
+pub(crate) fn split_numbers(text: &str) -> (String, Vec<String>) {
     let mut plain = String::new();
     let mut numbers = Vec::new();
     let mut rest = text;
@@ -1593,7 +1686,7 @@ fn split_numbers(text: &str) -> (String, Vec<String>) {
 }
 
 /// Runs of white space as one space.
-fn one_space(text: &str) -> String {
+pub(crate) fn one_space(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -1615,20 +1708,35 @@ fn check_claim(out: &mut Outputs, docs: &HashMap<&str, String>, claim: &Claim) -
         return problems;
     }
     let folder = out.folder(claim.cmd);
-    for (doc_number, spec) in numbers.iter().zip(&claim.nums) {
+    let source = format!("{:?}", claim.cmd);
+    for problem in compare_numbers(&mut out.files, &folder, &numbers, &claim.nums, &source) {
+        problems.push(format!("{}: {problem}\n  {plain}", claim.doc));
+    }
+    problems
+}
+
+/// Compares each number a doc gives (`numbers`, as written) with what its
+/// reading (`specs`, one per number: see the module doc) gives in `folder`,
+/// the output of `source`; one problem per number that does not hold.
+pub(crate) fn compare_numbers(
+    files: &mut HashMap<PathBuf, Csv>,
+    folder: &Path,
+    numbers: &[String],
+    specs: &[String],
+    source: &str,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (doc_number, spec) in numbers.iter().zip(specs) {
         let (readings, map) = spec.split_once("; ").unwrap_or((spec, "x 1"));
         for reading in readings.split(" = ") {
-            let got = read(out, &folder, reading).and_then(|v| apply(map, v));
+            let got = read(files, folder, reading).and_then(|v| apply(map, v));
             match got {
                 Ok(v) if written_as(doc_number, v) == *doc_number => {}
                 Ok(v) => problems.push(format!(
-                    "{}: the doc says {doc_number} where {:?} gives {} ({v}):\n  {plain}\n  \
-                     reading: {reading}",
-                    claim.doc,
-                    claim.cmd,
+                    "the doc says {doc_number} where {source} gives {} ({v}); reading: {reading}",
                     written_as(doc_number, v)
                 )),
-                Err(e) => problems.push(format!("{}: {e}\n  {plain}", claim.doc)),
+                Err(e) => problems.push(e),
             }
         }
     }
@@ -1676,9 +1784,10 @@ fn replicas_figures_hold() {
     check(replicas());
 }
 
+/// With the README's five minutes: one run of the 20-seed sweep for both.
 #[test]
 fn gc_pauses_figures_hold() {
-    check(gc_pauses());
+    check(gc_pauses().into_iter().chain(five_minutes()).collect());
 }
 
 #[test]
@@ -1775,6 +1884,7 @@ fn every_claim_runs_a_bundled_scenario() {
         ay10_montecarlo(),
         metastable_band(),
         fanout_tail(),
+        five_minutes(),
     ]
     .into_iter()
     .flatten()

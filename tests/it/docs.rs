@@ -1,23 +1,57 @@
-//! The docs describe the product as it is: every bundled scenario is in the
-//! README's table, and README, docs and `--help` use no words of how the
+//! The docs describe the product as it is: every bundled scenario is in one of
+//! the README's tables, and README, docs and `--help` use no words of how the
 //! project was made (issue numbers, landings, briefs, sessions).
 
 use crate::common::{resim, root};
 
+/// The README's tables of bundled scenarios: the general one and the course's.
+const SCENARIO_TABLES: [&str; 2] = [
+    "## The bundled scenarios, in plain English",
+    "### The course's scenarios",
+];
+
 #[test]
 fn every_bundled_scenario_is_in_the_readme_table() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let table: Vec<&str> = readme
-        .lines()
-        .skip_while(|l| !l.starts_with("### The bundled scenarios"))
-        .take_while(|l| !l.starts_with("## "))
-        .filter(|l| l.starts_with("| `"))
-        .collect();
+    let mut table: Vec<&str> = Vec::new();
+    let (mut inside, mut in_code) = (false, false);
+    for l in readme.lines() {
+        if l.trim_start().starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code && l.starts_with('#') {
+            // a heading ends the section before it
+            inside = SCENARIO_TABLES.contains(&l);
+        } else if inside && l.starts_with("| `") {
+            table.push(l);
+        }
+    }
+    for heading in SCENARIO_TABLES {
+        assert!(
+            readme.lines().any(|l| l == heading),
+            "no `{heading}` in the README"
+        );
+    }
     let missing: Vec<&str> = resim::scenario::bundled::names()
         .into_iter()
         .filter(|n| !table.iter().any(|row| row.contains(&format!("`{n}.toml`"))))
         .collect();
     assert!(missing.is_empty(), "not in the README's table: {missing:?}");
+}
+
+/// The README's tour of the format shows a whole scenario: it loads.
+#[test]
+fn the_readme_tour_is_a_scenario_that_loads() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let block: Vec<&str> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("## A short tour"))
+        .skip_while(|l| *l != "```toml")
+        .skip(1)
+        .take_while(|l| *l != "```")
+        .collect();
+    assert!(!block.is_empty(), "no TOML block in the README's tour");
+    let (_dir, path) = crate::common::file_with(&block.join("\n"));
+    resim().arg("check").arg(&path).assert().success();
 }
 
 /// Words that belong to the project's history, not to its user docs.
@@ -53,10 +87,12 @@ fn process_words(name: &str, text: &str) -> Vec<String> {
 fn user_docs_and_help_speak_of_the_product_only() {
     let mut found = Vec::new();
     let mut files = vec![root().join("README.md")];
-    for e in std::fs::read_dir(root().join("docs")).unwrap() {
-        let path = e.unwrap().path();
-        if path.extension().is_some_and(|x| x == "md") {
-            files.push(path);
+    for folder in ["docs", "docs/guides"] {
+        for e in std::fs::read_dir(root().join(folder)).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_some_and(|x| x == "md") {
+                files.push(path);
+            }
         }
     }
     for f in &files {

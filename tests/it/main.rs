@@ -19,6 +19,7 @@ mod golden_ay10;
 mod golden_concurrency;
 mod golden_dy13;
 mod golden_io22;
+mod guides;
 mod hostile;
 mod hostile_results;
 mod import;
