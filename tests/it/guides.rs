@@ -619,7 +619,9 @@ fn retries_and_budgets() {
             figure(
                 "with 4 attempts no run stays stuck, with 5 {9} of 10 do.",
                 band,
-                &["out/metastable-band-boundary/boundary.csv [max_attempts=5] estimate; x 10"],
+                &[
+                    "out/metastable-band-boundary/boundary.csv [max_attempts=5, run_length=1] estimate; x 10",
+                ],
             ),
             figure(
                 "{823} retries of {14945} calls without a budget",
@@ -710,7 +712,12 @@ fn tipping_point() {
             figure(
                 "The edge it finds, {22.2}, is below the theory's 25",
                 band,
-                &["out/metastable-band-boundary/crossing.csv [] boundary"],
+                &["out/metastable-band-boundary/crossing.csv [run_length=1] boundary"],
+            ),
+            figure(
+                "on 120 s runs the crossing is at {24.06}",
+                band,
+                &["out/metastable-band-boundary/crossing.csv [run_length=2] boundary"],
             ),
         ],
     );
