@@ -20,6 +20,7 @@ use std::borrow::Cow;
 pub const FILE: &str = "report.html";
 
 mod concurrency;
+mod format;
 mod sweep_time;
 
 const TEMPLATE: &str = include_str!("report.html.j2");
@@ -73,16 +74,20 @@ impl SectionTable {
     fn of(t: &Table) -> SectionTable {
         use std::fmt::Write;
         let mut body = String::new();
+        let shares = format::share_columns(t);
+        let metric = t.column("metric");
         for row in t.rows.iter().take(MAX_PAGE_ROWS) {
             body.push_str("<tr>");
-            for c in row {
+            let share_row = format::share_row(row, metric);
+            for (c, share) in row.iter().zip(&shares) {
                 body.push_str(if c.is_numeric() {
                     "<td class=\"num\">"
                 } else {
                     "<td>"
                 });
+                let text = format::cell_text(c, *share || share_row);
                 // writing into a String cannot fail
-                let _ = write!(body, "{}", minijinja::HtmlEscape(&c.render()));
+                let _ = write!(body, "{}", minijinja::HtmlEscape(&text));
                 body.push_str("</td>");
             }
             body.push_str("</tr>\n");
@@ -104,7 +109,34 @@ const MAX_PAGE_ROWS: usize = 2_000;
 const MAX_STEPS: usize = 1_000;
 
 impl TableView {
+    /// The table with its numbers [`format::rounded`], as the page's sections
+    /// show them.
     fn of(t: &Table) -> TableView {
+        let shares = format::share_columns(t);
+        let metric = t.column("metric");
+        TableView {
+            headers: t.headers.clone(),
+            rows: t
+                .rows
+                .iter()
+                .take(MAX_PAGE_ROWS)
+                .map(|r| {
+                    let share_row = format::share_row(r, metric);
+                    r.iter()
+                        .zip(&shares)
+                        .map(|(c, share)| CellView {
+                            text: format::cell_text(c, *share || share_row),
+                            num: c.is_numeric(),
+                        })
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// The table with every digit its CSV file has: the thresholds' values,
+    /// which a rounding could put onto their bounds.
+    fn exact(t: &Table) -> TableView {
         TableView {
             headers: t.headers.clone(),
             rows: t
@@ -219,7 +251,7 @@ fn render(
         thresholds: thresholds.map(|t| ThresholdsView {
             summary: t.summary,
             rule: t.rule,
-            table: TableView::of(t.table),
+            table: TableView::exact(t.table),
         }),
         sections: sections
             .into_iter()
@@ -1429,7 +1461,7 @@ mod tests {
             want.contains("<td>&lt;b&gt; &amp; &quot;q&quot; &#x27;x&#x27; &#x2f;r</td>"),
             "{want}"
         );
-        assert!(want.contains("<td class=\"num\">2.50</td>"), "{want}");
+        assert!(want.contains("<td class=\"num\">2.500</td>"), "{want}");
         assert_eq!(SectionTable::of(&t).body, want);
     }
 
