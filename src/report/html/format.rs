@@ -16,9 +16,11 @@ const SHARE_DECIMALS: i32 = 9;
 /// - A share (`share`: a `_pct` column, a percentile) with two decimals, and
 ///   more when it is within 1 of 0 or of 100: then the distance to the nearer
 ///   of the two keeps two significant figures (`99.9913` stays `99.9913`, 0.0087
-///   from 100; `99.1` is `99.10`; `0.0012` stays `0.0012`), trailing zeros
-///   past the second decimal dropped (`99.99`, not `99.990`). So a share that is
-///   not 100 never reads as 100, nor one above 0 as 0.
+///   from 100; `99.1` is `99.10`; `0.0012` stays `0.0012`; `99.989972` is
+///   `99.990`), trailing zeros past the second decimal dropped only when the
+///   share is exactly what is left (`99.99`, not `99.990`). So a share that is
+///   not 100 never reads as 100, nor one above 0 as 0, nor one near a
+///   percentile as that percentile.
 /// - Any other number with 4 significant figures, but never fewer than its
 ///   integer digits (`167.557091` is `167.6`, `95.503534` is `95.50`,
 ///   `0.000123456` is `0.0001235`, `12345.678` is `12346`); below 10^-6 in
@@ -64,11 +66,18 @@ fn share_text(x: f64) -> String {
         2
     };
     let text = fixed(x, decimals);
+    // a share that is what it reads (99.99, a percentile) without its zeros;
+    // one near it (99.989972) keeps them: "99.990" is not "99.99"
     match text.split_once('.') {
         Some((int, frac)) if frac.len() > 2 => {
             let kept = frac.trim_end_matches('0');
             let kept = if kept.len() < 2 { &frac[..2] } else { kept };
-            format!("{int}.{kept}")
+            let short = format!("{int}.{kept}");
+            if short.parse::<f64>() == Ok(x) {
+                short
+            } else {
+                text
+            }
         }
         _ => text,
     }
@@ -157,13 +166,17 @@ mod tests {
             (99.875, "99.88"),
             (99.9913, "99.9913"),
             (99.99, "99.99"),
+            (99.989972, "99.990"),
+            (99.9, "99.90"),
+            (97.5, "97.50"),
             (99.9999999, "99.9999999"),
-            (99.9999999999, "100.00"),
+            (99.9999999999, "100.000000000"),
             (0.0012, "0.0012"),
             (0.5, "0.50"),
             (0.123456, "0.12"),
             (0.0123456, "0.012"),
             (-0.001, "-0.001"),
+            (-0.00101, "-0.0010"),
             (100.004, "100.004"),
             (250.1234, "250.12"),
             (1.859008, "1.86"),
