@@ -16,7 +16,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 pub(super) const WIDTH: u32 = 720;
-const FONT: &str = "sans-serif";
+pub(super) const FONT: &str = "sans-serif";
 
 /// Tableau 10: distinct on screen and in grey print.
 const COLORS: [RGBColor; 10] = [
@@ -32,12 +32,12 @@ const COLORS: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-fn color(i: usize) -> RGBColor {
+pub(super) fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
 /// Past the first ten series the colours repeat: those lines are dashed.
-fn dashed(i: usize) -> bool {
+pub(super) fn dashed(i: usize) -> bool {
     (i / COLORS.len()) % 2 == 1
 }
 
@@ -106,12 +106,12 @@ pub struct Forest {
     pub zero_line: bool,
 }
 
-fn fail(title: &str) -> impl Fn(String) -> Error + '_ {
+pub(super) fn fail(title: &str) -> impl Fn(String) -> Error + '_ {
     move |e| Error::Other(format!("cannot draw the chart `{title}`: {e}"))
 }
 
 /// `lo..hi` with a margin, never empty.
-fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> std::ops::Range<f64> {
+pub(super) fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> std::ops::Range<f64> {
     let (mut lo, mut hi) = values
         .filter(|v| v.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
@@ -251,7 +251,7 @@ pub fn line_chart(c: &LineChart) -> Result<String, Error> {
 }
 
 /// The legend below a chart: a line sample (dashed for markers) and the name.
-fn legend_rows<'a>(
+pub(super) fn legend_rows<'a>(
     area: &DrawingArea<SVGBackend, Shift>,
     entries: impl Iterator<Item = (&'a str, RGBColor, bool)>,
 ) -> Result<(), String> {

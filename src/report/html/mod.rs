@@ -22,6 +22,7 @@ pub const FILE: &str = "report.html";
 mod concurrency;
 mod format;
 mod sweep_time;
+mod tail;
 
 const TEMPLATE: &str = include_str!("report.html.j2");
 
@@ -412,7 +413,10 @@ pub fn run_page(
     for &t in tables {
         let charts = match t.name.as_str() {
             "ladder" => ladder_charts(t, find("findings"), axes)?,
-            "latency_cdf" => latency_chart(t, axes)?.into_iter().collect(),
+            "latency_cdf" => latency_chart(t, axes)?
+                .into_iter()
+                .chain(tail::tail_chart(t, axes)?)
+                .collect(),
             "timeseries" => timeseries_charts(t, find("recovery"), axes, times)?,
             "timeseries_limiters" => {
                 limiter_window_charts(t, &run_ends(find("timeseries"), axes), axes, times)?
