@@ -75,6 +75,8 @@ pub struct LineChart {
 pub struct Bar {
     pub label: String,
     pub parts: Vec<f64>,
+    /// Written at the bar's end (a small bar's figure), when given.
+    pub end: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -85,6 +87,9 @@ pub struct BarChart {
     /// The legend name of each part.
     pub parts: Vec<String>,
     pub bars: Vec<Bar>,
+    /// The palette colour of the first part (a chart of some of another
+    /// chart's parts keeps their colours).
+    pub first_color: usize,
 }
 
 /// One line of a forest plot: a mean and its interval.
@@ -320,12 +325,17 @@ pub fn bar_chart(c: &BarChart) -> Result<String, Error> {
     svg(height, |root| {
         let (plot, legend) = root.split_vertically(height - 18 * c.parts.len() as u32 - 8);
         let totals = c.bars.iter().map(|b| b.parts.iter().sum::<f64>());
+        let mut x_range = range(totals, true);
+        if c.bars.iter().any(|b| b.end.is_some()) {
+            // room for the figures written past the longest bar
+            x_range.end += (x_range.end - x_range.start) * 0.3;
+        }
         let mut chart = ChartBuilder::on(&plot)
             .caption(&c.title, (FONT, 16))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(label_width(labels.iter().map(|l| l.len())))
-            .build_cartesian_2d(range(totals, true), (0..n as i32).into_segmented())
+            .build_cartesian_2d(x_range, (0..n as i32).into_segmented())
             .map_err(|e| e.to_string())?;
         row_mesh(&mut chart, &c.x_label, &c.y_label, &labels)?;
         for (i, bar) in c.bars.iter().enumerate() {
@@ -338,7 +348,7 @@ pub fn bar_chart(c: &BarChart) -> Result<String, Error> {
                             (from, SegmentValue::Exact(y)),
                             (from + v, SegmentValue::Exact(y + 1)),
                         ],
-                        color(k).filled(),
+                        color(c.first_color + k).filled(),
                     );
                     r.set_margin(3, 3, 0, 0);
                     chart
@@ -347,13 +357,29 @@ pub fn bar_chart(c: &BarChart) -> Result<String, Error> {
                 }
                 from += v;
             }
+            if let Some(end) = &bar.end {
+                let at = EmptyElement::at((from, SegmentValue::CenterOf(y)))
+                    + Text::new(
+                        end.clone(),
+                        (5, 0),
+                        (FONT, 12).into_font().color(&BLACK).pos(
+                            plotters::style::text_anchor::Pos::new(
+                                plotters::style::text_anchor::HPos::Left,
+                                plotters::style::text_anchor::VPos::Center,
+                            ),
+                        ),
+                    );
+                chart
+                    .draw_series(std::iter::once(at))
+                    .map_err(|e| e.to_string())?;
+            }
         }
         for (k, name) in c.parts.iter().enumerate() {
             let y = 4 + 18 * k as i32;
             legend
                 .draw(&Rectangle::new(
                     [(70, y + 1), (100, y + 11)],
-                    color(k).filled(),
+                    color(c.first_color + k).filled(),
                 ))
                 .map_err(|e| e.to_string())?;
             legend

@@ -20,6 +20,7 @@ use std::borrow::Cow;
 pub const FILE: &str = "report.html";
 
 mod concurrency;
+mod failures;
 mod format;
 mod sweep_time;
 mod tail;
@@ -474,14 +475,18 @@ pub fn run_page(
                 axes,
                 times,
             )?,
-            "outcomes" => stacked(
-                t,
-                axes,
-                &["workload"],
-                &OUTCOME_PARTS,
-                "Every request per row: answered, and each way of failing",
-                "requests",
-            )?,
+            "outcomes" => {
+                let mut charts = stacked(
+                    t,
+                    axes,
+                    &["workload"],
+                    &OUTCOME_PARTS,
+                    "Every request per row: answered, and each way of failing",
+                    "requests",
+                )?;
+                charts.extend(failures::failure_chart(t, axes)?);
+                charts
+            }
             "limiters" => stacked(
                 t,
                 axes,
@@ -1228,20 +1233,13 @@ fn stacked(
     let bars = t
         .rows
         .iter()
-        .map(|r| {
-            let label = r[..axes]
+        .map(|r| Bar {
+            label: bar_label(r, axes, &key_columns),
+            parts: columns
                 .iter()
-                .chain(key_columns.iter().map(|&c| &r[c]))
-                .map(Cell::render)
-                .collect::<Vec<_>>()
-                .join(", ");
-            Bar {
-                label,
-                parts: columns
-                    .iter()
-                    .map(|&(c, _)| number(&r[c]).unwrap_or(0.0))
-                    .collect(),
-            }
+                .map(|&(c, _)| number(&r[c]).unwrap_or(0.0))
+                .collect(),
+            end: None,
         })
         .collect();
     let y_label: Vec<&str> = t.headers[..axes]
@@ -1255,7 +1253,18 @@ fn stacked(
         y_label: y_label.join(", "),
         parts: columns.iter().map(|(_, n)| n.to_string()).collect(),
         bars,
+        first_color: 0,
     })?])
+}
+
+/// A bar's label: the row's axis cells and its `keys` cells, joined.
+fn bar_label(r: &[Cell], axes: usize, keys: &[usize]) -> String {
+    r[..axes]
+        .iter()
+        .chain(keys.iter().map(|&c| &r[c]))
+        .map(Cell::render)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The unit a metric's name ends in, for axis labels.
