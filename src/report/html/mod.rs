@@ -427,6 +427,7 @@ pub fn run_page(
                 t,
                 &KeyedRates {
                     keys: &["service"],
+                    join: " -> ",
                     value: "arrivals",
                     what: "Arrivals per second at each server and dependency",
                     y_label: "arrivals per second",
@@ -440,6 +441,7 @@ pub fn run_page(
                 t,
                 &KeyedRates {
                     keys: &["service", "replica"],
+                    join: "#",
                     value: "processed",
                     what: "Requests processed per second by each replica",
                     y_label: "requests per second",
@@ -453,6 +455,7 @@ pub fn run_page(
                 t,
                 &KeyedRates {
                     keys: &["replica"],
+                    join: " -> ",
                     value: "sent",
                     what: "Requests per second sent to each replica (outlier detection's intervals)",
                     y_label: "requests per second",
@@ -466,6 +469,7 @@ pub fn run_page(
                 t,
                 &KeyedRates {
                     keys: &["caller", "target"],
+                    join: " -> ",
                     value: "attempts",
                     what: "Attempts per second at each call site",
                     y_label: "attempts per second",
@@ -967,9 +971,12 @@ fn limiter_window_charts(
 type KeyRows<'a> = Vec<(String, Vec<&'a Vec<Cell>>)>;
 
 /// What [`keyed_rate_charts`] draws: a line per key (the `keys` columns'
-/// values joined by " -> ") of the count column `value`, per second.
+/// values joined by `join`) of the count column `value`, per second.
 struct KeyedRates<'a> {
     keys: &'a [&'a str],
+    /// " -> " between a caller and its target; "#" between a service and its
+    /// replica (`checkout#1`, as faults name a replica).
+    join: &'a str,
     value: &'a str,
     /// The charts' title, before the compare row's labels.
     what: &'a str,
@@ -1010,7 +1017,7 @@ fn keyed_rate_charts(
         keys.iter()
             .map(|&c| row[c].render())
             .collect::<Vec<_>>()
-            .join(" -> ")
+            .join(k.join)
     };
     // every key in first-seen order with its total, to pick the lines and
     // give each its colour
@@ -1550,6 +1557,7 @@ mod tests {
         };
         let k = KeyedRates {
             keys: &["caller", "target"],
+            join: " -> ",
             value: "attempts",
             what: "Attempts per second at each call site",
             y_label: "attempts per second",
