@@ -20,6 +20,7 @@ use std::borrow::Cow;
 pub const FILE: &str = "report.html";
 
 mod concurrency;
+mod empty;
 mod failures;
 mod format;
 mod sweep_time;
@@ -186,6 +187,8 @@ struct PageView {
     thresholds: Option<ThresholdsView>,
     digest: Option<DigestView>,
     sections: Vec<SectionView>,
+    /// The tables left off the page, empty in every row (see [`empty`]).
+    left_out: Vec<String>,
 }
 
 /// The digest at the top of a run's page (see [`crate::report::digest`]): the
@@ -228,6 +231,7 @@ fn render(
     thresholds: Option<Thresholds>,
     sections: Vec<Section<'_>>,
 ) -> Result<String, Error> {
+    let (sections, left_out) = empty::left_out(sections);
     // a run's page opens with the digest; a sweep's (no `outcomes` table) does not
     let tables: Vec<Table> = sections
         .iter()
@@ -246,6 +250,7 @@ fn render(
     });
     let page = PageView {
         digest,
+        left_out,
         version: env!("CARGO_PKG_VERSION"),
         title: heading.title,
         subtitle: heading.subtitle,
