@@ -89,6 +89,59 @@ pub(super) fn tail_chart(t: &Table, axes: usize) -> Result<Option<String>, Error
     draw(&title, &lines).map(Some)
 }
 
+/// The time axis of the tail chart: linear from 0, or in decades when the
+/// slowest time is [`DECADES_FROM`] times the fastest or more (a row that
+/// hedges at 6 ms beside one that waits a second: on a linear axis the fast
+/// rows' lines would lie on top of each other at the bottom).
+struct TimeAxis {
+    log: bool,
+    range: std::ops::Range<f64>,
+}
+
+/// See [`TimeAxis`].
+const DECADES_FROM: f64 = 10.0;
+
+impl TimeAxis {
+    fn of(lines: &[Line]) -> TimeAxis {
+        let ys = || {
+            lines
+                .iter()
+                .flat_map(|(_, points)| points.iter().map(|p| p.1))
+        };
+        let lo = ys().fold(f64::INFINITY, f64::min);
+        let hi = ys().fold(f64::NEG_INFINITY, f64::max);
+        if lo > 0.0 && hi >= lo * DECADES_FROM {
+            let (a, b) = (lo.log10().floor(), hi.log10().ceil());
+            TimeAxis {
+                log: true,
+                range: a..b.max(a + 1.0),
+            }
+        } else {
+            TimeAxis {
+                log: false,
+                range: charts::range(ys(), true),
+            }
+        }
+    }
+
+    /// Where `ms` is drawn.
+    fn y(&self, ms: f64) -> f64 {
+        if self.log { ms.log10() } else { ms }
+    }
+
+    /// The tick at `v`: in decades, only the whole ones (10, 100, 1000 ms).
+    fn label(&self, v: &f64) -> String {
+        if !self.log {
+            return crate::report::format_number((v * 1000.0).round() / 1000.0);
+        }
+        if (v - v.round()).abs() > 1e-9 {
+            return String::new();
+        }
+        let k = v.round() as i32;
+        format!("{:.*}", (-k).max(0) as usize, 10f64.powi(k))
+    }
+}
+
 /// The chart: a line per row (its colour as in the distribution chart), the
 /// note that a line stops at its row's answered share, then the legend.
 fn draw(title: &str, lines: &[Line]) -> Result<String, Error> {
@@ -98,15 +151,15 @@ fn draw(title: &str, lines: &[Line]) -> Result<String, Error> {
         .iter()
         .flat_map(|(_, points)| points.iter().map(|p| tail_x(p.0)))
         .fold(4.0_f64, f64::max);
+    let time = TimeAxis::of(lines);
     charts::svg(height, |root| {
         let (plot, legend) = root.split_vertically(300);
-        let ys = lines.iter().flat_map(|(_, points)| points.iter().map(|p| p.1));
         let mut chart = ChartBuilder::on(&plot)
             .caption(title, (FONT, 16))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(0.85..x_end + 0.15, charts::range(ys, true))
+            .build_cartesian_2d(0.85..x_end + 0.15, time.range.clone())
             .map_err(|e| e.to_string())?;
         let whole = |v: &f64| {
             if (v - v.round()).abs() < 1e-9 {
@@ -115,13 +168,20 @@ fn draw(title: &str, lines: &[Line]) -> Result<String, Error> {
                 String::new()
             }
         };
-        chart
-            .configure_mesh()
-            .x_desc("percentile of ALL requests (tail scale)")
-            .y_desc("answered within (ms)")
+        let mut mesh = chart.configure_mesh();
+        if time.log {
+            let decades = (time.range.end - time.range.start).round() as usize;
+            mesh.y_labels(decades + 1);
+        }
+        mesh.x_desc("percentile of ALL requests (tail scale)")
+            .y_desc(if time.log {
+                "answered within (ms, log scale)"
+            } else {
+                "answered within (ms)"
+            })
             .x_labels(x_end.ceil() as usize)
             .x_label_formatter(&whole)
-            .y_label_formatter(&|v: &f64| crate::report::format_number((v * 1000.0).round() / 1000.0))
+            .y_label_formatter(&|v: &f64| time.label(v))
             .label_style((FONT, 12))
             .axis_desc_style((FONT, 13))
             .light_line_style(RGBColor(235, 235, 235))
@@ -129,7 +189,7 @@ fn draw(title: &str, lines: &[Line]) -> Result<String, Error> {
             .map_err(|e| e.to_string())?;
         for (i, (_, points)) in lines.iter().enumerate() {
             let col = charts::color(i);
-            let points: Vec<(f64, f64)> = points.iter().map(|&(p, ms)| (tail_x(p), ms)).collect();
+            let points: Vec<(f64, f64)> = points.iter().map(|&(p, ms)| (tail_x(p), time.y(ms))).collect();
             let style = col.stroke_width(2);
             if charts::dashed(i) {
                 chart.draw_series(std::iter::once(plotters::element::DashedPathElement::new(
@@ -202,6 +262,22 @@ mod tests {
         }
         let labels: Vec<String> = (1..=5).map(tick_label).collect();
         assert_eq!(labels, ["90 %", "99 %", "99.9 %", "99.99 %", "99.999 %"]);
+    }
+
+    #[test]
+    fn times_spanning_ten_times_or_more_are_drawn_in_decades() {
+        let line = |ms: &[f64]| ("r".to_string(), ms.iter().map(|&m| (99.0, m)).collect());
+        let axis = TimeAxis::of(&[line(&[1.0, 6.0]), line(&[11.0, 1000.0])]);
+        assert!(axis.log);
+        assert_eq!(axis.range, 0.0..3.0);
+        assert_eq!(axis.y(100.0), 2.0);
+        let ticks: Vec<String> = [0.0, 0.5, 1.0, 3.0].iter().map(|v| axis.label(v)).collect();
+        assert_eq!(ticks, ["1", "", "10", "1000"]);
+        assert_eq!(TimeAxis::of(&[line(&[0.05, 0.9])]).label(&-2.0), "0.01");
+        let axis = TimeAxis::of(&[line(&[35.0, 92.0])]);
+        assert!(!axis.log, "within ten times: linear from 0");
+        assert_eq!(axis.range.start, 0.0);
+        assert_eq!(axis.y(92.0), 92.0);
     }
 
     #[test]
