@@ -484,34 +484,7 @@ pub fn run_page(
                 axes,
                 times,
             )?,
-            "outcomes" => {
-                let mut charts = stacked(
-                    t,
-                    axes,
-                    &["workload"],
-                    &OUTCOME_PARTS,
-                    "Every request per row: answered, and each way of failing",
-                    "requests",
-                )?;
-                charts.extend(failures::failure_chart(t, axes)?);
-                charts
-            }
-            "limiters" => stacked(
-                t,
-                axes,
-                &["limiter"],
-                &["passed", "rejected"],
-                "Limiter passes and rejects per limiter (and key)",
-                "requests",
-            )?,
-            "members" => stacked(
-                t,
-                axes,
-                &["limiter", "member"],
-                &["passed", "rejected"],
-                "Limiter passes and rejects per member",
-                "requests",
-            )?,
+            "outcomes" | "limiters" | "members" => count_charts(t, axes)?,
             _ => Vec::new(),
         };
         let grid = charts.len() > 1 && t.name.starts_with("timeseries");
@@ -523,6 +496,43 @@ pub fn run_page(
         });
     }
     render(heading, thresholds, sections)
+}
+
+/// The stacked bars of a table of counts: every request of `outcomes` (and
+/// its failed ones on their own scale), the passes and rejects of `limiters`
+/// and `members`.
+fn count_charts(t: &Table, axes: usize) -> Result<Vec<String>, Error> {
+    match t.name.as_str() {
+        "outcomes" => {
+            let mut charts = stacked(
+                t,
+                axes,
+                &["workload"],
+                &OUTCOME_PARTS,
+                "Every request per row: answered, and each way of failing",
+                "requests",
+            )?;
+            charts.extend(failures::failure_chart(t, axes)?);
+            Ok(charts)
+        }
+        "limiters" => stacked(
+            t,
+            axes,
+            &["limiter"],
+            &["passed", "rejected"],
+            "Limiter passes and rejects per limiter (and key)",
+            "requests",
+        ),
+        "members" => stacked(
+            t,
+            axes,
+            &["limiter", "member"],
+            &["passed", "rejected"],
+            "Limiter passes and rejects per member",
+            "requests",
+        ),
+        _ => Ok(Vec::new()),
+    }
 }
 
 /// What the time-series charts of one compare row mark: its warm-up and fault
