@@ -158,6 +158,19 @@ elif has("crossing.csv"):
         n += 1 + (len(values) <= 40) + searches
 else:
     n += 2 * has("ladder.csv") + has("latency_cdf.csv") + has("outcomes.csv")
+    # the failed requests on their own scale: when some row failed a request
+    if has("outcomes.csv"):
+        kinds = ("dropped", "timed_out", "shed", "rejected", "errors", "refused", "not_found")
+        with open(os.path.join(d, "outcomes.csv")) as f:
+            n += any(r.get(k) not in (None, "") and float(r[k]) > 0
+                     for r in csv.DictReader(f) for k in kinds)
+    # the tail chart: when the times from the 90th percentile on (below 100, where
+    # a row answered) spread by more than 5 % (a tail rises, or rows differ)
+    if has("latency_cdf.csv"):
+        with open(os.path.join(d, "latency_cdf.csv")) as f:
+            tail = [float(r["latency_ms"]) for r in csv.DictReader(f)
+                    if r["latency_ms"] != "" and 90 <= float(r["percentile"]) < 100]
+        n += bool(tail) and max(tail) > min(tail) * 1.05
     n += has("limiters.csv") + has("members.csv")
     # time series, servers and dependencies, call sites, replicas: one chart per compare
     # row; limiter windows and concurrency limits: one per (compare row,

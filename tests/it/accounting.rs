@@ -288,7 +288,7 @@ for_ms = 100000
 
 /// The text report leaves out a column empty in every row and says so; the CSV
 /// keeps it. The outcomes chart of `report.html` stacks every way of ending
-/// that happened.
+/// that happened, and a second chart the ways of failing alone.
 #[test]
 fn empty_columns_stay_in_the_csv_and_the_chart_stacks_every_way() {
     let (_d, file) = file_with(CHECKOUT);
@@ -316,10 +316,25 @@ fn empty_columns_stay_in_the_csv_and_the_chart_stacks_every_way() {
     let csv = Csv::read(&out.path().join("outcomes.csv"));
     assert!(csv.headers.iter().any(|h| h == "held_slots"));
     let page = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    // (an SVG text is written on a line of its own; each piece of the split
+    // is one chart up to the next, not the table after it)
     let chart = page
         .split("<svg")
         .find(|svg| svg.contains("Every request per row"))
         .expect("the outcomes chart");
-    assert!(chart.contains(">timed_out<"), "the timeouts are in the bar");
-    assert!(chart.contains(">answered<"));
+    assert!(
+        chart.contains("\ntimed_out\n"),
+        "the timeouts are in the bar"
+    );
+    assert!(chart.contains("\nshed\n"), "so are the sheds");
+    assert!(chart.contains("\nanswered\n"));
+    // the failed requests again on their own scale, with their share written
+    let failed = page
+        .split("<svg")
+        .find(|svg| svg.contains("Failed requests on their own scale"))
+        .expect("the failure chart");
+    assert!(failed.contains("\ntimed_out\n") && failed.contains("\nshed\n"));
+    assert!(!failed.contains("\nanswered\n"), "failures only");
+    let share = num(&csv.rows[0], "failed") / num(&csv.rows[0], "requests") * 100.0;
+    assert!(failed.contains(&format!("{share:.2} %")), "{share}");
 }

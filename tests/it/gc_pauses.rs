@@ -86,4 +86,17 @@ fn the_page_names_the_paused_pod_as_the_target_is_written() {
         "no fault legend on checkout#1"
     );
     assert!(!page.contains("replica 0"), "a replica numbered from 0");
+    // the per-replica lines are named as the fault names the pod
+    let replicas = page
+        .split("<section id=\"timeseries_services_replicas\">")
+        .nth(1)
+        .expect("the per-replica time series");
+    assert!(
+        replicas.contains("\ncheckout#1\n"),
+        "a line named checkout#1"
+    );
+    assert!(
+        !replicas.contains("checkout -&gt; 1"),
+        "a replica named as a call"
+    );
 }

@@ -48,8 +48,12 @@ fn a_run_writes_a_self_contained_report_with_its_charts() {
     assert!(!html.contains("<script"), "no script");
     assert!(!html.contains("<link"), "no stylesheet from elsewhere");
     // two ladder charts (throughput, p95 wait), the outcomes (written for every
-    // scenario) and the distribution
-    assert_eq!(html.matches("<svg").count(), 4);
+    // scenario) and its failed requests on their own scale (the ladder's top
+    // steps shed), and the distribution; no tail chart: fewer than 90 % of the
+    // requests were answered, so no line reaches it
+    assert_eq!(html.matches("<svg").count(), 5);
+    assert!(html.contains("Failed requests on their own scale"));
+    assert!(!html.contains("Response-time tail"));
     for text in [
         "Ladder: processed and successful requests per step",
         "knee: concurrency = 12",
@@ -587,4 +591,53 @@ fn a_sweep_over_numbers_draws_lines_and_heatmaps_with_labelled_rows() {
     assert_eq!(grid.matches("<svg").count(), 2, "{grid}");
     assert!(grid.contains("recovery.stuck: mean over value and for_ms (variant=baseline)"));
     assert!(grid.contains("mean recovery.stuck (share of replications)"));
+}
+
+/// The page answers at a glance: its tables' numbers rounded (the CSV files
+/// keep every digit), the latency tail on its own axis when the rows' tails
+/// differ, the failed requests on their own scale, and a table with nothing in
+/// it left out with a line that names it (its CSV file still written).
+#[test]
+fn the_page_rounds_charts_the_tail_and_failures_and_leaves_out_empty_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    run(
+        "scenarios/hedging.toml",
+        dir.path(),
+        &["--set", "workload.duration_ms=20000"],
+    );
+    let html = page(dir.path());
+    // budget shares: no fixed budget in this scenario, so every share is empty
+    let shares = std::fs::read_to_string(dir.path().join("shares.csv")).unwrap();
+    assert!(shares.lines().skip(1).all(|l| l.ends_with(',')), "{shares}");
+    assert!(!html.contains("<section id=\"shares\">"));
+    assert!(!html.contains("href=\"#shares\""), "not in the contents");
+    assert!(
+        html.contains("Left out, empty in every row (their CSV files are written): Budget shares (shares.csv)."),
+        "the line under the tables"
+    );
+    // the tail: the rows without hedging wait for the slow answers from p99 on
+    let cdf = section(&html, "latency_cdf");
+    assert_eq!(
+        cdf.matches("<svg").count(),
+        2,
+        "the distribution and its tail"
+    );
+    for text in [
+        "Response-time tail per row (call_policy)",
+        "99.9 %",
+        "99.99 %",
+    ] {
+        assert!(cdf.contains(text), "{text}");
+    }
+    // the CSV keeps its digits; the page shows four figures
+    let out = Csv::read(&dir.path().join("outcomes.csv"));
+    let mean = out.row(&[("call_policy", "none")])["mean_ms"].clone();
+    assert!(
+        mean.split('.').nth(1).is_some_and(|d| d.len() > 3),
+        "{mean}"
+    );
+    let x: f64 = mean.parse().unwrap();
+    let digits = 3 - x.abs().log10().floor() as usize;
+    let shown = format!("<td class=\"num\">{x:.digits$}</td>");
+    assert!(section(&html, "outcomes").contains(&shown), "{shown}");
 }

@@ -16,7 +16,7 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 pub(super) const WIDTH: u32 = 720;
-const FONT: &str = "sans-serif";
+pub(super) const FONT: &str = "sans-serif";
 
 /// Tableau 10: distinct on screen and in grey print.
 const COLORS: [RGBColor; 10] = [
@@ -32,12 +32,12 @@ const COLORS: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-fn color(i: usize) -> RGBColor {
+pub(super) fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
 /// Past the first ten series the colours repeat: those lines are dashed.
-fn dashed(i: usize) -> bool {
+pub(super) fn dashed(i: usize) -> bool {
     (i / COLORS.len()) % 2 == 1
 }
 
@@ -75,6 +75,8 @@ pub struct LineChart {
 pub struct Bar {
     pub label: String,
     pub parts: Vec<f64>,
+    /// Written at the bar's end (a small bar's figure), when given.
+    pub end: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -85,6 +87,9 @@ pub struct BarChart {
     /// The legend name of each part.
     pub parts: Vec<String>,
     pub bars: Vec<Bar>,
+    /// The palette colour of the first part (a chart of some of another
+    /// chart's parts keeps their colours).
+    pub first_color: usize,
 }
 
 /// One line of a forest plot: a mean and its interval.
@@ -106,12 +111,12 @@ pub struct Forest {
     pub zero_line: bool,
 }
 
-fn fail(title: &str) -> impl Fn(String) -> Error + '_ {
+pub(super) fn fail(title: &str) -> impl Fn(String) -> Error + '_ {
     move |e| Error::Other(format!("cannot draw the chart `{title}`: {e}"))
 }
 
 /// `lo..hi` with a margin, never empty.
-fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> std::ops::Range<f64> {
+pub(super) fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> std::ops::Range<f64> {
     let (mut lo, mut hi) = values
         .filter(|v| v.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
@@ -251,7 +256,7 @@ pub fn line_chart(c: &LineChart) -> Result<String, Error> {
 }
 
 /// The legend below a chart: a line sample (dashed for markers) and the name.
-fn legend_rows<'a>(
+pub(super) fn legend_rows<'a>(
     area: &DrawingArea<SVGBackend, Shift>,
     entries: impl Iterator<Item = (&'a str, RGBColor, bool)>,
 ) -> Result<(), String> {
@@ -320,12 +325,17 @@ pub fn bar_chart(c: &BarChart) -> Result<String, Error> {
     svg(height, |root| {
         let (plot, legend) = root.split_vertically(height - 18 * c.parts.len() as u32 - 8);
         let totals = c.bars.iter().map(|b| b.parts.iter().sum::<f64>());
+        let mut x_range = range(totals, true);
+        if c.bars.iter().any(|b| b.end.is_some()) {
+            // room for the figures written past the longest bar
+            x_range.end += (x_range.end - x_range.start) * 0.3;
+        }
         let mut chart = ChartBuilder::on(&plot)
             .caption(&c.title, (FONT, 16))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(label_width(labels.iter().map(|l| l.len())))
-            .build_cartesian_2d(range(totals, true), (0..n as i32).into_segmented())
+            .build_cartesian_2d(x_range, (0..n as i32).into_segmented())
             .map_err(|e| e.to_string())?;
         row_mesh(&mut chart, &c.x_label, &c.y_label, &labels)?;
         for (i, bar) in c.bars.iter().enumerate() {
@@ -338,7 +348,7 @@ pub fn bar_chart(c: &BarChart) -> Result<String, Error> {
                             (from, SegmentValue::Exact(y)),
                             (from + v, SegmentValue::Exact(y + 1)),
                         ],
-                        color(k).filled(),
+                        color(c.first_color + k).filled(),
                     );
                     r.set_margin(3, 3, 0, 0);
                     chart
@@ -347,13 +357,29 @@ pub fn bar_chart(c: &BarChart) -> Result<String, Error> {
                 }
                 from += v;
             }
+            if let Some(end) = &bar.end {
+                let at = EmptyElement::at((from, SegmentValue::CenterOf(y)))
+                    + Text::new(
+                        end.clone(),
+                        (5, 0),
+                        (FONT, 12).into_font().color(&BLACK).pos(
+                            plotters::style::text_anchor::Pos::new(
+                                plotters::style::text_anchor::HPos::Left,
+                                plotters::style::text_anchor::VPos::Center,
+                            ),
+                        ),
+                    );
+                chart
+                    .draw_series(std::iter::once(at))
+                    .map_err(|e| e.to_string())?;
+            }
         }
         for (k, name) in c.parts.iter().enumerate() {
             let y = 4 + 18 * k as i32;
             legend
                 .draw(&Rectangle::new(
                     [(70, y + 1), (100, y + 11)],
-                    color(k).filled(),
+                    color(c.first_color + k).filled(),
                 ))
                 .map_err(|e| e.to_string())?;
             legend

@@ -20,7 +20,11 @@ use std::borrow::Cow;
 pub const FILE: &str = "report.html";
 
 mod concurrency;
+mod empty;
+mod failures;
+mod format;
 mod sweep_time;
+mod tail;
 
 const TEMPLATE: &str = include_str!("report.html.j2");
 
@@ -73,16 +77,20 @@ impl SectionTable {
     fn of(t: &Table) -> SectionTable {
         use std::fmt::Write;
         let mut body = String::new();
+        let shares = format::share_columns(t);
+        let metric = t.column("metric");
         for row in t.rows.iter().take(MAX_PAGE_ROWS) {
             body.push_str("<tr>");
-            for c in row {
+            let share_row = format::share_row(row, metric);
+            for (c, share) in row.iter().zip(&shares) {
                 body.push_str(if c.is_numeric() {
                     "<td class=\"num\">"
                 } else {
                     "<td>"
                 });
+                let text = format::cell_text(c, *share || share_row);
                 // writing into a String cannot fail
-                let _ = write!(body, "{}", minijinja::HtmlEscape(&c.render()));
+                let _ = write!(body, "{}", minijinja::HtmlEscape(&text));
                 body.push_str("</td>");
             }
             body.push_str("</tr>\n");
@@ -104,7 +112,34 @@ const MAX_PAGE_ROWS: usize = 2_000;
 const MAX_STEPS: usize = 1_000;
 
 impl TableView {
+    /// The table with its numbers [`format::rounded`], as the page's sections
+    /// show them.
     fn of(t: &Table) -> TableView {
+        let shares = format::share_columns(t);
+        let metric = t.column("metric");
+        TableView {
+            headers: t.headers.clone(),
+            rows: t
+                .rows
+                .iter()
+                .take(MAX_PAGE_ROWS)
+                .map(|r| {
+                    let share_row = format::share_row(r, metric);
+                    r.iter()
+                        .zip(&shares)
+                        .map(|(c, share)| CellView {
+                            text: format::cell_text(c, *share || share_row),
+                            num: c.is_numeric(),
+                        })
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// The table with every digit its CSV file has: the thresholds' values,
+    /// which a rounding could put onto their bounds.
+    fn exact(t: &Table) -> TableView {
         TableView {
             headers: t.headers.clone(),
             rows: t
@@ -152,6 +187,8 @@ struct PageView {
     thresholds: Option<ThresholdsView>,
     digest: Option<DigestView>,
     sections: Vec<SectionView>,
+    /// The tables left off the page, empty in every row (see [`empty`]).
+    left_out: Vec<String>,
 }
 
 /// The digest at the top of a run's page (see [`crate::report::digest`]): the
@@ -194,6 +231,7 @@ fn render(
     thresholds: Option<Thresholds>,
     sections: Vec<Section<'_>>,
 ) -> Result<String, Error> {
+    let (sections, left_out) = empty::left_out(sections);
     // a run's page opens with the digest; a sweep's (no `outcomes` table) does not
     let tables: Vec<Table> = sections
         .iter()
@@ -212,6 +250,7 @@ fn render(
     });
     let page = PageView {
         digest,
+        left_out,
         version: env!("CARGO_PKG_VERSION"),
         title: heading.title,
         subtitle: heading.subtitle,
@@ -219,7 +258,7 @@ fn render(
         thresholds: thresholds.map(|t| ThresholdsView {
             summary: t.summary,
             rule: t.rule,
-            table: TableView::of(t.table),
+            table: TableView::exact(t.table),
         }),
         sections: sections
             .into_iter()
@@ -380,7 +419,10 @@ pub fn run_page(
     for &t in tables {
         let charts = match t.name.as_str() {
             "ladder" => ladder_charts(t, find("findings"), axes)?,
-            "latency_cdf" => latency_chart(t, axes)?.into_iter().collect(),
+            "latency_cdf" => latency_chart(t, axes)?
+                .into_iter()
+                .chain(tail::tail_chart(t, axes)?)
+                .collect(),
             "timeseries" => timeseries_charts(t, find("recovery"), axes, times)?,
             "timeseries_limiters" => {
                 limiter_window_charts(t, &run_ends(find("timeseries"), axes), axes, times)?
@@ -390,6 +432,7 @@ pub fn run_page(
                 t,
                 &KeyedRates {
                     keys: &["service"],
+                    join: " -> ",
                     value: "arrivals",
                     what: "Arrivals per second at each server and dependency",
                     y_label: "arrivals per second",
@@ -403,6 +446,7 @@ pub fn run_page(
                 t,
                 &KeyedRates {
                     keys: &["service", "replica"],
+                    join: "#",
                     value: "processed",
                     what: "Requests processed per second by each replica",
                     y_label: "requests per second",
@@ -416,6 +460,7 @@ pub fn run_page(
                 t,
                 &KeyedRates {
                     keys: &["replica"],
+                    join: " -> ",
                     value: "sent",
                     what: "Requests per second sent to each replica (outlier detection's intervals)",
                     y_label: "requests per second",
@@ -429,6 +474,7 @@ pub fn run_page(
                 t,
                 &KeyedRates {
                     keys: &["caller", "target"],
+                    join: " -> ",
                     value: "attempts",
                     what: "Attempts per second at each call site",
                     y_label: "attempts per second",
@@ -438,30 +484,7 @@ pub fn run_page(
                 axes,
                 times,
             )?,
-            "outcomes" => stacked(
-                t,
-                axes,
-                &["workload"],
-                &OUTCOME_PARTS,
-                "Every request per row: answered, and each way of failing",
-                "requests",
-            )?,
-            "limiters" => stacked(
-                t,
-                axes,
-                &["limiter"],
-                &["passed", "rejected"],
-                "Limiter passes and rejects per limiter (and key)",
-                "requests",
-            )?,
-            "members" => stacked(
-                t,
-                axes,
-                &["limiter", "member"],
-                &["passed", "rejected"],
-                "Limiter passes and rejects per member",
-                "requests",
-            )?,
+            "outcomes" | "limiters" | "members" => count_charts(t, axes)?,
             _ => Vec::new(),
         };
         let grid = charts.len() > 1 && t.name.starts_with("timeseries");
@@ -473,6 +496,43 @@ pub fn run_page(
         });
     }
     render(heading, thresholds, sections)
+}
+
+/// The stacked bars of a table of counts: every request of `outcomes` (and
+/// its failed ones on their own scale), the passes and rejects of `limiters`
+/// and `members`.
+fn count_charts(t: &Table, axes: usize) -> Result<Vec<String>, Error> {
+    match t.name.as_str() {
+        "outcomes" => {
+            let mut charts = stacked(
+                t,
+                axes,
+                &["workload"],
+                &OUTCOME_PARTS,
+                "Every request per row: answered, and each way of failing",
+                "requests",
+            )?;
+            charts.extend(failures::failure_chart(t, axes)?);
+            Ok(charts)
+        }
+        "limiters" => stacked(
+            t,
+            axes,
+            &["limiter"],
+            &["passed", "rejected"],
+            "Limiter passes and rejects per limiter (and key)",
+            "requests",
+        ),
+        "members" => stacked(
+            t,
+            axes,
+            &["limiter", "member"],
+            &["passed", "rejected"],
+            "Limiter passes and rejects per member",
+            "requests",
+        ),
+        _ => Ok(Vec::new()),
+    }
 }
 
 /// What the time-series charts of one compare row mark: its warm-up and fault
@@ -926,9 +986,12 @@ fn limiter_window_charts(
 type KeyRows<'a> = Vec<(String, Vec<&'a Vec<Cell>>)>;
 
 /// What [`keyed_rate_charts`] draws: a line per key (the `keys` columns'
-/// values joined by " -> ") of the count column `value`, per second.
+/// values joined by `join`) of the count column `value`, per second.
 struct KeyedRates<'a> {
     keys: &'a [&'a str],
+    /// " -> " between a caller and its target; "#" between a service and its
+    /// replica (`checkout#1`, as faults name a replica).
+    join: &'a str,
     value: &'a str,
     /// The charts' title, before the compare row's labels.
     what: &'a str,
@@ -969,7 +1032,7 @@ fn keyed_rate_charts(
         keys.iter()
             .map(|&c| row[c].render())
             .collect::<Vec<_>>()
-            .join(" -> ")
+            .join(k.join)
     };
     // every key in first-seen order with its total, to pick the lines and
     // give each its colour
@@ -1192,20 +1255,13 @@ fn stacked(
     let bars = t
         .rows
         .iter()
-        .map(|r| {
-            let label = r[..axes]
+        .map(|r| Bar {
+            label: bar_label(r, axes, &key_columns),
+            parts: columns
                 .iter()
-                .chain(key_columns.iter().map(|&c| &r[c]))
-                .map(Cell::render)
-                .collect::<Vec<_>>()
-                .join(", ");
-            Bar {
-                label,
-                parts: columns
-                    .iter()
-                    .map(|&(c, _)| number(&r[c]).unwrap_or(0.0))
-                    .collect(),
-            }
+                .map(|&(c, _)| number(&r[c]).unwrap_or(0.0))
+                .collect(),
+            end: None,
         })
         .collect();
     let y_label: Vec<&str> = t.headers[..axes]
@@ -1219,7 +1275,18 @@ fn stacked(
         y_label: y_label.join(", "),
         parts: columns.iter().map(|(_, n)| n.to_string()).collect(),
         bars,
+        first_color: 0,
     })?])
+}
+
+/// A bar's label: the row's axis cells and its `keys` cells, joined.
+fn bar_label(r: &[Cell], axes: usize, keys: &[usize]) -> String {
+    r[..axes]
+        .iter()
+        .chain(keys.iter().map(|&c| &r[c]))
+        .map(Cell::render)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The unit a metric's name ends in, for axis labels.
@@ -1429,7 +1496,7 @@ mod tests {
             want.contains("<td>&lt;b&gt; &amp; &quot;q&quot; &#x27;x&#x27; &#x2f;r</td>"),
             "{want}"
         );
-        assert!(want.contains("<td class=\"num\">2.50</td>"), "{want}");
+        assert!(want.contains("<td class=\"num\">2.500</td>"), "{want}");
         assert_eq!(SectionTable::of(&t).body, want);
     }
 
@@ -1505,6 +1572,7 @@ mod tests {
         };
         let k = KeyedRates {
             keys: &["caller", "target"],
+            join: " -> ",
             value: "attempts",
             what: "Attempts per second at each call site",
             y_label: "attempts per second",
