@@ -736,7 +736,10 @@ fn timeseries_charts(
         let markers = recovery
             .map(|rec| recovered(rec, first, axes))
             .unwrap_or_default();
-        charts.push((axes_title(t, first, axes), series, bands(marks), markers));
+        let mut shaded = bands(marks);
+        let end = end_of(&ends, first, axes);
+        shaded.extend(recovery.and_then(|rec| drain(rec, first, axes, end, w)));
+        charts.push((axes_title(t, first, axes), series, shaded, markers));
     }
     rate_charts(
         charts,
@@ -860,6 +863,29 @@ fn end_of(ends: &[(Vec<Cell>, f64)], row: &[Cell], axes: usize) -> Option<f64> {
     ends.iter()
         .find(|(k, _)| k[..] == row[..axes])
         .map(|(_, e)| *e)
+}
+
+/// The windows of the compare row `row` that no recovery figure reads
+/// (recovery.csv `judged_until_ms`: the drain after the workloads stopped
+/// sending) up to the run's `end` (ms), shaded grey as the warm-up is; none
+/// when less than half a window (`w` ms) of the run lies past them.
+fn drain(rec: &Table, row: &[Cell], axes: usize, end: Option<f64>, w: f64) -> Option<Band> {
+    let c = rec.column("judged_until_ms")?;
+    let until = (rec.rows.iter())
+        .filter(|r| r[..axes] == row[..axes])
+        .find_map(|r| number(&r[c]))?;
+    let end = end?;
+    (end - until >= w / 2.0).then(|| Band {
+        name: format!(
+            "after the workloads stopped sending ({} to {} s): no recovery figure reads it",
+            tick(&(until / 1000.0)),
+            tick(&(end / 1000.0))
+        ),
+        label: "drain".into(),
+        from: until / 1000.0,
+        to: end / 1000.0,
+        warmup: true,
+    })
 }
 
 /// The recovery of each fault of the compare row `row` (recovery.csv), as a
