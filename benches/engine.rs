@@ -1,6 +1,6 @@
 //! Micro-benchmarks of the engine core: event queue operations at growing numbers
 //! of pending events, and one latency draw per model. Run with `cargo bench`;
-//! CI only compiles them (`cargo bench --no-run`).
+//! CI only compiles them, unoptimised (`cargo build --benches`).
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use resim::engine::{EventQueue, Lane, Ticks, stream};
