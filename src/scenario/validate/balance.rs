@@ -178,6 +178,18 @@ fn weights(at: &str, w: &[f64], kind: Balancer, replicas: u32) -> R<Vec<f64>> {
             );
         }
     }
+    // The pick rules add the weights up (nginx's smooth round robin subtracts
+    // their sum, Envoy's schedulers divide by it): a sum past the largest
+    // double is infinite, and every pick then went to the first replica.
+    if !w.iter().sum::<f64>().is_finite() {
+        return err(
+            at,
+            format!(
+                "the weights add up to more than {}: only their ratios count, so divide them all by the same number",
+                num(f64::MAX)
+            ),
+        );
+    }
     Ok(w.to_vec())
 }
 
