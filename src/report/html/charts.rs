@@ -8,44 +8,15 @@
 //! (means with their intervals), and time charts (lines against time over shaded
 //! fault and warm-up windows, optionally with interval areas).
 
+use super::draw::{
+    COMPACT_KEYS, FONT, ROW_KEYS, Sample, color, dashed, fail, marker_color, svg, svg_sized, tick,
+};
 use crate::error::Error;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::SegmentedCoord;
 use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
-
-pub(super) const WIDTH: u32 = 720;
-pub(super) const FONT: &str = "sans-serif";
-
-/// Tableau 10: distinct on screen and in grey print.
-const COLORS: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
-
-pub(super) fn color(i: usize) -> RGBColor {
-    COLORS[i % COLORS.len()]
-}
-
-/// Past the first ten series the colours repeat: those lines are dashed.
-pub(super) fn dashed(i: usize) -> bool {
-    (i / COLORS.len()) % 2 == 1
-}
-
-/// Markers take the palette from its end, so a finding keeps its colour in every
-/// chart however many series the chart has.
-fn marker_color(k: usize) -> RGBColor {
-    COLORS[COLORS.len() - 1 - k % COLORS.len()]
-}
 
 /// A named line through points (x, y).
 #[derive(Debug, Clone)]
@@ -111,10 +82,6 @@ pub struct Forest {
     pub zero_line: bool,
 }
 
-pub(super) fn fail(title: &str) -> impl Fn(String) -> Error + '_ {
-    move |e| Error::Other(format!("cannot draw the chart `{title}`: {e}"))
-}
-
 /// `lo..hi` with a margin, never empty.
 pub(super) fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> std::ops::Range<f64> {
     let (mut lo, mut hi) = values
@@ -140,37 +107,9 @@ pub(super) fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> std::
     lo..hi + pad
 }
 
-/// Tick labels: whole numbers without decimals, others with up to three.
-fn tick(v: &f64) -> String {
-    crate::report::format_number((v * 1000.0).round() / 1000.0)
-}
-
 /// Pixels a label column needs for `labels` (about 7 px a character at 12 px).
 fn label_width(labels: impl Iterator<Item = usize>) -> u32 {
     (labels.max().unwrap_or(4) as u32 * 7 + 16).clamp(48, 300)
-}
-
-/// An SVG of the page width and `height`, drawn by `draw` on white.
-pub(super) fn svg(
-    height: u32,
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
-) -> Result<String, String> {
-    svg_sized(WIDTH, height, draw)
-}
-
-fn svg_sized(
-    width: u32,
-    height: u32,
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
-) -> Result<String, String> {
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        draw(&root)?;
-        root.present().map_err(|e| e.to_string())?;
-    }
-    Ok(out)
 }
 
 pub fn line_chart(c: &LineChart) -> Result<String, Error> {
@@ -261,28 +200,12 @@ pub(super) fn legend_rows<'a>(
     entries: impl Iterator<Item = (&'a str, RGBColor, bool)>,
 ) -> Result<(), String> {
     for (i, (name, col, dashed)) in entries.enumerate() {
-        let y = 6 + 18 * i as i32;
-        if dashed {
-            area.draw(&DashedPathElement::new(
-                vec![(70, y + 6), (100, y + 6)],
-                6,
-                4,
-                col.stroke_width(2),
-            ))
-            .map_err(|e| e.to_string())?;
+        let sample = if dashed {
+            Sample::Dashed(col)
         } else {
-            area.draw(&PathElement::new(
-                vec![(70, y + 6), (100, y + 6)],
-                col.stroke_width(2),
-            ))
-            .map_err(|e| e.to_string())?;
-        }
-        area.draw(&Text::new(
-            name.to_string(),
-            (108, y),
-            (FONT, 12).into_font(),
-        ))
-        .map_err(|e| e.to_string())?;
+            Sample::Line(col)
+        };
+        ROW_KEYS.draw(area, sample, name, (70, 6 + 18 * i as i32))?;
     }
     Ok(())
 }
@@ -504,14 +427,6 @@ const FAULT: RGBColor = RGBColor(214, 39, 40);
 const WARMUP: RGBColor = RGBColor(127, 127, 127);
 const MARKER: RGBColor = RGBColor(60, 60, 60);
 
-/// A legend entry's sample: a line, a dashed line or a filled box.
-#[derive(Clone, Copy)]
-enum Sample {
-    Line(RGBColor),
-    Dashed(RGBColor),
-    Area(RGBAColor),
-}
-
 /// Where each legend entry goes, and the height taken: lines in columns as wide
 /// as the longest line name (as many as fit in `width`), then bands and markers
 /// (longer names) a row each.
@@ -665,31 +580,8 @@ pub fn time_chart(c: &TimeChart) -> Result<String, Error> {
                 )))
                 .map_err(|e| e.to_string())?;
         }
-        for ((name, sample), (x, y)) in entries.iter().zip(&at) {
-            let (x, y) = (*x, *y);
-            match sample {
-                Sample::Line(col) => legend.draw(&PathElement::new(
-                    vec![(x, y + 6), (x + 24, y + 6)],
-                    col.stroke_width(2),
-                )),
-                Sample::Dashed(col) => legend.draw(&DashedPathElement::new(
-                    vec![(x, y + 6), (x + 24, y + 6)],
-                    5,
-                    3,
-                    col.stroke_width(2),
-                )),
-                Sample::Area(fill) => {
-                    legend.draw(&Rectangle::new([(x, y), (x + 24, y + 11)], fill.filled()))
-                }
-            }
-            .map_err(|e| e.to_string())?;
-            legend
-                .draw(&Text::new(
-                    name.to_string(),
-                    (x + 30, y),
-                    (FONT, 11).into_font(),
-                ))
-                .map_err(|e| e.to_string())?;
+        for ((name, sample), at) in entries.iter().zip(&at) {
+            COMPACT_KEYS.draw(&legend, *sample, name, *at)?;
         }
         Ok(())
     })

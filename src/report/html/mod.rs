@@ -20,6 +20,7 @@ use std::borrow::Cow;
 pub const FILE: &str = "report.html";
 
 mod concurrency;
+mod draw;
 mod empty;
 mod failures;
 mod format;

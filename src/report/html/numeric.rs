@@ -12,13 +12,14 @@
 //! on a log scale, ticked at their own values. `resim boundary` draws its
 //! points with the same charts.
 
-use super::charts::{Marker, svg};
+use super::charts::Marker;
+use super::draw::{FONT, ROW_KEYS, Sample, color, dashed, fail, svg, tick};
 use crate::error::Error;
 use crate::report::{Cell, Table};
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
-
-const FONT: &str = "sans-serif";
 
 /// An axis is numeric when every value is a number and it has at least this many.
 pub const MIN_VALUES: usize = 3;
@@ -53,28 +54,8 @@ pub struct ValueChart {
     pub shade: Option<(String, f64, f64)>,
 }
 
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
 const TARGET: RGBColor = RGBColor(200, 30, 30);
 const MARKER: RGBColor = RGBColor(40, 40, 40);
-
-fn fail(title: &str) -> impl Fn(String) -> Error + '_ {
-    move |e| Error::Other(format!("cannot draw the chart `{title}`: {e}"))
-}
-
-fn tick(v: &f64) -> String {
-    crate::report::format_number((v * 1000.0).round() / 1000.0)
-}
 
 /// `lo..hi` of finite values with a 5 % margin, never empty.
 fn span(values: impl Iterator<Item = f64>, margin: bool) -> std::ops::Range<f64> {
@@ -117,15 +98,18 @@ fn geometric(xs: impl Iterator<Item = f64>) -> bool {
     log < linear
 }
 
+/// The plot's height in pixels, above its legend.
+const VALUE_PLOT_HEIGHT: u32 = 320;
+
+/// A value chart's drawing area and its axes.
+type ValueArea<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
 /// Draws a [`ValueChart`]: bands first, then lines with a dot per value, the
 /// target and markers on top; the legend below the plot, one entry a row.
 pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
-    let entries = c.series.len()
-        + usize::from(c.target.is_some())
-        + c.markers.len()
-        + usize::from(c.shade.is_some());
-    let plot_height = 320;
-    let height = plot_height + 10 + 18 * entries as u32;
+    let keys = value_keys(c);
+    let height = VALUE_PLOT_HEIGHT + 10 + 18 * keys.len() as u32;
     // settings spaced by factors are drawn on a log scale, ticked at their own
     // values (a boundary's charts, with markers and a bracket, stay linear)
     let log_x = c.markers.is_empty()
@@ -141,247 +125,237 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
             intervals: s.intervals.iter().map(|i| (fx(i.0), i.1, i.2)).collect(),
         })
         .collect();
-    let mut settings: Vec<f64> = c
+    svg(height, |root| {
+        let (plot, legend) = root.split_vertically(VALUE_PLOT_HEIGHT);
+        let mut chart = value_axes(&plot, c, &series, log_x)?;
+        if log_x {
+            let mut settings: Vec<f64> = c
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+                .collect();
+            settings.sort_by(f64::total_cmp);
+            settings.dedup();
+            log_ticks(&plot, &mut chart, &settings)?;
+        }
+        value_marks(&mut chart, c, &series)?;
+        for (row, (sample, name)) in keys.iter().enumerate() {
+            ROW_KEYS.draw(&legend, *sample, name, (70, 8 + 18 * row as i32))?;
+        }
+        Ok(())
+    })
+    .map_err(fail(&c.title))
+}
+
+/// The legend's keys, in order: the series, the target, the markers, the shade.
+fn value_keys(c: &ValueChart) -> Vec<(Sample, &str)> {
+    let mut keys: Vec<(Sample, &str)> = c
         .series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .enumerate()
+        .map(|(i, s)| (Sample::LineOnArea(color(i)), s.name.as_str()))
         .collect();
-    settings.sort_by(f64::total_cmp);
-    settings.dedup();
+    keys.extend(
+        c.target
+            .iter()
+            .map(|(name, _)| (Sample::Dashed(TARGET), name.as_str())),
+    );
+    keys.extend(
+        c.markers
+            .iter()
+            .map(|m| (Sample::Dashed(MARKER), m.name.as_str())),
+    );
+    keys.extend(
+        c.shade
+            .iter()
+            .map(|(name, _, _)| (Sample::Area(MARKER.mix(0.12)), name.as_str())),
+    );
+    keys
+}
+
+/// The axes over every value, interval, marker and target, and the mesh.
+fn value_axes<'a, 'b>(
+    plot: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    c: &ValueChart,
+    series: &[ValueSeries],
+    log_x: bool,
+) -> Result<ValueArea<'a, 'b>, String> {
+    let xs = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .chain(c.markers.iter().map(|m| m.x))
+        .chain(c.shade.iter().flat_map(|s| [s.1, s.2]));
+    let ys = series
+        .iter()
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.1)
+                .chain(s.intervals.iter().flat_map(|i| [i.1, i.2]))
+        })
+        .chain(c.target.iter().map(|t| t.1));
+    let x_span = span(xs, true);
+    // whole-number settings (slots, replicas) few enough to tick one by one:
+    // no tick between them, where no setting can be
+    let whole = !log_x
+        && series
+            .iter()
+            .flat_map(|s| &s.points)
+            .all(|p| p.0.fract() == 0.0)
+        && x_span.end - x_span.start <= 20.0;
+    let x_ticks = if log_x {
+        0
+    } else if whole {
+        (x_span.end - x_span.start).ceil() as usize + 1
+    } else {
+        10
+    };
+    let x_tick = |v: &f64| {
+        if whole && v.fract() != 0.0 {
+            String::new()
+        } else {
+            tick(v)
+        }
+    };
     let x_label = if log_x {
         format!("{} (log scale)", c.x_label)
     } else {
         c.x_label.clone()
     };
-    svg(height, |root| {
-        let (plot, legend) = root.split_vertically(plot_height);
-        let xs = series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0))
-            .chain(c.markers.iter().map(|m| m.x))
-            .chain(c.shade.iter().flat_map(|s| [s.1, s.2]));
-        let ys = series
-            .iter()
-            .flat_map(|s| {
+    let mut chart = ChartBuilder::on(plot)
+        .caption(&c.title, (FONT, 15))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x_span, span(ys, true))
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc(&x_label)
+        .y_desc(&c.y_label)
+        .x_labels(x_ticks)
+        .x_label_formatter(&x_tick)
+        .y_label_formatter(&tick)
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 13))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
+}
+
+/// A log scale's ticks: a light line and a label at each setting.
+fn log_ticks(
+    plot: &DrawingArea<SVGBackend, Shift>,
+    chart: &mut ValueArea,
+    settings: &[f64],
+) -> Result<(), String> {
+    let y = chart.y_range();
+    for v in settings {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(v.ln(), y.start), (v.ln(), y.end)],
+                RGBColor(220, 220, 220),
+            )))
+            .map_err(|e| e.to_string())?;
+        let (px, py) = chart.backend_coord(&(v.ln(), y.start));
+        plot.draw(&Text::new(
+            tick(v),
+            (px, py + 6),
+            (FONT, 12)
+                .into_font()
+                .color(&BLACK)
+                .pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Top,
+                )),
+        ))
+        .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The shade, the intervals, the target, the lines with a dot per value and
+/// the markers, in that order (later ones on top).
+fn value_marks(
+    chart: &mut ValueArea,
+    c: &ValueChart,
+    series: &[ValueSeries],
+) -> Result<(), String> {
+    let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+    let y = chart.y_range();
+    if let Some((_, from, to)) = &c.shade {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(*from, y.start), (*to, y.end)],
+                MARKER.mix(0.12).filled(),
+            )))
+            .map_err(err)?;
+    }
+    for (i, s) in series.iter().enumerate() {
+        if s.intervals.len() > 1 {
+            let mut area: Vec<(f64, f64)> = s.intervals.iter().map(|p| (p.0, p.2)).collect();
+            area.extend(s.intervals.iter().rev().map(|p| (p.0, p.1)));
+            chart
+                .draw_series(std::iter::once(Polygon::new(
+                    area,
+                    color(i).mix(0.18).filled(),
+                )))
+                .map_err(err)?;
+        }
+        // a single value's interval: a vertical bar
+        if let [(x, lo, hi)] = s.intervals[..] {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, lo), (x, hi)],
+                    color(i).mix(0.5).stroke_width(3),
+                )))
+                .map_err(err)?;
+        }
+    }
+    if let Some((_, t)) = &c.target {
+        let x = chart.x_range();
+        chart
+            .draw_series(std::iter::once(DashedPathElement::new(
+                vec![(x.start, *t), (x.end, *t)],
+                6,
+                4,
+                TARGET.stroke_width(2),
+            )))
+            .map_err(err)?;
+    }
+    for (i, s) in series.iter().enumerate() {
+        let style = color(i).stroke_width(2);
+        if dashed(i) {
+            chart.draw_series(std::iter::once(DashedPathElement::new(
+                s.points.clone(),
+                8,
+                3,
+                style,
+            )))
+        } else {
+            chart.draw_series(LineSeries::new(s.points.iter().copied(), style))
+        }
+        .map_err(err)?;
+        chart
+            .draw_series(
                 s.points
                     .iter()
-                    .map(|p| p.1)
-                    .chain(s.intervals.iter().flat_map(|i| [i.1, i.2]))
-            })
-            .chain(c.target.iter().map(|t| t.1));
-        let x_span = span(xs, true);
-        // whole-number settings (slots, replicas) few enough to tick one by one:
-        // no tick between them, where no setting can be
-        let whole = !log_x
-            && series
-                .iter()
-                .flat_map(|s| &s.points)
-                .all(|p| p.0.fract() == 0.0)
-            && x_span.end - x_span.start <= 20.0;
-        let x_ticks = if log_x {
-            0
-        } else if whole {
-            (x_span.end - x_span.start).ceil() as usize + 1
-        } else {
-            10
-        };
-        let x_tick = |v: &f64| {
-            if whole && v.fract() != 0.0 {
-                String::new()
-            } else {
-                tick(v)
-            }
-        };
-        let mut chart = ChartBuilder::on(&plot)
-            .caption(&c.title, (FONT, 15))
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x_span, span(ys, true))
-            .map_err(|e| e.to_string())?;
+                    .map(|p| Circle::new(*p, 3, color(i).filled())),
+            )
+            .map_err(err)?;
+    }
+    for m in &c.markers {
         chart
-            .configure_mesh()
-            .x_desc(&x_label)
-            .y_desc(&c.y_label)
-            .x_labels(x_ticks)
-            .x_label_formatter(&x_tick)
-            .y_label_formatter(&tick)
-            .label_style((FONT, 12))
-            .axis_desc_style((FONT, 13))
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let y = chart.y_range();
-        if log_x {
-            for v in &settings {
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(fx(*v), y.start), (fx(*v), y.end)],
-                        RGBColor(220, 220, 220),
-                    )))
-                    .map_err(|e| e.to_string())?;
-                let (px, py) = chart.backend_coord(&(fx(*v), y.start));
-                plot.draw(&Text::new(
-                    tick(v),
-                    (px, py + 6),
-                    (FONT, 12).into_font().color(&BLACK).pos(
-                        plotters::style::text_anchor::Pos::new(
-                            plotters::style::text_anchor::HPos::Center,
-                            plotters::style::text_anchor::VPos::Top,
-                        ),
-                    ),
-                ))
-                .map_err(|e| e.to_string())?;
-            }
-        }
-        if let Some((_, from, to)) = &c.shade {
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(*from, y.start), (*to, y.end)],
-                    MARKER.mix(0.12).filled(),
-                )))
-                .map_err(|e| e.to_string())?;
-        }
-        for (i, s) in series.iter().enumerate() {
-            if s.intervals.len() > 1 {
-                let mut area: Vec<(f64, f64)> = s.intervals.iter().map(|p| (p.0, p.2)).collect();
-                area.extend(s.intervals.iter().rev().map(|p| (p.0, p.1)));
-                chart
-                    .draw_series(std::iter::once(Polygon::new(
-                        area,
-                        PALETTE[i % 10].mix(0.18).filled(),
-                    )))
-                    .map_err(|e| e.to_string())?;
-            }
-            // a single value's interval: a vertical bar
-            if s.intervals.len() == 1 {
-                let (x, lo, hi) = s.intervals[0];
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(x, lo), (x, hi)],
-                        PALETTE[i % 10].mix(0.5).stroke_width(3),
-                    )))
-                    .map_err(|e| e.to_string())?;
-            }
-        }
-        if let Some((_, t)) = &c.target {
-            let x = chart.x_range();
-            chart
-                .draw_series(std::iter::once(DashedPathElement::new(
-                    vec![(x.start, *t), (x.end, *t)],
-                    6,
-                    4,
-                    TARGET.stroke_width(2),
-                )))
-                .map_err(|e| e.to_string())?;
-        }
-        for (i, s) in series.iter().enumerate() {
-            let col = PALETTE[i % 10];
-            let style = col.stroke_width(2);
-            if (i / 10) % 2 == 1 {
-                chart.draw_series(std::iter::once(DashedPathElement::new(
-                    s.points.clone(),
-                    8,
-                    3,
-                    style,
-                )))
-            } else {
-                chart.draw_series(LineSeries::new(s.points.iter().copied(), style))
-            }
-            .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, col.filled())))
-                .map_err(|e| e.to_string())?;
-        }
-        for m in &c.markers {
-            chart
-                .draw_series(std::iter::once(DashedPathElement::new(
-                    vec![(m.x, y.start), (m.x, y.end)],
-                    6,
-                    4,
-                    MARKER.stroke_width(2),
-                )))
-                .map_err(|e| e.to_string())?;
-        }
-        let mut row = 0;
-        let mut entry = |sample: &dyn Fn(i32) -> Result<(), String>, name: &str| {
-            let y = 8 + 18 * row;
-            row += 1;
-            sample(y)?;
-            legend
-                .draw(&Text::new(
-                    name.to_string(),
-                    (108, y),
-                    (FONT, 12).into_font(),
-                ))
-                .map_err(|e| e.to_string())
-        };
-        for (i, s) in series.iter().enumerate() {
-            let col = PALETTE[i % 10];
-            entry(
-                &|y| {
-                    legend
-                        .draw(&Rectangle::new(
-                            [(70, y), (100, y + 12)],
-                            col.mix(0.18).filled(),
-                        ))
-                        .map_err(|e| e.to_string())?;
-                    legend
-                        .draw(&PathElement::new(
-                            vec![(70, y + 6), (100, y + 6)],
-                            col.stroke_width(2),
-                        ))
-                        .map_err(|e| e.to_string())
-                },
-                &s.name,
-            )?;
-        }
-        if let Some((name, _)) = &c.target {
-            entry(
-                &|y| {
-                    legend
-                        .draw(&DashedPathElement::new(
-                            vec![(70, y + 6), (100, y + 6)],
-                            6,
-                            4,
-                            TARGET.stroke_width(2),
-                        ))
-                        .map_err(|e| e.to_string())
-                },
-                name,
-            )?;
-        }
-        for m in &c.markers {
-            entry(
-                &|y| {
-                    legend
-                        .draw(&DashedPathElement::new(
-                            vec![(70, y + 6), (100, y + 6)],
-                            6,
-                            4,
-                            MARKER.stroke_width(2),
-                        ))
-                        .map_err(|e| e.to_string())
-                },
-                &m.name,
-            )?;
-        }
-        if let Some((name, _, _)) = &c.shade {
-            entry(
-                &|y| {
-                    legend
-                        .draw(&Rectangle::new(
-                            [(70, y), (100, y + 12)],
-                            MARKER.mix(0.12).filled(),
-                        ))
-                        .map_err(|e| e.to_string())
-                },
-                name,
-            )?;
-        }
-        Ok(())
-    })
-    .map_err(fail(&c.title))
+            .draw_series(std::iter::once(DashedPathElement::new(
+                vec![(m.x, y.start), (m.x, y.end)],
+                6,
+                4,
+                MARKER.stroke_width(2),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 /// A heatmap cell: (column, row, value).

@@ -4,7 +4,8 @@
 //! Over ALL requests, as the table is: a failed request is never answered, so a
 //! row's line stops at its answered share.
 
-use super::charts::{self, FONT};
+use super::charts;
+use super::draw::{self, FONT};
 use super::{Table, axes_label, groups, number};
 use crate::error::Error;
 use plotters::prelude::*;
@@ -152,7 +153,7 @@ fn draw(title: &str, lines: &[Line]) -> Result<String, Error> {
         .flat_map(|(_, points)| points.iter().map(|p| tail_x(p.0)))
         .fold(4.0_f64, f64::max);
     let time = TimeAxis::of(lines);
-    charts::svg(height, |root| {
+    draw::svg(height, |root| {
         let (plot, legend) = root.split_vertically(300);
         let mut chart = ChartBuilder::on(&plot)
             .caption(title, (FONT, 16))
@@ -188,10 +189,10 @@ fn draw(title: &str, lines: &[Line]) -> Result<String, Error> {
             .draw()
             .map_err(|e| e.to_string())?;
         for (i, (_, points)) in lines.iter().enumerate() {
-            let col = charts::color(i);
+            let col = draw::color(i);
             let points: Vec<(f64, f64)> = points.iter().map(|&(p, ms)| (tail_x(p), time.y(ms))).collect();
             let style = col.stroke_width(2);
-            if charts::dashed(i) {
+            if draw::dashed(i) {
                 chart.draw_series(std::iter::once(plotters::element::DashedPathElement::new(
                     points.clone(),
                     8,
@@ -225,10 +226,10 @@ fn draw(title: &str, lines: &[Line]) -> Result<String, Error> {
             names
                 .iter()
                 .enumerate()
-                .map(|(i, n)| (n.as_str(), charts::color(i), charts::dashed(i))),
+                .map(|(i, n)| (n.as_str(), draw::color(i), draw::dashed(i))),
         )
     })
-    .map_err(charts::fail(title))
+    .map_err(draw::fail(title))
 }
 
 #[cfg(test)]

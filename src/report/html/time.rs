@@ -35,7 +35,7 @@ pub struct FaultWindow {
 /// by side (small multiples, three to a row of the page).
 pub(super) fn multiple_width(n: usize) -> u32 {
     match n {
-        0 | 1 => charts::WIDTH,
+        0 | 1 => draw::WIDTH,
         2 => 560,
         _ => 380,
     }
