@@ -452,7 +452,12 @@ fn legend_layout(lines: &[&str], others: usize, width: u32) -> (Vec<(i32, i32)>,
     (at, (y + 4) as u32)
 }
 
-pub fn time_chart(c: &TimeChart) -> Result<String, Error> {
+/// A time chart's drawing area and its axes.
+type TimeArea<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The legend's keys, in order: the lines, the bands, the markers.
+fn time_keys(c: &TimeChart) -> Vec<(&str, Sample)> {
     let mut entries: Vec<(&str, Sample)> = c
         .series
         .iter()
@@ -479,6 +484,54 @@ pub fn time_chart(c: &TimeChart) -> Result<String, Error> {
             .iter()
             .map(|m| (m.name.as_str(), Sample::Dashed(MARKER))),
     );
+    entries
+}
+
+/// The shaded bands (faults red, the warm-up grey), each labelled at its top;
+/// a label whose band starts near one already written goes a line lower.
+fn time_bands(chart: &mut TimeArea, c: &TimeChart, y_top: f64) -> Result<(), String> {
+    let x_end = c.x_range.end;
+    // where the labels already written start: a label whose band starts
+    // near one of them (a fault from 0 under the warm-up) goes a line lower
+    let near = (x_end - c.x_range.start) * 0.08;
+    let mut labelled: Vec<f64> = Vec::new();
+    for b in &c.bands {
+        let (fill, text) = if b.warmup {
+            (WARMUP.mix(0.25), RGBColor(90, 90, 90))
+        } else {
+            (FAULT.mix(0.18), RGBColor(160, 20, 20))
+        };
+        let (from, to) = (b.from.max(c.x_range.start), b.to.min(x_end));
+        if to <= from {
+            continue;
+        }
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(from, 0.0), (to, y_top)],
+                fill.filled(),
+            )))
+            .map_err(|e| e.to_string())?;
+        let line = labelled
+            .iter()
+            .filter(|&&x| (x - from).abs() < near)
+            .count() as i32;
+        labelled.push(from);
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((from, y_top))
+                    + Text::new(
+                        b.label.clone(),
+                        (3, 3 + 13 * line),
+                        (FONT, 11).into_font().color(&text),
+                    ),
+            ))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+pub fn time_chart(c: &TimeChart) -> Result<String, Error> {
+    let entries = time_keys(c);
     let lines: Vec<&str> = c.series.iter().map(|s| s.name.as_str()).collect();
     let (at, legend_height) = legend_layout(&lines, entries.len() - lines.len(), c.width);
     let plot_height = if c.width < 600 { 250 } else { 300 };
@@ -507,43 +560,7 @@ pub fn time_chart(c: &TimeChart) -> Result<String, Error> {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(|e| e.to_string())?;
-        let x_end = c.x_range.end;
-        // where the labels already written start: a label whose band starts
-        // near one of them (a fault from 0 under the warm-up) goes a line lower
-        let near = (x_end - c.x_range.start) * 0.08;
-        let mut labelled: Vec<f64> = Vec::new();
-        for b in &c.bands {
-            let (fill, text) = if b.warmup {
-                (WARMUP.mix(0.25), RGBColor(90, 90, 90))
-            } else {
-                (FAULT.mix(0.18), RGBColor(160, 20, 20))
-            };
-            let (from, to) = (b.from.max(c.x_range.start), b.to.min(x_end));
-            if to <= from {
-                continue;
-            }
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(from, 0.0), (to, y_top)],
-                    fill.filled(),
-                )))
-                .map_err(|e| e.to_string())?;
-            let line = labelled
-                .iter()
-                .filter(|&&x| (x - from).abs() < near)
-                .count() as i32;
-            labelled.push(from);
-            chart
-                .draw_series(std::iter::once(
-                    EmptyElement::at((from, y_top))
-                        + Text::new(
-                            b.label.clone(),
-                            (3, 3 + 13 * line),
-                            (FONT, 11).into_font().color(&text),
-                        ),
-                ))
-                .map_err(|e| e.to_string())?;
-        }
+        time_bands(&mut chart, c, y_top)?;
         for s in &c.series {
             if s.interval.len() > 1 {
                 let mut area: Vec<(f64, f64)> = s.interval.iter().map(|p| (p.0, p.2)).collect();

@@ -5,7 +5,9 @@
 //! adaptive limit may sit at 1000 where another sits at 40.
 
 use super::charts::{self, Styled, TimeChart};
-use super::{RowTimes, TIME, axes_title, bands, multiple_width, number, times_of, window_of};
+use super::{
+    RowTimes, TIME, axes_title, bands, grouped, multiple_width, number, times_of, window_of,
+};
 use crate::error::Error;
 use crate::report::{Cell, Table};
 
@@ -46,18 +48,14 @@ pub(super) fn limit_charts(
     // a limiter kept per replica has rows per replica: a chart each
     let replica = t.column("replica");
     // (axes + limiter (+ replica)) -> rows, first-seen order
-    let mut groups: Vec<(Vec<Cell>, Vec<&Vec<Cell>>)> = Vec::new();
-    for row in &t.rows {
+    let groups = grouped(&t.rows, |row| {
         let mut id: Vec<Cell> = row[..axes].to_vec();
         id.push(row[lim].clone());
         if let Some(r) = replica {
             id.push(row[r].clone());
         }
-        match groups.iter_mut().find(|(g, _)| *g == id) {
-            Some((_, rows)) => rows.push(row),
-            None => groups.push((id, vec![row])),
-        }
-    }
+        id
+    });
     let width = multiple_width(groups.len());
     let x_end = t
         .rows
@@ -68,32 +66,7 @@ pub(super) fn limit_charts(
         + w / 1000.0;
     let mut out = Vec::new();
     for (id, rows) in &groups {
-        let mut series = vec![Styled {
-            name: "limit (mean)".into(),
-            color: 0,
-            dashed: false,
-            points: levels(rows, start, mean, w),
-            interval: Vec::new(),
-        }];
-        let spread = rows.iter().any(|r| r[low] != r[high]);
-        if spread {
-            for (column, name) in [(low, "limit (lowest)"), (high, "limit (highest)")] {
-                series.push(Styled {
-                    name: name.into(),
-                    color: 0,
-                    dashed: true,
-                    points: levels(rows, start, column, w),
-                    interval: Vec::new(),
-                });
-            }
-        }
-        series.push(Styled {
-            name: "in flight (mean)".into(),
-            color: 1,
-            dashed: false,
-            points: levels(rows, start, flight, w),
-            interval: Vec::new(),
-        });
+        let series = limit_lines(rows, [start, mean, low, high, flight], w);
         let y_max = series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
@@ -125,4 +98,38 @@ pub(super) fn limit_charts(
         })?);
     }
     Ok(out)
+}
+
+/// A limiter's lines: its mean limit, its lowest and highest (dashed, when they
+/// differ from it anywhere) and its mean requests in flight. `columns`: the
+/// window start, the mean, lowest and highest limit, the mean in flight.
+fn limit_lines(rows: &[&Vec<Cell>], columns: [usize; 5], w: f64) -> Vec<Styled> {
+    let [start, mean, low, high, flight] = columns;
+    let mut series = vec![Styled {
+        name: "limit (mean)".into(),
+        color: 0,
+        dashed: false,
+        points: levels(rows, start, mean, w),
+        interval: Vec::new(),
+    }];
+    let spread = rows.iter().any(|r| r[low] != r[high]);
+    if spread {
+        for (column, name) in [(low, "limit (lowest)"), (high, "limit (highest)")] {
+            series.push(Styled {
+                name: name.into(),
+                color: 0,
+                dashed: true,
+                points: levels(rows, start, column, w),
+                interval: Vec::new(),
+            });
+        }
+    }
+    series.push(Styled {
+        name: "in flight (mean)".into(),
+        color: 1,
+        dashed: false,
+        points: levels(rows, start, flight, w),
+        interval: Vec::new(),
+    });
+    series
 }

@@ -305,17 +305,25 @@ fn group_name(row: &[Cell], axes: usize, whole: &str) -> String {
     }
 }
 
-/// Rows grouped by their axis labels, groups in first-seen order.
-fn groups(t: &Table, axes: usize) -> Vec<(String, Vec<&Vec<Cell>>)> {
-    let mut out: Vec<(String, Vec<&Vec<Cell>>)> = Vec::new();
-    for row in &t.rows {
-        let name = group_name(row, axes, "");
-        match out.iter_mut().find(|(n, _)| *n == name) {
+/// Rows grouped by `key`, groups and their rows in first-seen order.
+fn grouped<'a, K: PartialEq>(
+    rows: impl IntoIterator<Item = &'a Vec<Cell>>,
+    key: impl Fn(&[Cell]) -> K,
+) -> Vec<(K, Vec<&'a Vec<Cell>>)> {
+    let mut out: Vec<(K, Vec<&Vec<Cell>>)> = Vec::new();
+    for row in rows {
+        let k = key(row);
+        match out.iter_mut().find(|(n, _)| *n == k) {
             Some((_, rows)) => rows.push(row),
-            None => out.push((name, vec![row])),
+            None => out.push((k, vec![row])),
         }
     }
     out
+}
+
+/// Rows grouped by their axis labels, groups in first-seen order.
+fn groups(t: &Table, axes: usize) -> Vec<(String, Vec<&Vec<Cell>>)> {
+    grouped(&t.rows, |row| group_name(row, axes, ""))
 }
 
 /// "processed (queue = 16)" or just "processed" without compare axes.
@@ -752,52 +760,7 @@ pub fn sweep_page(
         } else {
             m
         };
-        let mut charts = Vec::new();
-        for metric in metrics {
-            let rows: Vec<Interval> = t
-                .rows
-                .iter()
-                .filter(|r| r[m].render() == *metric)
-                .filter_map(|r| {
-                    let columns: Vec<usize> = (0..axes).collect();
-                    let mut label = numeric::labelled(&t.headers, r, &columns);
-                    if label.is_empty() {
-                        label = "all rows".into();
-                    }
-                    if paired_rows {
-                        label = format!("{label} vs {}={}", r[axes].render(), r[axes + 1].render());
-                    }
-                    Some(Interval {
-                        label,
-                        mean: number(&r[mean])?,
-                        low: number(&r[lo]),
-                        high: number(&r[hi]),
-                    })
-                })
-                .collect();
-            if rows.is_empty() {
-                continue;
-            }
-            let unit = unit_of(metric);
-            let (title, x_label) = if paired_rows {
-                (
-                    format!("{metric}: paired difference to the reference row"),
-                    format!("difference in {metric} ({unit})"),
-                )
-            } else {
-                (
-                    format!("{metric}: mean per row"),
-                    format!("mean {metric} ({unit})"),
-                )
-            };
-            charts.push(charts::forest(&Forest {
-                title,
-                x_label,
-                y_label: String::new(),
-                rows,
-                zero_line: paired_rows,
-            })?);
-        }
+        let mut charts = forests(t, metrics, [m, axes, mean, lo, hi], paired_rows)?;
         if !paired_rows {
             let level = t
                 .column("confidence")
@@ -809,31 +772,7 @@ pub fn sweep_page(
         if t.rows.is_empty() {
             continue;
         }
-        // The page's table shows the charted metrics; the CSV file holds them all.
-        let mut shown = t.clone();
-        shown.rows.retain(|r| metrics.contains(&r[m].render()));
-        // the file's lines: the per-window ones of a time series only with
-        // `[montecarlo] windows`, which the page (the same either way) leaves aside
-        let total = t
-            .rows
-            .iter()
-            .filter(|r| !crate::table::per_window(&r[m].render()))
-            .count();
-        if shown.rows.len() < t.rows.len() {
-            shown.notes.insert(
-                0,
-                format!(
-                    "Shown: the {} lines of the charted metrics; {}.csv has all {total}{}.",
-                    shown.rows.len(),
-                    t.name,
-                    if total < t.rows.len() {
-                        " (and the per-window lines of the time series with `[montecarlo] windows = true`)"
-                    } else {
-                        ""
-                    }
-                ),
-            );
-        }
+        let shown = charted_lines(t, metrics, m);
         sections.push(Section {
             file: format!("{}.csv", t.name),
             table: Cow::Owned(shown),
@@ -851,6 +790,96 @@ pub fn sweep_page(
         }
     }
     render(heading, thresholds, sections)
+}
+
+/// A forest plot per charted metric of a sweep's summary (a row's mean and its
+/// interval) or of its paired differences (`paired`: a row against the
+/// reference). `columns`: the metric, where the row's labels end, the mean and
+/// the interval's ends.
+fn forests(
+    t: &Table,
+    metrics: &[String],
+    columns: [usize; 5],
+    paired_rows: bool,
+) -> Result<Vec<String>, Error> {
+    let [m, axes, mean, lo, hi] = columns;
+    let mut charts = Vec::new();
+    for metric in metrics {
+        let rows: Vec<Interval> = t
+            .rows
+            .iter()
+            .filter(|r| r[m].render() == *metric)
+            .filter_map(|r| {
+                let columns: Vec<usize> = (0..axes).collect();
+                let mut label = numeric::labelled(&t.headers, r, &columns);
+                if label.is_empty() {
+                    label = "all rows".into();
+                }
+                if paired_rows {
+                    label = format!("{label} vs {}={}", r[axes].render(), r[axes + 1].render());
+                }
+                Some(Interval {
+                    label,
+                    mean: number(&r[mean])?,
+                    low: number(&r[lo]),
+                    high: number(&r[hi]),
+                })
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let unit = unit_of(metric);
+        let (title, x_label) = if paired_rows {
+            (
+                format!("{metric}: paired difference to the reference row"),
+                format!("difference in {metric} ({unit})"),
+            )
+        } else {
+            (
+                format!("{metric}: mean per row"),
+                format!("mean {metric} ({unit})"),
+            )
+        };
+        charts.push(charts::forest(&Forest {
+            title,
+            x_label,
+            y_label: String::new(),
+            rows,
+            zero_line: paired_rows,
+        })?);
+    }
+    Ok(charts)
+}
+
+/// The page's table of a sweep's summary: the lines of the charted metrics
+/// (the CSV file holds them all), with a note saying what was left out.
+fn charted_lines(t: &Table, metrics: &[String], m: usize) -> Table {
+    let mut shown = t.clone();
+    shown.rows.retain(|r| metrics.contains(&r[m].render()));
+    // the file's lines: the per-window ones of a time series only with
+    // `[montecarlo] windows`, which the page (the same either way) leaves aside
+    let total = t
+        .rows
+        .iter()
+        .filter(|r| !crate::table::per_window(&r[m].render()))
+        .count();
+    if shown.rows.len() < t.rows.len() {
+        shown.notes.insert(
+            0,
+            format!(
+                "Shown: the {} lines of the charted metrics; {}.csv has all {total}{}.",
+                shown.rows.len(),
+                t.name,
+                if total < t.rows.len() {
+                    " (and the per-window lines of the time series with `[montecarlo] windows = true`)"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
+    shown
 }
 
 #[cfg(test)]

@@ -447,24 +447,8 @@ pub fn heatmap(h: &HeatMap) -> Result<String, Error> {
             .y_label_area_size(label_w)
             .build_cartesian_2d(0.0..nx as f64, 0.0..ny as f64)
             .map_err(|e| e.to_string())?;
-        let columns = &h.columns;
-        let rows = &h.rows;
-        let xf = |v: &f64| {
-            let i = v.floor() as usize;
-            if (v - v.floor() - 0.5).abs() < 1e-9 {
-                columns.get(i).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
-        let yf = |v: &f64| {
-            let i = v.floor() as usize;
-            if (v - v.floor() - 0.5).abs() < 1e-9 {
-                rows.get(i).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
+        let xf = |v: &f64| centre_label(&h.columns, *v);
+        let yf = |v: &f64| centre_label(&h.rows, *v);
         chart
             .configure_mesh()
             .disable_mesh()
@@ -501,38 +485,59 @@ pub fn heatmap(h: &HeatMap) -> Result<String, Error> {
                 )))
                 .map_err(|e| e.to_string())?;
         }
-        // the scale: a ramp from the lowest to the highest mean
-        let (x0, w) = (label_w as i32 + 10, 300);
-        for k in 0..60 {
-            let t = k as f64 / 59.0;
-            legend
-                .draw(&Rectangle::new(
-                    [(x0 + k * w / 60, 8), (x0 + (k + 1) * w / 60, 22)],
-                    ramp(t).filled(),
-                ))
-                .map_err(|e| e.to_string())?;
-        }
-        let (left, right) = if hi > lo {
-            (short(lo), short(hi))
-        } else {
-            (format!("every cell {}", short(lo)), String::new())
-        };
-        legend
-            .draw(&Text::new(left, (x0, 26), (FONT, 11).into_font()))
-            .map_err(|e| e.to_string())?;
-        legend
-            .draw(&Text::new(right, (x0 + w - 20, 26), (FONT, 11).into_font()))
-            .map_err(|e| e.to_string())?;
-        legend
-            .draw(&Text::new(
-                h.value_label.clone(),
-                (x0 + w + 12, 9),
-                (FONT, 12).into_font(),
-            ))
-            .map_err(|e| e.to_string())?;
+        ramp_key(&legend, label_w as i32 + 10, (lo, hi), &h.value_label)?;
         Ok(())
     })
     .map_err(fail(&h.title))
+}
+
+/// A heatmap's cell label: the name of the cell whose centre `v` is, none
+/// between centres.
+fn centre_label(names: &[String], v: f64) -> String {
+    if (v - v.floor() - 0.5).abs() < 1e-9 {
+        names.get(v.floor() as usize).cloned().unwrap_or_default()
+    } else {
+        String::new()
+    }
+}
+
+/// A heatmap's scale, from `x0` across: a ramp from the lowest to the highest
+/// value, its ends and what the values are.
+fn ramp_key(
+    legend: &DrawingArea<SVGBackend, Shift>,
+    x0: i32,
+    (lo, hi): (f64, f64),
+    value_label: &str,
+) -> Result<(), String> {
+    let w = 300;
+    for k in 0..60 {
+        let t = k as f64 / 59.0;
+        legend
+            .draw(&Rectangle::new(
+                [(x0 + k * w / 60, 8), (x0 + (k + 1) * w / 60, 22)],
+                ramp(t).filled(),
+            ))
+            .map_err(|e| e.to_string())?;
+    }
+    let (left, right) = if hi > lo {
+        (short(lo), short(hi))
+    } else {
+        (format!("every cell {}", short(lo)), String::new())
+    };
+    legend
+        .draw(&Text::new(left, (x0, 26), (FONT, 11).into_font()))
+        .map_err(|e| e.to_string())?;
+    legend
+        .draw(&Text::new(right, (x0 + w - 20, 26), (FONT, 11).into_font()))
+        .map_err(|e| e.to_string())?;
+    legend
+        .draw(&Text::new(
+            value_label.to_string(),
+            (x0 + w + 12, 9),
+            (FONT, 12).into_font(),
+        ))
+        .map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 /// An axis column's values as numbers, when every value is one and there are
@@ -585,10 +590,8 @@ pub fn sweep_charts(
     ) else {
         return Ok(Vec::new());
     };
-    let axes: Vec<usize> = (0..m).collect();
-    let numeric_axes: Vec<(usize, Vec<f64>)> = axes
-        .iter()
-        .filter_map(|&a| numeric(summary, a).map(|v| (a, v)))
+    let numeric_axes: Vec<(usize, Vec<f64>)> = (0..m)
+        .filter_map(|a| numeric(summary, a).map(|v| (a, v)))
         .collect();
     let mut charts = Vec::new();
     for metric in metrics {
@@ -600,116 +603,155 @@ pub fn sweep_charts(
         if rows.is_empty() {
             continue;
         }
-        let unit = unit(metric);
+        let of = Metric {
+            summary,
+            rows,
+            axes: m,
+            name: metric,
+            unit: unit(metric),
+            level,
+            cells: (mean, lo, hi),
+        };
         match numeric_axes.as_slice() {
             [] => {}
-            [(x_axis, _)] => {
-                let others: Vec<usize> = axes.iter().copied().filter(|a| a != x_axis).collect();
-                let mut series: Vec<ValueSeries> = Vec::new();
-                for r in &rows {
-                    let (Some(x), Some(y)) =
-                        (r[*x_axis].render().parse::<f64>().ok(), num(&r[mean]))
-                    else {
-                        continue;
-                    };
-                    let name = if others.is_empty() {
-                        format!("mean with its {level} interval")
-                    } else {
-                        labelled(&summary.headers, r, &others)
-                    };
-                    let i = match series.iter().position(|s| s.name == name) {
-                        Some(i) => i,
-                        None if series.len() < MAX_LINES => {
-                            series.push(ValueSeries {
-                                name,
-                                points: Vec::new(),
-                                intervals: Vec::new(),
-                            });
-                            series.len() - 1
-                        }
-                        None => continue,
-                    };
-                    series[i].points.push((x, y));
-                    if let (Some(l), Some(h)) = (num(&r[lo]), num(&r[hi])) {
-                        series[i].intervals.push((x, l, h));
-                    }
-                }
-                for s in &mut series {
-                    s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    s.intervals.sort_by(|a, b| a.0.total_cmp(&b.0));
-                }
-                if series.is_empty() {
-                    continue;
-                }
-                let column = &summary.headers[*x_axis];
-                charts.push(value_chart(&ValueChart {
-                    title: format!("{metric} against {column} (mean, {level} interval shaded)"),
-                    x_label: column.clone(),
-                    y_label: format!("mean {metric} ({unit})"),
-                    series,
-                    target: None,
-                    markers: Vec::new(),
-                    shade: None,
-                })?);
-            }
-            [.., (y_axis, y_values), (x_axis, x_values)] => {
-                let others: Vec<usize> = axes
-                    .iter()
-                    .copied()
-                    .filter(|a| a != x_axis && a != y_axis)
-                    .collect();
-                let mut maps: Vec<(String, Vec<Cell3>)> = Vec::new();
-                for r in &rows {
-                    let (Ok(x), Ok(y), Some(v)) = (
-                        r[*x_axis].render().parse::<f64>(),
-                        r[*y_axis].render().parse::<f64>(),
-                        num(&r[mean]),
-                    ) else {
-                        continue;
-                    };
-                    let name = labelled(&summary.headers, r, &others);
-                    let i = match maps.iter().position(|(n, _)| *n == name) {
-                        Some(i) => i,
-                        None if maps.len() < MAX_HEATMAPS => {
-                            maps.push((name, Vec::new()));
-                            maps.len() - 1
-                        }
-                        None => continue,
-                    };
-                    let cx = x_values.iter().position(|v| *v == x).unwrap_or(0);
-                    let cy = y_values.iter().position(|v| *v == y).unwrap_or(0);
-                    maps[i].1.push((cx, cy, v));
-                }
-                let (xc, yc) = (&summary.headers[*x_axis], &summary.headers[*y_axis]);
-                // one colour scale for every heatmap of the metric
-                let scale = value_range(maps.iter().flat_map(|(_, c)| c.iter().map(|c| c.2)));
-                for (name, cells) in maps {
-                    let title = if name.is_empty() {
-                        format!("{metric}: mean over {xc} and {yc}")
-                    } else {
-                        format!("{metric}: mean over {xc} and {yc} ({name})")
-                    };
-                    charts.push(heatmap(&HeatMap {
-                        title,
-                        x_label: xc.clone(),
-                        y_label: yc.clone(),
-                        value_label: format!("mean {metric} ({unit})"),
-                        columns: x_values
-                            .iter()
-                            .map(|v| crate::report::format_number(*v))
-                            .collect(),
-                        rows: y_values
-                            .iter()
-                            .map(|v| crate::report::format_number(*v))
-                            .collect(),
-                        cells,
-                        scale: Some(scale),
-                    })?);
-                }
-            }
+            [(x_axis, _)] => charts.extend(of.line_chart(*x_axis)?),
+            [.., y, x] => charts.extend(of.heatmaps(x, y)?),
         }
     }
     Ok(charts)
+}
+
+/// One metric's rows of a sweep's summary, and where its figures are.
+struct Metric<'a> {
+    summary: &'a Table,
+    rows: Vec<&'a Vec<Cell>>,
+    /// The axis columns are the first `axes`.
+    axes: usize,
+    name: &'a str,
+    unit: &'static str,
+    level: &'a str,
+    /// The columns of the mean and its interval's ends.
+    cells: (usize, usize, usize),
+}
+
+impl Metric<'_> {
+    /// The axes other than `skip`.
+    fn others(&self, skip: &[usize]) -> Vec<usize> {
+        (0..self.axes).filter(|a| !skip.contains(a)).collect()
+    }
+
+    /// The metric against the one numeric axis: a line per value of the other
+    /// axes (at most [`MAX_LINES`]), its interval shaded.
+    fn line_chart(&self, x_axis: usize) -> Result<Option<String>, Error> {
+        let (mean, lo, hi) = self.cells;
+        let others = self.others(&[x_axis]);
+        let mut series: Vec<ValueSeries> = Vec::new();
+        for r in &self.rows {
+            let (Some(x), Some(y)) = (r[x_axis].render().parse::<f64>().ok(), num(&r[mean])) else {
+                continue;
+            };
+            let name = if others.is_empty() {
+                format!("mean with its {} interval", self.level)
+            } else {
+                labelled(&self.summary.headers, r, &others)
+            };
+            let i = match series.iter().position(|s| s.name == name) {
+                Some(i) => i,
+                None if series.len() < MAX_LINES => {
+                    series.push(ValueSeries {
+                        name,
+                        points: Vec::new(),
+                        intervals: Vec::new(),
+                    });
+                    series.len() - 1
+                }
+                None => continue,
+            };
+            series[i].points.push((x, y));
+            if let (Some(l), Some(h)) = (num(&r[lo]), num(&r[hi])) {
+                series[i].intervals.push((x, l, h));
+            }
+        }
+        for s in &mut series {
+            s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            s.intervals.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        if series.is_empty() {
+            return Ok(None);
+        }
+        let (metric, level, column) = (self.name, self.level, &self.summary.headers[x_axis]);
+        value_chart(&ValueChart {
+            title: format!("{metric} against {column} (mean, {level} interval shaded)"),
+            x_label: column.clone(),
+            y_label: format!("mean {metric} ({})", self.unit),
+            series,
+            target: None,
+            markers: Vec::new(),
+            shade: None,
+        })
+        .map(Some)
+    }
+
+    /// The metric over the last two numeric axes: a heatmap per value of the
+    /// other axes (at most [`MAX_HEATMAPS`]), on one colour scale.
+    fn heatmaps(
+        &self,
+        (x_axis, x_values): &(usize, Vec<f64>),
+        (y_axis, y_values): &(usize, Vec<f64>),
+    ) -> Result<Vec<String>, Error> {
+        let (x_axis, y_axis, mean) = (*x_axis, *y_axis, self.cells.0);
+        let others = self.others(&[x_axis, y_axis]);
+        let mut maps: Vec<(String, Vec<Cell3>)> = Vec::new();
+        for r in &self.rows {
+            let (Ok(x), Ok(y), Some(v)) = (
+                r[x_axis].render().parse::<f64>(),
+                r[y_axis].render().parse::<f64>(),
+                num(&r[mean]),
+            ) else {
+                continue;
+            };
+            let name = labelled(&self.summary.headers, r, &others);
+            let i = match maps.iter().position(|(n, _)| *n == name) {
+                Some(i) => i,
+                None if maps.len() < MAX_HEATMAPS => {
+                    maps.push((name, Vec::new()));
+                    maps.len() - 1
+                }
+                None => continue,
+            };
+            let cx = x_values.iter().position(|v| *v == x).unwrap_or(0);
+            let cy = y_values.iter().position(|v| *v == y).unwrap_or(0);
+            maps[i].1.push((cx, cy, v));
+        }
+        let headers = &self.summary.headers;
+        let (metric, xc, yc) = (self.name, &headers[x_axis], &headers[y_axis]);
+        let scale = value_range(maps.iter().flat_map(|(_, c)| c.iter().map(|c| c.2)));
+        let names = |values: &[f64]| -> Vec<String> {
+            values
+                .iter()
+                .map(|v| crate::report::format_number(*v))
+                .collect()
+        };
+        maps.into_iter()
+            .map(|(name, cells)| {
+                let title = if name.is_empty() {
+                    format!("{metric}: mean over {xc} and {yc}")
+                } else {
+                    format!("{metric}: mean over {xc} and {yc} ({name})")
+                };
+                heatmap(&HeatMap {
+                    title,
+                    x_label: xc.clone(),
+                    y_label: yc.clone(),
+                    value_label: format!("mean {metric} ({})", self.unit),
+                    columns: names(x_values),
+                    rows: names(y_values),
+                    cells,
+                    scale: Some(scale),
+                })
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -71,37 +71,7 @@ pub fn section(summary: &Table, times: &[RowTimes]) -> Result<Option<Section<'st
         return Ok(None);
     };
     let axes = m;
-    let mut rows: Vec<RowSeries> = Vec::new();
-    for r in &summary.rows {
-        let name = r[m].render();
-        let Some((start, column)) = parse(&name) else {
-            continue;
-        };
-        let Some(x) = number(&r[mean]) else { continue };
-        let i = match rows.iter().position(|s| s.axes[..] == r[..axes]) {
-            Some(i) => i,
-            None => {
-                rows.push(RowSeries {
-                    axes: r[..axes].to_vec(),
-                    ..RowSeries::default()
-                });
-                rows.len() - 1
-            }
-        };
-        if column == "width_ms" {
-            rows[i].widths.push((start, x));
-        } else if let Some(&(c, _, _)) = LINES.iter().find(|l| l.0 == column) {
-            rows[i].counts.push((
-                start,
-                c,
-                Mean {
-                    mean: x,
-                    low: number(&r[lo]),
-                    high: number(&r[hi]),
-                },
-            ));
-        }
-    }
+    let rows = row_series(summary, [m, mean, lo, hi]);
     if rows.iter().all(|s| s.counts.is_empty()) {
         return Ok(None);
     }
@@ -142,28 +112,7 @@ pub fn section(summary: &Table, times: &[RowTimes]) -> Result<Option<Section<'st
     for s in &rows {
         let mut series = Vec::new();
         for &&(column, name, color) in &shown {
-            let mut points = Vec::new();
-            let mut interval = Vec::new();
-            for &(start, _, x) in s.counts.iter().filter(|x| x.1 == column) {
-                let Some(width) = s.widths.iter().find(|x| x.0 == start).map(|x| x.1) else {
-                    continue;
-                };
-                if !charted_width(start, width, w) {
-                    continue;
-                }
-                let per_s = 1000.0 / width;
-                let (from, to) = (start / 1000.0, (start + width) / 1000.0);
-                let v = x.mean * per_s;
-                points.extend([(from, v), (to, v)]);
-                if let (Some(l), Some(h)) = (x.low, x.high) {
-                    // a count's interval below 0 is drawn from 0
-                    let (l, h) = ((l * per_s).max(0.0), h * per_s);
-                    interval.extend([(from, l, h), (to, l, h)]);
-                    y_max = y_max.max(h);
-                }
-                y_max = y_max.max(v);
-                x_end = x_end.max(to);
-            }
+            let (points, interval) = rate_line(s, column, w, (&mut y_max, &mut x_end));
             series.push(Styled {
                 name: format!("{name} per s"),
                 color,
@@ -209,6 +158,83 @@ pub fn section(summary: &Table, times: &[RowTimes]) -> Result<Option<Section<'st
         charts,
         grid: many,
     }))
+}
+
+/// The summary's per-window means, gathered per compare row (first-seen
+/// order). `columns`: the metric, the mean and the interval's ends (the axis
+/// columns come before the metric's).
+fn row_series(summary: &Table, columns: [usize; 4]) -> Vec<RowSeries> {
+    let [m, mean, lo, hi] = columns;
+    let axes = m;
+    let mut rows: Vec<RowSeries> = Vec::new();
+    for r in &summary.rows {
+        let name = r[m].render();
+        let Some((start, column)) = parse(&name) else {
+            continue;
+        };
+        let Some(x) = number(&r[mean]) else { continue };
+        let i = match rows.iter().position(|s| s.axes[..] == r[..axes]) {
+            Some(i) => i,
+            None => {
+                rows.push(RowSeries {
+                    axes: r[..axes].to_vec(),
+                    ..RowSeries::default()
+                });
+                rows.len() - 1
+            }
+        };
+        if column == "width_ms" {
+            rows[i].widths.push((start, x));
+        } else if let Some(&(c, _, _)) = LINES.iter().find(|l| l.0 == column) {
+            rows[i].counts.push((
+                start,
+                c,
+                Mean {
+                    mean: x,
+                    low: number(&r[lo]),
+                    high: number(&r[hi]),
+                },
+            ));
+        }
+    }
+    rows
+}
+
+/// An interval's (x, low, high).
+type Spread = (f64, f64, f64);
+
+/// One count's line of a compare row in requests per second, as steps over
+/// the charted windows, and its interval (drawn from 0 at the lowest); raises
+/// the chart's highest value and its end.
+fn rate_line(
+    s: &RowSeries,
+    column: &str,
+    w: f64,
+    (y_max, x_end): (&mut f64, &mut f64),
+) -> (Vec<(f64, f64)>, Vec<Spread>) {
+    let mut points = Vec::new();
+    let mut interval = Vec::new();
+    for &(start, _, x) in s.counts.iter().filter(|x| x.1 == column) {
+        let Some(width) = s.widths.iter().find(|x| x.0 == start).map(|x| x.1) else {
+            continue;
+        };
+        if !charted_width(start, width, w) {
+            continue;
+        }
+        let per_s = 1000.0 / width;
+        let (from, to) = (start / 1000.0, (start + width) / 1000.0);
+        let v = x.mean * per_s;
+        points.extend([(from, v), (to, v)]);
+        if let (Some(l), Some(h)) = (x.low, x.high) {
+            // a count's interval below 0 is drawn from 0
+            let (l, h) = ((l * per_s).max(0.0), h * per_s);
+            interval.extend([(from, l, h), (to, l, h)]);
+            *y_max = y_max.max(h);
+        }
+        *y_max = y_max.max(v);
+        *x_end = x_end.max(to);
+    }
+    (points, interval)
 }
 
 /// "95 %": the summary's confidence level.

@@ -169,14 +169,7 @@ pub(super) fn timeseries_charts(
             lines.push((column, name, col));
         }
     }
-    let mut groups: Vec<(String, Vec<&Vec<Cell>>)> = Vec::new();
-    for row in rows {
-        let name = group_name(row, axes, "");
-        match groups.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, rows)) => rows.push(row),
-            None => groups.push((name, vec![row])),
-        }
-    }
+    let groups = grouped(rows, |row| group_name(row, axes, ""));
     let mut y_max: f64 = 0.0;
     let mut x_end: f64 = 0.0;
     let mut charts = Vec::new();
@@ -408,28 +401,19 @@ pub(super) fn limiter_window_charts(
     let w = window_of(t, start);
     let replica = t.column("replica");
     // (axes + limiter) -> key (or replica) -> rows, first-seen order
-    let mut charts: Vec<(Vec<Cell>, KeyRows)> = Vec::new();
-    for row in &t.rows {
+    let key_of = |row: &[Cell]| match replica.map(|r| &row[r]) {
+        // a replica's rows of a limiter kept per replica: a line of their own
+        Some(r) if *r != Cell::Empty => format!("replica {}", r.render()),
+        _ => row[key].render(),
+    };
+    let charts: Vec<(Vec<Cell>, KeyRows)> = grouped(&t.rows, |row| {
         let mut id: Vec<Cell> = row[..axes].to_vec();
         id.push(row[lim].clone());
-        // a replica's rows of a limiter kept per replica: a line of their own
-        let k = match replica.map(|r| &row[r]) {
-            Some(r) if *r != Cell::Empty => format!("replica {}", r.render()),
-            _ => row[key].render(),
-        };
-        let i = match charts.iter().position(|(c, _)| *c == id) {
-            Some(i) => i,
-            None => {
-                charts.push((id, Vec::new()));
-                charts.len() - 1
-            }
-        };
-        let keys = &mut charts[i].1;
-        match keys.iter_mut().find(|(n, _)| *n == k) {
-            Some((_, rows)) => rows.push(row),
-            None => keys.push((k, vec![row])),
-        }
-    }
+        id
+    })
+    .into_iter()
+    .map(|(id, rows)| (id, grouped(rows, key_of)))
+    .collect();
     let all = crate::analysis::timeseries::ALL_KEYS;
     let mut built = Vec::new();
     let (mut y_max, mut x_end): (f64, f64) = (0.0, 0.0);
@@ -566,23 +550,10 @@ pub(super) fn keyed_rate_charts(
         None => k.what.to_string(),
     };
     // (axes) -> key -> rows, first-seen order
-    let mut charts: Vec<(Vec<Cell>, KeyRows)> = Vec::new();
-    for row in &t.rows {
-        let id: Vec<Cell> = row[..axes].to_vec();
-        let i = match charts.iter().position(|(c, _)| *c == id) {
-            Some(i) => i,
-            None => {
-                charts.push((id, Vec::new()));
-                charts.len() - 1
-            }
-        };
-        let name = key_of(row);
-        let lines = &mut charts[i].1;
-        match lines.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, rows)) => rows.push(row),
-            None => lines.push((name, vec![row])),
-        }
-    }
+    let charts: Vec<(Vec<Cell>, KeyRows)> = grouped(&t.rows, |row| row[..axes].to_vec())
+        .into_iter()
+        .map(|(id, rows)| (id, grouped(rows, key_of)))
+        .collect();
     let mut built = Vec::new();
     let (mut y_max, mut x_end): (f64, f64) = (0.0, 0.0);
     for (id, lines) in &charts {
