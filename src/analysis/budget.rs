@@ -254,100 +254,12 @@ fn outcomes(results: &mut Results) -> Table {
         }
         if several {
             for (w, named) in r.workloads.iter_mut().zip(&model.workloads) {
-                let mut cells = axis.clone();
-                cells.push(named.name.as_str().into());
-                cells.extend([
-                    w.outcomes.requests.into(),
-                    w.outcomes.answered.into(),
-                    w.outcomes.dropped.into(),
-                ]);
-                cells.extend(deps.iter().map(|_| Cell::Empty));
-                let any = w.response.count() > 0;
-                let stat = |v: f64| if any { Cell::from(v) } else { Cell::Empty };
-                cells.extend([
-                    stat(w.response.median_ms()),
-                    stat(w.response.max_ms()),
-                    stat(w.response.mean_ms()),
-                    Cell::Empty,
-                    Cell::Empty,
-                    Cell::Empty,
-                    Cell::Empty,
-                ]);
-                cells.extend(percentile_cells(&w.outcomes, &mut w.answered_response));
-                t.push(cells);
+                t.push(workload_cells(axis.clone(), &named.name, w, deps.len()));
             }
         }
-        let mut cells = axis;
-        if several {
-            cells.push(ALL_WORKLOADS.into());
-        }
-        // a statistic of no values is no figure: empty, never 0 (no response
-        // at all, or no request counted)
-        let any = r.response.count() > 0;
-        let mean = any.then(|| r.response.mean_ms());
-        let held = mean.and_then(|mean| slots(model, mean));
-        let abandoned = (r.outcomes.requests > 0)
-            .then(|| slots(model, r.wasted_ms / r.outcomes.requests as f64))
-            .flatten();
-        cells.extend([
-            r.outcomes.requests.into(),
-            r.outcomes.answered.into(),
-            r.outcomes.dropped.into(),
-        ]);
-        // the row's dependencies by name (a search per column was quadratic)
-        let index: std::collections::HashMap<&str, usize> = model
-            .dependencies
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.name.as_str(), i))
-            .collect();
-        cells.extend(deps.iter().map(|name| {
-            let d = index.get(name.as_str());
-            Cell::from(d.map(|&d| r.dependencies[d].failed))
-        }));
-        cells.extend([
-            any.then(|| r.response.median_ms()).into(),
-            any.then(|| r.response.max_ms()).into(),
-            mean.into(),
-            held.into(),
-            r.wasted_ms.into(),
-            abandoned.into(),
-            held.zip(abandoned).map(|(h, a)| h + a).into(),
-        ]);
-        cells.extend(percentile_cells(&r.outcomes, &mut r.answered_response));
-        t.push(cells);
+        t.push(run_cells(axis, several, model, r, &deps));
     }
-    t.notes.push(
-        "held_slots = peak_read_rps x mean_ms / 1000 (Little's law); abandoned_slots = peak_read_rps x wasted_ms per request / 1000"
-            .into(),
-    );
-    t.notes.push(
-        "median_ms, worst_ms and mean_ms are over every response (shed, rejected and dropped ones too); \
-         answered_pct, p50_ms..p999_ms and answered_mean_ms are over the answered requests only, end to end (nearest rank)"
-            .into(),
-    );
-    t.notes.push(
-        "answered + failed = requests; failed = dropped + timed_out + shed + rejected + errors + refused + not_found \
-         (dropped: a call failed or the answer came after the threshold; timed_out: the client gave up; shed: a full server, 503; \
-         rejected: a limiter, 429; errors: an error answer; refused: a client policy did not send it; not_found: no route, 404)"
-            .into(),
-    );
-    t.notes.push(
-        "p50_all_ms..p999_all_ms: the time within which that share of ALL requests got an answer, a failed request counting as never answered \
-         (the SLO reading: 99 % answered within p99_all_ms); empty when more than that share failed"
-            .into(),
-    );
-    if !deps.is_empty() {
-        t.notes.push(
-            "failed_<dependency>: calls to it that failed for their caller, one per call after its last attempt (attempts are in calls.csv)"
-                .into(),
-        );
-    }
-    if several {
-        t.notes.push(format!(
-            "one row per workload, then `{ALL_WORKLOADS}` for the whole run (the columns of the whole system: failed calls, slots, waste)"
-        ));
-    }
+    t.notes.extend(outcome_notes(!deps.is_empty(), several));
     if let Some(note) = approximate_note(
         results
             .runs
@@ -359,6 +271,117 @@ fn outcomes(results: &mut Results) -> Table {
     t.notes
         .extend(thin_tail_notes(&results.scenario.base().thin_tails));
     t
+}
+
+/// A workload's row of the outcomes: what its clients saw (the whole-system
+/// columns, `deps` failed-call counts and the slots, empty).
+fn workload_cells(
+    axis: Vec<Cell>,
+    name: &str,
+    w: &mut crate::sim::WorkloadStats,
+    deps: usize,
+) -> Vec<Cell> {
+    let mut cells = axis;
+    cells.push(name.into());
+    cells.extend([
+        w.outcomes.requests.into(),
+        w.outcomes.answered.into(),
+        w.outcomes.dropped.into(),
+    ]);
+    cells.extend((0..deps).map(|_| Cell::Empty));
+    let any = w.response.count() > 0;
+    let stat = |v: f64| if any { Cell::from(v) } else { Cell::Empty };
+    cells.extend([
+        stat(w.response.median_ms()),
+        stat(w.response.max_ms()),
+        stat(w.response.mean_ms()),
+        Cell::Empty,
+        Cell::Empty,
+        Cell::Empty,
+        Cell::Empty,
+    ]);
+    cells.extend(percentile_cells(&w.outcomes, &mut w.answered_response));
+    cells
+}
+
+/// A compare row's row of the outcomes (`all` with several workloads): the
+/// whole run, its failed calls per dependency of `deps` and its slots.
+fn run_cells(
+    axis: Vec<Cell>,
+    several: bool,
+    model: &crate::model::Model,
+    r: &mut crate::sim::RunResult,
+    deps: &[String],
+) -> Vec<Cell> {
+    let mut cells = axis;
+    if several {
+        cells.push(ALL_WORKLOADS.into());
+    }
+    // a statistic of no values is no figure: empty, never 0 (no response
+    // at all, or no request counted)
+    let any = r.response.count() > 0;
+    let mean = any.then(|| r.response.mean_ms());
+    let held = mean.and_then(|mean| slots(model, mean));
+    let abandoned = (r.outcomes.requests > 0)
+        .then(|| slots(model, r.wasted_ms / r.outcomes.requests as f64))
+        .flatten();
+    cells.extend([
+        r.outcomes.requests.into(),
+        r.outcomes.answered.into(),
+        r.outcomes.dropped.into(),
+    ]);
+    // the row's dependencies by name (a search per column was quadratic)
+    let index: std::collections::HashMap<&str, usize> = model
+        .dependencies
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.name.as_str(), i))
+        .collect();
+    cells.extend(deps.iter().map(|name| {
+        let d = index.get(name.as_str());
+        Cell::from(d.map(|&d| r.dependencies[d].failed))
+    }));
+    cells.extend([
+        any.then(|| r.response.median_ms()).into(),
+        any.then(|| r.response.max_ms()).into(),
+        mean.into(),
+        held.into(),
+        r.wasted_ms.into(),
+        abandoned.into(),
+        held.zip(abandoned).map(|(h, a)| h + a).into(),
+    ]);
+    cells.extend(percentile_cells(&r.outcomes, &mut r.answered_response));
+    cells
+}
+
+/// What the outcomes' columns mean, under the table.
+fn outcome_notes(dependencies: bool, several: bool) -> Vec<String> {
+    let mut notes: Vec<String> = vec![
+        "held_slots = peak_read_rps x mean_ms / 1000 (Little's law); abandoned_slots = peak_read_rps x wasted_ms per request / 1000"
+            .into(),
+        "median_ms, worst_ms and mean_ms are over every response (shed, rejected and dropped ones too); \
+         answered_pct, p50_ms..p999_ms and answered_mean_ms are over the answered requests only, end to end (nearest rank)"
+            .into(),
+        "answered + failed = requests; failed = dropped + timed_out + shed + rejected + errors + refused + not_found \
+         (dropped: a call failed or the answer came after the threshold; timed_out: the client gave up; shed: a full server, 503; \
+         rejected: a limiter, 429; errors: an error answer; refused: a client policy did not send it; not_found: no route, 404)"
+            .into(),
+        "p50_all_ms..p999_all_ms: the time within which that share of ALL requests got an answer, a failed request counting as never answered \
+         (the SLO reading: 99 % answered within p99_all_ms); empty when more than that share failed"
+            .into(),
+    ];
+    if dependencies {
+        notes.push(
+            "failed_<dependency>: calls to it that failed for their caller, one per call after its last attempt (attempts are in calls.csv)"
+                .into(),
+        );
+    }
+    if several {
+        notes.push(format!(
+            "one row per workload, then `{ALL_WORKLOADS}` for the whole run (the columns of the whole system: failed calls, slots, waste)"
+        ));
+    }
+    notes
 }
 
 /// Notes on the percentiles that rest on a thin tail: a latency drawn from
@@ -580,28 +603,7 @@ fn false_drops(results: &Results) -> Option<Table> {
         let Some(&(greedy, _)) = twins.iter().find(|(_, p)| *p == Policy::Greedy) else {
             continue;
         };
-        let g = &results.runs[greedy];
-        let mut done = vec![Policy::Greedy];
-        for &(i, policy) in &twins {
-            if done.contains(&policy) {
-                continue;
-            }
-            done.push(policy);
-            let r = &results.runs[i];
-            let extra = r.outcomes.dropped as i64 - g.outcomes.dropped as i64;
-            let n = r.outcomes.requests.max(1) as f64;
-            let rps = rows[i]
-                .model
-                .slo
-                .peak_read_rps
-                .map(|rps| rps * extra as f64 / n);
-            let mut cells = vec![
-                policy.name().into(),
-                extra.into(),
-                r.outcomes.requests.into(),
-                (extra as f64 / n * 100.0).into(),
-                rps.into(),
-            ];
+        for mut cells in extra_drops(results, &twins, greedy) {
             if several {
                 cells.push(service.into());
             }
@@ -609,6 +611,37 @@ fn false_drops(results: &Results) -> Option<Table> {
         }
     }
     (!t.rows.is_empty()).then_some(t)
+}
+
+/// A row per split policy other than greedy's among `twins` (rows that differ
+/// from greedy's row `greedy` in that policy only; the first of each policy):
+/// the requests it drops on top of greedy's.
+fn extra_drops(results: &Results, twins: &[(usize, Policy)], greedy: usize) -> Vec<Vec<Cell>> {
+    let (rows, g) = (&results.scenario.rows, &results.runs[greedy]);
+    let mut out = Vec::new();
+    let mut done = vec![Policy::Greedy];
+    for &(i, policy) in twins {
+        if done.contains(&policy) {
+            continue;
+        }
+        done.push(policy);
+        let r = &results.runs[i];
+        let extra = r.outcomes.dropped as i64 - g.outcomes.dropped as i64;
+        let n = r.outcomes.requests.max(1) as f64;
+        let rps = rows[i]
+            .model
+            .slo
+            .peak_read_rps
+            .map(|rps| rps * extra as f64 / n);
+        out.push(vec![
+            policy.name().into(),
+            extra.into(),
+            r.outcomes.requests.into(),
+            (extra as f64 / n * 100.0).into(),
+            rps.into(),
+        ]);
+    }
+    out
 }
 
 fn error_budget(model: &Model) -> Option<Table> {

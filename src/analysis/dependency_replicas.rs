@@ -37,6 +37,65 @@ struct Row {
     ejected: Option<(u64, f64)>,
 }
 
+impl Row {
+    /// A replica's own row.
+    fn replica(r: &crate::sim::DependencyReplicaStats, ejected: bool) -> Row {
+        Row {
+            calls: r.calls,
+            no_time: 0,
+            ok: r.ok,
+            errors: r.errors,
+            timed_out: r.timed_out,
+            given_up: r.given_up,
+            answer_ms: r.answer_ms,
+            work_ms: r.work_ms,
+            mean_busy: r.mean_busy,
+            ejected: ejected.then_some((r.ejections, r.ejected_ms)),
+        }
+    }
+
+    /// Adds a replica's endings, answer time and ejections to the dependency's
+    /// row (its calls, work and busy time are its own books).
+    fn add(&mut self, r: &Row) {
+        self.ok += r.ok;
+        self.errors += r.errors;
+        self.timed_out += r.timed_out;
+        self.given_up += r.given_up;
+        self.answer_ms += r.answer_ms;
+        if let (Some((n, ms)), Some((rn, rms))) = (&mut self.ejected, r.ejected) {
+            *n += rn;
+            *ms += rms;
+        }
+    }
+
+    /// The row's figures from `balancer` on (its share of the `sent` calls;
+    /// the ejection columns when `ejects`).
+    fn cells(&self, sent: u64, ejects: bool) -> Vec<Cell> {
+        let answered = self.ok + self.errors;
+        let mut cells: Vec<Cell> = vec![
+            self.calls.into(),
+            (sent > 0)
+                .then(|| (self.calls - self.no_time) as f64 / sent as f64 * 100.0)
+                .into(),
+            self.no_time.into(),
+            self.ok.into(),
+            self.errors.into(),
+            self.timed_out.into(),
+            self.given_up.into(),
+            (answered > 0)
+                .then(|| self.answer_ms / answered as f64)
+                .into(),
+            self.work_ms.into(),
+            self.mean_busy.into(),
+        ];
+        if ejects {
+            let (n, ms) = self.ejected.unzip();
+            cells.extend([n.into(), ms.into()]);
+        }
+        cells
+    }
+}
+
 fn replicas(results: &Results) -> Table {
     let ejects = ejections::any_dependency(results);
     let mut columns = vec![
@@ -69,32 +128,17 @@ fn replicas(results: &Results) -> Table {
             }
             let dep = &model.dependencies[d];
             let sent: u64 = st.replicas.iter().map(|r| r.calls).sum();
-            let mut push = |replica: Cell, r: Row| {
+            let cells = |replica: Cell, r: &Row| {
                 let mut cells = results.axis_cells(i);
-                let answered = r.ok + r.errors;
                 cells.extend([
                     dep.name.as_str().into(),
                     replica,
                     dep.balancer.name().into(),
-                    r.calls.into(),
-                    (sent > 0)
-                        .then(|| (r.calls - r.no_time) as f64 / sent as f64 * 100.0)
-                        .into(),
-                    r.no_time.into(),
-                    r.ok.into(),
-                    r.errors.into(),
-                    r.timed_out.into(),
-                    r.given_up.into(),
-                    (answered > 0).then(|| r.answer_ms / answered as f64).into(),
-                    r.work_ms.into(),
-                    r.mean_busy.into(),
                 ]);
-                if ejects {
-                    let (n, ms) = r.ejected.unzip();
-                    cells.extend([n.into(), ms.into()]);
-                }
-                t.push(cells);
+                cells.extend(r.cells(sent, ejects));
+                cells
             };
+            let ejected = st.ejections.is_some();
             let mut total = Row {
                 calls: st.calls,
                 no_time: st.no_replica,
@@ -105,35 +149,14 @@ fn replicas(results: &Results) -> Table {
                 answer_ms: 0.0,
                 work_ms: st.work_ms,
                 mean_busy: st.mean_busy,
-                ejected: st.ejections.as_ref().map(|_| {
-                    st.replicas
-                        .iter()
-                        .fold((0, 0.0), |(n, ms), r| (n + r.ejections, ms + r.ejected_ms))
-                }),
+                ejected: ejected.then_some((0, 0.0)),
             };
             for (k, r) in st.replicas.iter().enumerate() {
-                total.ok += r.ok;
-                total.errors += r.errors;
-                total.timed_out += r.timed_out;
-                total.given_up += r.given_up;
-                total.answer_ms += r.answer_ms;
-                push(
-                    Cell::from((k + 1) as u64),
-                    Row {
-                        calls: r.calls,
-                        no_time: 0,
-                        ok: r.ok,
-                        errors: r.errors,
-                        timed_out: r.timed_out,
-                        given_up: r.given_up,
-                        answer_ms: r.answer_ms,
-                        work_ms: r.work_ms,
-                        mean_busy: r.mean_busy,
-                        ejected: st.ejections.as_ref().map(|_| (r.ejections, r.ejected_ms)),
-                    },
-                );
+                let row = Row::replica(r, ejected);
+                total.add(&row);
+                t.push(cells(Cell::from((k + 1) as u64), &row));
             }
-            push("all".into(), total);
+            t.push(cells("all".into(), &total));
         }
     }
     t.notes.push(

@@ -566,9 +566,21 @@ fn recovery(results: &Results) -> Table {
          the drain after the last send (and a window the run's end cuts short) is left out"
             .into(),
     );
+    t.notes.extend(unjudged_notes(&late, &pauses, &idle));
+    t
+}
+
+/// Why some faults have no verdict: those starting after the workloads stopped
+/// sending (`late`), recurring pauses that acted, and those that never acted.
+fn unjudged_notes(
+    late: &std::collections::BTreeSet<usize>,
+    pauses: &std::collections::BTreeSet<usize>,
+    idle: &std::collections::BTreeSet<usize>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
     if !late.is_empty() {
         let late: Vec<String> = late.iter().map(|f| format!("faults.{f}")).collect();
-        t.notes.push(format!(
+        notes.push(format!(
             "{} {} after the workloads stopped sending: only the drain follows, so min_goodput_per_s, recovered_at_ms, recovery_ms and stuck are empty",
             late.join(", "),
             if late.len() == 1 { "starts" } else { "start" }
@@ -580,7 +592,7 @@ fn recovery(results: &Results) -> Table {
         .map(|f| format!("faults.{f}"))
         .collect();
     if !pauses.is_empty() {
-        t.notes.push(format!(
+        notes.push(format!(
             "{} {} recurring pauses: a condition of the whole window, not an event to recover from, so min_goodput_per_s, recovered_at_ms, recovery_ms and stuck are empty",
             pauses.join(", "),
             if pauses.len() == 1 { "is" } else { "are" }
@@ -588,12 +600,12 @@ fn recovery(results: &Results) -> Table {
     }
     if !idle.is_empty() {
         let idle: Vec<String> = idle.iter().map(|f| format!("faults.{f}")).collect();
-        t.notes.push(format!(
+        notes.push(format!(
             "{} never acted (for_ms = 0, or a start after the run's last request left): nothing to recover from, so min_goodput_per_s, recovered_at_ms, recovery_ms and stuck are empty",
             idle.join(", ")
         ));
     }
-    t
+    notes
 }
 
 #[cfg(test)]
