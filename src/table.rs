@@ -34,6 +34,15 @@ impl Cell {
         }
     }
 
+    /// The cell's number, when it is a finite one (`Int` or `Num`).
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Cell::Int(i) => Some(*i as f64),
+            Cell::Num(x) if x.is_finite() => Some(*x),
+            _ => None,
+        }
+    }
+
     /// True for `Int` and `Num`.
     pub fn is_numeric(&self) -> bool {
         matches!(self, Cell::Int(_) | Cell::Num(_))

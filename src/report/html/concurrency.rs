@@ -5,16 +5,14 @@
 //! adaptive limit may sit at 1000 where another sits at 40.
 
 use super::charts::{self, Styled, TimeChart};
-use super::{
-    RowTimes, TIME, axes_title, bands, grouped, multiple_width, number, times_of, window_of,
-};
+use super::{RowTimes, TIME, axes_title, bands, grouped, multiple_width, times_of, window_of};
 use crate::error::Error;
 use crate::report::{Cell, Table};
 
 /// A level per window: each window's value over its width, in seconds.
 fn levels(rows: &[&Vec<Cell>], start: usize, column: usize, w: f64) -> Vec<(f64, f64)> {
     rows.iter()
-        .filter_map(|r| Some((number(&r[start])?, number(&r[column])?)))
+        .filter_map(|r| Some((r[start].number()?, r[column].number()?)))
         .flat_map(|(s, v)| [(s / 1000.0, v), ((s + w) / 1000.0, v)])
         .collect()
 }
@@ -60,7 +58,7 @@ pub(super) fn limit_charts(
     let x_end = t
         .rows
         .iter()
-        .filter_map(|r| number(&r[start]))
+        .filter_map(|r| r[start].number())
         .fold(0.0_f64, f64::max)
         / 1000.0
         + w / 1000.0;

@@ -5,7 +5,7 @@
 //! at its bar's end.
 
 use super::charts::{self, Bar, BarChart};
-use super::{OUTCOME_PARTS, Table, bar_label, format::rounded, number};
+use super::{OUTCOME_PARTS, Table, bar_label, format::rounded};
 use crate::error::Error;
 
 /// The chart, when some row failed a request (else `None`: nothing to show).
@@ -21,7 +21,7 @@ pub(super) fn failure_chart(t: &Table, axes: usize) -> Result<Option<String>, Er
             let c = t.column(name)?;
             t.rows
                 .iter()
-                .any(|r| number(&r[c]).is_some_and(|v| v > 0.0))
+                .any(|r| r[c].number().is_some_and(|v| v > 0.0))
                 .then_some((c, *name))
         })
         .collect();
@@ -33,11 +33,11 @@ pub(super) fn failure_chart(t: &Table, axes: usize) -> Result<Option<String>, Er
         .rows
         .iter()
         .map(|r| {
-            let n = number(&r[requests]).unwrap_or(0.0);
+            let n = r[requests].number().unwrap_or(0.0);
             let share = |v: f64| if n > 0.0 { v / n * 100.0 } else { 0.0 };
             let counts: Vec<f64> = kinds
                 .iter()
-                .map(|&(c, _)| number(&r[c]).unwrap_or(0.0))
+                .map(|&(c, _)| r[c].number().unwrap_or(0.0))
                 .collect();
             let failed: f64 = counts.iter().sum();
             Bar {

@@ -284,14 +284,6 @@ pub(crate) fn sections_page(heading: Heading, sections: Vec<Section<'_>>) -> Res
     render(heading, None, sections)
 }
 
-fn number(c: &Cell) -> Option<f64> {
-    match c {
-        Cell::Int(i) => Some(*i as f64),
-        Cell::Num(x) if x.is_finite() => Some(*x),
-        _ => None,
-    }
-}
-
 /// A row's compare-axis labels as one name ("baseline, greedy"), or `whole`.
 fn group_name(row: &[Cell], axes: usize, whole: &str) -> String {
     if axes == 0 {
@@ -554,7 +546,7 @@ fn ladder_charts(t: &Table, findings: Option<&Table>, axes: usize) -> Result<Vec
                 name: series_name(column, &g),
                 points: rows
                     .iter()
-                    .filter_map(|r| Some((number(&r[axes])?, number(&r[c])?)))
+                    .filter_map(|r| Some((r[axes].number()?, r[c].number()?)))
                     .collect(),
             })
             .collect()
@@ -568,7 +560,7 @@ fn ladder_charts(t: &Table, findings: Option<&Table>, axes: usize) -> Result<Vec
         ] {
             let Some(c) = f.column(column) else { continue };
             for row in &f.rows {
-                if let Some(x) = number(&row[c]) {
+                if let Some(x) = row[c].number() {
                     let g = group_name(row, axes, "");
                     markers.push(Marker {
                         name: series_name(&format!("{what}: {step} = {}", row[c].render()), &g),
@@ -611,7 +603,7 @@ fn latency_chart(t: &Table, axes: usize) -> Result<Option<String>, Error> {
             name: if g.is_empty() { "requests".into() } else { g },
             points: rows
                 .iter()
-                .filter_map(|r| Some((number(&r[ms])?, number(&r[p])?)))
+                .filter_map(|r| Some((r[ms].number()?, r[p].number()?)))
                 .collect(),
         })
         .collect();
@@ -655,7 +647,7 @@ fn stacked(
         if k == 0
             || t.rows
                 .iter()
-                .any(|r| number(&r[c]).is_some_and(|v| v > 0.0))
+                .any(|r| r[c].number().is_some_and(|v| v > 0.0))
         {
             columns.push((c, name));
         }
@@ -679,7 +671,7 @@ fn stacked(
             label: bar_label(r, axes, &key_columns),
             parts: columns
                 .iter()
-                .map(|&(c, _)| number(&r[c]).unwrap_or(0.0))
+                .map(|&(c, _)| r[c].number().unwrap_or(0.0))
                 .collect(),
             end: None,
         })
@@ -765,7 +757,7 @@ pub fn sweep_page(
             let level = t
                 .column("confidence")
                 .and_then(|c| t.rows.first().map(|r| &r[c]))
-                .and_then(number)
+                .and_then(Cell::number)
                 .map_or_else(|| "confidence".to_string(), crate::format::percent);
             charts.extend(numeric::sweep_charts(t, metrics, &level, unit_of)?);
         }
@@ -820,9 +812,9 @@ fn forests(
                 }
                 Some(Interval {
                     label,
-                    mean: number(&r[mean])?,
-                    low: number(&r[lo]),
-                    high: number(&r[hi]),
+                    mean: r[mean].number()?,
+                    low: r[lo].number(),
+                    high: r[hi].number(),
                 })
             })
             .collect();

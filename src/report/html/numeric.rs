@@ -556,14 +556,6 @@ fn numeric(t: &Table, column: usize) -> Option<Vec<f64>> {
     (out.len() >= MIN_VALUES).then_some(out)
 }
 
-fn num(c: &Cell) -> Option<f64> {
-    match c {
-        Cell::Int(i) => Some(*i as f64),
-        Cell::Num(x) if x.is_finite() => Some(*x),
-        _ => None,
-    }
-}
-
 /// `key=value, key=value` for a row's labels in `columns`.
 pub fn labelled(headers: &[String], row: &[Cell], columns: &[usize]) -> String {
     columns
@@ -647,7 +639,8 @@ impl Metric<'_> {
         let others = self.others(&[x_axis]);
         let mut series: Vec<ValueSeries> = Vec::new();
         for r in &self.rows {
-            let (Some(x), Some(y)) = (r[x_axis].render().parse::<f64>().ok(), num(&r[mean])) else {
+            let (Some(x), Some(y)) = (r[x_axis].render().parse::<f64>().ok(), r[mean].number())
+            else {
                 continue;
             };
             let name = if others.is_empty() {
@@ -668,7 +661,7 @@ impl Metric<'_> {
                 None => continue,
             };
             series[i].points.push((x, y));
-            if let (Some(l), Some(h)) = (num(&r[lo]), num(&r[hi])) {
+            if let (Some(l), Some(h)) = (r[lo].number(), r[hi].number()) {
                 series[i].intervals.push((x, l, h));
             }
         }
@@ -706,7 +699,7 @@ impl Metric<'_> {
             let (Ok(x), Ok(y), Some(v)) = (
                 r[x_axis].render().parse::<f64>(),
                 r[y_axis].render().parse::<f64>(),
-                num(&r[mean]),
+                r[mean].number(),
             ) else {
                 continue;
             };

@@ -12,7 +12,7 @@
 //! (as on a run's page).
 
 use super::charts::Styled;
-use super::{RowTimes, Section, bands, charted_width, number, times_of};
+use super::{RowTimes, Section, bands, charted_width, times_of};
 use crate::error::Error;
 use crate::report::{Cell, Table};
 
@@ -172,7 +172,7 @@ fn row_series(summary: &Table, columns: [usize; 4]) -> Vec<RowSeries> {
         let Some((start, column)) = parse(&name) else {
             continue;
         };
-        let Some(x) = number(&r[mean]) else { continue };
+        let Some(x) = r[mean].number() else { continue };
         let i = match rows.iter().position(|s| s.axes[..] == r[..axes]) {
             Some(i) => i,
             None => {
@@ -191,8 +191,8 @@ fn row_series(summary: &Table, columns: [usize; 4]) -> Vec<RowSeries> {
                 c,
                 Mean {
                     mean: x,
-                    low: number(&r[lo]),
-                    high: number(&r[hi]),
+                    low: r[lo].number(),
+                    high: r[hi].number(),
                 },
             ));
         }
@@ -241,7 +241,7 @@ fn rate_line(
 fn level(summary: &Table) -> String {
     summary
         .column("confidence")
-        .and_then(|c| summary.rows.first().and_then(|r| number(&r[c])))
+        .and_then(|c| summary.rows.first().and_then(|r| r[c].number()))
         .map_or_else(|| "confidence".into(), crate::format::percent)
 }
 

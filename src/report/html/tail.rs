@@ -6,7 +6,7 @@
 
 use super::charts;
 use super::draw::{self, FONT};
-use super::{Table, axes_label, groups, number};
+use super::{Table, axes_label, groups};
 use crate::error::Error;
 use plotters::prelude::*;
 
@@ -50,7 +50,7 @@ fn lines(t: &Table, axes: usize) -> Option<Vec<Line>> {
             .map(|(g, rows)| {
                 let points = rows
                     .iter()
-                    .filter_map(|r| Some((number(&r[p])?, number(&r[ms])?)))
+                    .filter_map(|r| Some((r[p].number()?, r[ms].number()?)))
                     .filter(|&(p, _)| (FROM..100.0).contains(&p))
                     .collect();
                 (if g.is_empty() { "requests".into() } else { g }, points)

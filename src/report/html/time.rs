@@ -57,7 +57,7 @@ pub(super) fn axes_title(t: &Table, row: &[Cell], axes: usize) -> String {
 /// The window length of a time-series table: the smallest step between window
 /// starts (1000 ms with a single window).
 pub(super) fn window_of(t: &Table, start: usize) -> f64 {
-    let mut starts: Vec<f64> = t.rows.iter().filter_map(|r| number(&r[start])).collect();
+    let mut starts: Vec<f64> = t.rows.iter().filter_map(|r| r[start].number()).collect();
     starts.sort_by(f64::total_cmp);
     starts.dedup();
     starts
@@ -145,7 +145,7 @@ pub(super) fn timeseries_charts(
     let rows = every_workload(t);
     let nonzero = |column: &str| {
         t.column(column)
-            .is_some_and(|c| rows.iter().any(|r| number(&r[c]).unwrap_or(0.0) > 0.0))
+            .is_some_and(|c| rows.iter().any(|r| r[c].number().unwrap_or(0.0) > 0.0))
     };
     let differ = match (t.column("first_tries"), t.column("attempts")) {
         (Some(a), Some(b)) => rows.iter().any(|r| r[a] != r[b]),
@@ -278,9 +278,9 @@ pub(super) fn steps(
     let windows: Vec<(f64, f64, f64)> = rows
         .iter()
         .filter_map(|r| {
-            let s = number(&r[start])?;
+            let s = r[start].number()?;
             let width = end_ms.map_or(w, |e| crate::analysis::timeseries::width_ms(s, w, e));
-            Some((s, width, number(&r[column])?))
+            Some((s, width, r[column].number()?))
         })
         .filter(|&(s, width, _)| charted_width(s, width, w))
         .collect();
@@ -314,7 +314,7 @@ pub(super) fn run_ends(t: Option<&Table>, axes: usize) -> Vec<(Vec<Cell>, f64)> 
     };
     let mut out: Vec<(Vec<Cell>, f64)> = Vec::new();
     for r in &t.rows {
-        let Some(end) = number(&r[start]).zip(number(&r[width])).map(|(s, w)| s + w) else {
+        let Some(end) = r[start].number().zip(r[width].number()).map(|(s, w)| s + w) else {
             continue;
         };
         match out.iter_mut().find(|(k, _)| k[..] == r[..axes]) {
@@ -346,7 +346,7 @@ pub(super) fn drain(
     let c = rec.column("judged_until_ms")?;
     let until = (rec.rows.iter())
         .filter(|r| r[..axes] == row[..axes])
-        .find_map(|r| number(&r[c]))?;
+        .find_map(|r| r[c].number())?;
     let end = end?;
     (end - until >= w / 2.0).then(|| Band {
         name: format!(
@@ -371,7 +371,7 @@ pub(super) fn recovered(rec: &Table, row: &[Cell], axes: usize) -> Vec<Marker> {
         .iter()
         .filter(|r| r[..axes] == row[..axes])
         .filter_map(|r| {
-            let x = number(&r[at])? / 1000.0;
+            let x = r[at].number()? / 1000.0;
             Some(Marker {
                 name: format!("recovered from fault {} ({} s)", r[f].render(), tick(&x)),
                 x,
@@ -528,7 +528,7 @@ pub(super) fn keyed_rate_charts(
     // give each its colour
     let mut totals: Vec<(String, f64)> = Vec::new();
     for row in &t.rows {
-        let (name, n) = (key_of(row), number(&row[value]).unwrap_or(0.0));
+        let (name, n) = (key_of(row), row[value].number().unwrap_or(0.0));
         match totals.iter_mut().find(|(k, _)| *k == name) {
             Some((_, total)) => *total += n,
             None => totals.push((name, n)),
