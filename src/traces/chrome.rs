@@ -166,110 +166,24 @@ pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
             0,
             json!({"sort_index": pid}),
         ))?;
-        // span ids as a run without `--spans` numbers them: requests recorded
-        // for the spans only opened bars too, so the drawn ones are numbered
-        // again 1, 2, ... in the order they opened
-        let drawn = |track: u32| trace.selected.get(track as usize).is_none_or(|s| s.trace);
-        let renumber: Option<HashMap<u64, u64>> = if trace
-            .tracks
-            .iter()
-            .enumerate()
-            .all(|(t, _)| drawn(t as u32))
-        {
-            None
-        } else {
-            let mut ids: Vec<u64> = trace
-                .spans
-                .iter()
-                .filter(|s| drawn(s.track))
-                .map(|s| s.id)
-                .collect();
-            ids.sort_unstable();
-            Some(
-                ids.iter()
-                    .enumerate()
-                    .map(|(k, &id)| (id, k as u64 + 1))
-                    .collect(),
-            )
-        };
-        let id = |old: Option<u64>| match (&renumber, old) {
-            (Some(map), Some(o)) => map.get(&o).copied().or(Some(o)),
-            _ => old,
-        };
-        let mut by_track: Vec<Vec<usize>> = vec![Vec::new(); trace.tracks.len()];
-        for (i, s) in trace.spans.iter().enumerate() {
-            if let Some(v) = by_track.get_mut(s.track as usize) {
-                v.push(i);
-            }
-        }
-        let mut instants: Vec<Vec<usize>> = vec![Vec::new(); trace.tracks.len()];
-        for (i, e) in trace.instants.iter().enumerate() {
-            if let Some(v) = instants.get_mut(e.track as usize) {
-                v.push(i);
-            }
-        }
+        let ids = Renumber::of(trace);
+        let tracks = trace.tracks.len();
+        let by_track = indices(tracks, trace.spans.iter().map(|s| s.track));
+        let instants = indices(tracks, trace.instants.iter().map(|e| e.track));
         for (track, name) in trace.tracks.iter().enumerate() {
             // a request recorded for the spans only (`--spans`) is not drawn
             if trace.selected.get(track).is_some_and(|s| !s.trace) {
                 continue;
             }
-            let spans = &by_track[track];
-            let times: Vec<(Ticks, Ticks, u8)> = spans
-                .iter()
-                .map(|&i| {
-                    let s = &trace.spans[i];
-                    (s.start, s.end, rank(s.cat))
-                })
-                .collect();
-            let (lane_of, lanes) = pack(&times);
-            let first = tid + 1;
-            for lane in 0..lanes {
-                tid += 1;
-                let row_name = if lane == 0 {
-                    name.clone()
-                } else {
-                    format!("{name} ({})", lane + 1)
-                };
-                events.push(metadata("thread_name", pid, tid, json!({"name": row_name})))?;
-                events.push(metadata(
-                    "thread_sort_index",
-                    pid,
-                    tid,
-                    json!({"sort_index": tid}),
-                ))?;
-            }
-            let mut track_events: Vec<(Ticks, std::cmp::Reverse<Ticks>, u8, u64, Value)> =
-                Vec::new();
-            for (k, &i) in spans.iter().enumerate() {
-                let s = &trace.spans[i];
-                let t = first + lane_of[k] as u64;
-                let e = json!({
-                    "name": s.name, "cat": s.cat, "ph": "X",
-                    "ts": us(s.start), "dur": us(s.end - s.start),
-                    "pid": pid, "tid": t,
-                    "args": args(&s.args, &[
-                        ("span_id", id(Some(s.id))),
-                        ("parent_id", id(s.parent)),
-                        ("outlived_id", id(s.outlived)),
-                    ]),
-                });
-                let dur = std::cmp::Reverse(s.end - s.start);
-                track_events.push((s.start, dur, times[k].2, t, e));
-            }
-            for &i in &instants[track] {
-                let e = &trace.instants[i];
-                let v = json!({
-                    "name": e.name, "cat": e.cat, "ph": "i", "s": "t",
-                    "ts": us(e.at), "pid": pid, "tid": first,
-                    "args": args(&e.args, &[("parent_id", id(e.parent))]),
-                });
-                track_events.push((e.at, std::cmp::Reverse(Ticks::ZERO), 9, first, v));
-            }
-            // stable: ties keep the order the events happened in
-            track_events.sort_by_key(|(start, dur, rank, t, _)| (*t, *start, *dur, *rank));
-            for (.., v) in track_events {
-                events.push(v)?;
-            }
+            let track = Track {
+                trace,
+                pid,
+                name,
+                spans: &by_track[track],
+                instants: &instants[track],
+                ids: &ids,
+            };
+            tid = track.write(&mut events, tid)?;
         }
     }
     events.finish(&[
@@ -279,6 +193,127 @@ pub fn render(rows: &[(String, Trace)]) -> Result<Vec<u8>, Error> {
             json!({"clock": "virtual time of the simulation (ts, dur in microseconds)"}),
         ),
     ])
+}
+
+/// The index of each item of a track (`tracks` tracks), in order.
+fn indices(tracks: usize, of: impl Iterator<Item = u32>) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = vec![Vec::new(); tracks];
+    for (i, track) in of.enumerate() {
+        if let Some(v) = out.get_mut(track as usize) {
+            v.push(i);
+        }
+    }
+    out
+}
+
+/// Span ids as a run without `--spans` numbers them: requests recorded for the
+/// spans only opened bars too, so the drawn ones are numbered again 1, 2, ...
+/// in the order they opened (none when every request is drawn).
+struct Renumber(Option<HashMap<u64, u64>>);
+
+impl Renumber {
+    fn of(trace: &Trace) -> Renumber {
+        let drawn = |track: u32| trace.selected.get(track as usize).is_none_or(|s| s.trace);
+        if (0..trace.tracks.len()).all(|t| drawn(t as u32)) {
+            return Renumber(None);
+        }
+        let mut ids: Vec<u64> = trace
+            .spans
+            .iter()
+            .filter(|s| drawn(s.track))
+            .map(|s| s.id)
+            .collect();
+        ids.sort_unstable();
+        Renumber(Some(
+            ids.iter()
+                .enumerate()
+                .map(|(k, &id)| (id, k as u64 + 1))
+                .collect(),
+        ))
+    }
+
+    fn id(&self, old: Option<u64>) -> Option<u64> {
+        match (&self.0, old) {
+            (Some(map), Some(o)) => map.get(&o).copied().or(Some(o)),
+            _ => old,
+        }
+    }
+}
+
+/// One request's track of a compare row (process `pid`): its spans and
+/// instants (indices into the trace's).
+struct Track<'a> {
+    trace: &'a Trace,
+    pid: usize,
+    name: &'a str,
+    spans: &'a [usize],
+    instants: &'a [usize],
+    ids: &'a Renumber,
+}
+
+impl Track<'_> {
+    /// Writes the track's rows (a lane each where its spans overlap, thread
+    /// ids after `tid`) and events; returns the last thread id taken.
+    fn write(&self, events: &mut Pretty, mut tid: u64) -> Result<u64, Error> {
+        let (trace, pid, name, spans) = (self.trace, self.pid, self.name, self.spans);
+        let id = |old: Option<u64>| self.ids.id(old);
+        let times: Vec<(Ticks, Ticks, u8)> = spans
+            .iter()
+            .map(|&i| {
+                let s = &trace.spans[i];
+                (s.start, s.end, rank(s.cat))
+            })
+            .collect();
+        let (lane_of, lanes) = pack(&times);
+        let first = tid + 1;
+        for lane in 0..lanes {
+            tid += 1;
+            let row_name = if lane == 0 {
+                name.to_string()
+            } else {
+                format!("{name} ({})", lane + 1)
+            };
+            events.push(metadata("thread_name", pid, tid, json!({"name": row_name})))?;
+            events.push(metadata(
+                "thread_sort_index",
+                pid,
+                tid,
+                json!({"sort_index": tid}),
+            ))?;
+        }
+        let mut track_events: Vec<(Ticks, std::cmp::Reverse<Ticks>, u8, u64, Value)> = Vec::new();
+        for (k, &i) in spans.iter().enumerate() {
+            let s = &trace.spans[i];
+            let t = first + lane_of[k] as u64;
+            let e = json!({
+                "name": s.name, "cat": s.cat, "ph": "X",
+                "ts": us(s.start), "dur": us(s.end - s.start),
+                "pid": pid, "tid": t,
+                "args": args(&s.args, &[
+                    ("span_id", id(Some(s.id))),
+                    ("parent_id", id(s.parent)),
+                    ("outlived_id", id(s.outlived)),
+                ]),
+            });
+            let dur = std::cmp::Reverse(s.end - s.start);
+            track_events.push((s.start, dur, times[k].2, t, e));
+        }
+        for &i in self.instants {
+            let e = &trace.instants[i];
+            let v = json!({
+                "name": e.name, "cat": e.cat, "ph": "i", "s": "t",
+                "ts": us(e.at), "pid": pid, "tid": first,
+                "args": args(&e.args, &[("parent_id", id(e.parent))]),
+            });
+            track_events.push((e.at, std::cmp::Reverse(Ticks::ZERO), 9, first, v));
+        }
+        // stable: ties keep the order the events happened in
+        track_events.sort_by_key(|(start, dur, rank, t, _)| (*t, *start, *dur, *rank));
+        for (.., v) in track_events {
+            events.push(v)?;
+        }
+        Ok(tid)
+    }
 }
 
 #[cfg(test)]

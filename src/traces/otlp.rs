@@ -81,70 +81,114 @@ fn resource(at: At, services: usize, dependencies: usize) -> usize {
 pub fn render(trace: &Trace, row: usize, sample: f64) -> Vec<u8> {
     let (ns, nd) = (trace.services.len(), trace.dependencies.len());
     let in_spans = |track: u32| trace.selected.get(track as usize).is_some_and(|s| s.spans);
-    // the request spans drawn: those with attempts right under them (a
-    // workload's policy); the others are their entry server span
-    let mut shown_request: HashMap<u64, bool> = HashMap::new();
-    for s in &trace.spans {
-        if s.cat == "request" {
-            shown_request.entry(s.id).or_insert(false);
+    let hanging = Hanging::of(trace, &in_spans);
+    let mut by_resource: Vec<Vec<Out>> = (0..ns + nd + 1).map(|_| Vec::new()).collect();
+    tracer_spans(trace, &hanging, &in_spans, &mut by_resource);
+    server_spans(trace, &hanging, &in_spans, &mut by_resource);
+    write(trace, by_resource, row, sample)
+}
+
+/// Where the tracer's spans hang in the file.
+struct Hanging {
+    /// The request spans, and whether each is drawn: those with attempts
+    /// right under them (a workload's policy); the others are their entry
+    /// server span.
+    shown_request: HashMap<u64, bool>,
+    /// Server spans (their index) by the tracer span their request hangs under.
+    server_under: HashMap<u64, usize>,
+    /// `service` spans as long as their request's server span, left out, with
+    /// that server span's id.
+    same_as_server: HashMap<u64, u64>,
+}
+
+impl Hanging {
+    fn of(trace: &Trace, in_spans: &dyn Fn(u32) -> bool) -> Hanging {
+        // the request spans drawn: those with attempts right under them (a
+        // workload's policy); the others are their entry server span
+        let mut shown_request: HashMap<u64, bool> = HashMap::new();
+        for s in &trace.spans {
+            if s.cat == "request" {
+                shown_request.entry(s.id).or_insert(false);
+            }
+        }
+        for s in &trace.spans {
+            let natural = s.outlived.or(s.parent);
+            if s.cat == "attempt"
+                && let Some(p) = natural
+                && let Some(v) = shown_request.get_mut(&p)
+            {
+                *v = true;
+            }
+        }
+        // server spans by the tracer span their request hangs under
+        let mut server_under: HashMap<u64, usize> = HashMap::new();
+        for (i, s) in trace.servers.iter().enumerate() {
+            if in_spans(s.track) {
+                server_under.insert(s.under, i);
+            }
+        }
+        // a `service` span as long as its request's server span (it never
+        // queued) says nothing more: left out, what hangs under it goes under the
+        // server span
+        let mut same_as_server: HashMap<u64, u64> = HashMap::new();
+        for s in trace.spans.iter().filter(|s| s.cat == "service") {
+            if let Some(p) = s.outlived.or(s.parent)
+                && let Some(&i) = server_under.get(&p)
+                && trace.servers[i].start == s.start
+                && trace.servers[i].end == s.end
+            {
+                same_as_server.insert(s.id, trace.servers[i].id | SERVER_ID_BIT);
+            }
+        }
+        Hanging {
+            shown_request,
+            server_under,
+            same_as_server,
         }
     }
-    for s in &trace.spans {
-        let natural = s.outlived.or(s.parent);
-        if s.cat == "attempt"
-            && let Some(p) = natural
-            && let Some(v) = shown_request.get_mut(&p)
-        {
-            *v = true;
-        }
-    }
-    // server spans by the tracer span their request hangs under
-    let mut server_under: HashMap<u64, usize> = HashMap::new();
-    for (i, s) in trace.servers.iter().enumerate() {
-        if in_spans(s.track) {
-            server_under.insert(s.under, i);
-        }
-    }
-    // a tracer span's parent as written: the server span of its own request
-    // when there is one, else its tracer parent (a request span not drawn
-    // stands for nothing above it)
-    // a `service` span as long as its request's server span (it never
-    // queued) says nothing more: left out, what hangs under it goes under the
-    // server span
-    let mut same_as_server: HashMap<u64, u64> = HashMap::new();
-    for s in trace.spans.iter().filter(|s| s.cat == "service") {
-        if let Some(p) = s.outlived.or(s.parent)
-            && let Some(&i) = server_under.get(&p)
-            && trace.servers[i].start == s.start
-            && trace.servers[i].end == s.end
-        {
-            same_as_server.insert(s.id, trace.servers[i].id | SERVER_ID_BIT);
-        }
-    }
-    let parent_of = |natural: Option<u64>, at: At| -> Option<u64> {
+
+    /// A tracer span's parent as written: the server span of its own request
+    /// when there is one, else its tracer parent (a request span not drawn
+    /// stands for nothing above it).
+    fn parent_of(&self, trace: &Trace, natural: Option<u64>, at: At) -> Option<u64> {
         let p = natural?;
-        if let Some(&server) = same_as_server.get(&p) {
+        if let Some(&server) = self.same_as_server.get(&p) {
             return Some(server);
         }
-        if let Some(&i) = server_under.get(&p)
+        if let Some(&i) = self.server_under.get(&p)
             && at == At::Service(trace.servers[i].service)
         {
             return Some(trace.servers[i].id | SERVER_ID_BIT);
         }
-        match shown_request.get(&p) {
+        self.request_parent(Some(p))
+    }
+
+    /// `p`, unless it is a request span not drawn.
+    fn request_parent(&self, p: Option<u64>) -> Option<u64> {
+        p.and_then(|p| match self.shown_request.get(&p) {
             Some(false) => None,
             _ => Some(p),
-        }
-    };
+        })
+    }
+}
+
+/// The tracer's spans (queue waits, service time, calls, attempts, dependency
+/// work) as OTLP spans, by resource.
+fn tracer_spans(
+    trace: &Trace,
+    hanging: &Hanging,
+    in_spans: &dyn Fn(u32) -> bool,
+    by_resource: &mut [Vec<Out>],
+) {
+    let (ns, nd) = (trace.services.len(), trace.dependencies.len());
     let failed: std::collections::HashSet<u64> = trace.failed_work.iter().copied().collect();
-    let mut by_resource: Vec<Vec<Out>> = (0..ns + nd + 1).map(|_| Vec::new()).collect();
     for s in trace.spans.iter().filter(|s| in_spans(s.track)) {
         let natural = s.outlived.or(s.parent);
-        if same_as_server.contains_key(&s.id) {
+        if hanging.same_as_server.contains_key(&s.id) {
             continue;
         }
         let kind = match s.cat {
-            "request" if shown_request.get(&s.id) == Some(&true) => CLIENT,
+            "request" if hanging.shown_request.get(&s.id) == Some(&true) => CLIENT,
             "request" => continue,
             "queue" if matches!(s.at, At::Dependency(_)) => continue,
             "queue" | "service" => INTERNAL,
@@ -164,7 +208,7 @@ pub fn render(trace: &Trace, row: usize, sample: f64) -> Vec<u8> {
         by_resource[resource(at, ns, nd)].push(Out {
             track: s.track,
             id: s.id,
-            parent: parent_of(natural, s.at),
+            parent: hanging.parent_of(trace, natural, s.at),
             name: s.name.clone(),
             kind,
             start: s.start.0,
@@ -180,15 +224,21 @@ pub fn render(trace: &Trace, row: usize, sample: f64) -> Vec<u8> {
             route: None,
         });
     }
+}
+
+/// A server span per request at a service, by resource.
+fn server_spans(
+    trace: &Trace,
+    hanging: &Hanging,
+    in_spans: &dyn Fn(u32) -> bool,
+    by_resource: &mut [Vec<Out>],
+) {
     for s in trace.servers.iter().filter(|s| in_spans(s.track)) {
         let route = trace.routes.get(s.service).cloned().flatten();
         let name = route
             .clone()
             .unwrap_or_else(|| trace.services[s.service].clone());
-        let parent = s.parent.and_then(|p| match shown_request.get(&p) {
-            Some(false) => None,
-            _ => Some(p),
-        });
+        let parent = hanging.request_parent(s.parent);
         by_resource[s.service].push(Out {
             track: s.track,
             id: s.id | SERVER_ID_BIT,
@@ -202,6 +252,12 @@ pub fn render(trace: &Trace, row: usize, sample: f64) -> Vec<u8> {
             route: if s.entry { route } else { None },
         });
     }
+}
+
+/// The file: a resource per service, dependency and the clients, each with
+/// its spans in order.
+fn write(trace: &Trace, mut by_resource: Vec<Vec<Out>>, row: usize, sample: f64) -> Vec<u8> {
+    let (ns, nd) = (trace.services.len(), trace.dependencies.len());
     let state = (sample < 1.0).then(|| trace_state_for(sample));
     let mut out = String::with_capacity(trace.spans.len() * 320 + 1024);
     out.push_str("{\"resourceSpans\":[");
