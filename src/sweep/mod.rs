@@ -15,6 +15,7 @@
 
 mod extract;
 mod headline;
+mod kept;
 mod kinds;
 mod manifest;
 mod merge;

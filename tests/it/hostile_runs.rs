@@ -90,3 +90,120 @@ fn odd_slurm_array_variables_are_refused_naming_the_variable() {
         }
     }
 }
+
+const AY10: &str = "scenarios/ay10-montecarlo.toml";
+
+/// A sweep of AY10 stopped by a full disk (a 16 KiB file size limit) in `out`:
+/// its staging rows and resume state stay there.
+fn stopped_sweep(out: &std::path::Path) {
+    let r = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 16; exec \"$RESIM\" sweep --quiet -n 50 -j 1 --no-report --out '{}' '{}'",
+            out.display(),
+            scenario(AY10).display()
+        ))
+        .env("RESIM", assert_cmd::cargo::cargo_bin("resim"))
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2), "{r:?}");
+    assert!(out.join("replications.partial.state.toml").exists());
+}
+
+/// `line` (0-based) of `text` with its cells mapped by `f` (cell index, text).
+fn edit_line(text: &str, line: usize, f: impl Fn(usize, &str) -> String) -> String {
+    let mut lines: Vec<String> = text.split('\n').map(String::from).collect();
+    lines[line] = lines[line]
+        .split(',')
+        .enumerate()
+        .map(|(i, c)| f(i, c))
+        .collect::<Vec<_>>()
+        .join(",");
+    lines.join("\n")
+}
+
+#[test]
+fn a_resumed_sweep_does_not_keep_a_corrupted_row() {
+    let work = tempfile::tempdir().unwrap();
+    let fresh = work.path().join("fresh");
+    resim()
+        .args(["sweep", "-q", "-n", "50", "-j", "1", "--no-report", "--out"])
+        .arg(&fresh)
+        .arg(scenario(AY10))
+        .assert()
+        .success();
+    let stopped = work.path().join("stopped");
+    stopped_sweep(&stopped);
+    let partial = std::fs::read_to_string(stopped.join("replications.partial.csv")).unwrap();
+    let header: Vec<&str> = partial.lines().next().unwrap().split(',').collect();
+    let rep = header.iter().position(|c| *c == "replication").unwrap();
+    // the first metric cell of row 2 that holds a digit
+    let row2: Vec<&str> = partial.lines().nth(2).unwrap().split(',').collect();
+    let cell = (rep + 1..row2.len())
+        .find(|&i| row2[i].chars().any(|c| c.is_ascii_digit()))
+        .unwrap();
+    let digit = |c: &str| {
+        let at = c.find(|ch: char| ch.is_ascii_digit()).unwrap();
+        let d = c.as_bytes()[at] - b'0';
+        format!("{}{}{}", &c[..at], (d + 1) % 10, &c[at + 1..])
+    };
+    let last = row2.len() - 1;
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "a changed number",
+            edit_line(&partial, 2, |i, c| if i == cell { digit(c) } else { c.into() }),
+            "changed since",
+        ),
+        (
+            "a cell that is no number",
+            edit_line(&partial, 2, |i, c| {
+                if i == cell { "x".repeat(c.len()) } else { c.into() }
+            }),
+            "row 2 (line 3)",
+        ),
+        (
+            "another replication number",
+            edit_line(&partial, 2, |i, c| if i == rep { digit(c) } else { c.into() }),
+            "row 2 (line 3) is compare row",
+        ),
+        (
+            // cut short, the file as long as before
+            "a row cut short",
+            {
+                let cut = edit_line(&partial, 2, |i, c| {
+                    if i == last { "\u{0}".into() } else { c.into() }
+                })
+                .replace(",\u{0}", "");
+                let pad = partial.len() - cut.len();
+                format!("{cut}{}", "9".repeat(pad))
+            },
+            "row 2 (line 3) has",
+        ),
+    ];
+    for (what, text, says) in cases {
+        let out = work.path().join(what.replace(' ', "-"));
+        stopped_sweep(&out);
+        std::fs::write(out.join("replications.partial.csv"), &text).unwrap();
+        let r = resim()
+            .args(["sweep", "-n", "50", "-j", "1", "--no-report", "--out"])
+            .arg(&out)
+            .arg(scenario(AY10))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&r.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(r.status.success(), "{what}: {r:?}");
+        assert!(!stdout.contains("Resumed"), "{what}: kept: {stdout}");
+        assert!(
+            stdout.contains("were not reused") && stdout.contains(says),
+            "{what}: says {says}: {stdout}"
+        );
+        assert!(
+            std::fs::read(out.join("replications.csv")).unwrap()
+                == std::fs::read(fresh.join("replications.csv")).unwrap(),
+            "{what}: the rows differ from a fresh sweep's"
+        );
+    }
+}
