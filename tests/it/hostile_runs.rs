@@ -207,3 +207,76 @@ fn a_resumed_sweep_does_not_keep_a_corrupted_row() {
         );
     }
 }
+
+const BAND: &str = "scenarios/metastable-band.toml";
+
+/// `resim boundary` on the metastable band (thresholds.pass over the rate),
+/// into `out`, with `jobs` threads.
+fn band_boundary(out: &std::path::Path, jobs: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("resim"));
+    cmd.arg("boundary")
+        .arg(scenario(BAND))
+        .args(["--axis", "workload.rate_rps=10..40"])
+        .args(["--metric", "thresholds.pass", "--target", "0.5"])
+        .args(["--set", "workload.duration_ms=300000"])
+        .args([
+            "--set",
+            r#"thresholds={ "outcomes.answered_pct" = ">= 90" }"#,
+        ])
+        .args(["-n", "4", "--tolerance", "2", "--jobs", jobs, "--out"])
+        .arg(out);
+    cmd
+}
+
+#[test]
+fn an_interrupted_boundary_keeps_its_values_and_goes_on_from_them() {
+    let work = tempfile::tempdir().unwrap();
+    let whole = work.path().join("whole");
+    let r = band_boundary(&whole, "2").output().unwrap();
+    assert!(r.status.success(), "{r:?}");
+    assert!(!whole.join("boundary.partial.csv").exists());
+    // Ctrl-C once the first point's replications are evaluated
+    let cut = work.path().join("cut");
+    let mut child = band_boundary(&cut, "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let partial = cut.join("boundary.partial.csv");
+    let values = || {
+        std::fs::read_to_string(&partial)
+            .unwrap_or_default()
+            .lines()
+            .skip(2)
+            .count()
+    };
+    let mut kept = 0;
+    while child.try_wait().unwrap().is_none() {
+        kept = values();
+        if kept >= 4 {
+            let kill = std::process::Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(kill.success());
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let status = child.wait().unwrap();
+    assert!(kept >= 4, "the search ended before it could be interrupted");
+    assert!(!status.success(), "{status:?}");
+    assert!(values() >= kept, "the evaluated values are kept");
+    // the same command goes on from them, to the bytes of a search never stopped
+    let again = band_boundary(&cut, "1").output().unwrap();
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(again.status.success(), "{again:?}");
+    assert!(stdout.contains("Resumed: "), "{stdout}");
+    for f in ["boundary.csv", "crossing.csv"] {
+        assert!(
+            std::fs::read(cut.join(f)).unwrap() == std::fs::read(whole.join(f)).unwrap(),
+            "{f} differs from the uninterrupted search's"
+        );
+    }
+    assert!(!partial.exists(), "a complete search removes it");
+}
