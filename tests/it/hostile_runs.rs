@@ -280,3 +280,33 @@ fn an_interrupted_boundary_keeps_its_values_and_goes_on_from_them() {
     }
     assert!(!partial.exists(), "a complete search removes it");
 }
+
+#[test]
+fn a_boundary_on_a_metric_without_values_says_so_not_no_crossing() {
+    // at a rate of one request in 1000 s, a 1 s run answers none: no p99
+    let dir = tempfile::tempdir().unwrap();
+    let r = resim()
+        .arg("boundary")
+        .arg(scenario(BAND))
+        .args(["--axis", "workload.rate_rps=0.001..0.002"])
+        .args(["--metric", "outcomes.p99_ms", "--target", "100"])
+        .args(["--set", "workload.duration_ms=1000", "-n", "4", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{r:?}");
+    let stdout = String::from_utf8_lossy(&r.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(!stdout.contains("no crossing"), "{stdout}");
+    assert!(
+        stdout.contains("outcomes.p99_ms has no value at rate_rps = 0.001")
+            && stdout.contains("undefined"),
+        "{stdout}"
+    );
+    let crossing = std::fs::read_to_string(dir.path().join("crossing.csv")).unwrap();
+    assert!(crossing.contains(",no_value,"), "{crossing}");
+    let points = std::fs::read_to_string(dir.path().join("boundary.csv")).unwrap();
+    assert!(points.lines().skip(1).all(|l| l.ends_with(",no_value")), "{points}");
+}
