@@ -255,6 +255,14 @@ pub fn parse_axis(text: &str, grid: bool) -> Result<Axis, Error> {
         if items.is_empty() {
             return Err(arg_error(format!("--axis {text}: the list is empty")));
         }
+        // the cap --grid has: every value is a whole search
+        if items.len() as u64 > MAX_GRID {
+            return Err(arg_error(format!(
+                "--axis {}: {} values; a grid has at most {MAX_GRID} (each value is a search of its own)",
+                key.trim(),
+                items.len()
+            )));
+        }
         let mut out = Vec::new();
         let mut whole = true;
         for v in &items {
@@ -605,7 +613,9 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
     if replications == 0 {
         return Err(arg_error("--replications must be >= 1"));
     }
-    let max_replications = opts.max_replications.unwrap_or(replications * 4);
+    let max_replications = opts
+        .max_replications
+        .unwrap_or(replications.saturating_mul(4));
     if max_replications < replications {
         return Err(arg_error(format!(
             "--max-replications ({max_replications}) must be >= --replications ({replications})"

@@ -283,7 +283,7 @@ fn point(eval: &mut impl Evaluate, rules: &Rules, x: f64) -> Result<Point, crate
                 side,
             });
         }
-        want = (want * 2).min(rules.max_replications);
+        want = want.saturating_mul(2).min(rules.max_replications);
     }
 }
 

@@ -310,3 +310,25 @@ fn a_boundary_on_a_metric_without_values_says_so_not_no_crossing() {
     let points = std::fs::read_to_string(dir.path().join("boundary.csv")).unwrap();
     assert!(points.lines().skip(1).all(|l| l.ends_with(",no_value")), "{points}");
 }
+
+#[test]
+fn a_boundary_grid_list_has_the_cap_of_grid() {
+    let list: Vec<String> = (1..=101).map(|i| i.to_string()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let r = resim()
+        .arg("boundary")
+        .arg(scenario(BAND))
+        .args(["--axis", "workload.rate_rps=10..40", "--axis"])
+        .arg(format!("workload.duration_ms=[{}]", list.join(",")))
+        .args(["--metric", "recovery.stuck", "--target", "0.5", "--out"])
+        .arg(dir.path().join("o"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("workload.duration_ms: 101 values") && stderr.contains("at most 100"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("o").exists(), "refused before anything ran");
+}
