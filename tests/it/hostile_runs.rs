@@ -332,3 +332,37 @@ fn a_boundary_grid_list_has_the_cap_of_grid() {
     );
     assert!(!dir.path().join("o").exists(), "refused before anything ran");
 }
+
+#[test]
+fn a_fixed_concurrency_limits_mean_is_its_limit_however_large() {
+    for limit in ["1000000000000001", "333333333333333"] {
+        let dir = crate::common::run_into(
+            &scenario("scenarios/adaptive-limits.toml"),
+            &[
+                "--quiet",
+                "--set",
+                "compare={}",
+                "--set",
+                &format!("limiters.fixed.limit={limit}"),
+            ],
+        );
+        for table in ["concurrency", "timeseries_concurrency"] {
+            let csv = crate::common::Csv::read(&dir.path().join(format!("{table}.csv")));
+            assert!(!csv.rows.is_empty());
+            for row in &csv.rows {
+                let (mean, min, max) = (
+                    crate::common::num(row, "mean_limit"),
+                    crate::common::num(row, "min_limit"),
+                    crate::common::num(row, "max_limit"),
+                );
+                assert!(
+                    min <= mean && mean <= max,
+                    "{table}, limit {limit}: mean {} outside [{}, {}]",
+                    row["mean_limit"],
+                    row["min_limit"],
+                    row["max_limit"]
+                );
+            }
+        }
+    }
+}
