@@ -366,3 +366,29 @@ fn a_fixed_concurrency_limits_mean_is_its_limit_however_large() {
         }
     }
 }
+
+#[test]
+fn an_envoy_sweep_period_below_its_millisecond_is_refused_naming_the_field() {
+    let yaml = std::fs::read_to_string(crate::common::root().join("tests/fixtures/configs/envoy-bootstrap.yaml"))
+        .unwrap();
+    assert!(yaml.contains("interval: 5s"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("envoy.yaml");
+    std::fs::write(&file, yaml.replace("interval: 5s", "interval: 0.0001s")).unwrap();
+    let out = dir.path().join("envoy.toml");
+    let r = resim()
+        .arg("import")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("bug in resim import"), "{stderr}");
+    assert!(
+        stderr.contains("outlier_detection.interval: 0.1 ms is below Envoy's resolution of 1 ms"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}
