@@ -392,3 +392,45 @@ fn an_envoy_sweep_period_below_its_millisecond_is_refused_naming_the_field() {
     );
     assert!(!out.exists());
 }
+
+#[test]
+fn a_merge_of_rows_times_replications_past_64_bits_is_refused_not_wrapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("s");
+    resim()
+        .args(["sweep", "-q", "-n", "2", "--no-report", "--out"])
+        .arg(&sweep)
+        .arg(scenario(AY10))
+        .assert()
+        .success();
+    let path = sweep.join("manifest.toml");
+    let text: String = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            if l.starts_with("rows = ") {
+                "rows = 4294967296".to_string()
+            } else if l.starts_with("replications = ") {
+                "replications = 4294967296".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&path, text).unwrap();
+    let r = resim()
+        .arg("merge")
+        .arg(&sweep)
+        .arg("--out")
+        .arg(dir.path().join("m"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("manifest.toml")
+            && stderr.contains("rows (4294967296) x replications (4294967296) does not fit in 64 bits"),
+        "{stderr}"
+    );
+}
