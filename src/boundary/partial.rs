@@ -81,7 +81,11 @@ fn read(text: &str, fingerprint: &str) -> Result<HashMap<Key, Option<f64>>, Stri
             return Err(bad());
         };
         let number = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite());
-        let search: u8 = search.parse().ok().filter(|s| *s == 1 || *s == 2).ok_or_else(bad)?;
+        let search: u8 = search
+            .parse()
+            .ok()
+            .filter(|s| *s == 1 || *s == 2)
+            .ok_or_else(bad)?;
         let grid = match grid {
             "" => None,
             g => Some(number(g).ok_or_else(bad)?.to_bits()),
@@ -207,13 +211,20 @@ mod tests {
         assert_eq!(other.resumed, 0);
         assert!(other.note.unwrap().contains("another file"));
         let path = dir.path().join(FILE);
-        std::fs::write(&path, format!("# resim boundary g\n{HEADER}\n1,,1.0,0,0.5\n1,,x,1,\n"))
-            .unwrap();
+        std::fs::write(
+            &path,
+            format!("# resim boundary g\n{HEADER}\n1,,1.0,0,0.5\n1,,x,1,\n"),
+        )
+        .unwrap();
         let p = Partial::open(dir.path(), "g").unwrap();
         assert_eq!(p.resumed, 0);
         assert!(p.note.unwrap().contains("line 4 (`1,,x,1,`)"));
         // a last line cut short is left out, the others kept
-        std::fs::write(&path, format!("# resim boundary g\n{HEADER}\n1,,1.0,0,0.5\n1,,1.0,1,0.2")).unwrap();
+        std::fs::write(
+            &path,
+            format!("# resim boundary g\n{HEADER}\n1,,1.0,0,0.5\n1,,1.0,1,0.2"),
+        )
+        .unwrap();
         let p = Partial::open(dir.path(), "g").unwrap();
         assert_eq!(p.resumed, 1);
         assert_eq!(p.get(1, None, 1.0, 0, 1), Some(vec![Some(0.5)]));

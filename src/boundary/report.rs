@@ -195,7 +195,13 @@ pub fn verdict(s: &Search, c: &Crossing) -> String {
                 .points
                 .iter()
                 .filter(|p| p.side == Side::Empty)
-                .map(|p| format!("{col} = {} ({} replications)", format_number(p.value), p.estimate.replications))
+                .map(|p| {
+                    format!(
+                        "{col} = {} ({} replications)",
+                        format_number(p.value),
+                        p.estimate.replications
+                    )
+                })
                 .collect();
             let bracket = c.bracket.map_or(String::new(), |(a, b)| {
                 format!(

@@ -431,7 +431,10 @@ mod tests {
         assert_eq!(c.estimate, None);
         let last = c.points.last().unwrap();
         assert_eq!((last.value, last.side), (50.0, Side::Empty));
-        assert_eq!(last.estimate.replications, 20, "no more replications for nothing");
+        assert_eq!(
+            last.estimate.replications, 20,
+            "no more replications for nothing"
+        );
         // empty at an end: neither no crossing nor a crossing
         let c = bisect(&mut Gap { gap: (-1.0, 1.0) }, &rules()).unwrap();
         assert_eq!(c.status, Status::NoValue);

@@ -376,7 +376,7 @@ fn slurm_grid(id: u64, count: u64, min: u64, step: u64, max: Option<u64>) -> Res
     if count == 0 {
         return Err("SLURM_ARRAY_TASK_COUNT = `0`: the array must have at least one job".into());
     }
-    if id >= min && (id - min) % step != 0 {
+    if id >= min && !(id - min).is_multiple_of(step) {
         return Err(format!(
             "SLURM_ARRAY_TASK_ID = `{id}` is not on the array's grid (SLURM_ARRAY_TASK_MIN {min} in steps of SLURM_ARRAY_TASK_STEP {step}); give the slice as --shard K/N"
         ));

@@ -21,7 +21,15 @@ fn shard_auto(env: &[(&str, &str)]) -> (i32, String) {
     let mut cmd = resim();
     cmd.arg("sweep")
         .arg(scenario(MONTECARLO))
-        .args(["-n", "2", "--quiet", "--no-report", "--shard", "auto", "--out"])
+        .args([
+            "-n",
+            "2",
+            "--quiet",
+            "--no-report",
+            "--shard",
+            "auto",
+            "--out",
+        ])
         .arg(dir.path().join("out"));
     for name in SLURM {
         cmd.env_remove(name);
@@ -151,19 +159,31 @@ fn a_resumed_sweep_does_not_keep_a_corrupted_row() {
     let cases: Vec<(&str, String, &str)> = vec![
         (
             "a changed number",
-            edit_line(&partial, 2, |i, c| if i == cell { digit(c) } else { c.into() }),
+            edit_line(
+                &partial,
+                2,
+                |i, c| if i == cell { digit(c) } else { c.into() },
+            ),
             "changed since",
         ),
         (
             "a cell that is no number",
             edit_line(&partial, 2, |i, c| {
-                if i == cell { "x".repeat(c.len()) } else { c.into() }
+                if i == cell {
+                    "x".repeat(c.len())
+                } else {
+                    c.into()
+                }
             }),
             "row 2 (line 3)",
         ),
         (
             "another replication number",
-            edit_line(&partial, 2, |i, c| if i == rep { digit(c) } else { c.into() }),
+            edit_line(
+                &partial,
+                2,
+                |i, c| if i == rep { digit(c) } else { c.into() },
+            ),
             "row 2 (line 3) is compare row",
         ),
         (
@@ -308,7 +328,10 @@ fn a_boundary_on_a_metric_without_values_says_so_not_no_crossing() {
     let crossing = std::fs::read_to_string(dir.path().join("crossing.csv")).unwrap();
     assert!(crossing.contains(",no_value,"), "{crossing}");
     let points = std::fs::read_to_string(dir.path().join("boundary.csv")).unwrap();
-    assert!(points.lines().skip(1).all(|l| l.ends_with(",no_value")), "{points}");
+    assert!(
+        points.lines().skip(1).all(|l| l.ends_with(",no_value")),
+        "{points}"
+    );
 }
 
 #[test]
@@ -330,7 +353,10 @@ fn a_boundary_grid_list_has_the_cap_of_grid() {
         stderr.contains("workload.duration_ms: 101 values") && stderr.contains("at most 100"),
         "{stderr}"
     );
-    assert!(!dir.path().join("o").exists(), "refused before anything ran");
+    assert!(
+        !dir.path().join("o").exists(),
+        "refused before anything ran"
+    );
 }
 
 #[test]
@@ -369,8 +395,10 @@ fn a_fixed_concurrency_limits_mean_is_its_limit_however_large() {
 
 #[test]
 fn an_envoy_sweep_period_below_its_millisecond_is_refused_naming_the_field() {
-    let yaml = std::fs::read_to_string(crate::common::root().join("tests/fixtures/configs/envoy-bootstrap.yaml"))
-        .unwrap();
+    let yaml = std::fs::read_to_string(
+        crate::common::root().join("tests/fixtures/configs/envoy-bootstrap.yaml"),
+    )
+    .unwrap();
     assert!(yaml.contains("interval: 5s"));
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("envoy.yaml");
@@ -430,7 +458,8 @@ fn a_merge_of_rows_times_replications_past_64_bits_is_refused_not_wrapped() {
     assert_eq!(r.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("manifest.toml")
-            && stderr.contains("rows (4294967296) x replications (4294967296) does not fit in 64 bits"),
+            && stderr
+                .contains("rows (4294967296) x replications (4294967296) does not fit in 64 bits"),
         "{stderr}"
     );
 }
