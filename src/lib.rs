@@ -262,6 +262,17 @@ pub fn run_scenario_recorded(
     analysis::select_ahead(&mut results);
     let tables = analysis::analyse(&mut results);
     let chart_tables = analysis::chart_tables(&mut results);
+    // the CSV files hold an empty cell for such a figure and no note: say so
+    // whatever the report shows
+    for t in tables.iter().chain(&chart_tables) {
+        if let Some(note) = t.overflow_note() {
+            warnings.push(format!(
+                "{}: {}.csv: {note}",
+                scenario.file.display(),
+                t.name
+            ));
+        }
+    }
     let output = RunOutput {
         tables,
         chart_tables,

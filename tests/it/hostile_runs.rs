@@ -463,3 +463,32 @@ fn a_merge_of_rows_times_replications_past_64_bits_is_refused_not_wrapped() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_overflowing_figures_empty_csv_cell_is_explained_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = resim()
+        .current_dir(crate::common::root())
+        .args(["run", "tests/bad/set-base.toml", "--quiet", "--out"])
+        .arg(dir.path())
+        .args(["--set", "slo.peak_read_rps=1.7e308"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{r:?}");
+    let csv = crate::common::Csv::read(&dir.path().join("outcomes.csv"));
+    assert_eq!(csv.rows[0]["held_slots"], "");
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains("outcomes.csv: empty where the figure is not a finite number")
+            && stderr.contains("held_slots, total_slots"),
+        "{stderr}"
+    );
+    // without the overflow, no such warning
+    let r = resim()
+        .current_dir(crate::common::root())
+        .args(["run", "tests/bad/set-base.toml", "--quiet", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&r.stderr).contains("not a finite number"));
+}
