@@ -139,6 +139,35 @@ pub struct Record {
 /// `--spans`).
 pub type Recorded = (RunOutput, Option<Vec<u8>>, Vec<Vec<u8>>);
 
+/// What `--spans` left out at its limit ([`sim::trace::MAX_SPAN_EVENTS`]), one
+/// warning per compare row that reached it.
+fn spans_warnings(scenario: &Scenario, traces: &[Option<sim::trace::Trace>]) -> Vec<String> {
+    let columns = scenario.columns();
+    let rows = scenario.rows.len();
+    let mut out = Vec::new();
+    for (i, (row, t)) in scenario.rows.iter().zip(traces).enumerate() {
+        let Some(t) = t.as_ref().filter(|t| t.spans_left_out > 0) else {
+            continue;
+        };
+        let (who, share) = if rows == 1 {
+            ("the run".to_string(), String::new())
+        } else {
+            (
+                row_label(i, &columns, &row.labels),
+                format!(", this row's share of {}", sim::trace::MAX_SPAN_EVENTS),
+            )
+        };
+        out.push(format!(
+            "{}: --spans: {who} wrote the spans of its first {} sampled requests only and left out {} more: their spans reached the limit of --spans ({}{share}); --spans-sample R writes a share of all the requests",
+            scenario.file.display(),
+            t.selected.iter().filter(|s| s.spans).count(),
+            t.spans_left_out,
+            (sim::trace::MAX_SPAN_EVENTS / rows.max(1) as u64).max(1),
+        ));
+    }
+    out
+}
+
 /// [`run_scenario_traced`], and with `record.spans = Some(r)` a share r of
 /// every request of each compare row as OTLP JSON bytes (one file per row,
 /// in row order).
@@ -153,6 +182,7 @@ pub fn run_scenario_recorded(
     let select = sim::trace::Selection {
         first: record.trace.unwrap_or(0),
         sample: record.spans,
+        max_spans: (sim::trace::MAX_SPAN_EVENTS / scenario.rows.len().max(1) as u64).max(1),
     };
     let ahead = draw_ahead.for_rows(scenario.rows.len());
     // trace.json's spans, shared evenly by the compare rows
@@ -192,7 +222,7 @@ pub fn run_scenario_recorded(
             })
             .collect(),
     };
-    let mut warnings = Vec::new();
+    let mut warnings = spans_warnings(scenario, &traces);
     if let Some(n) = trace {
         let columns = scenario.columns();
         for (i, (row, t)) in scenario.rows.iter().zip(&traces).enumerate() {
@@ -232,6 +262,17 @@ pub fn run_scenario_recorded(
     analysis::select_ahead(&mut results);
     let tables = analysis::analyse(&mut results);
     let chart_tables = analysis::chart_tables(&mut results);
+    // the CSV files hold an empty cell for such a figure and no note: say so
+    // whatever the report shows
+    for t in tables.iter().chain(&chart_tables) {
+        if let Some(note) = t.overflow_note() {
+            warnings.push(format!(
+                "{}: {}.csv: {note}",
+                scenario.file.display(),
+                t.name
+            ));
+        }
+    }
     let output = RunOutput {
         tables,
         chart_tables,

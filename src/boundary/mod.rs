@@ -14,6 +14,7 @@
 //! the search runs once per value of it, tracing the boundary as a curve.
 
 mod longer;
+mod partial;
 mod report;
 pub mod search;
 
@@ -142,6 +143,7 @@ fn search_all(
     ctx: &Context,
     rules: &Rules,
     searches: &[Option<f64>],
+    (search, partial): (u8, &mut partial::Partial),
 ) -> Result<(Vec<Curve>, u64), Error> {
     let mut curves = Vec::new();
     let mut runs = 0;
@@ -151,12 +153,48 @@ fn search_all(
             grid: g,
             loaded: None,
             runs: 0,
+            search,
+            partial: &mut *partial,
         };
         let crossing = search::bisect(&mut eval, rules)?;
         runs += eval.runs;
         curves.push(Curve { grid: g, crossing });
     }
     Ok((curves, runs))
+}
+
+/// The searches (one per grid value), and again at twice the run's length
+/// when the metric depends on it (`longer_of`: the file's table with `--set`,
+/// and the axes' keys, which are not doubled): the crossings, the second
+/// search (or why there is none) and the runs they took. Every value goes to
+/// `kept` as it is evaluated.
+fn run_searches(
+    ctx: &mut Context,
+    rules: &Rules,
+    searches: &[Option<f64>],
+    longer_of: (&toml::Table, &[&str]),
+    kept: &mut partial::Partial,
+) -> Result<(Vec<Curve>, Option<Longer>, u64), Error> {
+    let (curves, mut runs) = search_all(ctx, rules, searches, (1, kept))?;
+    let longer = (longer::depends_on_length(&ctx.opts.metric) && !ctx.opts.once)
+        .then(|| longer::doubled(longer_of.0, longer_of.1));
+    let longer = match longer {
+        None => None,
+        Some(Err(why)) => Some(Longer::Skipped(why)),
+        Some(Ok(keys)) => {
+            for (key, v) in &keys {
+                ctx.overrides.push(Override {
+                    path: key.clone(),
+                    value: toml_value(false, *v),
+                    text: format!("{key}={}", crate::format::format_number(*v)),
+                });
+            }
+            let (curves, more) = search_all(ctx, rules, searches, (2, kept))?;
+            runs += more;
+            Some(Longer::Searched { keys, curves })
+        }
+    };
+    Ok((curves, longer, runs))
 }
 
 /// `ScenarioError` with `note` added to its message.
@@ -216,6 +254,14 @@ pub fn parse_axis(text: &str, grid: bool) -> Result<Axis, Error> {
             .unwrap_or_default();
         if items.is_empty() {
             return Err(arg_error(format!("--axis {text}: the list is empty")));
+        }
+        // the cap --grid has: every value is a whole search
+        if items.len() as u64 > MAX_GRID {
+            return Err(arg_error(format!(
+                "--axis {}: {} values; a grid has at most {MAX_GRID} (each value is a search of its own)",
+                key.trim(),
+                items.len()
+            )));
         }
         let mut out = Vec::new();
         let mut whole = true;
@@ -310,6 +356,24 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// What the values of a replication depend on: the file, `--set`, the
+    /// seed, the metric and the axes (not the target, the tolerance or the
+    /// number of replications, which only choose which values are needed).
+    fn fingerprint(&self) -> String {
+        let seed = format!("{:?}", self.opts.seed);
+        let grid = format!("{:?}", self.opts.grid);
+        let parts = [
+            env!("CARGO_PKG_VERSION").as_bytes(),
+            self.text.as_bytes(),
+            seed.as_bytes(),
+            self.opts.metric.as_bytes(),
+            grid.as_bytes(),
+        ];
+        let axes = self.opts.axes.iter().map(|a| a.as_bytes());
+        let sets = self.overrides.iter().map(|o| o.text.as_bytes());
+        partial::fingerprint(parts.into_iter().chain(axes).chain(sets))
+    }
+
     /// The scenario with the axis at `x` (and the grid axis at `g`): one compare row.
     fn load(&self, x: f64, integer: bool, g: Option<f64>) -> Result<Scenario, Error> {
         let mut extra = Vec::new();
@@ -365,6 +429,11 @@ struct Evaluator<'c, 'a> {
     loaded: Option<Loaded>,
     /// Total runs, for the report.
     runs: u64,
+    /// 1, or 2 for the search at twice the run's length.
+    search: u8,
+    /// Every value evaluated, on disk as it comes, and those of an earlier,
+    /// interrupted run of the same search.
+    partial: &'c mut partial::Partial,
 }
 
 fn named_value(named: &Named, name: &str) -> Option<f64> {
@@ -417,6 +486,18 @@ impl Evaluator<'_, '_> {
 
 impl Evaluate for Evaluator<'_, '_> {
     fn replications(&mut self, x: f64, from: u64, to: u64) -> Result<Vec<Option<f64>>, Error> {
+        if let Some(kept) = self.partial.get(self.search, self.grid, x, from, to) {
+            return Ok(kept);
+        }
+        let out = self.run(x, from, to)?;
+        self.partial.add(self.search, self.grid, x, from, &out)?;
+        Ok(out)
+    }
+}
+
+impl Evaluator<'_, '_> {
+    /// Runs replications `from..to` at `x`.
+    fn run(&mut self, x: f64, from: u64, to: u64) -> Result<Vec<Option<f64>>, Error> {
         let pool = &self.ctx.pool;
         let metric = &self.ctx.metric;
         let loaded = self.load(x)?;
@@ -532,7 +613,9 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
     if replications == 0 {
         return Err(arg_error("--replications must be >= 1"));
     }
-    let max_replications = opts.max_replications.unwrap_or(replications * 4);
+    let max_replications = opts
+        .max_replications
+        .unwrap_or(replications.saturating_mul(4));
     if max_replications < replications {
         return Err(arg_error(format!(
             "--max-replications ({max_replications}) must be >= --replications ({replications})"
@@ -736,37 +819,28 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
         .clone()
         .unwrap_or_else(|| Path::new("out").join(format!("{}-boundary", base.stem())));
     let lock = crate::sweep::output::lock(&dir)?;
-    let folder = crate::report::Folder::open(&dir, &[])?;
+    let mut folder = crate::report::Folder::open(&dir, &[])?;
+    folder.claim(&[partial::FILE])?;
+    let mut kept = partial::Partial::open(&dir, &ctx.fingerprint())?;
 
     let searches: Vec<Option<f64>> = if grid.is_some() {
         grid_values.iter().map(|v| Some(*v)).collect()
     } else {
         vec![None]
     };
-    let (curves, mut runs) = search_all(&ctx, &rules, &searches)?;
-    let longer = (longer::depends_on_length(&opts.metric) && !opts.once).then(|| {
-        let axes: Vec<&str> = std::iter::once(&axis)
-            .chain(&grid)
-            .map(|a| a.key.as_str())
-            .collect();
-        longer::doubled(&doc, &axes)
-    });
-    let longer = match longer {
-        None => None,
-        Some(Err(why)) => Some(Longer::Skipped(why)),
-        Some(Ok(keys)) => {
-            for (key, v) in &keys {
-                ctx.overrides.push(Override {
-                    path: key.clone(),
-                    value: toml_value(false, *v),
-                    text: format!("{key}={}", crate::format::format_number(*v)),
-                });
-            }
-            let (curves, more) = search_all(&ctx, &rules, &searches)?;
-            runs += more;
-            Some(Longer::Searched { keys, curves })
-        }
-    };
+    let axes: Vec<&str> = std::iter::once(&axis)
+        .chain(&grid)
+        .map(|a| a.key.as_str())
+        .collect();
+    let (curves, longer, runs) = run_searches(&mut ctx, &rules, &searches, (&doc, &axes), &mut kept)
+        .map_err(|e| {
+            let note = format!(
+                "\n(the search stopped; the replications it evaluated are kept in {}; no other file in {} was changed; run the same command again to go on from them)",
+                kept.path().display(),
+                dir.display()
+            );
+            crate::sweep::with_note(e, &note)
+        })?;
     let search = Search {
         scenario_name: base.base().name.clone(),
         file: opts.file.clone(),
@@ -797,8 +871,18 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
     }
     folder.replace(files)?;
     drop(lock);
+    let mut text = report::text(&search, runs, &dir);
+    if kept.resumed > 0 {
+        text.push_str(&format!(
+            "Resumed: {} replication values an earlier, interrupted run of this search evaluated were kept (not run again).\n",
+            kept.resumed
+        ));
+    }
+    if let Some(note) = &kept.note {
+        text.push_str(&crate::report::wrap(&format!("Note: {note}."), 120));
+    }
     Ok(BoundaryReport {
-        text: report::text(&search, runs, &dir),
+        text,
         json: report::json(&search, &dir)?,
     })
 }

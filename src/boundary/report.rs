@@ -2,7 +2,7 @@
 //! `crossing.csv` (the crossing per search), the printed report, the JSON
 //! document and `report.html`, all from the same [`Search`].
 
-use super::search::{Crossing, Point, Status};
+use super::search::{Crossing, Point, Side, Status};
 use super::{Curve, Longer, Search, Tolerance};
 use crate::error::Error;
 use crate::format::format_number;
@@ -190,6 +190,32 @@ pub fn verdict(s: &Search, c: &Crossing) -> String {
     let (lo, hi) = (format_number(s.rules.lo), format_number(s.rules.hi));
     let at = |p: &Point| format!("{} ({})", format_number(p.value), shown(p));
     match (c.status, c.estimate, c.bracket) {
+        (Status::NoValue, _, _) => {
+            let empty: Vec<String> = c
+                .points
+                .iter()
+                .filter(|p| p.side == Side::Empty)
+                .map(|p| {
+                    format!(
+                        "{col} = {} ({} replications)",
+                        format_number(p.value),
+                        p.estimate.replications
+                    )
+                })
+                .collect();
+            let bracket = c.bracket.map_or(String::new(), |(a, b)| {
+                format!(
+                    "; the values on either side bracket [{}, {}] but not what lies between",
+                    format_number(a),
+                    format_number(b)
+                )
+            });
+            format!(
+                "no boundary in [{lo}, {hi}]: {} has no value at {} (no replication gave it one, e.g. a percentile of no requests): the metric is undefined there, on neither side of {target}{bracket}",
+                s.metric,
+                empty.join(" and ")
+            )
+        }
         (Status::NoCrossing, _, _) => {
             let ends = &c.points[..2.min(c.points.len())];
             let seen: Vec<String> = ends.iter().map(at).collect();
@@ -223,7 +249,7 @@ pub fn verdict(s: &Search, c: &Crossing) -> String {
                     c.points.len()
                 ),
                 Status::Adjacent => "the bracket's ends are neighbouring whole numbers".into(),
-                Status::NoCrossing => String::new(),
+                Status::NoCrossing | Status::NoValue => String::new(),
             };
             let side = |x: f64| c.points.iter().find(|p| p.value == x);
             let ends: Vec<String> = [a, b].iter().filter_map(|x| side(*x)).map(at).collect();

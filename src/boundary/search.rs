@@ -42,9 +42,11 @@ pub enum Side {
     Below,
     /// The whole interval is above the target.
     Above,
-    /// The interval holds the target (or the metric had no value): the
-    /// replications cannot tell the side.
+    /// The interval holds the target: the replications cannot tell the side.
     Undecided,
+    /// No replication gave the metric a value (a percentile of no requests):
+    /// the metric is undefined there, on neither side.
+    Empty,
 }
 
 impl Side {
@@ -54,6 +56,7 @@ impl Side {
             Side::Below => "below",
             Side::Above => "above",
             Side::Undecided => "undecided",
+            Side::Empty => "no_value",
         }
     }
 }
@@ -129,6 +132,9 @@ impl Values {
 impl Estimate {
     /// The side of `target` the interval lies on.
     pub fn side(&self, target: f64) -> Side {
+        if self.n == 0 {
+            return Side::Empty;
+        }
         match self.interval {
             Some((lo, _)) if lo > target => Side::Above,
             Some((_, hi)) if hi < target => Side::Below,
@@ -160,6 +166,9 @@ pub enum Status {
     Adjacent,
     /// Both ends lie on the same side (or an end cannot be told): no bracket.
     NoCrossing,
+    /// The metric has no value at a point (no replication gave one): where it
+    /// crosses the target is undefined there.
+    NoValue,
 }
 
 impl Status {
@@ -171,6 +180,7 @@ impl Status {
             Status::MaxPoints => "max_points",
             Status::Adjacent => "adjacent",
             Status::NoCrossing => "no_crossing",
+            Status::NoValue => "no_value",
         }
     }
 }
@@ -266,14 +276,14 @@ fn point(eval: &mut impl Evaluate, rules: &Rules, x: f64) -> Result<Point, crate
         }
         let estimate = values.estimate(rules.kind, rules.confidence);
         let side = estimate.side(rules.target);
-        if side != Side::Undecided || want >= rules.max_replications || estimate.n == 0 {
+        if side != Side::Undecided || want >= rules.max_replications {
             return Ok(Point {
                 value: x,
                 estimate,
                 side,
             });
         }
-        want = (want * 2).min(rules.max_replications);
+        want = want.saturating_mul(2).min(rules.max_replications);
     }
 }
 
@@ -284,6 +294,14 @@ pub fn bisect(eval: &mut impl Evaluate, rules: &Rules) -> Result<Crossing, crate
     let hi = point(eval, rules, rules.hi)?;
     points.push(lo.clone());
     points.push(hi.clone());
+    if lo.side == Side::Empty || hi.side == Side::Empty {
+        return Ok(Crossing {
+            points,
+            status: Status::NoValue,
+            estimate: None,
+            bracket: None,
+        });
+    }
     let decided = lo.side != Side::Undecided && hi.side != Side::Undecided;
     if !decided || lo.side == hi.side {
         return Ok(Crossing {
@@ -311,6 +329,11 @@ pub fn bisect(eval: &mut impl Evaluate, rules: &Rules) -> Result<Crossing, crate
         let p = point(eval, rules, m)?;
         points.push(p.clone());
         match p.side {
+            Side::Empty => {
+                let mut c = found(points, Status::NoValue, &a, &b, rules.target);
+                c.estimate = None;
+                return Ok(c);
+            }
             Side::Undecided => {
                 let mut c = found(points, Status::Undecided, &a, &b, rules.target);
                 c.estimate = Some(m);
@@ -379,6 +402,43 @@ mod tests {
             confidence: 0.95,
             kind: Kind::Proportion,
         }
+    }
+
+    /// A step whose metric has no value between `gap.0` and `gap.1`.
+    struct Gap {
+        gap: (f64, f64),
+    }
+
+    impl Evaluate for Gap {
+        fn replications(
+            &mut self,
+            x: f64,
+            from: u64,
+            to: u64,
+        ) -> Result<Vec<Option<f64>>, crate::error::Error> {
+            let empty = x > self.gap.0 && x < self.gap.1;
+            Ok((from..to)
+                .map(|_| (!empty).then_some(if x > 25.0 { 1.0 } else { 0.0 }))
+                .collect())
+        }
+    }
+
+    #[test]
+    fn a_point_without_values_is_no_value_not_a_crossing() {
+        // empty in the middle: no estimate is claimed at the empty point
+        let c = bisect(&mut Gap { gap: (40.0, 60.0) }, &rules()).unwrap();
+        assert_eq!(c.status, Status::NoValue);
+        assert_eq!(c.estimate, None);
+        let last = c.points.last().unwrap();
+        assert_eq!((last.value, last.side), (50.0, Side::Empty));
+        assert_eq!(
+            last.estimate.replications, 20,
+            "no more replications for nothing"
+        );
+        // empty at an end: neither no crossing nor a crossing
+        let c = bisect(&mut Gap { gap: (-1.0, 1.0) }, &rules()).unwrap();
+        assert_eq!(c.status, Status::NoValue);
+        assert_eq!(c.points[0].side, Side::Empty);
     }
 
     #[test]

@@ -311,6 +311,7 @@ pub fn run_traced(
     let select = trace::Selection {
         first: requests,
         sample: None,
+        max_spans: 0,
     };
     run_recorded(model, replication, select, max_events, draw_ahead)
 }

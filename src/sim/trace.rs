@@ -118,6 +118,9 @@ pub struct Selection {
     /// so that exactly floor(n R) of the first n are, evenly spread, with no
     /// random draw (the run's streams stay as they are). None: no spans.
     pub sample: Option<f64>,
+    /// With spans: the most spans this row's trace may hold (its share of
+    /// [`MAX_SPAN_EVENTS`]); past them no further request is sampled.
+    pub max_spans: u64,
 }
 
 impl Selection {
@@ -226,7 +229,16 @@ pub struct Trace {
     pub max_events: u64,
     /// Whether requests the trace was asked for were left out at that limit.
     pub stopped: bool,
+    /// Requests in the spans' sample left out at [`Selection::max_spans`].
+    pub spans_left_out: u64,
 }
+
+/// The most spans `--spans` records, all compare rows together (each row gets
+/// an even share): about 1 KB of memory each and 300 bytes of OTLP JSON (a
+/// 20 s run of retry-amplification.toml made 377,000 spans, 380 MB and a file
+/// of 111 MB). A row samples no further request past its share, and the run
+/// says how many it left out; the requests it sampled run on to their end.
+pub const MAX_SPAN_EVENTS: u64 = 500_000;
 
 /// The most spans and instants `trace.json` holds, all compare rows together
 /// (each row gets an even share): about 1 KB of memory each, and 400 bytes of
@@ -464,6 +476,11 @@ impl Tracer {
         (self.nodes.len() + self.trace.instants.len()) as u64
     }
 
+    /// Spans of either kind opened so far, and instants.
+    fn spans_recorded(&self) -> u64 {
+        self.recorded() + self.trace.servers.len() as u64
+    }
+
     /// Whether the traced requests made far more spans than the row's share
     /// (a run stops then: see `OVERRUN`).
     /// (Never while spans are recorded: `--spans` holds every request it
@@ -697,8 +714,12 @@ impl Tracer {
         let k = self.sent;
         self.sent += 1;
         let in_trace = k < u64::from(self.select.first);
-        let in_spans = self.select.sampled(k);
         let n = self.trace.tracks.len() as u32;
+        let mut in_spans = self.select.sampled(k);
+        if in_spans && n > 0 && self.spans_recorded() >= self.select.max_spans {
+            in_spans = false;
+            self.trace.spans_left_out += 1;
+        }
         // the first request is always traced; the others while the row's share
         // of spans lasts (no limit while spans are recorded: they hold every
         // request sampled anyway, and trace.json's stay as they would be)
@@ -1252,6 +1273,7 @@ mod tests {
             let s = Selection {
                 first: 0,
                 sample: Some(r),
+                max_spans: u64::MAX,
             };
             (0..n).filter(|&k| s.sampled(k)).collect::<Vec<u64>>()
         };
@@ -1261,5 +1283,51 @@ mod tests {
         assert_eq!(pick(0.3, 1000).len(), 300);
         let none = Selection::default();
         assert!(!(0..100).any(|k| none.sampled(k)));
+    }
+
+    #[test]
+    fn spans_stop_at_their_limit_and_count_what_they_left_out() {
+        let text = r#"
+[scenario]
+name = "spans"
+[services.a]
+routes = ["/a"]
+[services.a.handler]
+type = "server"
+slots = 4
+queue = 10
+service = { constant = 5 }
+[workloads.w]
+type = "open"
+rate_rps = 100
+requests = 200
+route = "/a"
+"#;
+        let s = crate::scenario::load_str(
+            text,
+            std::path::Path::new("spans.toml"),
+            &crate::scenario::LoadOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let run = |max_spans: u64| {
+            let select = Selection {
+                first: 0,
+                sample: Some(1.0),
+                max_spans,
+            };
+            let (_, t) = crate::sim::run_recorded(&s.rows[0].model, 0, select, 0, false)
+                .unwrap_or_else(|e| panic!("{e}"));
+            t
+        };
+        let all = run(u64::MAX);
+        assert_eq!(all.spans_left_out, 0);
+        assert_eq!(all.selected.len(), 200);
+        let capped = run(60);
+        let kept = capped.selected.iter().filter(|s| s.spans).count() as u64;
+        assert!(kept > 0 && kept < 200, "{kept}");
+        assert_eq!(kept + capped.spans_left_out, 200);
+        let spans = (capped.spans.len() + capped.servers.len()) as u64;
+        // the requests sampled run on to their end: a few spans past the limit
+        assert!(spans <= 60 + 10, "{spans}");
     }
 }

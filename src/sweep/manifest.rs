@@ -302,7 +302,8 @@ impl Shard {
                 err("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not".into())
             })?;
             let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(1);
-            let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+            let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1);
+            slurm_grid(id, count, min, step, number("SLURM_ARRAY_TASK_MAX")?).map_err(err)?;
             if let Some(n) = shards
                 && n != count
             {
@@ -361,6 +362,39 @@ impl Shard {
         let at = |k: u64| (u128::from(total) * u128::from(k) / u128::from(self.count)) as u64;
         (at(self.index - 1), at(self.index))
     }
+}
+
+/// Checks that Slurm's variables describe the array `--array=MIN-MAX:STEP`
+/// that `SLURM_ARRAY_TASK_ID` is counted in: a step of at least 1, a count of
+/// at least 1, an id on the step grid and (with `SLURM_ARRAY_TASK_MAX`) as many
+/// ids on the grid as the array has jobs. An array given as a list
+/// (`--array=1,3,10`) or odd values would otherwise give two jobs one slice.
+fn slurm_grid(id: u64, count: u64, min: u64, step: u64, max: Option<u64>) -> Result<(), String> {
+    if step == 0 {
+        return Err("SLURM_ARRAY_TASK_STEP = `0`: the array's step must be at least 1".into());
+    }
+    if count == 0 {
+        return Err("SLURM_ARRAY_TASK_COUNT = `0`: the array must have at least one job".into());
+    }
+    if id >= min && !(id - min).is_multiple_of(step) {
+        return Err(format!(
+            "SLURM_ARRAY_TASK_ID = `{id}` is not on the array's grid (SLURM_ARRAY_TASK_MIN {min} in steps of SLURM_ARRAY_TASK_STEP {step}); give the slice as --shard K/N"
+        ));
+    }
+    if let Some(max) = max {
+        if max < min || id > max {
+            return Err(format!(
+                "SLURM_ARRAY_TASK_ID = `{id}` is outside SLURM_ARRAY_TASK_MIN {min} .. SLURM_ARRAY_TASK_MAX {max}"
+            ));
+        }
+        let on_grid = (max - min) / step + 1;
+        if on_grid != count {
+            return Err(format!(
+                "SLURM_ARRAY_TASK_COUNT = `{count}` but SLURM_ARRAY_TASK_MIN {min} .. SLURM_ARRAY_TASK_MAX {max} in steps of SLURM_ARRAY_TASK_STEP {step} holds {on_grid} jobs (an array given as a list?); give the slice as --shard K/N"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -57,7 +57,18 @@ fn parts(dirs: &[PathBuf]) -> Result<Vec<Part>, Error> {
             ));
         }
         let manifest = Manifest::read(dir)?;
-        let total = manifest.rows * manifest.replications;
+        let total = manifest
+            .rows
+            .checked_mul(manifest.replications)
+            .ok_or_else(|| {
+                refuse(
+                    &dir.join(super::manifest::FILE),
+                    format!(
+                        "rows ({}) x replications ({}) does not fit in 64 bits: not a manifest a sweep writes",
+                        manifest.rows, manifest.replications
+                    ),
+                )
+            })?;
         let (shard, units) = match &manifest.shard {
             Some(s) => (
                 Shard {

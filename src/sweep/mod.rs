@@ -15,6 +15,7 @@
 
 mod extract;
 mod headline;
+mod kept;
 mod kinds;
 mod manifest;
 mod merge;
@@ -554,7 +555,7 @@ fn settings(opts: &SweepOptions, scenario: &Scenario) -> Result<Settings, Error>
 }
 
 /// `e` with `note` added to its message, keeping its kind (and exit code).
-fn with_note(e: Error, note: &str) -> Error {
+pub(crate) fn with_note(e: Error, note: &str) -> Error {
     match e {
         Error::Scenario(mut se) => {
             se.message.push_str(note);

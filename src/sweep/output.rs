@@ -179,6 +179,8 @@ pub struct Replications {
     pending_rows: u64,
     /// Bytes of whole rows in the file: where a failed write is cut back to.
     committed: u64,
+    /// FNV-1a 64 of those bytes, for the resume state.
+    committed_fnv: u64,
     /// When the resume state was last written; `None` for a merge, which has
     /// no use for one (its shards hold the rows).
     checkpointed: Option<Option<std::time::Instant>>,
@@ -201,6 +203,10 @@ struct State {
     extra_names: Vec<String>,
     /// FNV-1a 64 of [`PARTIAL_HISTOGRAMS`] as written with this state.
     histograms_fnv1a64: String,
+    /// FNV-1a 64 of the staging file's first `bytes` bytes: a row changed
+    /// since is not kept.
+    #[serde(default)]
+    rows_fnv1a64: Option<String>,
     /// The sweep's manifest: a rerun resumes only the same sweep.
     manifest: Manifest,
 }
@@ -284,6 +290,7 @@ impl Replications {
             rows_written: 0,
             pending_rows: 0,
             committed: 0,
+            committed_fnv: super::kept::FNV_START,
             checkpointed: None,
             pending_counts: Vec::new(),
         }
@@ -349,6 +356,7 @@ impl Replications {
             extra_bytes,
             extra_names,
             histograms_fnv1a64: super::manifest::fnv1a64(&histograms),
+            rows_fnv1a64: Some(format!("{:016x}", self.committed_fnv)),
             manifest: self.manifest.clone(),
         };
         let text = toml::to_string(&state)
@@ -422,7 +430,11 @@ impl Replications {
         let mut out =
             Replications::create_on(file, path, axis_columns, metrics, manifest, summarize);
         // the rows back into the summary, as a merge reads them
-        let mut reader = csv::Reader::from_path(path).map_err(|e| csv_error(path, e))?;
+        // flexible: a row of too few cells is named below, not a reader error
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_path(path)
+            .map_err(|e| csv_error(path, e))?;
         let header = reader.headers().map_err(|e| csv_error(path, e))?.clone();
         let expected = axis_columns
             .iter()
@@ -433,14 +445,22 @@ impl Replications {
             return fresh("its header is not this sweep's".into());
         }
         let axes = axis_columns.len();
+        let expected = super::kept::Expected {
+            first_unit: manifest.shard.as_ref().map_or(0, |s| s.first_unit),
+            labels: &labels,
+            axes,
+            metrics,
+        };
         let mut values = vec![None; metrics.len()];
         let mut rows = 0;
         for record in reader.records() {
-            let Ok(record) = record else {
-                return fresh("a row cannot be read".into());
+            let record = match record {
+                Ok(r) => r,
+                Err(e) => return fresh(format!("row {} cannot be read ({e})", rows + 1)),
             };
-            if record.len() != axes + 1 + metrics.len() {
-                return fresh("a row has the wrong number of cells".into());
+            let line = record.position().map_or(0, |p| p.line());
+            if let Some(problem) = expected.problem(rows, line, &record) {
+                return fresh(problem);
             }
             if let Some(s) = &mut out.summarizer {
                 for (v, text) in values.iter_mut().zip(record.iter().skip(axes + 1)) {
@@ -453,6 +473,17 @@ impl Replications {
         }
         if rows != state.rows {
             return fresh(format!("{rows} rows where its state says {}", state.rows));
+        }
+        // every row reads right, yet a number in one may have been changed
+        let fnv = super::manifest::fnv1a64_file(path)?;
+        match &state.rows_fnv1a64 {
+            None => return fresh(format!("{STATE} holds no checksum of its rows")),
+            Some(h) if *h != fnv => {
+                return fresh(format!(
+                    "its rows are not the ones that sweep wrote (their FNV-1a 64 is {fnv}, its state says {h}): a row was changed since"
+                ));
+            }
+            Some(_) => {}
         }
         if !histograms.is_empty() {
             out.pooled = Some(Pooled::read_bytes(
@@ -469,6 +500,7 @@ impl Replications {
         }
         out.rows_written = rows;
         out.committed = state.bytes;
+        out.committed_fnv = u64::from_str_radix(&fnv, 16).unwrap_or(super::kept::FNV_START);
         Ok(Resume::From(Box::new(out), rows))
     }
 
@@ -531,6 +563,7 @@ impl Replications {
             return Err(fail()(e));
         }
         self.committed += pending.len() as u64;
+        self.committed_fnv = super::kept::fnv_update(self.committed_fnv, &pending);
         self.rows_written += std::mem::take(&mut self.pending_rows);
         if let Some(p) = &mut self.pooled {
             for (row, counts) in self.pending_counts.drain(..) {

@@ -694,7 +694,10 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
         return Ok(None);
     }
     t.put("consecutive_failures", Val::n(num("consecutive_5xx", 5.0)?));
-    t.put("interval_ms", Val::n(dur("interval", 10_000.0)?));
+    t.put(
+        "interval_ms",
+        Val::n(super::sweep_period::interval(o, Syntax::Protobuf)?),
+    );
     t.put(
         "base_ejection_ms",
         Val::n(dur("base_ejection_time", 30_000.0)?),

@@ -427,7 +427,10 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
     );
     t.notes.push("Istio has no always_eject_one_host or max_ejection_time: Envoy's defaults apply (false, 300 s). An ejection needs (ejected + 1) / pods <= maxEjectionPercent, so with 3 pods at Istio's default 10 % Envoy ejects none".into());
     t.put("consecutive_failures", Val::n(consecutive as f64));
-    t.put("interval_ms", Val::n(dur("interval", 10_000.0)?));
+    t.put(
+        "interval_ms",
+        Val::n(super::sweep_period::interval(o, Syntax::Go)?),
+    );
     t.put(
         "base_ejection_ms",
         Val::n(dur("baseEjectionTime", 30_000.0)?),

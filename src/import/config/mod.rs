@@ -26,6 +26,7 @@ pub mod istio_rule;
 pub mod resilience4j;
 pub mod spec;
 pub mod spring;
+pub mod sweep_period;
 pub mod tree;
 
 use super::Format;

@@ -16,6 +16,7 @@ mod limiter_key;
 mod limiters;
 mod meta;
 mod outlier;
+pub use outlier::MIN_INTERVAL_MS as MIN_OUTLIER_INTERVAL_MS;
 mod plan_links;
 mod policies;
 mod services;

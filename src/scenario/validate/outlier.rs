@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// The shortest `interval_ms`: Envoy's resolution.
+pub const MIN_INTERVAL_MS: f64 = 1.0;
+
 /// The outlier detection at `path` of a target (`what`: a service or a
 /// dependency) with `replicas` instances (None when the table is absent).
 pub(super) fn outlier(
@@ -26,10 +29,22 @@ pub(super) fn outlier(
         Some(n) => count_u32(&format!("{path}.consecutive_failures"), n, 1)?,
         None => 5,
     };
-    let interval = positive_ticks(
-        &format!("{path}.interval_ms"),
-        o.interval_ms.unwrap_or(10_000.0),
-    )?;
+    let interval_ms = o.interval_ms.unwrap_or(10_000.0);
+    let interval = positive_ticks(&format!("{path}.interval_ms"), interval_ms)?;
+    // Envoy counts the sweep period in whole milliseconds (interval_ms_ of
+    // DetectorConfig::DetectorConfig, source/common/upstream/
+    // outlier_detection_impl.cc, read with PROTOBUF_GET_MS_OR_DEFAULT): a
+    // shorter one has no meaning there, and here a sweep (and a count of
+    // picks per replica) per nanosecond would take the memory of the machine.
+    if interval_ms < MIN_INTERVAL_MS {
+        return err(
+            format!("{path}.interval_ms"),
+            format!(
+                "{} is below {MIN_INTERVAL_MS} ms, the shortest sweep period (Envoy counts it in whole milliseconds)",
+                num(interval_ms)
+            ),
+        );
+    }
     let base_ejection = positive_ticks(
         &format!("{path}.base_ejection_ms"),
         o.base_ejection_ms.unwrap_or(30_000.0),

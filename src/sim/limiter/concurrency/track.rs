@@ -13,10 +13,11 @@ use crate::engine::Ticks;
 pub struct Gauges {
     /// Time covered, in ticks (from the first request the limiter met).
     pub covered: u64,
-    /// Limit x ticks.
-    pub limit_area: f64,
-    /// In flight x ticks.
-    pub in_flight_area: f64,
+    /// Limit x ticks, exact (a float sum rounds once past 2^53: a fixed limit
+    /// of 10^15 then averaged to more than itself).
+    pub limit_area: u128,
+    /// In flight x ticks, exact.
+    pub in_flight_area: u128,
     /// The lowest limit in force.
     pub limit_min: u64,
     /// The highest limit in force.
@@ -42,8 +43,9 @@ impl Gauges {
 
     fn span(&mut self, ticks: u64, limit: u64, in_flight: u64) {
         self.covered += ticks;
-        self.limit_area += ticks as f64 * limit as f64;
-        self.in_flight_area += ticks as f64 * in_flight as f64;
+        self.limit_area = (self.limit_area).saturating_add(u128::from(ticks) * u128::from(limit));
+        self.in_flight_area =
+            (self.in_flight_area).saturating_add(u128::from(ticks) * u128::from(in_flight));
     }
 
     fn set(&mut self, limit: u64, in_flight: u64, fell: bool) {
@@ -54,14 +56,22 @@ impl Gauges {
         self.decreases += u64::from(fell);
     }
 
-    /// Time-average limit over the covered time (None: none covered).
+    /// Time-average limit over the covered time (None: none covered): within
+    /// the lowest and highest limit, as an average is (the division's rounding
+    /// cannot take it past them).
     pub fn mean_limit(&self) -> Option<f64> {
-        (self.covered > 0).then(|| self.limit_area / self.covered as f64)
+        (self.covered > 0).then(|| {
+            let mean = self.limit_area as f64 / self.covered as f64;
+            mean.clamp(self.limit_min as f64, self.limit_max as f64)
+        })
     }
 
-    /// Time-average in flight over the covered time.
+    /// Time-average in flight over the covered time (at most the most in flight).
     pub fn mean_in_flight(&self) -> Option<f64> {
-        (self.covered > 0).then(|| self.in_flight_area / self.covered as f64)
+        (self.covered > 0).then(|| {
+            let mean = self.in_flight_area as f64 / self.covered as f64;
+            mean.clamp(0.0, self.in_flight_max as f64)
+        })
     }
 }
 
