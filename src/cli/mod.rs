@@ -7,6 +7,7 @@ use clap::Parser;
 use std::path::{Path, PathBuf};
 
 mod args;
+mod spans;
 
 use args::{Cli, Command};
 
@@ -146,9 +147,10 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 .collect::<Result<Vec<_>, _>>()?;
             let several = scenarios.len() > 1;
             check_distinct_outputs(&scenarios, out.as_deref(), several)?;
-            if let Some(path) = &spans {
-                check_spans_path(path, several)?;
-            }
+            let span_targets = match &spans {
+                Some(path) => spans::targets(path, &scenarios, out.as_deref())?,
+                None => Vec::new(),
+            };
             for s in &scenarios {
                 crate::sweep::check_metric_names(s)?;
             }
@@ -207,13 +209,10 @@ fn dispatch(command: Command) -> Result<(), Error> {
                         .map(|(name, bytes)| (name, crate::report::Content::Bytes(bytes)))
                         .collect(),
                 )?;
-                if let Some(path) = &spans {
-                    for (path, bytes) in span_paths(path, span_files.len()).iter().zip(&span_files)
-                    {
-                        crate::import::write_whole(path, bytes)?;
-                        if !quiet && !json {
-                            note(&format!("spans: {}", path.display()));
-                        }
+                for (target, bytes) in span_targets.iter().zip(&span_files) {
+                    crate::report::target::write(target, bytes)?;
+                    if !quiet && !json {
+                        note(&format!("spans: {}", target.path().display()));
                     }
                 }
                 if several {
@@ -495,6 +494,7 @@ type DataFiles = Box<dyn Fn(&str) -> Option<Vec<u8>>>;
 /// (or a scenario file), with the data files it reads beside it; refuses to
 /// overwrite anything, and checks the result loads.
 fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
+    crate::report::target::check_file_name("resim new", name)?;
     let target = if name.extension().is_some_and(|e| e == "toml") {
         name.to_path_buf()
     } else {
@@ -561,30 +561,30 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
         })?;
         writes.push((dir.join(&rel), bytes));
     }
+    // a broken link counts: writing through it would put the file elsewhere
     for (path, _) in &writes {
-        if path.exists() {
+        if std::fs::symlink_metadata(path).is_ok() {
             return Err(usage(format!(
                 "{} exists already: choose another name (resim new never overwrites)",
                 path.display()
             )));
         }
     }
-    for (path, bytes) in &writes {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| Error::Io {
-                context: format!("cannot create {}", parent.display()),
-                source: e,
-                user_path: true,
-            })?;
+    let mut written = Vec::new();
+    let done = write_new(&writes, &mut written)
+        // what it wrote must load
+        .and_then(|()| {
+            scenario::load(&target, &LoadOptions::default())
+                .map(drop)
+                .map_err(Error::from)
+        });
+    if let Err(e) = done {
+        // nothing left behind: every file written was new
+        for path in written {
+            let _ = std::fs::remove_file(path);
         }
-        std::fs::write(path, bytes).map_err(|e| Error::Io {
-            context: format!("cannot write {}", path.display()),
-            source: e,
-            user_path: true,
-        })?;
+        return Err(e);
     }
-    // what it wrote must load
-    scenario::load(&target, &LoadOptions::default())?;
     for (path, _) in &writes {
         out_line(&format!("wrote {}", path.display()))?;
     }
@@ -592,6 +592,37 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
         "next: resim run {} (then open the report it names)",
         target.display()
     ))
+}
+
+/// Writes each new file (never one that exists, nor through a link), noting
+/// in `written` those it created.
+fn write_new<'a>(
+    writes: &'a [(PathBuf, Vec<u8>)],
+    written: &mut Vec<&'a Path>,
+) -> Result<(), Error> {
+    use std::io::Write;
+    for (path, bytes) in writes {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| Error::Io {
+                context: format!("cannot create {}", parent.display()),
+                source: e,
+                user_path: true,
+            })?;
+        }
+        let io = |e| Error::Io {
+            context: format!("cannot write {}", path.display()),
+            source: e,
+            user_path: true,
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(io)?;
+        written.push(path);
+        file.write_all(bytes).map_err(io)?;
+    }
+    Ok(())
 }
 
 /// A warning on stderr, `warning: ` first, escaped like errors; a closed stderr
@@ -662,57 +693,8 @@ fn check_distinct_outputs(
     Ok(())
 }
 
-/// `--spans FILE` can be written once the run is done: one scenario, and FILE
-/// a file in a folder that exists (checked before the run, so that a run is
-/// not lost to a mistyped path).
-fn check_spans_path(path: &Path, several: bool) -> Result<(), Error> {
-    let bad = |message: String| Error::from(ScenarioError::new("", message));
-    if several {
-        return Err(bad(
-            "--spans writes the requests of one scenario: run the others separately".into(),
-        ));
-    }
-    if path.is_dir() {
-        return Err(bad(format!(
-            "--spans {}: is a folder; name the file to write",
-            path.display()
-        )));
-    }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(bad(format!(
-            "--spans {}: the folder {} does not exist",
-            path.display(),
-            parent.display()
-        )));
-    }
-    Ok(())
-}
-
-/// The files `--spans FILE` writes for `rows` compare rows: FILE itself for
-/// one, `STEM-rowK.EXT` beside it for several.
-fn span_paths(file: &Path, rows: usize) -> Vec<PathBuf> {
-    if rows <= 1 {
-        return vec![file.to_path_buf()];
-    }
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = file
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
-    (1..=rows)
-        .map(|k| file.with_file_name(format!("{stem}-row{k}{ext}")))
-        .collect()
-}
-
 /// `out/<stem>` by default; `--out DIR` itself for one scenario, `DIR/<stem>` for several.
-fn output_dir(out: Option<&Path>, stem: &str, several: bool) -> PathBuf {
+pub(crate) fn output_dir(out: Option<&Path>, stem: &str, several: bool) -> PathBuf {
     match out {
         None => Path::new("out").join(stem),
         Some(d) if several => d.join(stem),

@@ -1,0 +1,314 @@
+//! Output paths under attack: `--spans FILE` naming a device, a pipe, a link,
+//! the run's own output folder or the scenario; `resim import --out` and
+//! `resim new NAME` naming a folder or holding control characters; an import
+//! over a data folder written before. Each is written into, or refused
+//! before anything is written; nothing is replaced that resim did not write.
+
+use crate::common::{resim, root};
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `resim run` of a short run of the starter scenario into `out`, with `args`.
+fn run(out: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    resim()
+        .args([
+            "run",
+            "-q",
+            "--no-report",
+            "--set",
+            "workload.duration_ms=1000",
+        ])
+        .args(["--set", "faults=[]", "--out"])
+        .arg(out)
+        .args(args)
+        .arg(root().join("scenarios/examples/starter.toml"))
+        .output()
+        .expect("resim runs")
+}
+
+fn spans(out: &Path, file: &Path) -> std::process::Output {
+    run(out, &["--spans".as_ref(), file.as_os_str()])
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit code 2 and exactly `message` on stderr.
+fn refused(o: &std::process::Output, message: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert_eq!(stderr(o), format!("error: {message}\n"));
+}
+
+/// Every path under `dir`, relative to it, sorted.
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if std::fs::symlink_metadata(&p).unwrap().is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p.strip_prefix(dir).unwrap().to_path_buf());
+        }
+    }
+    out.sort();
+    out
+}
+
+fn otlp(bytes: &[u8]) -> serde_json::Value {
+    let doc: serde_json::Value = serde_json::from_slice(bytes).expect("OTLP JSON");
+    assert!(
+        doc["resourceSpans"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    );
+    doc
+}
+
+#[test]
+fn spans_into_a_named_pipe_reach_its_reader_and_the_pipe_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("spans.pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success(), "mkfifo");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = fifo.clone();
+    // the reader waits in open() until a writer opens the pipe
+    std::thread::spawn(move || tx.send(std::fs::read(&reader).unwrap()).unwrap());
+    let o = spans(&dir.path().join("out"), &fifo);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the pipe's reader got the spans (not a file renamed over the pipe)");
+    otlp(&got);
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "the pipe was replaced: {kind:?}");
+}
+
+#[test]
+fn spans_into_a_character_device_write_into_it_and_the_device_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let null = dir.path().join("null");
+    // a null device of the test's own (never the machine's /dev/null); making
+    // one needs root, as CI runs
+    let made = std::process::Command::new("mknod")
+        .arg(&null)
+        .args(["c", "1", "3"])
+        .output()
+        .expect("mknod runs");
+    if !made.status.success() {
+        let root = std::process::Command::new("id").arg("-u").output().unwrap();
+        assert_ne!(
+            String::from_utf8_lossy(&root.stdout).trim(),
+            "0",
+            "mknod as root failed"
+        );
+        eprintln!("skipped: making a device node needs root");
+        return;
+    }
+    let o = spans(&dir.path().join("out"), &null);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let kind = std::fs::symlink_metadata(&null).unwrap().file_type();
+    assert!(kind.is_char_device(), "the device was replaced: {kind:?}");
+}
+
+#[test]
+fn spans_through_a_link_replace_its_target_and_keep_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.json");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink("real.json", &link).unwrap();
+    let o = spans(&dir.path().join("out"), &link);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    otlp(&std::fs::read(&real).unwrap());
+}
+
+#[test]
+fn spans_that_would_clobber_or_be_lost_are_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let broken = dir.path().join("broken.json");
+    std::os::unix::fs::symlink("nowhere/spans.json", &broken).unwrap();
+    let scenario = dir.path().join("s.toml");
+    std::fs::copy(root().join("scenarios/examples/starter.toml"), &scenario).unwrap();
+    let in_out = out.join("requests.csv");
+    let trailing = format!("{}/", dir.path().join("newdir").display());
+    let cases: Vec<(PathBuf, String)> = vec![
+        (
+            in_out.clone(),
+            format!(
+                "--spans {}: is in the run's output folder {}, whose files the run replaces: name a file outside it",
+                in_out.display(),
+                out.display()
+            ),
+        ),
+        (
+            trailing.clone().into(),
+            format!(
+                "--spans {trailing}: names a folder, not a file; name the file to write (as {trailing}NAME)"
+            ),
+        ),
+        (
+            broken.clone(),
+            format!(
+                "--spans {}: is a broken link (to nowhere/spans.json); name a file, or make the link's target",
+                broken.display()
+            ),
+        ),
+    ];
+    for (file, message) in cases {
+        refused(&spans(&out, &file), &message);
+        // before the run: the output folder is as it was (empty)
+        assert!(
+            listing(&out).is_empty(),
+            "{}: {:?}",
+            file.display(),
+            listing(&out)
+        );
+    }
+    assert!(
+        std::fs::symlink_metadata(&broken)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(!dir.path().join("newdir").exists());
+    // the scenario itself
+    let before = std::fs::read(&scenario).unwrap();
+    let o = resim()
+        .args(["run", "-q", "--no-report", "--out"])
+        .arg(&out)
+        .arg("--spans")
+        .arg(&scenario)
+        .arg(&scenario)
+        .output()
+        .unwrap();
+    refused(
+        &o,
+        &format!(
+            "--spans {}: is the scenario file itself: name another file",
+            scenario.display()
+        ),
+    );
+    assert_eq!(std::fs::read(&scenario).unwrap(), before);
+}
+
+#[test]
+fn resim_new_refuses_a_name_that_is_no_file_name_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("elsewhere/f.toml", dir.path().join("linked.toml")).unwrap();
+    std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
+    let cases = [
+        (
+            "a/",
+            "resim new a/: names a folder, not a file; name the file to write (as a/NAME)",
+        ),
+        (
+            ".",
+            "resim new .: names a folder, not a file; name the file to write (as ./NAME)",
+        ),
+        (
+            "b/..",
+            "resim new b/..: names a folder, not a file; name the file to write (as b/../NAME)",
+        ),
+        (
+            "x\ny",
+            "resim new x\\u{000A}y: the name holds U+000A (LINE FEED); name the file without control characters",
+        ),
+        (
+            "z\u{1b}[2J",
+            "resim new z\\u{001B}[2J: the name holds U+001B (ESCAPE, which starts terminal escape sequences); name the file without control characters",
+        ),
+        (
+            "linked",
+            "linked.toml exists already: choose another name (resim new never overwrites)",
+        ),
+    ];
+    let before = listing(dir.path());
+    for (name, message) in cases {
+        let o = resim()
+            .current_dir(dir.path())
+            .args(["new", name])
+            .output()
+            .unwrap();
+        refused(&o, message);
+        assert_eq!(listing(dir.path()), before, "{name:?} left a file behind");
+    }
+}
+
+fn import(dir: &Path, out: &str, extra: &[&str]) -> std::process::Output {
+    resim()
+        .current_dir(dir)
+        .args(["import", "-q", "--out", out])
+        .args(extra)
+        .arg(root().join("tests/fixtures/traces/shop.otlp.json"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn import_out_that_is_no_file_name_is_refused_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    std::fs::create_dir(dir.path().join("f.toml")).unwrap();
+    let cases = [
+        (
+            "d/",
+            &[][..],
+            "--out d/: names a folder, not a file; name the file to write (as d/NAME)",
+        ),
+        (
+            "n\nl",
+            &[],
+            "--out n\\u{000A}l: the name holds U+000A (LINE FEED); name the file without control characters",
+        ),
+        (
+            "f.toml",
+            &["--force"],
+            "--out f.toml: f.toml is a folder; choose another --out",
+        ),
+    ];
+    let before = listing(dir.path());
+    for (out, extra, message) in cases {
+        refused(&import(dir.path(), out, extra), message);
+        assert_eq!(listing(dir.path()), before, "{out:?} left a file behind");
+    }
+}
+
+#[test]
+fn an_import_over_a_data_folder_written_before_needs_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("s-data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("frontend.csv"), "mine\n").unwrap();
+    refused(
+        &import(dir.path(), "s", &[]),
+        "s-data exists already: choose another --out, or give --force to replace it (with its report and data folder)",
+    );
+    assert_eq!(
+        listing(dir.path()),
+        [PathBuf::from("s-data"), "s-data/frontend.csv".into()]
+    );
+    assert_eq!(std::fs::read(data.join("frontend.csv")).unwrap(), b"mine\n");
+    let o = import(dir.path(), "s", &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("s.toml").is_file());
+    // a file where the data folder goes is refused even with --force
+    std::fs::write(dir.path().join("t-data"), "mine").unwrap();
+    refused(
+        &import(dir.path(), "t", &["--force"]),
+        "--out t: t-data (where the data folder goes) is not a folder; choose another --out",
+    );
+    assert!(!dir.path().join("t.toml").exists());
+}
