@@ -103,6 +103,13 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
 }
 
 fn dispatch(command: Command) -> Result<(), Error> {
+    if let Command::Run { out: Some(out), .. }
+    | Command::Sweep { out: Some(out), .. }
+    | Command::Boundary { out: Some(out), .. }
+    | Command::Merge { out: Some(out), .. } = &command
+    {
+        crate::report::target::check_folder_name("--out", out)?;
+    }
     match command {
         Command::Run {
             paths,

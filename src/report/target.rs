@@ -59,6 +59,29 @@ pub fn check_file_name(flag: &str, path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// Refuses a folder given with `flag` (`--out DIR`) whose name holds a
+/// control character, or that exists and is not a folder (a file, a device):
+/// checked before the run, which would else be lost to a folder it cannot
+/// create.
+pub fn check_folder_name(flag: &str, path: &Path) -> Result<(), Error> {
+    let text = path.to_string_lossy();
+    if let Some(c) = text.chars().find(|c| crate::error::is_hidden_char(*c)) {
+        return Err(usage(format!(
+            "{flag} {}: the name holds U+{:04X} ({}); name the folder without control characters",
+            shown(path),
+            u32::from(c),
+            crate::error::hidden_char_name(c)
+        )));
+    }
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_dir()) {
+        return Err(usage(format!(
+            "{flag} {}: exists and is not a folder; name a folder (it is created when missing)",
+            shown(path)
+        )));
+    }
+    Ok(())
+}
+
 /// How a named file is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {

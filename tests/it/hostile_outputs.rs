@@ -312,3 +312,49 @@ fn an_import_over_a_data_folder_written_before_needs_force() {
     );
     assert!(!dir.path().join("t.toml").exists());
 }
+
+#[test]
+fn an_output_folder_that_cannot_be_one_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "mine").unwrap();
+    let starter = root().join("scenarios/examples/starter.toml");
+    for command in [
+        &["run"][..],
+        &["sweep"],
+        &[
+            "boundary",
+            "--axis",
+            "workload.rate_rps=10..100",
+            "--metric",
+            "outcomes.answered_pct",
+            "--target",
+            "99",
+        ],
+    ] {
+        let o = resim()
+            .args(command)
+            .args(["-q", "--out"])
+            .arg(&file)
+            .arg(&starter)
+            .output()
+            .unwrap();
+        refused(
+            &o,
+            &format!(
+                "--out {}: exists and is not a folder; name a folder (it is created when missing)",
+                file.display()
+            ),
+        );
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+    let o = run(&dir.path().join("a\nb"), &[]);
+    refused(
+        &o,
+        &format!(
+            "--out {}/a\\u{{000A}}b: the name holds U+000A (LINE FEED); name the folder without control characters",
+            dir.path().display()
+        ),
+    );
+    assert_eq!(listing(dir.path()), [PathBuf::from("afile")]);
+}
