@@ -80,8 +80,24 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
             })?;
             let mut found: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "toml"))
+                .filter(|f| f.extension().is_some_and(|x| x == "toml"))
                 .collect();
+            found.sort();
+            // a link to a scenario that is gone is named, not skipped (the
+            // folder's other scenarios would run without it, unsaid)
+            if let Some(link) = found.iter().find(|f| !f.exists() && f.is_symlink()) {
+                let to = std::fs::read_link(link).unwrap_or_default();
+                return Err(ScenarioError::new(
+                    "",
+                    format!(
+                        "is a broken link (to {}): the scenario it named is gone; remove the link or restore its file",
+                        to.display()
+                    ),
+                )
+                .in_file(link)
+                .into());
+            }
+            found.retain(|f| f.is_file());
             if found.is_empty() {
                 return Err(
                     ScenarioError::new("", "the folder holds no scenario files (*.toml)")
@@ -89,7 +105,6 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
                         .into(),
                 );
             }
-            found.sort();
             files.extend(found);
         } else if p.exists() {
             files.push(p.clone());

@@ -358,3 +358,34 @@ fn an_output_folder_that_cannot_be_one_is_refused_before_the_run() {
     );
     assert_eq!(listing(dir.path()), [PathBuf::from("afile")]);
 }
+
+#[test]
+fn a_folder_of_broken_links_names_one_instead_of_holding_no_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("scenarios");
+    std::fs::create_dir(&folder).unwrap();
+    std::os::unix::fs::symlink("gone-a.toml", folder.join("a.toml")).unwrap();
+    std::os::unix::fs::symlink("gone-b.toml", folder.join("b.toml")).unwrap();
+    let message = format!(
+        "{}: is a broken link (to gone-a.toml): the scenario it named is gone; remove the link or restore its file",
+        folder.join("a.toml").display()
+    );
+    for command in ["check", "run"] {
+        let o = resim()
+            .arg(command)
+            .arg(&folder)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        refused(&o, &message);
+    }
+    // beside a scenario that loads, the broken link is named too, not skipped
+    std::fs::copy(
+        root().join("scenarios/examples/starter.toml"),
+        folder.join("c.toml"),
+    )
+    .unwrap();
+    let o = resim().arg("check").arg(&folder).output().unwrap();
+    refused(&o, &message);
+    assert!(!dir.path().join("out").exists());
+}
