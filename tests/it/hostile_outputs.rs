@@ -389,3 +389,45 @@ fn a_folder_of_broken_links_names_one_instead_of_holding_no_scenario() {
     refused(&o, &message);
     assert!(!dir.path().join("out").exists());
 }
+
+#[test]
+fn a_sweep_or_boundary_stopped_by_a_run_limit_names_the_file_and_the_replication() {
+    let dir = tempfile::tempdir().unwrap();
+    let starter = root().join("scenarios/examples/starter.toml");
+    let limit = [
+        "--set",
+        "workload.duration_ms=2000",
+        "--set",
+        "scenario.max_sim_time_ms=1500",
+    ];
+    let boundary = [
+        "boundary",
+        "--axis",
+        "workload.rate_rps=10..100",
+        "--metric",
+        "outcomes.answered_pct",
+        "--target",
+        "99",
+    ];
+    for (command, row) in [
+        (&["sweep", "-n", "2"][..], ""),
+        (&boundary[..], " (compare row rate_rps = 10)"),
+    ] {
+        let o = resim()
+            .args(command)
+            .args(["-q", "--out"])
+            .arg(dir.path().join("out"))
+            .args(limit)
+            .arg(&starter)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o).lines().next().unwrap(),
+            format!(
+                "error: {}: scenario `Starter: an API, a store, a retry policy and a slowdown`: the run passed scenario.max_sim_time_ms = 1500 (raise it in [scenario] if the run is meant to be this long){row} (replication 0) (from --set scenario.max_sim_time_ms=1500)",
+                starter.display()
+            )
+        );
+    }
+}
