@@ -30,7 +30,7 @@ mod write;
 mod zipkin;
 
 use crate::error::{Error, ScenarioError};
-use crate::report::target::{shown, write_whole};
+use crate::report::target::shown;
 use std::path::{Path, PathBuf};
 
 /// A format `resim import` reads.
@@ -224,8 +224,8 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
             user_path: true,
         })?;
     }
-    write_whole(&report_file, report.markdown().as_bytes())?;
-    write_whole(&scenario, toml.as_bytes())?;
+    write_out(&report_file, report.markdown().as_bytes())?;
+    write_out(&scenario, toml.as_bytes())?;
     Ok(Imported {
         report,
         scenario,
@@ -254,6 +254,8 @@ fn check_replaced(
                 shown(file)
             )));
         }
+        // a broken link, before anything is written
+        crate::report::target::target("--out", file)?;
     }
     if let Some(data) = data
         && std::fs::symlink_metadata(data).is_ok_and(|m| !m.is_dir())
@@ -275,6 +277,12 @@ fn check_replaced(
         )));
     }
     Ok(())
+}
+
+/// Writes a file of the import as [`crate::report::target`] says: a link
+/// replaces the file it points to, a pipe or a device is written into.
+fn write_out(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    crate::report::target::write(&crate::report::target::target("--out", path)?, bytes)
 }
 
 /// The imported scenario must load: anything else is a bug of the import.
@@ -377,8 +385,8 @@ fn traces(
         .collect();
     crate::report::Folder::open(&data_dir, &[])?.replace(data)?;
     loads(&written.toml, &scenario)?;
-    write_whole(&report_file, report.markdown().as_bytes())?;
-    write_whole(&scenario, written.toml.as_bytes())?;
+    write_out(&report_file, report.markdown().as_bytes())?;
+    write_out(&scenario, written.toml.as_bytes())?;
     Ok(Imported {
         report,
         scenario,

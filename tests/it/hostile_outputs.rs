@@ -279,11 +279,38 @@ fn import_out_that_is_no_file_name_is_refused_and_writes_nothing() {
             "--out f.toml: f.toml is a folder; choose another --out",
         ),
     ];
+    std::os::unix::fs::symlink("gone.toml", dir.path().join("b.toml")).unwrap();
     let before = listing(dir.path());
     for (out, extra, message) in cases {
         refused(&import(dir.path(), out, extra), message);
         assert_eq!(listing(dir.path()), before, "{out:?} left a file behind");
     }
+    // a broken link is refused before the report beside it is written
+    refused(
+        &import(dir.path(), "b.toml", &["--force"]),
+        "--out b.toml: is a broken link (to gone.toml); name a file, or make the link's target",
+    );
+    assert_eq!(
+        listing(dir.path()),
+        before,
+        "the broken link left a file behind"
+    );
+    // a link to a file replaces that file, and stays a link
+    std::fs::write(dir.path().join("real.toml"), "old").unwrap();
+    std::os::unix::fs::symlink("real.toml", dir.path().join("l.toml")).unwrap();
+    let o = import(dir.path(), "l.toml", &["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("l.toml"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let written = std::fs::read_to_string(dir.path().join("real.toml")).unwrap();
+    assert!(
+        written.starts_with("# Built by `resim import`"),
+        "{written}"
+    );
 }
 
 #[test]
