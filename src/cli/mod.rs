@@ -576,6 +576,20 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
     let dir = target.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut writes = vec![(target.clone(), text.into_bytes())];
     for rel in files {
+        // an absolute path reads the same file from the new scenario: nothing
+        // to copy; a path out of the folder (`../data/x.csv`) would be copied
+        // out of the new one's, wherever that leads
+        if Path::new(&rel).is_absolute() {
+            continue;
+        }
+        if Path::new(&rel)
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        {
+            return Err(usage(format!(
+                "{origin} reads {rel}, outside its folder: resim new copies only the files in its folder and below; copy it by hand and change the path"
+            )));
+        }
         let bytes = data(&rel).ok_or_else(|| {
             usage(format!(
                 "{origin} reads {rel}, which is not beside it: copy it by hand"

@@ -458,3 +458,54 @@ fn a_sweep_or_boundary_stopped_by_a_run_limit_names_the_file_and_the_replication
         );
     }
 }
+
+#[test]
+fn resim_new_copies_no_data_file_out_of_the_new_scenarios_folder() {
+    let top = tempfile::tempdir().unwrap();
+    // everything below top/x; a copy escaping work/ would land in top/data
+    let dir = top.path().join("x");
+    let dir = &dir;
+    let (from, work) = (dir.join("a/b"), dir.join("work"));
+    std::fs::create_dir_all(&from).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    std::fs::copy(
+        root().join("scenarios/examples/tariff-latencies.csv"),
+        dir.join("data/t.csv"),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(root().join("scenarios/examples/measured-latencies.toml"))
+        .unwrap()
+        .replace("\"tariff-latencies.csv\"", "\"../../data/t.csv\"");
+    std::fs::write(from.join("m.toml"), &text).unwrap();
+    let before = listing(dir);
+    let o = resim()
+        .current_dir(&work)
+        .args(["new", "mine", "--from", "../a/b/m.toml"])
+        .output()
+        .unwrap();
+    refused(
+        &o,
+        "../a/b/m.toml reads ../../data/t.csv, outside its folder: resim new copies only the files in its folder and below; copy it by hand and change the path",
+    );
+    // neither the scenario nor a copy two folders above work/ (dir/../data)
+    assert_eq!(listing(dir), before);
+    assert!(!top.path().join("data").exists());
+    // an absolute path is read where it is: nothing copied, and the new scenario loads
+    let absolute = dir.join("data/t.csv");
+    std::fs::write(
+        from.join("abs.toml"),
+        text.replace(
+            "\"../../data/t.csv\"",
+            &format!("{:?}", absolute.display().to_string()),
+        ),
+    )
+    .unwrap();
+    let o = resim()
+        .current_dir(&work)
+        .args(["new", "mine", "--from", "../a/b/abs.toml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(listing(&work), [PathBuf::from("mine.toml")]);
+}
