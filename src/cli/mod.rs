@@ -550,6 +550,9 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
                 source: e,
                 user_path: true,
             })?;
+            // a scenario that does not load is refused with its own lines
+            // named, before anything is written
+            scenario::load_str(&text, Path::new(from), &LoadOptions::default())?;
             let dir = Path::new(from)
                 .parent()
                 .map(Path::to_path_buf)

@@ -245,6 +245,22 @@ fn resim_new_refuses_a_name_that_is_no_file_name_and_writes_nothing() {
         refused(&o, message);
         assert_eq!(listing(dir.path()), before, "{name:?} left a file behind");
     }
+    // a scenario to start from that does not load: its own line named, and
+    // nothing written
+    let bad = root().join("tests/bad/huge-users.toml");
+    let o = resim()
+        .current_dir(dir.path())
+        .args(["new", "mine", "--from"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(&format!("error: {}:", bad.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(listing(dir.path()), before, "mine.toml left behind");
 }
 
 fn import(dir: &Path, out: &str, extra: &[&str]) -> std::process::Output {
