@@ -716,6 +716,32 @@ fn check_distinct_outputs(
     let mut seen: std::collections::HashMap<PathBuf, &Path> = std::collections::HashMap::new();
     for s in scenarios {
         let dir = output_dir(out, &s.stem(), several);
+        // a folder named after the file that is no folder of its own: `..toml`
+        // writes into the folder above, `index.html.toml` where the index of
+        // several goes, `.resim-files.toml` where the record of resim's files is
+        let stem = s.stem();
+        let named = out.is_none() || several;
+        if named
+            && [
+                "",
+                ".",
+                "..",
+                crate::report::html::INDEX,
+                crate::report::folder::RECORD,
+            ]
+            .contains(&stem.as_str())
+        {
+            return Err(ScenarioError::new(
+                "",
+                format!(
+                    "its output folder would be {}, named after the file, which is not a folder of its own there: rename the file{}",
+                    dir.display(),
+                    if several { "" } else { ", or give --out" }
+                ),
+            )
+            .in_file(&s.file)
+            .into());
+        }
         if let Some(first) = seen.insert(dir.clone(), &s.file) {
             return Err(ScenarioError::new(
                 "",

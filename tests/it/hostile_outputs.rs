@@ -525,3 +525,32 @@ fn resim_new_copies_no_data_file_out_of_the_new_scenarios_folder() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(listing(&work), [PathBuf::from("mine.toml")]);
 }
+
+#[test]
+fn a_scenario_whose_name_makes_no_folder_of_its_own_is_refused_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let starter = root().join("scenarios/examples/starter.toml");
+    let out = dir.path().join("o");
+    for name in ["..toml", "index.html.toml", ".resim-files.toml"] {
+        let folder = dir.path().join(format!("sc-{name}"));
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::copy(&starter, folder.join("a.toml")).unwrap();
+        std::fs::copy(&starter, folder.join(name)).unwrap();
+        let o = resim()
+            .args(["run", "-q", "--no-report", "--out"])
+            .arg(&out)
+            .arg(&folder)
+            .output()
+            .unwrap();
+        let stem = name.strip_suffix(".toml").unwrap();
+        refused(
+            &o,
+            &format!(
+                "{}: its output folder would be {}, named after the file, which is not a folder of its own there: rename the file",
+                folder.join(name).display(),
+                out.join(stem).display()
+            ),
+        );
+        assert!(!out.exists(), "{name}: a run started");
+    }
+}
