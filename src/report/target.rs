@@ -48,6 +48,8 @@ pub fn check_file_name(flag: &str, path: &Path) -> Result<(), Error> {
     let folder = text.is_empty()
         || text.ends_with('/')
         || text.ends_with(std::path::MAIN_SEPARATOR)
+        // `x/.`: the components leave the trailing `.` out
+        || text.ends_with("/.")
         || !matches!(path.components().next_back(), Some(Component::Normal(_)));
     if folder {
         return Err(usage(format!(
@@ -197,6 +199,7 @@ mod tests {
         for bad in [
             "d/",
             "a/b/",
+            "a/.",
             ".",
             "..",
             "a/..",
