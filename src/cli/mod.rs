@@ -170,7 +170,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
             let several = scenarios.len() > 1;
             check_distinct_outputs(&scenarios, out.as_deref(), several)?;
             let span_targets = match &spans {
-                Some(path) => spans::targets(path, &scenarios, out.as_deref())?,
+                Some(path) => spans::targets(path, &scenarios, out.as_deref(), !quiet || json)?,
                 None => Vec::new(),
             };
             for s in &scenarios {

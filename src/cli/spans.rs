@@ -19,6 +19,7 @@ pub(crate) fn targets(
     file: &Path,
     scenarios: &[Scenario],
     out: Option<&Path>,
+    prints: bool,
 ) -> Result<Vec<Target>, Error> {
     let [s] = scenarios else {
         return Err(usage(
@@ -48,6 +49,12 @@ pub(crate) fn targets(
             shown(&span_paths(file, rows)[0])
         )));
     }
+    if prints && is_stdout(file) {
+        return Err(usage(format!(
+            "--spans {}: is standard output, where the report is printed too: add -q (and leave out --json) to have the spans alone there",
+            shown(file)
+        )));
+    }
     let run_dir = super::output_dir(out, &s.stem(), false);
     let paths = span_paths(file, rows);
     let mut targets = Vec::with_capacity(paths.len());
@@ -63,6 +70,19 @@ pub(crate) fn targets(
         targets.push(t);
     }
     Ok(targets)
+}
+
+/// `file` is the file, pipe or terminal standard output writes to (Linux:
+/// `/proc/self/fd/1` tells; elsewhere none is found).
+fn is_stdout(file: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(a), Ok(b)) = (
+        std::fs::metadata(file),
+        std::fs::metadata("/proc/self/fd/1"),
+    ) else {
+        return false;
+    };
+    a.dev() == b.dev() && a.ino() == b.ino()
 }
 
 /// A regular file `real` that `--spans FILE` writes must be neither in the

@@ -141,15 +141,30 @@ pub fn target(flag: &str, path: &Path) -> Result<Target, Error> {
             shown(path)
         ))),
         Ok(m) if m.is_file() => match std::fs::canonicalize(path) {
-            // /dev/stdout redirected to a file: the file the shell holds open
-            // is written into (replacing it would leave the shell's copy empty)
-            Ok(real) if !real.starts_with("/proc") && !real.starts_with("/dev") => {
-                Ok(Target::Whole(real))
-            }
+            // `/dev/stdout` (or `/dev/fd/N`, `/proc/self/fd/N`) redirected to a
+            // file: the file the shell holds open is written into, at its end
+            // (`>>`); replacing it would leave the shell's copy as it was
+            Ok(real) if !through_open_file(path) => Ok(Target::Whole(real)),
             _ => Ok(Target::Into(path.to_path_buf())),
         },
         Ok(_) => Ok(Target::Into(path.to_path_buf())),
     }
+}
+
+/// A link that leads through a process's open files (`/dev/stdout` ->
+/// `/proc/self/fd/1`), not to a file by its name.
+fn through_open_file(path: &Path) -> bool {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        if at.starts_with("/proc") || at.starts_with("/dev/fd") {
+            return true;
+        }
+        match std::fs::read_link(&at) {
+            Ok(to) => at = at.parent().unwrap_or(Path::new("/")).join(to),
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// Writes `bytes` to `target`: a regular file whole or not at all (a
@@ -157,8 +172,10 @@ pub fn target(flag: &str, path: &Path) -> Result<Target, Error> {
 pub fn write(target: &Target, bytes: &[u8]) -> Result<(), Error> {
     match target {
         Target::Whole(path) => write_whole(path, bytes),
+        // appended: a device or a pipe has no end to seek, and a file reached
+        // through a process's open files (`>> log`) keeps what it holds
         Target::Into(path) => std::fs::OpenOptions::new()
-            .write(true)
+            .append(true)
             .open(path)
             .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
             .map_err(|e| Error::Io {

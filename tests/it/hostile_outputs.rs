@@ -554,3 +554,60 @@ fn a_scenario_whose_name_makes_no_folder_of_its_own_is_refused_before_any_run() 
         assert!(!out.exists(), "{name}: a run started");
     }
 }
+
+#[test]
+fn spans_to_standard_output_append_to_what_it_holds_and_need_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    // a link of the test's own to standard output (as /dev/stdout is), so that
+    // code renaming over it replaces only this link
+    let link = dir.path().join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let log = dir.path().join("log.txt");
+    std::fs::write(&log, "first line\n").unwrap();
+    let appending = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_resim"))
+        .args([
+            "run",
+            "-q",
+            "--no-report",
+            "--set",
+            "workload.duration_ms=500",
+        ])
+        .args(["--set", "faults=[]", "--out"])
+        .arg(dir.path().join("out"))
+        .arg("--spans")
+        .arg(&link)
+        .arg(root().join("scenarios/examples/starter.toml"))
+        .stdout(appending)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let text = std::fs::read(&log).unwrap();
+    let rest = text
+        .strip_prefix(b"first line\n".as_slice())
+        .expect("the log's first line kept");
+    otlp(rest);
+    // without -q the report goes there too: refused before the run
+    let o = resim()
+        .args(["run", "--no-report", "--out"])
+        .arg(dir.path().join("out2"))
+        .arg("--spans")
+        .arg(&link)
+        .arg(root().join("scenarios/examples/starter.toml"))
+        .output()
+        .unwrap();
+    refused(
+        &o,
+        &format!(
+            "--spans {}: is standard output, where the report is printed too: add -q (and leave out --json) to have the spans alone there",
+            link.display()
+        ),
+    );
+    assert!(!dir.path().join("out2").exists());
+}
