@@ -600,20 +600,36 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
         })?;
         writes.push((dir.join(&rel), bytes));
     }
-    // a broken link counts: writing through it would put the file elsewhere
+    put_new(&writes, &target)?;
     for (path, _) in &writes {
+        out_line(&format!("wrote {}", path.display()))?;
+    }
+    out_line(&format!(
+        "next: resim run {} (then open the report it names)",
+        target.display()
+    ))
+}
+
+/// Writes the files of a new scenario (`target` the scenario): none may
+/// exist, and the scenario must load; on a failure none is left behind.
+fn put_new(writes: &[(PathBuf, Vec<u8>)], target: &Path) -> Result<(), Error> {
+    // a broken link counts: writing through it would put the file elsewhere
+    for (path, _) in writes {
         if std::fs::symlink_metadata(path).is_ok() {
-            return Err(usage(format!(
-                "{} exists already: choose another name (resim new never overwrites)",
-                path.display()
+            return Err(Error::from(crate::error::ScenarioError::new(
+                "",
+                format!(
+                    "{} exists already: choose another name (resim new never overwrites)",
+                    path.display()
+                ),
             )));
         }
     }
     let mut written = Vec::new();
-    let done = write_new(&writes, &mut written)
+    let done = write_new(writes, &mut written)
         // what it wrote must load
         .and_then(|()| {
-            scenario::load(&target, &LoadOptions::default())
+            scenario::load(target, &LoadOptions::default())
                 .map(drop)
                 .map_err(Error::from)
         });
@@ -624,13 +640,7 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
         }
         return Err(e);
     }
-    for (path, _) in &writes {
-        out_line(&format!("wrote {}", path.display()))?;
-    }
-    out_line(&format!(
-        "next: resim run {} (then open the report it names)",
-        target.display()
-    ))
+    Ok(())
 }
 
 /// Writes each new file (never one that exists, nor through a link), noting
