@@ -94,6 +94,31 @@ pub fn is_hidden_char(c: char) -> bool {
         )
 }
 
+/// The Unicode name of a character [`is_hidden_char`] finds, for messages.
+pub fn hidden_char_name(c: char) -> &'static str {
+    match c {
+        '\0' => "NUL",
+        '\t' => "TAB",
+        '\n' => "LINE FEED",
+        '\r' => "CARRIAGE RETURN",
+        '\u{1B}' => "ESCAPE, which starts terminal escape sequences",
+        '\u{7F}' => "DELETE",
+        '\u{061C}' => "ARABIC LETTER MARK",
+        '\u{200E}' => "LEFT-TO-RIGHT MARK",
+        '\u{200F}' => "RIGHT-TO-LEFT MARK",
+        '\u{202A}' => "LEFT-TO-RIGHT EMBEDDING",
+        '\u{202B}' => "RIGHT-TO-LEFT EMBEDDING",
+        '\u{202C}' => "POP DIRECTIONAL FORMATTING",
+        '\u{202D}' => "LEFT-TO-RIGHT OVERRIDE",
+        '\u{202E}' => "RIGHT-TO-LEFT OVERRIDE",
+        '\u{2066}' => "LEFT-TO-RIGHT ISOLATE",
+        '\u{2067}' => "RIGHT-TO-LEFT ISOLATE",
+        '\u{2068}' => "FIRST STRONG ISOLATE",
+        '\u{2069}' => "POP DIRECTIONAL ISOLATE",
+        _ => "a control character",
+    }
+}
+
 /// `text` with every [`is_hidden_char`] but the line break written as `\u{XXXX}`,
 /// so that an error message quoting a file's value cannot move the cursor, clear
 /// the screen or reorder the line it is printed on.

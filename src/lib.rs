@@ -323,7 +323,7 @@ pub fn fault_warnings(scenario: &Scenario, runs: &[sim::RunResult]) -> Vec<Strin
 }
 
 /// Names the file (and the compare row) in a runaway-limit error.
-fn in_row(e: Error, scenario: &Scenario, row: &scenario::Row) -> Error {
+pub(crate) fn in_row(e: Error, scenario: &Scenario, row: &scenario::Row) -> Error {
     match e {
         Error::Limit(message) => {
             let columns = scenario.columns();

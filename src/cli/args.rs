@@ -258,6 +258,8 @@ pub(super) enum Command {
         #[arg(long, value_name = "RULE", default_value = "a6")]
         grpc_backoff: crate::import::config::grpc::Backoff,
         /// Replace the scenario, its report and its data written before
+        /// (without it, an existing SCENARIO.toml, SCENARIO.import.md or
+        /// SCENARIO-data/ stops the import before it writes anything)
         #[arg(long)]
         force: bool,
         /// Print nothing but warnings on stderr

@@ -7,6 +7,7 @@ use clap::Parser;
 use std::path::{Path, PathBuf};
 
 mod args;
+mod spans;
 
 use args::{Cli, Command};
 
@@ -79,8 +80,24 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
             })?;
             let mut found: Vec<PathBuf> = entries
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "toml"))
+                .filter(|f| f.extension().is_some_and(|x| x == "toml"))
                 .collect();
+            found.sort();
+            // a link to a scenario that is gone is named, not skipped (the
+            // folder's other scenarios would run without it, unsaid)
+            if let Some(link) = found.iter().find(|f| !f.exists() && f.is_symlink()) {
+                let to = std::fs::read_link(link).unwrap_or_default();
+                return Err(ScenarioError::new(
+                    "",
+                    format!(
+                        "is a broken link (to {}): the scenario it named is gone; remove the link or restore its file",
+                        to.display()
+                    ),
+                )
+                .in_file(link)
+                .into());
+            }
+            found.retain(|f| f.is_file());
             if found.is_empty() {
                 return Err(
                     ScenarioError::new("", "the folder holds no scenario files (*.toml)")
@@ -88,7 +105,6 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
                         .into(),
                 );
             }
-            found.sort();
             files.extend(found);
         } else if p.exists() {
             files.push(p.clone());
@@ -102,6 +118,13 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
 }
 
 fn dispatch(command: Command) -> Result<(), Error> {
+    if let Command::Run { out: Some(out), .. }
+    | Command::Sweep { out: Some(out), .. }
+    | Command::Boundary { out: Some(out), .. }
+    | Command::Merge { out: Some(out), .. } = &command
+    {
+        crate::report::target::check_folder_name("--out", out)?;
+    }
     match command {
         Command::Run {
             paths,
@@ -146,9 +169,10 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 .collect::<Result<Vec<_>, _>>()?;
             let several = scenarios.len() > 1;
             check_distinct_outputs(&scenarios, out.as_deref(), several)?;
-            if let Some(path) = &spans {
-                check_spans_path(path, several)?;
-            }
+            let span_targets = match &spans {
+                Some(path) => spans::targets(path, &scenarios, out.as_deref(), !quiet || json)?,
+                None => Vec::new(),
+            };
             for s in &scenarios {
                 crate::sweep::check_metric_names(s)?;
             }
@@ -207,13 +231,10 @@ fn dispatch(command: Command) -> Result<(), Error> {
                         .map(|(name, bytes)| (name, crate::report::Content::Bytes(bytes)))
                         .collect(),
                 )?;
-                if let Some(path) = &spans {
-                    for (path, bytes) in span_paths(path, span_files.len()).iter().zip(&span_files)
-                    {
-                        crate::import::write_whole(path, bytes)?;
-                        if !quiet && !json {
-                            note(&format!("spans: {}", path.display()));
-                        }
+                for (target, bytes) in span_targets.iter().zip(&span_files) {
+                    crate::report::target::write(target, bytes)?;
+                    if !quiet && !json {
+                        note(&format!("spans: {}", target.path().display()));
                     }
                 }
                 if several {
@@ -495,6 +516,7 @@ type DataFiles = Box<dyn Fn(&str) -> Option<Vec<u8>>>;
 /// (or a scenario file), with the data files it reads beside it; refuses to
 /// overwrite anything, and checks the result loads.
 fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
+    crate::report::target::check_file_name("resim new", name)?;
     let target = if name.extension().is_some_and(|e| e == "toml") {
         name.to_path_buf()
     } else {
@@ -528,6 +550,9 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
                 source: e,
                 user_path: true,
             })?;
+            // a scenario that does not load is refused with its own lines
+            // named, before anything is written
+            scenario::load_str(&text, Path::new(from), &LoadOptions::default())?;
             let dir = Path::new(from)
                 .parent()
                 .map(Path::to_path_buf)
@@ -554,6 +579,20 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
     let dir = target.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut writes = vec![(target.clone(), text.into_bytes())];
     for rel in files {
+        // an absolute path reads the same file from the new scenario: nothing
+        // to copy; a path out of the folder (`../data/x.csv`) would be copied
+        // out of the new one's, wherever that leads
+        if Path::new(&rel).is_absolute() {
+            continue;
+        }
+        if Path::new(&rel)
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        {
+            return Err(usage(format!(
+                "{origin} reads {rel}, outside its folder: resim new copies only the files in its folder and below; copy it by hand and change the path"
+            )));
+        }
         let bytes = data(&rel).ok_or_else(|| {
             usage(format!(
                 "{origin} reads {rel}, which is not beside it: copy it by hand"
@@ -561,30 +600,7 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
         })?;
         writes.push((dir.join(&rel), bytes));
     }
-    for (path, _) in &writes {
-        if path.exists() {
-            return Err(usage(format!(
-                "{} exists already: choose another name (resim new never overwrites)",
-                path.display()
-            )));
-        }
-    }
-    for (path, bytes) in &writes {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| Error::Io {
-                context: format!("cannot create {}", parent.display()),
-                source: e,
-                user_path: true,
-            })?;
-        }
-        std::fs::write(path, bytes).map_err(|e| Error::Io {
-            context: format!("cannot write {}", path.display()),
-            source: e,
-            user_path: true,
-        })?;
-    }
-    // what it wrote must load
-    scenario::load(&target, &LoadOptions::default())?;
+    put_new(&writes, &target)?;
     for (path, _) in &writes {
         out_line(&format!("wrote {}", path.display()))?;
     }
@@ -592,6 +608,70 @@ fn new_scenario(name: &Path, from: &str) -> Result<(), Error> {
         "next: resim run {} (then open the report it names)",
         target.display()
     ))
+}
+
+/// Writes the files of a new scenario (`target` the scenario): none may
+/// exist, and the scenario must load; on a failure none is left behind.
+fn put_new(writes: &[(PathBuf, Vec<u8>)], target: &Path) -> Result<(), Error> {
+    // a broken link counts: writing through it would put the file elsewhere
+    for (path, _) in writes {
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(Error::from(crate::error::ScenarioError::new(
+                "",
+                format!(
+                    "{} exists already: choose another name (resim new never overwrites)",
+                    path.display()
+                ),
+            )));
+        }
+    }
+    let mut written = Vec::new();
+    let done = write_new(writes, &mut written)
+        // what it wrote must load
+        .and_then(|()| {
+            scenario::load(target, &LoadOptions::default())
+                .map(drop)
+                .map_err(Error::from)
+        });
+    if let Err(e) = done {
+        // nothing left behind: every file written was new
+        for path in written {
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Writes each new file (never one that exists, nor through a link), noting
+/// in `written` those it created.
+fn write_new<'a>(
+    writes: &'a [(PathBuf, Vec<u8>)],
+    written: &mut Vec<&'a Path>,
+) -> Result<(), Error> {
+    use std::io::Write;
+    for (path, bytes) in writes {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| Error::Io {
+                context: format!("cannot create {}", parent.display()),
+                source: e,
+                user_path: true,
+            })?;
+        }
+        let io = |e| Error::Io {
+            context: format!("cannot write {}", path.display()),
+            source: e,
+            user_path: true,
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(io)?;
+        written.push(path);
+        file.write_all(bytes).map_err(io)?;
+    }
+    Ok(())
 }
 
 /// A warning on stderr, `warning: ` first, escaped like errors; a closed stderr
@@ -646,6 +726,32 @@ fn check_distinct_outputs(
     let mut seen: std::collections::HashMap<PathBuf, &Path> = std::collections::HashMap::new();
     for s in scenarios {
         let dir = output_dir(out, &s.stem(), several);
+        // a folder named after the file that is no folder of its own: `..toml`
+        // writes into the folder above, `index.html.toml` where the index of
+        // several goes, `.resim-files.toml` where the record of resim's files is
+        let stem = s.stem();
+        let named = out.is_none() || several;
+        if named
+            && [
+                "",
+                ".",
+                "..",
+                crate::report::html::INDEX,
+                crate::report::folder::RECORD,
+            ]
+            .contains(&stem.as_str())
+        {
+            return Err(ScenarioError::new(
+                "",
+                format!(
+                    "its output folder would be {}, named after the file, which is not a folder of its own there: rename the file{}",
+                    dir.display(),
+                    if several { "" } else { ", or give --out" }
+                ),
+            )
+            .in_file(&s.file)
+            .into());
+        }
         if let Some(first) = seen.insert(dir.clone(), &s.file) {
             return Err(ScenarioError::new(
                 "",
@@ -662,57 +768,8 @@ fn check_distinct_outputs(
     Ok(())
 }
 
-/// `--spans FILE` can be written once the run is done: one scenario, and FILE
-/// a file in a folder that exists (checked before the run, so that a run is
-/// not lost to a mistyped path).
-fn check_spans_path(path: &Path, several: bool) -> Result<(), Error> {
-    let bad = |message: String| Error::from(ScenarioError::new("", message));
-    if several {
-        return Err(bad(
-            "--spans writes the requests of one scenario: run the others separately".into(),
-        ));
-    }
-    if path.is_dir() {
-        return Err(bad(format!(
-            "--spans {}: is a folder; name the file to write",
-            path.display()
-        )));
-    }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(bad(format!(
-            "--spans {}: the folder {} does not exist",
-            path.display(),
-            parent.display()
-        )));
-    }
-    Ok(())
-}
-
-/// The files `--spans FILE` writes for `rows` compare rows: FILE itself for
-/// one, `STEM-rowK.EXT` beside it for several.
-fn span_paths(file: &Path, rows: usize) -> Vec<PathBuf> {
-    if rows <= 1 {
-        return vec![file.to_path_buf()];
-    }
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = file
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
-    (1..=rows)
-        .map(|k| file.with_file_name(format!("{stem}-row{k}{ext}")))
-        .collect()
-}
-
 /// `out/<stem>` by default; `--out DIR` itself for one scenario, `DIR/<stem>` for several.
-fn output_dir(out: Option<&Path>, stem: &str, several: bool) -> PathBuf {
+pub(crate) fn output_dir(out: Option<&Path>, stem: &str, several: bool) -> PathBuf {
     match out {
         None => Path::new("out").join(stem),
         Some(d) if several => d.join(stem),

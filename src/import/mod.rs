@@ -30,6 +30,7 @@ mod write;
 mod zipkin;
 
 use crate::error::{Error, ScenarioError};
+use crate::report::target::shown;
 use std::path::{Path, PathBuf};
 
 /// A format `resim import` reads.
@@ -144,6 +145,7 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
             "--sample-rate: the share of requests the traces hold, above 0 and at most 1 (got {r})"
         )));
     }
+    crate::report::target::check_file_name("--out", &opts.out)?;
     let scenario = if opts.out.extension().is_some_and(|e| e == "toml") {
         opts.out.clone()
     } else {
@@ -156,15 +158,6 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
         .map_or("imported".into(), |s| s.to_string_lossy().into_owned());
     let dir = scenario.parent().map(Path::to_path_buf).unwrap_or_default();
     let report_file = dir.join(format!("{stem}.import.md"));
-    if let Some(p) = [&scenario, &report_file]
-        .into_iter()
-        .find(|p| !opts.force && p.exists())
-    {
-        return Err(usage(format!(
-            "{} exists already: choose another --out, or give --force to replace it (with its report and data folder)",
-            p.display()
-        )));
-    }
     let shown = |files: &mut dyn Iterator<Item = &PathBuf>| {
         files
             .map(|f| f.display().to_string())
@@ -195,6 +188,13 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
             sniffed.iter().all(|c| *c)
         }
     };
+    let data_dir = dir.join(format!("{stem}-data"));
+    check_replaced(
+        opts,
+        &scenario,
+        &report_file,
+        (!configs).then_some(&*data_dir),
+    )?;
     if !configs {
         return traces(opts, scenario, report_file, &stem);
     }
@@ -224,14 +224,65 @@ pub fn import(opts: &ImportOptions) -> Result<Imported, Error> {
             user_path: true,
         })?;
     }
-    write_whole(&report_file, report.markdown().as_bytes())?;
-    write_whole(&scenario, toml.as_bytes())?;
+    write_out(&report_file, report.markdown().as_bytes())?;
+    write_out(&scenario, toml.as_bytes())?;
     Ok(Imported {
         report,
         scenario,
         report_file,
         data_dir: None,
     })
+}
+
+/// What an import writes (the scenario, its report, its data folder) replaces
+/// nothing written before without `--force`: a data folder of the same name
+/// counts too, though no scenario reads it (files of the user's may be in it).
+/// Even with `--force`, a folder where a file goes, or a file or link where
+/// the data folder goes, is refused: resim import replaces what it wrote, no
+/// more.
+fn check_replaced(
+    opts: &ImportOptions,
+    scenario: &Path,
+    report_file: &Path,
+    data: Option<&Path>,
+) -> Result<(), Error> {
+    for file in [scenario, report_file] {
+        if file.is_dir() {
+            return Err(usage(format!(
+                "--out {}: {} is a folder; choose another --out",
+                shown(&opts.out),
+                shown(file)
+            )));
+        }
+        // a broken link, before anything is written
+        crate::report::target::target("--out", file)?;
+    }
+    if let Some(data) = data
+        && std::fs::symlink_metadata(data).is_ok_and(|m| !m.is_dir())
+    {
+        return Err(usage(format!(
+            "--out {}: {} (where the data folder goes) is not a folder; choose another --out",
+            shown(&opts.out),
+            shown(data)
+        )));
+    }
+    if let Some(p) = [Some(scenario), Some(report_file), data]
+        .into_iter()
+        .flatten()
+        .find(|p| !opts.force && std::fs::symlink_metadata(p).is_ok())
+    {
+        return Err(usage(format!(
+            "{} exists already: choose another --out, or give --force to replace it (with its report and data folder)",
+            shown(p)
+        )));
+    }
+    Ok(())
+}
+
+/// Writes a file of the import as [`crate::report::target`] says: a link
+/// replaces the file it points to, a pipe or a device is written into.
+fn write_out(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    crate::report::target::write(&crate::report::target::target("--out", path)?, bytes)
 }
 
 /// The imported scenario must load: anything else is a bug of the import.
@@ -334,8 +385,8 @@ fn traces(
         .collect();
     crate::report::Folder::open(&data_dir, &[])?.replace(data)?;
     loads(&written.toml, &scenario)?;
-    write_whole(&report_file, report.markdown().as_bytes())?;
-    write_whole(&scenario, written.toml.as_bytes())?;
+    write_out(&report_file, report.markdown().as_bytes())?;
+    write_out(&scenario, written.toml.as_bytes())?;
     Ok(Imported {
         report,
         scenario,
@@ -391,27 +442,6 @@ fn sampling(probabilities: &[(f64, u64)], unsaid: u64, report: &mut report::Impo
         "sampling probabilities the traces say: {}{unsaid}",
         said.join(", ")
     ));
-}
-
-/// Writes `bytes` to `path` whole or not at all (a temporary beside it,
-/// renamed over it).
-pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let io = |e: std::io::Error| {
-        // a full disk: no half-written temporary left behind
-        let _ = std::fs::remove_file(&tmp);
-        Error::Io {
-            context: format!("cannot write {}", path.display()),
-            source: e,
-            user_path: true,
-        }
-    };
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
 }
 
 /// The broken-trace rows: what, what resim import did, and the warning when

@@ -6,6 +6,7 @@ pub mod digest;
 pub mod folder;
 pub mod html;
 pub mod json;
+pub mod target;
 
 pub use crate::format::format_number;
 pub use crate::table::{Cell, Scope, TEXT_DECIMALS, Table, WIDTH, wrap};

@@ -82,6 +82,59 @@ pub fn blame(
     }
 }
 
+/// Expands scenario `text` (named `file` in messages) with the overrides,
+/// variants and compare rows of `opts`.
+///
+/// An error that names no override though `--set` gave some (a check that
+/// reads more than its own key: `--set services={}` leaves the workload's
+/// route nowhere) is the overrides' doing when the file loads without them:
+/// the message then names them, and no line of the file (none is at fault).
+pub fn load_str(
+    text: &str,
+    file: &Path,
+    opts: &super::LoadOptions,
+) -> Result<super::Scenario, ScenarioError> {
+    let e = match super::expand(text, file, opts) {
+        Err(e) if !opts.overrides.is_empty() && !e.message.contains("(from --set ") => e,
+        done => return done,
+    };
+    let without = super::LoadOptions {
+        overrides: Vec::new(),
+        ..opts.clone()
+    };
+    if super::expand(text, file, &without).is_err() {
+        return Err(e);
+    }
+    // the overrides that fail on their own, else all of them (together)
+    let alone: Vec<&super::Override> = opts
+        .overrides
+        .iter()
+        .filter(|o| {
+            let one = super::LoadOptions {
+                overrides: vec![(*o).clone()],
+                ..without.clone()
+            };
+            opts.overrides.len() > 1 && super::expand(text, file, &one).is_err()
+        })
+        .collect();
+    let named = if alone.is_empty() {
+        opts.overrides.iter().collect()
+    } else {
+        alone
+    };
+    let sets: Vec<String> = named
+        .iter()
+        .map(|o| format!("--set {}", super::shorten(&o.text)))
+        .collect();
+    let mut e = e.context(&format!(
+        "from {}: the file loads without {}",
+        sets.join(", "),
+        if sets.len() == 1 { "it" } else { "them" }
+    ));
+    e.position = None;
+    Err(e)
+}
+
 /// Maps of user-named entries: an override may change an entry, not invent one.
 const NAMED: [(&str, &str); 5] = [
     ("services", "service"),

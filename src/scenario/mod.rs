@@ -16,7 +16,7 @@ pub mod tail;
 pub(crate) mod validate;
 mod warnings;
 
-pub use warnings::warnings;
+pub use {blame::load_str, warnings::warnings};
 
 use crate::error::{ScenarioError, did_you_mean, list};
 use crate::model::Model;
@@ -309,8 +309,8 @@ pub fn load(file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> 
     load_str(&text, file, opts)
 }
 
-/// Expands scenario `text` (named `file` in messages).
-pub fn load_str(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
+/// Expands scenario `text` (named `file` in messages); see [`load_str`].
+fn expand(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, ScenarioError> {
     let mut doc: toml::Table =
         toml::from_str(text).map_err(|e| toml_error(text, &e).in_file(file))?;
     // Check the file as written first, so its own mistakes get exact positions.

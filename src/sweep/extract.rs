@@ -104,7 +104,15 @@ impl RowRunner {
         analyse: fn(&mut Results) -> Vec<Table>,
     ) -> Result<(Vec<Table>, UnitCounts), Error> {
         let scenario = &self.rows[row];
-        let run = crate::sim::run(&scenario.rows[0].model, replication)?;
+        // a run limit names the file and the row, as `resim run` does, and
+        // the replication that passed it
+        let run =
+            crate::sim::run(&scenario.rows[0].model, replication).map_err(
+                |e| match crate::in_row(e, scenario, &scenario.rows[0]) {
+                    Error::Limit(m) => Error::Limit(format!("{m} (replication {replication})")),
+                    e => e,
+                },
+            )?;
         let counts = UnitCounts::of(&run);
         Ok((analyse(&mut Results::new(scenario, vec![run])), counts))
     }

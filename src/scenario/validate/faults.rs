@@ -516,6 +516,96 @@ pub(super) fn check_warmup(warmup: Ticks, workloads: &[NamedWorkload]) -> R<()> 
     Ok(())
 }
 
+/// When an open workload stops sending (its duration, or its requests at its
+/// rate), if it says.
+fn sending_end_ms(workload: &Workload) -> Option<f64> {
+    let Workload::Open {
+        rate_rps,
+        requests,
+        duration,
+        ..
+    } = workload
+    else {
+        return None;
+    };
+    match (duration, requests) {
+        (Some(d), _) => Some(d.as_ms()),
+        (None, Some(n)) => Some(*n as f64 / rate_rps * 1000.0),
+        (None, None) => None,
+    }
+}
+
+/// The time-series rows a run makes up to an instant, and how the message
+/// says its windows.
+struct Series<'a> {
+    rows: &'a dyn Fn(f64) -> f64,
+    windows_are: &'a str,
+    limit: u64,
+}
+
+/// A `latency_factor` fault that would make a run pass the row limit: its
+/// start is blamed when that alone takes the run that far (or it starts after
+/// the workload stops sending), else its factor.
+fn check_fault_rows(
+    faults: &[crate::model::Fault],
+    dependencies: &[crate::model::Dependency],
+    services: &[crate::model::Service],
+    workload: &Workload,
+    series: &Series,
+) -> R<()> {
+    let Series {
+        rows,
+        windows_are,
+        limit,
+    } = *series;
+    let too_many = |end_ms: f64| rows(end_ms) > limit as f64;
+    for (i, f) in faults.iter().enumerate() {
+        let Some((what, mean)) = (f.kind == FaultKind::LatencyFactor)
+            .then(|| stretched_mean(f, dependencies, services))
+            .flatten()
+        else {
+            continue;
+        };
+        let end_ms = f.at.as_ms() + mean * f.value;
+        let sends_until = sending_end_ms(workload);
+        let late = sends_until.is_some_and(|end| f.at.as_ms() > end);
+        if too_many(end_ms) && (late || too_many(f.at.as_ms())) {
+            // the start, not the factor, is what takes the run that far
+            let after = match sends_until {
+                Some(end) if late => format!(
+                    ", after the run's end (the workload sends until {} ms; a fault after it never acts)",
+                    crate::format::format_number(end)
+                ),
+                _ => String::new(),
+            };
+            return Err(ScenarioError::new(
+            format!("faults.{i}.at_ms"),
+            format!(
+                "the fault starts at {} ms{after}: a run that lasted until then would make about {} time-series rows with {windows_are}, more than {limit}: start it within the run",
+                crate::format::format_number(f.at.as_ms()),
+                num(rows(f.at.as_ms().max(sends_until.unwrap_or(0.0))))
+            ),
+        )
+        .related("output.window_ms"));
+        }
+        if too_many(end_ms) {
+            return Err(ScenarioError::new(
+            format!("faults.{i}.value"),
+            format!(
+                "a latency_factor of {} stretches {what} ({} ms) to {} ms: work it slows from {} ms on would keep the run going that long, and {windows_are} make about {} time-series rows, more than {limit}: use a smaller factor (or longer windows)",
+                num(f.value),
+                crate::format::format_number(mean),
+                num(mean * f.value),
+                crate::format::format_number(f.at.as_ms()),
+                num(rows(end_ms))
+            ),
+        )
+        .related("output.window_ms"));
+        }
+    }
+    Ok(())
+}
+
 /// A time series that would pass the row limit before the run could end is
 /// refused at load (on the built model), before a run fills memory with it; the
 /// run checks the rest. What makes a run this long is blamed: an open workload
@@ -569,42 +659,14 @@ pub(super) fn check_series_rows(model: &Model) -> R<()> {
         )
         .related("output.window_ms"));
     }
-    for (i, f) in faults.iter().enumerate() {
-        let Some((what, mean)) = (f.kind == FaultKind::LatencyFactor)
-            .then(|| stretched_mean(f, dependencies, services))
-            .flatten()
-        else {
-            continue;
-        };
-        let end_ms = f.at.as_ms() + mean * f.value;
-        if too_many(end_ms) {
-            return Err(ScenarioError::new(
-                format!("faults.{i}.value"),
-                format!(
-                    "a latency_factor of {} stretches {what} ({} ms) to {} ms: work it slows from {} ms on would keep the run going that long, and {windows_are} make about {} time-series rows, more than {limit}: use a smaller factor (or longer windows)",
-                    num(f.value),
-                    crate::format::format_number(mean),
-                    num(mean * f.value),
-                    crate::format::format_number(f.at.as_ms()),
-                    num(rows(end_ms))
-                ),
-            )
-            .related("output.window_ms"));
-        }
-    }
-    let Workload::Open {
-        rate_rps,
-        requests,
-        duration,
-        ..
-    } = workload
-    else {
-        return Ok(());
+    let series = Series {
+        rows: &rows,
+        windows_are: &windows_are,
+        limit,
     };
-    let end_ms = match (duration, requests) {
-        (Some(d), _) => d.as_ms(),
-        (None, Some(n)) => *n as f64 / rate_rps * 1000.0,
-        (None, None) => return Ok(()),
+    check_fault_rows(faults, dependencies, services, workload, &series)?;
+    let Some(end_ms) = sending_end_ms(workload) else {
+        return Ok(());
     };
     if too_many(end_ms) {
         return err(

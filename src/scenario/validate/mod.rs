@@ -84,31 +84,6 @@ fn count_u32(path: &str, v: i64, min: i64) -> R<u32> {
 /// The characters that make a spreadsheet read a cell as a formula.
 const FORMULA_STARTS: [char; 4] = ['=', '+', '-', '@'];
 
-/// The Unicode name of a character [`is_hidden_char`] finds, for messages.
-fn hidden_char_name(c: char) -> &'static str {
-    match c {
-        '\0' => "NUL",
-        '\t' => "TAB",
-        '\n' => "LINE FEED",
-        '\r' => "CARRIAGE RETURN",
-        '\u{1B}' => "ESCAPE, which starts terminal escape sequences",
-        '\u{7F}' => "DELETE",
-        '\u{061C}' => "ARABIC LETTER MARK",
-        '\u{200E}' => "LEFT-TO-RIGHT MARK",
-        '\u{200F}' => "RIGHT-TO-LEFT MARK",
-        '\u{202A}' => "LEFT-TO-RIGHT EMBEDDING",
-        '\u{202B}' => "RIGHT-TO-LEFT EMBEDDING",
-        '\u{202C}' => "POP DIRECTIONAL FORMATTING",
-        '\u{202D}' => "LEFT-TO-RIGHT OVERRIDE",
-        '\u{202E}' => "RIGHT-TO-LEFT OVERRIDE",
-        '\u{2066}' => "LEFT-TO-RIGHT ISOLATE",
-        '\u{2067}' => "RIGHT-TO-LEFT ISOLATE",
-        '\u{2068}' => "FIRST STRONG ISOLATE",
-        '\u{2069}' => "POP DIRECTIONAL ISOLATE",
-        _ => "a control character",
-    }
-}
-
 /// Every name the scenario gives (and every text that reaches a table, a CSV
 /// cell or the terminal) is refused when it holds a control character (NUL,
 /// ESC and the rest of C0 and C1, DEL) or a bidirectional control (U+202E
@@ -125,7 +100,7 @@ pub(crate) fn plain_text(path: &str, text: &str, allowed: &[char]) -> R<()> {
             format!(
                 "holds U+{:04X} ({}): names and labels may not hold control characters, bidirectional controls or NUL, which would reach the terminal, the CSV files and the report",
                 u32::from(c),
-                hidden_char_name(c)
+                crate::error::hidden_char_name(c)
             ),
         );
     }

@@ -56,6 +56,11 @@ fn route(path: &str, r: Option<&str>, routes: &[Route]) -> R<RouteId> {
             )
         }),
         None if routes.len() == 1 => Ok(0),
+        None if routes.is_empty() => err(
+            path,
+            "no service has a route to send requests to: give a service `routes = [\"/...\"]`"
+                .to_string(),
+        ),
         None => err(
             path,
             format!(
