@@ -19,6 +19,10 @@ impl Val {
     pub fn n(x: f64) -> Val {
         if x.fract() == 0.0 && x.abs() < 1e15 {
             Val(format!("{}", x as i64))
+        } else if x.abs() >= 1e15 {
+            // Rust writes 1e300 as 301 digits, which TOML reads as an
+            // integer that overflows: write the exponent, a TOML float
+            Val(format!("{x:e}"))
         } else {
             Val(format!("{x}"))
         }

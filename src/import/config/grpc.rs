@@ -368,8 +368,13 @@ fn throttle(top: &Read<'_>, led: &mut Ledger) -> Result<Option<(f64, f64)>, Erro
     if ratio <= 0.0 {
         return Err(tr.err("must be above 0 (gRFC A6)"));
     }
-    // gRPC keeps three decimals of the ratio
-    let kept = (ratio * 1000.0).trunc() / 1000.0;
+    let kept = milli_ratio(ratio) / 1000.0;
+    if kept <= 0.0 {
+        return Err(tr.err(format!(
+            "{} keeps no token at gRPC's three decimals (0.000): gRPC refuses it (retry_service_config.cc, RetryGlobalConfig::JsonPostLoad: must be greater than 0); the least is 0.001",
+            crate::error::num(ratio)
+        )));
+    }
     if kept != ratio {
         t.amend(
             led,
@@ -379,6 +384,21 @@ fn throttle(top: &Read<'_>, led: &mut Ledger) -> Result<Option<(f64, f64)>, Erro
         );
     }
     Ok(Some((max_tokens, kept)))
+}
+
+/// The ratio in thousandths, as gRPC keeps it: its core reads the
+/// digits of `tokenRatio` and drops those after the third decimal
+/// (retry_service_config.cc, RetryGlobalConfig::JsonPostLoad). The product
+/// is taken to its nearest whole first where it is one but for binary
+/// rounding (4.35 * 1000 is 4349.999...), as the written digits are.
+fn milli_ratio(ratio: f64) -> f64 {
+    let scaled = ratio * 1000.0;
+    let near = scaled.round();
+    if (scaled - near).abs() <= 1e-9 * near.max(1.0) {
+        near
+    } else {
+        scaled.floor()
+    }
 }
 
 /// The balancer the config names: ("round_robin" | "pick_first" |

@@ -178,7 +178,7 @@ fn retries(h: &Read<'_>, scope: &str, led: &mut Ledger) -> Result<Option<Retry>,
         return default_retry(&h.node).map(Some);
     };
     let attempts = match r.get("attempts") {
-        Some(a) => a.whole()?,
+        Some(a) => a.i32("a protobuf int32")?,
         None => 0,
     };
     if attempts == 0 {

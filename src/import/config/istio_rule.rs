@@ -265,7 +265,7 @@ pub(super) fn destination_rule(doc: &Node<'_>, led: &mut Ledger) -> Result<Rule,
         && let Some(http) = pool.nested("http", &svc, led)?
     {
         if let Some(m) = http.get("http2MaxRequests") {
-            let n = m.whole()?;
+            let n = m.i32("a protobuf int32")?;
             if n > 0 {
                 rule.max_requests = Some(n);
                 http.note(led, "http2MaxRequests", Fate::Approximated, "a fixed concurrency limit at the host's entrance; Istio's proxies each hold their own (the same with one client proxy)");
@@ -279,7 +279,7 @@ pub(super) fn destination_rule(doc: &Node<'_>, led: &mut Ledger) -> Result<Rule,
             }
         }
         if let Some(m) = http.get("maxRetries") {
-            let n = m.whole()?;
+            let n = m.i32("a protobuf int32")?;
             if n > 0 {
                 max_retries = Some(n);
                 http.note(led, "maxRetries", Fate::Mapped, "the envoy budget with percent 0: fewer than this many retries in flight, on every retry policy to the host");
@@ -331,7 +331,7 @@ fn retry_budget(b: &Read<'_>) -> Result<Val, Error> {
         None => 0.2,
     };
     let min = match b.get("minRetryConcurrency") {
-        Some(m) if m.whole()? > 0 => m.whole()? as f64,
+        Some(m) if m.u32()? > 0 => m.u32()? as f64,
         _ => 3.0,
     };
     Ok(envoy_budget(pct, min))
@@ -388,7 +388,7 @@ fn balancer(lb: &Read<'_>, led: &mut Ledger) -> Result<Val, Error> {
 fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
     let consecutive = match o.get("consecutive5xxErrors") {
         Some(n) => {
-            let v = wrapped(&n)?.whole()?;
+            let v = wrapped(&n)?.u32()?;
             let how = if v > 0 {
                 "errors, sheds and timeouts in a row"
             } else {
@@ -402,6 +402,14 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
     let pct = match o.get("maxEjectionPercent") {
         Some(n) => {
             let v = n.num()?;
+            // Istio's validation (validateOutlierDetection) refuses a
+            // DestinationRule whose maxEjectionPercent is outside [0, 100]
+            if !(0.0..=100.0).contains(&v) {
+                return Err(n.err(format!(
+                    "{} is not a percentage: Istio refuses a maxEjectionPercent outside 0 to 100",
+                    crate::error::num(v)
+                )));
+            }
             let how = if v > 0.0 {
                 "at most this share of the pods ejected at once"
             } else {

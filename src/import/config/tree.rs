@@ -217,6 +217,30 @@ impl<'a> Node<'a> {
         Ok(x as u64)
     }
 
+    /// Its value as a whole number from 0 to `max`, the range of the field's
+    /// type in the system that reads it (`kind` names it, as "a protobuf
+    /// uint32"): a larger value is refused there, so it is refused here.
+    pub fn whole_to(&self, max: u64, kind: &str) -> Result<u64, Error> {
+        let x = self.num()?;
+        if x >= 0.0 && x.fract() == 0.0 && x > max as f64 {
+            return Err(self.err(format!(
+                "{} is beyond {kind}'s range (at most {max})",
+                crate::error::num(x)
+            )));
+        }
+        self.whole()
+    }
+
+    /// A protobuf `uint32` (Envoy's and Istio's counts): 0 to 4294967295.
+    pub fn u32(&self) -> Result<u64, Error> {
+        self.whole_to(u32::MAX as u64, "a protobuf uint32")
+    }
+
+    /// A 32-bit signed integer (protobuf `int32`, Java `int`), >= 0.
+    pub fn i32(&self, kind: &str) -> Result<u64, Error> {
+        self.whole_to(i32::MAX as u64, kind)
+    }
+
     /// Its value as a boolean (`"true"`/`"false"` strings accepted).
     pub fn bool(&self) -> Result<bool, Error> {
         match self.v {

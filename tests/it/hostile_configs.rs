@@ -1,0 +1,395 @@
+//! Hostile configuration imports: numbers beyond the range of the field's
+//! type or of the virtual clock, values whose meaning the source system
+//! defines (0 as "off", a percentage above 100), things that must stay apart
+//! or be refused, and many routes. Each case is refused with exit code 2
+//! naming the file, the field's path and the value, or is imported with the
+//! meaning the real system gives it: never a scenario resim's own loader
+//! refuses ("a bug in resim import").
+
+use crate::common::resim;
+use crate::import_configs::{f, fixture, import};
+use std::path::{Path, PathBuf};
+
+/// A copy of the fixture `name` in `dir` with `from` replaced by `to` (which
+/// must be in it once), under the file name `out`.
+fn variant(dir: &Path, name: &str, out: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(fixture(name)).expect("the fixture");
+    for (from, to) in edits {
+        assert_eq!(text.matches(from).count(), 1, "{from} once in {name}");
+        text = text.replace(from, to);
+    }
+    let p = dir.join(out);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// A fresh folder for the import of `file`.
+fn out_dir(dir: &Path, file: &Path) -> PathBuf {
+    let d = dir.join(format!(
+        "out-{}",
+        file.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Imports `file`: exit code 2, the message names the file, each of `names`
+/// (the field's path and its value), on one line; no scenario is written.
+fn refused(dir: &Path, file: &Path, names: &[&str]) -> String {
+    let dir = &out_dir(dir, file);
+    let (code, err, scenario, _) = import(dir, &[file], &[]);
+    assert_eq!(code, 2, "{}: {err}", file.display());
+    assert!(!err.contains("bug in resim import"), "{err}");
+    let line = err.trim_end();
+    assert_eq!(line.lines().count(), 1, "one line: {err}");
+    assert!(line.contains(&file.display().to_string()), "{err}");
+    for n in names {
+        assert!(line.contains(n), "`{n}` in: {err}");
+    }
+    assert!(scenario.is_none(), "nothing written");
+    err
+}
+
+/// Imports `file`: exit code 0, and the scenario loads (`resim check`).
+/// Returns the scenario and the report.
+fn imported(dir: &Path, file: &Path) -> (toml::Table, String) {
+    let dir = &out_dir(dir, file);
+    let (code, err, scenario, report) = import(dir, &[file], &[]);
+    assert_eq!(code, 0, "{}: {err}", file.display());
+    let out = resim()
+        .arg("check")
+        .arg(dir.join("out.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the imported scenario loads: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = scenario.unwrap().parse().expect("TOML");
+    (t, report.unwrap())
+}
+
+/// Numbers that no TOML integer holds are written as floats: a gRPC
+/// backoffMultiplier of 1e300 is imported as it is, and the scenario loads.
+#[test]
+fn a_huge_multiplier_is_written_as_a_number_toml_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = variant(
+        dir.path(),
+        "grpc-retry-throttling.json",
+        "g.json",
+        &[("\"backoffMultiplier\": 2", "\"backoffMultiplier\": 1e300")],
+    );
+    let (t, _) = imported(dir.path(), &file);
+    assert_eq!(
+        f(&t, "policies.method-config-1.retry.backoff.multiplier"),
+        1e300
+    );
+}
+
+/// Counts beyond the range of the field's type in the system that reads it
+/// (a protobuf uint32 or int32, a Java int) are refused naming the field and
+/// the value: the system itself refuses them.
+#[test]
+fn counts_beyond_their_types_range_are_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases: Vec<(PathBuf, Vec<&str>)> = vec![
+        (
+            variant(
+                d,
+                "envoy-bootstrap.yaml",
+                "e1.yaml",
+                &[("num_retries: 3", "num_retries: 5000000000")],
+            ),
+            vec!["retry_policy.num_retries", "5000000000", "uint32"],
+        ),
+        (
+            // the most a uint32 holds, but one attempt more than resim counts
+            variant(
+                d,
+                "envoy-bootstrap.yaml",
+                "e2.yaml",
+                &[("num_retries: 3", "num_retries: 4294967295")],
+            ),
+            vec!["retry_policy.num_retries", "4294967295"],
+        ),
+        (
+            variant(
+                d,
+                "envoy-bootstrap.yaml",
+                "e3.yaml",
+                &[("consecutive_5xx: 3", "consecutive_5xx: 5000000000")],
+            ),
+            vec!["outlier_detection.consecutive_5xx", "5000000000"],
+        ),
+        (
+            variant(
+                d,
+                "envoy-bootstrap.yaml",
+                "e4.yaml",
+                &[("min_retry_concurrency: 5", "min_retry_concurrency: 1e15")],
+            ),
+            vec!["retry_budget.min_retry_concurrency", "1e15"],
+        ),
+        (
+            variant(
+                d,
+                "envoy-bootstrap.yaml",
+                "e5.yaml",
+                &[("max_requests: 200", "max_requests: 1e15")],
+            ),
+            vec!["thresholds[0].max_requests", "1e15"],
+        ),
+        (
+            variant(
+                d,
+                "envoy-bootstrap.yaml",
+                "e6.yaml",
+                &[(
+                    "- endpoint: { address: { socket_address: { address: 10.0.0.1,",
+                    "- load_balancing_weight: 1e308\n          endpoint: { address: { socket_address: { address: 10.0.0.1,",
+                )],
+            ),
+            vec!["lb_endpoints[0].load_balancing_weight", "1e308"],
+        ),
+        (
+            variant(
+                d,
+                "istio-reviews.yaml",
+                "i1.yaml",
+                &[("attempts: 3", "attempts: 5000000000")],
+            ),
+            vec!["spec.http[0].retries.attempts", "5000000000", "int32"],
+        ),
+        (
+            variant(
+                d,
+                "istio-reviews.yaml",
+                "i2.yaml",
+                &[(
+                    "consecutive5xxErrors: 5",
+                    "consecutive5xxErrors: 5000000000",
+                )],
+            ),
+            vec!["outlierDetection.consecutive5xxErrors", "5000000000"],
+        ),
+        (
+            variant(
+                d,
+                "istio-reviews.yaml",
+                "i3.yaml",
+                &[("http2MaxRequests: 500", "http2MaxRequests: 1e15")],
+            ),
+            vec!["http.http2MaxRequests", "1e15"],
+        ),
+        (
+            variant(
+                d,
+                "resilience4j.yaml",
+                "r1.yaml",
+                &[("maxAttempts: 2", "maxAttempts: 5000000000")],
+            ),
+            vec![
+                "resilience4j.retry.instances.payments.maxAttempts",
+                "5000000000",
+                "Java int",
+            ],
+        ),
+        (
+            variant(
+                d,
+                "resilience4j.yaml",
+                "r2.yaml",
+                &[("slidingWindowSize: 20", "slidingWindowSize: 1e15")],
+            ),
+            vec!["payments.slidingWindowSize", "1e15"],
+        ),
+        (
+            variant(
+                d,
+                "resilience4j.yaml",
+                "r3.yaml",
+                &[("maxConcurrentCalls: 10", "maxConcurrentCalls: 3000000000")],
+            ),
+            vec![
+                "bulkhead.instances.inventory.maxConcurrentCalls",
+                "3000000000",
+            ],
+        ),
+    ];
+    for (file, names) in cases {
+        refused(d, &file, &names);
+    }
+}
+
+/// Durations beyond the virtual clock (about 146 years) are refused naming
+/// the field and the value as written.
+#[test]
+fn durations_beyond_the_virtual_clock_are_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases: Vec<(PathBuf, Vec<&str>)> = vec![
+        (
+            variant(
+                d,
+                "grpc-retry-throttling.json",
+                "g1.json",
+                &[("\"timeout\": \"0.5s\"", "\"timeout\": \"315576000000s\"")],
+            ),
+            vec!["/methodConfig/0/timeout", "315576000000s", "virtual clock"],
+        ),
+        (
+            variant(
+                d,
+                "grpc-retry-throttling.json",
+                "g2.json",
+                &[(
+                    "\"maxBackoff\": \"0.1s\"",
+                    "\"maxBackoff\": \"315576000000s\"",
+                )],
+            ),
+            vec!["/methodConfig/0/retryPolicy/maxBackoff", "315576000000s"],
+        ),
+        (
+            variant(
+                d,
+                "envoy-bootstrap.yaml",
+                "e1.yaml",
+                &[("per_try_timeout: 0.5s", "per_try_timeout: 315576000000s")],
+            ),
+            vec!["retry_policy.per_try_timeout", "315576000000s"],
+        ),
+        (
+            variant(
+                d,
+                "envoy-bootstrap.yaml",
+                "e2.yaml",
+                &[(
+                    "base_ejection_time: 10s",
+                    "base_ejection_time: 315576000000s",
+                )],
+            ),
+            vec!["outlier_detection.base_ejection_time", "315576000000s"],
+        ),
+        (
+            variant(
+                d,
+                "istio-reviews.yaml",
+                "i1.yaml",
+                &[("timeout: 1s", "timeout: 2600000000h")],
+            ),
+            vec!["spec.http[0].timeout", "2600000000h"],
+        ),
+        (
+            variant(
+                d,
+                "resilience4j.yaml",
+                "r1.yaml",
+                &[(
+                    "waitDurationInOpenState: 10s",
+                    "waitDurationInOpenState: 999999999999999ms",
+                )],
+            ),
+            vec!["payments.waitDurationInOpenState", "999999999999999ms"],
+        ),
+    ];
+    for (file, names) in cases {
+        refused(d, &file, &names);
+    }
+}
+
+/// gRPC keeps three decimals of tokenRatio (its core reads the digits): a
+/// ratio that keeps none is refused, as gRPC refuses it; one written with
+/// three decimals is kept exactly (4.35, not 4.349 from 4.35 * 1000 in
+/// binary).
+#[test]
+fn a_token_ratio_is_read_to_grpcs_three_decimals() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = variant(
+        d,
+        "grpc-retry-throttling.json",
+        "g1.json",
+        &[("\"tokenRatio\": 0.1", "\"tokenRatio\": 0.0004")],
+    );
+    refused(
+        d,
+        &tiny,
+        &["/retryThrottling/tokenRatio", "0.0004", "0.001"],
+    );
+    let exact = variant(
+        d,
+        "grpc-retry-throttling.json",
+        "g2.json",
+        &[("\"tokenRatio\": 0.1", "\"tokenRatio\": 4.35")],
+    );
+    let (t, _) = imported(d, &exact);
+    assert_eq!(
+        f(&t, "policies.method-config-1.retry.budget.token_ratio"),
+        4.35
+    );
+}
+
+/// Envoy's own reading of values it defines: consecutive_5xx 0 never
+/// ejects (a run of one or more never equals 0), max_ejection_percent above
+/// 100 acts as 100 (the ejected share is compared against it), and an
+/// endpoint weight of 0 is refused as Envoy refuses it.
+#[test]
+fn envoy_outlier_values_mean_what_envoy_makes_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let off = variant(
+        d,
+        "envoy-bootstrap.yaml",
+        "e1.yaml",
+        &[("consecutive_5xx: 3", "consecutive_5xx: 0")],
+    );
+    let (t, report) = imported(d, &off);
+    assert!(
+        t["services"]["orders"].get("outlier_detection").is_none(),
+        "no ejection: {t:?}"
+    );
+    assert!(report.contains("consecutive_5xx"), "{report}");
+    let over = variant(
+        d,
+        "envoy-bootstrap.yaml",
+        "e2.yaml",
+        &[("max_ejection_percent: 50", "max_ejection_percent: 150")],
+    );
+    let (t, _) = imported(d, &over);
+    assert_eq!(
+        f(&t, "services.orders.outlier_detection.max_ejection_pct"),
+        100.0
+    );
+    let zero = variant(
+        d,
+        "envoy-bootstrap.yaml",
+        "e3.yaml",
+        &[(
+            "- endpoint: { address: { socket_address: { address: 10.0.0.1,",
+            "- load_balancing_weight: 0\n          endpoint: { address: { socket_address: { address: 10.0.0.1,",
+        )],
+    );
+    refused(
+        d,
+        &zero,
+        &["lb_endpoints[0].load_balancing_weight", "0", "at least 1"],
+    );
+}
+
+/// Istio refuses a maxEjectionPercent outside 0 to 100; so does the import,
+/// naming the field.
+#[test]
+fn istio_max_ejection_percent_above_100_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = variant(
+        d,
+        "istio-reviews.yaml",
+        "i.yaml",
+        &[("maxEjectionPercent: 50", "maxEjectionPercent: 150")],
+    );
+    refused(d, &file, &["outlierDetection.maxEjectionPercent", "150"]);
+}
