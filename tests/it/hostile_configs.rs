@@ -393,3 +393,198 @@ fn istio_max_ejection_percent_above_100_is_refused() {
     );
     refused(d, &file, &["outlierDetection.maxEjectionPercent", "150"]);
 }
+
+/// Writes `text` to `dir/name`.
+fn file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The server names of a scenario.
+fn services(t: &toml::Table) -> Vec<String> {
+    let mut v: Vec<String> = t["services"].as_table().unwrap().keys().cloned().collect();
+    v.sort();
+    v
+}
+
+/// Two hosts are two servers: Istio resolves a short name in the
+/// resource's namespace (`reviews` in `a` and in `b` are two hosts), and two
+/// hosts with one first label (`reviews.prod...`, `reviews.other...`) stay
+/// apart; likewise two gRPC services whose names read alike.
+#[test]
+fn hosts_and_services_that_read_alike_stay_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let vs = |name: &str, ns: &str, host: &str| {
+        format!(
+            "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n  hosts: [{host}]\n  http:\n  - route:\n    - destination:\n        host: {host}\n"
+        )
+    };
+    let short = file(
+        d,
+        "short.yaml",
+        &format!(
+            "{}---\n{}",
+            vs("r1", "a", "reviews"),
+            vs("r2", "b", "reviews")
+        ),
+    );
+    let (t, _) = imported(d, &short);
+    assert_eq!(services(&t), ["reviews", "reviews-b"], "{t:?}");
+    let long = file(
+        d,
+        "long.yaml",
+        &format!(
+            "{}---\n{}",
+            vs("r1", "x", "reviews.prod.svc.cluster.local"),
+            vs("r2", "x", "reviews.other.svc.cluster.local")
+        ),
+    );
+    let (t, _) = imported(d, &long);
+    assert_eq!(services(&t), ["reviews", "reviews-other"], "{t:?}");
+    // the same host, short and long, is one server
+    let same = file(
+        d,
+        "same.yaml",
+        &format!(
+            "{}---\n{}",
+            vs("r1", "prod", "reviews"),
+            vs("r2", "x", "reviews.prod.svc.cluster.local")
+        ),
+    );
+    let (t, _) = imported(d, &same);
+    assert_eq!(services(&t), ["reviews"], "{t:?}");
+    let grpc = file(
+        d,
+        "g.json",
+        r#"{"methodConfig":[{"name":[{"service":"shop_v1.Catalog"}],"timeout":"1s"},{"name":[{"service":"shop.v1.Catalog"}],"timeout":"2s"}]}"#,
+    );
+    let (t, _) = imported(d, &grpc);
+    assert_eq!(services(&t).len(), 2, "{t:?}");
+}
+
+/// Names made from one file never give two tables one header (which was
+/// refused as "two of these files"): an Istio host `reviews-main` beside
+/// the route `main` of VirtualService `reviews`; resilience4j backends
+/// `inventory-bulkhead` (a rate limiter) and `inventory` (a bulkhead), and
+/// `shop.v1` and `shop_v1` as JSON keys.
+#[test]
+fn names_made_from_one_file_do_not_collide() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let istio = file(
+        d,
+        "i.yaml",
+        "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: reviews\nspec:\n  hosts: [reviews]\n  http:\n  - name: main\n    route:\n    - destination:\n        host: reviews\n---\napiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: rm\nspec:\n  host: reviews-main\n  trafficPolicy:\n    connectionPool:\n      http:\n        maxRetries: 3\n",
+    );
+    let (t, _) = imported(d, &istio);
+    assert_eq!(services(&t), ["reviews", "reviews-main"]);
+    assert_eq!(t["workloads"].as_table().unwrap().len(), 2);
+    let r4j = file(
+        d,
+        "r.yaml",
+        "resilience4j:\n  ratelimiter:\n    instances:\n      inventory-bulkhead:\n        limitForPeriod: 5\n  bulkhead:\n    instances:\n      inventory:\n        maxConcurrentCalls: 10\n",
+    );
+    let (t, _) = imported(d, &r4j);
+    assert_eq!(t["limiters"].as_table().unwrap().len(), 2, "{t:?}");
+    let json = file(
+        d,
+        "r.json",
+        r#"{"resilience4j":{"bulkhead":{"instances":{"shop.v1":{"maxConcurrentCalls":3},"shop_v1":{"maxConcurrentCalls":4}}}}}"#,
+    );
+    let (t, _) = imported(d, &json);
+    assert_eq!(t["limiters"].as_table().unwrap().len(), 2, "{t:?}");
+}
+
+/// A route after one whose bare prefix covers it is never matched (Envoy
+/// takes the first route of the virtual host that matches): it is reported
+/// as such, with no workload of its own.
+#[test]
+fn an_envoy_route_shadowed_by_an_earlier_prefix_gets_no_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = variant(
+        d,
+        "envoy-bootstrap.yaml",
+        "e.yaml",
+        &[(
+            "              - match: { prefix: \"/orders\" }",
+            "              - match: { prefix: \"/\" }\n                route: { cluster: stock }\n              - match: { prefix: \"/orders\" }",
+        )],
+    );
+    let out = out_dir(d, &file);
+    let (code, err, text, report) = import(&out, &[&file], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("routes[1]: never matched: routes[0] (prefix \"/\")"),
+        "{err}"
+    );
+    resim()
+        .arg("check")
+        .arg(out.join("out.toml"))
+        .assert()
+        .success();
+    let t: toml::Table = text.unwrap().parse().unwrap();
+    let routes: Vec<&str> = t["workloads"]
+        .as_table()
+        .unwrap()
+        .values()
+        .map(|w| w["route"].as_str().unwrap())
+        .collect();
+    assert_eq!(routes, ["/"], "{t:?}");
+    assert!(report.unwrap().contains("never matched"));
+}
+
+/// Values the source defines, already read as it reads them: a
+/// single-endpoint Envoy cluster's outlier detection (nothing to eject
+/// among one host), Istio's consecutive5xxErrors 0 (detection off),
+/// resilience4j's permittedNumberOfCallsInHalfOpenState 0 (refused, as
+/// resilience4j refuses it).
+#[test]
+fn values_the_source_defines_keep_their_meaning() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let one = variant(
+        d,
+        "envoy-bootstrap.yaml",
+        "one.yaml",
+        &[
+            (
+                "        - endpoint: { address: { socket_address: { address: 10.0.0.2, port_value: 8080 } } }\n",
+                "",
+            ),
+            (
+                "        - endpoint: { address: { socket_address: { address: 10.0.0.3, port_value: 8080 } } }\n",
+                "",
+            ),
+        ],
+    );
+    let (t, _) = imported(d, &one);
+    assert!(t["services"]["orders"].get("outlier_detection").is_none());
+    let off = variant(
+        d,
+        "istio-reviews.yaml",
+        "i.yaml",
+        &[("consecutive5xxErrors: 5", "consecutive5xxErrors: 0")],
+    );
+    let (t, _) = imported(d, &off);
+    assert!(t["services"]["reviews"].get("outlier_detection").is_none());
+    let half = variant(
+        d,
+        "resilience4j.yaml",
+        "r.yaml",
+        &[(
+            "permittedNumberOfCallsInHalfOpenState: 3",
+            "permittedNumberOfCallsInHalfOpenState: 0",
+        )],
+    );
+    refused(
+        d,
+        &half,
+        &[
+            "payments.permittedNumberOfCallsInHalfOpenState",
+            "at least 1",
+        ],
+    );
+}

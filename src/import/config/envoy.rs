@@ -344,7 +344,16 @@ impl<'c> Routes<'c> {
                 host.hedge = Some(read_hedge(&n, "*", led)?);
                 host.raw.1 = Some(n.v);
             }
-            for rt in v.items("routes")? {
+            let mut earlier: Vec<(usize, &str, &str)> = Vec::new();
+            for (i, rt) in v.items("routes")?.into_iter().enumerate() {
+                if let Some((k, kind, p)) = shadowed(&rt, &earlier) {
+                    led.note(&rt, Fate::Ignored, "", format!("never matched: routes[{k}] ({kind} \"{p}\") matches every request this route does, and Envoy sends a request by the first route of the virtual host that matches it (VirtualHostImpl::getRouteFromEntries)"));
+                    led.warn_last();
+                    continue;
+                }
+                if let Some((kind, p)) = whole_match(rt.v) {
+                    earlier.push((i, kind, p));
+                }
                 self.route(&rt, &host, validate, led)?;
             }
         }
@@ -433,6 +442,40 @@ impl<'c> Routes<'c> {
         self.workloads.push(w);
         Ok(())
     }
+}
+
+/// A route's match when it is a bare `prefix` or `path` (no headers, query
+/// parameters, case rule or other condition): (which, the value).
+fn whole_match(rt: &Value) -> Option<(&'static str, &str)> {
+    let m = rt.get("match")?.as_object()?;
+    if m.len() != 1 {
+        return None;
+    }
+    ["prefix", "path"]
+        .into_iter()
+        .find_map(|k| Some((k, m.get(k)?.as_str()?)))
+}
+
+/// The earlier route of the virtual host (its index, `prefix` or `path`,
+/// its value) that matches every request `rt` matches: a bare prefix that
+/// starts `rt`'s path or prefix, or a bare path equal to `rt`'s path (and
+/// `rt` not `case_sensitive: false`).
+fn shadowed<'e>(
+    rt: &Node<'_>,
+    earlier: &[(usize, &'e str, &'e str)],
+) -> Option<(usize, &'e str, &'e str)> {
+    let m = rt.v.get("match")?;
+    if m.get("case_sensitive").and_then(Value::as_bool) == Some(false) {
+        // it matches paths in any case, which the earlier one may not
+        return None;
+    }
+    let get = |k: &str| m.get(k).and_then(Value::as_str);
+    earlier.iter().copied().find(|(_, kind, p)| match *kind {
+        "prefix" => ["prefix", "path", "path_separated_prefix"]
+            .into_iter()
+            .any(|k| get(k).is_some_and(|x| x.starts_with(p))),
+        _ => get("path") == Some(p),
+    })
 }
 
 /// The workload of a route, from its action `a`: its timeout (Envoy's 15 s

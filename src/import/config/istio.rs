@@ -20,7 +20,7 @@ use super::draft::{
 };
 use super::duration::{Syntax, ms};
 use super::envoy_retry::outcomes;
-use super::istio_rule::{DR, Rule, destination_rule, host_name, least_request};
+use super::istio_rule::{DR, Names, Rule, destination_rule, fqdn, least_request};
 use super::spec::{Binding, Field, Read, Table, Unknown, read};
 use super::tree::{Node, Source};
 use crate::error::Error;
@@ -268,6 +268,8 @@ fn policy(pname: &str, note: String, retry: Option<&Retry>, budget: Option<&Val>
 struct Build {
     /// (server, routes).
     services: Vec<(String, Vec<String>)>,
+    /// The server of each host.
+    names: Names,
     policies: Vec<Tab>,
     workloads: Vec<Tab>,
 }
@@ -334,7 +336,7 @@ impl Build {
             .and_then(Value::as_str)
             .ok_or_else(|| h.err("route[0] needs `destination.host`"))?
             .to_string();
-        let svc = host_name(&host);
+        let svc = self.names.of(&fqdn(&host, h));
         note_destinations(&r, &svc, led)?;
         r.note(
             led,
@@ -422,10 +424,17 @@ impl Build {
     /// directly, under Istio's default retry policy and the host's budget.
     fn default_route(&mut self, rule: &Rule, at: &Node<'_>) -> Result<(), Error> {
         let svc = &rule.svc;
-        self.services.push((svc.clone(), vec![format!("/{svc}")]));
+        let route = self.route(svc, None, 0);
+        // the workload and policy take the server's name, unless a route's
+        // workload has it (VirtualService `a`, route `b` and the host `a-b`)
+        let wname = unique(svc, |n| {
+            self.workloads
+                .iter()
+                .any(|w| w.header == format!("workloads.{n}"))
+        });
         let mut w = placeholder_workload(
-            svc,
-            &format!("/{svc}"),
+            &wname,
+            &route,
             "requests per second; the resources do not say",
             "how long the clients send",
         );
@@ -434,8 +443,8 @@ impl Build {
             rule.host
         ));
         let retry = default_retry(at)?;
-        if let Some(pol) = policy(svc, "Istio's default retry policy for mesh traffic (retry.DefaultPolicy), with the host's retry limit".into(), Some(&retry), rule.budget.as_ref()) {
-            w.put("call_policy", Val::s(svc));
+        if let Some(pol) = policy(&wname, "Istio's default retry policy for mesh traffic (retry.DefaultPolicy), with the host's retry limit".into(), Some(&retry), rule.budget.as_ref()) {
+            w.put("call_policy", Val::s(&wname));
             self.policies.push(pol);
         }
         self.workloads.push(w);
@@ -515,13 +524,14 @@ fn server(svc: &str, routes: &[String], rule: Option<&Rule>, limiters: &mut Vec<
 /// Builds the scenario of the Istio resources of one or more files.
 pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(), Error> {
     let mut rules: Vec<(Rule, Node<'_>)> = Vec::new();
+    let mut names = Names::default();
     let mut vss = Vec::new();
     for src in srcs {
         for d in 0..src.docs.len() {
             let doc = src.root(d);
             match istio_kind(doc.v) {
                 Some("DestinationRule") => {
-                    let rule = destination_rule(&doc, led)?;
+                    let rule = destination_rule(&doc, &mut names, led)?;
                     if rules.iter().any(|(r, _)| r.svc == rule.svc) {
                         led.note(
                             &doc,
@@ -548,7 +558,10 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
             }
         }
     }
-    let mut b = Build::default();
+    let mut b = Build {
+        names,
+        ..Build::default()
+    };
     let plain: Vec<&Rule> = rules.iter().map(|(r, _)| r).collect();
     for doc in &vss {
         b.virtual_service(doc, &plain, led)?;

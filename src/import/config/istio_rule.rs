@@ -200,10 +200,47 @@ pub(super) static DR: Table = Table {
     ],
 };
 
-/// The service a host names: its first label (`reviews.prod.svc.cluster.local`
-/// is `reviews`).
-pub(super) fn host_name(h: &str) -> String {
-    name(h.split('.').next().unwrap_or(h))
+/// The host a resource names, as Istio resolves it: a short name (no dot)
+/// is in the resource's namespace (`reviews` in `prod` is
+/// `reviews.prod.svc.cluster.local`); a name with a dot, an address or `*`
+/// is taken as written (pilot's model.ResolveShortnameToFQDN). A resource
+/// without a namespace is in the one it is applied to, the same for all.
+/// `at` is any node of the resource.
+pub(super) fn fqdn(host: &str, at: &Node<'_>) -> String {
+    if host.contains('.') || host.contains(':') || host == "*" {
+        return host.to_string();
+    }
+    let ns = at.src.docs[at.doc]
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(|n| n.as_str())
+        .unwrap_or("default");
+    format!("{host}.{ns}.svc.cluster.local")
+}
+
+/// The servers' names, one per host: a host's first label
+/// (`reviews.prod.svc.cluster.local` is `reviews`), and where another host
+/// has that label, its first two (`reviews-other`), so that two hosts never
+/// share a server.
+#[derive(Default)]
+pub(super) struct Names(Vec<(String, String)>);
+
+impl Names {
+    /// The server of the host `fqdn` (see [`fqdn`]).
+    pub(super) fn of(&mut self, fqdn: &str) -> String {
+        if let Some((_, s)) = self.0.iter().find(|(h, _)| h == fqdn) {
+            return s.clone();
+        }
+        let labels: Vec<&str> = fqdn.split('.').collect();
+        let taken = |n: &str| self.0.iter().any(|(_, s)| s == n);
+        let mut base = name(labels[0]);
+        if taken(&base) && labels.len() > 1 {
+            base = name(&format!("{}-{}", labels[0], labels[1]));
+        }
+        let svc = super::draft::unique(&base, taken);
+        self.0.push((fqdn.to_string(), svc.clone()));
+        svc
+    }
 }
 
 /// A destination rule's settings for one host.
@@ -231,14 +268,18 @@ pub(super) fn least_request() -> Val {
 }
 
 /// Reads a DestinationRule.
-pub(super) fn destination_rule(doc: &Node<'_>, led: &mut Ledger) -> Result<Rule, Error> {
+pub(super) fn destination_rule(
+    doc: &Node<'_>,
+    names: &mut Names,
+    led: &mut Ledger,
+) -> Result<Rule, Error> {
     let host_raw = doc
         .v
         .get("spec")
         .and_then(|s| s.get("host"))
         .and_then(|h| h.as_str())
         .unwrap_or("");
-    let svc = host_name(host_raw);
+    let svc = names.of(&fqdn(host_raw, doc));
     let d = read(doc, &DR, &svc, led)?;
     let spec = d
         .nested("spec", &svc, led)?
