@@ -588,3 +588,36 @@ fn values_the_source_defines_keep_their_meaning() {
         ],
     );
 }
+
+/// A JSON mapping holding one key twice is refused, naming the key and its
+/// JSON pointer (serde_json kept the last value without a word); YAML's
+/// duplicate keys are refused too, without the YAML reader's advice about
+/// its own options.
+#[test]
+fn a_key_given_twice_is_refused_naming_its_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let json = file(
+        d,
+        "g.json",
+        r#"{"methodConfig":[{"name":[{"service":"a.B"}],"timeout":"1s","timeout":"5s"}]}"#,
+    );
+    refused(d, &json, &["/methodConfig/0/timeout", "`timeout`", "twice"]);
+    let top = variant(
+        d,
+        "envoy-config-dump.json",
+        "dump.json",
+        &[(
+            "\"version_info\": \"7\",\n      \"dynamic_active_clusters\"",
+            "\"version_info\": \"7\",\n      \"version_info\": \"8\",\n      \"dynamic_active_clusters\"",
+        )],
+    );
+    refused(d, &top, &["/configs/1/version_info", "twice"]);
+    let yaml = file(
+        d,
+        "r.yaml",
+        "resilience4j:\n  retry:\n    instances:\n      a:\n        maxAttempts: 3\n        maxAttempts: 5\n",
+    );
+    let err = refused(d, &yaml, &["duplicate mapping key: maxAttempts", "line 6"]);
+    assert!(!err.contains("DuplicateKeyPolicy"), "{err}");
+}
