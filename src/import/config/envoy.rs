@@ -24,6 +24,7 @@ use super::spec::{Binding, Field, Read, Table, Unknown, read};
 use super::tree::{Node, Source, Step};
 use crate::error::Error;
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 static MATCH: Table = Table {
     at: "routes[].match",
@@ -253,19 +254,48 @@ struct Routes<'c> {
     bootstrap: bool,
     /// The route configurations read: (name, content).
     configs: Vec<(String, Value)>,
-    /// The routes read: (their identity, the workload's name).
-    seen: Vec<(Value, String)>,
+    /// The routes read: their identity (canonical JSON) and the workload's
+    /// name.
+    seen: HashMap<String, String>,
     /// The servers: (cluster, server name, routes, defined in the file).
     servers: Vec<(String, String, Vec<String>, bool)>,
+    /// Where each cluster's server is in `servers`.
+    server_at: HashMap<String, usize>,
+    /// The server each route is of.
+    route_owner: HashMap<String, String>,
+    /// The workloads' names.
+    wnames: HashSet<String>,
     policies: Vec<Tab>,
     workloads: Vec<Tab>,
+}
+
+/// `v` as JSON text with each mapping's keys sorted: two values that are
+/// equal give one text, whatever the order of their keys.
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&m[k])))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
 }
 
 impl<'c> Routes<'c> {
     /// The server of `cluster`: its own, or a new one for a cluster the
     /// file does not define.
     fn server(&mut self, cluster: &str) -> (String, bool) {
-        if let Some((_, s, _, defined)) = self.servers.iter().find(|(c, ..)| c == cluster) {
+        if let Some(&at) = self.server_at.get(cluster) {
+            let (_, s, _, defined) = &self.servers[at];
             return (s.clone(), *defined);
         }
         let defined = self.clusters.iter().find(|c| c.name == cluster);
@@ -276,6 +306,8 @@ impl<'c> Routes<'c> {
                     || self.servers.iter().any(|(_, s, ..)| s == n)
             }),
         };
+        self.server_at
+            .insert(cluster.to_string(), self.servers.len());
         self.servers.push((
             cluster.to_string(),
             svc.clone(),
@@ -288,22 +320,18 @@ impl<'c> Routes<'c> {
     /// The route `path` of server `svc`, named apart when another server
     /// has it.
     fn path(&mut self, svc: &str, path: &str) -> String {
-        let taken = |p: &str, servers: &[(String, String, Vec<String>, bool)]| {
-            servers
-                .iter()
-                .any(|(_, s, rs, _)| s != svc && rs.iter().any(|r| r == p))
-        };
-        let route = if taken(path, &self.servers) {
-            unique(&format!("/{svc}{}", path.trim_end_matches('/')), |p| {
-                taken(p, &self.servers)
-            })
+        let owners = &self.route_owner;
+        let taken = |p: &str| owners.get(p).is_some_and(|s| s != svc);
+        let route = if taken(path) {
+            unique(&format!("/{svc}{}", path.trim_end_matches('/')), taken)
         } else {
             path.to_string()
         };
-        if let Some((_, _, rs, _)) = self.servers.iter_mut().find(|(_, s, ..)| s == svc)
-            && !rs.contains(&route)
-        {
-            rs.push(route.clone());
+        if !self.route_owner.contains_key(&route) {
+            self.route_owner.insert(route.clone(), svc.to_string());
+            if let Some((_, _, rs, _)) = self.servers.iter_mut().find(|(_, s, ..)| s == svc) {
+                rs.push(route.clone());
+            }
         }
         route
     }
@@ -377,8 +405,8 @@ impl<'c> Routes<'c> {
             led.note(rt, Fate::Ignored, "", "a route without a `cluster` (a redirect, a direct response, weighted clusters, a cluster header): resim sends a route to one named cluster");
             return Ok(());
         };
-        let identity = serde_json::json!([rt.v, host.raw.0, host.raw.1]);
-        if let Some((_, w)) = self.seen.iter().find(|(v, _)| *v == identity) {
+        let identity = canonical(&serde_json::json!([rt.v, host.raw.0, host.raw.1]));
+        if let Some(w) = self.seen.get(&identity) {
             led.note(rt, Fate::Ignored, "", format!("the same route as workload `{w}` (another listener or virtual host has it too): one workload"));
             return Ok(());
         }
@@ -389,11 +417,10 @@ impl<'c> Routes<'c> {
         let (svc, defined) = self.server(cl);
         let route = self.path(&svc, path.unwrap_or(&format!("/{svc}")));
         let pname = unique(&name(&format!("{cl}{}", route.replace('/', "-"))), |n| {
-            self.workloads
-                .iter()
-                .any(|w| w.header == format!("workloads.{n}"))
+            self.wnames.contains(n)
         });
-        self.seen.push((identity, pname.clone()));
+        self.wnames.insert(pname.clone());
+        self.seen.insert(identity, pname.clone());
         let r = read(rt, &ROUTE, &pname, led)?;
         if let Some(mr) = r.nested("match", &pname, led)? {
             for k in ["prefix", "path", "path_separated_prefix"] {
@@ -534,8 +561,11 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
         clusters: &clusters,
         bootstrap: root.v.get("static_resources").is_some(),
         configs: Vec::new(),
-        seen: Vec::new(),
+        seen: HashMap::new(),
         servers: Vec::new(),
+        server_at: HashMap::new(),
+        route_owner: HashMap::new(),
+        wnames: HashSet::new(),
         policies: Vec::new(),
         workloads: Vec::new(),
     };

@@ -20,6 +20,7 @@ use super::duration::{Syntax, ms};
 use super::spec::{Binding, Field, Read, Table, Unknown, read};
 use super::tree::{Node, Source, relaxed};
 use crate::error::Error;
+use std::collections::{HashMap, HashSet};
 
 /// How a gRPC client spreads its retry back-off (`resim import
 /// --grpc-backoff`): the clients differ.
@@ -451,9 +452,14 @@ fn balancer<'a>(
 struct Methods {
     /// (scenario name, gRPC service, its routes).
     services: Vec<(String, String, Vec<String>)>,
+    /// Where each gRPC service and each scenario name is in `services`.
+    at: HashMap<String, usize>,
+    named: HashMap<String, usize>,
     workloads: Vec<Tab>,
+    /// The workloads' names.
+    wnames: HashSet<String>,
     policies: Vec<Tab>,
-    routes_seen: Vec<String>,
+    routes_seen: HashSet<String>,
 }
 
 impl Methods {
@@ -461,15 +467,17 @@ impl Methods {
     /// config): two services whose names read alike (`shop_v1.Catalog`,
     /// `shop.v1.Catalog`) stay two servers.
     fn server(&mut self, service: &str) -> String {
-        if let Some((n, _, _)) = self.services.iter().find(|(_, s, _)| s == service) {
-            return n.clone();
+        if let Some(&i) = self.at.get(service) {
+            return self.services[i].0.clone();
         }
         let base = if service.is_empty() {
             "server".to_string()
         } else {
             name(service)
         };
-        let n = unique(&base, |n| self.services.iter().any(|(x, _, _)| x == n));
+        let n = unique(&base, |n| self.named.contains_key(n));
+        self.at.insert(service.to_string(), self.services.len());
+        self.named.insert(n.clone(), self.services.len());
         self.services
             .push((n.clone(), service.to_string(), Vec::new()));
         n
@@ -573,9 +581,9 @@ fn method(
                 "names {r} again: gRPC refuses a service config that names a method twice"
             )));
         }
-        m.routes_seen.push(r.clone());
+        m.routes_seen.insert(r.clone());
         let svc = m.server(&service);
-        if let Some((_, _, rs)) = m.services.iter_mut().find(|(s, _, _)| *s == svc) {
+        if let Some((_, _, rs)) = m.named.get(&svc).map(|&i| &mut m.services[i]) {
             rs.push(r.clone());
         }
         led.note(
@@ -622,10 +630,8 @@ fn method(
             "" | "default" | "all" => "every-method".to_string(),
             w => w.to_string(),
         };
-        let wname = unique(&base, |n| {
-            let header = format!("workloads.{n}");
-            m.workloads.iter().any(|w| w.header == header)
-        });
+        let wname = unique(&base, |n| m.wnames.contains(n));
+        m.wnames.insert(wname.clone());
         let mut w = placeholder_workload(
             &wname,
             r,

@@ -25,6 +25,7 @@ use super::spec::{Binding, Field, Read, Table, Unknown, read};
 use super::tree::{Node, Source};
 use crate::error::Error;
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 /// Istio's default `retryOn` (retry.go `defaultPolicy`), with its
 /// `RetriableStatusCodes` 503.
@@ -268,6 +269,12 @@ fn policy(pname: &str, note: String, retry: Option<&Retry>, budget: Option<&Val>
 struct Build {
     /// (server, routes).
     services: Vec<(String, Vec<String>)>,
+    /// Where each server is in `services`.
+    svc_at: HashMap<String, usize>,
+    /// The routes the workloads send to.
+    routes: HashSet<String>,
+    /// The workloads' names.
+    wnames: HashSet<String>,
     /// The server of each host.
     names: Names,
     policies: Vec<Tab>,
@@ -278,7 +285,7 @@ impl Build {
     fn virtual_service(
         &mut self,
         doc: &Node<'_>,
-        rules: &[&Rule],
+        rules: &HashMap<&str, &Rule>,
         led: &mut Ledger,
     ) -> Result<(), Error> {
         let vs_name = doc
@@ -305,7 +312,7 @@ impl Build {
         h: &Node<'_>,
         i: usize,
         vs_name: &str,
-        rules: &[&Rule],
+        rules: &HashMap<&str, &Rule>,
         led: &mut Ledger,
     ) -> Result<(), Error> {
         let Some(first) = h.v.get("route").and_then(|r| r.get(0)) else {
@@ -324,11 +331,7 @@ impl Build {
                 .map(String::from)
                 .unwrap_or_else(|| i.to_string())
         ));
-        let wname = unique(&base, |n| {
-            self.workloads
-                .iter()
-                .any(|w| w.header == format!("workloads.{n}"))
-        });
+        let wname = self.workload_name(&base);
         let r = spec.item("http", h, &wname, led)?;
         let host = first
             .get("destination")
@@ -380,10 +383,7 @@ impl Build {
             }
         }
         let retry = retries(&r, &wname, led)?;
-        let budget = rules
-            .iter()
-            .find(|x| x.svc == svc)
-            .and_then(|x| x.budget.as_ref());
+        let budget = rules.get(svc.as_str()).and_then(|x| x.budget.as_ref());
         if let Some(pol) = policy(
             &wname,
             format!("VirtualService `{vs_name}`, http[{i}]"),
@@ -401,23 +401,26 @@ impl Build {
     /// when another route has it.
     fn route(&mut self, svc: &str, path: Option<&str>, i: usize) -> String {
         let mut route = path.map(String::from).unwrap_or_else(|| format!("/{svc}"));
-        let taken = self
-            .services
-            .iter()
-            .any(|(s, r)| *s != svc && r.contains(&route))
-            || self.workloads.iter().any(|w| {
-                w.items
-                    .iter()
-                    .any(|it| it.key == "route" && it.value.0 == Val::s(&route).0)
-            });
-        if taken {
-            route = format!("/{svc}/{i}");
+        // every route read so far is a workload's: another one is apart
+        if self.routes.contains(&route) {
+            route = unique(&format!("/{svc}/{i}"), |r| self.routes.contains(r));
         }
-        match self.services.iter_mut().find(|(s, _)| s == svc) {
-            Some((_, r)) => r.push(route.clone()),
-            None => self.services.push((svc.to_string(), vec![route.clone()])),
+        self.routes.insert(route.clone());
+        match self.svc_at.get(svc) {
+            Some(&at) => self.services[at].1.push(route.clone()),
+            None => {
+                self.svc_at.insert(svc.to_string(), self.services.len());
+                self.services.push((svc.to_string(), vec![route.clone()]));
+            }
         }
         route
+    }
+
+    /// `base`, or a name like it that no workload has yet, now taken.
+    fn workload_name(&mut self, base: &str) -> String {
+        let n = unique(base, |n| self.wnames.contains(n));
+        self.wnames.insert(n.clone());
+        n
     }
 
     /// A host with a DestinationRule and no route: clients sending to it
@@ -427,11 +430,7 @@ impl Build {
         let route = self.route(svc, None, 0);
         // the workload and policy take the server's name, unless a route's
         // workload has it (VirtualService `a`, route `b` and the host `a-b`)
-        let wname = unique(svc, |n| {
-            self.workloads
-                .iter()
-                .any(|w| w.header == format!("workloads.{n}"))
-        });
+        let wname = self.workload_name(svc);
         let mut w = placeholder_workload(
             &wname,
             &route,
@@ -524,6 +523,7 @@ fn server(svc: &str, routes: &[String], rule: Option<&Rule>, limiters: &mut Vec<
 /// Builds the scenario of the Istio resources of one or more files.
 pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(), Error> {
     let mut rules: Vec<(Rule, Node<'_>)> = Vec::new();
+    let mut rule_svcs = HashSet::new();
     let mut names = Names::default();
     let mut vss = Vec::new();
     for src in srcs {
@@ -532,7 +532,7 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
             match istio_kind(doc.v) {
                 Some("DestinationRule") => {
                     let rule = destination_rule(&doc, &mut names, led)?;
-                    if rules.iter().any(|(r, _)| r.svc == rule.svc) {
+                    if !rule_svcs.insert(rule.svc.clone()) {
                         led.note(
                             &doc,
                             Fate::Ignored,
@@ -562,12 +562,12 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
         names,
         ..Build::default()
     };
-    let plain: Vec<&Rule> = rules.iter().map(|(r, _)| r).collect();
+    let plain: HashMap<&str, &Rule> = rules.iter().map(|(r, _)| (r.svc.as_str(), r)).collect();
     for doc in &vss {
         b.virtual_service(doc, &plain, led)?;
     }
     for (rule, doc) in &rules {
-        if !b.services.iter().any(|(s, _)| *s == rule.svc) {
+        if !b.svc_at.contains_key(&rule.svc) {
             b.default_route(rule, doc)?;
         }
     }
@@ -579,7 +579,7 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
     let mut limiters = Vec::new();
     let mut svc_tabs = Vec::new();
     for (svc, routes) in &b.services {
-        let rule = rules.iter().map(|(r, _)| r).find(|r| r.svc == *svc);
+        let rule = plain.get(svc.as_str()).copied();
         svc_tabs.extend(server(svc, routes, rule, &mut limiters));
     }
     draft.tabs.extend(b.policies);

@@ -223,22 +223,28 @@ pub(super) fn fqdn(host: &str, at: &Node<'_>) -> String {
 /// has that label, its first two (`reviews-other`), so that two hosts never
 /// share a server.
 #[derive(Default)]
-pub(super) struct Names(Vec<(String, String)>);
+pub(super) struct Names {
+    /// The server of each host.
+    of: std::collections::HashMap<String, String>,
+    /// The servers named.
+    taken: std::collections::HashSet<String>,
+}
 
 impl Names {
     /// The server of the host `fqdn` (see [`fqdn`]).
     pub(super) fn of(&mut self, fqdn: &str) -> String {
-        if let Some((_, s)) = self.0.iter().find(|(h, _)| h == fqdn) {
+        if let Some(s) = self.of.get(fqdn) {
             return s.clone();
         }
         let labels: Vec<&str> = fqdn.split('.').collect();
-        let taken = |n: &str| self.0.iter().any(|(_, s)| s == n);
+        let taken = |n: &str| self.taken.contains(n);
         let mut base = name(labels[0]);
         if taken(&base) && labels.len() > 1 {
             base = name(&format!("{}-{}", labels[0], labels[1]));
         }
         let svc = super::draft::unique(&base, taken);
-        self.0.push((fqdn.to_string(), svc.clone()));
+        self.of.insert(fqdn.to_string(), svc.clone());
+        self.taken.insert(svc.clone());
         svc
     }
 }

@@ -22,7 +22,7 @@ pub struct Source {
 }
 
 /// One step of a path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Step {
     /// A key of a mapping.
     Key(String),
