@@ -229,7 +229,7 @@ static OUTLIER: Table = Table {
             "consecutive_5xx",
             "5xx answers in a row (local failures too, unless split) that eject a host",
             "services.{}.outlier_detection.consecutive_failures",
-            "errors, sheds and timeouts in a row",
+            "errors, sheds and timeouts in a row; 0: no run ever reaches it, no ejection (no outlier table)",
         )
         .or("5", "5"),
         Field::maps(
@@ -250,7 +250,7 @@ static OUTLIER: Table = Table {
             "max_ejection_percent",
             "the most hosts ejected at once, as a share",
             "services.{}.outlier_detection.max_ejection_pct",
-            "an ejection is refused when (ejected + 1) / hosts would pass it (DetectorImpl::ejectHost)",
+            "an ejection is refused when (ejected + 1) / hosts would pass it (DetectorImpl::ejectHost); above 100: as 100",
         )
         .or("10", "10 %"),
         Field::maps(
@@ -725,18 +725,8 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
         "base_ejection_ms",
         Val::n(dur("base_ejection_time", 30_000.0)?),
     );
-    let pct = num("max_ejection_percent", 10.0)?;
-    if pct > 100.0 {
-        // Envoy (DetectorImpl::ejectHost) ejects while the ejected share
-        // stays at or under the setting: a share is never above 100
-        o.note(
-            led,
-            "max_ejection_percent",
-            Fate::Mapped,
-            "100: Envoy ejects while the ejected share stays at or under this percent, and every share is under a value above 100, as under 100",
-        );
-    }
-    t.put("max_ejection_pct", Val::n(pct.min(100.0)));
+    let pct = ejection_percent(o, num("max_ejection_percent", 10.0)?, led);
+    t.put("max_ejection_pct", Val::n(pct));
     // written only when the file gives them: Envoy's defaults are resim's
     if o.has("max_ejection_time") {
         t.put(
@@ -748,6 +738,21 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
         t.put("always_eject_one_host", Val::b(a.bool()?));
     }
     Ok(Some(t))
+}
+
+/// `max_ejection_percent` as Envoy reads it: DetectorImpl::ejectHost ejects
+/// while the ejected share stays at or under the setting, and a share is
+/// never above 100, so a setting above 100 acts as 100.
+fn ejection_percent(o: &Read<'_>, pct: f64, led: &mut Ledger) -> f64 {
+    if pct > 100.0 {
+        o.note(
+            led,
+            "max_ejection_percent",
+            Fate::Mapped,
+            "100: Envoy ejects while the ejected share stays at or under this percent, and every share is under a value above 100, as under 100",
+        );
+    }
+    pct.min(100.0)
 }
 
 impl Cluster {
