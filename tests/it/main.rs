@@ -21,6 +21,7 @@ mod golden_dy13;
 mod golden_io22;
 mod guides;
 mod hostile;
+mod hostile_configs;
 mod hostile_outputs;
 mod hostile_results;
 mod hostile_runs;

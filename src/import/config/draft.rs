@@ -4,6 +4,7 @@
 
 use super::tree::{Node, Source, Step, leaves};
 use crate::import::report::{Section, Table};
+use std::collections::{HashMap, HashSet};
 
 /// A TOML value, written as it will appear.
 #[derive(Debug, Clone)]
@@ -19,6 +20,10 @@ impl Val {
     pub fn n(x: f64) -> Val {
         if x.fract() == 0.0 && x.abs() < 1e15 {
             Val(format!("{}", x as i64))
+        } else if x.abs() >= 1e15 {
+            // Rust writes 1e300 as 301 digits, which TOML reads as an
+            // integer that overflows: write the exponent, a TOML float
+            Val(format!("{x:e}"))
         } else {
             Val(format!("{x}"))
         }
@@ -267,11 +272,54 @@ pub struct Line {
 pub struct Ledger {
     /// The lines, in the order the fields were read.
     pub lines: Vec<Line>,
-    /// The (file, document, path) of every field accounted for.
-    seen: Vec<(String, usize, Vec<Step>)>,
+    /// The (file, document, path) of every field accounted for: a set, so
+    /// that a file of many routes is accounted for in time linear in its
+    /// size (a field is covered when its path or one above it is here).
+    seen: HashSet<(String, usize, Vec<Step>)>,
+    /// The lines of each (file, field), in order.
+    at: HashMap<(String, String), Vec<usize>>,
 }
 
 impl Ledger {
+    /// Adds a line, indexed by its file and field.
+    fn push(&mut self, line: Line) {
+        self.at
+            .entry((line.file.clone(), line.field.clone()))
+            .or_default()
+            .push(self.lines.len());
+        self.lines.push(line);
+    }
+
+    /// The last line of (file, field) that `pick` accepts.
+    fn last_of(
+        &mut self,
+        file: String,
+        field: String,
+        pick: impl Fn(&Line) -> bool,
+    ) -> Option<&mut Line> {
+        let i = *self
+            .at
+            .get(&(file, field))?
+            .iter()
+            .rev()
+            .find(|i| pick(&self.lines[**i]))?;
+        Some(&mut self.lines[i])
+    }
+
+    /// Whether `steps` of `file`'s document `doc`, or a path above it, is
+    /// accounted for.
+    fn covered(&self, file: &str, doc: usize, steps: &[Step]) -> bool {
+        let mut key = (file.to_string(), doc, steps.to_vec());
+        loop {
+            if self.seen.contains(&key) {
+                return true;
+            }
+            if key.2.pop().is_none() {
+                return false;
+            }
+        }
+    }
+
     /// Records what became of `node`.
     pub fn note(
         &mut self,
@@ -281,8 +329,9 @@ impl Ledger {
         how: impl Into<String>,
     ) {
         let file = node.src.file.display().to_string();
-        self.seen.push((file.clone(), node.doc, node.steps.clone()));
-        self.lines.push(Line {
+        self.seen
+            .insert((file.clone(), node.doc, node.steps.clone()));
+        self.push(Line {
             file,
             field: node.path(),
             value: node.shown_value(),
@@ -304,12 +353,7 @@ impl Ledger {
     ) {
         let file = node.src.file.display().to_string();
         let field = node.path();
-        match self
-            .lines
-            .iter_mut()
-            .rev()
-            .find(|l| l.file == file && l.field == field)
-        {
+        match self.last_of(file, field, |_| true) {
             Some(l) => {
                 l.fate = fate;
                 l.key = key.into();
@@ -322,9 +366,7 @@ impl Ledger {
     /// Whether `node` (or a field above it) already has a line.
     pub fn noted(&self, node: &Node<'_>) -> bool {
         let file = node.src.file.display().to_string();
-        self.seen
-            .iter()
-            .any(|(f, d, s)| *f == file && *d == node.doc && node.steps.starts_with(s))
+        self.covered(&file, node.doc, &node.steps)
     }
 
     /// Says again what became of the absent field `field` under `parent`
@@ -341,12 +383,7 @@ impl Ledger {
         steps.push(Step::Key(field.into()));
         let file = parent.src.file.display().to_string();
         let path = parent.src.shown(parent.doc, &steps);
-        if let Some(l) = self
-            .lines
-            .iter_mut()
-            .rev()
-            .find(|l| l.fate == Fate::Defaulted && l.file == file && l.field == path)
-        {
+        if let Some(l) = self.last_of(file, path, |l| l.fate == Fate::Defaulted) {
             l.key = key.into();
             l.how = how.into();
         }
@@ -356,12 +393,7 @@ impl Ledger {
     pub fn warn_on(&mut self, node: &Node<'_>) {
         let file = node.src.file.display().to_string();
         let field = node.path();
-        if let Some(l) = self
-            .lines
-            .iter_mut()
-            .rev()
-            .find(|l| l.file == file && l.field == field)
-        {
+        if let Some(l) = self.last_of(file, field, |_| true) {
             l.warn = true;
         }
     }
@@ -384,7 +416,7 @@ impl Ledger {
     ) {
         let mut steps = parent.steps.clone();
         steps.push(Step::Key(field.into()));
-        self.lines.push(Line {
+        self.push(Line {
             file: parent.src.file.display().to_string(),
             field: parent.src.shown(parent.doc, &steps),
             value: value.into(),
@@ -403,13 +435,9 @@ impl Ledger {
             let mut all = Vec::new();
             leaves(doc, &mut Vec::new(), &mut all);
             for leaf in all {
-                let covered = self
-                    .seen
-                    .iter()
-                    .any(|(f, sd, s)| *f == file && *sd == d && leaf.starts_with(s));
-                if !covered {
+                if !self.covered(&file, d, &leaf) {
                     let node = walk(src, d, &leaf);
-                    self.lines.push(Line {
+                    self.push(Line {
                         file: file.clone(),
                         field: src.shown(d, &leaf),
                         value: node,

@@ -63,6 +63,17 @@ pub fn ms(node: &Node<'_>, syntax: Syntax) -> Result<f64, Error> {
         _ => None,
     };
     match got {
+        Some(ms) if ms.is_finite() && ms >= clock_max_ms() => Err(node.err(format!(
+            "{} is {} ms, beyond resim's virtual clock (about 146 years): write a shorter duration",
+            node.shown_value(),
+            crate::error::num(ms)
+        ))),
+        Some(ms) if ms > 0.0 && crate::engine::Ticks::from_ms(ms) == crate::engine::Ticks::ZERO => {
+            Err(node.err(format!(
+                "{} is below 1 ns, which resim's virtual clock counts in whole nanoseconds: write 0 or at least 1 ns",
+                node.shown_value()
+            )))
+        }
         Some(ms) if ms.is_finite() && ms >= 0.0 => Ok(ms),
         Some(ms) if ms.is_finite() => Err(node.err(format!(
             "a duration cannot be negative (got {} ms)",
@@ -74,6 +85,13 @@ pub fn ms(node: &Node<'_>, syntax: Syntax) -> Result<f64, Error> {
             super::tree::kind(node.v)
         ))),
     }
+}
+
+/// The longest duration a scenario holds, in milliseconds: the loader refuses
+/// a time of half the clock's 64-bit nanoseconds or more (so sums of two
+/// stay on the clock).
+pub fn clock_max_ms() -> f64 {
+    u64::MAX as f64 / 2.0 / crate::engine::Ticks::from_ms(1.0).0 as f64
 }
 
 fn unit_ms(u: &str, syntax: Syntax) -> Option<f64> {

@@ -24,6 +24,7 @@ use super::spec::{Binding, Field, Read, Table, Unknown, read};
 use super::tree::{Node, Source, Step};
 use crate::error::Error;
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 static MATCH: Table = Table {
     at: "routes[].match",
@@ -253,19 +254,48 @@ struct Routes<'c> {
     bootstrap: bool,
     /// The route configurations read: (name, content).
     configs: Vec<(String, Value)>,
-    /// The routes read: (their identity, the workload's name).
-    seen: Vec<(Value, String)>,
+    /// The routes read: their identity (canonical JSON) and the workload's
+    /// name.
+    seen: HashMap<String, String>,
     /// The servers: (cluster, server name, routes, defined in the file).
     servers: Vec<(String, String, Vec<String>, bool)>,
+    /// Where each cluster's server is in `servers`.
+    server_at: HashMap<String, usize>,
+    /// The server each route is of.
+    route_owner: HashMap<String, String>,
+    /// The workloads' names.
+    wnames: HashSet<String>,
     policies: Vec<Tab>,
     workloads: Vec<Tab>,
+}
+
+/// `v` as JSON text with each mapping's keys sorted: two values that are
+/// equal give one text, whatever the order of their keys.
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&m[k])))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
 }
 
 impl<'c> Routes<'c> {
     /// The server of `cluster`: its own, or a new one for a cluster the
     /// file does not define.
     fn server(&mut self, cluster: &str) -> (String, bool) {
-        if let Some((_, s, _, defined)) = self.servers.iter().find(|(c, ..)| c == cluster) {
+        if let Some(&at) = self.server_at.get(cluster) {
+            let (_, s, _, defined) = &self.servers[at];
             return (s.clone(), *defined);
         }
         let defined = self.clusters.iter().find(|c| c.name == cluster);
@@ -276,6 +306,8 @@ impl<'c> Routes<'c> {
                     || self.servers.iter().any(|(_, s, ..)| s == n)
             }),
         };
+        self.server_at
+            .insert(cluster.to_string(), self.servers.len());
         self.servers.push((
             cluster.to_string(),
             svc.clone(),
@@ -288,22 +320,18 @@ impl<'c> Routes<'c> {
     /// The route `path` of server `svc`, named apart when another server
     /// has it.
     fn path(&mut self, svc: &str, path: &str) -> String {
-        let taken = |p: &str, servers: &[(String, String, Vec<String>, bool)]| {
-            servers
-                .iter()
-                .any(|(_, s, rs, _)| s != svc && rs.iter().any(|r| r == p))
-        };
-        let route = if taken(path, &self.servers) {
-            unique(&format!("/{svc}{}", path.trim_end_matches('/')), |p| {
-                taken(p, &self.servers)
-            })
+        let owners = &self.route_owner;
+        let taken = |p: &str| owners.get(p).is_some_and(|s| s != svc);
+        let route = if taken(path) {
+            unique(&format!("/{svc}{}", path.trim_end_matches('/')), taken)
         } else {
             path.to_string()
         };
-        if let Some((_, _, rs, _)) = self.servers.iter_mut().find(|(_, s, ..)| s == svc)
-            && !rs.contains(&route)
-        {
-            rs.push(route.clone());
+        if !self.route_owner.contains_key(&route) {
+            self.route_owner.insert(route.clone(), svc.to_string());
+            if let Some((_, _, rs, _)) = self.servers.iter_mut().find(|(_, s, ..)| s == svc) {
+                rs.push(route.clone());
+            }
         }
         route
     }
@@ -344,7 +372,16 @@ impl<'c> Routes<'c> {
                 host.hedge = Some(read_hedge(&n, "*", led)?);
                 host.raw.1 = Some(n.v);
             }
-            for rt in v.items("routes")? {
+            let mut earlier: Vec<(usize, &str, &str)> = Vec::new();
+            for (i, rt) in v.items("routes")?.into_iter().enumerate() {
+                if let Some((k, kind, p)) = shadowed(&rt, &earlier) {
+                    led.note(&rt, Fate::Ignored, "", format!("never matched: routes[{k}] ({kind} \"{p}\") matches every request this route does, and Envoy sends a request by the first route of the virtual host that matches it (VirtualHostImpl::getRouteFromEntries)"));
+                    led.warn_last();
+                    continue;
+                }
+                if let Some((kind, p)) = whole_match(rt.v) {
+                    earlier.push((i, kind, p));
+                }
                 self.route(&rt, &host, validate, led)?;
             }
         }
@@ -368,8 +405,8 @@ impl<'c> Routes<'c> {
             led.note(rt, Fate::Ignored, "", "a route without a `cluster` (a redirect, a direct response, weighted clusters, a cluster header): resim sends a route to one named cluster");
             return Ok(());
         };
-        let identity = serde_json::json!([rt.v, host.raw.0, host.raw.1]);
-        if let Some((_, w)) = self.seen.iter().find(|(v, _)| *v == identity) {
+        let identity = canonical(&serde_json::json!([rt.v, host.raw.0, host.raw.1]));
+        if let Some(w) = self.seen.get(&identity) {
             led.note(rt, Fate::Ignored, "", format!("the same route as workload `{w}` (another listener or virtual host has it too): one workload"));
             return Ok(());
         }
@@ -380,11 +417,10 @@ impl<'c> Routes<'c> {
         let (svc, defined) = self.server(cl);
         let route = self.path(&svc, path.unwrap_or(&format!("/{svc}")));
         let pname = unique(&name(&format!("{cl}{}", route.replace('/', "-"))), |n| {
-            self.workloads
-                .iter()
-                .any(|w| w.header == format!("workloads.{n}"))
+            self.wnames.contains(n)
         });
-        self.seen.push((identity, pname.clone()));
+        self.wnames.insert(pname.clone());
+        self.seen.insert(identity, pname.clone());
         let r = read(rt, &ROUTE, &pname, led)?;
         if let Some(mr) = r.nested("match", &pname, led)? {
             for k in ["prefix", "path", "path_separated_prefix"] {
@@ -433,6 +469,40 @@ impl<'c> Routes<'c> {
         self.workloads.push(w);
         Ok(())
     }
+}
+
+/// A route's match when it is a bare `prefix` or `path` (no headers, query
+/// parameters, case rule or other condition): (which, the value).
+fn whole_match(rt: &Value) -> Option<(&'static str, &str)> {
+    let m = rt.get("match")?.as_object()?;
+    if m.len() != 1 {
+        return None;
+    }
+    ["prefix", "path"]
+        .into_iter()
+        .find_map(|k| Some((k, m.get(k)?.as_str()?)))
+}
+
+/// The earlier route of the virtual host (its index, `prefix` or `path`,
+/// its value) that matches every request `rt` matches: a bare prefix that
+/// starts `rt`'s path or prefix, or a bare path equal to `rt`'s path (and
+/// `rt` not `case_sensitive: false`).
+fn shadowed<'e>(
+    rt: &Node<'_>,
+    earlier: &[(usize, &'e str, &'e str)],
+) -> Option<(usize, &'e str, &'e str)> {
+    let m = rt.v.get("match")?;
+    if m.get("case_sensitive").and_then(Value::as_bool) == Some(false) {
+        // it matches paths in any case, which the earlier one may not
+        return None;
+    }
+    let get = |k: &str| m.get(k).and_then(Value::as_str);
+    earlier.iter().copied().find(|(_, kind, p)| match *kind {
+        "prefix" => ["prefix", "path", "path_separated_prefix"]
+            .into_iter()
+            .any(|k| get(k).is_some_and(|x| x.starts_with(p))),
+        _ => get("path") == Some(p),
+    })
 }
 
 /// The workload of a route, from its action `a`: its timeout (Envoy's 15 s
@@ -491,8 +561,11 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
         clusters: &clusters,
         bootstrap: root.v.get("static_resources").is_some(),
         configs: Vec::new(),
-        seen: Vec::new(),
+        seen: HashMap::new(),
         servers: Vec::new(),
+        server_at: HashMap::new(),
+        route_owner: HashMap::new(),
+        wnames: HashSet::new(),
         policies: Vec::new(),
         workloads: Vec::new(),
     };

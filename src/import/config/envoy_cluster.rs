@@ -229,7 +229,7 @@ static OUTLIER: Table = Table {
             "consecutive_5xx",
             "5xx answers in a row (local failures too, unless split) that eject a host",
             "services.{}.outlier_detection.consecutive_failures",
-            "errors, sheds and timeouts in a row",
+            "errors, sheds and timeouts in a row; 0: no run ever reaches it, no ejection (no outlier table)",
         )
         .or("5", "5"),
         Field::maps(
@@ -250,7 +250,7 @@ static OUTLIER: Table = Table {
             "max_ejection_percent",
             "the most hosts ejected at once, as a share",
             "services.{}.outlier_detection.max_ejection_pct",
-            "an ejection is refused when (ejected + 1) / hosts would pass it (DetectorImpl::ejectHost)",
+            "an ejection is refused when (ejected + 1) / hosts would pass it (DetectorImpl::ejectHost); above 100: as 100",
         )
         .or("10", "10 %"),
         Field::maps(
@@ -409,6 +409,18 @@ pub(super) fn wrapped<'a>(n: &Node<'a>) -> Result<Node<'a>, Error> {
     }
 }
 
+/// An endpoint's `load_balancing_weight`: Envoy's proto (`UInt32Value`,
+/// `gte: 1`) refuses 0 and anything beyond 32 bits.
+fn endpoint_weight(w: &Node<'_>) -> Result<f64, Error> {
+    let v = w.u32()?;
+    if v == 0 {
+        return Err(w.err(
+            "must be at least 1: Envoy refuses a weight of 0 (LbEndpoint's load_balancing_weight, gte 1)",
+        ));
+    }
+    Ok(v as f64)
+}
+
 /// Reads a cluster; `svc` is its server's name.
 pub(super) fn cluster(c: &Node<'_>, svc: &str, led: &mut Ledger) -> Result<Cluster, Error> {
     let r = read(c, &CLUSTER, svc, led)?;
@@ -450,7 +462,7 @@ fn hosts(r: &Read<'_>, svc: &str, led: &mut Ledger) -> Result<(Hosts, Vec<f64>),
             for ep in l.items("lb_endpoints")? {
                 let e = l.item("lb_endpoints", &ep, svc, led)?;
                 weights.push(match e.get("load_balancing_weight") {
-                    Some(w) => wrapped(&w)?.num()?,
+                    Some(w) => endpoint_weight(&wrapped(&w)?)?,
                     None => 1.0,
                 });
                 endpoints.push(e);
@@ -545,7 +557,7 @@ fn least_request(
     if let Some(l) = r.nested("least_request_lb_config", svc, led)? {
         if let Some(c) = l.get("choice_count") {
             let v = wrapped(&c)?;
-            choice = v.whole()? as f64;
+            choice = v.u32()? as f64;
             // LeastRequest's proto: `choice_count` gte 2
             if choice < 2.0 {
                 return Err(v.err("must be at least 2 (Envoy refuses a smaller choice_count)"));
@@ -591,10 +603,10 @@ fn thresholds(r: &Read<'_>, svc: &str, led: &mut Ledger) -> Result<(u64, Val), E
         }
         let th = cb.item("thresholds", &t, svc, led)?;
         if let Some(m) = th.get("max_requests") {
-            out.0 = wrapped(&m)?.whole()?;
+            out.0 = wrapped(&m)?.u32()?;
         }
         let max_retries = match th.get("max_retries") {
-            Some(m) => wrapped(&m)?.whole()? as f64,
+            Some(m) => wrapped(&m)?.u32()? as f64,
             None => 3.0,
         };
         match th.nested("retry_budget", svc, led)? {
@@ -610,7 +622,7 @@ fn thresholds(r: &Read<'_>, svc: &str, led: &mut Ledger) -> Result<(u64, Val), E
                     None => 20.0,
                 };
                 let min = match b.get("min_retry_concurrency") {
-                    Some(m) => wrapped(&m)?.whole()? as f64,
+                    Some(m) => wrapped(&m)?.u32()? as f64,
                     None => 3.0,
                 };
                 out.1 = envoy_budget(pct, min);
@@ -642,9 +654,10 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
     t.notes.push(
         "outlier_detection: consecutive 5xx (errors, sheds and timeouts here) eject a host".into(),
     );
+    // every number here is a protobuf UInt32Value
     let num = |k: &str, def: f64| -> Result<f64, Error> {
         match o.get(k) {
-            Some(n) => wrapped(&n)?.num(),
+            Some(n) => Ok(wrapped(&n)?.u32()? as f64),
             None => Ok(def),
         }
     };
@@ -693,7 +706,20 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
     if enforcing <= 0.0 {
         return Ok(None);
     }
-    t.put("consecutive_failures", Val::n(num("consecutive_5xx", 5.0)?));
+    let consecutive = num("consecutive_5xx", 5.0)?;
+    if consecutive == 0.0 {
+        // Envoy (outlier_detection_impl.cc, DetectorHostMonitorImpl::
+        // putHttpResponseCode) ejects when `++consecutive_5xx_` equals the
+        // setting: a count of 1 or more never equals 0, so none is ejected
+        o.note(
+            led,
+            "consecutive_5xx",
+            Fate::Mapped,
+            "0: Envoy ejects when a host's run of 5xx reaches this count, which a run of one or more never equals: no ejection, so no outlier table is written",
+        );
+        return Ok(None);
+    }
+    t.put("consecutive_failures", Val::n(consecutive));
     t.put(
         "interval_ms",
         Val::n(super::sweep_period::interval(o, Syntax::Protobuf)?),
@@ -702,10 +728,8 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
         "base_ejection_ms",
         Val::n(dur("base_ejection_time", 30_000.0)?),
     );
-    t.put(
-        "max_ejection_pct",
-        Val::n(num("max_ejection_percent", 10.0)?),
-    );
+    let pct = ejection_percent(o, num("max_ejection_percent", 10.0)?, led);
+    t.put("max_ejection_pct", Val::n(pct));
     // written only when the file gives them: Envoy's defaults are resim's
     if o.has("max_ejection_time") {
         t.put(
@@ -717,6 +741,21 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
         t.put("always_eject_one_host", Val::b(a.bool()?));
     }
     Ok(Some(t))
+}
+
+/// `max_ejection_percent` as Envoy reads it: DetectorImpl::ejectHost ejects
+/// while the ejected share stays at or under the setting, and a share is
+/// never above 100, so a setting above 100 acts as 100.
+fn ejection_percent(o: &Read<'_>, pct: f64, led: &mut Ledger) -> f64 {
+    if pct > 100.0 {
+        o.note(
+            led,
+            "max_ejection_percent",
+            Fate::Mapped,
+            "100: Envoy ejects while the ejected share stays at or under this percent, and every share is under a value above 100, as under 100",
+        );
+    }
+    pct.min(100.0)
 }
 
 impl Cluster {

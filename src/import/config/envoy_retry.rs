@@ -306,7 +306,17 @@ pub(super) fn read_retry(n: &Node<'_>, scope: &str, led: &mut Ledger) -> Result<
         }
     };
     let retries = match r.get("num_retries") {
-        Some(x) => wrapped(&x)?.whole()?,
+        Some(x) => {
+            let x = wrapped(&x)?;
+            let n = x.u32()?;
+            if n >= u32::MAX as u64 {
+                return Err(x.err(format!(
+                    "{n} retries and the first try are more attempts than resim counts (at most {} retries)",
+                    u32::MAX - 1
+                )));
+            }
+            n
+        }
         None => 1,
     };
     let (mut base, mut cap) = (25.0, 250.0);

@@ -20,6 +20,7 @@ use super::duration::{Syntax, ms};
 use super::spec::{Binding, Field, Read, Table, Unknown, read};
 use super::tree::{Node, Source, relaxed};
 use crate::error::Error;
+use std::collections::{HashMap, HashSet};
 
 /// How a gRPC client spreads its retry back-off (`resim import
 /// --grpc-backoff`): the clients differ.
@@ -368,8 +369,13 @@ fn throttle(top: &Read<'_>, led: &mut Ledger) -> Result<Option<(f64, f64)>, Erro
     if ratio <= 0.0 {
         return Err(tr.err("must be above 0 (gRFC A6)"));
     }
-    // gRPC keeps three decimals of the ratio
-    let kept = (ratio * 1000.0).trunc() / 1000.0;
+    let kept = milli_ratio(ratio) / 1000.0;
+    if kept <= 0.0 {
+        return Err(tr.err(format!(
+            "{} keeps no token at gRPC's three decimals (0.000): gRPC refuses it (retry_service_config.cc, RetryGlobalConfig::JsonPostLoad: must be greater than 0); the least is 0.001",
+            crate::error::num(ratio)
+        )));
+    }
     if kept != ratio {
         t.amend(
             led,
@@ -379,6 +385,21 @@ fn throttle(top: &Read<'_>, led: &mut Ledger) -> Result<Option<(f64, f64)>, Erro
         );
     }
     Ok(Some((max_tokens, kept)))
+}
+
+/// The ratio in thousandths, as gRPC keeps it: its core reads the
+/// digits of `tokenRatio` and drops those after the third decimal
+/// (retry_service_config.cc, RetryGlobalConfig::JsonPostLoad). The product
+/// is taken to its nearest whole first where it is one but for binary
+/// rounding (4.35 * 1000 is 4349.999...), as the written digits are.
+fn milli_ratio(ratio: f64) -> f64 {
+    let scaled = ratio * 1000.0;
+    let near = scaled.round();
+    if (scaled - near).abs() <= 1e-9 * near.max(1.0) {
+        near
+    } else {
+        scaled.floor()
+    }
 }
 
 /// The balancer the config names: ("round_robin" | "pick_first" |
@@ -431,9 +452,14 @@ fn balancer<'a>(
 struct Methods {
     /// (scenario name, gRPC service, its routes).
     services: Vec<(String, String, Vec<String>)>,
+    /// Where each gRPC service and each scenario name is in `services`.
+    at: HashMap<String, usize>,
+    named: HashMap<String, usize>,
     workloads: Vec<Tab>,
+    /// The workloads' names.
+    wnames: HashSet<String>,
     policies: Vec<Tab>,
-    routes_seen: Vec<String>,
+    routes_seen: HashSet<String>,
 }
 
 impl Methods {
@@ -441,15 +467,17 @@ impl Methods {
     /// config): two services whose names read alike (`shop_v1.Catalog`,
     /// `shop.v1.Catalog`) stay two servers.
     fn server(&mut self, service: &str) -> String {
-        if let Some((n, _, _)) = self.services.iter().find(|(_, s, _)| s == service) {
-            return n.clone();
+        if let Some(&i) = self.at.get(service) {
+            return self.services[i].0.clone();
         }
         let base = if service.is_empty() {
             "server".to_string()
         } else {
             name(service)
         };
-        let n = unique(&base, |n| self.services.iter().any(|(x, _, _)| x == n));
+        let n = unique(&base, |n| self.named.contains_key(n));
+        self.at.insert(service.to_string(), self.services.len());
+        self.named.insert(n.clone(), self.services.len());
         self.services
             .push((n.clone(), service.to_string(), Vec::new()));
         n
@@ -553,9 +581,9 @@ fn method(
                 "names {r} again: gRPC refuses a service config that names a method twice"
             )));
         }
-        m.routes_seen.push(r.clone());
+        m.routes_seen.insert(r.clone());
         let svc = m.server(&service);
-        if let Some((_, _, rs)) = m.services.iter_mut().find(|(s, _, _)| *s == svc) {
+        if let Some((_, _, rs)) = m.named.get(&svc).map(|&i| &mut m.services[i]) {
             rs.push(r.clone());
         }
         led.note(
@@ -602,10 +630,8 @@ fn method(
             "" | "default" | "all" => "every-method".to_string(),
             w => w.to_string(),
         };
-        let wname = unique(&base, |n| {
-            let header = format!("workloads.{n}");
-            m.workloads.iter().any(|w| w.header == header)
-        });
+        let wname = unique(&base, |n| m.wnames.contains(n));
+        m.wnames.insert(wname.clone());
         let mut w = placeholder_workload(
             &wname,
             r,

@@ -20,11 +20,12 @@ use super::draft::{
 };
 use super::duration::{Syntax, ms};
 use super::envoy_retry::outcomes;
-use super::istio_rule::{DR, Rule, destination_rule, host_name, least_request};
+use super::istio_rule::{DR, Names, Rule, destination_rule, fqdn, least_request};
 use super::spec::{Binding, Field, Read, Table, Unknown, read};
 use super::tree::{Node, Source};
 use crate::error::Error;
 use serde_json::Value;
+use std::collections::{HashMap, HashSet};
 
 /// Istio's default `retryOn` (retry.go `defaultPolicy`), with its
 /// `RetriableStatusCodes` 503.
@@ -178,7 +179,7 @@ fn retries(h: &Read<'_>, scope: &str, led: &mut Ledger) -> Result<Option<Retry>,
         return default_retry(&h.node).map(Some);
     };
     let attempts = match r.get("attempts") {
-        Some(a) => a.whole()?,
+        Some(a) => a.i32("a protobuf int32")?,
         None => 0,
     };
     if attempts == 0 {
@@ -268,6 +269,14 @@ fn policy(pname: &str, note: String, retry: Option<&Retry>, budget: Option<&Val>
 struct Build {
     /// (server, routes).
     services: Vec<(String, Vec<String>)>,
+    /// Where each server is in `services`.
+    svc_at: HashMap<String, usize>,
+    /// The routes the workloads send to.
+    routes: HashSet<String>,
+    /// The workloads' names.
+    wnames: HashSet<String>,
+    /// The server of each host.
+    names: Names,
     policies: Vec<Tab>,
     workloads: Vec<Tab>,
 }
@@ -276,7 +285,7 @@ impl Build {
     fn virtual_service(
         &mut self,
         doc: &Node<'_>,
-        rules: &[&Rule],
+        rules: &HashMap<&str, &Rule>,
         led: &mut Ledger,
     ) -> Result<(), Error> {
         let vs_name = doc
@@ -303,7 +312,7 @@ impl Build {
         h: &Node<'_>,
         i: usize,
         vs_name: &str,
-        rules: &[&Rule],
+        rules: &HashMap<&str, &Rule>,
         led: &mut Ledger,
     ) -> Result<(), Error> {
         let Some(first) = h.v.get("route").and_then(|r| r.get(0)) else {
@@ -322,11 +331,7 @@ impl Build {
                 .map(String::from)
                 .unwrap_or_else(|| i.to_string())
         ));
-        let wname = unique(&base, |n| {
-            self.workloads
-                .iter()
-                .any(|w| w.header == format!("workloads.{n}"))
-        });
+        let wname = self.workload_name(&base);
         let r = spec.item("http", h, &wname, led)?;
         let host = first
             .get("destination")
@@ -334,7 +339,7 @@ impl Build {
             .and_then(Value::as_str)
             .ok_or_else(|| h.err("route[0] needs `destination.host`"))?
             .to_string();
-        let svc = host_name(&host);
+        let svc = self.names.of(&fqdn(&host, h));
         note_destinations(&r, &svc, led)?;
         r.note(
             led,
@@ -378,10 +383,7 @@ impl Build {
             }
         }
         let retry = retries(&r, &wname, led)?;
-        let budget = rules
-            .iter()
-            .find(|x| x.svc == svc)
-            .and_then(|x| x.budget.as_ref());
+        let budget = rules.get(svc.as_str()).and_then(|x| x.budget.as_ref());
         if let Some(pol) = policy(
             &wname,
             format!("VirtualService `{vs_name}`, http[{i}]"),
@@ -399,33 +401,39 @@ impl Build {
     /// when another route has it.
     fn route(&mut self, svc: &str, path: Option<&str>, i: usize) -> String {
         let mut route = path.map(String::from).unwrap_or_else(|| format!("/{svc}"));
-        let taken = self
-            .services
-            .iter()
-            .any(|(s, r)| *s != svc && r.contains(&route))
-            || self.workloads.iter().any(|w| {
-                w.items
-                    .iter()
-                    .any(|it| it.key == "route" && it.value.0 == Val::s(&route).0)
-            });
-        if taken {
-            route = format!("/{svc}/{i}");
+        // every route read so far is a workload's: another one is apart
+        if self.routes.contains(&route) {
+            route = unique(&format!("/{svc}/{i}"), |r| self.routes.contains(r));
         }
-        match self.services.iter_mut().find(|(s, _)| s == svc) {
-            Some((_, r)) => r.push(route.clone()),
-            None => self.services.push((svc.to_string(), vec![route.clone()])),
+        self.routes.insert(route.clone());
+        match self.svc_at.get(svc) {
+            Some(&at) => self.services[at].1.push(route.clone()),
+            None => {
+                self.svc_at.insert(svc.to_string(), self.services.len());
+                self.services.push((svc.to_string(), vec![route.clone()]));
+            }
         }
         route
+    }
+
+    /// `base`, or a name like it that no workload has yet, now taken.
+    fn workload_name(&mut self, base: &str) -> String {
+        let n = unique(base, |n| self.wnames.contains(n));
+        self.wnames.insert(n.clone());
+        n
     }
 
     /// A host with a DestinationRule and no route: clients sending to it
     /// directly, under Istio's default retry policy and the host's budget.
     fn default_route(&mut self, rule: &Rule, at: &Node<'_>) -> Result<(), Error> {
         let svc = &rule.svc;
-        self.services.push((svc.clone(), vec![format!("/{svc}")]));
+        let route = self.route(svc, None, 0);
+        // the workload and policy take the server's name, unless a route's
+        // workload has it (VirtualService `a`, route `b` and the host `a-b`)
+        let wname = self.workload_name(svc);
         let mut w = placeholder_workload(
-            svc,
-            &format!("/{svc}"),
+            &wname,
+            &route,
             "requests per second; the resources do not say",
             "how long the clients send",
         );
@@ -434,8 +442,8 @@ impl Build {
             rule.host
         ));
         let retry = default_retry(at)?;
-        if let Some(pol) = policy(svc, "Istio's default retry policy for mesh traffic (retry.DefaultPolicy), with the host's retry limit".into(), Some(&retry), rule.budget.as_ref()) {
-            w.put("call_policy", Val::s(svc));
+        if let Some(pol) = policy(&wname, "Istio's default retry policy for mesh traffic (retry.DefaultPolicy), with the host's retry limit".into(), Some(&retry), rule.budget.as_ref()) {
+            w.put("call_policy", Val::s(&wname));
             self.policies.push(pol);
         }
         self.workloads.push(w);
@@ -515,14 +523,16 @@ fn server(svc: &str, routes: &[String], rule: Option<&Rule>, limiters: &mut Vec<
 /// Builds the scenario of the Istio resources of one or more files.
 pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(), Error> {
     let mut rules: Vec<(Rule, Node<'_>)> = Vec::new();
+    let mut rule_svcs = HashSet::new();
+    let mut names = Names::default();
     let mut vss = Vec::new();
     for src in srcs {
         for d in 0..src.docs.len() {
             let doc = src.root(d);
             match istio_kind(doc.v) {
                 Some("DestinationRule") => {
-                    let rule = destination_rule(&doc, led)?;
-                    if rules.iter().any(|(r, _)| r.svc == rule.svc) {
+                    let rule = destination_rule(&doc, &mut names, led)?;
+                    if !rule_svcs.insert(rule.svc.clone()) {
                         led.note(
                             &doc,
                             Fate::Ignored,
@@ -548,13 +558,16 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
             }
         }
     }
-    let mut b = Build::default();
-    let plain: Vec<&Rule> = rules.iter().map(|(r, _)| r).collect();
+    let mut b = Build {
+        names,
+        ..Build::default()
+    };
+    let plain: HashMap<&str, &Rule> = rules.iter().map(|(r, _)| (r.svc.as_str(), r)).collect();
     for doc in &vss {
         b.virtual_service(doc, &plain, led)?;
     }
     for (rule, doc) in &rules {
-        if !b.services.iter().any(|(s, _)| *s == rule.svc) {
+        if !b.svc_at.contains_key(&rule.svc) {
             b.default_route(rule, doc)?;
         }
     }
@@ -566,7 +579,7 @@ pub fn import(srcs: &[&Source], draft: &mut Draft, led: &mut Ledger) -> Result<(
     let mut limiters = Vec::new();
     let mut svc_tabs = Vec::new();
     for (svc, routes) in &b.services {
-        let rule = rules.iter().map(|(r, _)| r).find(|r| r.svc == *svc);
+        let rule = plain.get(svc.as_str()).copied();
         svc_tabs.extend(server(svc, routes, rule, &mut limiters));
     }
     draft.tabs.extend(b.policies);

@@ -200,10 +200,53 @@ pub(super) static DR: Table = Table {
     ],
 };
 
-/// The service a host names: its first label (`reviews.prod.svc.cluster.local`
-/// is `reviews`).
-pub(super) fn host_name(h: &str) -> String {
-    name(h.split('.').next().unwrap_or(h))
+/// The host a resource names, as Istio resolves it: a short name (no dot)
+/// is in the resource's namespace (`reviews` in `prod` is
+/// `reviews.prod.svc.cluster.local`); a name with a dot, an address or `*`
+/// is taken as written (pilot's model.ResolveShortnameToFQDN). A resource
+/// without a namespace is in the one it is applied to, the same for all.
+/// `at` is any node of the resource.
+pub(super) fn fqdn(host: &str, at: &Node<'_>) -> String {
+    if host.contains('.') || host.contains(':') || host == "*" {
+        return host.to_string();
+    }
+    let ns = at.src.docs[at.doc]
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(|n| n.as_str())
+        .unwrap_or("default");
+    format!("{host}.{ns}.svc.cluster.local")
+}
+
+/// The servers' names, one per host: a host's first label
+/// (`reviews.prod.svc.cluster.local` is `reviews`), and where another host
+/// has that label, its first two (`reviews-other`), so that two hosts never
+/// share a server.
+#[derive(Default)]
+pub(super) struct Names {
+    /// The server of each host.
+    of: std::collections::HashMap<String, String>,
+    /// The servers named.
+    taken: std::collections::HashSet<String>,
+}
+
+impl Names {
+    /// The server of the host `fqdn` (see [`fqdn`]).
+    pub(super) fn of(&mut self, fqdn: &str) -> String {
+        if let Some(s) = self.of.get(fqdn) {
+            return s.clone();
+        }
+        let labels: Vec<&str> = fqdn.split('.').collect();
+        let taken = |n: &str| self.taken.contains(n);
+        let mut base = name(labels[0]);
+        if taken(&base) && labels.len() > 1 {
+            base = name(&format!("{}-{}", labels[0], labels[1]));
+        }
+        let svc = super::draft::unique(&base, taken);
+        self.of.insert(fqdn.to_string(), svc.clone());
+        self.taken.insert(svc.clone());
+        svc
+    }
 }
 
 /// A destination rule's settings for one host.
@@ -231,14 +274,18 @@ pub(super) fn least_request() -> Val {
 }
 
 /// Reads a DestinationRule.
-pub(super) fn destination_rule(doc: &Node<'_>, led: &mut Ledger) -> Result<Rule, Error> {
+pub(super) fn destination_rule(
+    doc: &Node<'_>,
+    names: &mut Names,
+    led: &mut Ledger,
+) -> Result<Rule, Error> {
     let host_raw = doc
         .v
         .get("spec")
         .and_then(|s| s.get("host"))
         .and_then(|h| h.as_str())
         .unwrap_or("");
-    let svc = host_name(host_raw);
+    let svc = names.of(&fqdn(host_raw, doc));
     let d = read(doc, &DR, &svc, led)?;
     let spec = d
         .nested("spec", &svc, led)?
@@ -265,7 +312,7 @@ pub(super) fn destination_rule(doc: &Node<'_>, led: &mut Ledger) -> Result<Rule,
         && let Some(http) = pool.nested("http", &svc, led)?
     {
         if let Some(m) = http.get("http2MaxRequests") {
-            let n = m.whole()?;
+            let n = m.i32("a protobuf int32")?;
             if n > 0 {
                 rule.max_requests = Some(n);
                 http.note(led, "http2MaxRequests", Fate::Approximated, "a fixed concurrency limit at the host's entrance; Istio's proxies each hold their own (the same with one client proxy)");
@@ -279,7 +326,7 @@ pub(super) fn destination_rule(doc: &Node<'_>, led: &mut Ledger) -> Result<Rule,
             }
         }
         if let Some(m) = http.get("maxRetries") {
-            let n = m.whole()?;
+            let n = m.i32("a protobuf int32")?;
             if n > 0 {
                 max_retries = Some(n);
                 http.note(led, "maxRetries", Fate::Mapped, "the envoy budget with percent 0: fewer than this many retries in flight, on every retry policy to the host");
@@ -331,7 +378,7 @@ fn retry_budget(b: &Read<'_>) -> Result<Val, Error> {
         None => 0.2,
     };
     let min = match b.get("minRetryConcurrency") {
-        Some(m) if m.whole()? > 0 => m.whole()? as f64,
+        Some(m) if m.u32()? > 0 => m.u32()? as f64,
         _ => 3.0,
     };
     Ok(envoy_budget(pct, min))
@@ -388,7 +435,7 @@ fn balancer(lb: &Read<'_>, led: &mut Ledger) -> Result<Val, Error> {
 fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
     let consecutive = match o.get("consecutive5xxErrors") {
         Some(n) => {
-            let v = wrapped(&n)?.whole()?;
+            let v = wrapped(&n)?.u32()?;
             let how = if v > 0 {
                 "errors, sheds and timeouts in a row"
             } else {
@@ -402,6 +449,14 @@ fn outlier(o: &Read<'_>, led: &mut Ledger) -> Result<Option<Tab>, Error> {
     let pct = match o.get("maxEjectionPercent") {
         Some(n) => {
             let v = n.num()?;
+            // Istio's validation (validateOutlierDetection) refuses a
+            // DestinationRule whose maxEjectionPercent is outside [0, 100]
+            if !(0.0..=100.0).contains(&v) {
+                return Err(n.err(format!(
+                    "{} is not a percentage: Istio refuses a maxEjectionPercent outside 0 to 100",
+                    crate::error::num(v)
+                )));
+            }
             let how = if v > 0.0 {
                 "at most this share of the pods ejected at once"
             } else {

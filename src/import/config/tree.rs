@@ -22,7 +22,7 @@ pub struct Source {
 }
 
 /// One step of a path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Step {
     /// A key of a mapping.
     Key(String),
@@ -75,19 +75,26 @@ impl Source {
                 s.push_str("(top)");
             }
         } else {
-            for st in steps {
-                s.push('/');
-                match st {
-                    Step::Key(k) => s.push_str(&k.replace('~', "~0").replace('/', "~1")),
-                    Step::Index(n) => s.push_str(&n.to_string()),
-                }
-            }
-            if steps.is_empty() {
-                s.push('/');
-            }
+            s = pointer(steps);
         }
         s
     }
+}
+
+/// `steps` as a JSON pointer (`/methodConfig/0/timeout`; `/` for the top).
+fn pointer(steps: &[Step]) -> String {
+    let mut s = String::new();
+    for st in steps {
+        s.push('/');
+        match st {
+            Step::Key(k) => s.push_str(&k.replace('~', "~0").replace('/', "~1")),
+            Step::Index(n) => s.push_str(&n.to_string()),
+        }
+    }
+    if steps.is_empty() {
+        s.push('/');
+    }
+    s
 }
 
 /// A key compared the way Spring Boot binds properties ("relaxed binding"):
@@ -217,6 +224,30 @@ impl<'a> Node<'a> {
         Ok(x as u64)
     }
 
+    /// Its value as a whole number from 0 to `max`, the range of the field's
+    /// type in the system that reads it (`kind` names it, as "a protobuf
+    /// uint32"): a larger value is refused there, so it is refused here.
+    pub fn whole_to(&self, max: u64, kind: &str) -> Result<u64, Error> {
+        let x = self.num()?;
+        if x >= 0.0 && x.fract() == 0.0 && x > max as f64 {
+            return Err(self.err(format!(
+                "{} is beyond {kind}'s range (at most {max})",
+                crate::error::num(x)
+            )));
+        }
+        self.whole()
+    }
+
+    /// A protobuf `uint32` (Envoy's and Istio's counts): 0 to 4294967295.
+    pub fn u32(&self) -> Result<u64, Error> {
+        self.whole_to(u32::MAX as u64, "a protobuf uint32")
+    }
+
+    /// A 32-bit signed integer (protobuf `int32`, Java `int`), >= 0.
+    pub fn i32(&self, kind: &str) -> Result<u64, Error> {
+        self.whole_to(i32::MAX as u64, kind)
+    }
+
     /// Its value as a boolean (`"true"`/`"false"` strings accepted).
     pub fn bool(&self) -> Result<bool, Error> {
         match self.v {
@@ -310,6 +341,12 @@ pub fn read(path: &Path) -> Result<Source, Error> {
     if json_like {
         match serde_json::from_str::<Value>(text) {
             Ok(v) => {
+                if let Err(e) = no_duplicate_keys(text) {
+                    return Err(ScenarioError::new("", strip_position(e.to_string()))
+                        .in_file(path)
+                        .at(Some((e.line(), e.column())))
+                        .into());
+                }
                 return Ok(Source {
                     file: path.to_path_buf(),
                     docs: vec![v],
@@ -333,7 +370,13 @@ pub fn read(path: &Path) -> Result<Source, Error> {
     }
     let docs: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| {
         let m = e.to_string();
-        let first = m.lines().next().unwrap_or("").to_string();
+        let first = m.lines().next().unwrap_or("");
+        // the YAML reader's advice is about its own options, not the file
+        let first = first
+            .split(", set DuplicateKeyPolicy")
+            .next()
+            .unwrap_or(first)
+            .to_string();
         bad(format!("not valid YAML (nor JSON): {first}"))
     })?;
     let docs: Vec<Value> = docs.into_iter().filter(|d| !d.is_null()).collect();
@@ -346,6 +389,89 @@ pub fn read(path: &Path) -> Result<Source, Error> {
         yaml: true,
         bytes: meta.len(),
     })
+}
+
+/// `serde_json`'s message without its " at line L column C" (the position
+/// is given apart).
+fn strip_position(m: String) -> String {
+    m.rfind(" at line ")
+        .map(|i| m[..i].to_string())
+        .unwrap_or(m)
+}
+
+/// Refuses a JSON text in which a mapping holds one key twice, naming the
+/// key's JSON pointer: a parser keeps one of the two values (serde_json and
+/// protobuf's JSON parsing the last, some the first), so which setting
+/// the system runs with is not what the file seems to say.
+fn no_duplicate_keys(text: &str) -> Result<(), serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(text);
+    Dups(&mut Vec::new()).deserialize(&mut de)?;
+    de.end()
+}
+
+/// A walk over a JSON value that checks each mapping's keys, knowing the
+/// path to it.
+struct Dups<'p>(&'p mut Vec<Step>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Dups<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Dups<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        loop {
+            self.0.push(Step::Index(i));
+            let more = a.next_element_seed(Dups(self.0))?;
+            self.0.pop();
+            if more.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let mut keys = std::collections::HashSet::new();
+        while let Some(k) = a.next_key::<String>()? {
+            self.0.push(Step::Key(k.clone()));
+            if !keys.insert(k.clone()) {
+                let at = pointer(self.0);
+                return Err(serde::de::Error::custom(format!(
+                    "{at}: the key `{}` is given twice in one mapping: which value a system takes differs (the last in most JSON readers), so remove one",
+                    crate::error::printable(&k)
+                )));
+            }
+            a.next_value_seed(Dups(self.0))?;
+            self.0.pop();
+        }
+        Ok(())
+    }
 }
 
 /// Reads a `.properties` file (UTF-8, or ISO-8859-1 as `java.util.Properties`

@@ -43,8 +43,22 @@ pub(super) fn unowned_routes(w: &RawWorkload, p: &str, routes: &mut Vec<Route>) 
     Ok(())
 }
 
-fn route(path: &str, r: Option<&str>, routes: &[Route]) -> R<RouteId> {
-    let names: Vec<&str> = routes.iter().map(|r| r.path.as_str()).collect();
+/// The routes, with an index by path: a search through the list for each
+/// workload made a scenario of many workloads and routes (an import of
+/// thousands of routes) quadratic.
+struct Routes<'a> {
+    list: &'a [Route],
+    at: std::collections::HashMap<&'a str, RouteId>,
+}
+
+fn route(path: &str, r: Option<&str>, routes: &Routes) -> R<RouteId> {
+    if let Some(&i) = r.and_then(|r| routes.at.get(r)) {
+        return Ok(i);
+    }
+    let (routes, names): (&[Route], Vec<&str>) = (
+        routes.list,
+        routes.list.iter().map(|r| r.path.as_str()).collect(),
+    );
     match r {
         Some(r) => resolve(path, "route", r, &names).map_err(|e| {
             ScenarioError::new(
@@ -78,7 +92,7 @@ fn template(
     a: Option<&str>,
     client: Option<&str>,
     member: Option<&str>,
-    routes: &[Route],
+    routes: &Routes,
     has_gateway: bool,
 ) -> R<RequestTemplate> {
     Ok(RequestTemplate {
@@ -92,7 +106,7 @@ fn template(
 fn workload(
     w: &RawWorkload,
     p: &str,
-    routes: &[Route],
+    routes: &Routes,
     has_gateway: bool,
     files: &mut Files,
 ) -> R<Workload> {
@@ -368,7 +382,7 @@ fn workload(
                     .collect::<R<Vec<_>>>()?,
                 client: client.clone().unwrap_or_else(|| "-".into()),
                 member: member.clone().unwrap_or_else(|| "-".into()),
-                routes: routes.len(),
+                routes: routes.list.len(),
             }
         }
     })
@@ -524,6 +538,12 @@ pub(super) fn workloads(
         }
         unowned_routes(w, p, routes)?;
     }
+    let mut at = std::collections::HashMap::new();
+    for (i, r) in routes.iter().enumerate() {
+        // the first of a path, as a search through the list finds
+        at.entry(r.path.as_str()).or_insert(i);
+    }
+    let routes = &Routes { list: routes, at };
     let mut out = Vec::with_capacity(written.len());
     for (name, p, w) in written {
         let start = ticks(&format!("{p}.start_ms"), start_ms(w).unwrap_or(0.0))?;
@@ -652,8 +672,10 @@ pub(super) fn check_zero_time_loops(
     routes: &[Route],
 ) -> R<()> {
     let mut zero: Vec<Option<bool>> = vec![None; services.len()];
+    let by_name: std::collections::HashMap<&str, &NamedWorkload> =
+        workloads.iter().map(|x| (x.name.as_str(), x)).collect();
     for (name, p, w) in written(raw)? {
-        let Some(named) = workloads.iter().find(|x| x.name == name) else {
+        let Some(&named) = by_name.get(name.as_str()) else {
             continue;
         };
         let Workload::Closed {

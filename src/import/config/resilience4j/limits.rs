@@ -17,7 +17,7 @@ use crate::import::config::spec::Read;
 pub fn rate(r: &Read<'_>, b: &str, bn: &str, led: &mut Ledger) -> Result<Tab, Error> {
     let limit = match r.get("limitForPeriod") {
         Some(n) => {
-            let v = n.whole()?;
+            let v = n.i32("a Java int")?;
             if v < 1 {
                 return Err(n.err("must be at least 1 (resilience4j's rule)"));
             }
@@ -74,7 +74,7 @@ pub fn rate(r: &Read<'_>, b: &str, bn: &str, led: &mut Ledger) -> Result<Tab, Er
 pub fn bulkhead(r: &Read<'_>, b: &str, bn: &str, led: &mut Ledger) -> Result<Tab, Error> {
     let limit = match r.get("maxConcurrentCalls") {
         Some(n) => {
-            let v = n.whole()?;
+            let v = n.i32("a Java int")?;
             if v < 1 {
                 return Err(n.err("must be at least 1 (resilience4j's rule)"));
             }

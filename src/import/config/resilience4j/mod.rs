@@ -23,7 +23,9 @@ mod limits;
 mod policy;
 pub mod tables;
 
-use super::draft::{Draft, Fate, Ledger, Tab, Val, name, placeholder_server, placeholder_workload};
+use super::draft::{
+    Draft, Fate, Ledger, Tab, Val, name, placeholder_server, placeholder_workload, unique,
+};
 use super::spec::{Read, Table, read, read_chain};
 use super::tree::{Node, Source, relaxed};
 use crate::error::Error;
@@ -242,8 +244,18 @@ pub fn import(src: &Source, draft: &mut Draft, led: &mut Ledger) -> Result<(), E
     let order = Order::of(&modules);
     note_orders(&top, &order, led)?;
     let mut out = Built::default();
+    let mut names: Vec<String> = Vec::new();
     for b in &backends {
-        backend(b, &mut modules, &order, &mut out, led)?;
+        // one name per backend: `shop.v1` and `shop_v1` read alike, and a
+        // backend's limiters are NAME and NAME-bulkhead, so `a-bulkhead`
+        // stays apart from `a`'s bulkhead
+        let bn = unique(&name(b), |n| {
+            names
+                .iter()
+                .any(|o| o == n || format!("{o}-bulkhead") == n || format!("{n}-bulkhead") == *o)
+        });
+        names.push(bn.clone());
+        backend(b, &bn, &mut modules, &order, &mut out, led)?;
     }
     for m in &modules {
         for (cn, c) in &m.configs {
@@ -512,12 +524,13 @@ fn note_base(node: &Node<'_>, base: &str, led: &mut Ledger) {
 /// inherit, become its policy, limiters, server and workload.
 fn backend(
     b: &str,
+    bn: &str,
     modules: &mut [Module<'_>],
     order: &Order,
     out: &mut Built,
     led: &mut Ledger,
 ) -> Result<(), Error> {
-    let bn = name(b);
+    let bn = bn.to_string();
     let mut pol = Tab::new(format!("policies.{bn}"));
     pol.notes.push(format!(
         "the resilience4j instances named `{b}`: {}",

@@ -88,7 +88,7 @@ fn check_values(r: &Read<'_>, names: &[(&str, &str)]) -> Result<(), Error> {
 pub fn retry(r: &Read<'_>, pol: &mut Tab, led: &mut Ledger) -> Result<(), Error> {
     let attempts = match r.get("maxAttempts") {
         Some(n) => {
-            let v = n.whole()?;
+            let v = n.i32("a Java int")?;
             if v < 1 {
                 return Err(n.err("must be at least 1 (the first call counts)"));
             }
@@ -405,7 +405,7 @@ pub fn breaker(r: &Read<'_>, pol: &mut Tab, led: &mut Ledger) -> Result<bool, Er
     let whole = |f: &str, default: u64, low: u64| -> Result<u64, Error> {
         match r.get(f) {
             Some(n) => {
-                let v = n.whole()?;
+                let v = n.i32("a Java int")?;
                 if v < low {
                     return Err(n.err(format!("must be at least {low} (resilience4j's rule)")));
                 }
