@@ -330,6 +330,18 @@ fn a_token_ratio_is_read_to_grpcs_three_decimals() {
         f(&t, "policies.method-config-1.retry.budget.token_ratio"),
         4.35
     );
+    // gRPC core keeps the thousandths in an int: 3,000,000 would wrap there
+    let huge = variant(
+        d,
+        "grpc-retry-throttling.json",
+        "g3.json",
+        &[("\"tokenRatio\": 0.1", "\"tokenRatio\": 3000000")],
+    );
+    refused(
+        d,
+        &huge,
+        &["/retryThrottling/tokenRatio", "3000000", "2147483647"],
+    );
 }
 
 /// Envoy's own reading of values it defines: consecutive_5xx 0 never

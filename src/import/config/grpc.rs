@@ -369,7 +369,18 @@ fn throttle(top: &Read<'_>, led: &mut Ledger) -> Result<Option<(f64, f64)>, Erro
     if ratio <= 0.0 {
         return Err(tr.err("must be above 0 (gRFC A6)"));
     }
-    let kept = milli_ratio(ratio) / 1000.0;
+    let milli = milli_ratio(ratio);
+    if milli > f64::from(i32::MAX) {
+        // gRPC core keeps the thousandths in an `int` (milli_token_ratio_):
+        // past it the ratio wraps to another number
+        return Err(tr.err(format!(
+            "{} is {} thousandths, beyond the 32-bit whole number gRPC core keeps them in (at most {}): a budget that large never refuses a retry, so leave `retryThrottling` out",
+            crate::error::num(ratio),
+            crate::error::num(milli),
+            i32::MAX
+        )));
+    }
+    let kept = milli / 1000.0;
     if kept <= 0.0 {
         return Err(tr.err(format!(
             "{} keeps no token at gRPC's three decimals (0.000): gRPC refuses it (retry_service_config.cc, RetryGlobalConfig::JsonPostLoad: must be greater than 0); the least is 0.001",
