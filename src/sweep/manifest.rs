@@ -231,6 +231,40 @@ impl Manifest {
     }
 }
 
+/// Refuses to write a sweep into `dir` when it holds another slice of the
+/// units: another shard's results, a whole sweep's where a shard goes, or a
+/// shard's where a whole sweep goes. Rerunning the same slice (or a sweep
+/// over an older one) replaces it as before; a folder without a manifest
+/// that reads is left to the resume checks.
+pub fn check_slice(dir: &Path, shard: Option<&ShardInfo>) -> Result<(), Error> {
+    if !dir.join(FILE).is_file() {
+        return Ok(());
+    }
+    let Ok(old) = Manifest::read(dir) else {
+        return Ok(());
+    };
+    // a shard 1/1 is the whole sweep
+    let slice = |s: Option<&ShardInfo>| s.map(|s| (s.index, s.count)).filter(|&(_, n)| n > 1);
+    let (was, now) = (slice(old.shard.as_ref()), slice(shard));
+    if was == now {
+        return Ok(());
+    }
+    let name = |s: Option<(u64, u64)>| match s {
+        Some((k, n)) => format!("shard {k}/{n}"),
+        None => "a whole sweep".to_string(),
+    };
+    Err(ScenarioError::new(
+        "",
+        format!(
+            "{} holds the results of {} ({FILE}), which {} would replace: give each shard its own --out (as the default out/STEM-sweep/shard-K-of-N does), or remove the folder to start again",
+            dir.display(),
+            name(was),
+            name(now).replacen("a whole", "the whole", 1)
+        ),
+    )
+    .into())
+}
+
 /// `--shard K/N`: the K-th (1-based) of N slices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {

@@ -301,6 +301,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
             jobs: jobs as u64,
         },
     };
+    manifest::check_slice(&dir, manifest.shard.as_ref())?;
     let folder = output::prepare(&dir)?;
     let whole = units == (0, total);
     let labels: Vec<Vec<String>> = scenario.rows.iter().map(|r| r.labels.clone()).collect();

@@ -492,3 +492,48 @@ fn an_overflowing_figures_empty_csv_cell_is_explained_on_stderr() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&r.stderr).contains("not a finite number"));
 }
+
+/// Two shards given one `--out`: the second would replace the first's
+/// results, so it is refused naming the folder and the slice it holds, and
+/// the folder keeps the first's bytes; the same shard again replaces itself,
+/// and a whole sweep over a shard's folder is refused too.
+#[test]
+fn a_shard_into_another_shards_folder_is_refused_and_leaves_it_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sw");
+    let sweep = |shard: Option<&str>| {
+        let mut cmd = resim();
+        cmd.arg("sweep")
+            .arg(scenario(MONTECARLO))
+            .args(["-n", "4", "--quiet", "--no-report", "--out"])
+            .arg(&out);
+        if let Some(s) = shard {
+            cmd.args(["--shard", s]);
+        }
+        let o = cmd.output().unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (code, err) = sweep(Some("1/2"));
+    assert_eq!(code, 0, "{err}");
+    let first = crate::common::folder_bytes(&out);
+    let (code, err) = sweep(Some("2/2"));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("holds the results of shard 1/2") && err.contains("shard 2/2 would replace"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(
+        crate::common::folder_bytes(&out),
+        first,
+        "the first shard's files changed"
+    );
+    let (code, err) = sweep(None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("the whole sweep would replace"), "{err}");
+    let (code, err) = sweep(Some("1/2"));
+    assert_eq!(code, 0, "the same shard again replaces itself: {err}");
+}
