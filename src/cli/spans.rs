@@ -65,7 +65,7 @@ pub(crate) fn targets(
             first.clone()
         };
         if let Target::Whole(real) = &t {
-            check_apart(file, real, &run_dir, &s.file)?;
+            check_apart(file, real, &run_dir, s)?;
         }
         targets.push(t);
     }
@@ -86,8 +86,8 @@ fn is_stdout(file: &Path) -> bool {
 }
 
 /// A regular file `real` that `--spans FILE` writes must be neither in the
-/// run's output folder nor the scenario file.
-fn check_apart(file: &Path, real: &Path, run_dir: &Path, scenario: &Path) -> Result<(), Error> {
+/// run's output folder nor the scenario file, nor a data file it reads.
+fn check_apart(file: &Path, real: &Path, run_dir: &Path, s: &Scenario) -> Result<(), Error> {
     let canon = |p: &Path| std::fs::canonicalize(p).ok();
     let folder = real
         .parent()
@@ -100,11 +100,21 @@ fn check_apart(file: &Path, real: &Path, run_dir: &Path, scenario: &Path) -> Res
             shown(run_dir)
         )));
     }
-    if canon(real).is_some_and(|f| Some(f) == canon(scenario)) {
+    if canon(real).is_some_and(|f| Some(f) == canon(&s.file)) {
         return Err(usage(format!(
             "--spans {}: is the scenario file itself: name another file",
             shown(file)
         )));
+    }
+    let data = s.rows.iter().flat_map(|r| &r.model.latency_files);
+    for d in data {
+        if canon(real).is_some_and(|f| Some(f) == canon(&d.path)) {
+            return Err(usage(format!(
+                "--spans {}: is {}, a data file the scenario reads: name another file",
+                shown(file),
+                shown(&d.path)
+            )));
+        }
     }
     Ok(())
 }

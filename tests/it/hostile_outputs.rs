@@ -202,6 +202,35 @@ fn spans_that_would_clobber_or_be_lost_are_refused_before_the_run() {
         ),
     );
     assert_eq!(std::fs::read(&scenario).unwrap(), before);
+    // a data file the scenario reads (its measured latencies)
+    let data = dir.path().join("lat.csv");
+    std::fs::write(&data, "ms\n5\n6\n7\n").unwrap();
+    std::fs::write(
+        dir.path().join("measured.toml"),
+        "[scenario]\nname = \"m\"\n\n[services.api]\nroutes = [\"/api\"]\n\n\
+         [services.api.handler]\ntype = \"server\"\nslots = 1\nqueue = 10\n\
+         service = { empirical = { file = \"lat.csv\" } }\n\n\
+         [workload]\ntype = \"sequence\"\nrequests = 3\n",
+    )
+    .unwrap();
+    let before = std::fs::read(&data).unwrap();
+    let o = resim()
+        .args(["run", "-q", "--no-report", "--out"])
+        .arg(&out)
+        .arg("--spans")
+        .arg(&data)
+        .arg(dir.path().join("measured.toml"))
+        .output()
+        .unwrap();
+    refused(
+        &o,
+        &format!(
+            "--spans {}: is {}, a data file the scenario reads: name another file",
+            data.display(),
+            data.display()
+        ),
+    );
+    assert_eq!(std::fs::read(&data).unwrap(), before);
 }
 
 #[test]
