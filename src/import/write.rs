@@ -60,13 +60,23 @@ macro_rules! row {
     ($($e:expr),* $(,)?) => { vec![$($e.to_string()),*] };
 }
 
-/// Names as the scenario writes them: control characters replaced, a
+/// Names as the scenario writes them: control characters and the
+/// characters the loader refuses in the namespace (`refused`) replaced, a
 /// formula start guarded, Unicode in NFC, each unique.
 #[derive(Default)]
 struct Namer {
     used: HashSet<String>,
     renamed: Vec<(String, String)>,
+    refused: &'static [char],
 }
+
+/// What the loader refuses in service and dependency names: `#` names a
+/// replica (`NAME#2`), `:` joins names into random streams' names.
+const SERVICE_REFUSED: &[char] = &['#', ':'];
+
+/// What the loader refuses in workload names (joined into random streams'
+/// names with `:` and `/`).
+const WORKLOAD_REFUSED: &[char] = &[':', '/'];
 
 impl Namer {
     fn name(&mut self, raw: &str) -> String {
@@ -74,7 +84,7 @@ impl Namer {
         let mut s: String = raw
             .nfc()
             .map(|c| {
-                if crate::error::is_hidden_char(c) {
+                if crate::error::is_hidden_char(c) || self.refused.contains(&c) {
                     '_'
                 } else {
                     c
@@ -142,6 +152,13 @@ pub fn key(s: &str) -> String {
 fn number(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return "0".into();
+    }
+    if x.abs() >= 1e15 {
+        // a TOML integer holds 64 bits: large values as floats
+        let s = format!("{x:.5e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m = m.trim_end_matches('0').trim_end_matches('.');
+        return format!("{m}e{e}");
     }
     let digits = (5 - x.abs().log10().floor() as i32).clamp(0, 12) as usize;
     let s = format!("{x:.digits$}");
@@ -449,7 +466,10 @@ impl W<'_> {
         let mut table = Table::of(
             "workload|service|route|arrivals|requests they stand for|rate rps|kind|parent outside the file",
         );
-        let mut names = Namer::default();
+        let mut names = Namer {
+            refused: WORKLOAD_REFUSED,
+            ..Namer::default()
+        };
         names.used.insert("all".into());
         let interval = number(self.sys.interval_ns as f64 / 1e6);
         for (e, route) in self.sys.entries.iter().zip(routes) {
@@ -684,7 +704,10 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         tails,
     };
     // names: services, then dependencies (one namespace)
-    let mut namer = Namer::default();
+    let mut namer = Namer {
+        refused: SERVICE_REFUSED,
+        ..Namer::default()
+    };
     for s in sys
         .services
         .iter()
@@ -718,7 +741,7 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         w.warnings.push(format!("service {}: {n} spans, but no entry point reaches it (its spans are orphans, or its callers are cut off): left out", cx.strings.name(*s)));
     }
     for (from, to) in namer.renamed {
-        w.warnings.push(format!("the name `{}` is written `{to}` (a name in a scenario holds no control characters, does not start like a spreadsheet formula, and is unique)", from.escape_debug()));
+        w.warnings.push(format!("the name `{}` is written `{to}` (a name in a scenario holds no control characters, no `#` (which names a replica, `NAME#2`) and no `:` (which joins names into the names of random streams), does not start like a spreadsheet formula, and is unique)", from.escape_debug()));
     }
     let count =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });

@@ -22,6 +22,7 @@ mod golden_io22;
 mod guides;
 mod hostile;
 mod hostile_results;
+mod hostile_traces;
 mod import;
 mod import_configs;
 mod import_resilience4j;

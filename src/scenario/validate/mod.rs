@@ -15,10 +15,12 @@ mod latency;
 mod limiter_key;
 mod limiters;
 mod meta;
+pub(crate) use meta::DEFAULT_MAX_EVENTS;
 mod outlier;
 mod plan_links;
 mod policies;
 mod services;
+pub(crate) use services::MAX_CALL_DEPTH;
 mod workload;
 
 pub(crate) use faults::share_series_rows;
