@@ -485,7 +485,7 @@ impl Traces {
         let mut units: Vec<(Unit, &CallRec)> = Vec::with_capacity(calls.len());
         for c in calls {
             let k = seen.entry(c.callee).or_default();
-            *k += 1;
+            *k = k.saturating_add(1);
             if *k <= MAX_REPEAT {
                 units.push(((c.callee, *k), c));
             }

@@ -334,3 +334,22 @@ fn a_repeated_json_key_is_refused_naming_it_and_its_object() {
         refused(code, &err, &["t.json:", wanted]);
     }
 }
+
+#[test]
+fn a_span_calling_one_callee_more_than_65535_times_is_counted_not_wrapped() {
+    // the k-th call to a callee was counted in 16 bits: the 65,536th wrapped
+    // (a panic in a debug build, calls counted again from the first in a
+    // release build)
+    let mut spans = vec![zipkin(1, None, "front", json!(BASE_US), json!(10_000_000))];
+    for i in 2..70_002u64 {
+        let mut s = zipkin(i, Some(1), "front", json!(BASE_US + 1), json!(10));
+        s["kind"] = json!("CLIENT");
+        s["remoteEndpoint"] = json!({"serviceName": "db"});
+        spans.push(s);
+    }
+    let (dir, path) = file("many.json", &Value::Array(spans).to_string());
+    let (code, err, _) = import(dir.path(), &path, &[]);
+    assert_eq!(code, 0, "{err}");
+    let toml = std::fs::read_to_string(dir.path().join("s.toml")).expect("written");
+    assert!(toml.contains("[dependencies.db]"), "{toml}");
+}
