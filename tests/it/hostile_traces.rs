@@ -353,3 +353,23 @@ fn a_span_calling_one_callee_more_than_65535_times_is_counted_not_wrapped() {
     let toml = std::fs::read_to_string(dir.path().join("s.toml")).expect("written");
     assert!(toml.contains("[dependencies.db]"), "{toml}");
 }
+
+#[test]
+fn a_route_holding_a_stream_separator_names_its_workload_safely() {
+    // several entry points: a workload each, named after service and route;
+    // `:` in a workload's name was refused by the loader (exit 1)
+    let spans: Vec<Value> = ["/a:b", "/c"]
+        .iter()
+        .enumerate()
+        .map(|(i, route)| {
+            let mut s = zipkin(1, None, "front", json!(BASE_US + i as i64), json!(1000));
+            s["traceId"] = json!(format!("{:016x}", i + 1));
+            s["tags"] = json!({ "http.route": route });
+            s
+        })
+        .collect();
+    let (code, err, toml) = import_doc("t.json", &Value::Array(spans), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(toml.contains("[workloads.front-a_b]"), "{toml}");
+    assert!(toml.contains("route = \"/a:b\""), "{toml}");
+}
