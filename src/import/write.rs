@@ -808,3 +808,21 @@ fn entry_text(sys: &System, cx: &Context<'_>) -> Vec<String> {
         },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::number;
+
+    #[test]
+    fn a_large_number_is_written_as_a_toml_float() {
+        // written as digits, 1e301 overflowed TOML's 64-bit integers
+        for x in [1e15, 1.45e301, 9.3e18, -2.5e20] {
+            let text = number(x);
+            let v: toml::Value = toml::from_str(&format!("x = {text}")).expect(&text);
+            let back = v["x"].as_float().expect(&text);
+            assert!((back - x).abs() <= x.abs() * 1e-5, "{x}: {text}");
+        }
+        assert_eq!(number(123456.7), "123457");
+        assert_eq!(number(0.5), "0.5");
+    }
+}
