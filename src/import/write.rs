@@ -518,7 +518,12 @@ impl W<'_> {
                 }
             }
             .ok();
-            match self.sys.interval_ns >= MIN_INTERVAL_NS {
+            // the placeholder rate of 1 rps over traces spanning decades (a
+            // span with a time near 1970) would send more than a run may
+            let placeholder_fits = e.rate_rps.is_some()
+                || (self.sys.interval_ns as f64 / 1e9)
+                    <= crate::scenario::validate::DEFAULT_MAX_EVENTS as f64;
+            match self.sys.interval_ns >= MIN_INTERVAL_NS && placeholder_fits {
                 true => writeln!(self.t, "duration_ms = {interval}"),
                 false => writeln!(
                     self.t,

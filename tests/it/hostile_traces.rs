@@ -373,3 +373,16 @@ fn a_route_holding_a_stream_separator_names_its_workload_safely() {
     assert!(toml.contains("[workloads.front-a_b]"), "{toml}");
     assert!(toml.contains("route = \"/a:b\""), "{toml}");
 }
+
+#[test]
+fn a_placeholder_rate_over_traces_spanning_decades_keeps_a_placeholder_duration() {
+    // found by the import fuzz target: one arrival near 1970 made the traced
+    // interval 54 years, and `rate_rps = 1 # set me` over it more requests
+    // than a run may send (exit 1, "a bug in resim import")
+    let mut late = zipkin(2, None, "front", json!(BASE_US), json!(1000));
+    late["traceId"] = json!("00000000000000a2");
+    let doc = json!([zipkin(1, None, "front", json!(380_731), json!(1000)), late]);
+    let (code, err, toml) = import_doc("t.json", &doc, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(toml.contains("duration_ms = 1000 # set me"), "{toml}");
+}
