@@ -463,7 +463,7 @@ impl Traces {
         for c in calls.iter().filter(|c| !c.detached) {
             let (s, e) = (c.start.max(reach), c.end.min(n.end));
             if e > s {
-                (covered, reach) = (covered + e - s, e);
+                (covered, reach) = (covered.saturating_add(e.saturating_sub(s)), e);
             }
         }
         let acc = self.services.entry(n.rec.service).or_default();
@@ -471,7 +471,7 @@ impl Traces {
         // no time measured from a span (or a call) without an end
         if timed(n) {
             if calls.iter().all(|c| c.timed || c.detached) {
-                acc.own.push((n.duration() - covered).max(0));
+                acc.own.push(n.duration().saturating_sub(covered).max(0));
             }
             acc.spans.push((n.start, n.end));
             acc.busy += i128::from(n.duration());
@@ -485,13 +485,13 @@ impl Traces {
         let mut units: Vec<(Unit, &CallRec)> = Vec::with_capacity(calls.len());
         for c in calls {
             let k = seen.entry(c.callee).or_default();
-            *k += 1;
+            *k = k.saturating_add(1);
             if *k <= MAX_REPEAT {
                 units.push(((c.callee, *k), c));
             }
         }
         acc.capped += u64::from(units.len() < calls.len());
-        let ms = |t: i64| (t - n.start) as f64 / 1e6;
+        let ms = |t: i64| t.saturating_sub(n.start) as f64 / 1e6;
         for (u, c) in &units {
             let ua = acc.units.entry(*u).or_default();
             ua.parents += 1;
@@ -522,11 +522,12 @@ impl Traces {
             let e = self.edges.entry((n.rec.service, c.callee)).or_default();
             (e.calls, e.errors) = (e.calls + 1, e.errors + u64::from(c.error));
             if c.timed {
-                e.latency.push(c.end - c.start);
+                e.latency.push(c.end.saturating_sub(c.start));
             }
             if let Some(s) = c.server {
                 e.with_server += 1;
-                e.network.push((c.end - c.start - s).max(0));
+                e.network
+                    .push(c.end.saturating_sub(c.start).saturating_sub(s).max(0));
             }
         }
     }

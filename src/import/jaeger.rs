@@ -12,7 +12,8 @@
 //! process's `hostname` (or `host.name`, `k8s.pod.name`,
 //! `service.instance.id`) its replica.
 
-use super::spans::{Draft, FOLLOWS, Id, Scalar, Sym, rank};
+use super::json_keys::UniqueMap;
+use super::spans::{Draft, FOLLOWS, Id, Kept, Scalar, Sym, nanos, rank};
 use super::stream::{Ctx, List, Whole, nullable};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -74,12 +75,7 @@ pub struct Trace {
     #[serde(deserialize_with = "nullable")]
     pub spans: Vec<Span>,
     #[serde(deserialize_with = "nullable")]
-    pub processes: HashMap<String, Process>,
-}
-
-/// Microseconds to nanoseconds.
-fn us(v: Option<Scalar>) -> Option<i64> {
-    v.and_then(|v| v.int()).map(|v| v.saturating_mul(1000))
+    pub processes: UniqueMap<HashMap<String, Process>>,
 }
 
 impl Process {
@@ -98,7 +94,7 @@ impl Process {
 
 impl Trace {
     /// Keeps the trace's spans.
-    pub fn keep(self, ctx: &mut Ctx<'_>) {
+    pub fn keep(self, ctx: &mut Ctx<'_>) -> Kept {
         let ids: HashSet<Id> = self
             .spans
             .iter()
@@ -106,17 +102,21 @@ impl Trace {
             .collect();
         let named: HashMap<&str, _> = self
             .processes
+            .0
             .iter()
             .map(|(id, p)| (id.as_str(), p.names(ctx)))
             .collect();
-        for s in self.spans {
+        for (i, s) in self.spans.into_iter().enumerate() {
+            let at = |e: super::spans::BadTime| e.under(&format!("spans/{i}"));
+            let start = nanos(s.start_time.as_ref(), 1000, "startTime", false).map_err(at)?;
+            let duration = nanos(s.duration.as_ref(), 1000, "duration", true).map_err(at)?;
             let trace = Id::of(s.trace_id.as_ref());
             let mut d = Draft {
                 trace,
                 id: Id::of(s.span_id.as_ref()),
                 parent: Id::of(s.parent_span_id.as_ref()),
-                start: us(s.start_time),
-                duration: us(s.duration),
+                start,
+                duration,
                 name: s.operation_name.map(|n| ctx.store.strings.intern(&n)),
                 ..Draft::default()
             };
@@ -154,8 +154,9 @@ impl Trace {
                 d.service = service;
                 rank(&mut d.instance, instance.0, instance.1);
             }
-            d.keep(ctx.store);
+            d.keep(ctx.store).map_err(at)?;
         }
+        Ok(())
     }
 }
 
@@ -189,7 +190,8 @@ impl<'de> Visitor<'de> for Data<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
         let trace: Trace = Whole(&mut self.0.inner, PhantomData)
             .deserialize(de::value::MapAccessDeserializer::new(map))?;
-        trace.keep(self.0);
-        Ok(())
+        trace
+            .keep(self.0)
+            .map_err(|e| super::stream::refuse(self.0, e))
     }
 }

@@ -18,7 +18,7 @@
 use super::infer::{Callee, EdgeAcc, EntryAcc, ServiceAcc, Traces, Unit, UnitAcc};
 use super::spans::{Interner, Sym};
 use super::tree::Broken;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The fewest arrivals at an entry point a rate is measured from: a Poisson
 /// count of 20 is within 44 % of its mean 19 times in 20 (1.96 / sqrt(20)).
@@ -31,6 +31,13 @@ pub const MIN_INTERVAL_NS: i64 = 1_000_000_000;
 /// The calls a call would have been made after an earlier call's failures,
 /// had it not cared, for it to be called made only after a success.
 const IF_OK_EVIDENCE: f64 = 3.0;
+
+/// The most distinct calls (a callee, and which call to it: the first, the
+/// second...) one service's plan is laid out from. Their order is inferred
+/// pair by pair (quadratic in them): 5,000 take about a second; a trace with
+/// more (a span fanning out to as many callees) is refused, not left to run
+/// for hours. A real service's plan has tens.
+pub const MAX_PLAN_CALLS: usize = 5000;
 
 /// A call of a plan: its unit, the share of the caller's spans that made it
 /// (of those where its `if_ok` branch succeeded), whether most waited for it,
@@ -128,6 +135,12 @@ pub struct System {
     pub unreachable: Vec<(Sym, u64)>,
     /// Pairs of calls the spans did not agree on.
     pub mixed_pairs: Vec<Mixed>,
+    /// The longest chain of services calling services (the first calls the
+    /// second...), when it is longer than a scenario may nest.
+    pub too_deep: Option<Vec<Sym>>,
+    /// A service with more distinct calls than [`MAX_PLAN_CALLS`] (the
+    /// layout stopped there), and their number.
+    pub too_wide: Option<(Sym, usize)>,
 }
 
 /// The value at `q` (0..=1) of sorted `v` by nearest rank, in ms.
@@ -149,6 +162,7 @@ pub fn system(mut t: Traces, names: &Interner) -> (System, Broken, super::infer:
     let mut sys = entry_points(&entries);
     let mut roots: Vec<Sym> = sys.entries.iter().map(|e| e.service).collect();
     roots.dedup();
+    let root_set: HashSet<Sym> = roots.iter().copied().collect();
     let mut keys: Vec<(Sym, Callee)> = t.edges.keys().copied().collect();
     let order = |k: &(Sym, Callee)| (names.name(k.0), names.name(k.1.sym()), k.1);
     keys.sort_by(|a, b| order(a).cmp(&order(b)));
@@ -157,9 +171,10 @@ pub fn system(mut t: Traces, names: &Interner) -> (System, Broken, super::infer:
         out.entry(caller).or_default().push(callee);
     }
     let (reached, cut) = reach(&roots, &out);
+    let reached_set: HashSet<Sym> = reached.iter().copied().collect();
     let mut unreachable: Vec<(Sym, u64)> =
         t.services.iter().map(|(&s, a)| (s, a.handling)).collect();
-    unreachable.retain(|(s, _)| !reached.contains(s));
+    unreachable.retain(|(s, _)| !reached_set.contains(s));
     unreachable.sort_by(|a, b| by_name(a.0, b.0));
     sys.unreachable = unreachable;
     // a reached node with live calls, or an entry: a service; other reached
@@ -169,7 +184,7 @@ pub fn system(mut t: Traces, names: &Interner) -> (System, Broken, super::infer:
         out.get(&s)
             .is_some_and(|v| v.iter().any(|&c| live(&(s, c))))
     };
-    let is_service = |s: Sym| roots.contains(&s) || calls_out(s);
+    let is_service = |s: Sym| root_set.contains(&s) || calls_out(s);
     let mut instances: HashMap<Sym, usize> = HashMap::new();
     for &(s, _) in &t.instances {
         *instances.entry(s).or_default() += 1;
@@ -177,6 +192,10 @@ pub fn system(mut t: Traces, names: &Interner) -> (System, Broken, super::infer:
     let replicas = |s: Sym| instances.get(&s).copied().unwrap_or(0);
     for &s in reached.iter().filter(|&&s| is_service(s)) {
         if let Some(acc) = t.services.remove(&s) {
+            if acc.units.len() > MAX_PLAN_CALLS {
+                sys.too_wide = Some((s, acc.units.len()));
+                return (sys, t.broken, t.counts);
+            }
             let svc = service_out(
                 s,
                 acc,
@@ -192,14 +211,20 @@ pub fn system(mut t: Traces, names: &Interner) -> (System, Broken, super::infer:
             });
         }
     }
-    sys.dependencies = dependencies(&mut t, &keys, &reached, &cut, &is_service, &replicas, names);
+    sys.dependencies = dependencies(
+        &mut t,
+        &keys,
+        &reached_set,
+        &cut,
+        &is_service,
+        &replicas,
+        names,
+    );
+    let handling: HashMap<Sym, u64> = sys.services.iter().map(|x| (x.sym, x.handling)).collect();
+    sys.too_deep = too_deep(&sys.services, &out, &cut, &is_service);
     for key in &keys {
         if let Some(e) = t.edges.remove(key) {
-            let of = sys
-                .services
-                .iter()
-                .find(|x| x.sym == key.0)
-                .map_or(0, |x| x.handling);
+            let of = handling.get(&key.0).copied().unwrap_or(0);
             let (caller, callee, cut) = (key.0, key.1, cut.get(key).cloned());
             sys.edges.push(EdgeOut {
                 caller,
@@ -225,19 +250,24 @@ pub fn system(mut t: Traces, names: &Interner) -> (System, Broken, super::infer:
 fn dependencies(
     t: &mut Traces,
     keys: &[(Sym, Callee)],
-    reached: &[Sym],
+    reached: &HashSet<Sym>,
     cut: &Cut,
     is_service: &dyn Fn(Sym) -> bool,
     replicas: &dyn Fn(Sym) -> usize,
     names: &Interner,
 ) -> Vec<DependencyOut> {
     let live = |k: &(Sym, Callee)| !cut.contains_key(k);
-    let mut deps: Vec<Sym> = Vec::new();
+    let (mut deps, mut seen): (Vec<Sym>, HashSet<Sym>) = Default::default();
+    // the live edges into each callee, in the order of `keys`
+    let mut into: HashMap<Sym, Vec<&(Sym, Callee)>> = HashMap::new();
     for k @ &(caller, callee) in keys {
         let service = matches!(callee, Callee::Service(s) if is_service(s));
         // a peer and a service of one name are one dependency
-        if live(k) && reached.contains(&caller) && !service && !deps.contains(&callee.sym()) {
+        if live(k) && reached.contains(&caller) && !service && seen.insert(callee.sym()) {
             deps.push(callee.sym());
+        }
+        if live(k) {
+            into.entry(callee.sym()).or_default().push(k);
         }
     }
     deps.sort_by(|a, b| names.name(*a).cmp(names.name(*b)));
@@ -245,10 +275,11 @@ fn dependencies(
     for sym in deps {
         let (latency, errors, calls, callee) = match t.services.remove(&sym) {
             Some(acc) => (acc.own, acc.errors, acc.handling, Callee::Service(sym)),
-            None => keys
+            None => into
+                .get(&sym)
+                .map_or(&[][..], Vec::as_slice)
                 .iter()
-                .filter(|k| k.1.sym() == sym && live(k))
-                .map(|k| &t.edges[k])
+                .map(|k| &t.edges[*k])
                 .fold(
                     (Vec::new(), 0, 0, Callee::Peer(sym)),
                     |(mut l, e, n, c), edge| {
@@ -277,7 +308,10 @@ fn dependencies(
 fn entry_points(entries: &[((Sym, Sym), EntryAcc)]) -> System {
     let starts = || entries.iter().flat_map(|(_, e)| e.starts.iter().copied());
     let total = starts().count() as f64;
-    let interval_ns = starts().max().unwrap_or(0) - starts().min().unwrap_or(0);
+    let interval_ns = starts()
+        .max()
+        .unwrap_or(0)
+        .saturating_sub(starts().min().unwrap_or(0));
     let mut sys = System {
         interval_ns,
         ..System::default()
@@ -298,6 +332,64 @@ fn entry_points(entries: &[((Sym, Sym), EntryAcc)]) -> System {
         });
     }
     sys
+}
+
+/// The longest chain of services calling services over the live edges, if
+/// it passes through more than a scenario may nest (the loader's
+/// `MAX_CALL_DEPTH`). The live edges have no cycle (`reach` cut them).
+fn too_deep(
+    services: &[ServiceOut],
+    out: &BTreeMap<Sym, Vec<Callee>>,
+    cut: &Cut,
+    is_service: &dyn Fn(Sym) -> bool,
+) -> Option<Vec<Sym>> {
+    let max = crate::scenario::validate::MAX_CALL_DEPTH;
+    let callees = |s: Sym| {
+        out.get(&s)
+            .into_iter()
+            .flatten()
+            .filter_map(move |&c| match c {
+                Callee::Service(t) if is_service(t) && !cut.contains_key(&(s, c)) => Some(t),
+                _ => None,
+            })
+    };
+    // per service: the services on the longest chain from it, and the next
+    let mut depth: HashMap<Sym, (usize, Option<Sym>)> = HashMap::new();
+    let mut opened: HashSet<Sym> = HashSet::new();
+    for s in services.iter().map(|s| s.sym) {
+        // an explicit stack: chains can be long
+        let mut stack = vec![(s, false)];
+        while let Some((at, expanded)) = stack.pop() {
+            if depth.contains_key(&at) {
+                continue;
+            }
+            if !expanded {
+                if !opened.insert(at) {
+                    continue;
+                }
+                stack.push((at, true));
+                stack.extend(
+                    callees(at)
+                        .filter(|t| !depth.contains_key(t))
+                        .map(|t| (t, false)),
+                );
+                continue;
+            }
+            let below = callees(at)
+                .filter_map(|t| depth.get(&t).map(|d| (d.0, t)))
+                .max_by_key(|&(d, t)| (d, std::cmp::Reverse(t)));
+            depth.insert(at, (1 + below.map_or(0, |b| b.0), below.map(|b| b.1)));
+        }
+    }
+    let (&first, _) = depth
+        .iter()
+        .filter(|d| d.1.0 > max)
+        .max_by_key(|d| (d.1.0, std::cmp::Reverse(*d.0)))?;
+    let mut chain = vec![first];
+    while let Some(&(_, Some(next))) = chain.last().and_then(|s| depth.get(s)) {
+        chain.push(next);
+    }
+    Some(chain)
 }
 
 /// Edges left out, with the cycle each closes.
@@ -438,6 +530,8 @@ fn service_out(
 fn chains(n: usize, follows: impl Fn(usize, usize) -> bool) -> Vec<(Vec<usize>, Vec<usize>)> {
     let mut chains: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
     let mut at = vec![0usize; n];
+    // per chain: how many times chains wait for it
+    let mut waited: Vec<usize> = Vec::new();
     for u in 0..n {
         let preds: Vec<usize> = (0..u).filter(|&v| follows(v, u)).collect();
         let mut ends: Vec<usize> = Vec::new();
@@ -453,34 +547,38 @@ fn chains(n: usize, follows: impl Fn(usize, usize) -> bool) -> Vec<(Vec<usize>, 
                 let tail = chains[b].0.split_off(pos + 1);
                 let t = chains.len();
                 tail.iter().for_each(|&x| at[x] = t);
-                chains
-                    .iter_mut()
-                    .flat_map(|c| c.1.iter_mut())
-                    .filter(|a| **a == b)
-                    .for_each(|a| *a = t);
+                if waited[b] > 0 {
+                    chains
+                        .iter_mut()
+                        .flat_map(|c| c.1.iter_mut())
+                        .filter(|a| **a == b)
+                        .for_each(|a| *a = t);
+                }
+                let moved = std::mem::replace(&mut waited[b], 1);
+                waited.push(moved);
                 chains.push((tail, vec![b]));
             }
             ends.push(b);
         }
         ends.sort_unstable();
         ends.dedup();
-        match ends[..] {
-            [b] if !chains.iter().any(|c| c.1.contains(&b)) => chains[b].0.push(u),
-            _ => chains.push((vec![u], ends)),
-        }
-        at[u] = chains.iter().position(|c| c.0.contains(&u)).unwrap_or(0);
+        at[u] = match ends[..] {
+            [b] if waited[b] == 0 => {
+                chains[b].0.push(u);
+                b
+            }
+            _ => {
+                ends.iter().for_each(|&b| waited[b] += 1);
+                chains.push((vec![u], ends));
+                waited.push(0);
+                chains.len() - 1
+            }
+        };
     }
-    // each after the chains it waits for (stable otherwise)
-    let mut order: Vec<usize> = Vec::new();
-    while order.len() < chains.len() {
-        let ready =
-            |c: &usize| !order.contains(c) && chains[*c].1.iter().all(|a| order.contains(a));
-        let next = (0..chains.len())
-            .find(ready)
-            .or_else(|| (0..chains.len()).find(|c| !order.contains(c)));
-        order.push(next.unwrap_or(0));
-    }
-    let index = |c: usize| order.iter().position(|&o| o == c).unwrap_or(0);
+    let order = wait_order(&chains);
+    let mut position = vec![0usize; chains.len()];
+    order.iter().enumerate().for_each(|(i, &c)| position[c] = i);
+    let index = |c: usize| position[c];
     order
         .iter()
         .map(|&c| {
@@ -490,6 +588,43 @@ fn chains(n: usize, follows: impl Fn(usize, usize) -> bool) -> Vec<(Vec<usize>, 
             )
         })
         .collect()
+}
+
+/// The chains in an order where each comes after those it waits for: the
+/// first ready chain (by index) each time, else (a loop) the first not yet
+/// placed. Linear but for the ready set's logarithm.
+fn wait_order(chains: &[(Vec<usize>, Vec<usize>)]) -> Vec<usize> {
+    let n = chains.len();
+    let mut left: Vec<usize> = chains.iter().map(|c| c.1.len()).collect();
+    let mut waiting: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (c, (_, after)) in chains.iter().enumerate() {
+        after.iter().for_each(|&a| waiting[a].push(c));
+    }
+    let mut ready: std::collections::BTreeSet<usize> = (0..n).filter(|&c| left[c] == 0).collect();
+    let (mut placed, mut order, mut first) = (vec![false; n], Vec::with_capacity(n), 0);
+    while order.len() < n {
+        let next = match ready.pop_first() {
+            Some(c) => c,
+            None => {
+                while placed[first] {
+                    first += 1;
+                }
+                first
+            }
+        };
+        if placed[next] {
+            continue;
+        }
+        placed[next] = true;
+        order.push(next);
+        for &w in &waiting[next] {
+            left[w] -= 1;
+            if left[w] == 0 && !placed[w] {
+                ready.insert(w);
+            }
+        }
+    }
+    order
 }
 
 /// The plan from the chains: each call's probability, `wait` and `if_ok`.
@@ -505,13 +640,24 @@ fn plan(
             .map_or(0, |p| p.after_fail)
     };
     let mut out: Vec<PlanBranch> = Vec::new();
+    let mut above = vec![false; chains.len()];
     for (b, (calls, after)) in chains.iter().enumerate() {
-        // the chains this one waits for, through theirs too
-        let mut above = vec![false; chains.len()];
+        // the chains this one waits for, through theirs too (each waits for
+        // chains before it): found from it, not by scanning every chain
+        let mut reached = vec![b];
         above[b] = true;
-        for i in (0..b).rev() {
-            above[i] = (i + 1..=b).any(|j| above[j] && chains[j].1.contains(&i));
+        let mut k = 0;
+        while k < reached.len() {
+            let j = reached[k];
+            for &i in chains[j].1.iter().filter(|&&i| i < j) {
+                if !above[i] {
+                    above[i] = true;
+                    reached.push(i);
+                }
+            }
+            k += 1;
         }
+        reached.sort_unstable_by(|x, y| y.cmp(x));
         let mut branch = PlanBranch {
             calls: Vec::new(),
             after: after.clone(),
@@ -529,7 +675,7 @@ fn plan(
             // the nearest branch (this one's calls before it, then those it
             // waits for) none of whose calls it was made after a failure of,
             // one of them failing often enough to tell
-            for x in (0..=b).rev().filter(|&x| above[x]) {
+            for &x in &reached {
                 let before = if x == b {
                     &calls[..k]
                 } else {
@@ -547,6 +693,7 @@ fn plan(
             }
             branch.calls.push(call);
         }
+        reached.iter().for_each(|&x| above[x] = false);
         out.push(branch);
     }
     out

@@ -19,6 +19,7 @@
 pub mod config;
 mod infer;
 mod jaeger;
+pub(crate) mod json_keys;
 mod layout;
 mod otlp;
 mod read;
@@ -335,6 +336,27 @@ fn traces(
             broken.orphans
         )));
     }
+    too_many_requests(&system, &store.strings, opts.sample_rate, &files())?;
+    if let Some((s, n)) = system.too_wide {
+        return Err(usage(format!(
+            "{}: {} makes {n} distinct calls in the traces (callees, and the first, second... call to each), more than the {} one service's plan is laid out from (their order is inferred pair by pair): import traces of fewer callees",
+            files(),
+            store.strings.name(s),
+            layout::MAX_PLAN_CALLS
+        )));
+    }
+    if let Some(chain) = &system.too_deep {
+        let name = |s: &spans::Sym| store.strings.name(*s);
+        return Err(usage(format!(
+            "{}: calls in the traces nest {} services deep ({} -> {} -> ... -> {}), more than the {} a scenario may nest (a run follows an answer or a cancellation one nested step per service): import fewer or shorter traces",
+            files(),
+            chain.len(),
+            name(&chain[0]),
+            name(&chain[1]),
+            name(&chain[chain.len() - 1]),
+            crate::scenario::validate::MAX_CALL_DEPTH
+        )));
+    }
     let inputs: Vec<String> = opts
         .files
         .iter()
@@ -393,6 +415,50 @@ fn traces(
         report_file,
         data_dir: Some(data_dir),
     })
+}
+
+/// The workloads must send no more requests than a run may hold: a tiny
+/// `--sample-rate` (or sampling probability a trace says) makes each traced
+/// arrival stand for astronomically many.
+fn too_many_requests(
+    system: &layout::System,
+    strings: &spans::Interner,
+    sample_rate: Option<f64>,
+    files: &str,
+) -> Result<(), Error> {
+    let max = crate::scenario::validate::DEFAULT_MAX_EVENTS as f64;
+    let seconds = system.interval_ns as f64 / 1e9;
+    for e in &system.entries {
+        let Some(rate) = e.rate_rps else { continue };
+        // the loader multiplies the rate and duration as written (six
+        // significant digits each)
+        let requests = rate * seconds * (1.0 + 1e-5);
+        if requests <= max {
+            continue;
+        }
+        let num = crate::error::num;
+        let (cause, fix) = match sample_rate {
+            Some(r) => (
+                format!("--sample-rate {}", num(r)),
+                "give the share of requests the traces really hold",
+            ),
+            None => (
+                format!("{files}: the sampling probabilities the traces say"),
+                "give --sample-rate R (the share of requests the traces hold) to override them",
+            ),
+        };
+        return Err(usage(format!(
+            "{cause}: the {} arrivals at {} {} stand for {} requests over the traced {} ms ({} rps), more than the {} a run may send (scenario.max_events): {fix}",
+            e.arrivals,
+            strings.name(e.service),
+            strings.name(e.route),
+            num(requests),
+            num(system.interval_ns as f64 / 1e6),
+            num(rate),
+            num(max)
+        )));
+    }
+    Ok(())
 }
 
 /// Reads every file into `store`, each a source of `report`; the warnings of

@@ -8,7 +8,7 @@
 //! come from; ids are hex (or base64, the protobuf JSON mapping's default).
 //! The resources, scopes and spans are streamed; each span is derived whole.
 
-use super::spans::{Draft, ERROR, Id, Kind, Scalar, trace_state_probability};
+use super::spans::{Draft, ERROR, Id, Kept, Kind, Scalar, nanos, trace_state_probability};
 use super::stream::{Ctx, List, Whole, nullable};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -104,13 +104,16 @@ pub struct Span {
 
 impl Span {
     /// Keeps the span (its service named later, by its resource).
-    pub fn keep(self, ctx: &mut Ctx<'_>) {
+    pub fn keep(self, ctx: &mut Ctx<'_>) -> Kept {
+        let time = |v: &Option<Scalar>, field| nanos(v.as_ref(), 1, field, false);
+        let start = time(&self.start_time_unix_nano, "startTimeUnixNano")?;
+        let end = time(&self.end_time_unix_nano, "endTimeUnixNano")?;
         let mut d = Draft {
             trace: Id::of(self.trace_id.as_ref()),
             id: Id::of(self.span_id.as_ref()),
             parent: Id::of(self.parent_span_id.as_ref()),
-            start: self.start_time_unix_nano.and_then(|t| t.int()),
-            end: self.end_time_unix_nano.and_then(|t| t.int()),
+            start,
+            end,
             name: self.name.map(|n| ctx.store.strings.intern(&n)),
             kind: self.kind.as_ref().map_or(Kind::Internal, Kind::of),
             sampling: self
@@ -132,7 +135,7 @@ impl Span {
         {
             d.flags |= ERROR;
         }
-        d.keep(ctx.store);
+        d.keep(ctx.store)
     }
 }
 
@@ -164,14 +167,19 @@ pub struct Document {
 
 impl Document {
     /// Keeps the document's spans.
-    pub fn keep(self, ctx: &mut Ctx<'_>) {
-        for r in self.resource_spans {
+    pub fn keep(self, ctx: &mut Ctx<'_>) -> Kept {
+        for (i, r) in self.resource_spans.into_iter().enumerate() {
             let from = ctx.store.spans.len();
-            for s in r.scope_spans.into_iter().flat_map(|s| s.spans) {
-                s.keep(ctx);
+            for (k, scope) in r.scope_spans.into_iter().enumerate() {
+                for (j, s) in scope.spans.into_iter().enumerate() {
+                    s.keep(ctx).map_err(|e| {
+                        e.under(&format!("resourceSpans/{i}/scopeSpans/{k}/spans/{j}"))
+                    })?;
+                }
             }
             r.resource.unwrap_or_default().name(from, ctx);
         }
+        Ok(())
     }
 }
 
@@ -231,7 +239,11 @@ impl<'de> Visitor<'de> for Streamed<'_, '_> {
         let (ctx, level) = (self.0, self.1);
         let from = ctx.store.spans.len();
         let mut resource: Option<Resource> = None;
+        let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(de::Error::custom(super::json_keys::repeated(&key)));
+            }
             ctx.at(&key, |c| match (level, key.as_str()) {
                 (0, "resource") => map
                     .next_value_seed(Whole(&mut c.inner, PhantomData))

@@ -12,8 +12,9 @@
 //! the cut is reported; any other error stops the import naming the file, the
 //! line and column, and the JSON pointer of the value at fault.
 
+use super::spans::Kept;
 use super::spans::SpanStore;
-use super::stream::{Ctx, Whole};
+use super::stream::{Ctx, Whole, refuse};
 use super::{Format, jaeger, otlp, zipkin};
 use crate::error::{Error, ScenarioError};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -198,7 +199,11 @@ impl<'de> Visitor<'de> for Top<'_, '_, '_> {
         let (ctx, found) = (self.ctx, self.found);
         let mut trace = jaeger::Trace::default();
         let mut single = false;
+        let mut seen = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(de::Error::custom(super::json_keys::repeated(&key)));
+            }
             let format = match key.as_str() {
                 "resourceSpans" | "batches" => Format::Otlp,
                 "data" | "traceID" | "spans" | "processes" => Format::Jaeger,
@@ -234,7 +239,7 @@ impl<'de> Visitor<'de> for Top<'_, '_, '_> {
             single |= !matches!(key.as_str(), "data" | "resourceSpans" | "batches");
         }
         if single {
-            trace.keep(ctx);
+            trace.keep(ctx).map_err(|e| refuse(ctx, e))?;
         } else if found.is_none() {
             return Err(de::Error::custom(
                 "not a trace file: a JSON object without `resourceSpans` (OTLP JSON) or `data` (Jaeger JSON)",
@@ -246,8 +251,13 @@ impl<'de> Visitor<'de> for Top<'_, '_, '_> {
         // what the list holds, told by its first element's keys
         let ctx = self.ctx;
         ctx.path.push("0".into());
-        let first: Option<serde_json::Value> =
-            seq.next_element_seed(Whole(&mut ctx.inner, PhantomData))?;
+        // strict: a repeated key would be lost in a `Value` silently
+        let first: Option<serde_json::Value> = seq
+            .next_element_seed(Whole(
+                &mut ctx.inner,
+                PhantomData::<super::json_keys::Strict>,
+            ))?
+            .map(|s| s.0);
         ctx.path.pop();
         let format = match &first {
             Some(serde_json::Value::Object(o)) if o.contains_key("resourceSpans") => Format::Otlp,
@@ -281,22 +291,22 @@ fn rest<'de, A: SeqAccess<'de>, T: Deserialize<'de>>(
     mut seq: A,
     ctx: &mut Ctx<'_>,
     first: serde_json::Value,
-    keep: fn(T, &mut Ctx<'_>),
+    keep: fn(T, &mut Ctx<'_>) -> Kept,
 ) -> Result<(), A::Error> {
     ctx.path.push("0".into());
     let item = Whole(&mut ctx.inner, PhantomData::<T>)
         .deserialize(first)
         .map_err(de::Error::custom)?;
+    keep(item, ctx).map_err(|e| refuse(ctx, e))?;
     ctx.path.pop();
-    keep(item, ctx);
     for i in 1.. {
         ctx.path.push(i.to_string());
         let Some(item) = seq.next_element_seed(Whole(&mut ctx.inner, PhantomData::<T>))? else {
             ctx.path.pop();
             return Ok(());
         };
+        keep(item, ctx).map_err(|e| refuse(ctx, e))?;
         ctx.path.pop();
-        keep(item, ctx);
     }
     Ok(())
 }

@@ -268,6 +268,78 @@ impl Scalar {
     }
 }
 
+/// A time field of a span that no 64-bit count of nanoseconds since 1970
+/// holds (a start or end past the year 2262, or before 1970; a duration as
+/// long): `field` is its key in the span, for the JSON pointer.
+#[derive(Debug, Clone)]
+pub struct BadTime {
+    pub field: String,
+    pub message: String,
+}
+
+impl BadTime {
+    /// The same fault, its field under `at` (a span's place in a list).
+    pub fn under(mut self, at: &str) -> BadTime {
+        self.field = format!("{at}/{}", self.field);
+        self
+    }
+}
+
+/// A span kept, or the time that kept it out.
+pub type Kept = Result<(), BadTime>;
+
+/// The largest time or duration a span may have: what 64-bit nanoseconds
+/// hold (about 292 years; the year 2262 since 1970).
+const MAX_NS: i128 = i64::MAX as i128;
+
+/// A time (`duration`: false) or duration field in nanoseconds, from its
+/// value in units of `unit` ns (1: OTLP's nanoseconds, 1000: Jaeger's and
+/// Zipkin's microseconds). None when absent or not a number (the span is then
+/// counted as one without a start or an end); an error when the number does
+/// not fit 64-bit nanoseconds, or a time is before 1970 (OTLP's times are
+/// unsigned, `fixed64`; Jaeger's and Zipkin's count from 1970): every sum and
+/// difference of the import's times then fits too.
+pub fn nanos(
+    v: Option<&Scalar>,
+    unit: i64,
+    field: &'static str,
+    duration: bool,
+) -> Result<Option<i64>, BadTime> {
+    let Some(v) = v else { return Ok(None) };
+    let exact: Option<i128> = match v {
+        Scalar::Int(x) => Some(i128::from(*x)),
+        Scalar::UInt(x) => Some(i128::from(*x)),
+        Scalar::Str(s) => s.trim().parse::<i128>().ok(),
+        _ => None,
+    };
+    let ns = match (exact, v.number()) {
+        (Some(x), _) => x.checked_mul(i128::from(unit)),
+        (None, Some(x)) if x.is_finite() => {
+            let x = x * unit as f64;
+            (x.abs() < 9.2e18).then_some(x as i128)
+        }
+        // not a number: no time
+        (None, _) => return Ok(None),
+    };
+    let units = if unit == 1 { "ns" } else { "µs" };
+    let text = v.text().unwrap_or_default();
+    let bad = |why: &str| BadTime {
+        field: field.into(),
+        message: format!("{text} {units} {why}"),
+    };
+    match ns {
+        Some(ns) if ns.abs() <= MAX_NS && (duration || ns >= 0) => Ok(Some(ns as i64)),
+        Some(ns) if ns < 0 && !duration => Err(bad(
+            "is before 1970: a span's time counts from 1970 (the Unix epoch)",
+        )),
+        _ => Err(bad(if duration {
+            "is longer than 64-bit nanoseconds hold (about 292 years): not a span's duration"
+        } else {
+            "is beyond what 64-bit nanoseconds since 1970 hold (the year 2262): not a span's time"
+        })),
+    }
+}
+
 /// An id as read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Id {
@@ -376,25 +448,38 @@ impl Draft {
         }
     }
 
-    /// Keeps the span in `store`, or counts why it cannot be kept.
-    pub fn keep(self, store: &mut SpanStore) {
+    /// Keeps the span in `store`, or counts why it cannot be kept; an
+    /// error when its start and duration end beyond 64-bit nanoseconds.
+    pub fn keep(self, store: &mut SpanStore) -> Kept {
         let (Id::Ok(trace), Some(id @ 1..)) = (self.trace, self.id.span()) else {
-            return store.skipped.bad_ids += 1;
+            store.skipped.bad_ids += 1;
+            return Ok(());
         };
         let parent = match self.parent {
             Id::Missing => 0,
             p => match p.span() {
                 Some(p) => p,
-                None => return store.skipped.bad_ids += 1,
+                None => {
+                    store.skipped.bad_ids += 1;
+                    return Ok(());
+                }
             },
         };
         let Some(start) = self.start else {
-            return store.skipped.no_times += 1;
+            store.skipped.no_times += 1;
+            return Ok(());
         };
         let mut flags = self.flags;
         let end = match (self.end, self.duration) {
             (Some(e), _) => e,
-            (None, Some(d)) => start.saturating_add(d),
+            (None, Some(d)) => start.checked_add(d).ok_or_else(|| BadTime {
+                field: "duration".into(),
+                message: format!(
+                    "{} ms from a start {} ms after 1970 ends beyond what 64-bit nanoseconds since 1970 hold (the year 2262): not a span's duration",
+                    crate::error::num(d as f64 / 1e6),
+                    crate::error::num(start as f64 / 1e6)
+                ),
+            })?,
             (None, None) => {
                 // kept for the call graph: the spans below it stay in place
                 store.skipped.no_end += 1;
@@ -439,6 +524,7 @@ impl Draft {
             kind: self.kind,
             flags,
         });
+        Ok(())
     }
 }
 

@@ -4,7 +4,7 @@
 //! fault ([`Whole`]) and a JSON array streamed element by element ([`List`],
 //! serde's "stream an array" recipe).
 
-use super::spans::SpanStore;
+use super::spans::{BadTime, Kept, SpanStore};
 use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::marker::PhantomData;
@@ -40,6 +40,12 @@ impl Ctx<'_> {
         self.path.pop();
         Ok(v)
     }
+}
+
+/// A span's time at fault as the reader's error, the pointer on its field.
+pub fn refuse<E: de::Error>(ctx: &mut Ctx<'_>, e: BadTime) -> E {
+    ctx.inner = format!("/{}", e.field.replace('~', "~0"));
+    E::custom(e.message)
 }
 
 /// `#[serde(deserialize_with)]` for lists and maps that may be `null`.
@@ -91,7 +97,7 @@ pub struct List<'c, 's, T, F> {
 impl<'de, T, F> Visitor<'de> for List<'_, '_, T, F>
 where
     T: Deserialize<'de>,
-    F: FnMut(T, &mut Ctx<'_>),
+    F: FnMut(T, &mut Ctx<'_>) -> Kept,
 {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -107,8 +113,10 @@ where
                 self.ctx.path.pop();
                 return Ok(());
             };
+            if let Err(e) = (self.each)(item, self.ctx) {
+                return Err(refuse(self.ctx, e));
+            }
             self.ctx.path.pop();
-            (self.each)(item, self.ctx);
         }
         Ok(())
     }
@@ -117,7 +125,7 @@ where
 impl<'de, T, F> DeserializeSeed<'de> for List<'_, '_, T, F>
 where
     T: Deserialize<'de>,
-    F: FnMut(T, &mut Ctx<'_>),
+    F: FnMut(T, &mut Ctx<'_>) -> Kept,
 {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {

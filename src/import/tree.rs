@@ -66,7 +66,9 @@ pub struct Node {
 impl Node {
     /// Its length in nanoseconds.
     pub fn duration(&self) -> i64 {
-        self.end - self.start
+        // times are within 64-bit nanoseconds since 1970, but a skew repair
+        // may shift them: saturating, never wrapping
+        self.end.saturating_sub(self.start)
     }
 }
 
@@ -230,20 +232,23 @@ fn place(nodes: &mut [Node], i: usize, broken: &mut Broken) {
         || me.rec.kind == Kind::Consumer
         || me.rec.flags & (FOLLOWS | LINKED) != 0;
     // skew: another host's clock; children move with their parent
-    let mut shift = pn.start - pn.rec.start;
-    let start = me.rec.start + shift;
+    let mut shift = pn.start.saturating_sub(pn.rec.start);
+    let start = me.rec.start.saturating_add(shift);
     if !same && !message && (start < pn.start || start > pn.end) {
         broken.skew += 1;
         let dur = me.rec.end - me.rec.start;
         let at = if dur <= pn.duration() {
-            pn.start + (pn.duration() - dur) / 2
+            pn.start.saturating_add((pn.duration() - dur) / 2)
         } else {
             pn.start
         };
-        shift = at - me.rec.start;
+        shift = at.saturating_sub(me.rec.start);
     }
     let node = &mut nodes[i];
-    (node.start, node.end) = (me.rec.start + shift, me.rec.end + shift);
+    (node.start, node.end) = (
+        me.rec.start.saturating_add(shift),
+        me.rec.end.saturating_add(shift),
+    );
     broken.outlived += u64::from(node.end > pn.end);
     node.role = match me.rec.kind {
         Kind::Client | Kind::Producer if same && pn.role == Role::Outgoing => Role::Local,

@@ -60,13 +60,23 @@ macro_rules! row {
     ($($e:expr),* $(,)?) => { vec![$($e.to_string()),*] };
 }
 
-/// Names as the scenario writes them: control characters replaced, a
+/// Names as the scenario writes them: control characters and the
+/// characters the loader refuses in the namespace (`refused`) replaced, a
 /// formula start guarded, Unicode in NFC, each unique.
 #[derive(Default)]
 struct Namer {
     used: HashSet<String>,
     renamed: Vec<(String, String)>,
+    refused: &'static [char],
 }
+
+/// What the loader refuses in service and dependency names: `#` names a
+/// replica (`NAME#2`), `:` joins names into random streams' names.
+const SERVICE_REFUSED: &[char] = &['#', ':'];
+
+/// What the loader refuses in workload names (joined into random streams'
+/// names with `:` and `/`).
+const WORKLOAD_REFUSED: &[char] = &[':', '/'];
 
 impl Namer {
     fn name(&mut self, raw: &str) -> String {
@@ -74,7 +84,7 @@ impl Namer {
         let mut s: String = raw
             .nfc()
             .map(|c| {
-                if crate::error::is_hidden_char(c) {
+                if crate::error::is_hidden_char(c) || self.refused.contains(&c) {
                     '_'
                 } else {
                     c
@@ -142,6 +152,13 @@ pub fn key(s: &str) -> String {
 fn number(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return "0".into();
+    }
+    if x.abs() >= 1e15 {
+        // a TOML integer holds 64 bits: large values as floats
+        let s = format!("{x:.5e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m = m.trim_end_matches('0').trim_end_matches('.');
+        return format!("{m}e{e}");
     }
     let digits = (5 - x.abs().log10().floor() as i32).clamp(0, 12) as usize;
     let s = format!("{x:.digits$}");
@@ -449,7 +466,10 @@ impl W<'_> {
         let mut table = Table::of(
             "workload|service|route|arrivals|requests they stand for|rate rps|kind|parent outside the file",
         );
-        let mut names = Namer::default();
+        let mut names = Namer {
+            refused: WORKLOAD_REFUSED,
+            ..Namer::default()
+        };
         names.used.insert("all".into());
         let interval = number(self.sys.interval_ns as f64 / 1e6);
         for (e, route) in self.sys.entries.iter().zip(routes) {
@@ -498,7 +518,12 @@ impl W<'_> {
                 }
             }
             .ok();
-            match self.sys.interval_ns >= MIN_INTERVAL_NS {
+            // the placeholder rate of 1 rps over traces spanning decades (a
+            // span with a time near 1970) would send more than a run may
+            let placeholder_fits = e.rate_rps.is_some()
+                || (self.sys.interval_ns as f64 / 1e9)
+                    <= crate::scenario::validate::DEFAULT_MAX_EVENTS as f64;
+            match self.sys.interval_ns >= MIN_INTERVAL_NS && placeholder_fits {
                 true => writeln!(self.t, "duration_ms = {interval}"),
                 false => writeln!(
                     self.t,
@@ -684,7 +709,10 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         tails,
     };
     // names: services, then dependencies (one namespace)
-    let mut namer = Namer::default();
+    let mut namer = Namer {
+        refused: SERVICE_REFUSED,
+        ..Namer::default()
+    };
     for s in sys
         .services
         .iter()
@@ -718,7 +746,7 @@ pub fn write(sys: &System, cx: &Context<'_>) -> Written {
         w.warnings.push(format!("service {}: {n} spans, but no entry point reaches it (its spans are orphans, or its callers are cut off): left out", cx.strings.name(*s)));
     }
     for (from, to) in namer.renamed {
-        w.warnings.push(format!("the name `{}` is written `{to}` (a name in a scenario holds no control characters, does not start like a spreadsheet formula, and is unique)", from.escape_debug()));
+        w.warnings.push(format!("the name `{}` is written `{to}` (a name in a scenario holds no control characters, no `#` (which names a replica, `NAME#2`) and no `:` (which joins names into the names of random streams), does not start like a spreadsheet formula, and is unique)", from.escape_debug()));
     }
     let count =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -784,4 +812,22 @@ fn entry_text(sys: &System, cx: &Context<'_>) -> Vec<String> {
             None => "Without --sample-rate, a trace stands for 1 / the sampling probability its spans say (Jaeger's sampler.type = probabilistic and sampler.param, OpenTelemetry's trace state ot=th or ot=p), else for 1.".into(),
         },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::number;
+
+    #[test]
+    fn a_large_number_is_written_as_a_toml_float() {
+        // written as digits, 1e301 overflowed TOML's 64-bit integers
+        for x in [1e15, 1.45e301, 9.3e18, -2.5e20] {
+            let text = number(x);
+            let v: toml::Value = toml::from_str(&format!("x = {text}")).expect(&text);
+            let back = v["x"].as_float().expect(&text);
+            assert!((back - x).abs() <= x.abs() * 1e-5, "{x}: {text}");
+        }
+        assert_eq!(number(123456.7), "123457");
+        assert_eq!(number(0.5), "0.5");
+    }
 }

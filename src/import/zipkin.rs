@@ -7,7 +7,8 @@
 //! (`service.instance.id`, `k8s.pod.name`, `host.name`), else the local
 //! endpoint's `ipv4` (or `ipv6`) and `port`.
 
-use super::spans::{Draft, ERROR, Id, Kind, SHARED, Scalar, rank};
+use super::json_keys::UniqueMap;
+use super::spans::{Draft, ERROR, Id, Kept, Kind, SHARED, Scalar, nanos, rank};
 use super::stream::{Ctx, nullable};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -34,18 +35,15 @@ pub struct Span {
     local_endpoint: Option<Endpoint>,
     remote_endpoint: Option<Endpoint>,
     #[serde(deserialize_with = "nullable")]
-    tags: BTreeMap<String, Scalar>,
+    tags: UniqueMap<BTreeMap<String, Scalar>>,
     shared: Option<Scalar>,
-}
-
-/// Microseconds to nanoseconds.
-fn us(v: Option<Scalar>) -> Option<i64> {
-    v.and_then(|v| v.int()).map(|v| v.saturating_mul(1000))
 }
 
 impl Span {
     /// Keeps the span.
-    pub fn keep(self, ctx: &mut Ctx<'_>) {
+    pub fn keep(self, ctx: &mut Ctx<'_>) -> Kept {
+        let start = nanos(self.timestamp.as_ref(), 1000, "timestamp", false)?;
+        let duration = nanos(self.duration.as_ref(), 1000, "duration", true)?;
         let strings = &mut ctx.store.strings;
         let mut sym = |s: Option<&String>| s.filter(|s| !s.is_empty()).map(|s| strings.intern(s));
         let local = self.local_endpoint.unwrap_or_default();
@@ -53,8 +51,8 @@ impl Span {
             trace: Id::of(self.trace_id.as_ref()),
             id: Id::of(self.id.as_ref()),
             parent: Id::of(self.parent_id.as_ref()),
-            start: us(self.timestamp),
-            duration: us(self.duration),
+            start,
+            duration,
             name: sym(self.name.as_ref()),
             service: sym(local.service_name.as_ref()),
             kind: self.kind.as_ref().map_or(Kind::Internal, Kind::of),
@@ -76,13 +74,13 @@ impl Span {
         if self.shared.is_some_and(|s| s.truthy()) {
             d.flags |= SHARED;
         }
-        for (key, value) in &self.tags {
+        for (key, value) in &self.tags.0 {
             match key.as_str() {
                 // Zipkin's error tag holds the message, not "true"
                 "error" => d.flags |= ERROR,
                 _ => d.attribute(key, value, strings),
             }
         }
-        d.keep(ctx.store);
+        d.keep(ctx.store)
     }
 }

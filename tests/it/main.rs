@@ -25,6 +25,7 @@ mod hostile_configs;
 mod hostile_outputs;
 mod hostile_results;
 mod hostile_runs;
+mod hostile_traces;
 mod import;
 mod import_configs;
 mod import_resilience4j;

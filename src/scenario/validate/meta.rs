@@ -3,7 +3,7 @@
 
 use super::*;
 
-const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
+pub(crate) const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
 const DEFAULT_MAX_SIM_TIME_MS: f64 = 365.0 * 24.0 * 3_600_000.0;
 /// About half a gigabyte of request, call and event state.
 const DEFAULT_MAX_IN_FLIGHT: u64 = 1_000_000;

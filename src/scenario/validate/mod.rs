@@ -15,11 +15,13 @@ mod latency;
 mod limiter_key;
 mod limiters;
 mod meta;
+pub(crate) use meta::DEFAULT_MAX_EVENTS;
 mod outlier;
 pub use outlier::MIN_INTERVAL_MS as MIN_OUTLIER_INTERVAL_MS;
 mod plan_links;
 mod policies;
 mod services;
+pub(crate) use services::MAX_CALL_DEPTH;
 mod workload;
 
 pub(crate) use faults::share_series_rows;
