@@ -537,3 +537,52 @@ fn a_shard_into_another_shards_folder_is_refused_and_leaves_it_whole() {
     let (code, err) = sweep(Some("1/2"));
     assert_eq!(code, 0, "the same shard again replaces itself: {err}");
 }
+
+/// Outlier detection counts its picks per sweep interval and replica
+/// (timeseries_replicas.csv): with a 1 ms sweep, 2 replicas and a run of
+/// 6,000 s that is 12 million counts; the run stops on the limit of
+/// 10 million (at 5,000 s), naming the detector's key, instead of holding
+/// counts that grow with the run's length.
+#[test]
+fn outlier_counts_per_sweep_interval_stop_on_the_series_limit() {
+    let (_dir, file) = crate::common::file_with(
+        r#"[scenario]
+name = "outlier-long"
+seed = 1
+
+[services.api]
+routes = ["/api"]
+replicas = 2
+
+[services.api.outlier_detection]
+interval_ms = 1
+
+[services.api.handler]
+type = "server"
+slots = 1
+queue = 10
+service = { constant = 5 }
+
+[workload]
+type = "open"
+rate_rps = 0.02
+arrivals = "poisson"
+duration_ms = 6000000
+"#,
+    );
+    let out = tempfile::tempdir().unwrap();
+    let o = resim()
+        .args(["run", "-q", "--no-report", "--out"])
+        .arg(out.path())
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "services.api.outlier_detection: the run passed 10000000 sweep intervals x replicas"
+        ) && err.contains("raise services.api.outlier_detection.interval_ms"),
+        "{err}"
+    );
+}

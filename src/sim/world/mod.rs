@@ -127,7 +127,8 @@ impl<'m> World<'m> {
             ),
             limits.max_series_rows,
         );
-        let max_time = limits.max_sim_time.min(series_end);
+        let outlier_end = outlier_end(self.model);
+        let max_time = limits.max_sim_time.min(series_end).min(outlier_end.0);
         // the time series' current window end (never, without one)
         let mut window_end = self.obs.series().map_or(Ticks(u64::MAX), |t| t.end());
         let held_mask = if fast_paths::on() {
@@ -150,6 +151,9 @@ impl<'m> World<'m> {
             if at > max_time {
                 if at > series_end {
                     return Err(self.series_limit());
+                }
+                if at > outlier_end.0 {
+                    return Err(self.outlier_limit(&outlier_end.1));
                 }
                 return Err(Error::Limit(format!(
                     "scenario `{}`: the run passed scenario.max_sim_time_ms = {} (raise it in [scenario] if the run is meant to be this long)",
@@ -198,6 +202,18 @@ impl<'m> World<'m> {
             }
         }
         Ok(())
+    }
+
+    /// An outlier detector would count its picks in more sweep intervals x
+    /// replicas than [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS): the key path of
+    /// its `outlier_detection`.
+    #[cold]
+    fn outlier_limit(&self, key: &str) -> Error {
+        Error::Limit(format!(
+            "scenario `{}`: {key}: the run passed {} sweep intervals x replicas, the most a detector counts its picks in (timeseries_replicas.csv): raise {key}.interval_ms or shorten the run",
+            self.model.name,
+            super::timeseries::MAX_SERIES_ROWS
+        ))
     }
 
     /// The time series would pass its row limit.
@@ -525,4 +541,29 @@ fn held_check_mask(model: &Model) -> u64 {
         .unwrap_or(1)
         .max(1);
     (1024 / fan_out).max(1).next_power_of_two() - 1
+}
+
+/// The latest time the outlier detectors may reach before one counts its
+/// picks (per sweep interval and replica) in more than
+/// [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS) cells, and the key path of that
+/// detector's `outlier_detection` (`Ticks::MAX` without one): a 1 ms sweep
+/// over a day would hold gigabytes of counts.
+fn outlier_end(model: &Model) -> (Ticks, String) {
+    let services = model.services.iter().map(|s| {
+        let key = format!("services.{}.outlier_detection", s.name);
+        (s.balance.outlier.as_ref(), s.replicas, key)
+    });
+    let dependencies = model.dependencies.iter().map(|d| {
+        let key = format!("dependencies.{}.outlier_detection", d.name);
+        (d.balance.outlier.as_ref(), d.replicas, key)
+    });
+    services
+        .chain(dependencies)
+        .filter_map(|(o, replicas, key)| {
+            let o = o?;
+            let intervals = super::timeseries::MAX_SERIES_ROWS / u64::from(replicas.max(1));
+            Some((Ticks(o.interval.0.saturating_mul(intervals)), key))
+        })
+        .min_by_key(|(t, _)| *t)
+        .unwrap_or((Ticks(u64::MAX), String::new()))
 }
