@@ -33,6 +33,24 @@ struct AnyValue {
     bool_value: Option<Scalar>,
 }
 
+/// An attribute list whose keys are unique, as OTLP requires ("attribute keys
+/// MUST be unique", the common protocol's `KeyValue` list): a repeated key
+/// (two `service.name`) would be read as whichever came last, so it is
+/// refused naming the key.
+fn unique_attributes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<KeyValue>, D::Error> {
+    let list: Vec<KeyValue> = nullable(d)?;
+    let mut seen = std::collections::HashSet::new();
+    for a in &list {
+        if !seen.insert(a.key.as_str()) {
+            return Err(de::Error::custom(format!(
+                "the attribute `{}` is given twice in one attribute list: OTLP requires each key once, and readers keep either value; remove one",
+                a.key.escape_debug()
+            )));
+        }
+    }
+    Ok(list)
+}
+
 /// Attributes into a draft.
 fn attributes(d: &mut Draft, list: Vec<KeyValue>, ctx: &mut Ctx<'_>) {
     for a in list {
@@ -51,7 +69,7 @@ fn attributes(d: &mut Draft, list: Vec<KeyValue>, ctx: &mut Ctx<'_>) {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 pub struct Resource {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "unique_attributes")]
     attributes: Vec<KeyValue>,
 }
 
@@ -94,7 +112,7 @@ pub struct Span {
     kind: Option<Scalar>,
     start_time_unix_nano: Option<Scalar>,
     end_time_unix_nano: Option<Scalar>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "unique_attributes")]
     attributes: Vec<KeyValue>,
     status: Option<Status>,
     trace_state: Option<String>,

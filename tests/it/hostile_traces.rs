@@ -327,6 +327,17 @@ fn a_repeated_json_key_is_refused_naming_it_and_its_object() {
                 .replacen(r#""resource":"#, r#""resource":{},"resource":"#, 1),
             "/resourceSpans/0: the key `resource` appears twice",
         ),
+        // an OTLP attribute list holding one key twice (OTLP requires each once)
+        (
+            serde_json::to_string(&otlp(json!("1700000000000000000"), json!("1700000000100000000")))
+                .expect("json")
+                .replacen(
+                    r#"{"key":"service.name","value":{"stringValue":"front"}}"#,
+                    r#"{"key":"service.name","value":{"stringValue":"front"}},{"key":"service.name","value":{"stringValue":"back"}}"#,
+                    1,
+                ),
+            "the attribute `service.name` is given twice in one attribute list",
+        ),
     ];
     for (text, wanted) in cases {
         let (dir, path) = file("t.json", &text);
