@@ -231,11 +231,10 @@ impl Manifest {
     }
 }
 
-/// Refuses to write a sweep into `dir` when it holds another slice of the
-/// units: another shard's results, a whole sweep's where a shard goes, or a
-/// shard's where a whole sweep goes. Rerunning the same slice (or a sweep
-/// over an older one) replaces it as before; a folder without a manifest
-/// that reads is left to the resume checks.
+/// Refuses to write a shard into `dir` when it holds another shard's results
+/// (a merge would then miss that shard). Rerunning the same shard, or a whole
+/// sweep where a shard was (or the reverse), replaces it as before; a folder
+/// without a manifest that reads is left to the resume checks.
 pub fn check_slice(dir: &Path, shard: Option<&ShardInfo>) -> Result<(), Error> {
     if !dir.join(FILE).is_file() {
         return Ok(());
@@ -246,20 +245,20 @@ pub fn check_slice(dir: &Path, shard: Option<&ShardInfo>) -> Result<(), Error> {
     // a shard 1/1 is the whole sweep
     let slice = |s: Option<&ShardInfo>| s.map(|s| (s.index, s.count)).filter(|&(_, n)| n > 1);
     let (was, now) = (slice(old.shard.as_ref()), slice(shard));
-    if was == now {
+    // a whole sweep over a shard's folder, or a shard over a whole sweep's,
+    // replaces it as a sweep of other settings does: only one shard's
+    // results replaced by another's are lost to the merge without a word
+    if was.is_none() || now.is_none() || was == now {
         return Ok(());
     }
-    let name = |s: Option<(u64, u64)>| match s {
-        Some((k, n)) => format!("shard {k}/{n}"),
-        None => "a whole sweep".to_string(),
-    };
+    let name = |s: Option<(u64, u64)>| s.map_or(String::new(), |(k, n)| format!("shard {k}/{n}"));
     Err(ScenarioError::new(
         "",
         format!(
             "{} holds the results of {} ({FILE}), which {} would replace: give each shard its own --out (as the default out/STEM-sweep/shard-K-of-N does), or remove the folder to start again",
             dir.display(),
             name(was),
-            name(now).replacen("a whole", "the whole", 1)
+            name(now)
         ),
     )
     .into())
