@@ -371,8 +371,10 @@ fn throttle(top: &Read<'_>, led: &mut Ledger) -> Result<Option<(f64, f64)>, Erro
     }
     let milli = milli_ratio(ratio);
     if milli > f64::from(i32::MAX) {
-        // gRPC core keeps the thousandths in an `int` (milli_token_ratio_):
-        // past it the ratio wraps to another number
+        // gRPC core (src/core/client_channel/retry_service_config.cc,
+        // RetryGlobalConfig::JsonPostLoad) reads the whole part as a uint32
+        // and casts whole x 1000 + thousandths to an `int`
+        // (milli_token_ratio_): past it the ratio wraps to another number
         return Err(tr.err(format!(
             "{} is {} thousandths, beyond the 32-bit whole number gRPC core keeps them in (at most {}): a budget that large never refuses a retry, so leave `retryThrottling` out",
             crate::error::num(ratio),
