@@ -178,9 +178,11 @@ fn weights(at: &str, w: &[f64], kind: Balancer, replicas: u32) -> R<Vec<f64>> {
             );
         }
     }
-    // The pick rules add the weights up (nginx's smooth round robin subtracts
-    // their sum, Envoy's schedulers divide by it): a sum past the largest
-    // double is infinite, and every pick then went to the first replica.
+    // nginx's smooth weighted round robin (src/http/ngx_http_upstream_round_robin.c,
+    // ngx_http_upstream_get_peer) takes the sum of the weights off the picked
+    // peer: a sum past the largest double is infinite, and every pick then
+    // went to the first replica. Only ratios count, so the bound holds for
+    // every kind that takes weights.
     if !w.iter().sum::<f64>().is_finite() {
         return err(
             at,
