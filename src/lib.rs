@@ -15,7 +15,7 @@
 //! `sweep` runs every compare row over many seeded replications (in parallel, or
 //! sharded across machines) and summarizes the report tables' figures.
 //!
-//! Imports go one way: a module uses only the ones below it in `model` <
+//! Imports go one way: a module uses only the ones below it in `kinds` < `model` <
 //! `scenario` < `metrics` < `sim` < `traces` < `analysis` < `report` <
 //! `thresholds` < this file's run functions < `sweep` < `boundary` < `import` <
 //! `cli` (and the leaves `engine`, `error`, `format`, `memory`, `progress`,
@@ -31,6 +31,7 @@ pub mod engine;
 pub mod error;
 pub(crate) mod format;
 pub mod import;
+pub mod kinds;
 pub mod memory;
 pub mod metrics;
 pub mod model;

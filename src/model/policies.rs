@@ -20,42 +20,8 @@ pub struct ClientPolicy {
     pub throttle: Option<Throttle>,
 }
 
-/// Attempt outcomes a retry may follow, as a bit set of [`AttemptOutcome`]s.
-pub type OutcomeSet = u8;
-
-/// How one attempt ended (the `calls` table counts attempts by these).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AttemptOutcome {
-    /// Answered successfully.
-    Ok,
-    /// Answered with a failure (a dependency's error, a service's dropped request).
-    Error,
-    /// No answer within the attempt's deadline.
-    Timeout,
-    /// Refused by a full server (503).
-    Shed,
-    /// Refused by a limiter (429).
-    Rejected,
-    /// Given up by the policy (a hedge loser) or from above.
-    Cancelled,
-}
-
-impl AttemptOutcome {
-    /// Names as written in `retry.on` and in the `calls` table's columns.
-    pub const NAMES: [(&'static str, AttemptOutcome); 6] = [
-        ("ok", AttemptOutcome::Ok),
-        ("error", AttemptOutcome::Error),
-        ("timeout", AttemptOutcome::Timeout),
-        ("shed", AttemptOutcome::Shed),
-        ("rejected", AttemptOutcome::Rejected),
-        ("cancelled", AttemptOutcome::Cancelled),
-    ];
-
-    /// This outcome's bit in an [`OutcomeSet`].
-    pub const fn bit(self) -> OutcomeSet {
-        1 << (self as u8)
-    }
-}
+pub use crate::kinds::budget::RetryBudget;
+pub use crate::kinds::outcome::{AttemptOutcome, OutcomeSet};
 
 /// `retry = { max_attempts, on, backoff, budget }`.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,74 +82,6 @@ pub struct Backoff {
     /// `jitter_factor` in [0, 1) (0 unless given; `constant` and `exponential`
     /// only): the wait w is drawn from U(w (1 - f), w (1 + f)).
     pub jitter_factor: f64,
-}
-
-/// A retry budget, one per policy state.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum RetryBudget {
-    /// Retries / first tries over the last `window` below `max`.
-    Ratio {
-        /// In [0, 1].
-        max: f64,
-        /// The span the counts cover.
-        window: Ticks,
-    },
-    /// Tokens: full at start, `deposit` per first try, a retry needs and spends `cost`.
-    TokenBucket {
-        /// Tokens at most (and at start).
-        capacity: f64,
-        /// Tokens each first try adds.
-        deposit: f64,
-        /// Tokens a retry needs and spends.
-        cost: f64,
-    },
-    /// Brooker's retry breaker: no retries while failed attempts / first tries > threshold.
-    Breaker {
-        /// The failure share above which retries stop.
-        threshold: f64,
-    },
-    /// gRPC retry throttling (gRFC A6 `retryThrottling`), in thousandths of a
-    /// token as gRPC keeps them: full at start, a counted failed attempt takes
-    /// 1000, a success adds `ratio_milli`; no retry or hedge while the tokens
-    /// are at or below half of `max_milli`.
-    GrpcThrottle {
-        /// `max_tokens` x 1000, in (0, 10^6].
-        max_milli: u32,
-        /// `token_ratio` x 1000 (decimals past the third dropped), >= 1.
-        ratio_milli: u32,
-    },
-    /// Finagle's `RetryBudget(ttl, minRetriesPerSec, percentCanRetry)`: a
-    /// windowed counter of deposits (one per call) and withdrawals (one per
-    /// retry) over `ttl`, plus a fixed reserve.
-    Finagle {
-        /// `percent` of the calls may be retried, in [0, 100000].
-        percent: f64,
-        /// Retries per second the reserve allows on top.
-        min_retries_per_s: u32,
-        /// How long a deposit or a withdrawal counts, 1 to 60 s.
-        ttl: Ticks,
-        /// `ttl` in whole seconds (the reserve's multiplier, as Finagle's `inSeconds`).
-        ttl_s: u32,
-    },
-    /// The AWS SDKs' standard retry quota: a retry needs and spends its cost.
-    AwsStandard {
-        /// Tokens at most (and at start).
-        quota: u32,
-        /// What a retry costs.
-        retry_cost: u32,
-        /// What a retry after a timed-out attempt costs.
-        timeout_cost: u32,
-        /// What a call's first try answered ok adds back.
-        no_retry_increment: u32,
-    },
-    /// Envoy's `retry_budget`: retries in flight at once at most
-    /// max(`min_retry_concurrency`, `percent` % of the attempts in flight).
-    Envoy {
-        /// Percent of the attempts in flight, in [0, 100].
-        percent: f64,
-        /// Retries in flight always allowed.
-        min_retry_concurrency: u32,
-    },
 }
 
 /// `hedge = { delay_ms, max_attempts, cancel_losers }`.

@@ -658,29 +658,12 @@ pub struct RawBackoff {
     pub jitter_factor: Option<f64>,
 }
 
-/// One table for every budget kind; which keys a kind takes is checked in
-/// validation (so that a misplaced key names the kind it belongs to).
+/// A budget table as written: its kind and keys are read against the
+/// kinds' declarations in validation (so that a misplaced key names the kind
+/// it belongs to).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawRetryBudget {
-    pub kind: String,
-    pub max: Option<f64>,
-    pub window_ms: Option<f64>,
-    pub capacity: Option<f64>,
-    pub deposit: Option<f64>,
-    pub cost: Option<f64>,
-    pub threshold: Option<f64>,
-    pub max_tokens: Option<f64>,
-    pub token_ratio: Option<f64>,
-    pub percent: Option<f64>,
-    pub min_retries_per_s: Option<f64>,
-    pub ttl_ms: Option<f64>,
-    pub quota: Option<f64>,
-    pub retry_cost: Option<f64>,
-    pub timeout_cost: Option<f64>,
-    pub no_retry_increment: Option<f64>,
-    pub min_retry_concurrency: Option<f64>,
-}
+#[serde(transparent)]
+pub struct RawRetryBudget(pub toml::Table);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

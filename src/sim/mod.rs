@@ -120,6 +120,24 @@
 //! attempt, wait until a time, resolve the call), which `world/policy.rs`
 //! carries out: a kind that adds a step adds its arm there.
 //!
+//! # Adding a retry budget
+//!
+//! A retry budget is a kind (`crate::kinds`), declared once:
+//!
+//! 1. Write `src/kinds/budget/<kind>.rs`: the type of its checked keys
+//!    implementing `budget::Kind` (its `Decl`: name, keys, defaults and
+//!    ranges; `from_keys` for the checks a range cannot say; `start`, the
+//!    state a policy state begins with) and that state implementing
+//!    `budget::Rule` (what it counts when a first try goes and an attempt
+//!    ends, whether a retry may go and what it holds for it). Test the rule
+//!    on the state alone.
+//! 2. Add one line to the `kinds!` list in `src/kinds/budget/mod.rs`.
+//!
+//! Validation reads its keys from the declaration (the kind, types, ranges,
+//! a key of another kind, the closest name to a misspelt one), the model
+//! holds it as a `RetryBudget`, and [`policy`] runs its rule; none of them
+//! changes. Its row in docs/scenarios.md is checked against the declaration.
+//!
 //! # Adding an admission algorithm
 //!
 //! A limiter algorithm (a rate, or a concurrency limit that adapts to latency)

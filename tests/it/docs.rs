@@ -116,3 +116,23 @@ fn user_docs_and_help_speak_of_the_product_only() {
     }
     assert!(found.is_empty(), "process words in user docs: {found:#?}");
 }
+
+/// Each retry budget kind's row in docs/scenarios.md gives its keys as its
+/// declaration does (the one validation reads): a key added, renamed or given
+/// another default or range shows here until the docs say it too.
+#[test]
+fn the_budget_key_table_is_the_kinds_declarations() {
+    let docs = std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap();
+    let mut wrong = Vec::new();
+    for d in resim::kinds::budget::KINDS {
+        let row = format!("| `{}` | {} |", d.name, d.keys_cell());
+        if !docs.lines().any(|l| l.starts_with(&row)) {
+            wrong.push(row);
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/scenarios.md (`retry.budget`) should start these rows so:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -17,6 +17,7 @@ const LEAVES: &[&str] = &["engine", "error", "format", "memory", "progress", "ta
 /// of the next: `scenario` (validation) builds `model` values, and `sim` fills
 /// `metrics`' sample sets, so `model` and `metrics` sit below their producers.
 const LAYERS: &[&str] = &[
+    "kinds",
     "model",
     "scenario",
     "metrics",

@@ -30,6 +30,7 @@ pub(crate) use latency::latency;
 use super::raw::*;
 use crate::engine::Ticks;
 use crate::error::{ScenarioError, did_you_mean, list, num};
+use crate::kinds::check::{choice, finite, non_negative, positive, positive_ticks, ticks};
 use crate::model::*;
 
 type R<T> = Result<T, ScenarioError>;
@@ -41,30 +42,6 @@ fn err<T>(path: impl Into<String>, msg: impl Into<String>) -> R<T> {
 /// An error at `path` found by comparing its value with the one at `other`.
 fn err_vs<T>(path: impl Into<String>, other: impl Into<String>, msg: impl Into<String>) -> R<T> {
     Err(ScenarioError::new(path, msg).related(other))
-}
-
-fn finite(path: &str, v: f64) -> R<f64> {
-    if v.is_finite() {
-        Ok(v)
-    } else {
-        err(path, format!("must be a finite number (got {})", num(v)))
-    }
-}
-
-fn positive(path: &str, v: f64) -> R<f64> {
-    if finite(path, v)? > 0.0 {
-        Ok(v)
-    } else {
-        err(path, format!("must be > 0 (got {})", num(v)))
-    }
-}
-
-fn non_negative(path: &str, v: f64) -> R<f64> {
-    if finite(path, v)? >= 0.0 {
-        Ok(v)
-    } else {
-        err(path, format!("must be >= 0 (got {})", num(v)))
-    }
 }
 
 fn count(path: &str, v: i64, min: i64) -> R<u64> {
@@ -167,53 +144,6 @@ pub(crate) fn csv_name(path: &str, name: &str) -> R<()> {
         );
     }
     Ok(())
-}
-
-/// Milliseconds to ticks, refusing values that do not fit the clock. The check is
-/// made on the converted value: a positive time that rounds to 0 ns (the clock's
-/// resolution) would divide by zero or silently mean "no time at all".
-fn ticks(path: &str, ms: f64) -> R<Ticks> {
-    non_negative(path, ms)?;
-    if ms * crate::engine::Ticks::from_ms(1.0).0 as f64 >= u64::MAX as f64 / 2.0 {
-        return err(
-            path,
-            format!("{} ms is beyond the virtual clock's range", num(ms)),
-        );
-    }
-    let t = Ticks::from_ms(ms);
-    if ms > 0.0 && t == Ticks::ZERO {
-        return err(
-            path,
-            format!(
-                "{} ms rounds to 0 ns (the virtual clock counts whole nanoseconds): must be > 0 after conversion, at least 5e-7",
-                num(ms)
-            ),
-        );
-    }
-    Ok(t)
-}
-
-/// A time that must be > 0, in ticks (checked before and after conversion).
-fn positive_ticks(path: &str, ms: f64) -> R<Ticks> {
-    ticks(path, positive(path, ms)?)
-}
-
-/// One of `allowed`, or an error suggesting the closest.
-fn choice<'a>(path: &str, value: &str, allowed: &[&'a str]) -> R<&'a str> {
-    allowed
-        .iter()
-        .find(|a| **a == value)
-        .copied()
-        .ok_or_else(|| {
-            ScenarioError::new(
-                path,
-                format!(
-                    "unknown value `{value}`, expected one of {}{}",
-                    list(allowed.iter().copied()),
-                    did_you_mean(value, allowed.iter().copied())
-                ),
-            )
-        })
 }
 
 /// The value named by `value` among `options` (name, value); no value means the

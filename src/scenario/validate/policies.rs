@@ -129,7 +129,7 @@ fn retry(path: &str, r: &RawRetry) -> R<Retry> {
     let budget = r
         .budget
         .as_ref()
-        .map(|b| budget(&format!("{path}.budget"), b))
+        .map(|b| RetryBudget::read(&format!("{path}.budget"), &b.0, false))
         .transpose()?;
     Ok(Retry {
         max_attempts,
@@ -250,212 +250,6 @@ fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
     })
 }
 
-/// A value in [0, 1].
-fn fraction(path: &str, v: f64) -> R<f64> {
-    if (0.0..=1.0).contains(&finite(path, v)?) {
-        Ok(v)
-    } else {
-        err(path, format!("must be between 0 and 1 (got {})", num(v)))
-    }
-}
-
-/// The budget kinds, as written in `budget.kind`.
-const BUDGET_KINDS: [&str; 7] = [
-    "ratio",
-    "token_bucket",
-    "breaker",
-    "grpc_throttle",
-    "finagle",
-    "aws_standard",
-    "envoy",
-];
-
-fn budget(path: &str, b: &RawRetryBudget) -> R<RetryBudget> {
-    let kind = choice(&format!("{path}.kind"), &b.kind, &BUDGET_KINDS)?;
-    let keys: [(&str, Option<f64>, &[&str]); 16] = [
-        ("max", b.max, &["ratio"]),
-        ("window_ms", b.window_ms, &["ratio"]),
-        ("capacity", b.capacity, &["token_bucket"]),
-        ("deposit", b.deposit, &["token_bucket"]),
-        ("cost", b.cost, &["token_bucket"]),
-        ("threshold", b.threshold, &["breaker"]),
-        ("max_tokens", b.max_tokens, &["grpc_throttle"]),
-        ("token_ratio", b.token_ratio, &["grpc_throttle"]),
-        ("percent", b.percent, &["finagle", "envoy"]),
-        ("min_retries_per_s", b.min_retries_per_s, &["finagle"]),
-        ("ttl_ms", b.ttl_ms, &["finagle"]),
-        ("quota", b.quota, &["aws_standard"]),
-        ("retry_cost", b.retry_cost, &["aws_standard"]),
-        ("timeout_cost", b.timeout_cost, &["aws_standard"]),
-        (
-            "no_retry_increment",
-            b.no_retry_increment,
-            &["aws_standard"],
-        ),
-        ("min_retry_concurrency", b.min_retry_concurrency, &["envoy"]),
-    ];
-    for (key, v, owners) in keys {
-        if v.is_some() && !owners.contains(&kind) {
-            let owner = owners
-                .iter()
-                .map(|o| format!("`{o}`"))
-                .collect::<Vec<_>>()
-                .join(" or ");
-            return err(
-                format!("{path}.{key}"),
-                format!("`{key}` belongs to a {owner} budget, not to `{kind}`"),
-            );
-        }
-    }
-    Ok(match kind {
-        "ratio" => RetryBudget::Ratio {
-            max: fraction(&format!("{path}.max"), b.max.unwrap_or(0.1))?,
-            window: {
-                let at = format!("{path}.window_ms");
-                positive_ticks(&at, b.window_ms.unwrap_or(10_000.0))?
-            },
-        },
-        "token_bucket" => RetryBudget::TokenBucket {
-            capacity: non_negative(&format!("{path}.capacity"), b.capacity.unwrap_or(10.0))?,
-            deposit: non_negative(&format!("{path}.deposit"), b.deposit.unwrap_or(0.1))?,
-            cost: positive(&format!("{path}.cost"), b.cost.unwrap_or(1.0))?,
-        },
-        "breaker" => RetryBudget::Breaker {
-            threshold: match b.threshold {
-                Some(t) => non_negative(&format!("{path}.threshold"), t)?,
-                None => return err(path, "a `breaker` budget needs `threshold`"),
-            },
-        },
-        "grpc_throttle" => grpc_throttle(path, b)?,
-        "finagle" => {
-            let at = format!("{path}.percent");
-            let percent = non_negative(&at, b.percent.unwrap_or(20.0))?;
-            if percent > 100_000.0 {
-                return err(
-                    at,
-                    format!(
-                        "must be <= 100000 (Finagle's percentCanRetry is at most 1000, that is 100000 %; got {})",
-                        num(percent)
-                    ),
-                );
-            }
-            let at = format!("{path}.ttl_ms");
-            let ttl_ms = finite(&at, b.ttl_ms.unwrap_or(10_000.0))?;
-            if !(1000.0..=60_000.0).contains(&ttl_ms) {
-                return err(
-                    at,
-                    format!(
-                        "must be between 1000 and 60000 (Finagle's ttl is 1 to 60 seconds; got {})",
-                        num(ttl_ms)
-                    ),
-                );
-            }
-            RetryBudget::Finagle {
-                percent,
-                min_retries_per_s: whole(
-                    &format!("{path}.min_retries_per_s"),
-                    b.min_retries_per_s.unwrap_or(10.0),
-                    0,
-                )?,
-                ttl: ticks(&at, ttl_ms)?,
-                ttl_s: (ttl_ms / 1000.0).floor() as u32,
-            }
-        }
-        "aws_standard" => {
-            let quota = whole(&format!("{path}.quota"), b.quota.unwrap_or(500.0), 1)?;
-            RetryBudget::AwsStandard {
-                quota,
-                retry_cost: whole(
-                    &format!("{path}.retry_cost"),
-                    b.retry_cost.unwrap_or(5.0),
-                    1,
-                )?,
-                timeout_cost: whole(
-                    &format!("{path}.timeout_cost"),
-                    b.timeout_cost.unwrap_or(10.0),
-                    1,
-                )?,
-                no_retry_increment: whole(
-                    &format!("{path}.no_retry_increment"),
-                    b.no_retry_increment.unwrap_or(1.0),
-                    0,
-                )?,
-            }
-        }
-        _ => RetryBudget::Envoy {
-            percent: {
-                let at = format!("{path}.percent");
-                let p = finite(&at, b.percent.unwrap_or(20.0))?;
-                if !(0.0..=100.0).contains(&p) {
-                    return err(at, format!("must be between 0 and 100 (got {})", num(p)));
-                }
-                p
-            },
-            min_retry_concurrency: whole(
-                &format!("{path}.min_retry_concurrency"),
-                b.min_retry_concurrency.unwrap_or(3.0),
-                0,
-            )?,
-        },
-    })
-}
-
-/// `grpc_throttle`: gRFC A6's `retryThrottling`, kept in thousandths of a token
-/// as gRPC does (decimals past the third are dropped).
-fn grpc_throttle(path: &str, b: &RawRetryBudget) -> R<RetryBudget> {
-    let (Some(max), Some(ratio)) = (b.max_tokens, b.token_ratio) else {
-        return err(
-            path,
-            "a `grpc_throttle` budget needs `max_tokens` and `token_ratio` (gRPC's retryThrottling has no defaults)",
-        );
-    };
-    let at = format!("{path}.max_tokens");
-    let max = finite(&at, max)?;
-    if !(max > 0.0 && max <= 1000.0) {
-        return err(
-            at,
-            format!(
-                "must be in (0, 1000]: above 0 and at most 1000 (gRPC's rule; got {})",
-                num(max)
-            ),
-        );
-    }
-    let at = format!("{path}.token_ratio");
-    let ratio = positive(&at, ratio)?;
-    let ratio_milli = (ratio * 1000.0).floor();
-    if ratio_milli < 1.0 {
-        return err(
-            at,
-            format!(
-                "must be at least 0.001: gRPC keeps three decimals, and {} would keep 0",
-                num(ratio)
-            ),
-        );
-    }
-    if ratio_milli > f64::from(u32::MAX) {
-        return err(at, format!("must be <= 4294967 (got {})", num(ratio)));
-    }
-    Ok(RetryBudget::GrpcThrottle {
-        max_milli: ((max * 1000.0).floor() as u32).max(1),
-        ratio_milli: ratio_milli as u32,
-    })
-}
-
-/// A whole number >= `min` kept in 32 bits (a count of tokens or retries).
-fn whole(path: &str, v: f64, min: u32) -> R<u32> {
-    let v = finite(path, v)?;
-    if v.fract() != 0.0 {
-        return err(path, format!("must be a whole number (got {})", num(v)));
-    }
-    if v < f64::from(min) {
-        return err(path, format!("must be >= {min} (got {})", num(v)));
-    }
-    if v > f64::from(u32::MAX) {
-        return err(path, format!("must be <= {} (got {})", u32::MAX, num(v)));
-    }
-    Ok(v as u32)
-}
-
 /// A list of attempt outcomes (`on`, `non_fatal`) as a set.
 fn outcome_set(path: &str, list: &[String]) -> R<OutcomeSet> {
     let mut set = 0;
@@ -485,23 +279,11 @@ fn hedge(path: &str, h: &RawHedge) -> R<Hedge> {
             None => RETRYABLE_ALL,
             Some(list) => outcome_set(&format!("{path}.non_fatal"), list)?,
         },
-        budget: match &h.budget {
-            None => None,
-            Some(b) => {
-                let at = format!("{path}.budget");
-                let budget = budget(&at, b)?;
-                if !matches!(budget, RetryBudget::GrpcThrottle { .. }) {
-                    return err(
-                        format!("{at}.kind"),
-                        format!(
-                            "a hedge takes only a `grpc_throttle` budget (gRPC throttles hedges too; `{}` bounds retries: put it under `retry`)",
-                            b.kind
-                        ),
-                    );
-                }
-                Some(budget)
-            }
-        },
+        budget: h
+            .budget
+            .as_ref()
+            .map(|b| RetryBudget::read(&format!("{path}.budget"), &b.0, true))
+            .transpose()?,
     })
 }
 

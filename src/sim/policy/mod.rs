@@ -6,12 +6,12 @@
 //! branch, or a workload's client), and before any attempt whether the call may
 //! go at all (breaker, throttle).
 //!
-//! One module per policy kind: [`backoff`] (the wait before a retry), [`budget`]
-//! (retry budgets; the rules of real clients' budgets in [`client_budgets`]: a
-//! budget hears each attempt that ends, and what it holds for a retry is kept
-//! on the policy call until that retry's attempt ends or the call is over),
+//! One module per policy kind: [`backoff`] (the wait before a retry),
 //! [`retry`] and [`hedge`] (what happens when an attempt ends),
-//! [`breaker`] and [`throttle`] (calls refused before any attempt). Their state
+//! [`breaker`] and [`throttle`] (calls refused before any attempt). The retry
+//! budgets are kinds ([`crate::kinds::budget`], one module each): a budget
+//! hears each attempt that ends, and what it holds for a retry is kept on
+//! the policy call until that retry's attempt ends or the call is over. Their state
 //! lives in a [`PolicyState`] per (caller, policy, target): per client label of a
 //! workload, per calling service. Each state has its own random streams, one per
 //! purpose (jitter, throttle coins), so a scenario without policies draws exactly
@@ -37,8 +37,6 @@
 
 mod backoff;
 mod breaker;
-mod budget;
-mod client_budgets;
 mod hedge;
 mod retry;
 mod stats;
@@ -46,10 +44,10 @@ mod throttle;
 
 use super::vocab::{CallId, Caller, Outcome};
 use crate::engine::{EventKey, Stream, Ticks, stream};
+use crate::kinds::budget::BudgetState;
 use crate::model::{AttemptOutcome, Model, PolicyId, Target};
 pub(crate) use breaker::Admit;
 use breaker::BreakerState;
-use budget::BudgetState;
 pub use stats::CallStats;
 pub(crate) use stats::attempt_outcome;
 use std::collections::HashMap;

@@ -1,0 +1,380 @@
+//! A kind's keys, declared once: each key's name, its default (or that it is
+//! required) and the values it takes. The one reader here checks a table
+//! against the declarations of a family's kinds (which kind, which keys,
+//! their types and ranges, a key of another kind, a misspelt one), and the
+//! same declaration writes the docs' key table.
+
+use super::check::{self, R, err};
+use crate::engine::Ticks;
+use crate::error::{did_you_mean, list, num};
+use toml::Value;
+
+/// The values a key takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Range {
+    /// A finite number >= 0.
+    NonNegative,
+    /// A finite number > 0.
+    Positive,
+    /// A number in [0, 1].
+    Fraction,
+    /// A whole number >= this, at most 2^32 - 1.
+    Whole(u32),
+    /// A number in [lo, hi]; `why` (may be empty) says whose bound it is.
+    Between {
+        /// The least value.
+        lo: f64,
+        /// The largest value.
+        hi: f64,
+        /// Whose rule it is, said in the error.
+        why: &'static str,
+    },
+    /// A time in milliseconds > 0 that fits the virtual clock.
+    PositiveMs,
+    /// A finite number the kind checks itself; the text says which (for the
+    /// docs).
+    Own(&'static str),
+}
+
+impl Range {
+    /// The range as the docs' key table writes it.
+    fn text(self) -> String {
+        match self {
+            Range::NonNegative => ">= 0".into(),
+            Range::Positive | Range::PositiveMs => "> 0".into(),
+            Range::Fraction => "in [0, 1]".into(),
+            Range::Whole(min) => format!("a whole number >= {min}"),
+            Range::Between { lo, hi, .. } => format!("in [{}, {}]", num(lo), num(hi)),
+            Range::Own(text) => text.into(),
+        }
+    }
+
+    /// `v` checked at `path`.
+    fn check(self, path: &str, v: f64) -> R<f64> {
+        match self {
+            Range::NonNegative => check::non_negative(path, v),
+            Range::Positive => check::positive(path, v),
+            Range::Fraction => check::fraction(path, v),
+            Range::Whole(min) => check::whole(path, v, min).map(f64::from),
+            Range::Between { lo, hi, why } => check::between(path, v, lo, hi, why),
+            Range::PositiveMs => check::positive_ticks(path, v).map(|_| v),
+            Range::Own(_) => check::finite(path, v),
+        }
+    }
+}
+
+/// One key a kind reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Key {
+    /// As written in the table.
+    pub name: &'static str,
+    /// The value when the key is left out (None: required).
+    pub default: Option<f64>,
+    /// The values it takes.
+    pub range: Range,
+}
+
+/// A kind of a family (one retry budget, ...): its name and its keys.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decl {
+    /// As written in `kind`.
+    pub name: &'static str,
+    /// The family, as messages name it ("budget").
+    pub family: &'static str,
+    /// The keys it reads besides `kind`.
+    pub keys: &'static [Key],
+    /// Said after a missing required key, e.g. that the system it follows has
+    /// no default (may be empty).
+    pub required_because: &'static str,
+}
+
+impl Decl {
+    /// The docs' "keys (defaults)" cell: "`max` (0.1, in [0, 1]), ...".
+    pub fn keys_cell(&self) -> String {
+        self.keys
+            .iter()
+            .map(|k| {
+                let default = k.default.map_or("required".to_string(), num);
+                format!("`{}` ({default}, {})", k.name, k.range.text())
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The key named `name`.
+    pub fn key(&self, name: &str) -> Option<&'static Key> {
+        self.keys.iter().find(|k| k.name == name)
+    }
+}
+
+/// The checked values of one table, in its kind's declared order, defaults
+/// filled in.
+#[derive(Debug)]
+pub struct Keys<'a> {
+    path: &'a str,
+    decl: &'static Decl,
+    values: Vec<f64>,
+}
+
+impl Keys<'_> {
+    /// The kind the table names.
+    pub fn decl(&self) -> &'static Decl {
+        self.decl
+    }
+
+    /// The key path of key `name` (for a check the kind makes itself).
+    pub fn at(&self, name: &str) -> String {
+        format!("{}.{name}", self.path)
+    }
+
+    /// The table's own key path.
+    pub fn path(&self) -> &str {
+        self.path
+    }
+
+    /// The value of key `name` (checked against its range).
+    pub fn num(&self, name: &str) -> f64 {
+        let i = self.decl.keys.iter().position(|k| k.name == name);
+        self.values[i.unwrap_or_else(|| panic!("`{}` declares no key `{name}`", self.decl.name))]
+    }
+
+    /// A whole-number key's value.
+    pub fn whole(&self, name: &str) -> u32 {
+        self.num(name) as u32
+    }
+
+    /// A time key's value in ticks.
+    pub fn ticks(&self, name: &str) -> R<Ticks> {
+        check::ticks(&self.at(name), self.num(name))
+    }
+}
+
+/// How serde names a value of the wrong type (the words users see for
+/// every other key).
+fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("string {s:?}"),
+        Value::Integer(i) => format!("integer `{i}`"),
+        Value::Float(f) => format!("floating point `{f}`"),
+        Value::Boolean(b) => format!("boolean `{b}`"),
+        Value::Datetime(_) => "a date-time".into(),
+        Value::Array(_) => "sequence".into(),
+        Value::Table(_) => "map".into(),
+    }
+}
+
+/// Reads the table `t` at `path` as one of `kinds` (a family's
+/// declarations): its `kind`, then each key it gives (a number in its range;
+/// a key of another kind or a misspelt one is an error naming the kinds that
+/// read it or the closest), then the required keys.
+pub fn read<'a>(path: &'a str, t: &toml::Table, kinds: &[&'static Decl]) -> R<Keys<'a>> {
+    let names: Vec<&str> = kinds.iter().map(|d| d.name).collect();
+    let family = kinds.first().map_or("kind", |d| d.family);
+    let kind = match t.get("kind") {
+        None => {
+            return err(
+                path,
+                format!("missing `kind`: a {family} is one of {}", list(names)),
+            );
+        }
+        Some(Value::String(s)) => check::choice(&format!("{path}.kind"), s, &names)?,
+        Some(v) => {
+            return err(
+                format!("{path}.kind"),
+                format!("invalid type: {}, expected a string", describe(v)),
+            );
+        }
+    };
+    let decl = *kinds
+        .iter()
+        .find(|d| d.name == kind)
+        .expect("choice returns a listed name");
+    let mut given: Vec<Option<f64>> = vec![None; decl.keys.len()];
+    for (name, v) in t {
+        if name == "kind" {
+            continue;
+        }
+        let at = format!("{path}.{name}");
+        let Some(i) = decl.keys.iter().position(|k| k.name == *name) else {
+            return err(at, not_read(name, decl, kinds));
+        };
+        let x = match v {
+            Value::Integer(i) => *i as f64,
+            Value::Float(f) => *f,
+            other => {
+                return err(
+                    at,
+                    format!("invalid type: {}, expected a number", describe(other)),
+                );
+            }
+        };
+        given[i] = Some(x);
+    }
+    let missing: Vec<&str> = decl
+        .keys
+        .iter()
+        .zip(&given)
+        .filter(|(k, g)| k.default.is_none() && g.is_none())
+        .map(|(k, _)| k.name)
+        .collect();
+    if !missing.is_empty() {
+        let because = if decl.required_because.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", decl.required_because)
+        };
+        return err(
+            path,
+            format!("a `{kind}` {family} needs {}{because}", and_list(&missing)),
+        );
+    }
+    let mut values = Vec::with_capacity(decl.keys.len());
+    for (k, g) in decl.keys.iter().zip(given) {
+        let v = g.or(k.default).expect("required keys are given");
+        values.push(k.range.check(&format!("{path}.{}", k.name), v)?);
+    }
+    Ok(Keys { path, decl, values })
+}
+
+/// "`a`", "`a` and `b`", "`a`, `b` and `c`".
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => format!("`{one}`"),
+        [rest @ .., last] => format!("{} and `{last}`", list(rest.iter().copied())),
+    }
+}
+
+/// The message for key `name`, which `decl` does not read: the kinds that
+/// read it, or the keys `decl` reads and the closest.
+fn not_read(name: &str, decl: &Decl, kinds: &[&Decl]) -> String {
+    let owners: Vec<String> = kinds
+        .iter()
+        .filter(|d| d.key(name).is_some())
+        .map(|d| format!("`{}`", d.name))
+        .collect();
+    if !owners.is_empty() {
+        return format!(
+            "`{name}` belongs to a {} {}, not to `{}`",
+            owners.join(" or "),
+            decl.family,
+            decl.name
+        );
+    }
+    let own: Vec<&str> = std::iter::once("kind")
+        .chain(decl.keys.iter().map(|k| k.name))
+        .collect();
+    let every: Vec<&str> = kinds
+        .iter()
+        .flat_map(|d| d.keys.iter().map(|k| k.name))
+        .chain(["kind"])
+        .collect();
+    format!(
+        "unknown key `{name}`: a `{}` {} reads {}{}",
+        decl.name,
+        decl.family,
+        and_list(&own),
+        did_you_mean(name, every)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: Decl = Decl {
+        name: "a",
+        family: "thing",
+        keys: &[
+            Key {
+                name: "max",
+                default: Some(0.5),
+                range: Range::Fraction,
+            },
+            Key {
+                name: "count",
+                default: None,
+                range: Range::Whole(1),
+            },
+        ],
+        required_because: "",
+    };
+    const B: Decl = Decl {
+        name: "b",
+        family: "thing",
+        keys: &[Key {
+            name: "window_ms",
+            default: Some(10.0),
+            range: Range::PositiveMs,
+        }],
+        required_because: "its source has no default",
+    };
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().expect("a TOML table")
+    }
+
+    fn message(text: &str) -> String {
+        read("p", &table(text), &[&A, &B])
+            .expect_err("an error")
+            .message
+    }
+
+    #[test]
+    fn reads_the_kind_its_keys_and_the_defaults() {
+        let t = table("kind = \"a\"\ncount = 3");
+        let k = read("p", &t, &[&A, &B]).expect("valid");
+        assert_eq!(k.decl().name, "a");
+        assert_eq!(k.num("max"), 0.5);
+        assert_eq!(k.whole("count"), 3);
+        let t = table("kind = \"b\"");
+        let k = read("p", &t, &[&A, &B]).expect("valid");
+        assert_eq!(k.ticks("window_ms").expect("fits"), Ticks::from_ms(10.0));
+    }
+
+    #[test]
+    fn names_what_is_wrong() {
+        assert_eq!(
+            message("kind = \"c\""),
+            "unknown value `c`, expected one of `a`, `b`"
+        );
+        assert_eq!(
+            message("count = 1"),
+            "missing `kind`: a thing is one of `a`, `b`"
+        );
+        assert_eq!(message("kind = \"a\""), "a `a` thing needs `count`");
+        assert_eq!(
+            message("kind = \"a\"\ncount = 1\nwindow_ms = 3"),
+            "`window_ms` belongs to a `b` thing, not to `a`"
+        );
+        assert_eq!(
+            message("kind = \"a\"\ncount = 1\ncout = 3"),
+            "unknown key `cout`: a `a` thing reads `kind`, `max` and `count` (did you mean `count`?)"
+        );
+        assert_eq!(
+            message("kind = \"a\"\ncount = \"3\""),
+            "invalid type: string \"3\", expected a number"
+        );
+        assert_eq!(
+            message("kind = \"a\"\ncount = 1.5"),
+            "must be a whole number (got 1.5)"
+        );
+        assert_eq!(
+            message("kind = \"a\"\ncount = 1\nmax = 2"),
+            "must be between 0 and 1 (got 2)"
+        );
+        assert_eq!(
+            message("kind = 1"),
+            "invalid type: integer `1`, expected a string"
+        );
+    }
+
+    #[test]
+    fn writes_the_docs_cell() {
+        assert_eq!(
+            A.keys_cell(),
+            "`max` (0.5, in [0, 1]), `count` (required, a whole number >= 1)"
+        );
+        assert_eq!(B.keys_cell(), "`window_ms` (10, > 0)");
+    }
+}
