@@ -74,6 +74,26 @@ pub struct Key {
     pub range: Range,
 }
 
+impl Key {
+    /// A key that may be left out, taking `default`.
+    pub const fn with(name: &'static str, default: f64, range: Range) -> Key {
+        Key {
+            name,
+            default: Some(default),
+            range,
+        }
+    }
+
+    /// A key the table must give.
+    pub const fn required(name: &'static str, range: Range) -> Key {
+        Key {
+            name,
+            default: None,
+            range,
+        }
+    }
+}
+
 /// A kind of a family (one retry budget, ...): its name and its keys.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Decl {
@@ -286,27 +306,15 @@ mod tests {
         name: "a",
         family: "thing",
         keys: &[
-            Key {
-                name: "max",
-                default: Some(0.5),
-                range: Range::Fraction,
-            },
-            Key {
-                name: "count",
-                default: None,
-                range: Range::Whole(1),
-            },
+            Key::with("max", 0.5, Range::Fraction),
+            Key::required("count", Range::Whole(1)),
         ],
         required_because: "",
     };
     const B: Decl = Decl {
         name: "b",
         family: "thing",
-        keys: &[Key {
-            name: "window_ms",
-            default: Some(10.0),
-            range: Range::PositiveMs,
-        }],
+        keys: &[Key::with("window_ms", 10.0, Range::PositiveMs)],
         required_because: "its source has no default",
     };
 

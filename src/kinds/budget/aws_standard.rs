@@ -24,26 +24,10 @@ impl Kind for AwsStandard {
         name: "aws_standard",
         family: "budget",
         keys: &[
-            Key {
-                name: "quota",
-                default: Some(500.0),
-                range: Range::Whole(1),
-            },
-            Key {
-                name: "retry_cost",
-                default: Some(5.0),
-                range: Range::Whole(1),
-            },
-            Key {
-                name: "timeout_cost",
-                default: Some(10.0),
-                range: Range::Whole(1),
-            },
-            Key {
-                name: "no_retry_increment",
-                default: Some(1.0),
-                range: Range::Whole(0),
-            },
+            Key::with("quota", 500.0, Range::Whole(1)),
+            Key::with("retry_cost", 5.0, Range::Whole(1)),
+            Key::with("timeout_cost", 10.0, Range::Whole(1)),
+            Key::with("no_retry_increment", 1.0, Range::Whole(0)),
         ],
         required_because: "",
     };

@@ -18,11 +18,7 @@ impl Kind for Breaker {
     const DECL: Decl = Decl {
         name: "breaker",
         family: "budget",
-        keys: &[Key {
-            name: "threshold",
-            default: None,
-            range: Range::NonNegative,
-        }],
+        keys: &[Key::required("threshold", Range::NonNegative)],
         required_because: "",
     };
     type State = State;

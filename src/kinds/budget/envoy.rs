@@ -22,20 +22,16 @@ impl Kind for Envoy {
         name: "envoy",
         family: "budget",
         keys: &[
-            Key {
-                name: "percent",
-                default: Some(20.0),
-                range: Range::Between {
+            Key::with(
+                "percent",
+                20.0,
+                Range::Between {
                     lo: 0.0,
                     hi: 100.0,
                     why: "",
                 },
-            },
-            Key {
-                name: "min_retry_concurrency",
-                default: Some(3.0),
-                range: Range::Whole(0),
-            },
+            ),
+            Key::with("min_retry_concurrency", 3.0, Range::Whole(0)),
         ],
         required_because: "",
     };

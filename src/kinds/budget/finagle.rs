@@ -26,29 +26,25 @@ impl Kind for Finagle {
         name: "finagle",
         family: "budget",
         keys: &[
-            Key {
-                name: "percent",
-                default: Some(20.0),
-                range: Range::Between {
+            Key::with(
+                "percent",
+                20.0,
+                Range::Between {
                     lo: 0.0,
                     hi: 100_000.0,
                     why: "Finagle's percentCanRetry is at most 1000, that is 100000 %",
                 },
-            },
-            Key {
-                name: "min_retries_per_s",
-                default: Some(10.0),
-                range: Range::Whole(0),
-            },
-            Key {
-                name: "ttl_ms",
-                default: Some(10_000.0),
-                range: Range::Between {
+            ),
+            Key::with("min_retries_per_s", 10.0, Range::Whole(0)),
+            Key::with(
+                "ttl_ms",
+                10_000.0,
+                Range::Between {
                     lo: 1000.0,
                     hi: 60_000.0,
                     why: "Finagle's ttl is 1 to 60 seconds",
                 },
-            },
+            ),
         ],
         required_because: "",
     };

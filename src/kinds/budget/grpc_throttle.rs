@@ -25,16 +25,8 @@ impl Kind for GrpcThrottle {
         name: "grpc_throttle",
         family: "budget",
         keys: &[
-            Key {
-                name: "max_tokens",
-                default: None,
-                range: Range::Own("in (0, 1000]"),
-            },
-            Key {
-                name: "token_ratio",
-                default: None,
-                range: Range::Positive,
-            },
+            Key::required("max_tokens", Range::Own("in (0, 1000]")),
+            Key::required("token_ratio", Range::Positive),
         ],
         required_because: "gRPC's retryThrottling has no defaults",
     };

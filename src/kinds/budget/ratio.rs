@@ -22,16 +22,8 @@ impl Kind for Ratio {
         name: "ratio",
         family: "budget",
         keys: &[
-            Key {
-                name: "max",
-                default: Some(0.1),
-                range: Range::Fraction,
-            },
-            Key {
-                name: "window_ms",
-                default: Some(10_000.0),
-                range: Range::PositiveMs,
-            },
+            Key::with("max", 0.1, Range::Fraction),
+            Key::with("window_ms", 10_000.0, Range::PositiveMs),
         ],
         required_because: "",
     };

@@ -23,21 +23,9 @@ impl Kind for TokenBucket {
         name: "token_bucket",
         family: "budget",
         keys: &[
-            Key {
-                name: "capacity",
-                default: Some(10.0),
-                range: Range::NonNegative,
-            },
-            Key {
-                name: "deposit",
-                default: Some(0.1),
-                range: Range::NonNegative,
-            },
-            Key {
-                name: "cost",
-                default: Some(1.0),
-                range: Range::Positive,
-            },
+            Key::with("capacity", 10.0, Range::NonNegative),
+            Key::with("deposit", 0.1, Range::NonNegative),
+            Key::with("cost", 1.0, Range::Positive),
         ],
         required_because: "",
     };
