@@ -7,6 +7,7 @@ use clap::Parser;
 use std::path::{Path, PathBuf};
 
 mod args;
+mod run;
 mod spans;
 
 use args::{Cli, Command};
@@ -118,292 +119,17 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
 }
 
 fn dispatch(command: Command) -> Result<(), Error> {
-    if let Command::Run { out: Some(out), .. }
-    | Command::Sweep { out: Some(out), .. }
-    | Command::Boundary { out: Some(out), .. }
+    if let Command::Run(args::RunArgs { out: Some(out), .. })
+    | Command::Sweep(args::SweepArgs { out: Some(out), .. })
+    | Command::Boundary(args::BoundaryArgs { out: Some(out), .. })
     | Command::Merge { out: Some(out), .. } = &command
     {
         crate::report::target::check_folder_name("--out", out)?;
     }
     match command {
-        Command::Run {
-            paths,
-            out,
-            set,
-            seed,
-            quiet,
-            tables,
-            no_report,
-            json,
-            trace,
-            spans,
-            spans_sample,
-            draw_ahead,
-        } => {
-            let files = scenario_files(&paths)?;
-            if let Some(r) = spans_sample
-                && !(r > 0.0 && r <= 1.0)
-            {
-                return Err(ScenarioError::new(
-                    "",
-                    format!(
-                        "--spans-sample: the share of requests to write, above 0 and at most 1 (got {})",
-                        crate::error::num(r)
-                    ),
-                )
-                .into());
-            }
-            let record = crate::Record {
-                trace,
-                spans: spans.as_ref().map(|_| spans_sample.unwrap_or(1.0)),
-            };
-            let opts = LoadOptions {
-                overrides: overrides(&set)?,
-                seed,
-                ..LoadOptions::default()
-            };
-            // Load everything first: a bad file stops the run before any output.
-            let scenarios = files
-                .iter()
-                .map(|f| scenario::load(f, &opts))
-                .collect::<Result<Vec<_>, _>>()?;
-            let several = scenarios.len() > 1;
-            check_distinct_outputs(&scenarios, out.as_deref(), several)?;
-            let span_targets = match &spans {
-                Some(path) => spans::targets(path, &scenarios, out.as_deref(), !quiet || json)?,
-                None => Vec::new(),
-            };
-            for s in &scenarios {
-                crate::sweep::check_metric_names(s)?;
-            }
-            let progress = {
-                use std::io::IsTerminal;
-                !quiet && !json && std::io::stderr().is_terminal()
-            };
-            let mut failed = Vec::new();
-            let mut documents = Vec::new();
-            let mut index = Vec::new();
-            for s in &scenarios {
-                let (output, trace_file, span_files) =
-                    crate::run_scenario_recorded(s, progress, record, draw_ahead)
-                        .map_err(|e| limit_origin(e, &opts.overrides))?;
-                for warning in crate::fault_warnings(s, &output.runs)
-                    .iter()
-                    .chain(&output.warnings)
-                {
-                    warn(warning);
-                }
-                let verdict = crate::thresholds::check_run(s, || {
-                    let runner = crate::sweep::RowRunner::new(s);
-                    let runs = output.runs.iter().enumerate();
-                    runs.map(|(i, run)| runner.metrics_of(i, run.clone()))
-                        .collect()
-                })?;
-                let dir = output_dir(out.as_deref(), &s.stem(), several);
-                let mut written = crate::run_files(
-                    s,
-                    &output,
-                    verdict.as_ref().map(crate::thresholds::html_view),
-                    !no_report,
-                )?;
-                if let Some(v) = &verdict {
-                    written.push(("thresholds.csv".into(), crate::report::to_csv(&v.table)?));
-                }
-                if let Some(bytes) = trace_file {
-                    written.push((crate::traces::chrome::FILE.into(), bytes));
-                }
-                let csv_files = written.iter().filter(|(n, _)| n.ends_with(".csv")).count();
-                let where_files = if no_report {
-                    format!("Files: {} ({csv_files} CSV files)", dir.display())
-                } else {
-                    format!(
-                        "Files: {} ({csv_files} CSV files); report: {}",
-                        dir.display(),
-                        dir.join(crate::report::html::FILE).display()
-                    )
-                };
-                // The folder's complete set: a file of an earlier run that this one
-                // does not write again (report.html with --no-report, recovery.csv
-                // without faults) is removed.
-                crate::report::Folder::open(&dir, RUN_LEGACY)?.replace(
-                    written
-                        .into_iter()
-                        .map(|(name, bytes)| (name, crate::report::Content::Bytes(bytes)))
-                        .collect(),
-                )?;
-                for (target, bytes) in span_targets.iter().zip(&span_files) {
-                    crate::report::target::write(target, bytes)?;
-                    if !quiet && !json {
-                        note(&format!("spans: {}", target.path().display()));
-                    }
-                }
-                if several {
-                    index.push(crate::report::html::IndexEntry {
-                        title: s.base().name.clone(),
-                        folder: s.stem(),
-                        report: !no_report,
-                        headline: crate::report::digest::headline(&output.tables),
-                        about: s.base().about.clone(),
-                    });
-                }
-                if json {
-                    let entry = crate::report::json::Entry {
-                        file: s.file.display().to_string(),
-                        name: &s.base().name,
-                        seed: s.base().seed,
-                        compare_rows: s.rows.len(),
-                        thresholds: verdict.as_ref().map(|v| (&v.table, v.failed)),
-                    };
-                    documents.push(crate::report::json::scenario(&entry, output.all_tables()));
-                } else if !quiet {
-                    if tables {
-                        out_line(&crate::render_report(s, &output.tables))?;
-                    } else {
-                        out_text(&crate::render_digest(s, &output.tables, &where_files))?;
-                    }
-                    if let Some(v) = &verdict {
-                        out_line(&format!(
-                            "\n{}Thresholds: {}",
-                            v.table.render_text(),
-                            v.summary()
-                        ))?;
-                    }
-                    if tables {
-                        out_line(&crate::error::printable(&where_files))?;
-                    }
-                }
-                if let Some(e) = verdict.and_then(|v| v.error(&s.file.display().to_string())) {
-                    failed.push(e.to_string());
-                }
-            }
-            if several {
-                // every scenario's report, one link each, beside their folders
-                let base = out.as_deref().unwrap_or(Path::new("out"));
-                let page = crate::report::html::index_page(&index);
-                crate::report::Folder::open(base, &[])?.replace(vec![(
-                    crate::report::html::INDEX.into(),
-                    crate::report::Content::Bytes(page.into_bytes()),
-                )])?;
-                if !quiet && !json {
-                    out_line(&format!(
-                        "\nIndex of every scenario's report: {}",
-                        base.join(crate::report::html::INDEX).display()
-                    ))?;
-                }
-            }
-            if json {
-                out_line(&crate::report::json::document(documents)?)?;
-            }
-            match failed.is_empty() {
-                true => Ok(()),
-                false => Err(Error::Thresholds(failed.join("\n"))),
-            }
-        }
-        Command::Sweep {
-            file,
-            replications,
-            seed,
-            jobs,
-            vary,
-            baseline,
-            shard,
-            shards,
-            out,
-            set,
-            quiet,
-            no_report,
-            all_metrics,
-        } => {
-            use std::io::IsTerminal;
-            if shards.is_some() && shard.as_deref() != Some("auto") {
-                return Err(crate::error::ScenarioError::new(
-                    "",
-                    "--shards N goes with --shard auto (with --shard K/N the count is N)",
-                )
-                .into());
-            }
-            let shard = match shard.as_deref() {
-                None => None,
-                Some("auto") => {
-                    let (slice, from) =
-                        crate::sweep::Shard::from_env(|name| std::env::var(name).ok(), shards)?;
-                    if !quiet {
-                        note(&format!(
-                            "--shard auto: {}/{} from {from}",
-                            slice.index, slice.count
-                        ));
-                    }
-                    Some(slice)
-                }
-                Some(text) => Some(crate::sweep::Shard::parse(text)?),
-            };
-            let opts = crate::sweep::SweepOptions {
-                file,
-                overrides: overrides(&set)?,
-                seed,
-                replications,
-                jobs,
-                vary,
-                baseline,
-                shard,
-                out,
-                progress: !quiet && std::io::stderr().is_terminal(),
-                command: command_line(),
-                report: !no_report,
-                all_metrics,
-            };
-            let report =
-                crate::sweep::sweep(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
-            if !quiet {
-                out_text(&report.text)?;
-            }
-            report.thresholds_result()
-        }
-        Command::Boundary {
-            file,
-            axis,
-            metric,
-            target,
-            replications,
-            max_replications,
-            tolerance,
-            max_points,
-            grid,
-            seed,
-            jobs,
-            out,
-            set,
-            json,
-            quiet,
-            no_report,
-            once,
-        } => {
-            let opts = crate::boundary::BoundaryOptions {
-                file,
-                overrides: overrides(&set)?,
-                seed,
-                axes: axis,
-                metric,
-                target,
-                replications,
-                max_replications,
-                tolerance,
-                max_points,
-                grid,
-                jobs,
-                out,
-                report: !no_report,
-                once,
-            };
-            let report =
-                crate::boundary::boundary(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
-            if json {
-                out_text(&report.json)?;
-            } else if !quiet {
-                out_text(&report.text)?;
-            }
-            Ok(())
-        }
+        Command::Run(args) => run::run(args),
+        Command::Sweep(a) => sweep(a),
+        Command::Boundary(a) => boundary(a),
         Command::Merge {
             dirs,
             out,
@@ -436,52 +162,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
                 Ok(())
             }
         },
-        Command::Import {
-            files,
-            out,
-            from,
-            sample_rate,
-            tail,
-            grpc_backoff,
-            force,
-            quiet,
-        } => {
-            let done = crate::import::import(&crate::import::ImportOptions {
-                files,
-                out,
-                from,
-                sample_rate,
-                tail,
-                force,
-                choices: crate::import::config::Choices { grpc_backoff },
-            })?;
-            if quiet {
-                for w in &done.report.warnings {
-                    warn(w);
-                }
-            } else {
-                note(done.report.short().trim_end());
-                match &done.data_dir {
-                    Some(d) => note(&format!(
-                        "wrote {}, {} and {}/",
-                        done.scenario.display(),
-                        done.report_file.display(),
-                        d.display()
-                    )),
-                    None => note(&format!(
-                        "wrote {} and {}",
-                        done.scenario.display(),
-                        done.report_file.display()
-                    )),
-                }
-                note(&format!(
-                    "next: resim run {} (and read {})",
-                    done.scenario.display(),
-                    done.report_file.display()
-                ));
-            }
-            Ok(())
-        }
+        Command::Import(a) => import(a),
         Command::Check { paths, set } => {
             let files = scenario_files(&paths)?;
             let opts = LoadOptions {
@@ -503,6 +184,124 @@ fn dispatch(command: Command) -> Result<(), Error> {
             Ok(())
         }
     }
+}
+
+/// `resim sweep`: the options from the arguments (`--shard auto` read from
+/// the scheduler's variables), the sweep, its summary printed.
+fn sweep(a: args::SweepArgs) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    if a.shards.is_some() && a.shard.as_deref() != Some("auto") {
+        return Err(crate::error::ScenarioError::new(
+            "",
+            "--shards N goes with --shard auto (with --shard K/N the count is N)",
+        )
+        .into());
+    }
+    let shard = match a.shard.as_deref() {
+        None => None,
+        Some("auto") => {
+            let (slice, from) =
+                crate::sweep::Shard::from_env(|name| std::env::var(name).ok(), a.shards)?;
+            if !a.quiet {
+                note(&format!(
+                    "--shard auto: {}/{} from {from}",
+                    slice.index, slice.count
+                ));
+            }
+            Some(slice)
+        }
+        Some(text) => Some(crate::sweep::Shard::parse(text)?),
+    };
+    let opts = crate::sweep::SweepOptions {
+        file: a.file,
+        overrides: overrides(&a.set)?,
+        seed: a.seed,
+        replications: a.replications,
+        jobs: a.jobs,
+        vary: a.vary,
+        baseline: a.baseline,
+        shard,
+        out: a.out,
+        progress: !a.quiet && std::io::stderr().is_terminal(),
+        command: command_line(),
+        report: !a.no_report,
+        all_metrics: a.all_metrics,
+    };
+    let report = crate::sweep::sweep(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
+    if !a.quiet {
+        out_text(&report.text)?;
+    }
+    report.thresholds_result()
+}
+
+/// `resim boundary`: the search, its answer printed as text or JSON.
+fn boundary(a: args::BoundaryArgs) -> Result<(), Error> {
+    let opts = crate::boundary::BoundaryOptions {
+        file: a.file,
+        overrides: overrides(&a.set)?,
+        seed: a.seed,
+        axes: a.axis,
+        metric: a.metric,
+        target: a.target,
+        replications: a.replications,
+        max_replications: a.max_replications,
+        tolerance: a.tolerance,
+        max_points: a.max_points,
+        grid: a.grid,
+        jobs: a.jobs,
+        out: a.out,
+        report: !a.no_report,
+        once: a.once,
+    };
+    let report = crate::boundary::boundary(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
+    if a.json {
+        out_text(&report.json)?;
+    } else if !a.quiet {
+        out_text(&report.text)?;
+    }
+    Ok(())
+}
+
+/// `resim import`: the scenario written, then what was written and what to
+/// run next (only the warnings with `--quiet`).
+fn import(a: args::ImportArgs) -> Result<(), Error> {
+    let done = crate::import::import(&crate::import::ImportOptions {
+        files: a.files,
+        out: a.out,
+        from: a.from,
+        sample_rate: a.sample_rate,
+        tail: a.tail,
+        force: a.force,
+        choices: crate::import::config::Choices {
+            grpc_backoff: a.grpc_backoff,
+        },
+    })?;
+    if a.quiet {
+        for w in &done.report.warnings {
+            warn(w);
+        }
+        return Ok(());
+    }
+    note(done.report.short().trim_end());
+    match &done.data_dir {
+        Some(d) => note(&format!(
+            "wrote {}, {} and {}/",
+            done.scenario.display(),
+            done.report_file.display(),
+            d.display()
+        )),
+        None => note(&format!(
+            "wrote {} and {}",
+            done.scenario.display(),
+            done.report_file.display()
+        )),
+    }
+    note(&format!(
+        "next: resim run {} (and read {})",
+        done.scenario.display(),
+        done.report_file.display()
+    ));
+    Ok(())
 }
 
 /// What a run owns in a folder without a record (written by an older resim): the
