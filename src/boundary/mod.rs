@@ -587,16 +587,28 @@ fn metric_problem(metric: &str, scenario: &Scenario, names: &[String]) -> Option
     None
 }
 
-/// Runs `resim boundary`.
-pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
-    let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
+/// The command line's numbers, checked before anything is read.
+struct Settings {
+    axis: Axis,
+    grid: Option<Axis>,
+    replications: u64,
+    max_replications: u64,
+    max_points: u64,
+    tolerance: Tolerance,
+    grid_n: u64,
+    jobs: usize,
+}
+
+/// `--axis`, `--target`, `--replications`, `--max-replications`,
+/// `--max-points`, `--tolerance`, `--grid` and `--jobs`, each checked.
+fn settings(opts: &BoundaryOptions) -> Result<Settings, Error> {
     if opts.axes.is_empty() || opts.axes.len() > 2 {
         return Err(arg_error(format!(
             "give one --axis KEY=LO..HI to bisect, and at most one more to trace the boundary over (got {})",
             opts.axes.len()
         )));
     }
-    let mut axis = parse_axis(&opts.axes[0], false)?;
+    let axis = parse_axis(&opts.axes[0], false)?;
     let mut grid = opts.axes.get(1).map(|a| parse_axis(a, true)).transpose()?;
     if let Some(g) = &mut grid
         && g.key == axis.key
@@ -647,6 +659,22 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
 
+    Ok(Settings {
+        axis,
+        grid,
+        replications,
+        max_replications,
+        max_points,
+        tolerance,
+        grid_n,
+        jobs,
+    })
+}
+
+/// The scenario's text and its table with `--set` applied; an axis whose
+/// key holds a text or a table is refused.
+fn read_scenario(opts: &BoundaryOptions, axes: &[&Axis]) -> Result<(String, toml::Table), Error> {
+    let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
     let bytes = scenario::read_input(&opts.file, "scenario file")?;
     let text = scenario::decode_text(bytes, "scenario file").map_err(in_file)?;
     // the key's value in the file (with --set): a text or a table is no axis
@@ -660,7 +688,7 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
     for o in &opts.overrides {
         let _ = scenario::paths::set(&mut doc, &o.path, o.value.clone());
     }
-    for a in std::iter::once(&axis).chain(&grid) {
+    for a in axes {
         if let Some(v) = scenario::paths::get(&doc, &a.key)
             && !matches!(v, Value::Integer(_) | Value::Float(_))
         {
@@ -684,30 +712,20 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
         }
     }
 
-    let metric = if opts.metric == PASS {
-        Metric::Pass(Vec::new())
-    } else {
-        Metric::Column(opts.metric.clone())
-    };
-    let mut ctx = Context {
-        opts,
-        overrides: opts.overrides.clone(),
-        text,
-        axis: axis.clone(),
-        grid: grid.clone(),
-        pool: crate::sweep::runner::pool(jobs)?,
-        metric,
-    };
-    let grid_values = grid
-        .as_ref()
-        .map(|g| grid_values(g, grid_n))
-        .unwrap_or_default();
-    let (lo, hi) = match axis.values {
-        AxisValues::Range(lo, hi) => (lo, hi),
-        AxisValues::List(_) => return Err(arg_error("the first --axis is a range, KEY=LO..HI")),
-    };
-    // The key's type and the range's validity, before anything runs: whole
-    // numbers are tried as such, then a value between them as a fraction.
+    Ok((text, doc))
+}
+
+/// Loads the scenario at both ends of the range (and LO at every grid
+/// value): the key's type and the range's validity, before anything runs.
+/// Returns the scenario at LO; whole numbers are tried as such, and the
+/// axis is made fractional when a value between them loads too.
+fn check_range(
+    ctx: &mut Context,
+    grid_values: &[f64],
+    lo: f64,
+    hi: f64,
+) -> Result<Scenario, Error> {
+    let (mut axis, grid) = (ctx.axis.clone(), ctx.grid.clone());
     let first_grid = grid_values.first().copied();
     // An error names the axis whose key it is about (a grid value can be the
     // invalid one while the range's ends are checked), else the one being tried.
@@ -745,9 +763,17 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
             .map_err(|e| blame(e, "LO = ", lo, Some(*v)))?;
     }
     ctx.axis = axis.clone();
+    Ok(base)
+}
 
+/// What the metric is (a proportion, a percentage, a plain number), from
+/// replication 0 at LO; a metric no replication has is refused.
+fn metric_kind(ctx: &mut Context, base: &Scenario, lo: f64) -> Result<Kind, Error> {
+    let opts = ctx.opts;
+    let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
+    let axis = &ctx.axis;
     // the metric: one every replication has, or the thresholds' pass
-    let probe_runner = RowRunner::new(&base);
+    let probe_runner = RowRunner::new(base);
     let probe = probe_runner.shape_tables(0);
     let shape_names: Vec<String> = probe_runner
         .named(&probe)
@@ -755,7 +781,7 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
         .map(|(n, _)| n)
         .collect();
     let thresholds = base.base().thresholds.clone();
-    let kind = match &mut ctx.metric {
+    Ok(match &mut ctx.metric {
         Metric::Pass(all) => {
             if thresholds.is_empty() {
                 return Err(in_file(ScenarioError::new(
@@ -769,7 +795,7 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
         Metric::Column(name) => {
             let name = name.clone();
             // replication 0 at LO fixes what the metric is
-            let runner = RowRunner::new(&base);
+            let runner = RowRunner::new(base);
             let tables = runner.tables(0, 0)?;
             let named = runner.named(&tables);
             let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
@@ -778,7 +804,7 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
             } else {
                 &shape_names
             };
-            if let Some(problem) = metric_problem(&name, &base, known) {
+            if let Some(problem) = metric_problem(&name, base, known) {
                 return Err(arg_error(format!("--metric {name}: {problem}")));
             }
             if !names.contains(&name) {
@@ -800,7 +826,93 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
                 Kind::Plain
             }
         }
+    })
+}
+
+/// The search's folder: a CSV per table, and the page unless `--no-report`.
+fn files(search: &Search, page: bool) -> Result<Vec<(String, Content)>, Error> {
+    let mut files: Vec<(String, Content)> = Vec::new();
+    for t in report::tables(search) {
+        files.push((
+            format!("{}.csv", t.name),
+            Content::Bytes(crate::report::to_csv(&t)?),
+        ));
+    }
+    if page {
+        files.push((
+            crate::report::html::FILE.into(),
+            Content::Bytes(report::page(search)?.into_bytes()),
+        ));
+    }
+    Ok(files)
+}
+
+/// An error that stopped the search, with where its values are kept.
+fn stopped(e: Error, kept: &partial::Partial, dir: &Path) -> Error {
+    let note = format!(
+        "\n(the search stopped; the replications it evaluated are kept in {}; no other file in {} was changed; run the same command again to go on from them)",
+        kept.path().display(),
+        dir.display()
+    );
+    crate::sweep::with_note(e, &note)
+}
+
+/// What the text adds on the values kept from an interrupted run.
+fn kept_note(kept: &partial::Partial) -> String {
+    let mut text = String::new();
+    if kept.resumed > 0 {
+        text.push_str(&format!(
+            "Resumed: {} replication values an earlier, interrupted run of this search evaluated were kept (not run again).\n",
+            kept.resumed
+        ));
+    }
+    if let Some(note) = &kept.note {
+        text.push_str(&crate::report::wrap(&format!("Note: {note}."), 120));
+    }
+    text
+}
+
+/// Runs `resim boundary`.
+pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
+    let Settings {
+        mut axis,
+        grid,
+        replications,
+        max_replications,
+        max_points,
+        tolerance,
+        grid_n,
+        jobs,
+    } = settings(opts)?;
+    let (text, doc) = read_scenario(
+        opts,
+        &std::iter::once(&axis).chain(&grid).collect::<Vec<_>>(),
+    )?;
+    let metric = if opts.metric == PASS {
+        Metric::Pass(Vec::new())
+    } else {
+        Metric::Column(opts.metric.clone())
     };
+    let mut ctx = Context {
+        opts,
+        overrides: opts.overrides.clone(),
+        text,
+        axis: axis.clone(),
+        grid: grid.clone(),
+        pool: crate::sweep::runner::pool(jobs)?,
+        metric,
+    };
+    let grid_values = grid
+        .as_ref()
+        .map(|g| grid_values(g, grid_n))
+        .unwrap_or_default();
+    let (lo, hi) = match axis.values {
+        AxisValues::Range(lo, hi) => (lo, hi),
+        AxisValues::List(_) => return Err(arg_error("the first --axis is a range, KEY=LO..HI")),
+    };
+    let base = check_range(&mut ctx, &grid_values, lo, hi)?;
+    axis = ctx.axis.clone();
+    let kind = metric_kind(&mut ctx, &base, lo)?;
     let rules = Rules {
         target: opts.target,
         lo,
@@ -823,24 +935,18 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
     folder.claim(&[partial::FILE])?;
     let mut kept = partial::Partial::open(&dir, &ctx.fingerprint())?;
 
-    let searches: Vec<Option<f64>> = if grid.is_some() {
-        grid_values.iter().map(|v| Some(*v)).collect()
-    } else {
-        vec![None]
+    // one search per grid value, or one without a grid
+    let searches: Vec<Option<f64>> = match grid {
+        Some(_) => grid_values.iter().map(|v| Some(*v)).collect(),
+        None => vec![None],
     };
     let axes: Vec<&str> = std::iter::once(&axis)
         .chain(&grid)
         .map(|a| a.key.as_str())
         .collect();
-    let (curves, longer, runs) = run_searches(&mut ctx, &rules, &searches, (&doc, &axes), &mut kept)
-        .map_err(|e| {
-            let note = format!(
-                "\n(the search stopped; the replications it evaluated are kept in {}; no other file in {} was changed; run the same command again to go on from them)",
-                kept.path().display(),
-                dir.display()
-            );
-            crate::sweep::with_note(e, &note)
-        })?;
+    let (curves, longer, runs) =
+        run_searches(&mut ctx, &rules, &searches, (&doc, &axes), &mut kept)
+            .map_err(|e| stopped(e, &kept, &dir))?;
     let search = Search {
         scenario_name: base.base().name.clone(),
         file: opts.file.clone(),
@@ -856,31 +962,10 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
         meaning: longer::meaning(&opts.metric),
         longer,
     };
-    let mut files: Vec<(String, Content)> = Vec::new();
-    for t in report::tables(&search) {
-        files.push((
-            format!("{}.csv", t.name),
-            Content::Bytes(crate::report::to_csv(&t)?),
-        ));
-    }
-    if opts.report {
-        files.push((
-            crate::report::html::FILE.into(),
-            Content::Bytes(report::page(&search)?.into_bytes()),
-        ));
-    }
-    folder.replace(files)?;
+    folder.replace(files(&search, opts.report)?)?;
     drop(lock);
     let mut text = report::text(&search, runs, &dir);
-    if kept.resumed > 0 {
-        text.push_str(&format!(
-            "Resumed: {} replication values an earlier, interrupted run of this search evaluated were kept (not run again).\n",
-            kept.resumed
-        ));
-    }
-    if let Some(note) = &kept.note {
-        text.push_str(&crate::report::wrap(&format!("Note: {note}."), 120));
-    }
+    text.push_str(&kept_note(&kept));
     Ok(BoundaryReport {
         text,
         json: report::json(&search, &dir)?,
