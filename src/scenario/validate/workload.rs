@@ -103,6 +103,11 @@ fn template(
     })
 }
 
+/// One workload at `p`: one arm per kind, each reading its own keys (the
+/// request template the kinds share last, so that errors come in the
+/// keys' order). Over 100 lines because it is one arm per kind (six), each
+/// a few lines per key; the parts longer than that (a script's groups, an
+/// open ladder, the template) are functions of their own.
 fn workload(
     w: &RawWorkload,
     p: &str,
@@ -110,6 +115,21 @@ fn workload(
     has_gateway: bool,
     files: &mut Files,
 ) -> R<Workload> {
+    // the request template of a kind that sends one route
+    let template = |route: &Option<String>,
+                    access: &Option<String>,
+                    client: &Option<String>,
+                    member: &Option<String>| {
+        self::template(
+            p,
+            route.as_deref(),
+            access.as_deref(),
+            client.as_deref(),
+            member.as_deref(),
+            routes,
+            has_gateway,
+        )
+    };
     Ok(match w {
         RawWorkload::Sequence {
             requests,
@@ -121,15 +141,7 @@ fn workload(
             ..
         } => Workload::Sequence {
             requests: count(&format!("{p}.requests"), *requests, 1)?,
-            template: template(
-                p,
-                route.as_deref(),
-                access.as_deref(),
-                client.as_deref(),
-                member.as_deref(),
-                routes,
-                has_gateway,
-            )?,
+            template: template(route, access, client, member)?,
         },
         RawWorkload::Open {
             rate_rps,
@@ -180,15 +192,7 @@ fn workload(
                 timeout: timeout_ms
                     .map(|t| positive_ticks(&format!("{p}.timeout_ms"), t))
                     .transpose()?,
-                template: template(
-                    p,
-                    route.as_deref(),
-                    access.as_deref(),
-                    client.as_deref(),
-                    member.as_deref(),
-                    routes,
-                    has_gateway,
-                )?,
+                template: template(route, access, client, member)?,
             }
         }
         RawWorkload::Closed {
@@ -228,15 +232,7 @@ fn workload(
                         positive_ticks(&path, t)
                     })
                     .transpose()?,
-                template: template(
-                    p,
-                    route.as_deref(),
-                    access.as_deref(),
-                    client.as_deref(),
-                    member.as_deref(),
-                    routes,
-                    has_gateway,
-                )?,
+                template: template(route, access, client, member)?,
             }
         }
         RawWorkload::Ladder {
@@ -260,25 +256,7 @@ fn workload(
                 .enumerate()
                 .map(|(i, s)| count(&format!("{p}.steps.{i}"), *s, 1))
                 .collect::<R<Vec<_>>>()?;
-            let open = match choice(
-                &format!("{p}.arrivals"),
-                arrivals.as_deref().unwrap_or("closed"),
-                &["closed", "open"],
-            )? {
-                "open" => {
-                    let (Some(rate), Some(hold)) = (rate_per_step_rps, hold_ms) else {
-                        return err(p, "an open ladder needs `rate_per_step_rps` and `hold_ms`");
-                    };
-                    Some(OpenLadder {
-                        rate_per_step_rps: positive(&format!("{p}.rate_per_step_rps"), *rate)?,
-                        hold: ticks(
-                            &format!("{p}.hold_ms"),
-                            positive(&format!("{p}.hold_ms"), *hold)?,
-                        )?,
-                    })
-                }
-                _ => None,
-            };
+            let open = open_ladder(p, arrivals, *rate_per_step_rps, *hold_ms)?;
             let timeout_ms = positive(&format!("{p}.timeout_ms"), *timeout_ms)?;
             let jitter = ticks(&format!("{p}.jitter_ms"), jitter_ms.unwrap_or(0.0))?;
             if open.is_some() && jitter > Ticks::ZERO {
@@ -294,15 +272,7 @@ fn workload(
                 timeout: ticks(&format!("{p}.timeout_ms"), timeout_ms)?,
                 timeout_ms,
                 open,
-                template: template(
-                    p,
-                    route.as_deref(),
-                    access.as_deref(),
-                    client.as_deref(),
-                    member.as_deref(),
-                    routes,
-                    has_gateway,
-                )?,
+                template: template(route, access, client, member)?,
             })
         }
         RawWorkload::Script {
@@ -320,39 +290,8 @@ fn workload(
                 .iter()
                 .enumerate()
                 .map(|(g, gr)| {
-                    let gp = format!("{p}.groups.{g}");
-                    let routes_of = if gr.routes.is_empty() {
-                        vec![self::route(
-                            &format!("{gp}.routes"),
-                            route.as_deref(),
-                            routes,
-                        )?]
-                    } else {
-                        gr.routes
-                            .iter()
-                            .enumerate()
-                            .map(|(i, r)| self::route(&format!("{gp}.routes.{i}"), Some(r), routes))
-                            .collect::<R<Vec<_>>>()?
-                    };
-                    Ok(ScriptGroup {
-                        client: gr
-                            .client
-                            .clone()
-                            .or_else(|| client.clone())
-                            .unwrap_or_else(|| "-".into()),
-                        member: gr
-                            .member
-                            .clone()
-                            .or_else(|| member.clone())
-                            .unwrap_or_else(|| "-".into()),
-                        count: count(&format!("{gp}.count"), gr.count, 0)?,
-                        routes: routes_of,
-                        gap: ticks(&format!("{gp}.gap_ms"), gr.gap_ms.unwrap_or(0.0))?,
-                        at: gr
-                            .at_ms
-                            .map(|a| ticks(&format!("{gp}.at_ms"), a))
-                            .transpose()?,
-                    })
+                    let defaults = (route.as_deref(), client, member);
+                    script_group(&format!("{p}.groups.{g}"), gr, defaults, routes)
                 })
                 .collect::<R<Vec<_>>>()?;
             Workload::Script {
@@ -385,6 +324,75 @@ fn workload(
                 routes: routes.list.len(),
             }
         }
+    })
+}
+
+/// A ladder's `arrivals`: `closed` waves (None), or `open` steps of
+/// `rate_per_step_rps` more each, held `hold_ms`.
+fn open_ladder(
+    p: &str,
+    arrivals: &Option<String>,
+    rate_per_step_rps: Option<f64>,
+    hold_ms: Option<f64>,
+) -> R<Option<OpenLadder>> {
+    Ok(
+        match choice(
+            &format!("{p}.arrivals"),
+            arrivals.as_deref().unwrap_or("closed"),
+            &["closed", "open"],
+        )? {
+            "open" => {
+                let (Some(rate), Some(hold)) = (rate_per_step_rps, hold_ms) else {
+                    return err(p, "an open ladder needs `rate_per_step_rps` and `hold_ms`");
+                };
+                Some(OpenLadder {
+                    rate_per_step_rps: positive(&format!("{p}.rate_per_step_rps"), rate)?,
+                    hold: ticks(
+                        &format!("{p}.hold_ms"),
+                        positive(&format!("{p}.hold_ms"), hold)?,
+                    )?,
+                })
+            }
+            _ => None,
+        },
+    )
+}
+
+/// A script's group at `gp`: its routes (the script's `route` when it
+/// gives none), its client and member (the script's when it gives none).
+fn script_group(
+    gp: &str,
+    gr: &RawGroup,
+    (route, client, member): (Option<&str>, &Option<String>, &Option<String>),
+    routes: &Routes,
+) -> R<ScriptGroup> {
+    let routes_of = if gr.routes.is_empty() {
+        vec![self::route(&format!("{gp}.routes"), route, routes)?]
+    } else {
+        gr.routes
+            .iter()
+            .enumerate()
+            .map(|(i, r)| self::route(&format!("{gp}.routes.{i}"), Some(r), routes))
+            .collect::<R<Vec<_>>>()?
+    };
+    Ok(ScriptGroup {
+        client: gr
+            .client
+            .clone()
+            .or_else(|| client.clone())
+            .unwrap_or_else(|| "-".into()),
+        member: gr
+            .member
+            .clone()
+            .or_else(|| member.clone())
+            .unwrap_or_else(|| "-".into()),
+        count: count(&format!("{gp}.count"), gr.count, 0)?,
+        routes: routes_of,
+        gap: ticks(&format!("{gp}.gap_ms"), gr.gap_ms.unwrap_or(0.0))?,
+        at: gr
+            .at_ms
+            .map(|a| ticks(&format!("{gp}.at_ms"), a))
+            .transpose()?,
     })
 }
 
