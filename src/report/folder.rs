@@ -338,16 +338,9 @@ fn write_record(dir: &Path, names: &BTreeSet<String>) -> Result<Vec<u8>, Error> 
     Ok(text.into_bytes())
 }
 
-/// Writes `dir/name` through a temporary file and a rename.
+/// Writes `dir/name` whole or not at all.
 fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Error> {
-    let target = dir.join(name);
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, &target))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io(format!("cannot write {}", target.display()))(e)
-        })
+    super::target::write_whole(&dir.join(name), bytes)
 }
 
 /// Removes the temporaries and backups (`.<name>.<pid>.tmp`, `.<name>.<pid>.old`)

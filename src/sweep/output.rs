@@ -219,19 +219,6 @@ pub enum Resume {
     Fresh(Option<String>),
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename.
-fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "state".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let done = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if done.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    done.map_err(io(format!("cannot write {}", path.display())))
-}
-
 impl Replications {
     /// Starts the file `path` (the staging file of `replications.csv`) with its
     /// header. With `summarize`, every row also feeds the summary (only a whole
@@ -345,7 +332,7 @@ impl Replications {
             Some(p) => crate::report::to_csv(&p.histograms(&self.axis_columns))?,
             None => Vec::new(),
         };
-        write_whole(&dir.join(PARTIAL_HISTOGRAMS), &histograms)?;
+        crate::report::target::write_whole(&dir.join(PARTIAL_HISTOGRAMS), &histograms)?;
         let (extra_bytes, extra_names) = match &mut self.extras {
             Some(e) => (e.flushed_len()?, e.names.clone()),
             None => (0, Vec::new()),
@@ -361,7 +348,7 @@ impl Replications {
         };
         let text = toml::to_string(&state)
             .map_err(|e| Error::Other(format!("cannot write {STATE}: {e}")))?;
-        write_whole(&dir.join(STATE), text.as_bytes())?;
+        crate::report::target::write_whole(&dir.join(STATE), text.as_bytes())?;
         self.checkpointed = Some(Some(std::time::Instant::now()));
         Ok(())
     }
