@@ -173,55 +173,12 @@ fn default_dir(stem: &str, shard: Option<Shard>) -> PathBuf {
     }
 }
 
-/// Runs `resim sweep`.
-pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
+/// The compare row the sweep compares the others with (`--baseline`, or
+/// `montecarlo.baseline`), each of its labels checked against its axis.
+fn baseline(opts: &SweepOptions, scenario: &Scenario, text: &str) -> Result<Vec<String>, Error> {
     let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
-    let extra_axes = opts
-        .vary
-        .iter()
-        .map(|v| parse_vary(v))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(in_file)?;
-    let bytes = scenario::read_input(&opts.file, "scenario file")?;
-    let text = scenario::decode_text(bytes.clone(), "scenario file").map_err(in_file)?;
-    let scenario = scenario::load_str(
-        &text,
-        &opts.file,
-        &LoadOptions {
-            overrides: opts.overrides.clone(),
-            seed: opts.seed,
-            purpose: scenario::Purpose::Sweep,
-            extra_axes,
-            max_rows: 0,
-        },
-    )?;
-    let base = scenario.base();
-    let mc = &base.montecarlo;
-    check_metric_names(&scenario)?;
-    let Settings { replications, jobs } = settings(opts, &scenario)?;
-    // every row's model holds its seed (scenario::seed decided it)
-    let seed = base.seed;
-    let rows = scenario.rows.len() as u64;
-    let total = rows
-        .checked_mul(replications)
-        .ok_or_else(|| ScenarioError::new("", "rows x replications does not fit in 64 bits"))?;
-    let units = opts.shard.map_or((0, total), |s| s.units(total));
-
-    let runner = RowRunner::new(&scenario);
-    let pool = runner::pool(jobs)?;
-    let probes = runner::probe(&pool, &runner)?;
-    let named: Vec<_> = probes.iter().map(|t| runner.named(t)).collect();
-    let schema = Schema::new(&named);
-    let layouts: Vec<_> = probes.iter().map(|t| runner.layout(t, &schema)).collect();
-    drop(probes);
-    check_report_metrics(&mc.report, &schema).map_err(|e| {
-        let pos = scenario::paths::locate(&text, &e.path);
-        in_file(e.at(pos))
-    })?;
-    crate::thresholds::check_names(&opts.file, &base.thresholds, &schema.names)?;
-
     let baseline = if opts.baseline.is_empty() {
-        mc.baseline.clone()
+        scenario.base().montecarlo.baseline.clone()
     } else {
         opts.baseline.clone()
     };
@@ -233,7 +190,7 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
                 } else {
                     ""
                 };
-                let pos = scenario::paths::locate(&text, key);
+                let pos = scenario::paths::locate(text, key);
                 in_file(ScenarioError::new(key, message).at(pos))
             })?;
     for (i, label) in reference.iter().enumerate() {
@@ -255,39 +212,83 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
                         crate::error::did_you_mean(label, known.iter().map(String::as_str))
                     ),
                 )
-                .at(scenario::paths::locate(&text, key)),
+                .at(scenario::paths::locate(text, key)),
             ));
         }
     }
-    let dir = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| default_dir(&scenario.stem(), opts.shard));
-    let mut manifest = Manifest {
+    Ok(baseline)
+}
+
+/// The text's first lines: the scenario, the runs, what was resumed.
+fn header(
+    opts: &SweepOptions,
+    manifest: &Manifest,
+    jobs: usize,
+    run_units: (u64, u64),
+    resumed: u64,
+    resume_note: &Option<String>,
+) -> String {
+    let (replications, rows, seed) = (manifest.replications, manifest.rows, manifest.seed);
+    let mut text = format!("== {} ({})\n", manifest.scenario_name, opts.file.display());
+    text.push_str(&format!(
+        "Monte-Carlo sweep: {replications} replication(s) x {rows} compare row(s), seed {}, {} thread(s)\n",
+        seed, jobs
+    ));
+    if resumed > 0 {
+        text.push_str(&format!(
+            "Resumed: {resumed} rows an earlier run of this sweep finished before it stopped were kept; \
+             units {}..{} ran now.\n",
+            run_units.0, run_units.1
+        ));
+    }
+    if let Some(note) = resume_note {
+        text.push_str(&crate::report::wrap(
+            &format!("Note: {note}."),
+            crate::report::WIDTH,
+        ));
+    }
+    text
+}
+
+/// The sweep's manifest before it runs: what it runs, on which file, with
+/// which metrics (`written` is filled in at the end).
+fn manifest_of(
+    opts: &SweepOptions,
+    (scenario, text, bytes): (&Scenario, &str, &[u8]),
+    schema: &Schema,
+    named: &[Vec<(String, crate::table::Cell)>],
+    (replications, jobs): (u64, usize),
+    baseline: Vec<String>,
+    units: (u64, u64),
+) -> Result<Manifest, Error> {
+    let base = scenario.base();
+    let mc = &base.montecarlo;
+    Ok(Manifest {
         resim_version: env!("CARGO_PKG_VERSION").into(),
         scenario_name: base.name.clone(),
-        scenario_fnv1a64: manifest::fnv1a64(&bytes),
-        seed,
+        scenario_fnv1a64: manifest::fnv1a64(bytes),
+        // every row's model holds its seed (scenario::seed decided it)
+        seed: base.seed,
         replications,
         confidence: mc.confidence,
-        rows,
+        rows: scenario.rows.len() as u64,
         overrides: opts.overrides.iter().map(|o| o.text.clone()).collect(),
         vary: opts.vary.clone(),
         metrics: schema.names.clone(),
         report: mc.report.clone(),
         headline: if mc.report.is_empty() {
             let workloads: Vec<String> = base.workloads.iter().map(|w| w.name.clone()).collect();
-            headline::candidates(&schema.names, &workloads, &axis_paths(&scenario, &text))
+            headline::candidates(&schema.names, &workloads, &axis_paths(scenario, text))
         } else {
             Vec::new()
         },
         windows: mc.windows,
-        proportions: proportions(&named),
+        proportions: proportions(named),
         histograms: pooled::SCHEME.into(),
-        baseline: baseline.clone(),
-        latency_files: latency_files(&scenario)?,
+        baseline,
+        latency_files: latency_files(scenario)?,
         thresholds: manifest_thresholds(&base.thresholds),
-        timelines: crate::series_times(&scenario),
+        timelines: crate::series_times(scenario),
         written: Vec::new(),
         shard: opts.shard.map(|s| ShardInfo {
             index: s.index,
@@ -300,38 +301,187 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
             scenario_file: opts.file.display().to_string(),
             jobs: jobs as u64,
         },
-    };
+    })
+}
+
+/// The rows file: the one an earlier run of this very sweep left when it
+/// stopped (killed, a full disk, an error), whose rows are kept and the run
+/// goes on after them, or a new one. Returns it, the rows kept, and why an
+/// earlier one could not be kept.
+fn open_rows(
+    partial: &Path,
+    scenario: &Scenario,
+    schema: &Schema,
+    manifest: &Manifest,
+    whole: bool,
+) -> Result<(Replications, u64, Option<String>), Error> {
+    let labels: Vec<Vec<String>> = scenario.rows.iter().map(|r| r.labels.clone()).collect();
+    Ok(
+        match Replications::resume(
+            partial,
+            &scenario.columns(),
+            &schema.names,
+            manifest,
+            whole,
+            labels.clone(),
+        )? {
+            output::Resume::From(out, rows) => (*out, rows, None),
+            output::Resume::Fresh(note) => {
+                let out = Replications::create(
+                    partial,
+                    &scenario.columns(),
+                    &schema.names,
+                    manifest,
+                    whole,
+                )?
+                .pooling(labels);
+                (out, 0, note)
+            }
+        },
+    )
+}
+
+/// An error that stopped the sweep, with the rows it kept and where.
+fn stopped(e: Error, out: &mut Replications, dir: &Path) -> Error {
+    let _ = out.flush().and_then(|()| out.checkpoint(true));
+    let kept = out.rows_written();
+    let path = out.path().display().to_string();
+    let note = format!(
+        "\n(the sweep stopped; the {kept} rows finished before it are kept in {path}; \
+         no other file in {} was changed; run the same command again to go on after them)",
+        dir.display()
+    );
+    with_note(e, &note)
+}
+
+/// What a shard's text says in place of the summary.
+fn shard_text(s: Shard, units: (u64, u64), total: u64, rows: u64) -> String {
+    format!(
+        "Shard {}/{}: units {}..{} of {total} (unit u = replication u / {rows}, row u % {rows}).\n\
+         Combine the shards with `resim merge DIR...` for summary.csv, paired.csv and pooled.csv.\n",
+        s.index, s.count, units.0, units.1
+    )
+}
+
+/// The scenario file's bytes, its text, and the scenario with `--set` and
+/// `--vary` applied.
+fn load(opts: &SweepOptions) -> Result<(Vec<u8>, String, Scenario), Error> {
+    let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
+    let extra_axes = opts
+        .vary
+        .iter()
+        .map(|v| parse_vary(v))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(in_file)?;
+    let bytes = scenario::read_input(&opts.file, "scenario file")?;
+    let text = scenario::decode_text(bytes.clone(), "scenario file").map_err(in_file)?;
+    let scenario = scenario::load_str(
+        &text,
+        &opts.file,
+        &LoadOptions {
+            overrides: opts.overrides.clone(),
+            seed: opts.seed,
+            purpose: scenario::Purpose::Sweep,
+            extra_axes,
+            max_rows: 0,
+        },
+    )?;
+    Ok((bytes, text, scenario))
+}
+
+/// What every row's replication 0 measures: its metrics by name, the
+/// columns of them all, and each row's place in those columns.
+#[allow(clippy::type_complexity)]
+fn schema(
+    pool: &rayon::ThreadPool,
+    runner: &RowRunner,
+) -> Result<
+    (
+        Vec<Vec<(String, crate::table::Cell)>>,
+        Schema,
+        Vec<extract::Layout>,
+    ),
+    Error,
+> {
+    let probes = runner::probe(pool, runner)?;
+    let named: Vec<_> = probes.iter().map(|t| runner.named(t)).collect();
+    let schema = Schema::new(&named);
+    let layouts: Vec<_> = probes.iter().map(|t| runner.layout(t, &schema)).collect();
+    Ok((named, schema, layouts))
+}
+
+/// Writes unit `unit`'s figures (replication unit / rows, row unit % rows)
+/// to the rows file and the pooled counts; after each replication's last
+/// row, a checkpoint a stopped run can resume from.
+fn keep_unit(
+    out: &mut Replications,
+    scenario: &Scenario,
+    unit: u64,
+    measured: &extract::Measured,
+) -> Result<(), Error> {
+    let rows = scenario.rows.len() as u64;
+    let (rep, row) = (unit / rows, (unit % rows) as usize);
+    out.write(
+        &scenario.rows[row].labels,
+        &rep.to_string(),
+        measured.text(),
+        &measured.values,
+    )?;
+    out.extra(&measured.extras)?;
+    out.pool(row, measured.counts.clone());
+    if row as u64 == rows - 1 {
+        out.flush()?;
+        out.checkpoint(false)?;
+    }
+    Ok(())
+}
+
+/// Runs `resim sweep`.
+pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
+    let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
+    let (bytes, text, scenario) = load(opts)?;
+    let base = scenario.base();
+    let mc = &base.montecarlo;
+    check_metric_names(&scenario)?;
+    let Settings {
+        replications,
+        jobs,
+        rows,
+        total,
+        units,
+    } = settings(opts, &scenario)?;
+
+    let runner = RowRunner::new(&scenario);
+    let pool = runner::pool(jobs)?;
+    let (named, schema, layouts) = schema(&pool, &runner)?;
+    check_report_metrics(&mc.report, &schema).map_err(|e| {
+        let pos = scenario::paths::locate(&text, &e.path);
+        in_file(e.at(pos))
+    })?;
+    crate::thresholds::check_names(&opts.file, &base.thresholds, &schema.names)?;
+
+    let baseline = baseline(opts, &scenario, &text)?;
+    let dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| default_dir(&scenario.stem(), opts.shard));
+    let mut manifest = manifest_of(
+        opts,
+        (&scenario, &text, &bytes),
+        &schema,
+        &named,
+        (replications, jobs),
+        baseline.clone(),
+        units,
+    )?;
     manifest::check_slice(&dir, manifest.shard.as_ref())?;
     let folder = output::prepare(&dir)?;
     let whole = units == (0, total);
-    let labels: Vec<Vec<String>> = scenario.rows.iter().map(|r| r.labels.clone()).collect();
-    // the rows an earlier run of this very sweep finished before it stopped
-    // (killed, a full disk, an error) are kept and the run goes on after them
-    let (out, resumed, resume_note) = match Replications::resume(
-        &folder.partial(),
-        &scenario.columns(),
-        &schema.names,
-        &manifest,
-        whole,
-        labels.clone(),
-    )? {
-        output::Resume::From(out, rows) => (*out, rows, None),
-        output::Resume::Fresh(note) => {
-            let out = Replications::create(
-                &folder.partial(),
-                &scenario.columns(),
-                &schema.names,
-                &manifest,
-                whole,
-            )?
-            .pooling(labels);
-            (out, 0, note)
-        }
-    };
+    let (out, resumed, resume_note) =
+        open_rows(&folder.partial(), &scenario, &schema, &manifest, whole)?;
     let mut out = out.resumable();
     let run_units = (units.0 + resumed, units.1);
 
-    let rows_n = rows;
     let result = runner::run(
         &pool,
         &runner,
@@ -339,33 +489,10 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         &layouts,
         run_units,
         opts.progress,
-        |unit, measured| {
-            let (rep, row) = (unit / rows_n, (unit % rows_n) as usize);
-            out.write(
-                &scenario.rows[row].labels,
-                &rep.to_string(),
-                measured.text(),
-                &measured.values,
-            )?;
-            out.extra(&measured.extras)?;
-            out.pool(row, measured.counts.clone());
-            if row as u64 == rows_n - 1 {
-                out.flush()?;
-                out.checkpoint(false)?;
-            }
-            Ok(())
-        },
+        |unit, measured| keep_unit(&mut out, &scenario, unit, measured),
     );
     if let Err(e) = result {
-        let _ = out.flush().and_then(|()| out.checkpoint(true));
-        let kept = out.rows_written();
-        let path = out.path().display().to_string();
-        let note = format!(
-            "\n(the sweep stopped; the {kept} rows finished before it are kept in {path}; \
-             no other file in {} was changed; run the same command again to go on after them)",
-            dir.display()
-        );
-        return Err(with_note(e, &note));
+        return Err(stopped(e, &mut out, &dir));
     }
     let output::Finished {
         summary,
@@ -378,32 +505,11 @@ pub fn sweep(opts: &SweepOptions) -> Result<SweepReport, Error> {
         Content::Bytes(manifest.to_toml()?.into_bytes()),
     ));
 
-    let mut text = format!("== {} ({})\n", base.name, opts.file.display());
-    text.push_str(&format!(
-        "Monte-Carlo sweep: {replications} replication(s) x {rows} compare row(s), seed {}, {} thread(s)\n",
-        seed, jobs
-    ));
-    if resumed > 0 {
-        text.push_str(&format!(
-            "Resumed: {resumed} rows an earlier run of this sweep finished before it stopped were kept; \
-             units {}..{} ran now.\n",
-            run_units.0, run_units.1
-        ));
-    }
-    if let Some(note) = &resume_note {
-        text.push_str(&crate::report::wrap(
-            &format!("Note: {note}."),
-            crate::report::WIDTH,
-        ));
-    }
+    let mut text = header(opts, &manifest, jobs, run_units, resumed, &resume_note);
     text.push_str(&report::added_columns(added));
     match (&summary, opts.shard) {
         (Some(s), _) => text.push_str(&report::render(s, &manifest, opts.all_metrics)),
-        (None, Some(s)) => text.push_str(&format!(
-            "Shard {}/{}: units {}..{} of {total} (unit u = replication u / {rows}, row u % {rows}).\n\
-             Combine the shards with `resim merge DIR...` for summary.csv, paired.csv and pooled.csv.\n",
-            s.index, s.count, units.0, units.1
-        )),
+        (None, Some(s)) => text.push_str(&shard_text(s, units, total, rows)),
         (None, None) => {}
     }
     let thresholds_failed = match &summary {
@@ -520,10 +626,14 @@ fn latency_files(scenario: &Scenario) -> Result<Vec<manifest::HashedFile>, Error
     Ok(out)
 }
 
-/// How many replications, on how many threads.
+/// How many replications, on how many threads; the units (replication x
+/// row) in all and the ones this run (or shard) runs.
 struct Settings {
     replications: u64,
     jobs: usize,
+    rows: u64,
+    total: u64,
+    units: (u64, u64),
 }
 
 fn settings(opts: &SweepOptions, scenario: &Scenario) -> Result<Settings, Error> {
@@ -552,7 +662,17 @@ fn settings(opts: &SweepOptions, scenario: &Scenario) -> Result<Settings, Error>
     let jobs = opts.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    Ok(Settings { replications, jobs })
+    let rows = scenario.rows.len() as u64;
+    let total = rows
+        .checked_mul(replications)
+        .ok_or_else(|| ScenarioError::new("", "rows x replications does not fit in 64 bits"))?;
+    Ok(Settings {
+        replications,
+        jobs,
+        rows,
+        total,
+        units: opts.shard.map_or((0, total), |s| s.units(total)),
+    })
 }
 
 /// `e` with `note` added to its message, keeping its kind (and exit code).
