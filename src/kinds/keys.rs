@@ -34,6 +34,10 @@ pub enum Range {
     /// A finite number the kind checks itself; the text says which (for the
     /// docs).
     Own(&'static str),
+    /// One of these names (kept as its index; a default is an index too).
+    Names(&'static [&'static str]),
+    /// A list of positive numbers (left out: empty, unless required).
+    Weights,
 }
 
 impl Range {
@@ -46,6 +50,8 @@ impl Range {
             Range::Whole(min) => format!("a whole number >= {min}"),
             Range::Between { lo, hi, .. } => format!("in [{}, {}]", num(lo), num(hi)),
             Range::Own(text) => text.into(),
+            Range::Names(names) => format!("one of {}", list(names.iter().copied())),
+            Range::Weights => "positive numbers".into(),
         }
     }
 
@@ -58,7 +64,7 @@ impl Range {
             Range::Whole(min) => check::whole(path, v, min).map(f64::from),
             Range::Between { lo, hi, why } => check::between(path, v, lo, hi, why),
             Range::PositiveMs => check::positive_ticks(path, v).map(|_| v),
-            Range::Own(_) => check::finite(path, v),
+            Range::Own(_) | Range::Names(_) | Range::Weights => check::finite(path, v),
         }
     }
 }
@@ -94,6 +100,19 @@ impl Key {
     }
 }
 
+impl Key {
+    /// The default as the docs write it: a number, a name in quotes (as
+    /// code), `none` for an empty list, or `required`.
+    pub fn default_text(&self) -> String {
+        match (self.default, self.range) {
+            (None, _) => "required".into(),
+            (Some(_), Range::Weights) => "none".into(),
+            (Some(i), Range::Names(names)) => format!("`\"{}\"`", names[i as usize]),
+            (Some(v), _) => num(v),
+        }
+    }
+}
+
 /// A kind of a family (one retry budget, ...): its name and its keys.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Decl {
@@ -113,10 +132,7 @@ impl Decl {
     pub fn keys_cell(&self) -> String {
         self.keys
             .iter()
-            .map(|k| {
-                let default = k.default.map_or("required".to_string(), num);
-                format!("`{}` ({default}, {})", k.name, k.range.text())
-            })
+            .map(|k| format!("`{}` ({}, {})", k.name, k.default_text(), k.range.text()))
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -134,6 +150,8 @@ pub struct Keys<'a> {
     path: &'a str,
     decl: &'static Decl,
     values: Vec<f64>,
+    /// The lists ([`Range::Weights`]), empty for the other keys.
+    lists: Vec<Vec<f64>>,
 }
 
 impl Keys<'_> {
@@ -152,10 +170,24 @@ impl Keys<'_> {
         self.path
     }
 
+    fn index(&self, name: &str) -> usize {
+        let i = self.decl.keys.iter().position(|k| k.name == name);
+        i.unwrap_or_else(|| panic!("`{}` declares no key `{name}`", self.decl.name))
+    }
+
     /// The value of key `name` (checked against its range).
     pub fn num(&self, name: &str) -> f64 {
-        let i = self.decl.keys.iter().position(|k| k.name == name);
-        self.values[i.unwrap_or_else(|| panic!("`{}` declares no key `{name}`", self.decl.name))]
+        self.values[self.index(name)]
+    }
+
+    /// The index of a names key's value ([`Range::Names`]).
+    pub fn name_index(&self, name: &str) -> usize {
+        self.num(name) as usize
+    }
+
+    /// A list key's values ([`Range::Weights`]; empty when left out).
+    pub fn list(&self, name: &str) -> &[f64] {
+        &self.lists[self.index(name)]
     }
 
     /// A whole-number key's value.
@@ -186,8 +218,14 @@ fn describe(v: &Value) -> String {
 /// Reads the table `t` at `path` as one of `kinds` (a family's
 /// declarations): its `kind`, then each key it gives (a number in its range;
 /// a key of another kind or a misspelt one is an error naming the kinds that
-/// read it or the closest), then the required keys.
-pub fn read<'a>(path: &'a str, t: &toml::Table, kinds: &[&'static Decl]) -> R<Keys<'a>> {
+/// read it or the closest), then the required keys. `shared` are keys every
+/// kind of the family takes, read by the caller: they are passed over here.
+pub fn read<'a>(
+    path: &'a str,
+    t: &toml::Table,
+    kinds: &[&'static Decl],
+    shared: &[&str],
+) -> R<Keys<'a>> {
     let names: Vec<&str> = kinds.iter().map(|d| d.name).collect();
     let family = kinds.first().map_or("kind", |d| d.family);
     let kind = match t.get("kind") {
@@ -199,10 +237,7 @@ pub fn read<'a>(path: &'a str, t: &toml::Table, kinds: &[&'static Decl]) -> R<Ke
         }
         Some(Value::String(s)) => check::choice(&format!("{path}.kind"), s, &names)?,
         Some(v) => {
-            return err(
-                format!("{path}.kind"),
-                format!("invalid type: {}, expected a string", describe(v)),
-            );
+            return err(format!("{path}.kind"), invalid(v, "a string"));
         }
     };
     let decl = *kinds
@@ -210,25 +245,27 @@ pub fn read<'a>(path: &'a str, t: &toml::Table, kinds: &[&'static Decl]) -> R<Ke
         .find(|d| d.name == kind)
         .expect("choice returns a listed name");
     let mut given: Vec<Option<f64>> = vec![None; decl.keys.len()];
+    let mut lists: Vec<Vec<f64>> = vec![Vec::new(); decl.keys.len()];
     for (name, v) in t {
-        if name == "kind" {
+        if name == "kind" || shared.contains(&name.as_str()) {
             continue;
         }
         let at = format!("{path}.{name}");
         let Some(i) = decl.keys.iter().position(|k| k.name == *name) else {
-            return err(at, not_read(name, decl, kinds));
+            return err(at, not_read(name, decl, kinds, shared));
         };
-        let x = match v {
-            Value::Integer(i) => *i as f64,
-            Value::Float(f) => *f,
-            other => {
-                return err(
-                    at,
-                    format!("invalid type: {}, expected a number", describe(other)),
-                );
+        given[i] = Some(match decl.keys[i].range {
+            Range::Names(names) => match v {
+                Value::String(s) => check::choice(&at, s, names)
+                    .map(|n| names.iter().position(|m| *m == n).unwrap_or_default() as f64)?,
+                other => return err(at, invalid(other, "a string")),
+            },
+            Range::Weights => {
+                lists[i] = weights(&at, v)?;
+                0.0
             }
-        };
-        given[i] = Some(x);
+            _ => number(&at, v)?,
+        });
     }
     let missing: Vec<&str> = decl
         .keys
@@ -253,7 +290,41 @@ pub fn read<'a>(path: &'a str, t: &toml::Table, kinds: &[&'static Decl]) -> R<Ke
         let v = g.or(k.default).expect("required keys are given");
         values.push(k.range.check(&format!("{path}.{}", k.name), v)?);
     }
-    Ok(Keys { path, decl, values })
+    Ok(Keys {
+        path,
+        decl,
+        values,
+        lists,
+    })
+}
+
+/// "invalid type: string \"3\", expected a number" (serde's words).
+pub fn invalid(v: &Value, expected: &str) -> String {
+    format!("invalid type: {}, expected {expected}", describe(v))
+}
+
+/// A number (an integer or a float).
+fn number(at: &str, v: &Value) -> R<f64> {
+    match v {
+        Value::Integer(i) => Ok(*i as f64),
+        Value::Float(f) => Ok(*f),
+        other => err(at, invalid(other, "a number")),
+    }
+}
+
+/// A list of positive numbers, each checked at `at.i`.
+fn weights(at: &str, v: &Value) -> R<Vec<f64>> {
+    let Value::Array(items) = v else {
+        return err(at, invalid(v, "a sequence"));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let p = format!("{at}.{i}");
+            check::positive(&p, number(&p, x)?)
+        })
+        .collect()
 }
 
 /// "`a`", "`a` and `b`", "`a`, `b` and `c`".
@@ -266,8 +337,12 @@ fn and_list(names: &[&str]) -> String {
 }
 
 /// The message for key `name`, which `decl` does not read: the kinds that
-/// read it, or the keys `decl` reads and the closest.
-fn not_read(name: &str, decl: &Decl, kinds: &[&Decl]) -> String {
+/// read it, or the closest name; and the keys `decl` reads.
+fn not_read(name: &str, decl: &Decl, kinds: &[&Decl], shared: &[&str]) -> String {
+    let own: Vec<&str> = std::iter::once("kind")
+        .chain(shared.iter().copied())
+        .chain(decl.keys.iter().map(|k| k.name))
+        .collect();
     let owners: Vec<String> = kinds
         .iter()
         .filter(|d| d.key(name).is_some())
@@ -275,19 +350,17 @@ fn not_read(name: &str, decl: &Decl, kinds: &[&Decl]) -> String {
         .collect();
     if !owners.is_empty() {
         return format!(
-            "`{name}` belongs to a {} {}, not to `{}`",
+            "`{name}` belongs to a {} {}, not to `{}`, which reads {}",
             owners.join(" or "),
             decl.family,
-            decl.name
+            decl.name,
+            and_list(&own)
         );
     }
-    let own: Vec<&str> = std::iter::once("kind")
-        .chain(decl.keys.iter().map(|k| k.name))
-        .collect();
     let every: Vec<&str> = kinds
         .iter()
         .flat_map(|d| d.keys.iter().map(|k| k.name))
-        .chain(["kind"])
+        .chain(own.iter().copied())
         .collect();
     format!(
         "unknown key `{name}`: a `{}` {} reads {}{}",
@@ -323,7 +396,7 @@ mod tests {
     }
 
     fn message(text: &str) -> String {
-        read("p", &table(text), &[&A, &B])
+        read("p", &table(text), &[&A, &B], &[])
             .expect_err("an error")
             .message
     }
@@ -331,12 +404,12 @@ mod tests {
     #[test]
     fn reads_the_kind_its_keys_and_the_defaults() {
         let t = table("kind = \"a\"\ncount = 3");
-        let k = read("p", &t, &[&A, &B]).expect("valid");
+        let k = read("p", &t, &[&A, &B], &[]).expect("valid");
         assert_eq!(k.decl().name, "a");
         assert_eq!(k.num("max"), 0.5);
         assert_eq!(k.whole("count"), 3);
         let t = table("kind = \"b\"");
-        let k = read("p", &t, &[&A, &B]).expect("valid");
+        let k = read("p", &t, &[&A, &B], &[]).expect("valid");
         assert_eq!(k.ticks("window_ms").expect("fits"), Ticks::from_ms(10.0));
     }
 
@@ -353,7 +426,7 @@ mod tests {
         assert_eq!(message("kind = \"a\""), "a `a` thing needs `count`");
         assert_eq!(
             message("kind = \"a\"\ncount = 1\nwindow_ms = 3"),
-            "`window_ms` belongs to a `b` thing, not to `a`"
+            "`window_ms` belongs to a `b` thing, not to `a`, which reads `kind`, `max` and `count`"
         );
         assert_eq!(
             message("kind = \"a\"\ncount = 1\ncout = 3"),

@@ -8,6 +8,7 @@
 //! This module sits below `model`: the model holds a family's kinds as
 //! values, validation reads them, and the simulation runs their rules.
 
+pub mod balance;
 pub mod budget;
 pub mod check;
 pub mod keys;

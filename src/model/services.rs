@@ -3,6 +3,7 @@
 
 use super::{Latency, LimiterId, Plan, RouteId, ServiceId};
 use crate::engine::Ticks;
+pub use crate::kinds::balance::{Balancer, TieBreak};
 
 /// `[gateway]`: the edge in front of the services.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,54 +111,20 @@ pub enum BalanceRelease {
     Replica,
 }
 
-/// A balancer's keys beyond its kind; each kind reads only its own.
-#[derive(Debug, Clone, PartialEq)]
+/// A balancer's keys every kind takes (the kind's own are in its
+/// [`Balancer`] value).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct BalanceKeys {
     /// Whose counts it reads (`view`).
     pub view: BalanceView,
     /// When a pick stops counting (`release`).
     pub release: BalanceRelease,
-    /// `least_request`: replicas drawn per pick, with replacement (>= 2).
-    pub choice_count: u32,
-    /// `least_request` with unequal weights: effective weight = weight /
-    /// (active + 1)^bias.
-    pub active_request_bias: f64,
-    /// `peak_ewma`: the cost's decay time, in ticks.
-    pub decay: Ticks,
-    /// `least_request`, `weighted_round_robin`, `haproxy_random`: one
-    /// positive weight per replica (empty: all equal).
-    pub weights: Vec<f64>,
-    /// `least_outstanding`: which of the replicas tied for the fewest gets
-    /// the request (`tie_break`).
-    pub tie_break: TieBreak,
-    /// `haproxy_random`: replicas drawn per pick, with replacement (>= 1).
-    pub draws: u32,
     /// A connection limit per replica with one queue in front of them all
     /// (`max_conn`, `max_queue`, `queue_timeout_ms`; services only).
     pub conn_limit: Option<ConnLimit>,
     /// Outlier ejection (`services.NAME.outlier_detection`), read by each
     /// view of the balancer.
     pub outlier: Option<Outlier>,
-}
-
-/// Which of the replicas tied for the fewest outstanding a
-/// `least_outstanding` pick takes (`tie_break`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TieBreak {
-    /// The lowest index.
-    #[default]
-    LowestIndex,
-    /// The one whose count last changed earliest: the one that reached that
-    /// count first (HAProxy's `leastconn` tree).
-    FirstReached,
-}
-
-impl TieBreak {
-    /// Names as written in scenario files.
-    pub const NAMES: [(&'static str, TieBreak); 2] = [
-        ("lowest_index", TieBreak::LowestIndex),
-        ("first_reached", TieBreak::FirstReached),
-    ];
 }
 
 /// HAProxy's `maxconn` per server with the backend's queue: a replica holding
@@ -193,69 +160,6 @@ pub struct Outlier {
     /// One replica may be ejected whatever `max_ejection_pct` says (Envoy's
     /// `always_eject_one_host`).
     pub always_eject_one: bool,
-}
-
-impl Default for BalanceKeys {
-    fn default() -> BalanceKeys {
-        BalanceKeys {
-            view: BalanceView::Global,
-            release: BalanceRelease::Caller,
-            choice_count: 2,
-            active_request_bias: 1.0,
-            decay: Ticks::from_ms(10_000.0),
-            weights: Vec::new(),
-            tie_break: TieBreak::LowestIndex,
-            draws: 2,
-            conn_limit: None,
-            outlier: None,
-        }
-    }
-}
-
-/// How a request to a replicated service picks its replica.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Balancer {
-    /// Replicas in turn.
-    #[default]
-    RoundRobin,
-    /// Uniformly at random.
-    Random,
-    /// The replica with the fewest requests (in slots and queue); ties: the
-    /// lowest index, or the one that reached its count first (`tie_break`).
-    LeastOutstanding,
-    /// Two replicas drawn at random, the one with fewer requests (ties: the first drawn).
-    TwoChoices,
-    /// Envoy's least request: `choice_count` replicas drawn with replacement,
-    /// the one with the fewest active requests; with unequal `weights`, an
-    /// EDF schedule on weight / (active + 1)^bias.
-    LeastRequest,
-    /// Finagle's and Linkerd's peak EWMA: the better of two random replicas by
-    /// cost x (outstanding + 1).
-    PeakEwma,
-    /// nginx's smooth weighted round robin on `weights`.
-    WeightedRoundRobin,
-    /// HAProxy's `balance random(draws)`: `draws` points drawn with
-    /// replacement on HAProxy's consistent-hash ring, the least busy server.
-    HaproxyRandom,
-}
-
-impl Balancer {
-    /// Names as written in scenario files.
-    pub const NAMES: [(&'static str, Balancer); 8] = [
-        ("round_robin", Balancer::RoundRobin),
-        ("random", Balancer::Random),
-        ("least_outstanding", Balancer::LeastOutstanding),
-        ("two_choices", Balancer::TwoChoices),
-        ("least_request", Balancer::LeastRequest),
-        ("peak_ewma", Balancer::PeakEwma),
-        ("weighted_round_robin", Balancer::WeightedRoundRobin),
-        ("haproxy_random", Balancer::HaproxyRandom),
-    ];
-
-    /// The name as written in scenario files.
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize].0
-    }
 }
 
 /// What a service does with a request (`handler.type`).

@@ -158,37 +158,13 @@ pub struct RawOutlier {
     pub always_eject_one_host: Option<bool>,
 }
 
-/// `balancer = "KIND"` or `balancer = { kind, view, release, choice_count,
-/// active_request_bias, decay_ms, weights, tie_break, draws, max_conn,
-/// max_queue, queue_timeout_ms }` (the keys a kind does not read are refused
-/// in validation).
+/// `balancer = "KIND"` or `balancer = { kind, ... }`: the shared keys
+/// (`kinds::balance::SHARED`) and the kind's own, read against the kinds'
+/// declarations in validation.
 #[derive(Debug, Clone)]
-#[allow(clippy::large_enum_variant)] // one per service, read once
 pub enum RawBalancer {
     Kind(String),
-    Table(RawBalancerTable),
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawBalancerTable {
-    pub kind: String,
-    /// "global" (default) or "caller".
-    pub view: Option<String>,
-    /// "caller" (default) or "replica".
-    pub release: Option<String>,
-    pub choice_count: Option<i64>,
-    pub active_request_bias: Option<f64>,
-    pub decay_ms: Option<f64>,
-    pub weights: Option<Vec<f64>>,
-    /// `least_outstanding`: "lowest_index" (default) or "first_reached".
-    pub tie_break: Option<String>,
-    /// `haproxy_random`: draws per pick.
-    pub draws: Option<i64>,
-    /// Any kind: requests a replica holds at most, with a queue in front.
-    pub max_conn: Option<i64>,
-    pub max_queue: Option<i64>,
-    pub queue_timeout_ms: Option<f64>,
+    Table(toml::Table),
 }
 
 impl<'de> Deserialize<'de> for RawBalancer {
@@ -197,9 +173,15 @@ impl<'de> Deserialize<'de> for RawBalancer {
         impl<'de> serde::de::Visitor<'de> for Visitor {
             type Value = RawBalancer;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str(
-                    "a balancer's kind, or a table { kind, view, release, choice_count, active_request_bias, decay_ms, weights, tie_break, draws, max_conn, max_queue, queue_timeout_ms }",
-                )
+                use crate::kinds::balance::{KINDS, SHARED};
+                let mut keys: Vec<&str> = vec!["kind"];
+                keys.extend(SHARED);
+                for k in KINDS.iter().flat_map(|d| d.keys) {
+                    if !keys.contains(&k.name) {
+                        keys.push(k.name);
+                    }
+                }
+                write!(f, "a balancer's kind, or a table {{ {} }}", keys.join(", "))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawBalancer, E> {
                 Ok(RawBalancer::Kind(v.to_string()))
@@ -208,7 +190,7 @@ impl<'de> Deserialize<'de> for RawBalancer {
                 self,
                 map: A,
             ) -> Result<RawBalancer, A::Error> {
-                RawBalancerTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                toml::Table::deserialize(serde::de::value::MapAccessDeserializer::new(map))
                     .map(RawBalancer::Table)
             }
         }

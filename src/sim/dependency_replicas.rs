@@ -130,7 +130,7 @@ impl Replication {
                 add(dep, r);
             }
             let picker = Picker::new(
-                d.balancer,
+                &d.balancer,
                 &d.balance,
                 n as usize,
                 (model.seed, replication),

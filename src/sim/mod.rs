@@ -189,27 +189,30 @@
 //!
 //! # Adding a balancer
 //!
-//! 1. Write `src/sim/balance/<kind>.rs`: a small type implementing
-//!    [`balance::Balance`](balance::Balance): `pick` gets the replicas'
-//!    outstanding counts as its caller sees them and returns an index; any
-//!    state or random stream it needs, it owns (a new kind's draws come from
-//!    the stream `balance::of` is given, so existing kinds' draws stay as they
-//!    are). A kind that learns from answers (`peak_ewma`) says so in
-//!    `hears` and hears each request's end in `on_done`; `pick_at` gives it
-//!    the clock. A kind with state per replica (weights, costs) overrides
-//!    `pick_among`, the pick among the replicas outlier detection has not
-//!    ejected (`balance/outlier.rs`). With `max_conn` the picker's queue
-//!    (`balance/queue.rs`) asks it `skips_full` (pick among the replicas with
-//!    room, or queue when its pick is full) and `queue_first` (wait behind
-//!    anyone queued); a kind that breaks ties by when counts changed says
-//!    `reads_since`. Test its rule on a hand-made view.
-//! 2. Register it in `src/sim/balance/mod.rs`: its `mod` line and one arm in
-//!    `balance::of` (which gives it the service's `BalanceKeys`); the keys
-//!    it reads go in `keys_of` of `src/scenario/validate/balance.rs`.
-//! 3. Outside `balance/`, two files: `src/model/services.rs` (a `Balancer` variant and
-//!    its name in `Balancer::NAMES`, which validation and `replicas.csv` read)
-//!    and `docs/scenarios.md` (the `balancer` key). The server needs no change.
-
+//! A balancer is a kind (`crate::kinds`), declared once:
+//!
+//! 1. Write `src/kinds/balance/<kind>.rs`: the type of its checked keys
+//!    implementing `balance::Kind` (its `Decl`: name, keys, defaults and
+//!    ranges; `from_keys` for the checks a range cannot say, given the
+//!    replicas; `make`, its balancer over N replicas with its own random
+//!    stream) and that balancer implementing `balance::Balance`: `pick` gets
+//!    the replicas' outstanding counts as its caller sees them and returns
+//!    an index; any state it needs, it owns (a new kind's draws come from the
+//!    stream it is given, so existing kinds' draws stay as they are). A kind
+//!    that learns from answers (`peak_ewma`) says so in `hears` and hears
+//!    each request's end in `on_done`; `pick_at` gives it the clock. A kind
+//!    with state per replica (weights, costs) overrides `pick_among`, the
+//!    pick among the replicas outlier detection has not ejected
+//!    ([`balance`]'s `outlier.rs`). With `max_conn` the picker's queue asks
+//!    it `skips_full` (pick among the replicas with room, or queue when its
+//!    pick is full) and `queue_first` (wait behind anyone queued); a kind
+//!    that breaks ties by when counts changed says `reads_since`. Test its
+//!    rule on a hand-made view.
+//! 2. Add one line to the `kinds!` list in `src/kinds/balance/mod.rs`.
+//!
+//! Validation reads its keys from the declaration, `replicas.csv` names it,
+//! and the pickers in [`balance`] make it; none of them changes. The keys
+//! table in docs/scenarios.md is checked against the declarations.
 //!
 //! # Adding a table
 //!

@@ -136,3 +136,45 @@ fn the_budget_key_table_is_the_kinds_declarations() {
         wrong.join("\n")
     );
 }
+
+/// docs/scenarios.md's balancer table gives each key of a kind as the
+/// kinds' declarations do: its default (`required` where no kind has one) and
+/// the kinds that read it, `(required)` after a kind that needs it.
+#[test]
+fn the_balancer_key_table_is_the_kinds_declarations() {
+    use resim::kinds::balance::KINDS;
+    let docs = std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap();
+    let mut names: Vec<&str> = Vec::new();
+    for k in KINDS.iter().flat_map(|d| d.keys) {
+        if !names.contains(&k.name) {
+            names.push(k.name);
+        }
+    }
+    let mut wrong = Vec::new();
+    for name in names {
+        let readers: Vec<_> = KINDS
+            .iter()
+            .filter_map(|d| d.key(name).map(|k| (d.name, k)))
+            .collect();
+        let default = readers
+            .iter()
+            .find(|(_, k)| k.default.is_some())
+            .map_or("required".to_string(), |(_, k)| k.default_text());
+        let kinds: Vec<String> = readers
+            .iter()
+            .map(|(kind, k)| match k.default {
+                None => format!("`{kind}` (required)"),
+                Some(_) => format!("`{kind}`"),
+            })
+            .collect();
+        let row = format!("| `{name}` | {default} | {} |", kinds.join(", "));
+        if !docs.lines().any(|l| l.starts_with(&row)) {
+            wrong.push(row);
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/scenarios.md (Balancers) should start these rows so:\n{}",
+        wrong.join("\n")
+    );
+}

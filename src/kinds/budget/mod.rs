@@ -212,7 +212,7 @@ impl BudgetState {
 impl RetryBudget {
     /// The budget table at `path` (a retry's or, with `hedge`, a hedge's).
     pub fn read(path: &str, t: &toml::Table, hedge: bool) -> R<RetryBudget> {
-        let b = RetryBudget::from_keys(&read(path, t, KINDS)?)?;
+        let b = RetryBudget::from_keys(&read(path, t, KINDS, &[])?)?;
         if hedge && b.hedges().is_none() {
             let why: Vec<String> = HEDGING
                 .iter()

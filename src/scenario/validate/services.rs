@@ -72,7 +72,7 @@ pub(super) fn dependencies(raw: &RawScenario, files: &mut Files) -> R<Vec<Depend
                     "a connection limit with its queue is for services' balancers: a dependency's `slots` already hold its calls in line",
                 );
             }
-            if balance.tie_break == TieBreak::FirstReached {
+            if balancer.breaks_ties_by_time() {
                 return err(
                     format!("{path}.balancer.tie_break"),
                     "`first_reached` is for services' balancers (it reads when each replica's count last changed); a dependency's ties go to the lowest index",

@@ -209,8 +209,8 @@ impl Detector {
 
 #[cfg(test)]
 mod tests {
-    use super::super::RoundRobin;
     use super::*;
+    use crate::kinds::balance::of_text;
 
     fn ms(x: f64) -> Ticks {
         Ticks::from_ms(x)
@@ -234,7 +234,11 @@ mod tests {
     #[test]
     fn ejects_at_the_threshold_and_backs_off() {
         let mut d = Detector::new(keys(34.0), 3);
-        let mut rr = RoundRobin::default();
+        let mut rr = of_text(
+            "kind = \"round_robin\"",
+            3,
+            crate::engine::stream(1, 0, "t"),
+        );
         for i in 0..4 {
             d.heard(1, ms(100.0 + f64::from(i)), true);
         }
@@ -247,13 +251,13 @@ mod tests {
             d.heard(1, ms(1_000.0 + f64::from(i)), true);
         }
         let picks: Vec<usize> = (0..4)
-            .map(|_| d.pick(&mut rr, &[0, 0, 0], ms(2_000.0)))
+            .map(|_| d.pick(&mut *rr, &[0, 0, 0], ms(2_000.0)))
             .collect();
         assert!(!picks.contains(&1), "{picks:?}");
         // ejected at 1004 ms: 30 s later is 31004 ms, the next sweep 40 s
-        assert_eq!(d.pick(&mut rr, &[0, 0, 0], ms(39_999.0)), 0);
+        assert_eq!(d.pick(&mut *rr, &[0, 0, 0], ms(39_999.0)), 0);
         let picks: Vec<usize> = (0..3)
-            .map(|_| d.pick(&mut rr, &[0, 0, 0], ms(40_000.0)))
+            .map(|_| d.pick(&mut *rr, &[0, 0, 0], ms(40_000.0)))
             .collect();
         assert!(picks.contains(&1), "{picks:?}");
         for i in 0..5 {
@@ -297,18 +301,21 @@ mod tests {
     #[test]
     fn every_kind_picks_only_among_the_replicas_in() {
         use crate::engine::stream;
-        use crate::model::{BalanceKeys, Balancer};
-        let keys = BalanceKeys {
-            weights: vec![1.0, 2.0, 3.0, 4.0],
-            ..BalanceKeys::default()
-        };
-        let unweighted = BalanceKeys::default();
-        for (_, kind) in Balancer::NAMES {
-            for keys in [&keys, &unweighted] {
-                if kind == Balancer::WeightedRoundRobin && keys.weights.is_empty() {
+        use crate::kinds::balance::{Balancer, KINDS};
+        for kind in KINDS {
+            for weights in ["weights = [1, 2, 3, 4]", ""] {
+                let t: toml::Table = format!("kind = \"{}\"\n{weights}", kind.name)
+                    .parse()
+                    .expect("a table");
+                let with_weights = kind.key("weights").is_some();
+                if !weights.is_empty() && !with_weights {
                     continue;
                 }
-                let mut b = super::super::of(kind, keys, 4, stream(1, 0, "balancer:t"));
+                let Ok(kind) = Balancer::read("b", &t, 4) else {
+                    // `weighted_round_robin` without its weights
+                    continue;
+                };
+                let mut b = kind.make(4, stream(1, 0, "balancer:t"));
                 let mut seen = [0u32; 4];
                 for i in 0..200 {
                     let k = b.pick_among(&[3, 0, 1, 2], &[1, 3], ms(f64::from(i)));
@@ -371,8 +378,14 @@ mod tests {
             }
         }
         assert_eq!(d.ejections(ms(10.0)).len(), 2);
-        let mut rr = RoundRobin::default();
-        let picks: Vec<usize> = (0..2).map(|_| d.pick(&mut rr, &[0, 0], ms(20.0))).collect();
+        let mut rr = of_text(
+            "kind = \"round_robin\"",
+            3,
+            crate::engine::stream(1, 0, "t"),
+        );
+        let picks: Vec<usize> = (0..2)
+            .map(|_| d.pick(&mut *rr, &[0, 0], ms(20.0)))
+            .collect();
         assert_eq!(picks, [0, 1], "panic: every replica");
     }
 

@@ -132,9 +132,9 @@ impl ProxyQueue {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{HaproxyRandom, LeastOutstanding, RoundRobin};
     use super::*;
     use crate::engine::stream;
+    use crate::kinds::balance::of_text;
 
     fn limit(max_conn: u32, max_queue: Option<u32>) -> ConnLimit {
         ConnLimit {
@@ -149,21 +149,25 @@ mod tests {
     #[test]
     fn round_robin_skips_the_full_and_never_passes_a_waiter() {
         let mut q = ProxyQueue::new(limit(2, None));
-        let mut rr = RoundRobin::default();
+        let mut rr = of_text(
+            "kind = \"round_robin\"",
+            3,
+            crate::engine::stream(1, 0, "t"),
+        );
         let t = Ticks::ZERO;
-        assert_eq!(q.place(&mut rr, &[0, 2, 1], 1, t), Placed::Replica(0));
+        assert_eq!(q.place(&mut *rr, &[0, 2, 1], 1, t), Placed::Replica(0));
         assert_eq!(
-            q.place(&mut rr, &[1, 2, 1], 2, t),
+            q.place(&mut *rr, &[1, 2, 1], 2, t),
             Placed::Replica(2),
             "1 is full"
         );
-        assert_eq!(q.place(&mut rr, &[1, 2, 2], 3, t), Placed::Replica(0));
+        assert_eq!(q.place(&mut *rr, &[1, 2, 2], 3, t), Placed::Replica(0));
         let queued = Placed::Queued {
             timeout: Some(Ticks::from_ms(50.0)),
         };
-        assert_eq!(q.place(&mut rr, &[2, 2, 2], 4, t), queued);
+        assert_eq!(q.place(&mut *rr, &[2, 2, 2], 4, t), queued);
         // replica 1 has room again, but 4 waits: 5 goes behind it
-        assert_eq!(q.place(&mut rr, &[2, 1, 2], 5, t), queued);
+        assert_eq!(q.place(&mut *rr, &[2, 1, 2], 5, t), queued);
         assert_eq!(q.take(1), Some((4, t)), "the oldest first");
         assert_eq!(q.take(2), None, "no room");
         assert_eq!(q.leave(5), Some(t));
@@ -175,16 +179,20 @@ mod tests {
     #[test]
     fn least_outstanding_picks_among_room_and_a_full_queue_refuses() {
         let mut q = ProxyQueue::new(limit(3, Some(1)));
-        let mut lo = LeastOutstanding::default();
+        let mut lo = of_text(
+            "kind = \"least_outstanding\"",
+            3,
+            crate::engine::stream(1, 0, "t"),
+        );
         let t = Ticks::ZERO;
-        assert_eq!(q.place(&mut lo, &[3, 2, 3], 1, t), Placed::Replica(1));
+        assert_eq!(q.place(&mut *lo, &[3, 2, 3], 1, t), Placed::Replica(1));
         assert!(matches!(
-            q.place(&mut lo, &[3, 3, 3], 2, t),
+            q.place(&mut *lo, &[3, 3, 3], 2, t),
             Placed::Queued { .. }
         ));
         // not queue-first: a replica with room takes a newcomer
-        assert_eq!(q.place(&mut lo, &[3, 3, 1], 3, t), Placed::Replica(2));
-        assert_eq!(q.place(&mut lo, &[3, 3, 3], 4, t), Placed::Refused);
+        assert_eq!(q.place(&mut *lo, &[3, 3, 1], 3, t), Placed::Replica(2));
+        assert_eq!(q.place(&mut *lo, &[3, 3, 3], 4, t), Placed::Refused);
     }
 
     /// HAProxy's random draws over every replica: a full one drawn sends the
@@ -192,10 +200,14 @@ mod tests {
     #[test]
     fn haproxy_random_queues_when_its_draw_is_full() {
         let mut q = ProxyQueue::new(limit(1, None));
-        let mut b = HaproxyRandom::new(stream(1, 0, "balancer:t"), 2, 1, &[]);
+        let mut b = of_text(
+            "kind = \"haproxy_random\"\ndraws = 1",
+            2,
+            stream(1, 0, "balancer:t"),
+        );
         let (mut queued, mut to_free) = (0, 0);
         for id in 0..400 {
-            match q.place(&mut b, &[1, 0], id, Ticks::ZERO) {
+            match q.place(&mut *b, &[1, 0], id, Ticks::ZERO) {
                 Placed::Queued { .. } => queued += 1,
                 Placed::Replica(k) => {
                     assert_eq!(k, 1);

@@ -23,7 +23,7 @@
 //! instead of [`Picker::pick`], [`Picker::take`] when a replica's count
 //! falls.
 
-use super::{Balance, Detector, Ejection, Placed, ProxyQueue, of};
+use super::{Balance, Detector, Ejection, Placed, ProxyQueue};
 use crate::engine::{Ticks, stream};
 use crate::model::{BalanceKeys, BalanceRelease, BalanceView, Balancer};
 use crate::sim::vocab::FastMap;
@@ -65,14 +65,14 @@ impl Picker {
     /// The picker of `target`'s `n` replicas, for run `replication` of
     /// `seed`.
     pub fn new(
-        kind: Balancer,
+        kind: &Balancer,
         keys: &BalanceKeys,
         n: usize,
         (seed, replication): (u64, u64),
         target: &str,
     ) -> Picker {
         let rng = stream(seed, replication, &format!("balancer:{target}"));
-        let global = of(kind, keys, n, rng);
+        let global = kind.make(n, rng);
         let by_caller = keys.view == BalanceView::Caller;
         Picker {
             listens: by_caller || global.hears() || keys.outlier.is_some(),
@@ -80,7 +80,7 @@ impl Picker {
                 .outlier
                 .filter(|_| !by_caller)
                 .map(|o| Detector::new(o, n)),
-            kind,
+            kind: kind.clone(),
             keys: keys.clone(),
             n,
             seed,
@@ -165,7 +165,7 @@ impl Picker {
     /// `caller`'s pick, from what it alone has outstanding; `name` names the
     /// caller for its stream, asked at its first pick only.
     pub fn pick_for(&mut self, caller: u64, name: impl FnOnce() -> String, now: Ticks) -> usize {
-        let (kind, n) = (self.kind, self.n);
+        let (kind, n) = (&self.kind, self.n);
         let callers = self.callers.as_mut().expect("a caller view");
         let own = callers.entry(caller).or_insert_with(|| {
             let name = name();
@@ -175,7 +175,7 @@ impl Picker {
                 &format!("balancer:{}:{}", self.target, name),
             );
             Own {
-                balancer: of(kind, &self.keys, n, rng),
+                balancer: kind.make(n, rng),
                 outstanding: vec![0; n],
                 since: (0..n as u64).collect(),
                 outlier: self.keys.outlier.map(|o| (Detector::new(o, n), name)),
@@ -290,6 +290,11 @@ impl Picker {
 mod tests {
     use super::*;
 
+    fn kind(name: &str) -> Balancer {
+        let t: toml::Table = format!("kind = \"{name}\"").parse().expect("a table");
+        Balancer::read("b", &t, 3).expect("a kind")
+    }
+
     fn keys(view: BalanceView) -> BalanceKeys {
         BalanceKeys {
             view,
@@ -300,7 +305,7 @@ mod tests {
     #[test]
     fn each_caller_counts_only_its_own_and_releases_at_done() {
         let mut p = Picker::new(
-            Balancer::LeastOutstanding,
+            &kind("least_outstanding"),
             &keys(BalanceView::Caller),
             3,
             (1, 0),
@@ -324,9 +329,9 @@ mod tests {
     #[test]
     fn the_global_view_listens_only_for_kinds_that_learn() {
         let g = keys(BalanceView::Global);
-        let p = Picker::new(Balancer::TwoChoices, &g, 3, (1, 0), "t");
+        let p = Picker::new(&kind("two_choices"), &g, 3, (1, 0), "t");
         assert!(!p.by_caller() && !p.listens());
-        let p = Picker::new(Balancer::PeakEwma, &g, 3, (1, 0), "t");
+        let p = Picker::new(&kind("peak_ewma"), &g, 3, (1, 0), "t");
         assert!(!p.by_caller() && p.listens());
     }
 }

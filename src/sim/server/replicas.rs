@@ -74,7 +74,7 @@ impl Route {
             Route::Single(first)
         } else {
             let picker = Picker::new(
-                service.balancer,
+                &service.balancer,
                 &service.balance,
                 n,
                 (model.seed, replication),

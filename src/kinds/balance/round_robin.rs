@@ -1,6 +1,9 @@
 //! `round_robin`: the replicas in turn, whatever they hold.
 
-use super::Balance;
+use super::{Balance, Kind};
+use crate::engine::Stream;
+use crate::kinds::check::R;
+use crate::kinds::keys::{Decl, Keys};
 use crate::engine::Ticks;
 
 /// Replica 0, 1, ..., N - 1, then 0 again.
@@ -32,6 +35,28 @@ impl Balance for RoundRobin {
     /// HAProxy's `roundrobin`: a new request waits behind anyone queued.
     fn queue_first(&self) -> bool {
         true
+    }
+}
+
+
+/// `round_robin`: replicas in turn. No keys.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RoundRobinKind;
+
+impl Kind for RoundRobinKind {
+    const DECL: Decl = Decl {
+        name: "round_robin",
+        family: "balancer",
+        keys: &[],
+        required_because: "",
+    };
+
+    fn from_keys(_k: &Keys, _replicas: u32) -> R<RoundRobinKind> {
+        Ok(RoundRobinKind)
+    }
+
+    fn make(&self, _n: usize, _rng: Stream) -> Box<dyn Balance> {
+        Box::new(RoundRobin::default())
     }
 }
 

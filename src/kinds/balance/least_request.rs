@@ -20,7 +20,9 @@
 //! Source: Envoy's `hostWeight` (weight / (active + 1)^bias) and its EDF
 //! scheduler, re-adding the picked host (`EdfLoadBalancerBase::chooseHostOnce`).
 
-use super::Balance;
+use super::{Balance, Kind};
+use crate::kinds::check::R;
+use crate::kinds::keys::{Decl, Key, Keys, Range};
 use crate::engine::{Stream, Ticks};
 use rand::RngExt;
 
@@ -115,6 +117,48 @@ impl Balance for LeastRequest {
             }
         }
         best
+    }
+}
+
+
+/// `least_request`: Envoy's least request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeastRequestKind {
+    /// Replicas drawn per pick, with replacement (>= 2).
+    pub choice_count: u32,
+    /// With unequal weights: effective weight = weight / (active + 1)^bias.
+    pub active_request_bias: f64,
+    /// One positive weight per replica (empty: all equal).
+    pub weights: Vec<f64>,
+}
+
+impl Kind for LeastRequestKind {
+    const DECL: Decl = Decl {
+        name: "least_request",
+        family: "balancer",
+        keys: &[
+            Key::with("choice_count", 2.0, Range::Whole(2)),
+            Key::with("active_request_bias", 1.0, Range::NonNegative),
+            Key::with("weights", 0.0, Range::Weights),
+        ],
+        required_because: "",
+    };
+
+    fn from_keys(k: &Keys, replicas: u32) -> R<LeastRequestKind> {
+        Ok(LeastRequestKind {
+            choice_count: super::draws(k, "choice_count")?,
+            active_request_bias: k.num("active_request_bias"),
+            weights: super::weights(k, replicas, false)?,
+        })
+    }
+
+    fn make(&self, _n: usize, rng: Stream) -> Box<dyn Balance> {
+        Box::new(LeastRequest::new(
+            rng,
+            self.choice_count as usize,
+            &self.weights,
+            self.active_request_bias,
+        ))
     }
 }
 

@@ -17,7 +17,9 @@
 //! Source: Finagle's `PeakEwma` (finagle-core, loadbalancer), Linkerd's
 //! "Beyond Round Robin" (2016).
 
-use super::Balance;
+use super::{Balance, Kind};
+use crate::kinds::check::R;
+use crate::kinds::keys::{Decl, Key, Keys, Range};
 use crate::engine::{Stream, Ticks};
 use rand::RngExt;
 
@@ -113,6 +115,33 @@ impl Balance for PeakEwma {
 
     fn on_done(&mut self, replica: usize, now: Ticks, latency: Ticks) {
         self.observe(replica, now, latency.0 as f64);
+    }
+}
+
+
+/// `peak_ewma`: Finagle's and Linkerd's peak EWMA.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeakEwmaKind {
+    /// The cost's decay time.
+    pub decay: Ticks,
+}
+
+impl Kind for PeakEwmaKind {
+    const DECL: Decl = Decl {
+        name: "peak_ewma",
+        family: "balancer",
+        keys: &[Key::with("decay_ms", 10_000.0, Range::PositiveMs)],
+        required_because: "",
+    };
+
+    fn from_keys(k: &Keys, _replicas: u32) -> R<PeakEwmaKind> {
+        Ok(PeakEwmaKind {
+            decay: k.ticks("decay_ms")?,
+        })
+    }
+
+    fn make(&self, n: usize, rng: Stream) -> Box<dyn Balance> {
+        Box::new(PeakEwma::new(rng, n, self.decay))
     }
 }
 

@@ -7,7 +7,10 @@
 //! a a b a c a a, not a a a a a b c). No draws, and the load is not read.
 //! Source: nginx's `ngx_http_upstream_get_peer` (upstream `weight=`).
 
-use super::Balance;
+use super::{Balance, Kind};
+use crate::engine::Stream;
+use crate::kinds::check::R;
+use crate::kinds::keys::{Decl, Key, Keys, Range};
 use crate::engine::Ticks;
 
 pub(crate) struct WeightedRoundRobin {
@@ -66,6 +69,33 @@ impl Balance for WeightedRoundRobin {
     /// HAProxy's `roundrobin`: a new request waits behind anyone queued.
     fn queue_first(&self) -> bool {
         true
+    }
+}
+
+
+/// `weighted_round_robin`: nginx's smooth weighted round robin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightedRoundRobinKind {
+    /// One positive weight per replica.
+    pub weights: Vec<f64>,
+}
+
+impl Kind for WeightedRoundRobinKind {
+    const DECL: Decl = Decl {
+        name: "weighted_round_robin",
+        family: "balancer",
+        keys: &[Key::required("weights", Range::Weights)],
+        required_because: "one positive weight per replica",
+    };
+
+    fn from_keys(k: &Keys, replicas: u32) -> R<WeightedRoundRobinKind> {
+        Ok(WeightedRoundRobinKind {
+            weights: super::weights(k, replicas, false)?,
+        })
+    }
+
+    fn make(&self, _n: usize, _rng: Stream) -> Box<dyn Balance> {
+        Box::new(WeightedRoundRobin::new(&self.weights))
     }
 }
 

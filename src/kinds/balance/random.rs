@@ -1,6 +1,8 @@
 //! `random`: a replica drawn uniformly, whatever they hold.
 
-use super::Balance;
+use super::{Balance, Kind};
+use crate::kinds::check::R;
+use crate::kinds::keys::{Decl, Keys};
 use crate::engine::Stream;
 use rand::RngExt;
 
@@ -18,6 +20,28 @@ impl Random {
 impl Balance for Random {
     fn pick(&mut self, outstanding: &[u32]) -> usize {
         self.rng.random_range(0..outstanding.len())
+    }
+}
+
+
+/// `random`: uniformly at random, from the stream `balancer:NAME`. No keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RandomKind;
+
+impl Kind for RandomKind {
+    const DECL: Decl = Decl {
+        name: "random",
+        family: "balancer",
+        keys: &[],
+        required_because: "",
+    };
+
+    fn from_keys(_k: &Keys, _replicas: u32) -> R<RandomKind> {
+        Ok(RandomKind)
+    }
+
+    fn make(&self, _n: usize, rng: Stream) -> Box<dyn Balance> {
+        Box::new(Random::new(rng))
     }
 }
 

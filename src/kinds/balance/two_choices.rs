@@ -1,7 +1,9 @@
 //! `two_choices`: the less loaded of two replicas drawn at random (the power
 //! of two choices).
 
-use super::Balance;
+use super::{Balance, Kind};
+use crate::kinds::check::R;
+use crate::kinds::keys::{Decl, Keys};
 use crate::engine::Stream;
 use rand::RngExt;
 
@@ -30,6 +32,29 @@ impl Balance for TwoChoices {
         } else {
             a
         }
+    }
+}
+
+
+/// `two_choices`: two distinct replicas drawn at random, the one with fewer
+/// requests. No keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TwoChoicesKind;
+
+impl Kind for TwoChoicesKind {
+    const DECL: Decl = Decl {
+        name: "two_choices",
+        family: "balancer",
+        keys: &[],
+        required_because: "",
+    };
+
+    fn from_keys(_k: &Keys, _replicas: u32) -> R<TwoChoicesKind> {
+        Ok(TwoChoicesKind)
+    }
+
+    fn make(&self, _n: usize, rng: Stream) -> Box<dyn Balance> {
+        Box::new(TwoChoices::new(rng))
     }
 }
 

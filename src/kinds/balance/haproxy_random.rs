@@ -23,7 +23,9 @@
 //! generator; here from the stream `balancer:NAME`. The ring itself draws
 //! nothing: it is the one HAProxy builds for the same servers and weights.
 
-use super::Balance;
+use super::{Balance, Kind};
+use crate::kinds::check::R;
+use crate::kinds::keys::{Decl, Key, Keys, Range};
 use crate::engine::{Stream, Ticks};
 use rand::RngExt;
 
@@ -149,6 +151,39 @@ impl Balance for HaproxyRandom {
     /// HAProxy's random does not pass over a full server.
     fn skips_full(&self) -> bool {
         false
+    }
+}
+
+
+/// `haproxy_random`: HAProxy's `balance random(draws)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HaproxyRandomKind {
+    /// Points drawn on the ring per pick, with replacement (>= 1).
+    pub draws: u32,
+    /// HAProxy's server weights, whole numbers from 1 to 256 (empty: all 1).
+    pub weights: Vec<f64>,
+}
+
+impl Kind for HaproxyRandomKind {
+    const DECL: Decl = Decl {
+        name: "haproxy_random",
+        family: "balancer",
+        keys: &[
+            Key::with("draws", 2.0, Range::Whole(1)),
+            Key::with("weights", 0.0, Range::Weights),
+        ],
+        required_because: "",
+    };
+
+    fn from_keys(k: &Keys, replicas: u32) -> R<HaproxyRandomKind> {
+        Ok(HaproxyRandomKind {
+            draws: super::draws(k, "draws")?,
+            weights: super::weights(k, replicas, true)?,
+        })
+    }
+
+    fn make(&self, n: usize, rng: Stream) -> Box<dyn Balance> {
+        Box::new(HaproxyRandom::new(rng, n, self.draws, &self.weights))
     }
 }
 

@@ -13,9 +13,11 @@
 //! `fwlc_srv_reposition`, `fwlc_get_next_server`) and
 //! `include/import/ebtree.h` (duplicates walked in insertion order).
 
-use super::Balance;
+use super::{Balance, Kind};
+use crate::engine::Stream;
+use crate::kinds::check::R;
+use crate::kinds::keys::{Decl, Key, Keys, Range};
 use crate::engine::Ticks;
-use crate::model::TieBreak;
 
 /// The lowest count of the view; ties by `tie_break`. No draws.
 #[derive(Debug, Default)]
@@ -75,6 +77,51 @@ impl Balance for LeastOutstanding {
     fn since(&mut self, since: &[u64]) {
         self.since.clear();
         self.since.extend_from_slice(since);
+    }
+}
+
+
+/// Which of the replicas tied for the fewest outstanding a
+/// `least_outstanding` pick takes (`tie_break`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TieBreak {
+    /// The lowest index.
+    #[default]
+    LowestIndex,
+    /// The one whose count last changed earliest: the one that reached that
+    /// count first (HAProxy's `leastconn` tree).
+    FirstReached,
+}
+
+/// `tie_break`'s names, in [`TieBreak`]'s order.
+const TIE_BREAKS: &[&str] = &["lowest_index", "first_reached"];
+
+/// `least_outstanding`: the fewest requests in slots and queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeastOutstandingKind {
+    /// Which of the replicas tied for the fewest gets the request.
+    pub tie_break: TieBreak,
+}
+
+impl Kind for LeastOutstandingKind {
+    const DECL: Decl = Decl {
+        name: "least_outstanding",
+        family: "balancer",
+        keys: &[Key::with("tie_break", 0.0, Range::Names(TIE_BREAKS))],
+        required_because: "",
+    };
+
+    fn from_keys(k: &Keys, _replicas: u32) -> R<LeastOutstandingKind> {
+        Ok(LeastOutstandingKind {
+            tie_break: match k.name_index("tie_break") {
+                0 => TieBreak::LowestIndex,
+                _ => TieBreak::FirstReached,
+            },
+        })
+    }
+
+    fn make(&self, _n: usize, _rng: Stream) -> Box<dyn Balance> {
+        Box::new(LeastOutstanding::new(self.tie_break))
     }
 }
 
