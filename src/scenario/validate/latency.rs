@@ -94,65 +94,10 @@ pub(crate) fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latenc
         });
     }
     if let Some(e) = &l.empirical {
-        let p = format!("{path}.empirical");
-        return match e {
-            RawEmpirical::Values(v) => Ok(Latency::Empirical(values_ms(&p, v)?)),
-            RawEmpirical::File(f) => {
-                let (resolved, v) =
-                    super::super::latency_file::read(&p, files.dir, &f.file, f.column.as_deref())?;
-                let values = v
-                    .iter()
-                    .map(|x| ticks(&format!("{p}.file"), *x))
-                    .collect::<R<Vec<_>>>()?;
-                let file = LatencyFile {
-                    written: f.file.clone(),
-                    path: resolved,
-                };
-                if !files.read.contains(&file) {
-                    files.read.push(file);
-                }
-                let Some(q) = f.fit_tail_above else {
-                    // a p99 of the run resting on fewer than 10 of them
-                    if crate::scenario::tail::above(v.len(), 0.99) < ThinTail::ENOUGH {
-                        files.thin.push(ThinTail {
-                            key: path.to_string(),
-                            file: f.file.clone(),
-                            values: v.len(),
-                        });
-                    }
-                    return Ok(Latency::Empirical(values));
-                };
-                let q_path = format!("{p}.fit_tail_above");
-                let q = finite(&q_path, q)?;
-                if !(q > 0.0 && q < 1.0) {
-                    return err(
-                        q_path,
-                        format!("a quantile, above 0 and below 1 (got {})", num(q)),
-                    );
-                }
-                let fit = crate::scenario::tail::fit(&v, q)
-                    .map_err(|m| ScenarioError::new(&q_path, m))?;
-                let mut sorted = values;
-                sorted.sort_unstable();
-                Ok(Latency::Tail(Box::new(FittedTail {
-                    values: sorted,
-                    keep: fit.keep,
-                    threshold_ms: fit.threshold_ms,
-                    shape: fit.shape,
-                    scale_ms: fit.scale_ms,
-                })))
-            }
-        };
+        return empirical(path, e, files);
     }
     if let Some(g) = &l.gamma {
-        let p = format!("{path}.gamma");
-        let shape = positive(&format!("{p}.shape"), g.shape)?;
-        let scale_ms = match (g.mean_ms, g.scale_ms) {
-            (Some(m), None) => positive(&format!("{p}.mean_ms"), m)? / shape,
-            (None, Some(s)) => positive(&format!("{p}.scale_ms"), s)?,
-            _ => return err(p, "give exactly one of `mean_ms` and `scale_ms`"),
-        };
-        return Ok(Latency::Gamma { shape, scale_ms });
+        return gamma(path, g);
     }
     if let Some(e) = &l.erlang {
         let p = format!("{path}.erlang");
@@ -164,65 +109,10 @@ pub(crate) fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latenc
         });
     }
     if let Some(w) = &l.weibull {
-        let p = format!("{path}.weibull");
-        let (shape, scale_ms) = match (w.shape, w.scale_ms, w.p50_ms, w.p99_ms) {
-            (Some(k), Some(s), None, None) => (
-                positive(&format!("{p}.shape"), k)?,
-                positive(&format!("{p}.scale_ms"), s)?,
-            ),
-            (None, None, Some(p50), Some(p99)) => {
-                let p50 = positive(&format!("{p}.p50_ms"), p50)?;
-                let p99 = positive(&format!("{p}.p99_ms"), p99)?;
-                let k = weibull_shape(&p, p50, p99)?;
-                (k, p50 / 2f64.ln().powf(1.0 / k))
-            }
-            _ => {
-                return err(
-                    p,
-                    "give either `shape` and `scale_ms`, or `p50_ms` and `p99_ms`",
-                );
-            }
-        };
-        return Ok(Latency::Weibull { shape, scale_ms });
+        return weibull(path, w);
     }
     if let Some(pa) = &l.pareto {
-        let p = format!("{path}.pareto");
-        let (shape, min_ms) = match (pa.shape, pa.min_ms, pa.p50_ms, pa.p99_ms) {
-            (Some(a), Some(m), None, None) => (
-                positive(&format!("{p}.shape"), a)?,
-                positive(&format!("{p}.min_ms"), m)?,
-            ),
-            (None, None, Some(p50), Some(p99)) => {
-                let p50 = positive(&format!("{p}.p50_ms"), p50)?;
-                let p99 = positive(&format!("{p}.p99_ms"), p99)?;
-                if p99 <= p50 {
-                    return err_vs(
-                        format!("{p}.p99_ms"),
-                        format!("{p}.p50_ms"),
-                        format!("must be > p50_ms (got {} <= {})", num(p99), num(p50)),
-                    );
-                }
-                // p = x_m (1 - q)^(-1/alpha): p99 / p50 = 50^(1/alpha)
-                let a = 50f64.ln() / (p99 / p50).ln();
-                (a, p50 / 2f64.powf(1.0 / a))
-            }
-            _ => {
-                return err(
-                    p,
-                    "give either `shape` and `min_ms`, or `p50_ms` and `p99_ms`",
-                );
-            }
-        };
-        if shape <= 1.0 {
-            return err(
-                format!("{p}.shape"),
-                format!(
-                    "must be > 1 for a finite mean (got {}); the mean is what waits are measured in",
-                    crate::format::format_number(shape)
-                ),
-            );
-        }
-        return Ok(Latency::Pareto { shape, min_ms });
+        return pareto(path, pa);
     }
     if let Some(e) = &l.exponential {
         return Ok(Latency::Exponential {
@@ -242,38 +132,178 @@ pub(crate) fn latency(path: &str, l: &RawLatency, files: &mut Files) -> R<Latenc
         return Ok(Latency::Uniform { min_ms, max_ms });
     }
     if let Some(ln) = &l.lognormal {
-        let p = format!("{path}.lognormal");
-        let p50 = positive(&format!("{p}.p50_ms"), ln.p50_ms)?;
-        let sigma = match (ln.p99_ms, ln.sigma) {
-            (Some(p99), None) => {
-                let p99 = positive(&format!("{p}.p99_ms"), p99)?;
-                if p99 < p50 {
-                    return err_vs(
-                        format!("{p}.p99_ms"),
-                        format!("{p}.p50_ms"),
-                        format!("must be >= p50_ms (got {} < {})", num(p99), num(p50)),
-                    );
-                }
-                let sigma = (p99 / p50).ln() / Z99;
-                if !sigma.is_finite() {
-                    return err(
-                        format!("{p}.p99_ms"),
-                        format!(
-                            "p99_ms / p50_ms = {p99:e} / {p50:e} overflows (the spread would be infinite): give a smaller ratio or `sigma`"
-                        ),
-                    );
-                }
-                sigma
-            }
-            (None, Some(s)) => non_negative(&format!("{p}.sigma"), s)?,
-            _ => return err(p, "give exactly one of `p99_ms` and `sigma`"),
-        };
-        return Ok(Latency::LogNormal {
-            mu: p50.ln(),
-            sigma,
-        });
+        return lognormal(path, ln);
     }
-    let parts = l.mixture.as_deref().unwrap_or_default();
+    mixture(path, l.mixture.as_deref().unwrap_or_default(), files)
+}
+
+/// `empirical`: values, or a file's column (its tail fitted above a quantile
+/// with `fit_tail_above`).
+fn empirical(path: &str, e: &RawEmpirical, files: &mut Files) -> R<Latency> {
+    let p = format!("{path}.empirical");
+    match e {
+        RawEmpirical::Values(v) => Ok(Latency::Empirical(values_ms(&p, v)?)),
+        RawEmpirical::File(f) => {
+            let (resolved, v) =
+                super::super::latency_file::read(&p, files.dir, &f.file, f.column.as_deref())?;
+            let values = v
+                .iter()
+                .map(|x| ticks(&format!("{p}.file"), *x))
+                .collect::<R<Vec<_>>>()?;
+            let file = LatencyFile {
+                written: f.file.clone(),
+                path: resolved,
+            };
+            if !files.read.contains(&file) {
+                files.read.push(file);
+            }
+            let Some(q) = f.fit_tail_above else {
+                // a p99 of the run resting on fewer than 10 of them
+                if crate::scenario::tail::above(v.len(), 0.99) < ThinTail::ENOUGH {
+                    files.thin.push(ThinTail {
+                        key: path.to_string(),
+                        file: f.file.clone(),
+                        values: v.len(),
+                    });
+                }
+                return Ok(Latency::Empirical(values));
+            };
+            let q_path = format!("{p}.fit_tail_above");
+            let q = finite(&q_path, q)?;
+            if !(q > 0.0 && q < 1.0) {
+                return err(
+                    q_path,
+                    format!("a quantile, above 0 and below 1 (got {})", num(q)),
+                );
+            }
+            let fit =
+                crate::scenario::tail::fit(&v, q).map_err(|m| ScenarioError::new(&q_path, m))?;
+            let mut sorted = values;
+            sorted.sort_unstable();
+            Ok(Latency::Tail(Box::new(FittedTail {
+                values: sorted,
+                keep: fit.keep,
+                threshold_ms: fit.threshold_ms,
+                shape: fit.shape,
+                scale_ms: fit.scale_ms,
+            })))
+        }
+    }
+}
+
+/// `gamma`: its shape, and its mean or its scale.
+fn gamma(path: &str, g: &RawGamma) -> R<Latency> {
+    let p = format!("{path}.gamma");
+    let shape = positive(&format!("{p}.shape"), g.shape)?;
+    let scale_ms = match (g.mean_ms, g.scale_ms) {
+        (Some(m), None) => positive(&format!("{p}.mean_ms"), m)? / shape,
+        (None, Some(s)) => positive(&format!("{p}.scale_ms"), s)?,
+        _ => return err(p, "give exactly one of `mean_ms` and `scale_ms`"),
+    };
+    Ok(Latency::Gamma { shape, scale_ms })
+}
+
+/// `weibull`: its shape and scale, or its p50 and p99.
+fn weibull(path: &str, w: &RawWeibull) -> R<Latency> {
+    let p = format!("{path}.weibull");
+    let (shape, scale_ms) = match (w.shape, w.scale_ms, w.p50_ms, w.p99_ms) {
+        (Some(k), Some(s), None, None) => (
+            positive(&format!("{p}.shape"), k)?,
+            positive(&format!("{p}.scale_ms"), s)?,
+        ),
+        (None, None, Some(p50), Some(p99)) => {
+            let p50 = positive(&format!("{p}.p50_ms"), p50)?;
+            let p99 = positive(&format!("{p}.p99_ms"), p99)?;
+            let k = weibull_shape(&p, p50, p99)?;
+            (k, p50 / 2f64.ln().powf(1.0 / k))
+        }
+        _ => {
+            return err(
+                p,
+                "give either `shape` and `scale_ms`, or `p50_ms` and `p99_ms`",
+            );
+        }
+    };
+    Ok(Latency::Weibull { shape, scale_ms })
+}
+
+/// `pareto`: its shape and minimum, or its p50 and p99 (a finite mean).
+fn pareto(path: &str, pa: &RawPareto) -> R<Latency> {
+    let p = format!("{path}.pareto");
+    let (shape, min_ms) = match (pa.shape, pa.min_ms, pa.p50_ms, pa.p99_ms) {
+        (Some(a), Some(m), None, None) => (
+            positive(&format!("{p}.shape"), a)?,
+            positive(&format!("{p}.min_ms"), m)?,
+        ),
+        (None, None, Some(p50), Some(p99)) => {
+            let p50 = positive(&format!("{p}.p50_ms"), p50)?;
+            let p99 = positive(&format!("{p}.p99_ms"), p99)?;
+            if p99 <= p50 {
+                return err_vs(
+                    format!("{p}.p99_ms"),
+                    format!("{p}.p50_ms"),
+                    format!("must be > p50_ms (got {} <= {})", num(p99), num(p50)),
+                );
+            }
+            // p = x_m (1 - q)^(-1/alpha): p99 / p50 = 50^(1/alpha)
+            let a = 50f64.ln() / (p99 / p50).ln();
+            (a, p50 / 2f64.powf(1.0 / a))
+        }
+        _ => {
+            return err(
+                p,
+                "give either `shape` and `min_ms`, or `p50_ms` and `p99_ms`",
+            );
+        }
+    };
+    if shape <= 1.0 {
+        return err(
+            format!("{p}.shape"),
+            format!(
+                "must be > 1 for a finite mean (got {}); the mean is what waits are measured in",
+                crate::format::format_number(shape)
+            ),
+        );
+    }
+    Ok(Latency::Pareto { shape, min_ms })
+}
+
+/// `lognormal`: its p50, and its p99 or its sigma.
+fn lognormal(path: &str, ln: &RawLogNormal) -> R<Latency> {
+    let p = format!("{path}.lognormal");
+    let p50 = positive(&format!("{p}.p50_ms"), ln.p50_ms)?;
+    let sigma = match (ln.p99_ms, ln.sigma) {
+        (Some(p99), None) => {
+            let p99 = positive(&format!("{p}.p99_ms"), p99)?;
+            if p99 < p50 {
+                return err_vs(
+                    format!("{p}.p99_ms"),
+                    format!("{p}.p50_ms"),
+                    format!("must be >= p50_ms (got {} < {})", num(p99), num(p50)),
+                );
+            }
+            let sigma = (p99 / p50).ln() / Z99;
+            if !sigma.is_finite() {
+                return err(
+                    format!("{p}.p99_ms"),
+                    format!(
+                        "p99_ms / p50_ms = {p99:e} / {p50:e} overflows (the spread would be infinite): give a smaller ratio or `sigma`"
+                    ),
+                );
+            }
+            sigma
+        }
+        (None, Some(s)) => non_negative(&format!("{p}.sigma"), s)?,
+        _ => return err(p, "give exactly one of `p99_ms` and `sigma`"),
+    };
+    Ok(Latency::LogNormal {
+        mu: p50.ln(),
+        sigma,
+    })
+}
+
+/// `mixture`: models each drawn with its weight's share.
+fn mixture(path: &str, parts: &[RawMixturePart], files: &mut Files) -> R<Latency> {
     let p = format!("{path}.mixture");
     if parts.is_empty() {
         return err(p, "needs at least one part");
