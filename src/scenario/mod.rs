@@ -212,37 +212,7 @@ fn expand(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, Scena
 
     let mut axes = compare_axes(&base, &doc, text).map_err(|e| e.in_file(file))?;
     check_variants(&base, &doc, text).map_err(|e| e.in_file(file))?;
-    for (path, values) in &opts.extra_axes {
-        if values.is_empty() {
-            return Err(
-                ScenarioError::new(path.as_str(), "--vary needs at least one value").in_file(file),
-            );
-        }
-        blame::check_target(&doc, path)
-            .map_err(|e| e.context(&format!("in --vary {path}")).in_file(file))?;
-        if axes.iter().any(|a| a.path == *path) {
-            return Err(ScenarioError::new(
-                path.as_str(),
-                "is already a comparison axis ([compare] or an earlier --vary): give its values once",
-            )
-            .in_file(file));
-        }
-        check_distinct(values).map_err(|(i, message)| {
-            ScenarioError::new(format!("{path}.{i}"), message)
-                .context(&format!("in --vary {path}"))
-                .in_file(file)
-        })?;
-        if path == "variant" {
-            check_variant_names(&base, values).map_err(|(i, message)| {
-                ScenarioError::new(format!("{path}.{i}"), message).in_file(file)
-            })?;
-        }
-        axes.push(Axis {
-            column: column_name(path),
-            path: path.clone(),
-            values: values.clone(),
-        });
-    }
+    add_vary_axes(&base, &doc, &opts.extra_axes, &mut axes).map_err(|e| e.in_file(file))?;
     // A --set inside a compare axis would be overwritten in every row: say so
     // rather than ignore it.
     for o in &opts.overrides {
@@ -272,15 +242,89 @@ fn expand(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, Scena
         validate::validate(&base, dir).map_err(|e| blame::blame(text, file, e, &sources, ""))?;
     }
     name_columns(&mut axes);
+    let total = row_count(&axes, opts.max_rows)
+        .map_err(|e| e.at(paths::locate(text, "compare")).in_file(file))?;
+
+    let mut row_base = doc.clone();
+    row_base.remove("compare");
+    row_base.remove("variants");
+    let mut rows = Vec::with_capacity(total);
+    let expander = Expander {
+        text,
+        file,
+        dir,
+        base: &base,
+        axes: &axes,
+        row_base,
+        sources: &sources,
+        opts,
+    };
+    for index in 0..total {
+        rows.push(expander.row(index)?);
+    }
+    let mut models: Vec<Model> = rows.iter().map(|r| r.model.clone()).collect();
+    validate::share_series_rows(&mut models)
+        .map_err(|e| e.at(paths::locate(text, "output.window_ms")).in_file(file))?;
+    for (row, model) in rows.iter_mut().zip(models) {
+        row.model.limits = model.limits;
+    }
+    Ok(Scenario {
+        file: file.to_path_buf(),
+        axes,
+        rows,
+    })
+}
+
+/// The `--vary` axes, each checked (values given, distinct, a key the file
+/// has, not an axis already), after the file's own.
+fn add_vary_axes(
+    base: &RawScenario,
+    doc: &toml::Table,
+    extra: &[(String, Vec<Value>)],
+    axes: &mut Vec<Axis>,
+) -> Result<(), ScenarioError> {
+    for (path, values) in extra {
+        if values.is_empty() {
+            return Err(ScenarioError::new(
+                path.as_str(),
+                "--vary needs at least one value",
+            ));
+        }
+        blame::check_target(doc, path).map_err(|e| e.context(&format!("in --vary {path}")))?;
+        if axes.iter().any(|a| a.path == *path) {
+            return Err(ScenarioError::new(
+                path.as_str(),
+                "is already a comparison axis ([compare] or an earlier --vary): give its values once",
+            ));
+        }
+        check_distinct(values).map_err(|(i, message)| {
+            ScenarioError::new(format!("{path}.{i}"), message).context(&format!("in --vary {path}"))
+        })?;
+        if path == "variant" {
+            check_variant_names(base, values)
+                .map_err(|(i, message)| ScenarioError::new(format!("{path}.{i}"), message))?;
+        }
+        axes.push(Axis {
+            column: column_name(path),
+            path: path.clone(),
+            values: values.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// The compare rows the axes make (their product), at most `max_rows`
+/// (0: [`DEFAULT_MAX_ROWS`]).
+fn row_count(axes: &[Axis], max_rows: usize) -> Result<usize, ScenarioError> {
     let total: usize = axes
         .iter()
         .map(|a| a.values.len())
         .try_fold(1usize, |acc, n| acc.checked_mul(n))
         .unwrap_or(usize::MAX);
-    let max_rows = if opts.max_rows == 0 {
+    let max_rows = if max_rows == 0 {
         DEFAULT_MAX_ROWS
     } else {
-        opts.max_rows
+        max_rows
     };
     if total > max_rows {
         let sizes = axes
@@ -290,30 +334,47 @@ fn expand(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, Scena
             .join(" x ");
         return Err(ScenarioError::new(
             "compare",
-            format!("the grid has {sizes} = {total} rows, more than the limit of {max_rows}: drop an axis or some values"),
-        )
-        .at(paths::locate(text, "compare"))
-        .in_file(file));
+            format!(
+                "the grid has {sizes} = {total} rows, more than the limit of {max_rows}: drop an axis or some values"
+            ),
+        ));
     }
+    Ok(total)
+}
 
-    // A row needs neither the axes nor the variants themselves (they are applied
-    // below): copying them into every row made a 10^4-value axis quadratic.
-    let mut row_base = doc.clone();
-    row_base.remove("compare");
-    row_base.remove("variants");
-    let mut rows = Vec::with_capacity(total);
-    for index in 0..total {
-        let picks = pick(&axes, index);
-        let mut row_doc = row_base.clone();
-        let mut row_sources = sources.clone();
+/// What every compare row is made from: the file, its table without the
+/// axes and variants, what `--set` wrote on it.
+struct Expander<'a> {
+    text: &'a str,
+    file: &'a Path,
+    dir: &'a Path,
+    base: &'a RawScenario,
+    axes: &'a [Axis],
+    /// The file's table with `--set` applied: a row needs neither the axes
+    /// nor the variants themselves (they are applied per row), and copying
+    /// them into every row made a 10^4-value axis quadratic.
+    row_base: toml::Table,
+    sources: &'a [Source],
+    opts: &'a LoadOptions,
+}
+
+impl Expander<'_> {
+    /// Compare row `index`: the file with that row's axis values and
+    /// variant applied, validated; an error names the row and the line that
+    /// set the value.
+    fn row(&self, index: usize) -> Result<Row, ScenarioError> {
+        let picks = pick(self.axes, index);
+        let mut row_doc = self.row_base.clone();
+        let mut row_sources = self.sources.to_vec();
         // Where each row source is written, found only when an error needs it:
         // searching the text for every row made large grids quadratic.
-        let mut wanted: Vec<Option<(Vec<String>, bool)>> = vec![None; sources.len()];
+        let mut wanted: Vec<Option<(Vec<String>, bool)>> = vec![None; self.sources.len()];
         let labels: Vec<String> = picks.iter().map(|(v, _)| label(v)).collect();
-        let row = if axes.is_empty() {
+        let row = if self.axes.is_empty() {
             String::new()
         } else {
-            let cells: Vec<String> = axes
+            let cells: Vec<String> = self
+                .axes
                 .iter()
                 .zip(&labels)
                 .map(|(a, l)| format!("{} = {l}", a.column))
@@ -322,22 +383,25 @@ fn expand(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, Scena
         };
         let locate = |segs: &[String], exact: bool| {
             let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
-            let at = paths::find(text, &segs);
+            let at = paths::find(self.text, &segs);
             if exact {
                 at.value.filter(|_| at.exact)
             } else {
                 at.key.or(at.value)
             }
-            .map(|o| paths::line_col(text, o))
+            .map(|o| paths::line_col(self.text, o))
         };
-        for (axis, (value, i)) in axes.iter().zip(&picks) {
+        for (axis, (value, i)) in self.axes.iter().zip(&picks) {
             if axis.path == "variant" {
                 let name = value.as_str().unwrap_or_default();
-                for (p, v) in base.variants.get(name).into_iter().flatten() {
+                for (p, v) in self.base.variants.get(name).into_iter().flatten() {
                     let origin = format!("in variant `{name}`, {row}");
                     let segs = vec!["variants".to_string(), name.to_string(), p.clone()];
-                    paths::set(&mut row_doc, p, v.clone())
-                        .map_err(|e| e.context(&origin).at(locate(&segs, false)).in_file(file))?;
+                    paths::set(&mut row_doc, p, v.clone()).map_err(|e| {
+                        e.context(&origin)
+                            .at(locate(&segs, false))
+                            .in_file(self.file)
+                    })?;
                     row_sources.push(Source {
                         path: p.clone(),
                         position: None,
@@ -348,7 +412,7 @@ fn expand(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, Scena
             } else {
                 let segs = vec!["compare".to_string(), axis.path.clone(), i.to_string()];
                 paths::set(&mut row_doc, &axis.path, (*value).clone())
-                    .map_err(|e| e.context(&row).at(locate(&segs, true)).in_file(file))?;
+                    .map_err(|e| e.context(&row).at(locate(&segs, true)).in_file(self.file))?;
                 row_sources.push(Source {
                     path: axis.path.clone(),
                     position: None,
@@ -364,24 +428,13 @@ fn expand(text: &str, file: &Path, opts: &LoadOptions) -> Result<Scenario, Scena
                     source.position = locate(segs, *exact);
                 }
             }
-            blame::blame(text, file, e, &located, &row)
+            blame::blame(self.text, self.file, e, &located, &row)
         };
         let raw = deserialize(&row_doc).map_err(blame)?;
-        let mut model = validate::validate(&raw, dir).map_err(blame)?;
-        model.seed = seed(&raw, opts.seed, opts.purpose);
-        rows.push(Row { labels, model });
+        let mut model = validate::validate(&raw, self.dir).map_err(blame)?;
+        model.seed = seed(&raw, self.opts.seed, self.opts.purpose);
+        Ok(Row { labels, model })
     }
-    let mut models: Vec<Model> = rows.iter().map(|r| r.model.clone()).collect();
-    validate::share_series_rows(&mut models)
-        .map_err(|e| e.at(paths::locate(text, "output.window_ms")).in_file(file))?;
-    for (row, model) in rows.iter_mut().zip(models) {
-        row.model.limits = model.limits;
-    }
-    Ok(Scenario {
-        file: file.to_path_buf(),
-        axes,
-        rows,
-    })
 }
 
 /// Command-line text as quoted in messages: long pastes are cut.
