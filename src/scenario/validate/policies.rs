@@ -139,12 +139,9 @@ fn retry(path: &str, r: &RawRetry) -> R<Retry> {
     })
 }
 
-fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
-    let kind = one_of(
-        &format!("{path}.kind"),
-        Some(b.kind.as_str()),
-        &BackoffKind::NAMES,
-    )?;
+/// A key the backoff's kind does not use would be silently ignored: name it
+/// and the kind.
+fn unused_keys(path: &str, b: &RawBackoff, kind: BackoffKind) -> R<()> {
     let needs_base = kind != BackoffKind::None;
     let needs_cap = !matches!(kind, BackoffKind::None | BackoffKind::Constant);
     let grows = matches!(
@@ -152,7 +149,6 @@ fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
         BackoffKind::Exponential | BackoffKind::FullJitter | BackoffKind::EqualJitter
     );
     let spreads = matches!(kind, BackoffKind::Constant | BackoffKind::Exponential);
-    // a key the kind does not use would be silently ignored: name it and the kind
     for (key, given, used) in [
         ("base_ms", b.base_ms.is_some(), needs_base),
         ("cap_ms", b.cap_ms.is_some(), needs_cap),
@@ -175,6 +171,18 @@ fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
             );
         }
     }
+    Ok(())
+}
+
+fn backoff(path: &str, b: &RawBackoff) -> R<Backoff> {
+    let kind = one_of(
+        &format!("{path}.kind"),
+        Some(b.kind.as_str()),
+        &BackoffKind::NAMES,
+    )?;
+    unused_keys(path, b, kind)?;
+    let needs_base = kind != BackoffKind::None;
+    let needs_cap = !matches!(kind, BackoffKind::None | BackoffKind::Constant);
     let base_ms = match b.base_ms {
         Some(ms) => non_negative(&format!("{path}.base_ms"), ms)?,
         None if needs_base => {

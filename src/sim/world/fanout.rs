@@ -35,7 +35,9 @@ impl World<'_> {
     /// 16-22 % more instructions on M1-M3). An unoptimised build keeps it a
     /// call: inlined there, every caller's stack frame holds every arm's
     /// locals, and a chain of 1000 calls cancelled down overflows a worker
-    /// thread's stack.
+    /// thread's stack. Over 100 lines because it is one arm per note (the
+    /// module's table lists them), each a few listener calls in order; it
+    /// stays one function for the inlining above.
     #[cfg_attr(debug_assertions, inline)]
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(in crate::sim) fn note(&mut self, note: Note) {
