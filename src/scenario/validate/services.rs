@@ -610,15 +610,120 @@ fn target(path: &str, name: &str, ctx: &Ctx) -> R<Target> {
     )
 }
 
-fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
-    let PlanKeys {
-        budget,
-        policy,
-        cancellation,
-        on_failure,
-        branches,
-    } = *keys;
-    let (kind, budget_ms) = match budget {
+/// Each call's weight in its branch: its callee's `median_ms` under the
+/// weighted policy (required there), 1 otherwise.
+fn call_weights(
+    (path, bpath): (&str, &str),
+    targets: &[Target],
+    policy: Policy,
+    ctx: &Ctx,
+) -> R<Vec<f64>> {
+    Ok(match policy {
+        Policy::Weighted => targets
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| {
+                let (median, key) = match t {
+                    Target::Dependency(d) => (
+                        ctx.dependencies[d].median_ms,
+                        format!("dependencies.{}.median_ms", ctx.dependencies[d].name),
+                    ),
+                    Target::Service(s) => {
+                        let (name, svc) = ctx.raw_service(s);
+                        (svc.median_ms, format!("services.{name}.median_ms"))
+                    }
+                };
+                median.filter(|m| *m > 0.0).ok_or_else(|| {
+                    ScenarioError::new(
+                        format!("{bpath}.calls.{i}"),
+                        format!("the weighted policy needs `{key}`"),
+                    )
+                    .related(format!("{path}.policy"))
+                    .related(key.as_str())
+                })
+            })
+            .collect::<R<_>>()?,
+        _ => vec![1.0; targets.len()],
+    })
+}
+
+/// A call's own keys: its `timeout_ms`, its `call_policy` (the scenario's
+/// default for a bare name), its `probability` and whether its caller waits.
+fn call_keys(
+    cpath: &str,
+    raw: &RawCall,
+    ctx: &Ctx,
+) -> R<(Option<Ticks>, Option<PolicyId>, f64, bool)> {
+    let (timeout, call_policy) = match raw {
+        RawCall::Name(_) => (None, None),
+        RawCall::Table(c) => (
+            c.timeout_ms
+                .map(|ms| {
+                    let p = format!("{cpath}.timeout_ms");
+                    positive_ticks(&p, ms)
+                })
+                .transpose()?,
+            super::policies::resolve(
+                &format!("{cpath}.call_policy"),
+                c.call_policy.as_deref(),
+                ctx.raw,
+            )?,
+        ),
+    };
+    let call_policy = match raw {
+        RawCall::Name(_) => super::policies::resolve(cpath, None, ctx.raw)?,
+        RawCall::Table(_) => call_policy,
+    };
+    let probability = match raw {
+        RawCall::Table(RawCallTable {
+            probability: Some(p),
+            ..
+        }) => call_probability(&format!("{cpath}.probability"), *p)?,
+        _ => 1.0,
+    };
+    let wait = match raw {
+        RawCall::Table(c) => c.wait.unwrap_or(true),
+        RawCall::Name(_) => true,
+    };
+    Ok((timeout, call_policy, probability, wait))
+}
+
+/// A call's share of its plan's budget under `policy`: the fraction, in ms
+/// and in ticks (0 without a fixed budget); `(w, total)` are its weight and
+/// its branch's, `k` the branch's calls.
+fn call_share(
+    path: &str,
+    (policy, kind, budget_ms): (Policy, BudgetKind, f64),
+    (w, total): (f64, f64),
+    k: f64,
+) -> R<(f64, f64, Ticks)> {
+    let fraction = match policy {
+        Policy::Greedy => 1.0,
+        Policy::Equal => 1.0 / k,
+        Policy::Weighted => w / total,
+    };
+    let share_ms = match policy {
+        Policy::Greedy => budget_ms,
+        Policy::Equal => budget_ms / k,
+        Policy::Weighted => budget_ms * w / total,
+    };
+    let share = if kind == BudgetKind::Fixed || kind == BudgetKind::SloOrDeadline {
+        ticks(&format!("{path}.budget"), share_ms)
+            .map_err(|e| e.context("the share of one call under this policy"))?
+    } else {
+        Ticks::ZERO
+    };
+    Ok((fraction, share_ms, share))
+}
+
+/// The plan's `budget`: its kind and, when fixed, its length in ms.
+fn plan_budget(
+    path: &str,
+    budget: Option<&RawBudget>,
+    ctx: &Ctx,
+    routed: bool,
+) -> R<(BudgetKind, f64)> {
+    Ok(match budget {
         Some(RawBudget::Ms(ms)) => (BudgetKind::Fixed, positive(&format!("{path}.budget"), *ms)?),
         Some(RawBudget::Named(n)) => {
             match choice(&format!("{path}.budget"), n, &["slo", "deadline", "none"])? {
@@ -631,7 +736,35 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
         // a service no workload can reach (no routes) only ever gets calls
         None if !routed => (BudgetKind::Deadline, 0.0),
         None => (BudgetKind::SloOrDeadline, slo_budget(path, ctx)?),
-    };
+    })
+}
+
+/// The plan's `sometimes`, `special` and `joins` (see [`Plan`]): whether a
+/// call is made only sometimes; whether its calls need the run's general
+/// loop; whether a branch waits for others.
+fn shapes(out: &[Branch]) -> (bool, bool, bool) {
+    let sometimes = out
+        .iter()
+        .any(|b| b.calls.iter().any(|c| c.probability < 1.0));
+    let special = out.iter().any(|b| {
+        !b.after.is_empty()
+            || b.calls
+                .iter()
+                .any(|c| c.probability < 1.0 || !c.wait || c.if_ok.is_some())
+    });
+    let joins = out.iter().any(|b| !b.after.is_empty());
+    (sometimes, special, joins)
+}
+
+fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
+    let PlanKeys {
+        budget,
+        policy,
+        cancellation,
+        on_failure,
+        branches,
+    } = *keys;
+    let (kind, budget_ms) = plan_budget(path, budget, ctx, routed)?;
     let policy = one_of(
         &format!("{path}.policy"),
         policy,
@@ -668,33 +801,7 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
             .map(|(i, c)| target(&format!("{bpath}.calls.{i}"), c.to(), ctx))
             .collect::<R<Vec<_>>>()?;
         let k = targets.len() as f64;
-        let weights: Vec<f64> = match policy {
-            Policy::Weighted => targets
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| {
-                    let (median, key) = match t {
-                        Target::Dependency(d) => (
-                            ctx.dependencies[d].median_ms,
-                            format!("dependencies.{}.median_ms", ctx.dependencies[d].name),
-                        ),
-                        Target::Service(s) => {
-                            let (name, svc) = ctx.raw_service(s);
-                            (svc.median_ms, format!("services.{name}.median_ms"))
-                        }
-                    };
-                    median.filter(|m| *m > 0.0).ok_or_else(|| {
-                        ScenarioError::new(
-                            format!("{bpath}.calls.{i}"),
-                            format!("the weighted policy needs `{key}`"),
-                        )
-                        .related(format!("{path}.policy"))
-                        .related(key.as_str())
-                    })
-                })
-                .collect::<R<_>>()?,
-            _ => vec![1.0; targets.len()],
-        };
+        let weights = call_weights((path, &bpath), &targets, policy, ctx)?;
         let total: f64 = weights.iter().sum();
         let calls = targets
             .iter()
@@ -702,54 +809,10 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
             .zip(&br.calls)
             .enumerate()
             .map(|(i, ((&t, w), raw))| {
-                let fraction = match policy {
-                    Policy::Greedy => 1.0,
-                    Policy::Equal => 1.0 / k,
-                    Policy::Weighted => w / total,
-                };
-                let share_ms = match policy {
-                    Policy::Greedy => budget_ms,
-                    Policy::Equal => budget_ms / k,
-                    Policy::Weighted => budget_ms * w / total,
-                };
-                let share = if kind == BudgetKind::Fixed || kind == BudgetKind::SloOrDeadline {
-                    ticks(&format!("{path}.budget"), share_ms)
-                        .map_err(|e| e.context("the share of one call under this policy"))?
-                } else {
-                    Ticks::ZERO
-                };
+                let (fraction, share_ms, share) =
+                    call_share(path, (policy, kind, budget_ms), (*w, total), k)?;
                 let cpath = format!("{bpath}.calls.{i}");
-                let (timeout, call_policy) = match raw {
-                    RawCall::Name(_) => (None, None),
-                    RawCall::Table(c) => (
-                        c.timeout_ms
-                            .map(|ms| {
-                                let p = format!("{cpath}.timeout_ms");
-                                positive_ticks(&p, ms)
-                            })
-                            .transpose()?,
-                        super::policies::resolve(
-                            &format!("{cpath}.call_policy"),
-                            c.call_policy.as_deref(),
-                            ctx.raw,
-                        )?,
-                    ),
-                };
-                let call_policy = match raw {
-                    RawCall::Name(_) => super::policies::resolve(&cpath, None, ctx.raw)?,
-                    RawCall::Table(_) => call_policy,
-                };
-                let probability = match raw {
-                    RawCall::Table(RawCallTable {
-                        probability: Some(p),
-                        ..
-                    }) => call_probability(&format!("{cpath}.probability"), *p)?,
-                    _ => 1.0,
-                };
-                let wait = match raw {
-                    RawCall::Table(c) => c.wait.unwrap_or(true),
-                    RawCall::Name(_) => true,
-                };
+                let (timeout, call_policy, probability, wait) = call_keys(&cpath, raw, ctx)?;
                 Ok(Call {
                     target: t,
                     share,
@@ -777,6 +840,7 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
         }
         _ => Ticks::ZERO,
     };
+    let (sometimes, special, joins) = shapes(&out);
     Ok(Plan {
         budget_kind: kind,
         budget,
@@ -784,16 +848,9 @@ fn plan(path: &str, keys: &PlanKeys, ctx: &Ctx, routed: bool) -> R<Plan> {
         policy,
         cancellation,
         on_failure,
-        sometimes: out
-            .iter()
-            .any(|b| b.calls.iter().any(|c| c.probability < 1.0)),
-        special: out.iter().any(|b| {
-            !b.after.is_empty()
-                || b.calls
-                    .iter()
-                    .any(|c| c.probability < 1.0 || !c.wait || c.if_ok.is_some())
-        }),
-        joins: out.iter().any(|b| !b.after.is_empty()),
+        sometimes,
+        special,
+        joins,
         branches: out,
     })
 }
