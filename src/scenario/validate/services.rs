@@ -161,97 +161,7 @@ pub(super) fn services(
             );
         }
         let routed = !routes_of[s].is_empty();
-        let handler = match &svc.handler {
-            None | Some(RawHandler::Respond {}) => Handler::Respond,
-            Some(RawHandler::Server {
-                slots,
-                queue,
-                service,
-                abandon,
-                budget,
-                policy,
-                cancellation,
-                on_failure,
-                branches,
-                order,
-                codel,
-            }) => {
-                let p = format!("{path}.handler");
-                let order = one_of(&format!("{p}.order"), order.as_deref(), &QueueOrder::NAMES)?;
-                let codel = codel
-                    .as_ref()
-                    .map(|c| {
-                        let required = |key: &str, v: Option<f64>| {
-                            let at = format!("{p}.codel.{key}");
-                            let ms = v.ok_or_else(|| {
-                                ScenarioError::new(
-                                    at.as_str(),
-                                    "missing: CoDel needs both `target_ms` (the queue timeout while the queue stands) and `interval_ms` (how far back an empty queue counts, and the timeout then)",
-                                )
-                            })?;
-                            positive_ticks(&at, ms)
-                        };
-                        Ok::<_, ScenarioError>(Codel {
-                            target: required("target_ms", c.target_ms)?,
-                            interval: required("interval_ms", c.interval_ms)?,
-                        })
-                    })
-                    .transpose()?;
-                let plan = match branches {
-                    Some(branches) => {
-                        let keys = PlanKeys {
-                            budget: budget.as_ref(),
-                            policy: policy.as_deref(),
-                            cancellation: *cancellation,
-                            on_failure: on_failure.as_deref(),
-                            branches,
-                        };
-                        Some(plan(&p, &keys, ctx, routed)?)
-                    }
-                    None => {
-                        let set = [
-                            ("budget", budget.is_some()),
-                            ("policy", policy.is_some()),
-                            ("cancellation", *cancellation),
-                            ("on_failure", on_failure.is_some()),
-                        ];
-                        if let Some((key, _)) = set.iter().find(|(_, on)| *on) {
-                            return err(
-                                format!("{p}.{key}"),
-                                "a server's plan keys need `branches` (the calls it makes after its service time)",
-                            );
-                        }
-                        None
-                    }
-                };
-                Handler::Server(Server {
-                    slots: count_u32(&format!("{p}.slots"), *slots, 1)?,
-                    queue: count_u32(&format!("{p}.queue"), *queue, 0)?,
-                    service: latency(&format!("{p}.service"), service, files)?,
-                    abandon: *abandon,
-                    plan,
-                    order,
-                    codel,
-                })
-            }
-            Some(RawHandler::Plan {
-                budget,
-                policy,
-                cancellation,
-                on_failure,
-                branches,
-            }) => {
-                let p = format!("{path}.handler");
-                let keys = PlanKeys {
-                    budget: budget.as_ref(),
-                    policy: policy.as_deref(),
-                    cancellation: *cancellation,
-                    on_failure: on_failure.as_deref(),
-                    branches,
-                };
-                Handler::Plan(plan(&p, &keys, ctx, routed)?)
-            }
-        };
+        let handler = handler(&path, svc, ctx, routed, files)?;
         let median_ms = svc
             .median_ms
             .map(|m| positive(&format!("{path}.median_ms"), m))
@@ -295,6 +205,103 @@ pub(super) fn services(
     }
 
     Ok(services)
+}
+
+/// The service's `handler`: `respond` (the default), a `server` (its
+/// slots, queue, order and, with `branches`, the calls it makes after its
+/// service time) or a `plan`.
+fn handler(path: &str, svc: &RawService, ctx: &Ctx, routed: bool, files: &mut Files) -> R<Handler> {
+    Ok(match &svc.handler {
+        None | Some(RawHandler::Respond {}) => Handler::Respond,
+        Some(RawHandler::Server {
+            slots,
+            queue,
+            service,
+            abandon,
+            budget,
+            policy,
+            cancellation,
+            on_failure,
+            branches,
+            order,
+            codel,
+        }) => {
+            let p = format!("{path}.handler");
+            let order = one_of(&format!("{p}.order"), order.as_deref(), &QueueOrder::NAMES)?;
+            let codel = codel.as_ref().map(|c| self::codel(&p, c)).transpose()?;
+            let plan = match branches {
+                Some(branches) => {
+                    let keys = PlanKeys {
+                        budget: budget.as_ref(),
+                        policy: policy.as_deref(),
+                        cancellation: *cancellation,
+                        on_failure: on_failure.as_deref(),
+                        branches,
+                    };
+                    Some(plan(&p, &keys, ctx, routed)?)
+                }
+                None => {
+                    let set = [
+                        ("budget", budget.is_some()),
+                        ("policy", policy.is_some()),
+                        ("cancellation", *cancellation),
+                        ("on_failure", on_failure.is_some()),
+                    ];
+                    if let Some((key, _)) = set.iter().find(|(_, on)| *on) {
+                        return err(
+                            format!("{p}.{key}"),
+                            "a server's plan keys need `branches` (the calls it makes after its service time)",
+                        );
+                    }
+                    None
+                }
+            };
+            Handler::Server(Server {
+                slots: count_u32(&format!("{p}.slots"), *slots, 1)?,
+                queue: count_u32(&format!("{p}.queue"), *queue, 0)?,
+                service: latency(&format!("{p}.service"), service, files)?,
+                abandon: *abandon,
+                plan,
+                order,
+                codel,
+            })
+        }
+        Some(RawHandler::Plan {
+            budget,
+            policy,
+            cancellation,
+            on_failure,
+            branches,
+        }) => {
+            let p = format!("{path}.handler");
+            let keys = PlanKeys {
+                budget: budget.as_ref(),
+                policy: policy.as_deref(),
+                cancellation: *cancellation,
+                on_failure: on_failure.as_deref(),
+                branches,
+            };
+            Handler::Plan(plan(&p, &keys, ctx, routed)?)
+        }
+    })
+}
+
+/// A server's `codel`: both its keys, each a time > 0.
+fn codel(p: &str, c: &RawCodel) -> R<Codel> {
+    let required = |key: &str, v: Option<f64>| {
+        let at = format!("{p}.codel.{key}");
+        let ms = v.ok_or_else(|| {
+            ScenarioError::new(
+                at.as_str(),
+                "missing: CoDel needs both `target_ms` (the queue timeout while the queue stands) and `interval_ms` (how far back an empty queue counts, and the timeout then)",
+            )
+        })?;
+        positive_ticks(&at, ms)
+    };
+    Ok(Codel {
+        target: required("target_ms", c.target_ms)?,
+        interval: required("interval_ms", c.interval_ms)?,
+    })
 }
 
 /// `[services.NAME.replica.K]`: each replica's own settings, in replica order.
