@@ -26,7 +26,7 @@ use crate::scenario::{self, LoadOptions, Override, Purpose, Scenario};
 use crate::sweep::{Layout, Measured, Named, RowRunner, Schema, metric_parts};
 pub use longer::Longer;
 use search::{Crossing, Evaluate, Kind, Rules, Tolerance};
-use setup::{Settings, check_range, grid_values, metric_kind, read_scenario, settings};
+use setup::{check_range, grid_values, metric_kind, read_scenario, settings};
 use std::path::{Path, PathBuf};
 use toml::Value;
 
@@ -572,16 +572,8 @@ fn kept_note(kept: &partial::Partial) -> String {
 
 /// Runs `resim boundary`.
 pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
-    let Settings {
-        mut axis,
-        grid,
-        replications,
-        max_replications,
-        max_points,
-        tolerance,
-        grid_n,
-        jobs,
-    } = settings(opts)?;
+    let settings = settings(opts)?;
+    let (mut axis, grid, jobs) = (settings.axis, settings.grid, settings.jobs);
     let (text, doc) = read_scenario(
         opts,
         &std::iter::once(&axis).chain(&grid).collect::<Vec<_>>(),
@@ -602,7 +594,7 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
     };
     let grid_values = grid
         .as_ref()
-        .map(|g| grid_values(g, grid_n))
+        .map(|g| grid_values(g, settings.grid_n))
         .unwrap_or_default();
     let (lo, hi) = match axis.values {
         AxisValues::Range(lo, hi) => (lo, hi),
@@ -616,10 +608,10 @@ pub fn boundary(opts: &BoundaryOptions) -> Result<BoundaryReport, Error> {
         lo,
         hi,
         integer: axis.integer,
-        tolerance,
-        replications,
-        max_replications,
-        max_points,
+        tolerance: settings.tolerance,
+        replications: settings.replications,
+        max_replications: settings.max_replications,
+        max_points: settings.max_points,
         confidence: base.base().montecarlo.confidence,
         kind,
     };

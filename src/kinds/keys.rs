@@ -41,6 +41,12 @@ pub enum Range {
 }
 
 impl Range {
+    /// [`Range::Between`] `lo` and `hi`, `why` saying whose bound it is (may
+    /// be empty).
+    pub const fn between(lo: f64, hi: f64, why: &'static str) -> Range {
+        Range::Between { lo, hi, why }
+    }
+
     /// The range as the docs' key table writes it.
     fn text(self) -> String {
         match self {

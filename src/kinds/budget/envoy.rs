@@ -22,15 +22,7 @@ impl Kind for Envoy {
         name: "envoy",
         family: "budget",
         keys: &[
-            Key::with(
-                "percent",
-                20.0,
-                Range::Between {
-                    lo: 0.0,
-                    hi: 100.0,
-                    why: "",
-                },
-            ),
+            Key::with("percent", 20.0, Range::between(0.0, 100.0, "")),
             Key::with("min_retry_concurrency", 3.0, Range::Whole(0)),
         ],
         required_because: "",

@@ -21,6 +21,9 @@ pub struct Finagle {
     pub ttl_s: u32,
 }
 
+/// Whose bound `percent`'s is.
+const PERCENT_BOUND: &str = "Finagle's percentCanRetry is at most 1000, that is 100000 %";
+
 impl Kind for Finagle {
     const DECL: Decl = Decl {
         name: "finagle",
@@ -29,21 +32,13 @@ impl Kind for Finagle {
             Key::with(
                 "percent",
                 20.0,
-                Range::Between {
-                    lo: 0.0,
-                    hi: 100_000.0,
-                    why: "Finagle's percentCanRetry is at most 1000, that is 100000 %",
-                },
+                Range::between(0.0, 100_000.0, PERCENT_BOUND),
             ),
             Key::with("min_retries_per_s", 10.0, Range::Whole(0)),
             Key::with(
                 "ttl_ms",
                 10_000.0,
-                Range::Between {
-                    lo: 1000.0,
-                    hi: 60_000.0,
-                    why: "Finagle's ttl is 1 to 60 seconds",
-                },
+                Range::between(1000.0, 60_000.0, "Finagle's ttl is 1 to 60 seconds"),
             ),
         ],
         required_because: "",
