@@ -135,7 +135,8 @@ macro_rules! kinds {
             fn from_keys(k: &Keys, replicas: u32) -> R<Balancer> {
                 $(
                     if k.decl().name == <$module::$ty as Kind>::DECL.name {
-                        return Ok(Balancer::$variant(<$module::$ty as Kind>::from_keys(k, replicas)?));
+                        let kind = <$module::$ty as Kind>::from_keys(k, replicas)?;
+                        return Ok(Balancer::$variant(kind));
                     }
                 )*
                 unreachable!("the reader returns a listed kind")

@@ -110,7 +110,8 @@ macro_rules! kinds {
             fn from_keys(k: &super::keys::Keys) -> R<RetryBudget> {
                 $(
                     if k.decl().name == <$module::$ty as Kind>::DECL.name {
-                        return Ok(RetryBudget::$variant(<$module::$ty as Kind>::from_keys(k)?));
+                        let kind = <$module::$ty as Kind>::from_keys(k)?;
+                        return Ok(RetryBudget::$variant(kind));
                     }
                 )*
                 unreachable!("the reader returns a listed kind")
