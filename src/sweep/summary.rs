@@ -357,14 +357,31 @@ impl Summarizer {
 
     pub fn finish(mut self) -> Result<Summary, Error> {
         self.close_group()?;
-        let m = self.metrics.len();
-        let headers = |rest: &[&str]| -> Vec<String> {
-            self.axis_columns
-                .iter()
-                .cloned()
-                .chain(rest.iter().map(|s| s.to_string()))
-                .collect()
-        };
+        let mut t = TIntervals::new(self.confidence);
+        let (summary, means) = self.summary_table(&mut t);
+        let paired = self.paired_table(&mut t);
+        let wide = wide_means(&self.axis_columns, &self.metrics, &self.rows, &means);
+        Ok(Summary {
+            summary,
+            paired,
+            wide,
+            pooled: None,
+        })
+    }
+
+    /// A table's header: the axes' columns, then `rest`.
+    fn headers(&self, rest: &[&str]) -> Vec<String> {
+        self.axis_columns
+            .iter()
+            .cloned()
+            .chain(rest.iter().map(|s| s.to_string()))
+            .collect()
+    }
+
+    /// `summary.csv`: per row and metric, the replications' mean, spread,
+    /// interval and order statistics; and each line's mean (for the wide
+    /// table).
+    fn summary_table(&mut self, t: &mut TIntervals) -> (Table, Vec<Option<f64>>) {
         let level = percent(self.confidence);
         let mut summary = Table::new(
             "summary",
@@ -374,7 +391,7 @@ impl Summarizer {
                  min, p50 (sorted[n/2]), max, n, the interval's confidence level; recovery times: \
                  `recovered` of n, and no mean unless every replication recovered"
             ),
-            headers(&[
+            self.headers(&[
                 "metric",
                 "mean",
                 "sd",
@@ -390,14 +407,9 @@ impl Summarizer {
             ]),
         );
         let confidence = self.confidence;
-        let z = normal_quantile(0.5 + confidence / 2.0);
-        let mut t_of_n: HashMap<u64, f64> = HashMap::new();
-        let mut t_interval = |r: &Running| -> Option<(f64, f64)> {
-            let t = *t_of_n
-                .entry(r.n())
-                .or_insert_with(|| t_quantile(0.5 + confidence / 2.0, r.n().max(2) as f64 - 1.0));
-            r.interval_with(t)
-        };
+        let z = t.z;
+        let mut t_interval = |r: &Running| t.interval(r);
+        let m = self.metrics.len();
         let mut means = Vec::with_capacity(self.rows.len() * m);
         for (i, labels) in self.rows.iter().enumerate() {
             for (k, name) in self.metrics.iter().enumerate() {
@@ -446,13 +458,22 @@ impl Summarizer {
                 summary.push(cells);
             }
         }
+        (summary, means)
+    }
+
+    /// `paired.csv`: per compared row and metric, the paired differences'
+    /// mean, spread and interval.
+    fn paired_table(&self, t: &mut TIntervals) -> Table {
+        let level = percent(self.confidence);
+        let (m, z) = (self.metrics.len(), t.z);
+        let mut t_interval = |r: &Running| t.interval(r);
         let mut paired = Table::new(
             "paired",
             &format!(
                 "Paired differences on common random numbers: row minus the row with `axis` at its first value (`versus`), \
                  {level} interval (`interval`: Student t, cut to [-100, 100] for percentages, Tango for 0/1 metrics)"
             ),
-            headers(&[
+            self.headers(&[
                 "axis", "versus", "metric", "mean", "sd", "ci_low", "ci_high", "n", "interval",
             ]),
         );
@@ -502,13 +523,35 @@ impl Summarizer {
                 paired.push(cells);
             }
         }
-        let wide = wide_means(&self.axis_columns, &self.metrics, &self.rows, &means);
-        Ok(Summary {
-            summary,
-            paired,
-            wide,
-            pooled: None,
-        })
+        paired
+    }
+}
+
+/// Student t intervals at a confidence level, the t quantile kept per
+/// count; and the normal quantile the 0/1 intervals use.
+struct TIntervals {
+    confidence: f64,
+    z: f64,
+    t_of_n: HashMap<u64, f64>,
+}
+
+impl TIntervals {
+    fn new(confidence: f64) -> TIntervals {
+        TIntervals {
+            confidence,
+            z: normal_quantile(0.5 + confidence / 2.0),
+            t_of_n: HashMap::new(),
+        }
+    }
+
+    /// The t interval of `r`'s mean (None below two values).
+    fn interval(&mut self, r: &Running) -> Option<(f64, f64)> {
+        let confidence = self.confidence;
+        let t = *self
+            .t_of_n
+            .entry(r.n())
+            .or_insert_with(|| t_quantile(0.5 + confidence / 2.0, r.n().max(2) as f64 - 1.0));
+        r.interval_with(t)
     }
 }
 
