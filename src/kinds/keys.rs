@@ -310,7 +310,7 @@ pub fn invalid(v: &Value, expected: &str) -> String {
 }
 
 /// A number (an integer or a float).
-fn number(at: &str, v: &Value) -> R<f64> {
+pub fn number(at: &str, v: &Value) -> R<f64> {
     match v {
         Value::Integer(i) => Ok(*i as f64),
         Value::Float(f) => Ok(*f),

@@ -59,6 +59,25 @@ impl LeastRequest {
     }
 }
 
+impl Edf {
+    /// The EDF pick among `replicas` (the first with the earliest deadline),
+    /// its deadline moved on by 1 / its effective weight at its count in
+    /// `outstanding`.
+    fn next(&mut self, outstanding: &[u32], mut replicas: impl Iterator<Item = usize>) -> usize {
+        let mut k = replicas.next().expect("at least one replica");
+        for i in replicas {
+            if self.deadlines[i] < self.deadlines[k] {
+                k = i;
+            }
+        }
+        self.clock = self.deadlines[k];
+        let active = f64::from(outstanding[k]);
+        let effective = self.weights[k] / (active + 1.0).powf(self.bias);
+        self.deadlines[k] = self.clock + 1.0 / effective;
+        k
+    }
+}
+
 impl Balance for LeastRequest {
     fn pick(&mut self, outstanding: &[u32]) -> usize {
         let n = outstanding.len();
@@ -66,17 +85,7 @@ impl Balance for LeastRequest {
             return 0;
         }
         if let Some(e) = &mut self.edf {
-            let mut k = 0;
-            for i in 1..n {
-                if e.deadlines[i] < e.deadlines[k] {
-                    k = i;
-                }
-            }
-            e.clock = e.deadlines[k];
-            let active = f64::from(outstanding[k]);
-            let effective = e.weights[k] / (active + 1.0).powf(e.bias);
-            e.deadlines[k] = e.clock + 1.0 / effective;
-            return k;
+            return e.next(outstanding, 0..n);
         }
         let mut best = self.rng.random_range(0..n);
         for _ in 1..self.choices {
@@ -96,17 +105,7 @@ impl Balance for LeastRequest {
             return among[0];
         }
         if let Some(e) = &mut self.edf {
-            let mut k = among[0];
-            for &i in &among[1..] {
-                if e.deadlines[i] < e.deadlines[k] {
-                    k = i;
-                }
-            }
-            e.clock = e.deadlines[k];
-            let active = f64::from(outstanding[k]);
-            let effective = e.weights[k] / (active + 1.0).powf(e.bias);
-            e.deadlines[k] = e.clock + 1.0 / effective;
-            return k;
+            return e.next(outstanding, among.iter().copied());
         }
         // Envoy draws from the healthy hosts alone, with replacement
         let mut best = among[self.rng.random_range(0..m)];

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::kinds::balance::KINDS;
-use crate::kinds::keys::invalid;
+use crate::kinds::keys::{invalid, number};
 use toml::Value;
 
 /// The balancer at `path` of a service with `replicas` instances: its kind and
@@ -90,14 +90,10 @@ fn integer(path: &str, t: &toml::Table, key: &str) -> R<Option<i64>> {
 /// `max_conn`, `max_queue`, `queue_timeout_ms`: the connection limit per
 /// replica and its queue (None without `max_conn`).
 fn conn_limit(path: &str, t: &toml::Table) -> R<Option<ConnLimit>> {
-    let timeout = match t.get("queue_timeout_ms") {
-        None => None,
-        Some(Value::Integer(i)) => Some(*i as f64),
-        Some(Value::Float(f)) => Some(*f),
-        Some(v) => {
-            return err(format!("{path}.queue_timeout_ms"), invalid(v, "a number"));
-        }
-    };
+    let timeout = t
+        .get("queue_timeout_ms")
+        .map(|v| number(&format!("{path}.queue_timeout_ms"), v))
+        .transpose()?;
     let max_queue = integer(path, t, "max_queue")?;
     let Some(m) = integer(path, t, "max_conn")? else {
         let other = [
