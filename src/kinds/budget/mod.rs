@@ -9,6 +9,11 @@
 //! cost, Envoy a place among the retries open) says what with a number the
 //! policy call keeps until that retry's attempt ends or the call is over.
 //!
+//! The kinds named after real clients (`grpc_throttle`, `finagle`,
+//! `aws_standard`, `envoy`) follow those clients' code; the project, file
+//! and function of each, and where resim differs, are in docs/scenarios.md
+//! ("Retry budgets real clients ship").
+//!
 //! To add a kind: write its module here and add one line to the list.
 
 use super::check::{R, err};
