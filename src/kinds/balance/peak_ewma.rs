@@ -14,8 +14,9 @@
 //! penalty (2^47 + outstanding) while something is: one probe at a time. A pick
 //! draws two distinct replicas at random (as `two_choices`) and takes the
 //! lower load; ties go to the first drawn.
-//! Source: Finagle's `PeakEwma` (finagle-core, loadbalancer), Linkerd's
-//! "Beyond Round Robin" (2016).
+//! Source: Finagle's `PeakEwma` (`Metric.observe` and `Metric.get`) in
+//! `finagle-core/src/main/scala/com/twitter/finagle/loadbalancer/PeakEwma.scala`;
+//! Linkerd's "Beyond Round Robin" (2016).
 
 use super::{Balance, Kind};
 use crate::kinds::check::R;

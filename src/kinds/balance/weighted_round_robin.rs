@@ -5,7 +5,8 @@
 //! index) and loses the sum of the weights. Over any sum-of-weights picks each
 //! replica gets exactly its weight's share, spread out (weights 5, 1, 1 give
 //! a a b a c a a, not a a a a a b c). No draws, and the load is not read.
-//! Source: nginx's `ngx_http_upstream_get_peer` (upstream `weight=`).
+//! Source: nginx's `ngx_http_upstream_get_peer` in
+//! `src/http/ngx_http_upstream_round_robin.c` (upstream `weight=`).
 
 use super::{Balance, Kind};
 use crate::engine::Stream;
