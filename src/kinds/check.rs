@@ -86,6 +86,32 @@ pub fn whole(path: &str, v: f64, min: u32) -> R<u32> {
     Ok(v as u32)
 }
 
+/// A whole number >= `min` kept in 64 bits, at most 2^53 (where a float
+/// still counts every whole number).
+pub fn count(path: &str, v: f64, min: u32) -> R<u64> {
+    const MAX: f64 = 9_007_199_254_740_992.0;
+    let v = finite(path, v)?;
+    if v.fract() != 0.0 {
+        return err(path, format!("must be a whole number (got {})", num(v)));
+    }
+    if v < f64::from(min) {
+        return err(path, format!("must be >= {min} (got {})", num(v)));
+    }
+    if v > MAX {
+        return err(path, format!("must be <= {} (got {})", num(MAX), num(v)));
+    }
+    Ok(v as u64)
+}
+
+/// A finite number >= `lo`.
+pub fn at_least(path: &str, v: f64, lo: f64) -> R<f64> {
+    if finite(path, v)? >= lo {
+        Ok(v)
+    } else {
+        err(path, format!("must be >= {} (got {})", num(lo), num(v)))
+    }
+}
+
 /// Milliseconds to ticks, refusing values that do not fit the clock. The check is
 /// made on the converted value: a positive time that rounds to 0 ns (the clock's
 /// resolution) would divide by zero or silently mean "no time at all".

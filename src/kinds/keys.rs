@@ -20,6 +20,11 @@ pub enum Range {
     Fraction,
     /// A whole number >= this, at most 2^32 - 1.
     Whole(u32),
+    /// A whole number >= this, at most 2^53 (a limit or a count kept in 64
+    /// bits).
+    Count(u32),
+    /// A finite number >= this.
+    AtLeast(f64),
     /// A number in [lo, hi]; `why` (may be empty) says whose bound it is.
     Between {
         /// The least value.
@@ -53,7 +58,8 @@ impl Range {
             Range::NonNegative => ">= 0".into(),
             Range::Positive | Range::PositiveMs => "> 0".into(),
             Range::Fraction => "in [0, 1]".into(),
-            Range::Whole(min) => format!("a whole number >= {min}"),
+            Range::Whole(min) | Range::Count(min) => format!("a whole number >= {min}"),
+            Range::AtLeast(lo) => format!(">= {}", num(lo)),
             Range::Between { lo, hi, .. } => format!("in [{}, {}]", num(lo), num(hi)),
             Range::Own(text) => text.into(),
             Range::Names(names) => format!("one of {}", list(names.iter().copied())),
@@ -68,6 +74,8 @@ impl Range {
             Range::Positive => check::positive(path, v),
             Range::Fraction => check::fraction(path, v),
             Range::Whole(min) => check::whole(path, v, min).map(f64::from),
+            Range::Count(min) => check::count(path, v, min).map(|n| n as f64),
+            Range::AtLeast(lo) => check::at_least(path, v, lo),
             Range::Between { lo, hi, why } => check::between(path, v, lo, hi, why),
             Range::PositiveMs => check::positive_ticks(path, v).map(|_| v),
             Range::Own(_) | Range::Names(_) | Range::Weights => check::finite(path, v),
@@ -156,6 +164,8 @@ pub struct Keys<'a> {
     path: &'a str,
     decl: &'static Decl,
     values: Vec<f64>,
+    /// Which keys the table gives (the others took their default).
+    given: Vec<bool>,
     /// The lists ([`Range::Weights`]), empty for the other keys.
     lists: Vec<Vec<f64>>,
 }
@@ -201,6 +211,16 @@ impl Keys<'_> {
         self.num(name) as u32
     }
 
+    /// A [`Range::Count`] key's value.
+    pub fn count(&self, name: &str) -> u64 {
+        self.num(name) as u64
+    }
+
+    /// Whether the table gives key `name` (else it took its default).
+    pub fn given(&self, name: &str) -> bool {
+        self.given[self.index(name)]
+    }
+
     /// A time key's value in ticks.
     pub fn ticks(&self, name: &str) -> R<Ticks> {
         check::ticks(&self.at(name), self.num(name))
@@ -221,6 +241,24 @@ fn describe(v: &Value) -> String {
     }
 }
 
+/// The key that names a table's kind, and the kind taken when it is left
+/// out (None: it must be given).
+#[derive(Debug, Clone, Copy)]
+pub struct Tag {
+    /// As written in the table (`kind`, `algorithm`).
+    pub key: &'static str,
+    /// The kind when the key is left out.
+    pub default: Option<&'static str>,
+}
+
+impl Tag {
+    /// `kind`, required.
+    pub const KIND: Tag = Tag {
+        key: "kind",
+        default: None,
+    };
+}
+
 /// Reads the table `t` at `path` as one of `kinds` (a family's
 /// declarations): its `kind`, then each key it gives (a number in its range;
 /// a key of another kind or a misspelt one is an error naming the kinds that
@@ -232,33 +270,75 @@ pub fn read<'a>(
     kinds: &[&'static Decl],
     shared: &[&str],
 ) -> R<Keys<'a>> {
+    read_tagged(path, t, Tag::KIND, kinds, shared)
+}
+
+/// [`read`], the kind named by `tag` (`algorithm = "..."`, say).
+pub fn read_tagged<'a>(
+    path: &'a str,
+    t: &toml::Table,
+    tag: Tag,
+    kinds: &[&'static Decl],
+    shared: &[&str],
+) -> R<Keys<'a>> {
     let names: Vec<&str> = kinds.iter().map(|d| d.name).collect();
     let family = kinds.first().map_or("kind", |d| d.family);
-    let kind = match t.get("kind") {
-        None => {
+    let kind = match (t.get(tag.key), tag.default) {
+        (None, Some(default)) => default,
+        (None, None) => {
             return err(
                 path,
-                format!("missing `kind`: a {family} is one of {}", list(names)),
+                format!(
+                    "missing `{}`: a {family} is one of {}",
+                    tag.key,
+                    list(names)
+                ),
             );
         }
-        Some(Value::String(s)) => check::choice(&format!("{path}.kind"), s, &names)?,
-        Some(v) => {
-            return err(format!("{path}.kind"), invalid(v, "a string"));
+        (Some(Value::String(s)), _) => check::choice(&format!("{path}.{}", tag.key), s, &names)?,
+        (Some(v), _) => {
+            return err(format!("{path}.{}", tag.key), invalid(v, "a string"));
         }
     };
     let decl = *kinds
         .iter()
         .find(|d| d.name == kind)
         .expect("choice returns a listed name");
+    let skip = |name: &str| name == tag.key || shared.contains(&name);
+    let own = |name: &str| not_read(name, tag.key, decl, kinds, shared);
+    keys_of(path, t, decl, skip, own)
+}
+
+/// Reads the keys of `decl` that `t` gives, every other key passed over
+/// (the family reads it): the keys a family's kinds share, read once.
+pub fn read_shared<'a>(path: &'a str, t: &toml::Table, decl: &'static Decl) -> R<Keys<'a>> {
+    keys_of(
+        path,
+        t,
+        decl,
+        |name| decl.key(name).is_none(),
+        |_| String::new(),
+    )
+}
+
+/// The keys of `decl` in `t`: `skip` names the keys read elsewhere,
+/// `unread` says what is wrong with any other.
+fn keys_of<'a>(
+    path: &'a str,
+    t: &toml::Table,
+    decl: &'static Decl,
+    skip: impl Fn(&str) -> bool,
+    unread: impl Fn(&str) -> String,
+) -> R<Keys<'a>> {
     let mut given: Vec<Option<f64>> = vec![None; decl.keys.len()];
     let mut lists: Vec<Vec<f64>> = vec![Vec::new(); decl.keys.len()];
     for (name, v) in t {
-        if name == "kind" || shared.contains(&name.as_str()) {
+        if skip(name) {
             continue;
         }
         let at = format!("{path}.{name}");
         let Some(i) = decl.keys.iter().position(|k| k.name == *name) else {
-            return err(at, not_read(name, decl, kinds, shared));
+            return err(at, unread(name));
         };
         given[i] = Some(match decl.keys[i].range {
             Range::Names(names) => match v {
@@ -270,6 +350,10 @@ pub fn read<'a>(
                 lists[i] = weights(&at, v)?;
                 0.0
             }
+            Range::Whole(_) | Range::Count(_) => match v {
+                Value::Integer(_) | Value::Float(_) => number(&at, v)?,
+                other => return err(at, invalid(other, "a whole number")),
+            },
             _ => number(&at, v)?,
         });
     }
@@ -288,11 +372,16 @@ pub fn read<'a>(
         };
         return err(
             path,
-            format!("a `{kind}` {family} needs {}{because}", and_list(&missing)),
+            format!(
+                "{} {} needs {}{because}",
+                a_named(decl.name),
+                decl.family,
+                and_list(&missing)
+            ),
         );
     }
     let mut values = Vec::with_capacity(decl.keys.len());
-    for (k, g) in decl.keys.iter().zip(given) {
+    for (k, g) in decl.keys.iter().zip(&given) {
         let v = g.or(k.default).expect("required keys are given");
         values.push(k.range.check(&format!("{path}.{}", k.name), v)?);
     }
@@ -300,11 +389,12 @@ pub fn read<'a>(
         path,
         decl,
         values,
+        given: given.iter().map(Option::is_some).collect(),
         lists,
     })
 }
 
-/// "invalid type: string \"3\", expected a number" (serde's words).
+/// "invalid type: string \"3\", expected a whole number" (serde's words).
 pub fn invalid(v: &Value, expected: &str) -> String {
     format!("invalid type: {}, expected {expected}", describe(v))
 }
@@ -342,22 +432,36 @@ fn and_list(names: &[&str]) -> String {
     }
 }
 
+/// "a `name`" or "an `name`", as the name is said.
+fn a_named(name: &str) -> String {
+    let vowel = name.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} `{name}`", if vowel { "an" } else { "a" })
+}
+
 /// The message for key `name`, which `decl` does not read: the kinds that
 /// read it, or the closest name; and the keys `decl` reads.
-fn not_read(name: &str, decl: &Decl, kinds: &[&Decl], shared: &[&str]) -> String {
-    let own: Vec<&str> = std::iter::once("kind")
+fn not_read(name: &str, tag: &str, decl: &Decl, kinds: &[&Decl], shared: &[&str]) -> String {
+    let own: Vec<&str> = std::iter::once(tag)
         .chain(shared.iter().copied())
         .chain(decl.keys.iter().map(|k| k.name))
         .collect();
-    let owners: Vec<String> = kinds
+    let owners: Vec<&str> = kinds
         .iter()
         .filter(|d| d.key(name).is_some())
-        .map(|d| format!("`{}`", d.name))
+        .map(|d| d.name)
         .collect();
-    if !owners.is_empty() {
+    if let Some(first) = owners.first() {
+        let others = match &owners[1..] {
+            [] => String::new(),
+            [rest @ .., last] => rest
+                .iter()
+                .map(|o| format!(", `{o}`"))
+                .chain(std::iter::once(format!(" or `{last}`")))
+                .collect(),
+        };
         return format!(
-            "`{name}` belongs to a {} {}, not to `{}`, which reads {}",
-            owners.join(" or "),
+            "`{name}` belongs to {}{others} {}, not to `{}`, which reads {}",
+            a_named(first),
             decl.family,
             decl.name,
             and_list(&own)
@@ -369,8 +473,8 @@ fn not_read(name: &str, decl: &Decl, kinds: &[&Decl], shared: &[&str]) -> String
         .chain(own.iter().copied())
         .collect();
     format!(
-        "unknown key `{name}`: a `{}` {} reads {}{}",
-        decl.name,
+        "unknown key `{name}`: {} {} reads {}{}",
+        a_named(decl.name),
         decl.family,
         and_list(&own),
         did_you_mean(name, every)
@@ -429,18 +533,18 @@ mod tests {
             message("count = 1"),
             "missing `kind`: a thing is one of `a`, `b`"
         );
-        assert_eq!(message("kind = \"a\""), "a `a` thing needs `count`");
+        assert_eq!(message("kind = \"a\""), "an `a` thing needs `count`");
         assert_eq!(
             message("kind = \"a\"\ncount = 1\nwindow_ms = 3"),
             "`window_ms` belongs to a `b` thing, not to `a`, which reads `kind`, `max` and `count`"
         );
         assert_eq!(
             message("kind = \"a\"\ncount = 1\ncout = 3"),
-            "unknown key `cout`: a `a` thing reads `kind`, `max` and `count` (did you mean `count`?)"
+            "unknown key `cout`: an `a` thing reads `kind`, `max` and `count` (did you mean `count`?)"
         );
         assert_eq!(
             message("kind = \"a\"\ncount = \"3\""),
-            "invalid type: string \"3\", expected a number"
+            "invalid type: string \"3\", expected a whole number"
         );
         assert_eq!(
             message("kind = \"a\"\ncount = 1.5"),
