@@ -13,7 +13,7 @@ use crate::sim::limiter::{ConcurrencyRun, Gauges, LimiterRun};
 use crate::table::{Cell, Table};
 
 pub fn tables(results: &mut Results, out: &mut Vec<Table>) {
-    if !results.any(|m| m.limiters.iter().any(|l| l.concurrency.is_some())) {
+    if !results.any(|m| m.limiters.iter().any(|l| l.concurrency().is_some())) {
         return;
     }
     out.push(concurrency(results));

@@ -134,7 +134,7 @@ fn projected(model: &Model, l: usize, run: &LimiterRun) -> Cell {
             if limiter.key.contains(&crate::model::Field::Member) && !run.members.is_empty() =>
         {
             let seen = run.members.len() as f64;
-            (limiter.limit as f64 * run.buckets as f64 * active as f64 / seen).into()
+            (limiter.limit() as f64 * run.buckets as f64 * active as f64 / seen).into()
         }
         _ => Cell::Empty,
     }
@@ -189,7 +189,7 @@ fn limiters(results: &Results) -> Table {
             cells.extend([
                 limiter.key_label().into(),
                 run.buckets.into(),
-                ceiling(limiter.limit, run.buckets),
+                ceiling(limiter.limit(), run.buckets),
                 run.passed.into(),
                 run.rejected.into(),
             ]);
@@ -215,7 +215,7 @@ fn limiters(results: &Results) -> Table {
     let limits: Vec<String> = base
         .limiters
         .iter()
-        .map(|l| format!("{} {}", l.name, l.limit))
+        .map(|l| format!("{} {}", l.name, l.limit()))
         .collect();
     t.notes.push(format!(
         "The limit written is one number per limiter ({}); the ceiling is that limit times the buckets, and the buckets come from the traffic, not the configuration.",
@@ -356,7 +356,10 @@ fn bursts(results: &Results) -> Table {
         {
             let mut cells = results.axis_cells(i);
             let mean_delay = (run.delayed > 0).then(|| run.delay_total_ms / run.delayed as f64);
-            let max_delay = (limiter.mode == LimiterMode::Throttle).then_some(run.delay_max_ms);
+            let max_delay = limiter
+                .rate()
+                .is_some_and(|r| r.mode == LimiterMode::Throttle)
+                .then_some(run.delay_max_ms);
             cells.extend([
                 limiter.name.as_str().into(),
                 run.passed.into(),
@@ -366,8 +369,8 @@ fn bursts(results: &Results) -> Table {
                 max_delay.into(),
                 run.peak_passed_in_window.into(),
                 // a concurrency limit is no count per window
-                (limiter.concurrency.is_none())
-                    .then(|| run.peak_passed_in_window as f64 / limiter.limit as f64)
+                (limiter.concurrency().is_none())
+                    .then(|| run.peak_passed_in_window as f64 / limiter.limit() as f64)
                     .into(),
             ]);
             t.push(cells);

@@ -426,62 +426,11 @@ pub struct RawMixturePart {
     pub model: RawLatency,
 }
 
+/// `[limiters.NAME]`: read by its kind's declarations
+/// (`crate::kinds::rate`, `crate::kinds::concurrency`).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawLimiter {
-    /// "rate" (the default) or "concurrency".
-    pub kind: Option<String>,
-    pub algorithm: Option<String>,
-    #[serde(default)]
-    pub key: Vec<String>,
-    /// Rate: required. Concurrency: `fixed`'s limit.
-    pub limit: Option<i64>,
-    /// Rate only, required.
-    pub window_ms: Option<f64>,
-    pub mode: Option<String>,
-    pub max_delay_ms: Option<f64>,
-    /// token-bucket only: "continuous" (default) or "discrete".
-    pub refill: Option<String>,
-    /// throttle only: "hold" (default: held max_delay_ms, then 429) or "reject-now".
-    pub overflow: Option<String>,
-    /// "replica" (default in middleware) or "service": one state per replica
-    /// of the service, or one shared.
-    pub scope: Option<String>,
-    /// Concurrency (aimd, vegas, gradient2): the starting limit.
-    pub initial_limit: Option<i64>,
-    /// Concurrency (aimd, gradient2): the lowest limit.
-    pub min_limit: Option<i64>,
-    /// Concurrency (aimd, vegas, gradient2, envoy_gradient): the highest limit.
-    pub max_limit: Option<i64>,
-    /// aimd: the factor on a drop or timeout.
-    pub backoff_ratio: Option<f64>,
-    /// aimd: an answer slower than this counts as a drop.
-    pub timeout_ms: Option<f64>,
-    /// vegas, gradient2: weight of the new limit against the old.
-    pub smoothing: Option<f64>,
-    /// vegas: samples between resets of the no-load RTT, per unit of limit.
-    pub probe_multiplier: Option<i64>,
-    /// gradient2: how much slower than the long RTT the short one may be.
-    pub tolerance: Option<f64>,
-    /// gradient2: the growth per update.
-    pub queue_size: Option<i64>,
-    /// gradient2: samples in the long RTT's exponential average.
-    pub long_window: Option<i64>,
-    /// envoy_gradient: the sample window.
-    pub concurrency_update_interval_ms: Option<f64>,
-    /// envoy_gradient: time between min RTT measurements.
-    pub min_rtt_calc_interval_ms: Option<f64>,
-    /// envoy_gradient: samples of a min RTT measurement.
-    pub request_count: Option<i64>,
-    /// envoy_gradient: the limit while the min RTT is measured, and the lowest.
-    pub min_concurrency: Option<i64>,
-    /// envoy_gradient: the random extra on the min RTT interval, in percent.
-    pub jitter_percent: Option<f64>,
-    /// envoy_gradient: the min RTT's buffer, in percent.
-    pub buffer_percent: Option<f64>,
-    /// aimd, vegas, gradient2, envoy_gradient: which ends are samples.
-    pub samples: Option<String>,
-}
+#[serde(transparent)]
+pub struct RawLimiter(pub toml::Table);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]

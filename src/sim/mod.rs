@@ -26,7 +26,7 @@
 //! |---|---|---|
 //! | [`workload`] | the clients: what the next request is and when it leaves | `WorkloadNext`, `LadderSend`, an answer |
 //! | [`request`] | a request's record through its life: sent, arrives, answered, given up | `AtService`, `ClientTimeout` |
-//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the rate algorithms (`limiter/rate/`), the concurrency limits (`limiter/concurrency/`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
+//! | [`limiter`] | limiters in front of a service: each request's chain, the admission seam ([`limiter::Admission`]: admit, then hear once when the request's work leaves), the concurrency limits' side of the seam (`limiter/concurrency/`); the algorithms are kinds (`crate::kinds::rate`, `crate::kinds::concurrency`) | `LimiterResume`; a request's end (`respond`, `handler_released`) |
 //! | [`plan`] | the deadline-budgeted fan-out handler: each branch's next call and its cap | a call's answer |
 //! | [`server`] | slots, a bounded queue in its discipline's order, load shedding, replicas: what becomes of a request at each step | `ServerDone`, `QueueTimeout` |
 //! | `server::queue` | queue disciplines (`fifo`, `lifo`, `adaptive_lifo`, `codel`): a waiter's order and queue timeout | (asked by the server) |
@@ -138,23 +138,31 @@
 //! holds it as a `RetryBudget`, and [`policy`] runs its rule; none of them
 //! changes. Its row in docs/scenarios.md is checked against the declaration.
 //!
-//! # Adding an admission algorithm
+//! # Adding a limiter algorithm
 //!
-//! A limiter algorithm (a rate, or a concurrency limit that adapts to latency)
-//! is a state per bucket key that implements [`limiter::Admission`]:
-//! `try_admit(limiter, now)` decides a request, and `on_done(limiter, now,
-//! latency, outcome)` hears once when a request it admitted is done (when that
-//! is: the [`limiter`] module docs). The actor calls both and records on each
-//! request which states admitted it; nothing else changes.
+//! A limiter algorithm is a kind (`crate::kinds`), declared once, in one of
+//! two families:
 //!
-//! 1. Write it in its own module under `src/sim/limiter/` (a family such as the
-//!    rate algorithms in `limiter/rate/`, one file per algorithm).
-//! 2. `src/model/limiters.rs`: its variant of `Algorithm` (and its name in
-//!    `Algorithm::NAMES`), and its parameters on `Limiter`.
-//! 3. `src/scenario/validate/limiters.rs`: its name, and its parameters (keys of
-//!    its own are also fields of `RawLimiter` in `src/scenario/raw.rs`).
-//! 4. `src/sim/limiter/admitter.rs`: a variant of `Admitter` holding its state,
-//!    one arm in `Admitter::new` and in each method of its `Admission` impl.
+//! - a rate algorithm: write `src/kinds/rate/<kind>.rs`, the type of its own
+//!   checked keys implementing `rate::Kind` (its `Decl`, `from_keys`,
+//!   `start`: a fresh bucket's state) and that state implementing
+//!   `rate::Rule` (`earliest`: the first instant at or after `t` one more
+//!   request may pass; `take`: what a pass changes; `forget`). Add one line
+//!   to the `kinds!` list in `src/kinds/rate/mod.rs`.
+//! - a concurrency algorithm: write `src/kinds/concurrency/<kind>.rs`, its
+//!   keys implementing `concurrency::Kind` (`Decl`, `from_keys`,
+//!   `max_limit`, `start`: its first limit and state) and the state
+//!   implementing `concurrency::Rule` (`sample`: what a request's end does to
+//!   the limit; `catch_up`: what time alone does). Add one line to the
+//!   `kinds!` list in `src/kinds/concurrency/mod.rs`.
+//!
+//! Validation, the model (`LimiterRule`), the limiter actor and its
+//! admission seam ([`limiter::Admission`]) do not change; test the rule on
+//! its state alone. A new *family* (neither a rate nor a concurrency limit)
+//! is a variant of `Admitter` in `src/sim/limiter/admitter.rs` with its
+//! `Admission` impl: `try_admit(limiter, now)` decides a request, and
+//! `on_done` hears once when a request it admitted is done (when that is:
+//! the [`limiter`] module docs).
 //!
 //! A state that cannot know when room frees up (a concurrency limit) answers
 //! `Pass` or `Reject`, never `Delay`: a throttle hold ends at an instant known

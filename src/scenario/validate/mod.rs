@@ -9,10 +9,8 @@
 //! checks (and so which error a file with several gets) is the order below.
 
 mod balance;
-mod concurrency;
 mod faults;
 mod latency;
-mod limiter_key;
 mod limiters;
 mod meta;
 pub(crate) use meta::DEFAULT_MAX_EVENTS;

@@ -208,7 +208,7 @@ impl Limiting {
             if window.is_some() {
                 a.windows.replicas = vec![Vec::new(); replicas];
             }
-            if l.concurrency.is_some() {
+            if l.concurrency().is_some() {
                 a.track = Some(Box::new(Track::new(window)));
                 a.replica_tracks = vec![Track::new(window); replicas];
                 a.replica_counts = vec![[0, 0]; replicas];
@@ -383,13 +383,14 @@ impl Limiting {
                 }
                 Decision::Delay(at) => return Walk::Delay(at),
                 Decision::Reject => {
-                    let limiter = &model.limiters[l];
-                    let hold = limiter.mode == LimiterMode::Throttle
-                        && limiter.overflow == Overflow::Hold
-                        && limiter.max_delay > Ticks::ZERO;
-                    if hold {
+                    let hold = model.limiters[l].rate().filter(|r| {
+                        r.mode == LimiterMode::Throttle
+                            && r.overflow == Overflow::Hold
+                            && r.max_delay > Ticks::ZERO
+                    });
+                    if let Some(r) = hold {
                         self.progress[req as usize].rejecting = true;
-                        return Walk::Hold(now + limiter.max_delay);
+                        return Walk::Hold(now + r.max_delay);
                     }
                     return Walk::Reject(l);
                 }
@@ -520,7 +521,7 @@ impl Limiting {
 
     /// A request leaves limiter `l` at `now`: the peak over any window_ms.
     fn record_pass(&mut self, model: &Model, l: LimiterId, now: Ticks) {
-        let window = model.limiters[l].window;
+        let window = model.limiters[l].peak_window();
         let actor = &mut self.actors[l];
         actor.recent.push_back(now);
         while actor.recent.front().is_some_and(|t| *t + window <= now) {

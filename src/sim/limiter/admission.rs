@@ -11,6 +11,7 @@
 //! the done notice goes to the very state that admitted it with no key lookup.
 
 use crate::engine::Ticks;
+pub use crate::kinds::admit::Decision;
 use crate::model::{Limiter, LimiterId};
 use crate::sim::vocab::{Outcome, ReqId};
 
@@ -36,17 +37,6 @@ pub trait Admission {
         outcome: Outcome,
         started_with: u32,
     );
-}
-
-/// What a limiter does with one request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// Let through now.
-    Pass,
-    /// Throttled: held, and let through at this time.
-    Delay(Ticks),
-    /// Rejected (429).
-    Reject,
 }
 
 /// One admission a request holds: the limiter, the index of the state that let

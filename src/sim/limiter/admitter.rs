@@ -3,16 +3,16 @@
 
 use super::admission::{Admission, Decision};
 use super::concurrency::ConcurrencyLimit;
-use super::rate::Bucket;
 use crate::engine::{Stream, Ticks};
-use crate::model::Limiter;
+use crate::kinds::rate::{Bucket, decide};
+use crate::model::{Limiter, LimiterRule};
 use crate::sim::vocab::Outcome;
 
 /// The state a limiter keeps per bucket key, one variant per family of
 /// algorithms. (One arm here per family: the actor needs no other change.)
 #[derive(Debug, Clone)]
 pub(super) enum Admitter {
-    /// The rate algorithms ([`super::rate`]).
+    /// The rate algorithms (`crate::kinds::rate`).
     Rate(Bucket),
     /// A concurrency limit ([`super::concurrency`]).
     Concurrency(Box<ConcurrencyLimit>),
@@ -22,9 +22,11 @@ impl Admitter {
     /// A fresh state for `limiter`'s algorithm; `rng` gives the random
     /// stream of an algorithm that draws.
     pub(super) fn new(limiter: &Limiter, rng: impl FnOnce() -> Stream) -> Admitter {
-        match &limiter.concurrency {
-            None => Admitter::Rate(Bucket::new(limiter)),
-            Some(c) => Admitter::Concurrency(Box::new(ConcurrencyLimit::new(&c.algorithm, rng))),
+        match &limiter.rule {
+            LimiterRule::Rate(r) => Admitter::Rate(Bucket::new(r)),
+            LimiterRule::Concurrency(c) => {
+                Admitter::Concurrency(Box::new(ConcurrencyLimit::new(&c.algorithm, rng)))
+            }
         }
     }
 
@@ -41,7 +43,10 @@ impl Admission for Admitter {
     #[inline]
     fn try_admit(&mut self, limiter: &Limiter, now: Ticks) -> Decision {
         match self {
-            Admitter::Rate(b) => b.try_admit(limiter, now),
+            Admitter::Rate(b) => match limiter.rate() {
+                Some(r) => decide(r, b, now),
+                None => Decision::Reject,
+            },
             Admitter::Concurrency(c) => c.try_admit(limiter, now),
         }
     }
@@ -49,7 +54,8 @@ impl Admission for Admitter {
     #[inline]
     fn on_done(&mut self, limiter: &Limiter, now: Ticks, latency: Ticks, outcome: Outcome, n: u32) {
         match self {
-            Admitter::Rate(b) => b.on_done(limiter, now, latency, outcome, n),
+            // a rate never needs to hear when a request is done
+            Admitter::Rate(_) => {}
             Admitter::Concurrency(c) => c.on_done(limiter, now, latency, outcome, n),
         }
     }

@@ -9,8 +9,9 @@
 //! rejection ends the request with a 429 naming that limiter. A route no service owns
 //! is answered 404 before any limiter sees it.
 //!
-//! The decision itself is a pure function of (time, bucket state): [`decide`]. Every
-//! algorithm answers one question, [`Bucket::earliest`]: the first instant at or after
+//! A rate limiter's decision is a pure function of (time, bucket state):
+//! `crate::kinds::rate::decide`. Every rate algorithm answers one question,
+//! `Bucket::earliest`: the first instant at or after
 //! `t` when one more request may pass. Reject mode passes a request when that instant
 //! is now; throttle mode holds it until then if the wait is at most `max_delay_ms`
 //! (held requests of a bucket leave in FIFO order) and rejects it otherwise. The
@@ -51,13 +52,16 @@
 //!   the admissions each request holds.
 //! - `admitter`: the per-key state the actor keeps, one variant per family of
 //!   algorithms.
-//! - `concurrency/`: the concurrency limits (`kind = "concurrency"`): fixed,
-//!   AIMD, Vegas, Gradient2 and Envoy's gradient controller, one file per
-//!   adaptive algorithm, and `track`, a limiter's limit and in flight over
-//!   time (`concurrency.csv`, `timeseries_concurrency.csv`).
-//! - `rate/`: the rate algorithms, pure functions of (time, bucket state), one
-//!   file each: [`Bucket`] (one bucket's state per algorithm) and [`decide`],
-//!   and the rate side of the seam. No `World`.
+//! - `concurrency/`: the concurrency limits' side of the seam (`kind =
+//!   "concurrency"`): what a request's end tells the algorithm, and `track`,
+//!   a limiter's limit and in flight over time (`concurrency.csv`,
+//!   `timeseries_concurrency.csv`).
+//!
+//! The algorithms themselves are kinds, one module each, with no `World`:
+//! the rate algorithms in `crate::kinds::rate` (fixed-window, sliding-counter,
+//! sliding-log, token-bucket, GCRA: pure functions of (time, bucket state)),
+//! the concurrency algorithms in `crate::kinds::concurrency` (fixed, AIMD,
+//! Vegas, Gradient2, Envoy's gradient controller).
 //! - `actor`: the limiter actor: each request's chain (gateway rules, then
 //!   middleware), its place in it, the holds, the admissions' done notices, and
 //!   the per-limiter and per-member tallies. It knows nothing of the world: it
@@ -75,7 +79,6 @@ mod admission;
 mod admission_tests;
 mod admitter;
 mod concurrency;
-mod rate;
 mod results;
 #[cfg(test)]
 mod scope_tests;
@@ -86,7 +89,6 @@ pub(crate) use actor::{Limiting, Resumed, Walk};
 pub(crate) use admission::Ledger;
 pub use admission::{Admission, Decision};
 pub use concurrency::track::Gauges;
-pub use rate::{Bucket, decide};
 pub use results::{
     ConcurrencyRun, KeyWindows, LimiterResults, LimiterRun, LimiterWindows, MemberCount,
     MemberOutcome, ReplicaConcurrency, RouteTraffic, natural_cmp,

@@ -200,7 +200,7 @@ impl Limiting {
                             })
                             .collect();
                         Some(ConcurrencyRun {
-                            algorithm: limiter.concurrency.as_deref()?.algorithm.name(),
+                            algorithm: limiter.concurrency()?.algorithm.name(),
                             run: t.run,
                             windows: t.windows,
                             replicas,

@@ -132,7 +132,7 @@ impl World<'_> {
     /// (`adaptive_concurrency_filter.cc`, `AdaptiveConcurrencyFilter::decodeHeaders`),
     /// while a rate limiter's 429 (Envoy's `local_ratelimit`) is not one.
     pub(in crate::sim) fn limiting_5xx(&self, outcome: Outcome) -> bool {
-        matches!(outcome, Outcome::Rejected(l) if self.model().limiters[l].concurrency.is_some())
+        matches!(outcome, Outcome::Rejected(l) if self.model().limiters[l].concurrency().is_some())
     }
 
     /// The run's limiter figures, with names.

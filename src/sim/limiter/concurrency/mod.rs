@@ -4,7 +4,7 @@
 //! request's end through [`Admission::on_done`], which frees its place and feeds
 //! the algorithm a sample.
 //!
-//! What a request's end tells the algorithms ([`Sample::of`]) is the
+//! What a request's end tells the algorithms ([`sample_of`]) is the
 //! limiter's `samples` rule, as the integration that feeds each library:
 //!
 //! - `grpc_server` (Netflix's algorithms by default), Netflix's
@@ -27,9 +27,9 @@
 //!   it is cancelled (`cancelLatencySample`). Here: `TimedOut` tells nothing;
 //!   every other end is a latency sample.
 //!
-//! One file per adaptive algorithm: [`aimd`], [`vegas`], [`gradient2`],
-//! [`envoy`]; `fixed` needs none. [`track`] keeps a limiter's limit and
-//! in-flight count over time for its tables.
+//! The algorithms themselves are kinds (`crate::kinds::concurrency`, one
+//! module each); this module is their side of the admission seam. [`track`]
+//! keeps a limiter's limit and in-flight count over time for its tables.
 //!
 //! The in-flight count an algorithm is given with a sample is the count when the
 //! request was let through, itself included, as Netflix's `AbstractLimiter`
@@ -38,61 +38,34 @@
 //! instant the request was let through, to leave out the requests let through
 //! before its min RTT measurement began.
 
-mod aimd;
-mod envoy;
-mod gradient2;
 pub(super) mod track;
-mod vegas;
 
 use super::admission::{Admission, Decision};
 use crate::engine::{Stream, Ticks};
-use crate::model::{Concurrency, ConcurrencyAlgorithm, Limiter, Samples};
+use crate::kinds::concurrency::{AlgorithmState, Done, Sample};
+use crate::model::{ConcurrencyAlgorithm, Limiter, Samples};
 use crate::sim::vocab::Outcome;
 
-/// What one request's end tells a concurrency algorithm.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Sample {
-    /// A latency sample (Netflix's `onSuccess`, Envoy's
-    /// `recordLatencySample`), `latency` after it was let through.
-    Answer(Ticks),
-    /// A drop (Netflix's `onDropped`), after this latency.
-    Drop(Ticks),
-    /// Tells nothing (Envoy's `cancelLatencySample`).
-    Ignore,
-}
-
-impl Sample {
-    /// The sample of a request that ended with `outcome` after `latency`,
-    /// under the limiter's `samples` rule (see the module docs).
-    pub(super) fn of(outcome: Outcome, latency: Ticks, rule: Samples) -> Sample {
-        match (rule, outcome) {
-            (Samples::GrpcClient, Outcome::Answered) => Sample::Answer(latency),
-            (Samples::GrpcClient, Outcome::Shed | Outcome::Rejected(_)) => Sample::Drop(latency),
-            (Samples::GrpcClient, _) => Sample::Ignore,
-            (Samples::GrpcServer, Outcome::TimedOut | Outcome::Dropped) => Sample::Drop(latency),
-            (Samples::EnvoyFilter, Outcome::TimedOut) => Sample::Ignore,
-            (
-                _,
-                Outcome::Answered
-                | Outcome::Dropped
-                | Outcome::Error
-                | Outcome::Shed
-                | Outcome::Rejected(_)
-                | Outcome::Refused
-                | Outcome::NotFound,
-            ) => Sample::Answer(latency),
-        }
+/// The sample of a request that ended with `outcome` after `latency`, under
+/// the limiter's `samples` rule (see the module docs).
+pub(super) fn sample_of(outcome: Outcome, latency: Ticks, rule: Samples) -> Sample {
+    match (rule, outcome) {
+        (Samples::GrpcClient, Outcome::Answered) => Sample::Answer(latency),
+        (Samples::GrpcClient, Outcome::Shed | Outcome::Rejected(_)) => Sample::Drop(latency),
+        (Samples::GrpcClient, _) => Sample::Ignore,
+        (Samples::GrpcServer, Outcome::TimedOut | Outcome::Dropped) => Sample::Drop(latency),
+        (Samples::EnvoyFilter, Outcome::TimedOut) => Sample::Ignore,
+        (
+            _,
+            Outcome::Answered
+            | Outcome::Dropped
+            | Outcome::Error
+            | Outcome::Shed
+            | Outcome::Rejected(_)
+            | Outcome::Refused
+            | Outcome::NotFound,
+        ) => Sample::Answer(latency),
     }
-}
-
-/// The algorithm's own state.
-#[derive(Debug, Clone)]
-enum State {
-    Fixed,
-    Aimd,
-    Vegas(Box<vegas::Vegas>),
-    Gradient2(gradient2::Gradient2),
-    Envoy(Box<envoy::Envoy>),
 }
 
 /// One bucket key's concurrency limit.
@@ -102,29 +75,14 @@ pub struct ConcurrencyLimit {
     /// The estimated limit; the limit in force is its whole part (Netflix's
     /// `(int) estimatedLimit`).
     limit: f64,
-    state: State,
+    state: AlgorithmState,
 }
 
 impl ConcurrencyLimit {
     /// A fresh state for `alg`; `rng` gives the random stream of the algorithms
     /// that draw (vegas, envoy_gradient).
     pub(super) fn new(alg: &ConcurrencyAlgorithm, rng: impl FnOnce() -> Stream) -> Self {
-        let (limit, state) = match *alg {
-            ConcurrencyAlgorithm::Fixed { limit } => (limit, State::Fixed),
-            ConcurrencyAlgorithm::Aimd { initial, .. } => (initial, State::Aimd),
-            ConcurrencyAlgorithm::Vegas { initial, .. } => {
-                (initial, State::Vegas(Box::new(vegas::Vegas::new(rng()))))
-            }
-            ConcurrencyAlgorithm::Gradient2 { initial, .. } => {
-                (initial, State::Gradient2(gradient2::Gradient2::default()))
-            }
-            ConcurrencyAlgorithm::EnvoyGradient {
-                min_concurrency, ..
-            } => (
-                min_concurrency,
-                State::Envoy(Box::new(envoy::Envoy::new(min_concurrency, rng()))),
-            ),
-        };
+        let (limit, state) = AlgorithmState::new(alg, rng);
         ConcurrencyLimit {
             in_flight: 0,
             limit: limit as f64,
@@ -142,25 +100,16 @@ impl ConcurrencyLimit {
         self.in_flight
     }
 
-    /// Time-driven updates due by `now` (envoy_gradient's windows).
-    fn catch_up(&mut self, alg: &ConcurrencyAlgorithm, now: Ticks) {
-        if let (State::Envoy(e), ConcurrencyAlgorithm::EnvoyGradient { .. }) =
-            (&mut self.state, alg)
-        {
-            e.catch_up(alg, &mut self.limit, now);
-        }
+    /// The algorithm's own state, for tests.
+    #[cfg(test)]
+    pub(super) fn state(&self) -> &AlgorithmState {
+        &self.state
     }
 }
 
-fn concurrency(limiter: &Limiter) -> Option<&Concurrency> {
-    limiter.concurrency.as_deref()
-}
-
 impl Admission for ConcurrencyLimit {
-    fn try_admit(&mut self, limiter: &Limiter, now: Ticks) -> Decision {
-        if let Some(c) = concurrency(limiter) {
-            self.catch_up(&c.algorithm, now);
-        }
+    fn try_admit(&mut self, _limiter: &Limiter, now: Ticks) -> Decision {
+        self.state.catch_up(&mut self.limit, now);
         if self.in_flight < self.limit() {
             self.in_flight += 1;
             Decision::Pass
@@ -177,37 +126,23 @@ impl Admission for ConcurrencyLimit {
         outcome: Outcome,
         started_with: u32,
     ) {
-        let Some(c) = concurrency(limiter) else {
+        let Some(c) = limiter.concurrency() else {
             return;
         };
-        let alg = &c.algorithm;
-        self.catch_up(alg, now);
+        self.state.catch_up(&mut self.limit, now);
         self.in_flight = self.in_flight.saturating_sub(1);
-        let sample = Sample::of(outcome, latency, c.samples);
+        let sample = sample_of(outcome, latency, c.samples);
         if sample == Sample::Ignore {
             return;
         }
         // Netflix's listener passes the count taken when the request was let
         // through (AbstractLimiter.createListener)
-        let in_flight = u64::from(started_with);
-        let limit = &mut self.limit;
-        match (&mut self.state, alg) {
-            (State::Fixed, _) => {}
-            (State::Aimd, ConcurrencyAlgorithm::Aimd { .. }) => {
-                aimd::sample(alg, limit, sample, in_flight)
-            }
-            (State::Vegas(v), ConcurrencyAlgorithm::Vegas { .. }) => {
-                v.sample(alg, limit, sample, in_flight)
-            }
-            (State::Gradient2(g), ConcurrencyAlgorithm::Gradient2 { .. }) => {
-                g.sample(alg, limit, sample, in_flight)
-            }
-            (State::Envoy(e), ConcurrencyAlgorithm::EnvoyGradient { .. }) => {
-                let started = now.saturating_sub(latency);
-                e.sample(alg, limit, sample, (started, now))
-            }
-            _ => {}
-        }
+        let done = Done {
+            in_flight: u64::from(started_with),
+            started: now.saturating_sub(latency),
+            now,
+        };
+        self.state.sample(&mut self.limit, sample, done);
     }
 }
 

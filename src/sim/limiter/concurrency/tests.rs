@@ -1,31 +1,21 @@
 //! Each algorithm's rule on hand-made samples.
 
 use super::*;
-use crate::model::{LimiterMode, Overflow, Refill};
+use crate::kinds::concurrency::testing::concurrency;
+use crate::model::{LimiterRule, Scope};
 
-fn limiter(algorithm: ConcurrencyAlgorithm) -> Limiter {
-    let samples = Samples::default_for(&algorithm);
-    with_samples(algorithm, samples)
-}
-
-fn with_samples(algorithm: ConcurrencyAlgorithm, samples: Samples) -> Limiter {
+/// The concurrency limiter of `text` (its `algorithm` and keys).
+fn limiter(text: &str) -> Limiter {
     Limiter {
         name: "c".into(),
-        algorithm: crate::model::Algorithm::FixedWindow,
         key: vec![],
-        limit: algorithm.max_limit(),
-        window: Ticks::from_ms(1000.0),
-        mode: LimiterMode::Reject,
-        max_delay: Ticks::ZERO,
-        refill: Refill::Continuous,
-        overflow: Overflow::RejectNow,
-        concurrency: Some(Box::new(Concurrency { algorithm, samples })),
-        scope: crate::model::Scope::Replica,
+        rule: LimiterRule::Concurrency(concurrency(text)),
+        scope: Scope::Replica,
     }
 }
 
 fn fresh(l: &Limiter) -> ConcurrencyLimit {
-    let alg = &l.concurrency.as_ref().unwrap().algorithm;
+    let alg = &l.concurrency().expect("a concurrency limiter").algorithm;
     ConcurrencyLimit::new(alg, || crate::engine::stream(1, 0, "limiter:c:0"))
 }
 
@@ -52,7 +42,7 @@ fn end(
 
 #[test]
 fn fixed_admits_up_to_its_limit_and_a_done_frees_a_place() {
-    let l = limiter(ConcurrencyAlgorithm::Fixed { limit: 2 });
+    let l = limiter("algorithm = \"fixed\"\nlimit = 2");
     let mut c = fresh(&l);
     assert_eq!(admit(&mut c, &l, 3, MS(0.0)), 2);
     end(&mut c, &l, (5.0, 5.0), Outcome::Answered, 1);
@@ -60,14 +50,15 @@ fn fixed_admits_up_to_its_limit_and_a_done_frees_a_place() {
     assert_eq!(admit(&mut c, &l, 2, MS(5.0)), 1);
 }
 
+const AIMD: &str = "algorithm = \"aimd\"
+initial_limit = 20
+min_limit = 20
+max_limit = 200
+backoff_ratio = 0.9
+timeout_ms = 5000";
+
 fn aimd() -> Limiter {
-    limiter(ConcurrencyAlgorithm::Aimd {
-        initial: 20,
-        min: 20,
-        max: 200,
-        backoff_ratio: 0.9,
-        timeout: MS(5000.0),
-    })
+    limiter(AIMD)
 }
 
 #[test]
@@ -124,12 +115,13 @@ fn aimd_grows_on_the_count_when_the_request_was_let_through() {
 
 #[test]
 fn vegas_grows_by_six_log10_without_a_queue_and_shrinks_with_one() {
-    let l = limiter(ConcurrencyAlgorithm::Vegas {
-        initial: 20,
-        max: 1000,
-        smoothing: 1.0,
-        probe_multiplier: 30,
-    });
+    let l = limiter(
+        "algorithm = \"vegas\"
+initial_limit = 20
+max_limit = 1000
+smoothing = 1.0
+probe_multiplier = 30",
+    );
     let mut c = fresh(&l);
     admit(&mut c, &l, 20, MS(0.0));
     // the first sample only sets the no-load RTT
@@ -156,15 +148,16 @@ fn vegas_grows_by_six_log10_without_a_queue_and_shrinks_with_one() {
 
 #[test]
 fn gradient2_grows_by_smoothing_times_queue_size_at_a_steady_latency() {
-    let l = limiter(ConcurrencyAlgorithm::Gradient2 {
-        initial: 20,
-        min: 20,
-        max: 200,
-        smoothing: 0.2,
-        tolerance: 1.5,
-        queue_size: 4,
-        long_window: 600,
-    });
+    let l = limiter(
+        "algorithm = \"gradient2\"
+initial_limit = 20
+min_limit = 20
+max_limit = 200
+smoothing = 0.2
+tolerance = 1.5
+queue_size = 4
+long_window = 600",
+    );
     let mut c = fresh(&l);
     admit(&mut c, &l, 20, MS(0.0));
     // gradient min(1, 1.5) = 1: L + 0.2 x 4 = 20.8 per answer
@@ -196,8 +189,8 @@ fn gradient2_grows_by_smoothing_times_queue_size_at_a_steady_latency() {
 #[test]
 fn each_rule_reads_the_ends_as_its_integration_does() {
     let t = MS(7.0);
-    let grpc = |o| Sample::of(o, t, Samples::GrpcServer);
-    let envoy = |o| Sample::of(o, t, Samples::EnvoyFilter);
+    let grpc = |o| sample_of(o, t, Samples::GrpcServer);
+    let filter = |o| sample_of(o, t, Samples::EnvoyFilter);
     for o in [
         Outcome::Answered,
         Outcome::Error,
@@ -207,14 +200,14 @@ fn each_rule_reads_the_ends_as_its_integration_does() {
         Outcome::Refused,
     ] {
         assert_eq!(grpc(o), Sample::Answer(t), "{o:?}");
-        assert_eq!(envoy(o), Sample::Answer(t), "{o:?}");
+        assert_eq!(filter(o), Sample::Answer(t), "{o:?}");
     }
     assert_eq!(grpc(Outcome::TimedOut), Sample::Drop(t));
     assert_eq!(grpc(Outcome::Dropped), Sample::Drop(t));
-    assert_eq!(envoy(Outcome::TimedOut), Sample::Ignore);
-    assert_eq!(envoy(Outcome::Dropped), Sample::Answer(t));
+    assert_eq!(filter(Outcome::TimedOut), Sample::Ignore);
+    assert_eq!(filter(Outcome::Dropped), Sample::Answer(t));
     // the client interceptor: OK a sample, UNAVAILABLE a drop, else nothing
-    let client = |o| Sample::of(o, t, Samples::GrpcClient);
+    let client = |o| sample_of(o, t, Samples::GrpcClient);
     assert_eq!(client(Outcome::Answered), Sample::Answer(t));
     assert_eq!(client(Outcome::Shed), Sample::Drop(t));
     assert_eq!(client(Outcome::Rejected(0)), Sample::Drop(t));
@@ -228,40 +221,29 @@ fn each_rule_reads_the_ends_as_its_integration_does() {
         assert_eq!(client(o), Sample::Ignore, "{o:?}");
     }
     // each library's own by default
-    assert_eq!(
-        Samples::default_for(&ConcurrencyAlgorithm::Fixed { limit: 1 }),
-        Samples::GrpcServer
-    );
-    let e = envoy_alg();
-    assert_eq!(Samples::default_for(&e), Samples::EnvoyFilter);
+    let samples = |l: Limiter| l.concurrency().map(|c| c.samples);
+    assert_eq!(samples(aimd()), Some(Samples::GrpcServer));
+    assert_eq!(samples(envoy()), Some(Samples::EnvoyFilter));
     // AIMD under Envoy's rule: a given-up request frees its place, no backoff
-    let l = with_samples(
-        match aimd().concurrency.as_deref() {
-            Some(c) => c.algorithm.clone(),
-            None => unreachable!(),
-        },
-        Samples::EnvoyFilter,
-    );
+    let l = limiter(&format!("{AIMD}\nsamples = \"envoy_filter\""));
+    assert_eq!(samples(l.clone()), Some(Samples::EnvoyFilter));
     let mut c = fresh(&l);
     admit(&mut c, &l, 1, MS(0.0));
     end(&mut c, &l, (10.0, 10.0), Outcome::TimedOut, 1);
     assert_eq!((c.in_flight(), c.limit()), (0, 20));
 }
 
-fn envoy_alg() -> ConcurrencyAlgorithm {
-    ConcurrencyAlgorithm::EnvoyGradient {
-        update_interval: MS(100.0),
-        min_rtt_interval: MS(60_000.0),
-        request_count: 4,
-        min_concurrency: 3,
-        jitter: 0.15,
-        buffer: 0.25,
-        max: 1000,
-    }
-}
-
 fn envoy() -> Limiter {
-    limiter(envoy_alg())
+    limiter(
+        "algorithm = \"envoy_gradient\"
+concurrency_update_interval_ms = 100
+min_rtt_calc_interval_ms = 60000
+request_count = 4
+min_concurrency = 3
+jitter_percent = 15
+buffer_percent = 25
+max_limit = 1000",
+    )
 }
 
 /// One request admitted at `at` and answered `rtt_ms` later.
@@ -383,7 +365,7 @@ fn envoy_leaves_out_requests_let_through_before_the_measurement() {
         answer(&mut c, &l, after + 100.0 + f64::from(k), 10.0);
     }
     assert!(c.limit() >= 20, "back to the limit before: {}", c.limit());
-    let State::Envoy(e) = &c.state else {
+    let AlgorithmState::EnvoyGradient(e) = c.state() else {
         unreachable!()
     };
     assert_eq!(e.min_rtt(), MS(10.0));
