@@ -137,6 +137,25 @@ fn the_budget_key_table_is_the_kinds_declarations() {
     );
 }
 
+/// docs/scenarios.md's concurrency algorithm table gives each algorithm's
+/// keys as its declaration does: default and range.
+#[test]
+fn the_concurrency_key_table_is_the_kinds_declarations() {
+    let docs = std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap();
+    let mut wrong = Vec::new();
+    for d in resim::kinds::concurrency::KINDS {
+        let row = format!("| `{}` | {} |", d.name, d.keys_cell());
+        if !docs.lines().any(|l| l.starts_with(&row)) {
+            wrong.push(row);
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/scenarios.md (concurrency limiters) should start these rows so:\n{}",
+        wrong.join("\n")
+    );
+}
+
 /// docs/scenarios.md's balancer table gives each key of a kind as the
 /// kinds' declarations do: its default (`required` where no kind has one) and
 /// the kinds that read it, `(required)` after a kind that needs it.
