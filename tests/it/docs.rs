@@ -117,43 +117,32 @@ fn user_docs_and_help_speak_of_the_product_only() {
     assert!(found.is_empty(), "process words in user docs: {found:#?}");
 }
 
-/// Each retry budget kind's row in docs/scenarios.md gives its keys as its
-/// declaration does (the one validation reads): a key added, renamed or given
-/// another default or range shows here until the docs say it too.
-#[test]
-fn the_budget_key_table_is_the_kinds_declarations() {
+/// Each kind's row in docs/scenarios.md starts with its name and its keys
+/// as its declaration gives them (the one validation reads): a key added,
+/// renamed or given another default or range shows here until the docs say
+/// it too. `section` names the table in the failure.
+fn rows_are_the_declarations(kinds: &[&resim::kinds::keys::Decl], section: &str) {
     let docs = std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap();
-    let mut wrong = Vec::new();
-    for d in resim::kinds::budget::KINDS {
-        let row = format!("| `{}` | {} |", d.name, d.keys_cell());
-        if !docs.lines().any(|l| l.starts_with(&row)) {
-            wrong.push(row);
-        }
-    }
+    let wrong: Vec<String> = kinds
+        .iter()
+        .map(|d| format!("| `{}` | {} |", d.name, d.keys_cell()))
+        .filter(|row| !docs.lines().any(|l| l.starts_with(row)))
+        .collect();
     assert!(
         wrong.is_empty(),
-        "docs/scenarios.md (`retry.budget`) should start these rows so:\n{}",
+        "docs/scenarios.md ({section}) should start these rows so:\n{}",
         wrong.join("\n")
     );
 }
 
-/// docs/scenarios.md's concurrency algorithm table gives each algorithm's
-/// keys as its declaration does: default and range.
+#[test]
+fn the_budget_key_table_is_the_kinds_declarations() {
+    rows_are_the_declarations(resim::kinds::budget::KINDS, "`retry.budget`");
+}
+
 #[test]
 fn the_concurrency_key_table_is_the_kinds_declarations() {
-    let docs = std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap();
-    let mut wrong = Vec::new();
-    for d in resim::kinds::concurrency::KINDS {
-        let row = format!("| `{}` | {} |", d.name, d.keys_cell());
-        if !docs.lines().any(|l| l.starts_with(&row)) {
-            wrong.push(row);
-        }
-    }
-    assert!(
-        wrong.is_empty(),
-        "docs/scenarios.md (concurrency limiters) should start these rows so:\n{}",
-        wrong.join("\n")
-    );
+    rows_are_the_declarations(resim::kinds::concurrency::KINDS, "concurrency limiters");
 }
 
 /// docs/scenarios.md's balancer table gives each key of a kind as the
