@@ -225,25 +225,7 @@ pub fn run_scenario_recorded(
     };
     let mut warnings = spans_warnings(scenario, &traces);
     if let Some(n) = trace {
-        let columns = scenario.columns();
-        for (i, (row, t)) in scenario.rows.iter().zip(&traces).enumerate() {
-            if let Some(t) = t.as_ref().filter(|t| t.stopped) {
-                let (who, share) = if scenario.rows.len() == 1 {
-                    ("the run".to_string(), String::new())
-                } else {
-                    (
-                        row_label(i, &columns, &row.labels),
-                        format!(", its share of {}", sim::trace::MAX_TRACE_EVENTS),
-                    )
-                };
-                warnings.push(format!(
-                    "{}: --trace {n}: {who} traced the first {} requests only: their spans and instants reached the limit of trace.json ({}{share})",
-                    scenario.file.display(),
-                    t.tracks.len(),
-                    t.max_events,
-                ));
-            }
-        }
+        warnings.extend(trace_warnings(scenario, n, &traces));
     }
     let trace_file = match trace {
         None => None,
@@ -281,6 +263,36 @@ pub fn run_scenario_recorded(
         warnings,
     };
     Ok((output, trace_file, span_files))
+}
+
+/// `--trace N`: a warning per compare row whose trace stopped at the limit
+/// of trace.json before its first N requests were traced.
+fn trace_warnings(
+    scenario: &Scenario,
+    n: u32,
+    traces: &[Option<sim::trace::Trace>],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let columns = scenario.columns();
+    for (i, (row, t)) in scenario.rows.iter().zip(traces).enumerate() {
+        if let Some(t) = t.as_ref().filter(|t| t.stopped) {
+            let (who, share) = if scenario.rows.len() == 1 {
+                ("the run".to_string(), String::new())
+            } else {
+                (
+                    row_label(i, &columns, &row.labels),
+                    format!(", its share of {}", sim::trace::MAX_TRACE_EVENTS),
+                )
+            };
+            out.push(format!(
+                "{}: --trace {n}: {who} traced the first {} requests only: their spans and instants reached the limit of trace.json ({}{share})",
+                scenario.file.display(),
+                t.tracks.len(),
+                t.max_events,
+            ));
+        }
+    }
+    out
 }
 
 /// A compare row's name in the trace: `row 2: variant = slow, cancellation = true`.

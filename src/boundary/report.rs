@@ -632,10 +632,10 @@ fn compact(x: f64) -> String {
     format_number((x * scale).round() / scale)
 }
 
-/// `report.html`.
-pub fn page(s: &Search) -> Result<String, Error> {
-    let [crossing, points] = <[Table; 2]>::try_from(tables(s))
-        .map_err(|_| Error::Other("boundary: two tables expected".into()))?;
+/// The page's charts: those of the crossing table (the search, near the
+/// boundary, at twice the run's length; a grid's curve) and those of the
+/// points table (a grid's heatmap and its searches).
+fn charts(s: &Search) -> Result<(Vec<String>, Vec<String>), Error> {
     let mut crossing_charts = Vec::new();
     let mut point_charts = Vec::new();
     match &s.grid {
@@ -693,6 +693,14 @@ pub fn page(s: &Search) -> Result<String, Error> {
             ),
         )?);
     }
+    Ok((crossing_charts, point_charts))
+}
+
+/// `report.html`.
+pub fn page(s: &Search) -> Result<String, Error> {
+    let [crossing, points] = <[Table; 2]>::try_from(tables(s))
+        .map_err(|_| Error::Other("boundary: two tables expected".into()))?;
+    let (crossing_charts, point_charts) = charts(s)?;
     let mut crossing = crossing;
     for c in &s.curves {
         let prefix = match (&s.grid, c.grid) {

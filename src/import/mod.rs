@@ -337,26 +337,7 @@ fn traces(
         )));
     }
     too_many_requests(&system, &store.strings, opts.sample_rate, &files())?;
-    if let Some((s, n)) = system.too_wide {
-        return Err(usage(format!(
-            "{}: {} makes {n} distinct calls in the traces (callees, and the first, second... call to each), more than the {} one service's plan is laid out from (their order is inferred pair by pair): import traces of fewer callees",
-            files(),
-            store.strings.name(s),
-            layout::MAX_PLAN_CALLS
-        )));
-    }
-    if let Some(chain) = &system.too_deep {
-        let name = |s: &spans::Sym| store.strings.name(*s);
-        return Err(usage(format!(
-            "{}: calls in the traces nest {} services deep ({} -> {} -> ... -> {}), more than the {} a scenario may nest (a run follows an answer or a cancellation one nested step per service): import fewer or shorter traces",
-            files(),
-            chain.len(),
-            name(&chain[0]),
-            name(&chain[1]),
-            name(&chain[chain.len() - 1]),
-            crate::scenario::validate::MAX_CALL_DEPTH
-        )));
-    }
+    too_wide_or_deep(&system, &store.strings, &files())?;
     let inputs: Vec<String> = opts
         .files
         .iter()
@@ -415,6 +396,37 @@ fn traces(
         report_file,
         data_dir: Some(data_dir),
     })
+}
+
+/// A call graph a scenario cannot hold: a service that makes more distinct
+/// calls than its plan is laid out from, or calls nested deeper than a
+/// scenario may nest.
+fn too_wide_or_deep(
+    system: &layout::System,
+    strings: &spans::Interner,
+    files: &str,
+) -> Result<(), Error> {
+    if let Some((s, n)) = system.too_wide {
+        return Err(usage(format!(
+            "{}: {} makes {n} distinct calls in the traces (callees, and the first, second... call to each), more than the {} one service's plan is laid out from (their order is inferred pair by pair): import traces of fewer callees",
+            files,
+            strings.name(s),
+            layout::MAX_PLAN_CALLS
+        )));
+    }
+    if let Some(chain) = &system.too_deep {
+        let name = |s: &spans::Sym| strings.name(*s);
+        return Err(usage(format!(
+            "{}: calls in the traces nest {} services deep ({} -> {} -> ... -> {}), more than the {} a scenario may nest (a run follows an answer or a cancellation one nested step per service): import fewer or shorter traces",
+            files,
+            chain.len(),
+            name(&chain[0]),
+            name(&chain[1]),
+            name(&chain[chain.len() - 1]),
+            crate::scenario::validate::MAX_CALL_DEPTH
+        )));
+    }
+    Ok(())
 }
 
 /// The workloads must send no more requests than a run may hold: a tiny

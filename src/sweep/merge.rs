@@ -43,58 +43,63 @@ struct Part {
     units: (u64, u64),
 }
 
-fn parts(dirs: &[PathBuf]) -> Result<Vec<Part>, Error> {
-    let mut parts = Vec::new();
-    for dir in dirs {
-        if !dir.join(super::manifest::FILE).exists() && dir.join(output::PARTIAL).exists() {
-            return Err(refuse(
-                dir,
-                format!(
-                    "the shard is incomplete: its sweep stopped before the end and left only {} \
-                     (run it again)",
-                    output::PARTIAL
-                ),
-            ));
-        }
-        let manifest = Manifest::read(dir)?;
-        let total = manifest
-            .rows
-            .checked_mul(manifest.replications)
-            .ok_or_else(|| {
-                refuse(
-                    &dir.join(super::manifest::FILE),
-                    format!(
-                        "rows ({}) x replications ({}) does not fit in 64 bits: not a manifest a sweep writes",
-                        manifest.rows, manifest.replications
-                    ),
-                )
-            })?;
-        let (shard, units) = match &manifest.shard {
-            Some(s) => (
-                Shard {
-                    index: s.index,
-                    count: s.count,
-                },
-                (s.first_unit, s.end_unit),
+/// One shard folder's manifest and the units it holds, checked on its own.
+fn read_part(dir: &Path) -> Result<Part, Error> {
+    if !dir.join(super::manifest::FILE).exists() && dir.join(output::PARTIAL).exists() {
+        return Err(refuse(
+            dir,
+            format!(
+                "the shard is incomplete: its sweep stopped before the end and left only {} \
+                 (run it again)",
+                output::PARTIAL
             ),
-            None => (Shard { index: 1, count: 1 }, (0, total)),
-        };
-        if shard.index == 0 || shard.index > shard.count || shard.units(total) != units {
-            return Err(refuse(
-                dir,
-                format!(
-                    "the manifest's [shard] is inconsistent (shard {}/{} of {total} units cannot hold units {}..{})",
-                    shard.index, shard.count, units.0, units.1
-                ),
-            ));
-        }
-        parts.push(Part {
-            dir: dir.clone(),
-            manifest,
-            shard,
-            units,
-        });
+        ));
     }
+    let manifest = Manifest::read(dir)?;
+    let total = manifest
+        .rows
+        .checked_mul(manifest.replications)
+        .ok_or_else(|| {
+            refuse(
+                &dir.join(super::manifest::FILE),
+                format!(
+                    "rows ({}) x replications ({}) does not fit in 64 bits: not a manifest a sweep writes",
+                    manifest.rows, manifest.replications
+                ),
+            )
+        })?;
+    let (shard, units) = match &manifest.shard {
+        Some(s) => (
+            Shard {
+                index: s.index,
+                count: s.count,
+            },
+            (s.first_unit, s.end_unit),
+        ),
+        None => (Shard { index: 1, count: 1 }, (0, total)),
+    };
+    if shard.index == 0 || shard.index > shard.count || shard.units(total) != units {
+        return Err(refuse(
+            dir,
+            format!(
+                "the manifest's [shard] is inconsistent (shard {}/{} of {total} units cannot hold units {}..{})",
+                shard.index, shard.count, units.0, units.1
+            ),
+        ));
+    }
+    Ok(Part {
+        dir: dir.to_path_buf(),
+        manifest,
+        shard,
+        units,
+    })
+}
+
+fn parts(dirs: &[PathBuf]) -> Result<Vec<Part>, Error> {
+    let mut parts = dirs
+        .iter()
+        .map(|d| read_part(d))
+        .collect::<Result<Vec<_>, _>>()?;
     if parts.is_empty() {
         return Err(ScenarioError::new("", "merge needs at least one shard folder").into());
     }
@@ -155,6 +160,23 @@ fn parts(dirs: &[PathBuf]) -> Result<Vec<Part>, Error> {
     Ok(parts)
 }
 
+/// The thresholds of the sweep, as the first shard's manifest holds them.
+fn thresholds(first: &Part) -> Result<Vec<crate::model::Threshold>, Error> {
+    first
+        .manifest
+        .thresholds
+        .iter()
+        .map(|(metric, condition)| {
+            crate::model::Threshold::parse(metric, condition).map_err(|m| {
+                refuse(
+                    &first.dir.join(super::manifest::FILE),
+                    format!("thresholds: {m}"),
+                )
+            })
+        })
+        .collect()
+}
+
 /// Runs `resim merge`.
 pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     let parts = parts(&opts.dirs)?;
@@ -199,18 +221,7 @@ pub fn merge(opts: &MergeOptions) -> Result<SweepReport, Error> {
     }
     let pooled = pooled_counts(&parts, first, &axis_columns, &summary)?;
     summary.pooled = pooled.as_ref().map(|p| p.table(&axis_columns));
-    let thresholds = first
-        .thresholds
-        .iter()
-        .map(|(metric, condition)| {
-            crate::model::Threshold::parse(metric, condition).map_err(|m| {
-                refuse(
-                    &parts[0].dir.join(super::manifest::FILE),
-                    format!("thresholds: {m}"),
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let thresholds = thresholds(&parts[0])?;
     let folder = output::prepare(&dir)?;
     let partial = folder.partial();
     // A merge's partial rows are of no use (the shards hold them): on a failure

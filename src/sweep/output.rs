@@ -368,52 +368,18 @@ impl Replications {
         labels: Vec<Vec<String>>,
     ) -> Result<Resume, Error> {
         let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let Ok(text) = std::fs::read_to_string(dir.join(STATE)) else {
-            return Ok(Resume::Fresh(None));
-        };
         let fresh = |why: String| {
             Ok(Resume::Fresh(Some(format!(
                 "the rows an earlier sweep left in {} were not reused: {why}",
                 path.display()
             ))))
         };
-        let state: State = match toml::from_str(&text) {
-            Ok(s) => s,
-            Err(_) => return fresh(format!("{STATE} cannot be read")),
+        let (state, histograms_path, histograms) = match earlier(path, &dir, manifest) {
+            None => return Ok(Resume::Fresh(None)),
+            Some(Err(why)) => return fresh(why),
+            Some(Ok(found)) => found,
         };
-        if state.manifest.resim_version != manifest.resim_version {
-            return fresh(format!(
-                "they were written by resim {}",
-                state.manifest.resim_version
-            ));
-        }
-        if let Some((key, was, is)) = state.manifest.difference(manifest) {
-            return fresh(format!("that sweep had `{key}` = {was}, this one {is}"));
-        }
-        if state.manifest.shard != manifest.shard {
-            return fresh("that sweep ran another shard".into());
-        }
-        let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let histograms_path = dir.join(PARTIAL_HISTOGRAMS);
-        let histograms = std::fs::read(&histograms_path).unwrap_or_default();
-        if len(path) < state.bytes
-            || len(&dir.join(EXTRA)) < state.extra_bytes
-            || super::manifest::fnv1a64(&histograms) != state.histograms_fnv1a64
-        {
-            return fresh("its files do not match its state (changed since?)".into());
-        }
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(io(format!("cannot write {}", path.display())))?;
-        {
-            use std::io::{Seek, SeekFrom};
-            let mut f = &file;
-            f.set_len(state.bytes)
-                .and_then(|()| f.seek(SeekFrom::End(0)))
-                .map_err(io(format!("cannot write {}", path.display())))?;
-        }
+        let file = cut_to(path, state.bytes)?;
         let mut out =
             Replications::create_on(file, path, axis_columns, metrics, manifest, summarize);
         // the rows back into the summary, as a merge reads them
@@ -785,6 +751,58 @@ impl Extras {
 
 fn csv_error(path: &Path, e: csv::Error) -> Error {
     Error::Other(format!("{}: {e}", path.display()))
+}
+
+/// An earlier run's state, and the path and bytes of its partial histograms.
+type Earlier = (State, PathBuf, Vec<u8>);
+
+/// The staging file `path` opened for writing after its first `bytes` (what
+/// the earlier run committed), the rest cut off.
+fn cut_to(path: &Path, bytes: u64) -> Result<File, Error> {
+    use std::io::{Seek, SeekFrom};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io(format!("cannot write {}", path.display())))?;
+    let mut f = &file;
+    f.set_len(bytes)
+        .and_then(|()| f.seek(SeekFrom::End(0)))
+        .map_err(io(format!("cannot write {}", path.display())))?;
+    Ok(file)
+}
+
+/// The state an earlier, stopped run of a sweep left beside its staging file
+/// `path` in `dir`, with the path and bytes of its partial histograms: None
+/// when there is none, `Err(why)` when it is not that of this sweep
+/// (`manifest`) or its files changed since.
+fn earlier(path: &Path, dir: &Path, manifest: &Manifest) -> Option<Result<Earlier, String>> {
+    let text = std::fs::read_to_string(dir.join(STATE)).ok()?;
+    let Ok(state) = toml::from_str::<State>(&text) else {
+        return Some(Err(format!("{STATE} cannot be read")));
+    };
+    let why = if state.manifest.resim_version != manifest.resim_version {
+        format!(
+            "they were written by resim {}",
+            state.manifest.resim_version
+        )
+    } else if let Some((key, was, is)) = state.manifest.difference(manifest) {
+        format!("that sweep had `{key}` = {was}, this one {is}")
+    } else if state.manifest.shard != manifest.shard {
+        "that sweep ran another shard".into()
+    } else {
+        let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let histograms_path = dir.join(PARTIAL_HISTOGRAMS);
+        let histograms = std::fs::read(&histograms_path).unwrap_or_default();
+        if len(path) >= state.bytes
+            && len(&dir.join(EXTRA)) >= state.extra_bytes
+            && super::manifest::fnv1a64(&histograms) == state.histograms_fnv1a64
+        {
+            return Some(Ok((state, histograms_path, histograms)));
+        }
+        "its files do not match its state (changed since?)".into()
+    };
+    Some(Err(why))
 }
 
 #[cfg(test)]

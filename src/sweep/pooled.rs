@@ -262,6 +262,31 @@ impl Pooled {
     }
 }
 
+/// A `buckets` cell (`low_ns:count:max_ns` triples in bucket order) into
+/// row `r`; the message says what is wrong.
+fn read_buckets(cell: &str, r: &mut RowCounts) -> Result<(), String> {
+    let mut last = None;
+    for triple in cell.split_whitespace() {
+        let fields: Vec<&str> = triple.split(':').collect();
+        let parsed: Vec<u64> = fields.iter().filter_map(|f| f.parse().ok()).collect();
+        let [low, count, max] = parsed[..] else {
+            return Err(format!("buckets: `{triple}` is not low_ns:count:max_ns"));
+        };
+        let b = bucket_of(low);
+        if fields.len() != 3 || bucket_low(b) != low || bucket_of(max) != b || count == 0 {
+            return Err(format!(
+                "buckets: `{triple}` is not a bucket's lower edge, a count >= 1 and a value in that bucket"
+            ));
+        }
+        if last.is_some_and(|l| l >= b) {
+            return Err(format!("buckets: `{triple}` is out of order"));
+        }
+        last = Some(b);
+        r.add_bucket(b as u32, count, max);
+    }
+    Ok(())
+}
+
 fn read_from<R: std::io::Read>(
     path: &Path,
     mut reader: csv::Reader<R>,
@@ -321,34 +346,7 @@ fn read_from<R: std::io::Read>(
         r.replications = number(0, "replications")?;
         r.requests = number(1, "requests")?;
         let answered = number(2, "answered")?;
-        let mut last = None;
-        for triple in record.get(axes + 3).unwrap_or("").split_whitespace() {
-            let fields: Vec<&str> = triple.split(':').collect();
-            let parsed: Vec<u64> = fields.iter().filter_map(|f| f.parse().ok()).collect();
-            let [low, count, max] = parsed[..] else {
-                return Err(bad(
-                    Some(line),
-                    format!("buckets: `{triple}` is not low_ns:count:max_ns"),
-                ));
-            };
-            let b = bucket_of(low);
-            if fields.len() != 3 || bucket_low(b) != low || bucket_of(max) != b || count == 0 {
-                return Err(bad(
-                    Some(line),
-                    format!(
-                        "buckets: `{triple}` is not a bucket's lower edge, a count >= 1 and a value in that bucket"
-                    ),
-                ));
-            }
-            if last.is_some_and(|l| l >= b) {
-                return Err(bad(
-                    Some(line),
-                    format!("buckets: `{triple}` is out of order"),
-                ));
-            }
-            last = Some(b);
-            r.add_bucket(b as u32, count, max);
-        }
+        read_buckets(record.get(axes + 3).unwrap_or(""), r).map_err(|m| bad(Some(line), m))?;
         if r.answered != answered || answered > r.requests {
             return Err(bad(
                 Some(line),

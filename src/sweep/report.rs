@@ -293,32 +293,8 @@ fn headline_report(s: &Summary, metrics: &[String], confidence: f64, all: usize)
         row.resize(rows.len() + 1, Cell::Empty);
         t.push(row);
     }
-    let undefined: Vec<&str> = metrics
-        .iter()
-        .filter(|m| m.ends_with("_all_ms"))
-        .filter(|m| {
-            summary
-                .rows
-                .iter()
-                .any(|r| r[axes].render() == **m && r[cols.mean] == Cell::Empty)
-        })
-        .map(|m| short(m))
-        .collect();
-    for m in undefined {
-        let q = m
-            .strip_prefix('p')
-            .and_then(|r| r.strip_suffix("_all_ms"))
-            .and_then(|d| d.parse::<f64>().ok())
-            .map(|d| if d >= 100.0 { d / 10.0 } else { d });
-        if let Some(q) = q {
-            t.notes.push(format!(
-                "An empty {m}: more than {} % of the requests failed in every replication of that row, \
-                 so no time within which {} % of ALL of them were answered exists.",
-                crate::format::format_number(100.0 - q),
-                crate::format::format_number(q)
-            ));
-        }
-    }
+    t.notes
+        .extend(empty_tail_notes(summary, metrics, axes, &cols));
     let mut out = format!("\n{}", t.render_text());
     let sentences = verdicts(&s.paired, metrics, &level);
     if let Some((first, _)) = sentences.first() {
@@ -352,6 +328,44 @@ fn headline_report(s: &Summary, metrics: &[String], confidence: f64, all: usize)
         crate::report::WIDTH,
     ));
     out
+}
+
+/// Why a percentile of all requests is empty in the headline: more requests
+/// failed in every replication of that row than the percentile leaves out.
+fn empty_tail_notes(
+    summary: &Table,
+    metrics: &[String],
+    axes: usize,
+    cols: &Columns,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let undefined: Vec<&str> = metrics
+        .iter()
+        .filter(|m| m.ends_with("_all_ms"))
+        .filter(|m| {
+            summary
+                .rows
+                .iter()
+                .any(|r| r[axes].render() == **m && r[cols.mean] == Cell::Empty)
+        })
+        .map(|m| short(m))
+        .collect();
+    for m in undefined {
+        let q = m
+            .strip_prefix('p')
+            .and_then(|r| r.strip_suffix("_all_ms"))
+            .and_then(|d| d.parse::<f64>().ok())
+            .map(|d| if d >= 100.0 { d / 10.0 } else { d });
+        if let Some(q) = q {
+            notes.push(format!(
+                "An empty {m}: more than {} % of the requests failed in every replication of that row, \
+                 so no time within which {} % of ALL of them were answered exists.",
+                crate::format::format_number(100.0 - q),
+                crate::format::format_number(q)
+            ));
+        }
+    }
+    notes
 }
 
 /// A metric's name as the headline shows it: without `outcomes.`.

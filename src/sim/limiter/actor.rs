@@ -431,15 +431,7 @@ impl Limiting {
             Stage::Replica => self.progress[req as usize].replica,
             _ => 0,
         };
-        let mut key = [u32::MAX, u32::MAX, u32::MAX, u32::MAX, replica];
-        for (k, f) in key.iter_mut().zip(&limiter.key) {
-            *k = match f {
-                Field::Client => r.client,
-                Field::Member => r.member,
-                Field::Route => r.route as u32,
-                Field::Access => access as u32,
-            };
-        }
+        let key = bucket_key(limiter, r, access, replica);
         let (member, route) = (r.member, r.route);
         let window = self.window;
         let (seed, replication) = (self.seed, self.replication);
@@ -647,6 +639,28 @@ impl Limiting {
             _ => {}
         }
     }
+}
+
+/// The bucket key of request `r` (met with `access`) at `limiter`: its key
+/// fields in order, unused places `u32::MAX`, and the replica (from 1; 0 for
+/// a state kept per service).
+#[inline]
+fn bucket_key(
+    limiter: &crate::model::Limiter,
+    r: &Request,
+    access: Access,
+    replica: u32,
+) -> [u32; 5] {
+    let mut key = [u32::MAX, u32::MAX, u32::MAX, u32::MAX, replica];
+    for (k, f) in key.iter_mut().zip(&limiter.key) {
+        *k = match f {
+            Field::Client => r.client,
+            Field::Member => r.member,
+            Field::Route => r.route as u32,
+            Field::Access => access as u32,
+        };
+    }
+    key
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! What the limiters measured in one run, named and in a stable order: per
 //! limiter, per (route, access) pair, per member.
 
-use super::actor::Limiting;
+use super::actor::{LimiterActor, Limiting};
 use crate::engine::Ticks;
 use crate::model::{Access, Field, Limiter, Model, RouteId};
 use std::cmp::Ordering;
@@ -184,28 +184,7 @@ impl Limiting {
                         too_many_keys: a.windows.overflow,
                         replicas: a.windows.replicas.clone(),
                     }),
-                    concurrency: a.track.as_deref().and_then(|t| {
-                        let mut t = t.clone();
-                        t.finish(end);
-                        let replicas = (a.replica_tracks.iter().zip(&a.replica_counts))
-                            .map(|(t, &[passed, rejected])| {
-                                let mut t = t.clone();
-                                t.finish(end);
-                                ReplicaConcurrency {
-                                    passed,
-                                    rejected,
-                                    run: t.run,
-                                    windows: t.windows,
-                                }
-                            })
-                            .collect();
-                        Some(ConcurrencyRun {
-                            algorithm: limiter.concurrency()?.algorithm.name(),
-                            run: t.run,
-                            windows: t.windows,
-                            replicas,
-                        })
-                    }),
+                    concurrency: concurrency_run(a, limiter, end),
                 }
             })
             .collect();
@@ -247,6 +226,31 @@ impl Limiting {
             members,
         }
     }
+}
+
+/// A concurrency limiter's limit and in flight over the run, overall and per
+/// replica, at its `end` (None for a rate limiter).
+fn concurrency_run(a: &LimiterActor, limiter: &Limiter, end: Ticks) -> Option<ConcurrencyRun> {
+    let mut t = a.track.as_deref()?.clone();
+    t.finish(end);
+    let replicas = (a.replica_tracks.iter().zip(&a.replica_counts))
+        .map(|(t, &[passed, rejected])| {
+            let mut t = t.clone();
+            t.finish(end);
+            ReplicaConcurrency {
+                passed,
+                rejected,
+                run: t.run,
+                windows: t.windows,
+            }
+        })
+        .collect();
+    Some(ConcurrencyRun {
+        algorithm: limiter.concurrency()?.algorithm.name(),
+        run: t.run,
+        windows: t.windows,
+        replicas,
+    })
 }
 
 /// Per-key windows with their keys written out, in natural key order.
