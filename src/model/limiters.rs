@@ -2,9 +2,7 @@
 
 use crate::engine::Ticks;
 
-pub use crate::kinds::concurrency::{
-    Aimd, Concurrency, ConcurrencyAlgorithm, EnvoyGradient, Fixed, Gradient2, Samples, Vegas,
-};
+pub use crate::kinds::concurrency::{Concurrency, ConcurrencyAlgorithm, Samples};
 pub use crate::kinds::rate::{LimiterMode, Overflow, Rate, RateAlgorithm, Refill};
 
 /// Where a limiter keeps its state (`scope`): one per replica of the service

@@ -17,18 +17,6 @@
 //!
 //! To add an algorithm: write its module here and add one line to the list.
 
-mod aimd;
-mod envoy;
-mod fixed;
-mod gradient2;
-mod vegas;
-
-pub use aimd::Aimd;
-pub use envoy::EnvoyGradient;
-pub use fixed::Fixed;
-pub use gradient2::Gradient2;
-pub use vegas::Vegas;
-
 use super::check::{R, err};
 use super::keys::{Decl, Key, Keys, Range, Tag, read_tagged};
 use crate::engine::{Stream, Ticks};
@@ -128,26 +116,28 @@ impl<T: Rule> Rule for Box<T> {
 }
 
 /// The algorithms: `Variant: module::Type`, in the order `algorithm` lists
-/// them.
+/// them. Each line declares its module too.
 macro_rules! kinds {
-    ($($variant:ident: $ty:ident,)*) => {
+    ($($variant:ident: $module:ident::$ty:ident,)*) => {
+        $(mod $module;)*
+
         /// A concurrency limiter's algorithm, with its library's parameters.
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub enum ConcurrencyAlgorithm {
             $(
                 #[allow(missing_docs)]
-                $variant($ty),
+                $variant($module::$ty),
             )*
         }
 
         /// Every algorithm's declaration, in the order `algorithm` lists them.
-        pub const KINDS: &[&Decl] = &[$(&<$ty as Kind>::DECL,)*];
+        pub const KINDS: &[&Decl] = &[$(&<$module::$ty as Kind>::DECL,)*];
 
         impl ConcurrencyAlgorithm {
             /// The algorithm's declaration.
             pub fn decl(&self) -> &'static Decl {
                 match self {
-                    $(ConcurrencyAlgorithm::$variant(_) => &<$ty as Kind>::DECL,)*
+                    $(ConcurrencyAlgorithm::$variant(_) => &<$module::$ty as Kind>::DECL,)*
                 }
             }
 
@@ -160,8 +150,8 @@ macro_rules! kinds {
 
             fn from_keys(k: &Keys) -> R<ConcurrencyAlgorithm> {
                 $(
-                    if k.decl().name == <$ty as Kind>::DECL.name {
-                        return Ok(ConcurrencyAlgorithm::$variant(<$ty as Kind>::from_keys(k)?));
+                    if k.decl().name == <$module::$ty as Kind>::DECL.name {
+                        return Ok(ConcurrencyAlgorithm::$variant(<$module::$ty as Kind>::from_keys(k)?));
                     }
                 )*
                 unreachable!("the reader returns a listed kind")
@@ -173,7 +163,7 @@ macro_rules! kinds {
         pub enum AlgorithmState {
             $(
                 #[allow(missing_docs)]
-                $variant(<$ty as Kind>::State),
+                $variant(<$module::$ty as Kind>::State),
             )*
         }
 
@@ -208,11 +198,11 @@ macro_rules! kinds {
 }
 
 kinds! {
-    Fixed: Fixed,
-    Aimd: Aimd,
-    Vegas: Vegas,
-    Gradient2: Gradient2,
-    EnvoyGradient: EnvoyGradient,
+    Fixed: fixed::Fixed,
+    Aimd: aimd::Aimd,
+    Vegas: vegas::Vegas,
+    Gradient2: gradient2::Gradient2,
+    EnvoyGradient: envoy::EnvoyGradient,
 }
 
 impl ConcurrencyAlgorithm {

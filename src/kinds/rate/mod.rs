@@ -14,14 +14,6 @@
 //!
 //! To add an algorithm: write its module here and add one line to the list.
 
-mod fixed_window;
-mod gcra;
-mod sliding_counter;
-mod sliding_log;
-mod token_bucket;
-
-pub use token_bucket::Refill;
-
 use super::admit::Decision;
 use super::check::R;
 use super::keys::{Decl, Key, Keys, Range, Tag, read_shared, read_tagged};
@@ -111,9 +103,11 @@ pub trait Rule {
 }
 
 /// The algorithms: `Variant: module::Type`, in the order `algorithm` lists
-/// them.
+/// them. Each line declares its module too.
 macro_rules! kinds {
     ($($variant:ident: $module:ident::$ty:ident,)*) => {
+        $(mod $module;)*
+
         /// A rate limiter's algorithm and its own keys.
         #[derive(Debug, Clone, Copy, PartialEq)]
         pub enum RateAlgorithm {
@@ -188,6 +182,8 @@ kinds! {
     TokenBucket: token_bucket::TokenBucket,
     Gcra: gcra::Gcra,
 }
+
+pub use token_bucket::Refill;
 
 impl RateAlgorithm {
     /// The name as written in scenario files.
