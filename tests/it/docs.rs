@@ -145,6 +145,36 @@ fn the_concurrency_key_table_is_the_kinds_declarations() {
     rows_are_the_declarations(resim::kinds::concurrency::KINDS, "concurrency limiters");
 }
 
+/// docs/scenarios.md's `[limiters.NAME]` table gives each key every rate
+/// algorithm reads with its declared default (`required` where it has none),
+/// and lists the algorithms in the order the reader offers them.
+#[test]
+fn the_rate_limiter_table_is_the_declarations() {
+    use resim::kinds::rate::{KINDS, SHARED};
+    let docs = std::fs::read_to_string(root().join("docs/scenarios.md")).unwrap();
+    let mut wrong: Vec<String> = SHARED
+        .keys
+        .iter()
+        .map(|k| format!("| `{}` | {}", k.name, k.default_text()))
+        .filter(|row| !docs.lines().any(|l| l.starts_with(row.as_str())))
+        .collect();
+    let names: Vec<String> = KINDS.iter().map(|d| format!("`{}`", d.name)).collect();
+    let (last, rest) = names.split_last().unwrap();
+    let algorithm = format!(
+        "| `algorithm` | `\"{}\"` | {} or {last} ",
+        KINDS[0].name,
+        rest.join(", ")
+    );
+    if !docs.lines().any(|l| l.starts_with(&algorithm)) {
+        wrong.push(algorithm);
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/scenarios.md (`[limiters.NAME]`) should start these rows so:\n{}",
+        wrong.join("\n")
+    );
+}
+
 /// docs/scenarios.md's balancer table gives each key of a kind as the
 /// kinds' declarations do: its default (`required` where no kind has one) and
 /// the kinds that read it, `(required)` after a kind that needs it.
