@@ -73,23 +73,17 @@ pub fn between(path: &str, v: f64, lo: f64, hi: f64, why: &str) -> R<f64> {
 
 /// A whole number >= `min` kept in 32 bits (a count of tokens or retries).
 pub fn whole(path: &str, v: f64, min: u32) -> R<u32> {
-    let v = finite(path, v)?;
-    if v.fract() != 0.0 {
-        return err(path, format!("must be a whole number (got {})", num(v)));
-    }
-    if v < f64::from(min) {
-        return err(path, format!("must be >= {min} (got {})", num(v)));
-    }
-    if v > f64::from(u32::MAX) {
-        return err(path, format!("must be <= {} (got {})", u32::MAX, num(v)));
-    }
-    Ok(v as u32)
+    whole_within(path, v, min, f64::from(u32::MAX)).map(|v| v as u32)
 }
 
 /// A whole number >= `min` kept in 64 bits, at most 2^53 (where a float
 /// still counts every whole number).
 pub fn count(path: &str, v: f64, min: u32) -> R<u64> {
-    const MAX: f64 = 9_007_199_254_740_992.0;
+    whole_within(path, v, min, 9_007_199_254_740_992.0).map(|v| v as u64)
+}
+
+/// A finite whole number from `min` to `max`.
+fn whole_within(path: &str, v: f64, min: u32, max: f64) -> R<f64> {
     let v = finite(path, v)?;
     if v.fract() != 0.0 {
         return err(path, format!("must be a whole number (got {})", num(v)));
@@ -97,10 +91,10 @@ pub fn count(path: &str, v: f64, min: u32) -> R<u64> {
     if v < f64::from(min) {
         return err(path, format!("must be >= {min} (got {})", num(v)));
     }
-    if v > MAX {
-        return err(path, format!("must be <= {} (got {})", num(MAX), num(v)));
+    if v > max {
+        return err(path, format!("must be <= {} (got {})", num(max), num(v)));
     }
-    Ok(v as u64)
+    Ok(v)
 }
 
 /// A finite number >= `lo`.
