@@ -514,8 +514,9 @@ fn recovery(results: &Results) -> Table {
                 idle.insert(f);
             }
             // recurring pauses are a condition, not an event to recover from
-            let acted = acted && fault.kind != crate::model::FaultKind::Pause;
-            if fault.kind == crate::model::FaultKind::Pause {
+            let pause = fault.effect.pause().is_some();
+            let acted = acted && !pause;
+            if pause {
                 pauses.insert(f);
             }
             let judged = Judged {

@@ -142,8 +142,12 @@ pub struct Decl {
 }
 
 impl Decl {
-    /// The docs' "keys (defaults)" cell: "`max` (0.1, in [0, 1]), ...".
+    /// The docs' "keys (defaults)" cell: "`max` (0.1, in [0, 1]), ...";
+    /// "none" for a kind without keys of its own.
     pub fn keys_cell(&self) -> String {
+        if self.keys.is_empty() {
+            return "none".into();
+        }
         self.keys
             .iter()
             .map(|k| format!("`{}` ({}, {})", k.name, k.default_text(), k.range.text()))

@@ -4,51 +4,7 @@ use super::{DependencyId, Model, ServiceId};
 use crate::engine::Ticks;
 use crate::format::format_number;
 
-/// What a fault does to its target while it lasts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FaultKind {
-    /// Work that starts in the window takes `value` times its drawn length.
-    LatencyFactor,
-    /// The target has `value` slots (running work finishes).
-    Slots,
-    /// Calls (or a server's requests, after their service time) fail with
-    /// probability `value`.
-    ErrorRate,
-    /// Every call fails at once; queued and running work fails at the start.
-    Down,
-    /// An open workload's rate is multiplied by `value`.
-    ArrivalFactor,
-    /// Work that starts in the window takes `value` ms more.
-    LatencyAdd,
-    /// Stop-the-world pauses ([`Pause`]): nothing starts during one, and
-    /// work in service waits it out.
-    Pause,
-}
-
-impl FaultKind {
-    /// Names as written in scenario files.
-    pub const NAMES: [(&'static str, FaultKind); 7] = [
-        ("latency_factor", FaultKind::LatencyFactor),
-        ("slots", FaultKind::Slots),
-        ("error_rate", FaultKind::ErrorRate),
-        ("down", FaultKind::Down),
-        ("arrival_factor", FaultKind::ArrivalFactor),
-        ("latency_add", FaultKind::LatencyAdd),
-        ("pause", FaultKind::Pause),
-    ];
-}
-
-/// A `pause` fault's pauses: one every `every` (a fixed period from a random
-/// phase, or a Poisson process of that mean gap), each `length` long.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pause {
-    /// The period, or the mean gap between pause starts (`every_ms`).
-    pub every: Ticks,
-    /// How long each pause lasts (`pause_ms`).
-    pub length: Ticks,
-    /// `arrivals = "poisson"`: exponential gaps; else a fixed period.
-    pub poisson: bool,
-}
+pub use crate::kinds::fault::{Effect, FaultKind, Hook, Pause};
 
 /// What a fault acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,22 +30,26 @@ pub enum FaultTarget {
 /// One `[[faults]]` entry: active on the half-open window `[at, until)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fault {
-    /// What it does.
+    /// Its kind, as written, with its checked keys.
     pub kind: FaultKind,
+    /// What it does (its kind's effect).
+    pub effect: Effect,
     /// What it acts on.
     pub target: FaultTarget,
     /// Its start (`at_ms`).
     pub at: Ticks,
     /// Its end (`at_ms + for_ms`), not included.
     pub until: Ticks,
-    /// The factor, slot count, probability or added ms (0 for `down` and
-    /// `pause`).
-    pub value: f64,
-    /// A `pause` fault's pauses (None for the other kinds).
-    pub pause: Option<Pause>,
 }
 
 impl Fault {
+    /// Its number: the factor, the added ms, the slot count or the
+    /// probability (0 for `down` and `pause`).
+    #[inline]
+    pub fn value(&self) -> f64 {
+        self.effect.value().unwrap_or(0.0)
+    }
+
     /// Whether the fault acts at `now`: `at <= now < until`, so a fault with
     /// `for_ms = 0` never acts.
     #[inline]
@@ -100,10 +60,7 @@ impl Fault {
     /// What the fault does, to what, in `model`: "latency_factor 3 on backend",
     /// "down on store#2" (replicas counted from 1, as targets are written).
     pub fn label(&self, model: &Model) -> String {
-        let kind = FaultKind::NAMES
-            .iter()
-            .find(|(_, k)| *k == self.kind)
-            .map_or("fault", |(n, _)| n);
+        let kind = self.kind.name();
         let target = match self.target {
             FaultTarget::Server { service, replica } => {
                 let name = model.services.get(service).map_or("", |s| s.name.as_str());
@@ -124,16 +81,14 @@ impl Fault {
                 .get(w)
                 .map_or(String::new(), |x| x.name.clone()),
         };
-        if let Some(p) = self.pause {
-            format!(
-                "pause {} ms every {} ms on {target}",
+        match (self.effect.pause(), self.effect.value()) {
+            (Some(p), _) => format!(
+                "{kind} {} ms every {} ms on {target}",
                 format_number(p.length.as_ms()),
                 format_number(p.every.as_ms())
-            )
-        } else if self.kind == FaultKind::Down {
-            format!("{kind} on {target}")
-        } else {
-            format!("{kind} {} on {target}", format_number(self.value))
+            ),
+            (None, Some(v)) => format!("{kind} {} on {target}", format_number(v)),
+            (None, None) => format!("{kind} on {target}"),
         }
     }
 }

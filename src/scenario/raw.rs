@@ -43,21 +43,11 @@ pub struct RawScenario {
     pub output: Option<RawOutput>,
 }
 
+/// One `[[faults]]` entry: the table itself, read against the fault kinds'
+/// declarations (`crate::kinds::fault`).
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawFault {
-    pub target: String,
-    pub kind: String,
-    pub at_ms: f64,
-    pub for_ms: f64,
-    pub value: Option<f64>,
-    /// `pause`: the period or mean gap between pauses.
-    pub every_ms: Option<f64>,
-    /// `pause`: each pause's length.
-    pub pause_ms: Option<f64>,
-    /// `pause`: "periodic" (default) or "poisson".
-    pub arrivals: Option<String>,
-}
+#[serde(transparent)]
+pub struct RawFault(pub toml::Table);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

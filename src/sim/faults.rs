@@ -32,7 +32,7 @@
 //! A scenario without faults pays one branch per question (`Faults::none`).
 
 use crate::engine::{Stream, Ticks, stream};
-use crate::model::{DependencyId, Fault, FaultKind, FaultTarget, Model, ServiceId};
+use crate::model::{DependencyId, Fault, FaultTarget, Hook, Model, ServiceId};
 use rand::RngExt;
 
 /// What a question is about.
@@ -70,8 +70,8 @@ impl Subject {
 /// The run's faults and the random streams of their error draws.
 pub(crate) struct Faults {
     list: Vec<Fault>,
-    /// Bit `kind as u8` set: some fault of that kind exists. A question about a
-    /// kind no fault has is answered with one test (M3's backend slowdown made
+    /// Bit `hook as u8` set: some fault has that effect. A question about an
+    /// effect no fault has is answered with one test (M3's backend slowdown made
     /// every arrival ask `down` and every service end `error_rate`).
     kinds: u8,
     /// One stream per fault (`fault:<index>`), for `error_rate` draws.
@@ -97,37 +97,36 @@ impl Faults {
 
     /// Whether any fault of `kind` exists (false without faults).
     #[inline(always)]
-    pub(super) fn has(&self, kind: FaultKind) -> bool {
-        self.kinds & 1 << (kind as u8) != 0
+    pub(super) fn has(&self, hook: Hook) -> bool {
+        self.kinds & 1 << (hook as u8) != 0
     }
 
     /// The faults of `kind` acting on `subject` at `now`, in file order.
     fn acting(
         &self,
-        kind: FaultKind,
+        hook: Hook,
         subject: Subject,
         now: Ticks,
     ) -> impl Iterator<Item = (usize, &Fault)> {
-        self.list
-            .iter()
-            .enumerate()
-            .filter(move |(_, f)| f.kind == kind && f.active(now) && subject.hit_by(f.target))
+        self.list.iter().enumerate().filter(move |(_, f)| {
+            f.effect.hook() == hook && f.active(now) && subject.hit_by(f.target)
+        })
     }
 
     /// The later-starting acting fault of `kind` (ties: the later in the file).
-    fn latest(&self, kind: FaultKind, subject: Subject, now: Ticks) -> Option<(usize, &Fault)> {
-        self.acting(kind, subject, now)
+    fn latest(&self, hook: Hook, subject: Subject, now: Ticks) -> Option<(usize, &Fault)> {
+        self.acting(hook, subject, now)
             .max_by_key(|(i, f)| (f.at, *i))
     }
 
     /// The factor work starting now takes (1 without a fault).
     #[inline]
     pub(super) fn latency_factor(&self, subject: Subject, now: Ticks) -> f64 {
-        if !self.has(FaultKind::LatencyFactor) {
+        if !self.has(Hook::LatencyFactor) {
             return 1.0;
         }
-        self.acting(FaultKind::LatencyFactor, subject, now)
-            .map(|(_, f)| f.value)
+        self.acting(Hook::LatencyFactor, subject, now)
+            .map(|(_, f)| f.value())
             .product()
     }
 
@@ -135,12 +134,12 @@ impl Faults {
     /// faults add up; zero without one).
     #[inline]
     pub(super) fn latency_add(&self, subject: Subject, now: Ticks) -> Ticks {
-        if !self.has(FaultKind::LatencyAdd) {
+        if !self.has(Hook::LatencyAdd) {
             return Ticks::ZERO;
         }
         let ms: f64 = self
-            .acting(FaultKind::LatencyAdd, subject, now)
-            .map(|(_, f)| f.value)
+            .acting(Hook::LatencyAdd, subject, now)
+            .map(|(_, f)| f.value())
             .sum();
         Ticks::from_ms(ms)
     }
@@ -148,21 +147,21 @@ impl Faults {
     /// The factor open workload `workload`'s rate is multiplied by now.
     #[inline]
     pub(super) fn arrival_factor(&self, workload: usize, now: Ticks) -> f64 {
-        if !self.has(FaultKind::ArrivalFactor) {
+        if !self.has(Hook::ArrivalFactor) {
             return 1.0;
         }
-        self.acting(FaultKind::ArrivalFactor, Subject::Workload(workload), now)
-            .map(|(_, f)| f.value)
+        self.acting(Hook::ArrivalFactor, Subject::Workload(workload), now)
+            .map(|(_, f)| f.value())
             .product()
     }
 
     /// The slot count a `slots` fault sets now (None: the target's own).
     pub(super) fn slots(&self, subject: Subject, now: Ticks) -> Option<u32> {
-        if !self.has(FaultKind::Slots) {
+        if !self.has(Hook::Slots) {
             return None;
         }
-        self.latest(FaultKind::Slots, subject, now)
-            .map(|(_, f)| f.value as u32)
+        self.latest(Hook::Slots, subject, now)
+            .map(|(_, f)| f.value() as u32)
     }
 
     /// Whether work that ends now fails by an `error_rate` fault: a draw from the
@@ -171,13 +170,13 @@ impl Faults {
     /// the fault replaces it, it does not add to it.
     #[inline]
     pub(super) fn fails(&mut self, subject: Subject, now: Ticks) -> bool {
-        if !self.has(FaultKind::ErrorRate) {
+        if !self.has(Hook::ErrorRate) {
             return false;
         }
-        let Some((i, f)) = self.latest(FaultKind::ErrorRate, subject, now) else {
+        let Some((i, f)) = self.latest(Hook::ErrorRate, subject, now) else {
             return false;
         };
-        let p = f.value;
+        let p = f.value();
         let u: f64 = self.rngs[i].random();
         u < p
     }
@@ -185,11 +184,11 @@ impl Faults {
     /// With an `error_rate` fault acting on `subject` now: whether it fails this
     /// call (None: no such fault acts; the target's own rate applies).
     pub(super) fn error_fault(&mut self, subject: Subject, now: Ticks) -> Option<bool> {
-        if !self.has(FaultKind::ErrorRate) {
+        if !self.has(Hook::ErrorRate) {
             return None;
         }
-        let (i, f) = self.latest(FaultKind::ErrorRate, subject, now)?;
-        let p = f.value;
+        let (i, f) = self.latest(Hook::ErrorRate, subject, now)?;
+        let p = f.value();
         let u: f64 = self.rngs[i].random();
         Some(u < p)
     }
@@ -197,10 +196,10 @@ impl Faults {
     /// Whether a `down` fault acts on `subject` now.
     #[inline]
     pub(super) fn down(&self, subject: Subject, now: Ticks) -> bool {
-        if !self.has(FaultKind::Down) {
+        if !self.has(Hook::Down) {
             return false;
         }
-        self.acting(FaultKind::Down, subject, now).next().is_some()
+        self.acting(Hook::Down, subject, now).next().is_some()
     }
 
     /// The edges to schedule before the run starts, in order, each as its
@@ -213,11 +212,11 @@ impl Faults {
             edges.push((warmup, WARMUP_END));
         }
         for (i, f) in self.list.iter().enumerate() {
-            if f.at == f.until || !matches!(f.kind, FaultKind::Slots | FaultKind::Down) {
+            if f.at == f.until || !matches!(f.effect.hook(), Hook::Slots | Hook::Down) {
                 continue;
             }
             edges.push((f.at, edge_code(i, false)));
-            if f.kind == FaultKind::Slots {
+            if f.effect.hook() == Hook::Slots {
                 edges.push((f.until, edge_code(i, true)));
             }
         }
@@ -239,11 +238,11 @@ impl Faults {
             };
         }
         let f = &self.list[(code / 2) as usize];
-        match (f.kind, f.target) {
-            (FaultKind::Slots, FaultTarget::Server { service, .. }) => Edge::ServerSlots(service),
-            (FaultKind::Slots, FaultTarget::Dependency { dep, .. }) => Edge::DependencySlots(dep),
-            (FaultKind::Down, FaultTarget::Server { service, .. }) => Edge::ServerDown(service),
-            (FaultKind::Down, FaultTarget::Dependency { dep, .. }) => Edge::DependencyDown(dep),
+        match (f.effect.hook(), f.target) {
+            (Hook::Slots, FaultTarget::Server { service, .. }) => Edge::ServerSlots(service),
+            (Hook::Slots, FaultTarget::Dependency { dep, .. }) => Edge::DependencySlots(dep),
+            (Hook::Down, FaultTarget::Server { service, .. }) => Edge::ServerDown(service),
+            (Hook::Down, FaultTarget::Dependency { dep, .. }) => Edge::DependencyDown(dep),
             _ => Edge::Nothing,
         }
     }
@@ -302,18 +301,18 @@ pub(crate) fn pauses_of(
         .iter()
         .enumerate()
         .filter(move |(_, f)| subject.hit_by(f.target))
-        .filter_map(|(i, f)| f.pause.map(|p| (i, p, f.at, f.until)))
+        .filter_map(|(i, f)| f.effect.pause().map(|p| (i, p, f.at, f.until)))
 }
 
 /// Whether some fault of `kind` in `model` targets `subject` (at any time).
-pub(crate) fn may_act(model: &Model, kind: FaultKind, subject: Subject) -> bool {
-    may_act_in(&model.faults, kind, subject)
+pub(crate) fn may_act(model: &Model, hook: Hook, subject: Subject) -> bool {
+    may_act_in(&model.faults, hook, subject)
 }
 
 /// [`may_act`] for the faults of `list`.
-fn may_act_in(list: &[Fault], kind: FaultKind, subject: Subject) -> bool {
+fn may_act_in(list: &[Fault], hook: Hook, subject: Subject) -> bool {
     list.iter()
-        .any(|f| f.kind == kind && subject.hit_by(f.target))
+        .any(|f| f.effect.hook() == hook && subject.hit_by(f.target))
 }
 
 /// `t` stretched by `factor` (a `latency_factor` fault), to the nearest tick.
@@ -327,7 +326,7 @@ pub(crate) fn scaled(t: Ticks, factor: f64) -> Ticks {
 
 /// The kinds present in `list`, one bit each (see `Faults::has`).
 fn kinds_of(list: &[Fault]) -> u8 {
-    list.iter().fold(0, |k, f| k | 1 << (f.kind as u8))
+    list.iter().fold(0, |k, f| k | 1 << (f.effect.hook() as u8))
 }
 
 /// Edges are encoded in one `u32`: fault index x 2, + 1 for the end.
@@ -345,17 +344,26 @@ mod tests {
     use super::*;
     use crate::model::FaultTarget;
 
-    fn fault(kind: FaultKind, at: f64, len: f64, value: f64) -> Fault {
+    /// A fault of kind `kind` on dependency 0 over `[at, at + len)` ms, with
+    /// `value` (left out for `down`).
+    fn fault(kind: &str, at: f64, len: f64, value: f64) -> Fault {
+        let value = if kind == "down" {
+            String::new()
+        } else {
+            format!("value = {value}")
+        };
+        let t = format!("kind = \"{kind}\"\nat_ms = {at}\nfor_ms = {len}\n{value}");
+        let e = crate::kinds::fault::Entry::read("f", &t.parse().expect("a table"))
+            .unwrap_or_else(|e| panic!("{e}"));
         Fault {
-            kind,
+            kind: e.kind,
+            effect: e.kind.effect(),
             target: FaultTarget::Dependency {
                 dep: 0,
                 replica: None,
             },
             at: Ticks::from_ms(at),
             until: Ticks::from_ms(at + len),
-            value,
-            pause: None,
         }
     }
 
@@ -378,7 +386,7 @@ mod tests {
 
     #[test]
     fn a_window_is_half_open_and_for_ms_zero_never_acts() {
-        let f = faults(vec![fault(FaultKind::LatencyFactor, 100.0, 50.0, 3.0)]);
+        let f = faults(vec![fault("latency_factor", 100.0, 50.0, 3.0)]);
         assert_eq!(f.latency_factor(D, at(99.999999)), 1.0);
         assert_eq!(
             f.latency_factor(D, at(100.0)),
@@ -387,7 +395,7 @@ mod tests {
         );
         assert_eq!(f.latency_factor(D, at(149.999999)), 3.0);
         assert_eq!(f.latency_factor(D, at(150.0)), 1.0, "the end tick does not");
-        let zero = faults(vec![fault(FaultKind::Down, 100.0, 0.0, 0.0)]);
+        let zero = faults(vec![fault("down", 100.0, 0.0, 0.0)]);
         assert!(!zero.down(D, at(100.0)));
     }
 
@@ -395,13 +403,13 @@ mod tests {
     /// as asking the list: no draw, the neutral value.
     #[test]
     fn kinds_without_a_fault_answer_neutrally_and_draw_nothing() {
-        let mut f = faults(vec![fault(FaultKind::LatencyFactor, 0.0, 100.0, 3.0)]);
-        assert!(f.has(FaultKind::LatencyFactor));
+        let mut f = faults(vec![fault("latency_factor", 0.0, 100.0, 3.0)]);
+        assert!(f.has(Hook::LatencyFactor));
         for k in [
-            FaultKind::Slots,
-            FaultKind::ErrorRate,
-            FaultKind::Down,
-            FaultKind::ArrivalFactor,
+            Hook::Slots,
+            Hook::ErrorRate,
+            Hook::Down,
+            Hook::ArrivalFactor,
         ] {
             assert!(!f.has(k), "{k:?}");
         }
@@ -412,7 +420,7 @@ mod tests {
         assert_eq!(f.slots(D, at(50.0)), None);
         assert_eq!(f.rngs, before, "no draw");
         assert_eq!(f.latency_factor(D, at(50.0)), 3.0);
-        assert!(!faults(Vec::new()).has(FaultKind::LatencyFactor));
+        assert!(!faults(Vec::new()).has(Hook::LatencyFactor));
     }
 
     /// A subject no `latency_factor` fault may act on (a server's
@@ -422,12 +430,8 @@ mod tests {
     #[test]
     fn a_subject_no_latency_fault_targets_gets_the_lists_answer() {
         let on = |target, at_ms: f64| Fault {
-            kind: FaultKind::LatencyFactor,
             target,
-            at: Ticks::from_ms(at_ms),
-            until: Ticks::from_ms(at_ms + 100.0),
-            value: 2.5,
-            pause: None,
+            ..fault("latency_factor", at_ms, 100.0, 2.5)
         };
         let list = vec![
             on(
@@ -459,14 +463,11 @@ mod tests {
                 300.0,
             ),
             Fault {
-                kind: FaultKind::Slots,
-                ..on(
-                    FaultTarget::Server {
-                        service: 2,
-                        replica: None,
-                    },
-                    0.0,
-                )
+                target: FaultTarget::Server {
+                    service: 2,
+                    replica: None,
+                },
+                ..fault("slots", 0.0, 100.0, 2.0)
             },
         ];
         let f = faults(list.clone());
@@ -485,7 +486,7 @@ mod tests {
         let mut stretched = 0;
         for s in subjects {
             let factors: Vec<f64> = instants.iter().map(|&t| f.latency_factor(s, t)).collect();
-            if may_act_in(&list, FaultKind::LatencyFactor, s) {
+            if may_act_in(&list, Hook::LatencyFactor, s) {
                 stretched += 1;
                 assert!(
                     factors.iter().any(|&x| x != 1.0),
@@ -503,12 +504,12 @@ mod tests {
     #[test]
     fn factors_multiply_and_slots_and_error_rates_take_the_later_start() {
         let f = faults(vec![
-            fault(FaultKind::LatencyFactor, 0.0, 100.0, 2.0),
-            fault(FaultKind::LatencyFactor, 50.0, 100.0, 3.0),
-            fault(FaultKind::Slots, 50.0, 100.0, 4.0),
-            fault(FaultKind::Slots, 0.0, 200.0, 1.0),
-            fault(FaultKind::ErrorRate, 10.0, 100.0, 0.5),
-            fault(FaultKind::ErrorRate, 10.0, 100.0, 0.25),
+            fault("latency_factor", 0.0, 100.0, 2.0),
+            fault("latency_factor", 50.0, 100.0, 3.0),
+            fault("slots", 50.0, 100.0, 4.0),
+            fault("slots", 0.0, 200.0, 1.0),
+            fault("error_rate", 10.0, 100.0, 0.5),
+            fault("error_rate", 10.0, 100.0, 0.25),
         ]);
         assert_eq!(f.latency_factor(D, at(25.0)), 2.0);
         assert_eq!(f.latency_factor(D, at(75.0)), 6.0);
@@ -520,8 +521,8 @@ mod tests {
         assert_eq!(f.slots(D, at(200.0)), None);
         // same start: the later in the file
         assert_eq!(
-            f.latest(FaultKind::ErrorRate, D, at(50.0))
-                .map(|(_, f)| f.value),
+            f.latest(Hook::ErrorRate, D, at(50.0))
+                .map(|(_, f)| f.value()),
             Some(0.25)
         );
         // other targets see nothing
@@ -532,12 +533,12 @@ mod tests {
 
     #[test]
     fn error_draws_follow_the_rate_and_need_an_acting_fault() {
-        let mut f = faults(vec![fault(FaultKind::ErrorRate, 0.0, 1000.0, 0.3)]);
+        let mut f = faults(vec![fault("error_rate", 0.0, 1000.0, 0.3)]);
         let n = 20_000;
         let failed = (0..n).filter(|_| f.fails(D, at(5.0))).count();
         let share = failed as f64 / n as f64;
         assert!((share - 0.3).abs() < 0.02, "share {share}");
-        let mut none = faults(vec![fault(FaultKind::ErrorRate, 0.0, 1000.0, 1.0)]);
+        let mut none = faults(vec![fault("error_rate", 0.0, 1000.0, 1.0)]);
         assert!(!none.fails(D, at(1000.0)), "after the window");
         assert!(none.fails(D, at(0.0)));
     }

@@ -168,6 +168,25 @@
 //! `Pass` or `Reject`, never `Delay`: a throttle hold ends at an instant known
 //! when the request arrives.
 //!
+//! # Adding a fault kind
+//!
+//! A fault kind is a kind (`crate::kinds`), declared once:
+//!
+//! 1. Write `src/kinds/fault/<kind>.rs`: the type of its checked keys
+//!    implementing `fault::Kind` (its `Decl`; `ON`, what it acts on;
+//!    `from_keys`; `effect`, what it does while it acts). A kind with one
+//!    `value` key is one call of the `valued!` macro there.
+//! 2. Add one line to the `kinds!` list in `src/kinds/fault/mod.rs`.
+//!
+//! Its window (`at_ms`, `for_ms`) and `target` are read for every kind;
+//! validation, the model's `Fault`, [`faults`] and the actors do not change.
+//! An `Effect` is a question the actors already ask at their hook points (how
+//! long work starting now takes, how many slots, whether work fails or the
+//! target is down, how fast a workload sends, when it pauses), with its rule
+//! for overlapping faults in [`faults`]. A kind with a new effect adds its
+//! variant there, its question in `Faults` and the actor's call to it. Its
+//! row in docs/scenarios.md is checked against the declaration.
+//!
 //! # The server's files
 //!
 //! [`server`] is a folder, one job per file: `mod.rs` holds every instance of

@@ -202,7 +202,7 @@ pub(crate) fn of(
     label: &str,
 ) -> Option<Box<Pauses>> {
     use super::faults::{may_act, pauses_of};
-    may_act(model, crate::model::FaultKind::Pause, subject).then(|| {
+    may_act(model, crate::model::Hook::Pause, subject).then(|| {
         Box::new(Pauses::new(
             model.seed,
             replication,

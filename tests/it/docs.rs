@@ -145,6 +145,11 @@ fn the_concurrency_key_table_is_the_kinds_declarations() {
     rows_are_the_declarations(resim::kinds::concurrency::KINDS, "concurrency limiters");
 }
 
+#[test]
+fn the_fault_table_is_the_kinds_declarations() {
+    rows_are_the_declarations(resim::kinds::fault::KINDS, "`[[faults]]`");
+}
+
 /// docs/scenarios.md's `[limiters.NAME]` table gives each key every rate
 /// algorithm reads with its declared default (`required` where it has none),
 /// and lists the algorithms in the order the reader offers them.

@@ -6,6 +6,7 @@
 //! NAME; `main` for `[workload]`) for `arrival_factor`. Its window is `[at_ms, at_ms + for_ms)`.
 
 use super::*;
+use crate::kinds::fault::{Effect, Entry, On};
 
 /// `[[faults]]`, in file order.
 pub(super) fn faults(
@@ -34,117 +35,61 @@ fn fault(
     services: &[Service],
     workloads: &[NamedWorkload],
 ) -> R<Fault> {
-    let kind = one_of(
-        &format!("{path}.kind"),
-        Some(f.kind.as_str()),
-        &FaultKind::NAMES,
-    )?;
+    let entry = Entry::read(path, &f.0)?;
     let at_path = format!("{path}.at_ms");
     let for_path = format!("{path}.for_ms");
-    let at = ticks(&at_path, non_negative(&at_path, f.at_ms)?)?;
+    let at = ticks(&at_path, entry.at_ms)?;
     if at.as_ms() >= DEFAULT_RANGE_MS {
         return err(
             at_path,
             format!(
                 "the fault starts at {} ms, beyond the virtual clock's range (about 290 years)",
-                num(f.at_ms)
+                num(entry.at_ms)
             ),
         );
     }
-    let length = ticks(&for_path, non_negative(&for_path, f.for_ms)?)?;
-    let until = at + length;
+    let until = at + ticks(&for_path, entry.for_ms)?;
     if until.as_ms() >= DEFAULT_RANGE_MS {
         return Err(ScenarioError::new(
             for_path,
             format!(
                 "the fault's end (at_ms + for_ms = {} ms) is beyond the virtual clock's range (about 290 years)",
-                num(f.at_ms + f.for_ms)
+                num(entry.at_ms + entry.for_ms)
             ),
         )
         .related(at_path));
     }
-    let value = value(path, kind, f.value)?;
-    let pause = pause(path, kind, f)?;
-    let target = target(
-        &format!("{path}.target"),
-        kind,
-        &f.target,
-        ctx,
-        services,
-        workloads,
-    )?;
+    let target_path = format!("{path}.target");
+    let name = match f.0.get("target") {
+        Some(toml::Value::String(s)) => s,
+        Some(v) => return err(target_path, crate::kinds::keys::invalid(v, "a string")),
+        None => {
+            return err(
+                path,
+                "missing `target`: the server, dependency (`NAME#i`: one replica) or workload the fault acts on",
+            );
+        }
+    };
+    let target = target(&target_path, entry.kind, name, ctx, services, workloads)?;
     if let FaultTarget::Workload(w) = target
         && !matches!(workloads[w].workload, Workload::Open { .. })
     {
         return err(
             format!("{path}.kind"),
             format!(
-                "`arrival_factor` changes an open workload's rate: workload `{}` is not `open`",
+                "`{}` changes an open workload's rate: workload `{}` is not `open`",
+                entry.kind.name(),
                 workloads[w].name
             ),
         );
     }
     Ok(Fault {
-        kind,
+        kind: entry.kind,
+        effect: entry.kind.effect(),
         target,
         at,
         until,
-        value,
-        pause,
     })
-}
-
-/// A `pause` fault's `every_ms`, `pause_ms` and `arrivals`; refused on the
-/// other kinds.
-fn pause(path: &str, kind: FaultKind, f: &RawFault) -> R<Option<Pause>> {
-    if kind != FaultKind::Pause {
-        let set = [
-            ("every_ms", f.every_ms.is_some()),
-            ("pause_ms", f.pause_ms.is_some()),
-            ("arrivals", f.arrivals.is_some()),
-        ];
-        if let Some((key, _)) = set.iter().find(|(_, on)| *on) {
-            return err(
-                format!("{path}.{key}"),
-                "only a `pause` fault reads this key",
-            );
-        }
-        return Ok(None);
-    }
-    let required = |key: &str, v: Option<f64>| {
-        let at = format!("{path}.{key}");
-        let ms = v.ok_or_else(|| {
-            ScenarioError::new(
-                at.as_str(),
-                "missing: a `pause` fault needs `every_ms` (the period, or the mean gap between pauses) and `pause_ms` (each pause's length)",
-            )
-        })?;
-        positive_ticks(&at, ms)
-    };
-    let every = required("every_ms", f.every_ms)?;
-    let length = required("pause_ms", f.pause_ms)?;
-    const ARRIVALS: [(&str, bool); 2] = [("periodic", false), ("poisson", true)];
-    let poisson = one_of(
-        &format!("{path}.arrivals"),
-        Some(f.arrivals.as_deref().unwrap_or("periodic")),
-        &ARRIVALS,
-    )?;
-    if !poisson && length >= every {
-        return Err(ScenarioError::new(
-            format!("{path}.pause_ms"),
-            format!(
-                "each pause ({} ms) must be shorter than the period every_ms = {} ms: the target would never run",
-                num(length.as_ms()),
-                num(every.as_ms())
-            ),
-        )
-        .related(format!("{path}.every_ms")));
-    }
-    Ok(Some(Pause {
-        every,
-        length,
-        poisson,
-    }))
 }
 
 /// The up-front event check of an open workload (each arrival costs at least one
@@ -174,17 +119,20 @@ pub(super) fn check_arrival_budget(
         let mut changes: Vec<(Ticks, f64)> = Vec::new();
         let mut largest: Option<(usize, f64)> = None;
         for (i, f) in faults.iter().enumerate() {
-            if f.kind != FaultKind::ArrivalFactor || f.target != FaultTarget::Workload(w) {
+            let Effect::ArrivalFactor(factor) = f.effect else {
+                continue;
+            };
+            if f.target != FaultTarget::Workload(w) {
                 continue;
             }
             let (from, to) = (f.at.max(start), f.until.min(end));
             if from >= to {
                 continue;
             }
-            changes.push((from, f.value.ln()));
-            changes.push((to, -f.value.ln()));
-            if largest.is_none_or(|(_, v)| f.value > v) {
-                largest = Some((i, f.value));
+            changes.push((from, factor.ln()));
+            changes.push((to, -factor.ln()));
+            if largest.is_none_or(|(_, v)| factor > v) {
+                largest = Some((i, factor));
             }
         }
         let Some((i, value)) = largest else {
@@ -253,20 +201,20 @@ fn check_stretch(
     services: &[Service],
     limits: &RunLimits,
 ) -> R<()> {
-    if !matches!(fault.kind, FaultKind::LatencyFactor | FaultKind::LatencyAdd) {
+    let (Effect::LatencyFactor(value) | Effect::LatencyAdd(value)) = fault.effect else {
         return Ok(());
-    }
+    };
     let Some((what, mean)) = stretched_mean(fault, &ctx.dependencies, services) else {
         return Ok(());
     };
-    if fault.kind == FaultKind::LatencyAdd {
+    if let Effect::LatencyAdd(_) = fault.effect {
         let max = limits.max_sim_time.as_ms();
-        if mean + fault.value > max {
+        if mean + value > max {
             return Err(ScenarioError::new(
                 format!("{path}.value"),
                 format!(
                     "a latency_add of {} ms makes {what} ({} ms) longer than the run may last (scenario.max_sim_time_ms = {}): work it slows could never finish",
-                    num(fault.value),
+                    num(value),
                     crate::format::format_number(mean),
                     crate::format::format_number(max),
                 ),
@@ -275,14 +223,14 @@ fn check_stretch(
         }
         return Ok(());
     }
-    let stretched = mean * fault.value;
+    let stretched = mean * value;
     let max = limits.max_sim_time.as_ms();
     if stretched > max {
         return Err(ScenarioError::new(
             format!("{path}.value"),
             format!(
                 "a latency_factor of {} stretches {what} ({} ms) to {} ms, longer than the run may last (scenario.max_sim_time_ms = {}): work it slows could never finish (use a smaller factor; `down` makes every call fail)",
-                num(fault.value),
+                num(value),
                 crate::format::format_number(mean),
                 num(stretched),
                 crate::format::format_number(max),
@@ -291,55 +239,6 @@ fn check_stretch(
         .related("scenario.max_sim_time_ms"));
     }
     Ok(())
-}
-
-/// The fault's `value`, checked for its kind.
-fn value(path: &str, kind: FaultKind, value: Option<f64>) -> R<f64> {
-    let p = format!("{path}.value");
-    let Some(v) = value else {
-        if matches!(kind, FaultKind::Down | FaultKind::Pause) {
-            return Ok(0.0);
-        }
-        return err(
-            p,
-            "missing: a factor (latency_factor, arrival_factor), a slot count (slots), a probability (error_rate) or ms (latency_add)",
-        );
-    };
-    match kind {
-        FaultKind::Down => err(p, "`down` takes no value (every call fails)"),
-        FaultKind::Pause => err(
-            p,
-            "`pause` takes no value: its pauses are `every_ms` and `pause_ms`",
-        ),
-        FaultKind::LatencyAdd => {
-            if !v.is_finite() || v < 0.0 {
-                return err(p, format!("must be a number of ms >= 0 (got {})", num(v)));
-            }
-            Ok(v)
-        }
-        FaultKind::LatencyFactor | FaultKind::ArrivalFactor => {
-            // 0 would make work take no time or stop arrivals: a factor is > 0
-            positive(&p, v)
-        }
-        FaultKind::Slots => {
-            if !v.is_finite() || v < 0.0 || v.fract() != 0.0 || v > f64::from(u32::MAX) {
-                return err(
-                    p,
-                    format!("must be a whole number of slots >= 0 (got {})", num(v)),
-                );
-            }
-            Ok(v)
-        }
-        FaultKind::ErrorRate => {
-            if !(0.0..=1.0).contains(&v) {
-                return err(
-                    p,
-                    format!("must be a probability in [0, 1] (got {})", num(v)),
-                );
-            }
-            Ok(v)
-        }
-    }
 }
 
 /// Resolves `name` for a fault of `kind`.
@@ -351,7 +250,7 @@ fn target(
     services: &[Service],
     workloads: &[NamedWorkload],
 ) -> R<FaultTarget> {
-    if kind == FaultKind::ArrivalFactor {
+    if kind.on() == On::Workload {
         if let Some(w) = workloads.iter().position(|w| w.name == name) {
             return Ok(FaultTarget::Workload(w));
         }
@@ -359,7 +258,8 @@ fn target(
         return err(
             path,
             format!(
-                "`arrival_factor` targets a workload: no workload named `{name}` (defined: {}; `[workload]` is `main`){}",
+                "`{}` targets a workload: no workload named `{name}` (defined: {}; `[workload]` is `main`){}",
+                kind.name(),
                 list(names.iter().copied()),
                 did_you_mean(name, names.iter().copied())
             ),
@@ -560,13 +460,13 @@ fn check_fault_rows(
     } = *series;
     let too_many = |end_ms: f64| rows(end_ms) > limit as f64;
     for (i, f) in faults.iter().enumerate() {
-        let Some((what, mean)) = (f.kind == FaultKind::LatencyFactor)
-            .then(|| stretched_mean(f, dependencies, services))
-            .flatten()
-        else {
+        let Effect::LatencyFactor(factor) = f.effect else {
             continue;
         };
-        let end_ms = f.at.as_ms() + mean * f.value;
+        let Some((what, mean)) = stretched_mean(f, dependencies, services) else {
+            continue;
+        };
+        let end_ms = f.at.as_ms() + mean * factor;
         let sends_until = sending_end_ms(workload);
         let late = sends_until.is_some_and(|end| f.at.as_ms() > end);
         if too_many(end_ms) && (late || too_many(f.at.as_ms())) {
@@ -593,9 +493,9 @@ fn check_fault_rows(
             format!("faults.{i}.value"),
             format!(
                 "a latency_factor of {} stretches {what} ({} ms) to {} ms: work it slows from {} ms on would keep the run going that long, and {windows_are} make about {} time-series rows, more than {limit}: use a smaller factor (or longer windows)",
-                num(f.value),
+                num(factor),
                 crate::format::format_number(mean),
-                num(mean * f.value),
+                num(mean * factor),
                 crate::format::format_number(f.at.as_ms()),
                 num(rows(end_ms))
             ),

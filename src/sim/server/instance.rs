@@ -11,7 +11,7 @@ use super::super::vocab::ReqId;
 use super::Servers;
 use super::queue::{self, Discipline};
 use crate::engine::{EventKey, Ticks, stream};
-use crate::model::{FaultKind, Model, Server, ServiceId};
+use crate::model::{Hook, Model, Server, ServiceId};
 
 /// One queued request.
 #[derive(Debug, Clone, Copy)]
@@ -99,8 +99,8 @@ impl Instance {
         let pauses = pauses::of(model, replication, subject, &label);
         Instance {
             subject,
-            stretched: may_act(model, FaultKind::LatencyFactor, subject)
-                || may_act(model, FaultKind::LatencyAdd, subject)
+            stretched: may_act(model, Hook::LatencyFactor, subject)
+                || may_act(model, Hook::LatencyAdd, subject)
                 || pauses.is_some()
                 || own.is_some_and(|r| r.stretches()),
             factor: own.map_or(1.0, |r| r.latency_factor),

@@ -7,14 +7,14 @@ use super::super::faults::{Edge, Subject};
 use super::super::vocab::Event;
 use super::World;
 use crate::engine::{Lane, Ticks};
-use crate::model::FaultKind;
+use crate::model::Hook;
 
 /// What the faults change, asked by the other actors. Each answers for now.
 impl World<'_> {
-    /// Whether any fault of `kind` exists (false without faults).
+    /// Whether any fault has the effect `hook` asks about (false without faults).
     #[inline(always)]
-    pub(in crate::sim) fn faults_of(&self, kind: FaultKind) -> bool {
-        self.faults.has(kind)
+    pub(in crate::sim) fn faults_of(&self, hook: Hook) -> bool {
+        self.faults.has(hook)
     }
 
     /// The factor work `subject` starts now takes (1 without a fault).

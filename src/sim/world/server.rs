@@ -11,7 +11,7 @@ use super::super::server::{Arrival, Pick, Released, Waiting};
 use super::super::vocab::{Caller, Event, Outcome, ReqId};
 use super::World;
 use crate::engine::{Lane, Ticks};
-use crate::model::{FaultKind, ServiceId};
+use crate::model::{Hook, ServiceId};
 
 impl World<'_> {
     /// A request reaches its server: start it, queue it, or shed it. (Its one
@@ -42,7 +42,7 @@ impl World<'_> {
     #[inline(always)]
     pub(super) fn server_enter(&mut self, i: usize, req: ReqId) {
         let now = self.now();
-        if !self.plain() && self.faults_of(FaultKind::Down) && self.server_arrive_down(i, req) {
+        if !self.plain() && self.faults_of(Hook::Down) && self.server_arrive_down(i, req) {
             return;
         }
         match self.servers.arrive(i, req, now) {
@@ -179,7 +179,7 @@ impl World<'_> {
         let Some(i) = self.servers.state_of(service, req) else {
             return;
         };
-        if !self.plain() && self.faults_of(FaultKind::ErrorRate) && self.server_fails(i) {
+        if !self.plain() && self.faults_of(Hook::ErrorRate) && self.server_fails(i) {
             // an `error_rate` fault fails the request after its service time
             self.server_release(i, req, Outcome::Error);
             return;
