@@ -43,6 +43,15 @@ impl Cell {
         }
     }
 
+    /// The cell as a metric's value: its finite number, or 1 and 0 for
+    /// `true` and `false` (a threshold or a search may ask for a flag).
+    pub fn metric(&self) -> Option<f64> {
+        match self {
+            Cell::Bool(b) => Some(f64::from(u8::from(*b))),
+            _ => self.number(),
+        }
+    }
+
     /// True for `Int` and `Num`.
     pub fn is_numeric(&self) -> bool {
         matches!(self, Cell::Int(_) | Cell::Num(_))

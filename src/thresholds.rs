@@ -78,12 +78,7 @@ fn value_of(named: &Named, metric: &str) -> Option<f64> {
     named
         .iter()
         .find(|(n, _)| n == metric)
-        .and_then(|(_, c)| match c {
-            Cell::Int(i) => Some(*i as f64),
-            Cell::Num(x) => Some(*x),
-            Cell::Bool(b) => Some(f64::from(u8::from(*b))),
-            _ => None,
-        })
+        .and_then(|(_, c)| c.metric())
 }
 
 /// Why `metric` has no value in a row's metrics: a percentile over every
@@ -224,11 +219,7 @@ pub fn check_sweep(thresholds: &[Threshold], summary: &Table, level: &str) -> Op
             .chain(["metric", "condition", "mean", "ci_low", "ci_high", "result"].map(String::from))
             .collect(),
     );
-    let num = |c: &Cell| match c {
-        Cell::Int(i) => Some(*i as f64),
-        Cell::Num(x) => Some(*x),
-        _ => None,
-    };
+    let num = Cell::number;
     let mut failed = 0;
     for t in thresholds {
         for r in summary.rows.iter().filter(|r| r[m].render() == t.metric) {

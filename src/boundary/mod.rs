@@ -442,12 +442,7 @@ fn named_value(named: &Named, name: &str) -> Option<f64> {
     named
         .iter()
         .find(|(n, _)| n == name)
-        .and_then(|(_, c)| match c {
-            Cell::Int(i) => Some(*i as f64),
-            Cell::Num(x) if x.is_finite() => Some(*x),
-            Cell::Bool(b) => Some(f64::from(u8::from(*b))),
-            _ => None,
-        })
+        .and_then(|(_, c)| c.metric())
 }
 
 fn measured_value(m: &Measured, schema: &Schema, name: &str) -> Option<f64> {

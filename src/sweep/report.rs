@@ -63,14 +63,6 @@ pub fn html_page(
     Ok(page.into_bytes())
 }
 
-fn num(c: &Cell) -> Option<f64> {
-    match c {
-        Cell::Num(x) => Some(*x),
-        Cell::Int(i) => Some(*i as f64),
-        _ => None,
-    }
-}
-
 /// Where a summary line's figures are (`summary.csv` or `paired.csv`): the
 /// columns the report reads, by name.
 #[derive(Clone, Copy)]
@@ -102,8 +94,11 @@ impl Columns {
     /// recovered (`median 1000, 17/20 recovered`).
     fn shown(self, r: &[Cell]) -> Cell {
         let cell = |c: Option<usize>| c.map_or(&Cell::Empty, |c| &r[c]);
-        if let (Some(k), Some(n)) = (num(cell(self.recovered)), num(cell(self.n))) {
-            let median = num(cell(self.p50))
+        if let (Some(k), Some(n)) = (
+            Cell::number(cell(self.recovered)),
+            Cell::number(cell(self.n)),
+        ) {
+            let median = Cell::number(cell(self.p50))
                 .map_or_else(|| "beyond the run's end".to_string(), |m| format!("{m:.2}"));
             return Cell::Text(format!("median {median}, {k}/{n} recovered"));
         }
@@ -118,7 +113,7 @@ impl Columns {
 /// interval is not symmetric at the shown precision (a Wilson interval near 0 or
 /// 1, a percentage cut at 100), just the mean without one.
 fn mean_and_interval(mean: &Cell, low: &Cell, high: &Cell) -> Cell {
-    match (num(mean), num(low), num(high)) {
+    match (Cell::number(mean), Cell::number(low), Cell::number(high)) {
         (Some(m), Some(lo), Some(hi)) => {
             let (below, above) = (format!("{:.2}", m - lo), format!("{:.2}", hi - m));
             if below == above {
@@ -405,7 +400,11 @@ fn verdicts(paired: &Table, metrics: &[String], level: &str) -> Vec<(String, Str
             let Some(r) = group.iter().find(|r| r[metric_at].render() == *name) else {
                 continue;
             };
-            let (mean, low, high) = (num(&r[cols.mean]), num(&r[cols.low]), num(&r[cols.high]));
+            let (mean, low, high) = (
+                Cell::number(&r[cols.mean]),
+                Cell::number(&r[cols.low]),
+                Cell::number(&r[cols.high]),
+            );
             let first = clauses.is_empty();
             clauses.push(clause(name, mean, low.zip(high), first.then_some(level)));
         }
