@@ -265,6 +265,7 @@ mod ahead;
 pub(crate) mod balance;
 mod call;
 mod call_sites;
+mod context;
 mod dependency;
 mod dependency_replicas;
 mod fast_paths;

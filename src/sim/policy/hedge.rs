@@ -10,8 +10,9 @@
 //! sends none and waits for the copies in flight.
 
 use super::{Hedging, Policies};
-use crate::engine::{EventKey, Ticks};
+use crate::engine::Ticks;
 use crate::model::Model;
+use crate::sim::context::Timers;
 use crate::sim::vocab::Outcome;
 
 impl Hedging {
@@ -35,11 +36,14 @@ impl Policies {
         })
     }
 
-    /// The first copy of `pc` went: the delay after which the next one is
-    /// due (None: no further copy).
-    pub(in crate::sim) fn hedge_next_after(&self, model: &Model, pc: u32) -> Option<Ticks> {
-        let h = self.hedge_of(model, pc)?;
-        (self.calls[pc as usize].attempts < h.max_attempts).then_some(h.delay)
+    /// The first copy of `pc` went: the timer for the next one is set, if a
+    /// further copy may go.
+    pub(in crate::sim) fn hedge_started(&mut self, t: &mut Timers, model: &Model, pc: u32) {
+        if let Some(h) = self.hedge_of(model, pc)
+            && self.calls[pc as usize].attempts < h.max_attempts
+        {
+            self.set_timer(t, pc, t.now() + h.delay);
+        }
     }
 
     /// A copy of `pc` failed with `outcome`: the call's last failure.
@@ -73,18 +77,26 @@ impl Policies {
         false
     }
 
-    /// A further copy of `pc` went: counted; whether another may follow.
-    pub(in crate::sim) fn hedged(&mut self, pc: u32, h: &Hedging) -> bool {
+    /// A further copy of `pc` went: counted; the timer for the next one is
+    /// set if another may follow, cancelled otherwise.
+    pub(in crate::sim) fn hedged(&mut self, t: &mut Timers, pc: u32, h: &Hedging) {
         let p = &self.calls[pc as usize];
         let (state, more, w) = (p.state, p.attempts < h.max_attempts, p.workload);
         self.states[state as usize].tally(w, |s| s.hedges += 1);
-        more
+        if more {
+            self.set_timer(t, pc, t.now() + h.delay);
+        } else {
+            self.cancel_timer(t, pc);
+        }
     }
 
-    /// No further copy of `pc` can go: with none in flight the call is over,
-    /// and its timer (taken, to cancel) and last failure come back.
-    pub(in crate::sim) fn hedge_done(&mut self, pc: u32) -> Option<(Option<EventKey>, Outcome)> {
-        let p = &mut self.calls[pc as usize];
-        p.open.is_empty().then(|| (p.timer.take(), p.last))
+    /// No further copy of `pc` can go: with none in flight the call is over
+    /// (its timer cancelled), and its last failure comes back.
+    pub(in crate::sim) fn hedge_done(&mut self, t: &mut Timers, pc: u32) -> Option<Outcome> {
+        if !self.calls[pc as usize].open.is_empty() {
+            return None;
+        }
+        self.cancel_timer(t, pc);
+        Some(self.calls[pc as usize].last)
     }
 }

@@ -19,9 +19,11 @@
 //!
 //! The policies know nothing of the world: [`Policies`] says whether a call
 //! may go ([`FirstTry`]), what each attempt is ([`Attempt`]), and after an
-//! attempt whether another follows and when ([`Retry`], the hedge's steps);
-//! the world sends the attempts, schedules the timers and answers the caller
-//! (`world/policy.rs`).
+//! attempt whether another follows ([`Retry`], the hedge's steps). A call's
+//! timers (a backoff, the next copy's delay, the report of an attempt that
+//! failed at once) are its own: set and cancelled here through the
+//! [`Timers`] the world lends for the step. The world sends the attempts,
+//! delivers the timers back and answers the caller (`world/policy.rs`).
 //!
 //! A caller holds a policy call by an id with `POLICY_CALL` set, so that
 //! the world's `call_abandon` (a caller giving up from above) reaches it; attempts in
@@ -42,7 +44,8 @@ mod retry;
 mod stats;
 mod throttle;
 
-use super::vocab::{CallId, Caller, Outcome};
+use super::context::Timers;
+use super::vocab::{CallId, Caller, Event, Outcome};
 use crate::engine::{EventKey, Stream, Ticks, stream};
 use crate::kinds::budget::BudgetState;
 use crate::model::{AttemptOutcome, Model, PolicyId, Target};
@@ -411,8 +414,8 @@ pub(crate) enum Retry {
     BudgetRefused,
     /// The retry goes now.
     Now,
-    /// The retry goes after its backoff, at this time.
-    At(Ticks),
+    /// The retry goes after its backoff: the policy's timer is set.
+    Later,
 }
 
 /// The deadline-free facts of a hedge ([`Policies::hedge_of`]).
@@ -425,8 +428,8 @@ pub(crate) struct Hedging {
 }
 
 /// Every policy call's life, as the policies keep it. The world carries out
-/// what each step says (`world/policy.rs`): it sends the attempts, schedules
-/// the timers and answers the caller.
+/// what each step says (`world/policy.rs`): it sends the attempts, delivers
+/// the timers the policies set back to them and answers the caller.
 impl Policies {
     /// The state of `key`, if it was made (a state is made on a key's first
     /// call: [`Policies::add_state`]).
@@ -662,8 +665,10 @@ impl Policies {
         self.calls[pc as usize].open.push(id);
     }
 
-    /// The attempt of `pc` failed at once: it is reported by the event `key`.
-    pub(in crate::sim) fn attempt_failing(&mut self, pc: u32, key: EventKey) {
+    /// The attempt of `pc` failed at once: it is reported by an event now
+    /// (kept, so that stopping the call cancels it).
+    pub(in crate::sim) fn attempt_failing(&mut self, t: &mut Timers, pc: u32) {
+        let key = t.at(t.now(), Event::PolicyAttemptFailed(pc));
         let p = &mut self.calls[pc as usize];
         p.open.push(FAILED_AT_ONCE);
         p.failing = Some(key);
@@ -710,28 +715,32 @@ impl Policies {
         model.policies[p.policy].hedge.is_some()
     }
 
-    /// `pc`'s timer, taken (to cancel it).
-    pub(in crate::sim) fn take_timer(&mut self, pc: u32) -> Option<EventKey> {
-        self.calls[pc as usize].timer.take()
+    /// `pc`'s timer (a backoff or the next copy's delay) goes off at `at`,
+    /// in place of the one set, if any.
+    fn set_timer(&mut self, t: &mut Timers, pc: u32, at: Ticks) {
+        let p = &mut self.calls[pc as usize];
+        t.cancel(p.timer.take());
+        p.timer = Some(t.at(at, Event::PolicyTimer(pc)));
     }
 
-    /// `pc`'s timer is `key`.
-    pub(in crate::sim) fn set_timer(&mut self, pc: u32, key: EventKey) {
-        self.calls[pc as usize].timer = Some(key);
+    /// `pc`'s timer, if set, is cancelled.
+    fn cancel_timer(&mut self, t: &mut Timers, pc: u32) {
+        t.cancel(self.calls[pc as usize].timer.take());
     }
 
     /// `pc`'s attempts stop: its timer and its pending report of an attempt
-    /// that failed at once, taken (to cancel), and what its budget held,
+    /// that failed at once are cancelled, and what its budget held is
     /// released.
-    pub(in crate::sim) fn stop(&mut self, pc: u32) -> [Option<EventKey>; 2] {
+    pub(in crate::sim) fn stop(&mut self, t: &mut Timers, pc: u32) {
         let p = &mut self.calls[pc as usize];
-        let keys = [p.timer.take(), p.failing.take()];
         let state = p.state as usize;
         let held = std::mem::take(&mut p.held);
         if held != 0 {
             self.states[state].budget.release(held);
         }
-        keys
+        let p = &mut self.calls[pc as usize];
+        t.cancel(p.timer.take());
+        t.cancel(p.failing.take());
     }
 
     /// One attempt of `pc` still in flight, taken out and counted as

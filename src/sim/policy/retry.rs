@@ -7,18 +7,21 @@ use super::backoff;
 use super::{Policies, Retry};
 use crate::engine::Ticks;
 use crate::model::Model;
+use crate::sim::context::Timers;
 use crate::sim::vocab::Outcome;
 
 impl Policies {
-    /// An attempt of `pc` failed with `outcome` at `now` (no hedging): whether
-    /// and when a retry goes, its backoff drawn and its budget held.
+    /// An attempt of `pc` failed with `outcome` now (no hedging): whether
+    /// and when a retry goes, its backoff drawn, its timer set and its budget
+    /// held.
     pub(in crate::sim) fn retry_after(
         &mut self,
+        t: &mut Timers,
         model: &Model,
         pc: u32,
         outcome: Outcome,
-        now: Ticks,
     ) -> Retry {
+        let now = t.now();
         let p = &mut self.calls[pc as usize];
         p.last = outcome;
         let (policy, state, attempts, deadline, prev) =
@@ -45,7 +48,15 @@ impl Policies {
         let p = &mut self.calls[pc as usize];
         p.sleep_ms = sleep;
         p.held = held;
-        if at == now { Retry::Now } else { Retry::At(at) }
+        if at == now {
+            return Retry::Now;
+        }
+        debug_assert!(
+            p.timer.is_none(),
+            "a retry's backoff follows an attempt's end"
+        );
+        self.set_timer(t, pc, at);
+        Retry::Later
     }
 
     /// The retry of `pc` went: counted.

@@ -38,7 +38,9 @@ use crate::model::Model;
 /// All actor state of one run. The clock, the event queue, the model, the
 /// interned names, the `plain` flag and the draw-ahead helper are private to
 /// this module: only the run loop moves the clock, every event goes through
-/// `schedule`, `post` and `cancel`, and the rest is fixed for the run and read
+/// `schedule`, `post` and `cancel` (or, for an actor that keeps its own
+/// timers, the `Timers` its file lends it for a step: the queue and the
+/// instant, nothing else), and the rest is fixed for the run and read
 /// through its accessor. The books and the request tracer are private too:
 /// the notes' fan-out (`fanout.rs`, a child of this module) is the only way to
 /// them. So are the faults, the workloads, the plans, the limiters, the
@@ -48,10 +50,9 @@ use crate::model::Model;
 /// `policy.rs`, children of this module, put the actors' questions to them and
 /// carry out what they answer. The actors' states are the simulation's alone
 /// (nothing outside `sim` sees a `World`), and each one's insides are private
-/// to the module that defines its type. Each of those fields is touched by its owner only (and by
-/// this module): actors reach each other through `impl World` methods (the
-/// table of owners: the test
-/// `each_world_field_is_touched_by_its_owner_and_the_hubs_only`).
+/// to the module that defines its type. Each of those fields is touched by
+/// its owner only (and by this module): actors reach each other through
+/// `impl World` methods.
 pub(crate) struct World<'m> {
     model: &'m Model,
     queue: EventQueue<Event>,

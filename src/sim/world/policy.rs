@@ -1,16 +1,18 @@
 //! The client policies put to the run: the only way to [`Policies`], whose
 //! state the world keeps private. The policies say whether a call may go,
 //! what each attempt is, and after each attempt whether another goes and
-//! when; the world sends the attempts through the call module, schedules the
-//! timers, gives the notes and answers the caller.
+//! when, keeping their own timers (set and cancelled through the `Timers`
+//! they are lent); the world sends the attempts through the call module,
+//! delivers the timers back, gives the notes and answers the caller.
 
 use super::super::call_sites::NO_SITE;
+use super::super::context::Timers;
 use super::super::notes::Note;
 use super::super::policy::{FirstTry, Owner, Retry, StateKey};
 use super::super::trace::Opener;
-use super::super::vocab::{CallId, Caller, Event, Outcome, POLICY_CALL};
+use super::super::vocab::{CallId, Caller, Outcome, POLICY_CALL};
 use super::World;
-use crate::engine::{Lane, Ticks};
+use crate::engine::Ticks;
 use crate::model::{PolicyId, Target};
 
 impl World<'_> {
@@ -80,7 +82,8 @@ impl World<'_> {
             policy,
         });
         self.attempt(id);
-        self.hedge_started(id);
+        let mut t = Timers::new(&mut self.queue, now);
+        self.policies.hedge_started(&mut t, model, id);
         Ok(id | POLICY_CALL)
     }
 
@@ -211,8 +214,8 @@ impl World<'_> {
         match self.call(Caller::Policy { call: pc }, a.target, a.cap, a.cancel) {
             Some(id) => self.policies.attempt_open(pc, id),
             None => {
-                let key = self.schedule(now, Lane::Normal, Event::PolicyAttemptFailed(pc));
-                self.policies.attempt_failing(pc, key);
+                let mut t = Timers::new(&mut self.queue, now);
+                self.policies.attempt_failing(&mut t, pc);
             }
         }
         true
@@ -248,20 +251,11 @@ impl World<'_> {
         }
     }
 
-    fn policy_schedule(&mut self, pc: u32, at: Ticks) {
-        if let Some(key) = self.policies.take_timer(pc) {
-            self.cancel(key);
-        }
-        let key = self.schedule(at, Lane::Normal, Event::PolicyTimer(pc));
-        self.policies.set_timer(pc, key);
-    }
-
     /// Stops every attempt of `pc` still in flight and its timer; each counts
     /// as `cancelled`. Their work stops with `cancel`, runs on without it.
     fn policy_stop_attempts(&mut self, pc: u32, cancel: bool) {
-        for key in self.policies.stop(pc).into_iter().flatten() {
-            self.cancel(key);
-        }
+        let mut t = Timers::new(&mut self.queue, self.now);
+        self.policies.stop(&mut t, pc);
         while let Some(a) = self.policies.pop_open(pc) {
             if let Some(call) = a {
                 self.call_drop(call, cancel);
@@ -309,18 +303,15 @@ impl World<'_> {
         if outcome == Outcome::Answered {
             return self.policy_resolve(pc, outcome);
         }
-        let now = self.now();
-        match self.policies.retry_after(self.model, pc, outcome, now) {
+        let mut t = Timers::new(&mut self.queue, self.now);
+        match self.policies.retry_after(&mut t, self.model, pc, outcome) {
             Retry::Resolve => self.policy_resolve(pc, outcome),
             Retry::BudgetRefused => {
                 self.note(Note::RetryRefused { pc });
                 self.policy_resolve(pc, outcome)
             }
             Retry::Now => self.retry_now(pc),
-            Retry::At(at) => {
-                let key = self.schedule(at, Lane::Normal, Event::PolicyTimer(pc));
-                self.policies.set_timer(pc, key);
-            }
+            Retry::Later => {}
         }
     }
 
@@ -331,13 +322,6 @@ impl World<'_> {
         } else {
             let last = self.policies.last(pc);
             self.policy_resolve(pc, last);
-        }
-    }
-
-    /// The first copy of `pc` went: the next one is due after the delay.
-    fn hedge_started(&mut self, pc: u32) {
-        if let Some(delay) = self.policies.hedge_next_after(self.model, pc) {
-            self.policy_schedule(pc, self.now() + delay);
         }
     }
 
@@ -365,17 +349,12 @@ impl World<'_> {
             && self.policies.hedge_allowed(pc, now)
             && self.attempt(pc)
         {
-            if self.policies.hedged(pc, &h) {
-                self.policy_schedule(pc, self.now() + h.delay);
-            } else if let Some(key) = self.policies.take_timer(pc) {
-                self.cancel(key);
-            }
+            let mut t = Timers::new(&mut self.queue, now);
+            self.policies.hedged(&mut t, pc, &h);
             return;
         }
-        if let Some((timer, last)) = self.policies.hedge_done(pc) {
-            if let Some(key) = timer {
-                self.cancel(key);
-            }
+        let mut t = Timers::new(&mut self.queue, now);
+        if let Some(last) = self.policies.hedge_done(&mut t, pc) {
             self.policy_resolve(pc, last);
         }
     }
