@@ -25,11 +25,13 @@
 //! `call_policy` makes its requests this way too (`Caller::Client`): each attempt
 //! is a request at the service carrying the client's route and access.
 //!
-//! Here is the call slab and each step's change to a call's record ([`Calls`]);
-//! the world checks the target, schedules the timeout and the arrival, gives
-//! the notes and routes the answer (`world/call.rs`).
+//! Here is the call slab and each step's change to a call's record ([`Calls`]),
+//! with a call's own timers (its timeout, its arrival at a service), set and
+//! cancelled through the [`Timers`] the world lends for the step; the world
+//! checks the target, gives the notes and routes the answer (`world/call.rs`).
 
-use super::vocab::{CallId, Caller, ReqId};
+use super::context::Timers;
+use super::vocab::{CallId, Caller, Event, ReqId};
 use crate::engine::{EventKey, Ticks};
 use crate::model::{DependencyId, ServiceId, Target};
 use std::collections::VecDeque;
@@ -155,8 +157,6 @@ pub(crate) struct Finished {
     pub(in crate::sim) target: Target,
     /// Its caller still waited for it.
     pub(in crate::sim) waiting: bool,
-    /// Its timeout, to cancel.
-    pub(in crate::sim) timeout_key: Option<EventKey>,
     /// When its caller gave up on it (if it did).
     pub(in crate::sim) gave_up: Ticks,
 }
@@ -183,8 +183,8 @@ pub(crate) enum GiveUp {
     /// free), runs on without.
     Dependency { dep: DependencyId, cancel: bool },
     /// A call on its way to a service, by its `CallArrive` event: the event
-    /// is cancelled, the slot free.
-    OnTheWay(EventKey),
+    /// is cancelled; its slot is to be freed.
+    OnTheWay,
     /// A call on its way without a key: its arrival still comes and frees the
     /// slot.
     Arriving,
@@ -220,9 +220,10 @@ impl Calls {
         })
     }
 
-    /// `call`'s timeout is `key`.
+    /// `call` times out at `deadline` unless it is over before.
     #[inline(always)]
-    pub(in crate::sim) fn set_timeout(&mut self, call: CallId, key: EventKey) {
+    pub(in crate::sim) fn set_timeout(&mut self, t: &mut Timers, call: CallId, deadline: Ticks) {
+        let key = t.deadline(deadline, Event::CallTimeout(call));
         self.slab[call as usize].timeout_key = Some(key);
     }
 
@@ -232,9 +233,11 @@ impl Calls {
         self.keyed_arrivals
     }
 
-    /// `call` is on its way to its service, its arrival the event `key`.
+    /// `call` is on its way to its service: it arrives by an event now,
+    /// whose key it keeps (giving the call up on its way cancels it).
     #[inline(always)]
-    pub(in crate::sim) fn on_the_way(&mut self, call: CallId, key: EventKey) {
+    pub(in crate::sim) fn on_the_way(&mut self, t: &mut Timers, call: CallId) {
+        let key = t.at(t.now(), Event::CallArrive(call));
         self.slab[call as usize].below = Below::OnTheWay(key);
     }
 
@@ -299,17 +302,17 @@ impl Calls {
         self.slab[call as usize].below = Below::Request(req);
     }
 
-    /// `call` is over for caller and callee alike: its record, and its slot
-    /// free.
+    /// `call` is over for caller and callee alike: its record, its timeout
+    /// cancelled, and its slot free.
     #[inline(always)]
-    pub(in crate::sim) fn finish(&mut self, call: CallId) -> Finished {
+    pub(in crate::sim) fn finish(&mut self, t: &mut Timers, call: CallId) -> Finished {
         let c = self.slab[call as usize];
         self.free.push(call);
+        t.cancel(c.timeout_key);
         Finished {
             caller: c.caller,
             target: c.target,
             waiting: c.waiting,
-            timeout_key: c.timeout_key,
             gave_up: c.gave_up,
         }
     }
@@ -322,19 +325,18 @@ impl Calls {
     }
 
     /// The caller stops waiting for `call`; its work below stops with
-    /// `cancel` (None: the call's own `cancel`). Its timeout, taken (to
-    /// cancel).
+    /// `cancel` (None: the call's own `cancel`). Its timeout is cancelled.
     pub(in crate::sim) fn stop_waiting(
         &mut self,
+        t: &mut Timers,
         call: CallId,
         cancel: Option<bool>,
-    ) -> Option<EventKey> {
+    ) {
         let c = &mut self.slab[call as usize];
-        let timeout = c.timeout_key.take();
+        t.cancel(c.timeout_key.take());
         if let Some(cancel) = cancel {
             c.cancel = cancel;
         }
-        timeout
     }
 
     /// The caller gave up on `call` at `now`: whether its work below stops.
@@ -345,14 +347,18 @@ impl Calls {
         c.cancel
     }
 
-    /// What giving up `call` means below it (after [`Calls::give_up`]).
-    pub(in crate::sim) fn below_given_up(&mut self, call: CallId) -> GiveUp {
+    /// What giving up `call` means below it (after [`Calls::give_up`]); a
+    /// call on its way has its arrival cancelled.
+    pub(in crate::sim) fn below_given_up(&mut self, t: &mut Timers, call: CallId) -> GiveUp {
         let c = &mut self.slab[call as usize];
         let cancel = c.cancel;
         match c.target {
             Target::Dependency(dep) => GiveUp::Dependency { dep, cancel },
             Target::Service(_) => match std::mem::replace(&mut c.below, Below::Nothing) {
-                Below::OnTheWay(key) => GiveUp::OnTheWay(key),
+                Below::OnTheWay(key) => {
+                    t.cancel(Some(key));
+                    GiveUp::OnTheWay
+                }
                 Below::Arriving | Below::GivenUp => {
                     debug_assert!(
                         false,

@@ -6,11 +6,13 @@
 //! (`respond`), or given up by whoever sent it (`client_timeout`, `caller_gone`).
 //! Its slot is freed when neither the sender nor a handler needs it any more.
 //!
-//! Here is the slab and each step's change to a request's record ([`Requests`]);
-//! the world gives the notes, schedules the client's timeout and hands the
-//! request on (`world/request.rs`).
+//! Here is the slab and each step's change to a request's record ([`Requests`]),
+//! with the client's timeout, set and cancelled here through the [`Timers`]
+//! the world lends; the world gives the notes and hands the request on
+//! (`world/request.rs`).
 
-use super::vocab::{CallId, ReqId};
+use super::context::Timers;
+use super::vocab::{CallId, Event, ReqId};
 use crate::engine::{EventKey, Ticks};
 use crate::model::{Access, RouteId, ServiceId};
 
@@ -107,12 +109,9 @@ pub(crate) enum Respond {
     Nobody,
     /// The call this request is: the answer goes back to its caller.
     Call(CallId),
-    /// The client, `response` after it sent the request; its own timeout,
-    /// taken (to cancel), if it had one.
-    Client {
-        response: Ticks,
-        timeout: Option<EventKey>,
-    },
+    /// The client, `response` after it sent the request (its own timeout,
+    /// if it had one, cancelled).
+    Client { response: Ticks },
 }
 
 /// A request's life as its record keeps it. The world carries out what each
@@ -182,9 +181,10 @@ impl Requests {
         id
     }
 
-    /// The client's own timeout of `req` is `key`.
+    /// The client of `req` gives up on it at `at` unless answered before.
     #[inline]
-    pub(in crate::sim) fn set_client_timeout(&mut self, req: ReqId, key: EventKey) {
+    pub(in crate::sim) fn set_client_timeout(&mut self, t: &mut Timers, req: ReqId, at: Ticks) {
+        let key = t.deadline(at, Event::ClientTimeout(req));
         self[req].client_timeout = Some(key);
     }
 
@@ -203,9 +203,10 @@ impl Requests {
         now - r.sent
     }
 
-    /// The handler answers `req` at `now`: whom the answer reaches.
+    /// The handler answers `req` now: whom the answer reaches.
     #[inline(always)]
-    pub(in crate::sim) fn respond(&mut self, req: ReqId, now: Ticks) -> Respond {
+    pub(in crate::sim) fn respond(&mut self, t: &mut Timers, req: ReqId) -> Respond {
+        let now = t.now();
         let r = &mut self[req];
         r.in_handler = false;
         if r.closed {
@@ -215,9 +216,9 @@ impl Requests {
         if let Some(call) = r.caller {
             return Respond::Call(call);
         }
+        t.cancel(r.client_timeout.take());
         Respond::Client {
             response: now - r.sent,
-            timeout: r.client_timeout.take(),
         }
     }
 

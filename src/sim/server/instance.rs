@@ -3,14 +3,15 @@
 //! its calls), abandoned by its client or cancelled by its caller.
 
 use super::super::ahead::Draws;
+use super::super::context::Timers;
 use super::super::faults::{Subject, may_act};
 use super::super::latency::Sampler;
 use super::super::pauses::{self, Pauses};
 use super::super::slots::{Admit, SlotQueue};
-use super::super::vocab::ReqId;
+use super::super::vocab::{Event, ReqId};
 use super::Servers;
 use super::queue::{self, Discipline};
-use crate::engine::{EventKey, Ticks, stream};
+use crate::engine::{Ticks, stream};
 use crate::model::{Hook, Model, Server, ServiceId};
 
 /// One queued request.
@@ -279,13 +280,6 @@ impl Servers {
         self.states[i].subject
     }
 
-    /// Whether a request's service may be stopped (its completion is then
-    /// scheduled with a key: [`Servers::set_done_key`]).
-    #[inline(always)]
-    pub(in crate::sim) fn cancellable(&self) -> bool {
-        self.cancellable
-    }
-
     /// A waiter of instance `i` has taken a slot at `now`; true if its
     /// discipline watches the queue (its queue timeout is then off, and it
     /// hears the waiter left).
@@ -319,9 +313,14 @@ impl Servers {
         times[req as usize] = (arrived, now);
     }
 
-    /// `req`'s service completion is `key` (in a model that may stop work).
+    /// `req`'s service ends at `end`: its completion is an event, kept by its
+    /// key in a model that may stop work.
     #[inline(always)]
-    pub(in crate::sim) fn set_done_key(&mut self, req: ReqId, key: EventKey) {
+    pub(in crate::sim) fn service_ends(&mut self, t: &mut Timers, req: ReqId, end: Ticks) {
+        if !self.cancellable {
+            return t.post(end, Event::ServerDone(req));
+        }
+        let key = t.at(end, Event::ServerDone(req));
         let keys = &mut self.done_keys;
         if keys.len() <= req as usize {
             keys.resize(req as usize + 1, None);
@@ -436,14 +435,16 @@ impl Servers {
         Some(w.arrived)
     }
 
-    /// The pending completion of `req`'s service, taken (None: it is not in
-    /// service, or nothing may stop work).
-    pub(in crate::sim) fn take_done_key(&mut self, req: ReqId) -> Option<EventKey> {
+    /// Stops `req`'s service if it is in service: its pending completion is
+    /// cancelled (true); false when it is not in service.
+    pub(in crate::sim) fn stop_service(&mut self, t: &mut Timers, req: ReqId) -> bool {
         debug_assert!(
             self.cancellable,
             "work stopped in a model that cancels none"
         );
-        self.done_keys.get_mut(req as usize).and_then(Option::take)
+        let key = self.done_keys.get_mut(req as usize).and_then(Option::take);
+        t.cancel(key);
+        key.is_some()
     }
 
     /// The running work of `req` at instance `i` (its service, or its calls)

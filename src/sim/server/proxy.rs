@@ -3,8 +3,9 @@
 //! count falls ([`Servers::take_waiter`]) and a waiter that leaves
 //! ([`Servers::leave_queue`]). The queue itself is the picker's
 //! ([`crate::sim::balance::ProxyQueue`]); its books are the service's
-//! ([`ProxyStats`](super::stats::ProxyStats)). The world schedules the queue
-//! timeouts and carries a taken waiter to its replica (`world/proxy.rs`).
+//! ([`ProxyStats`](super::stats::ProxyStats)). A queue timeout is the
+//! service's own timer (set through the world's `Timers`); the world carries
+//! a taken waiter to its replica (`world/proxy.rs`).
 
 use super::super::balance::Placed;
 use super::super::faults::Subject;

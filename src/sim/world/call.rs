@@ -1,15 +1,16 @@
 //! A call's life put to the run: the call slab is the world's own, and each
 //! step's change to the record is [`Calls`]'s; here the world checks the
-//! target (a dependency down, no time left), schedules the timeout and the
-//! arrival, hands the call to the dependency or the service, gives the notes
-//! and routes the answer to the caller's module.
+//! target (a dependency down, no time left), lends the call its timers (its
+//! timeout, its arrival), hands the call to the dependency or the service,
+//! gives the notes and routes the answer to the caller's module.
 
 use super::super::call::{Arrival, Finished, GiveUp};
+use super::super::context::Timers;
 use super::super::fast_paths;
 use super::super::notes::Note;
 use super::super::vocab::{CallId, Caller, Event, Outcome, POLICY_CALL};
 use super::World;
-use crate::engine::{Lane, Ticks};
+use crate::engine::Ticks;
 use crate::model::Target;
 
 impl World<'_> {
@@ -80,21 +81,21 @@ impl World<'_> {
                 if let Some(deadline) = deadline
                     && (done.is_none_or(|t| t > deadline) || !fast_paths::on())
                 {
-                    let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
-                    self.calls.set_timeout(id, key);
+                    let mut t = Timers::new(&mut self.queue, self.now);
+                    self.calls.set_timeout(&mut t, id, deadline);
                 }
             }
             Target::Service(_) => {
                 if self.calls.keyed_arrivals() {
-                    let key = self.schedule(self.now(), Lane::Normal, Event::CallArrive(id));
-                    self.calls.on_the_way(id, key);
+                    let mut t = Timers::new(&mut self.queue, self.now);
+                    self.calls.on_the_way(&mut t, id);
                 } else {
                     let seq = self.take_seq();
                     self.calls.arriving(id, seq);
                 }
                 if let Some(deadline) = deadline {
-                    let key = self.schedule(deadline, Lane::Deadline, Event::CallTimeout(id));
-                    self.calls.set_timeout(id, key);
+                    let mut t = Timers::new(&mut self.queue, self.now);
+                    self.calls.set_timeout(&mut t, id, deadline);
                 }
             }
         }
@@ -174,11 +175,10 @@ impl World<'_> {
     #[inline]
     pub(in crate::sim) fn call_answered(&mut self, call: CallId, work_start: Ticks, ok: bool) {
         self.note(Note::CallEnded { call, ok });
-        let c: Finished = self.calls.finish(call);
+        let c: Finished = self
+            .calls
+            .finish(&mut Timers::new(&mut self.queue, self.now), call);
         if c.waiting {
-            if let Some(key) = c.timeout_key {
-                self.cancel(key);
-            }
             if !ok && let Target::Dependency(dep) = c.target {
                 self.dependency_call_failed(c.caller, dep);
             }
@@ -206,10 +206,9 @@ impl World<'_> {
     /// The service a call became a request at answers it with `outcome`.
     pub(super) fn call_answered_by_service(&mut self, call: CallId, outcome: Outcome) {
         self.note(Note::CallAnswered { call, outcome });
-        let c = self.calls.finish(call);
-        if let Some(key) = c.timeout_key {
-            self.cancel(key);
-        }
+        let c = self
+            .calls
+            .finish(&mut Timers::new(&mut self.queue, self.now), call);
         self.call_resolved(c.caller, call, outcome);
     }
 
@@ -242,10 +241,8 @@ impl World<'_> {
         if call & POLICY_CALL != 0 {
             return self.policy_abandon(call, force);
         }
-        let timeout = self.calls.stop_waiting(call, force.then_some(true));
-        if let Some(key) = timeout {
-            self.cancel(key);
-        }
+        let mut t = Timers::new(&mut self.queue, self.now);
+        self.calls.stop_waiting(&mut t, call, force.then_some(true));
         self.give_up_call(call, self.now());
     }
 
@@ -253,10 +250,8 @@ impl World<'_> {
     /// own caller went away): the callee's work stops with `cancel`, runs on
     /// (as waste) without it, whatever the call's own `cancel`.
     pub(super) fn call_drop(&mut self, call: CallId, cancel: bool) {
-        let timeout = self.calls.stop_waiting(call, Some(cancel));
-        if let Some(key) = timeout {
-            self.cancel(key);
-        }
+        let mut t = Timers::new(&mut self.queue, self.now);
+        self.calls.stop_waiting(&mut t, call, Some(cancel));
         self.give_up_call(call, self.now());
     }
 
@@ -265,7 +260,10 @@ impl World<'_> {
     fn give_up_call(&mut self, call: CallId, now: Ticks) {
         let cancel = self.calls.give_up(call, now);
         self.note(Note::CallGivenUp { call, cancel });
-        match self.calls.below_given_up(call) {
+        match self
+            .calls
+            .below_given_up(&mut Timers::new(&mut self.queue, now), call)
+        {
             GiveUp::Dependency { dep, cancel } => {
                 if cancel {
                     self.dependency_cancel(dep, call);
@@ -273,10 +271,7 @@ impl World<'_> {
                 }
             }
             // still on its way: it never reaches the service
-            GiveUp::OnTheWay(key) => {
-                self.cancel(key);
-                self.calls.release(call);
-            }
+            GiveUp::OnTheWay => self.calls.release(call),
             // arriving without a key: its arrival still comes and frees the slot
             GiveUp::Arriving => {}
             GiveUp::Request { req, cancel } => {

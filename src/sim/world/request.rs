@@ -1,13 +1,14 @@
 //! A request's life put to the run: the request slab is the world's own, and
 //! each step's change to the record is [`Requests`]'s; here the world gives
-//! the notes, schedules the client's timeout and hands the request on: to the
-//! gateway, its service, the caller or the client.
+//! the notes, lends the request its timer (the client's timeout) and hands
+//! the request on: to the gateway, its service, the caller or the client.
 
+use super::super::context::Timers;
 use super::super::notes::Note;
 use super::super::request::{NO_ROUTE, Respond};
-use super::super::vocab::{CallId, Event, Outcome, ReqId, Tag};
+use super::super::vocab::{CallId, Outcome, ReqId, Tag};
 use super::World;
-use crate::engine::{Lane, Ticks};
+use crate::engine::Ticks;
 use crate::model::{Access, RouteId, ServiceId};
 
 impl World<'_> {
@@ -59,8 +60,8 @@ impl World<'_> {
             return id;
         }
         if let Some(t) = timeout {
-            let key = self.schedule(now + t, Lane::Deadline, Event::ClientTimeout(id));
-            self.requests.set_client_timeout(id, key);
+            let mut timers = Timers::new(&mut self.queue, now);
+            self.requests.set_client_timeout(&mut timers, id, now + t);
         }
         self.note(Note::Departed { req: id });
         if owner.is_none() {
@@ -180,18 +181,14 @@ impl World<'_> {
     /// and the client gets `outcome` unless it already gave up.
     pub(in crate::sim) fn respond(&mut self, req: ReqId, outcome: Outcome) {
         self.note(Note::Responded { req, outcome });
-        let now = self.now();
-        match self.requests.respond(req, now) {
+        match (self.requests).respond(&mut Timers::new(&mut self.queue, self.now), req) {
             Respond::Nobody => self.release(req),
             Respond::Call(call) => {
                 // a call from another service: the answer goes back to it
                 self.release(req);
                 self.call_answered_by_service(call, outcome);
             }
-            Respond::Client { response, timeout } => {
-                if let Some(key) = timeout {
-                    self.cancel(key);
-                }
+            Respond::Client { response } => {
                 self.note(Note::Answered { outcome, response });
                 self.release(req);
                 self.answer_client(req, outcome);

@@ -5,6 +5,7 @@
 //! timeout, asks the faults and the balancers' callers, gives the notes and
 //! answers the request.
 
+use super::super::context::Timers;
 use super::super::faults::{pause_code, scaled};
 use super::super::notes::Note;
 use super::super::server::{Arrival, Pick, Released, Waiting};
@@ -60,8 +61,8 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn server_queue_timer(&mut self, req: ReqId, at: Ticks) {
-        let key = self.schedule(at, Lane::Deadline, Event::QueueTimeout(req));
-        self.servers.set_timeout_key(req, key);
+        let mut t = Timers::new(&mut self.queue, self.now);
+        self.servers.set_queue_timeout(&mut t, req, at);
     }
 
     /// A request arrives at instance `i`: if a `down` fault acts on it, it fails
@@ -99,9 +100,8 @@ impl World<'_> {
 
     /// `req` left the queue: its queue timeout (if any) is off.
     pub(super) fn server_timeout_off(&mut self, req: ReqId) {
-        if let Some(key) = self.servers.take_timeout_key(req) {
-            self.cancel(key);
-        }
+        let mut t = Timers::new(&mut self.queue, self.now);
+        self.servers.queue_timeout_off(&mut t, req);
     }
 
     /// `req` has taken a slot of instance `i`: its service starts now (stretched
@@ -118,12 +118,8 @@ impl World<'_> {
             req,
             waited: now - arrived,
         });
-        if self.servers.cancellable() {
-            let key = self.schedule(end, Lane::Normal, Event::ServerDone(req));
-            self.servers.set_done_key(req, key);
-        } else {
-            self.post(end, Lane::Normal, Event::ServerDone(req));
-        }
+        let mut t = Timers::new(&mut self.queue, now);
+        self.servers.service_ends(&mut t, req, end);
     }
 
     /// When work of `demand` starting now at instance `i` ends: multiplied by
@@ -296,11 +292,10 @@ impl World<'_> {
     /// calls) and frees its slot; false if it was not running there (held by a
     /// limiter on its way). `late`: the work counts as late work.
     fn server_stop(&mut self, i: usize, req: ReqId, late: bool) -> bool {
-        let in_service = self.servers.take_done_key(req);
-        let in_calls = in_service.is_none() && self.plan_running(req);
-        if let Some(key) = in_service {
-            self.cancel(key);
-        } else if in_calls {
+        let mut t = Timers::new(&mut self.queue, self.now);
+        if self.servers.stop_service(&mut t, req) {
+            // its completion is cancelled
+        } else if self.plan_running(req) {
             self.plan_cancel(req);
         } else {
             return false;

@@ -19,9 +19,10 @@ pub(super) use codel::Codel;
 pub(super) use fifo::Fifo;
 pub(super) use lifo::Lifo;
 
-use super::super::vocab::ReqId;
+use super::super::context::Timers;
+use super::super::vocab::{Event, ReqId};
 use super::Servers;
-use crate::engine::{EventKey, Ticks};
+use crate::engine::Ticks;
 use crate::model::{self, QueueOrder};
 
 /// With adaptive LIFO and no `codel`: how long the queue must have been
@@ -107,8 +108,10 @@ impl Standing {
 /// (the `QueueTimeout` events, which the world schedules) and what they hear
 /// and are asked.
 impl Servers {
-    /// `req`'s queue timeout is `key`.
-    pub(in crate::sim) fn set_timeout_key(&mut self, req: ReqId, key: EventKey) {
+    /// `req`, waiting in a queue whose discipline sheds it, is shed at `at`
+    /// if it still waits then.
+    pub(in crate::sim) fn set_queue_timeout(&mut self, t: &mut Timers, req: ReqId, at: Ticks) {
+        let key = t.deadline(at, Event::QueueTimeout(req));
         let keys = &mut self.timeout_keys;
         if keys.len() <= req as usize {
             keys.resize(req as usize + 1, None);
@@ -116,11 +119,13 @@ impl Servers {
         keys[req as usize] = Some(key);
     }
 
-    /// `req` left the queue: its queue timeout (if any), taken, to cancel.
-    pub(in crate::sim) fn take_timeout_key(&mut self, req: ReqId) -> Option<EventKey> {
-        self.timeout_keys
-            .get_mut(req as usize)
-            .and_then(Option::take)
+    /// `req` left the queue: its queue timeout (if any) is cancelled.
+    pub(in crate::sim) fn queue_timeout_off(&mut self, t: &mut Timers, req: ReqId) {
+        t.cancel(
+            self.timeout_keys
+                .get_mut(req as usize)
+                .and_then(Option::take),
+        );
     }
 
     /// A request left instance `i`'s queue at `now`: its discipline hears of
