@@ -15,6 +15,7 @@
 //! the completion, asks the faults and answers the call (`world/dependency.rs`).
 
 use super::ahead::Draws;
+use super::context::Timers;
 use super::dependency_replicas::{DependencyReplicaStats, Replication};
 use super::faults::Subject;
 use super::latency::Sampler;
@@ -22,7 +23,7 @@ use super::notes::Over;
 use super::pauses::{self, Pauses};
 use super::server::stats::EjectionRow;
 use super::slots::{Admit, SlotQueue};
-use super::vocab::CallId;
+use super::vocab::{CallId, Event};
 use crate::engine::{EventKey, Stream, Ticks, stream};
 use crate::metrics::TimeAverage;
 use crate::model::{DependencyId, Model};
@@ -209,19 +210,6 @@ impl Dependencies {
     }
 }
 
-/// What becomes of the completion of work that starts now
-/// ([`Dependencies::completion`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Completion {
-    /// It would come after the caller cancels the work: not scheduled (the
-    /// cancel ends the work).
-    Skip,
-    /// Scheduled with a key to cancel it by (the model may stop work).
-    Schedule,
-    /// Posted for good (nothing in the model stops work).
-    Post,
-}
-
 /// A call's work that has left its instance ([`Dependencies::end`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ended {
@@ -313,30 +301,30 @@ impl Dependencies {
         d.draws.sample()
     }
 
-    /// What becomes of the completion of work done at `done`, which its caller
-    /// cancels at `cancelled_at` if it is not done by then.
-    #[inline(always)]
-    pub(super) fn completion(&self, done: Ticks, cancelled_at: Option<Ticks>) -> Completion {
-        if cancelled_at.is_some_and(|c| done > c) {
-            Completion::Skip
-        } else if self.cancellable {
-            Completion::Schedule
-        } else {
-            Completion::Post
-        }
-    }
-
-    /// Call `call`'s work on instance `inst` of `dep` started at `now`; its
-    /// completion is `key` (None: posted for good, or not scheduled).
+    /// Call `call`'s work on instance `inst` of `dep` started now and is
+    /// done at `done`, unless its caller cancels it at `cancelled_at`. Its
+    /// completion is an event: none when it would come after the cancel
+    /// (which ends the work), posted for good when nothing in the model
+    /// stops work, else scheduled with its key kept.
     #[inline(always)]
     pub(super) fn working(
         &mut self,
+        t: &mut Timers,
         call: CallId,
         dep: DependencyId,
         inst: usize,
-        now: Ticks,
-        key: Option<EventKey>,
+        done: Ticks,
+        cancelled_at: Option<Ticks>,
     ) {
+        let now = t.now();
+        let key = if cancelled_at.is_some_and(|c| done > c) {
+            None
+        } else if self.cancellable {
+            Some(t.at(done, Event::DependencyDone(call)))
+        } else {
+            t.post(done, Event::DependencyDone(call));
+            None
+        };
         self.work[call as usize] = Work {
             dep: dep as u32,
             inst: inst as u32,
@@ -353,10 +341,11 @@ impl Dependencies {
         (w.inst as usize, w.start)
     }
 
-    /// The pending completion of call `call`'s work (None: none to cancel).
+    /// The pending completion of call `call`'s work, if any, is cancelled
+    /// (its work stops).
     #[inline]
-    pub(super) fn completion_key(&self, call: CallId) -> Option<EventKey> {
-        self.work[call as usize].done_key
+    pub(super) fn stop_completion(&self, t: &mut Timers, call: CallId) {
+        t.cancel(self.work[call as usize].done_key);
     }
 
     /// Whether call `call`'s work, done now, succeeds by its dependency's own
@@ -525,17 +514,18 @@ impl Dependencies {
         }
     }
 
-    /// The caller cancels call `call` to `dep`: running work is returned with
-    /// its pending completion (to cancel, then to end), waiting work leaves
-    /// its line (None).
-    pub(super) fn cancel(&mut self, dep: DependencyId, call: CallId) -> Option<Option<EventKey>> {
+    /// The caller cancels call `call` to `dep`: running work has its pending
+    /// completion cancelled (true: the work is to end), waiting work leaves
+    /// its line (false).
+    pub(super) fn cancel(&mut self, t: &mut Timers, dep: DependencyId, call: CallId) -> bool {
         let w = self.work[call as usize];
         debug_assert!(
             self.cancellable,
             "work stopped in a model that cancels none"
         );
         if w.start.is_some() {
-            return Some(w.done_key);
+            t.cancel(w.done_key);
+            return true;
         }
         // (a waiting call's instance is kept only with replicas)
         let inst = if self.replicated.is_some() {
@@ -544,6 +534,6 @@ impl Dependencies {
             dep
         };
         self.deps[inst].line.leave(|&c| c == call);
-        None
+        false
     }
 }

@@ -9,9 +9,12 @@
 //! world: its state's methods take what they need (the instant, the records
 //! of the request or call concerned, the model) and say what a step changes
 //! (a request starts, waits or is shed; a call goes with this cap; a retry
-//! is due then). The world carries it out: each actor has a file of the same
+//! is due). An actor's timers are its own: a step that sets or cancels one
+//! is lent a [`context::Timers`] (the instant and the queue's schedule,
+//! post and cancel, nothing else of the world), and the actor keeps the
+//! keys. The world carries the rest out: each actor has a file of the same
 //! name under `world/` (`world/server.rs`, `world/policy.rs`, ...) that puts
-//! its events and the other actors' questions to it, schedules what it asks,
+//! its events and the other actors' questions to it, lends it the timers,
 //! gives the notes and hands the request or call on. The request and call
 //! slabs are the world's own, their records changed by `request.rs` and
 //! `call.rs`. Besides those files, [`world`] holds the run loop with the
@@ -41,6 +44,7 @@
 //! | [`trace`] | `--trace N`: the life of the first N requests, as spans | (no events) |
 //! | [`result`] | what one run measured ([`RunResult`]), the plain data the analyses read | (no events) |
 //! | [`vocab`] | the words every actor shares: ids, `Caller`, `Event`, `Outcome` | (no events) |
+//! | [`context`] | `Timers`: what an actor is lent to set and cancel its own timers | (no events) |
 //!
 //! The files stand in layers, each importing only those below it: this face
 //! (the run functions and what the crate outside sees) on top, then

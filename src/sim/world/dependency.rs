@@ -4,7 +4,7 @@
 //! schedules its completion, asks the faults, answers the call and hears the
 //! books.
 
-use super::super::dependency::Completion;
+use super::super::context::Timers;
 use super::super::faults::{dependency_pause_code, scaled};
 use super::super::notes::{Note, Over};
 use super::super::timeseries::AtReplica;
@@ -128,17 +128,8 @@ impl World<'_> {
         }
         self.note(Note::WorkStarted { dep });
         let done = now + latency;
-        let key = match self.dependencies.completion(done, cancelled_at) {
-            Completion::Skip => None,
-            Completion::Schedule => {
-                Some(self.schedule(done, Lane::Normal, Event::DependencyDone(call)))
-            }
-            Completion::Post => {
-                self.post(done, Lane::Normal, Event::DependencyDone(call));
-                None
-            }
-        };
-        self.dependencies.working(call, dep, inst, now, key);
+        let mut t = Timers::new(&mut self.queue, now);
+        (self.dependencies).working(&mut t, call, dep, inst, done, cancelled_at);
         done
     }
 
@@ -262,9 +253,8 @@ impl World<'_> {
                 self.call_failed_by_fault(call, now);
             }
             for call in self.dependencies.running_on(inst) {
-                if let Some(key) = self.dependencies.completion_key(call) {
-                    self.cancel(key);
-                }
+                let mut t = Timers::new(&mut self.queue, now);
+                self.dependencies.stop_completion(&mut t, call);
                 let work_start = self.dependencies.work_of(call).1.unwrap_or(now);
                 self.dependency_end(call);
                 self.call_failed_by_fault(call, work_start);
@@ -306,19 +296,14 @@ impl World<'_> {
     /// The caller cancels a call: pending work is removed from the queue, running
     /// work stops now.
     pub(in crate::sim) fn dependency_cancel(&mut self, dep: DependencyId, call: CallId) {
-        match self.dependencies.cancel(dep, call) {
-            Some(key) => {
-                if let Some(key) = key {
-                    self.cancel(key);
-                }
-                self.dependency_end(call);
-            }
-            None => {
-                self.dependency_levels(dep);
-                if self.dependencies.has_replicas(dep) {
-                    let (inst, _) = self.dependencies.work_of(call);
-                    self.dependency_replica_levels(inst);
-                }
+        let mut t = Timers::new(&mut self.queue, self.now);
+        if self.dependencies.cancel(&mut t, dep, call) {
+            self.dependency_end(call);
+        } else {
+            self.dependency_levels(dep);
+            if self.dependencies.has_replicas(dep) {
+                let (inst, _) = self.dependencies.work_of(call);
+                self.dependency_replica_levels(inst);
             }
         }
     }

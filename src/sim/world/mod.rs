@@ -31,17 +31,17 @@ use super::timers;
 use super::trace::Tracer;
 use super::vocab::{Event, Symbols};
 use super::workload::Workloads;
-use crate::engine::{EventKey, EventQueue, Lane, Ticks};
+use crate::engine::{EventQueue, Lane, Ticks};
 use crate::error::Error;
 use crate::model::Model;
 
 /// All actor state of one run. The clock, the event queue, the model, the
 /// interned names, the `plain` flag and the draw-ahead helper are private to
-/// this module: only the run loop moves the clock, every event goes through
-/// `schedule`, `post` and `cancel` (or, for an actor that keeps its own
-/// timers, the `Timers` its file lends it for a step: the queue and the
-/// instant, nothing else), and the rest is fixed for the run and read
-/// through its accessor. The books and the request tracer are private too:
+/// this module: only the run loop moves the clock; an event nobody cancels
+/// goes through `post`, and every timer an actor may cancel is the actor's
+/// own, set and cancelled through the `Timers` its file lends it for a step
+/// (the queue and the instant, nothing else). The rest is fixed for the run
+/// and read through its accessor. The books and the request tracer are private too:
 /// the notes' fan-out (`fanout.rs`, a child of this module) is the only way to
 /// them. So are the faults, the workloads, the plans, the limiters, the
 /// dependencies, the servers and the client policies: `faults.rs`,
@@ -448,18 +448,6 @@ impl<'m> World<'m> {
             result.dependencies[d].ejections = ejections;
         }
         result
-    }
-
-    /// Schedules `event` (always inlined, as the queue's own `schedule`).
-    #[inline(always)]
-    pub fn schedule(&mut self, at: Ticks, lane: Lane, event: Event) -> EventKey {
-        self.queue.schedule(at, lane, event)
-    }
-
-    /// Cancels a scheduled event; false when it has run or was cancelled.
-    #[inline(always)]
-    pub fn cancel(&mut self, key: EventKey) -> bool {
-        self.queue.cancel(key)
     }
 
     /// Takes the sequence number an event posted now would get, for an
