@@ -9,31 +9,36 @@
 //! A hedge's `budget` (gRPC's throttle) may refuse a further copy: the call then
 //! sends none and waits for the copies in flight.
 
-use super::{Hedging, Policies};
+use super::Policies;
 use crate::engine::Ticks;
-use crate::model::Model;
+use crate::model::{Hedge, Model};
 use crate::sim::context::Timers;
 use crate::sim::vocab::Outcome;
 
-impl Hedging {
-    /// Whether a copy's failure with `outcome` ends the call (gRPC: a status
-    /// not in `nonFatalStatusCodes` commits the call with it).
-    pub(in crate::sim) fn fatal(&self, outcome: Outcome) -> bool {
-        super::attempt_outcome(outcome).bit() & self.non_fatal == 0
-    }
+/// What a copy's end means for its hedged call ([`Policies::hedge_copy_ended`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CopyEnded {
+    /// The call is over with the copy's outcome (an `ok`, or a fatal
+    /// failure): the copies still in flight stop, their work cancelled with
+    /// `cancel` (the hedge's `cancel_losers`), left running without.
+    Over { cancel: bool },
+    /// A non-fatal failure: the next copy goes now, if one may.
+    Next,
+}
+
+/// Whether a copy's failure with `outcome` ends the call (gRPC: a status
+/// not in `nonFatalStatusCodes` commits the call with it).
+fn fatal(h: &Hedge, outcome: Outcome) -> bool {
+    super::attempt_outcome(outcome).bit() & h.non_fatal == 0
 }
 
 impl Policies {
     /// `pc`'s hedge (None: its policy does not hedge).
     #[inline]
-    pub(in crate::sim) fn hedge_of(&self, model: &Model, pc: u32) -> Option<Hedging> {
-        let h = model.policies[self.calls[pc as usize].policy].hedge?;
-        Some(Hedging {
-            max_attempts: h.max_attempts,
-            delay: h.delay,
-            cancel_losers: h.cancel_losers,
-            non_fatal: h.non_fatal,
-        })
+    fn hedge_of<'m>(&self, model: &'m Model, pc: u32) -> Option<&'m Hedge> {
+        model.policies[self.calls[pc as usize].policy]
+            .hedge
+            .as_ref()
     }
 
     /// The first copy of `pc` went: the timer for the next one is set, if a
@@ -46,23 +51,36 @@ impl Policies {
         }
     }
 
-    /// A copy of `pc` failed with `outcome`: the call's last failure.
-    pub(in crate::sim) fn hedge_failed(&mut self, pc: u32, outcome: Outcome) {
+    /// A copy of hedged call `pc` ended with `outcome`: the call is over,
+    /// or (a non-fatal failure, kept as the call's last) the next copy may
+    /// go.
+    pub(in crate::sim) fn hedge_copy_ended(
+        &mut self,
+        model: &Model,
+        pc: u32,
+        outcome: Outcome,
+    ) -> CopyEnded {
+        let h = self.hedge_of(model, pc).expect("a hedged call's copy");
+        if outcome == Outcome::Answered || fatal(h, outcome) {
+            return CopyEnded::Over {
+                cancel: h.cancel_losers,
+            };
+        }
         self.calls[pc as usize].last = outcome;
+        CopyEnded::Next
     }
 
-    /// Whether `pc` may send a further copy: copies left, and the hedge not
-    /// stopped by its budget.
-    pub(in crate::sim) fn hedge_may_send(&self, pc: u32, h: &Hedging) -> bool {
+    /// Whether a further copy of `pc` may go now: copies left, and the
+    /// hedge's budget (gRPC's throttle) letting it. A copy the budget
+    /// refuses is counted, and the call sends no further one.
+    pub(in crate::sim) fn hedge_may_go(&mut self, model: &Model, pc: u32, now: Ticks) -> bool {
+        let Some(h) = self.hedge_of(model, pc) else {
+            return false;
+        };
         let p = &self.calls[pc as usize];
-        p.attempts < h.max_attempts && !p.hedging_stopped
-    }
-
-    /// Whether the hedge's budget (gRPC's throttle) lets a further copy of
-    /// `pc` go at `now`; a refused copy is counted, and the call sends no
-    /// further one.
-    pub(in crate::sim) fn hedge_allowed(&mut self, pc: u32, now: Ticks) -> bool {
-        let p = &self.calls[pc as usize];
+        if p.attempts >= h.max_attempts || p.hedging_stopped {
+            return false;
+        }
         let (state, w, last) = (p.state as usize, p.workload, p.last);
         let st = &mut self.states[state];
         if st
@@ -79,7 +97,10 @@ impl Policies {
 
     /// A further copy of `pc` went: counted; the timer for the next one is
     /// set if another may follow, cancelled otherwise.
-    pub(in crate::sim) fn hedged(&mut self, t: &mut Timers, pc: u32, h: &Hedging) {
+    pub(in crate::sim) fn hedged(&mut self, t: &mut Timers, model: &Model, pc: u32) {
+        let Some(h) = self.hedge_of(model, pc) else {
+            return;
+        };
         let p = &self.calls[pc as usize];
         let (state, more, w) = (p.state, p.attempts < h.max_attempts, p.workload);
         self.states[state as usize].tally(w, |s| s.hedges += 1);

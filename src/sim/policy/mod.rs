@@ -40,6 +40,7 @@
 mod backoff;
 mod breaker;
 mod hedge;
+pub(crate) use hedge::CopyEnded;
 mod retry;
 mod stats;
 mod throttle;
@@ -416,15 +417,6 @@ pub(crate) enum Retry {
     Now,
     /// The retry goes after its backoff: the policy's timer is set.
     Later,
-}
-
-/// The deadline-free facts of a hedge ([`Policies::hedge_of`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Hedging {
-    pub(in crate::sim) max_attempts: u32,
-    pub(in crate::sim) delay: Ticks,
-    pub(in crate::sim) cancel_losers: bool,
-    pub(in crate::sim) non_fatal: crate::model::OutcomeSet,
 }
 
 /// Every policy call's life, as the policies keep it. The world carries out

@@ -8,7 +8,7 @@
 use super::super::call_sites::NO_SITE;
 use super::super::context::Timers;
 use super::super::notes::Note;
-use super::super::policy::{FirstTry, Owner, Retry, StateKey};
+use super::super::policy::{CopyEnded, FirstTry, Owner, Retry, StateKey};
 use super::super::trace::Opener;
 use super::super::vocab::{CallId, Caller, Outcome, POLICY_CALL};
 use super::World;
@@ -325,32 +325,26 @@ impl World<'_> {
         }
     }
 
-    /// A copy of `pc` ended with `outcome`.
+    /// A copy of `pc` ended with `outcome`: the call is over (the copies in
+    /// flight stopped), or the next copy goes.
     fn hedge_attempt_ended(&mut self, pc: u32, outcome: Outcome) {
-        let Some(h) = self.policies.hedge_of(self.model, pc) else {
-            return;
-        };
-        if outcome == Outcome::Answered || h.fatal(outcome) {
-            self.policy_stop_attempts(pc, h.cancel_losers);
-            return self.policy_resolve(pc, outcome);
+        match self.policies.hedge_copy_ended(self.model, pc, outcome) {
+            CopyEnded::Over { cancel } => {
+                self.policy_stop_attempts(pc, cancel);
+                self.policy_resolve(pc, outcome)
+            }
+            CopyEnded::Next => self.hedge_send(pc),
         }
-        self.policies.hedge_failed(pc, outcome);
-        self.hedge_send(pc);
     }
 
-    /// Sends the next copy if copies and time remain (and sets the timer for the
-    /// one after); ends the call when nothing is in flight and nothing can go.
+    /// Sends the next copy if copies and time remain (the policy sets the
+    /// timer for the one after); ends the call when nothing is in flight and
+    /// nothing can go.
     fn hedge_send(&mut self, pc: u32) {
-        let Some(h) = self.policies.hedge_of(self.model, pc) else {
-            return;
-        };
         let now = self.now();
-        if self.policies.hedge_may_send(pc, &h)
-            && self.policies.hedge_allowed(pc, now)
-            && self.attempt(pc)
-        {
+        if self.policies.hedge_may_go(self.model, pc, now) && self.attempt(pc) {
             let mut t = Timers::new(&mut self.queue, now);
-            self.policies.hedged(&mut t, pc, &h);
+            self.policies.hedged(&mut t, self.model, pc);
             return;
         }
         let mut t = Timers::new(&mut self.queue, now);
