@@ -398,6 +398,16 @@ fn keys_of<'a>(
     })
 }
 
+/// A text key of the table `t` at `path`, if given (another type is an
+/// error naming `path.key`).
+pub fn text<'a>(path: &str, t: &'a toml::Table, key: &str) -> R<Option<&'a str>> {
+    match t.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(v) => err(format!("{path}.{key}"), invalid(v, "a string")),
+    }
+}
+
 /// "invalid type: string \"3\", expected a whole number" (serde's words).
 pub fn invalid(v: &Value, expected: &str) -> String {
     format!("invalid type: {}, expected {expected}", describe(v))

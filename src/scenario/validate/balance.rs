@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::kinds::balance::KINDS;
-use crate::kinds::keys::{invalid, number};
+use crate::kinds::keys::{invalid, number, text};
 use toml::Value;
 
 /// The balancer at `path` of a service with `replicas` instances: its kind and
@@ -67,15 +67,6 @@ pub(super) fn balancer(
         );
     }
     Ok((kind, keys))
-}
-
-/// A text key of the table, if given.
-fn text<'a>(path: &str, t: &'a toml::Table, key: &str) -> R<Option<&'a str>> {
-    match t.get(key) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(v) => err(format!("{path}.{key}"), invalid(v, "a string")),
-    }
 }
 
 /// A whole-number key of the table, if given.

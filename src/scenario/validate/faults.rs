@@ -60,15 +60,11 @@ fn fault(
         .related(at_path));
     }
     let target_path = format!("{path}.target");
-    let name = match f.0.get("target") {
-        Some(toml::Value::String(s)) => s,
-        Some(v) => return err(target_path, crate::kinds::keys::invalid(v, "a string")),
-        None => {
-            return err(
-                path,
-                "missing `target`: the server, dependency (`NAME#i`: one replica) or workload the fault acts on",
-            );
-        }
+    let Some(name) = crate::kinds::keys::text(path, &f.0, "target")? else {
+        return err(
+            path,
+            "missing `target`: the server, dependency (`NAME#i`: one replica) or workload the fault acts on",
+        );
     };
     let target = target(&target_path, entry.kind, name, ctx, services, workloads)?;
     if let FaultTarget::Workload(w) = target

@@ -3,7 +3,7 @@
 //! ([`crate::kinds::rate`], [`crate::kinds::concurrency`]).
 
 use super::*;
-use crate::kinds::keys::{Decl, invalid};
+use crate::kinds::keys::{Decl, invalid, text};
 use crate::kinds::{concurrency, rate};
 
 /// The keys every limiter reads, whatever its kind.
@@ -18,11 +18,7 @@ pub(super) fn limiters(raw: &RawScenario, limits: &RunLimits) -> R<Vec<Limiter>>
 }
 
 fn limiter(path: &str, name: &str, t: &toml::Table, limits: &RunLimits) -> R<Limiter> {
-    let kind = match t.get("kind") {
-        None => None,
-        Some(toml::Value::String(s)) => Some(s.as_str()),
-        Some(v) => return err(format!("{path}.kind"), invalid(v, "a string")),
-    };
+    let kind = text(path, t, "kind")?;
     let concurrent = one_of(
         &format!("{path}.kind"),
         kind,
