@@ -28,7 +28,7 @@
 //! budget, runs from the plan's start); a call with `if_ok` is made only when
 //! the branch it names succeeded so far, and is passed over otherwise.
 
-use super::vocab::{CallId, Outcome, ReqId};
+use super::vocab::{CallId, Outcome, ReqId, slot_of};
 use crate::engine::{Stream, Ticks, stream};
 use crate::model::{
     BudgetKind, Call as PlanCall, Handler, LimiterId, Model, OnFailure, Plan, ServiceId,
@@ -172,11 +172,7 @@ impl Plans {
             BudgetKind::SloOrDeadline | BudgetKind::Deadline => deadline_budget(),
             BudgetKind::None => Budget::Unlimited,
         };
-        let runs = &mut self.runs;
-        if runs.len() <= req as usize {
-            runs.resize_with(req as usize + 1, PlanRun::default);
-        }
-        let run = &mut runs[req as usize];
+        let run = slot_of(&mut self.runs, req, PlanRun::default);
         run.branches.clear();
         run.branches.resize(
             plan.branches.len(),

@@ -15,6 +15,18 @@ use crate::model::LimiterId;
 /// from these maps is sorted before it is written).
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 
+/// The entry of `v` for the request or call in slot `slot`, the vector
+/// grown with `fill` to reach it (the per-slot tables actors keep beside the
+/// slabs grow as the slabs do).
+#[inline(always)]
+pub(crate) fn slot_of<T>(v: &mut Vec<T>, slot: u32, fill: impl FnMut() -> T) -> &mut T {
+    let i = slot as usize;
+    if v.len() <= i {
+        v.resize_with(i + 1, fill);
+    }
+    &mut v[i]
+}
+
 /// Requests and calls are addressed by slot in their slabs.
 pub(crate) type ReqId = u32;
 pub(crate) type CallId = u32;

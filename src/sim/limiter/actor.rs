@@ -10,7 +10,7 @@ use crate::model::{
     Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId, Scope, ServiceId,
 };
 use crate::sim::request::{NO_ROUTE, Request};
-use crate::sim::vocab::{FastMap, Outcome, ReqId};
+use crate::sim::vocab::{FastMap, Outcome, ReqId, slot_of};
 use std::collections::VecDeque;
 
 /// Where a request is on its way past the limiters.
@@ -236,11 +236,7 @@ impl Limiting {
 
     /// `req` starts walking `stage` of its chain (at `replica`, from 1, or 0).
     fn enter(&mut self, req: ReqId, stage: Stage, replica: u32) {
-        let p = &mut self.progress;
-        if p.len() <= req as usize {
-            p.resize(req as usize + 1, Progress::default());
-        }
-        p[req as usize] = Progress {
+        *slot_of(&mut self.progress, req, Progress::default) = Progress {
             stage,
             replica,
             ..Progress::default()

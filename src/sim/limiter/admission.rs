@@ -13,7 +13,7 @@
 use crate::engine::Ticks;
 pub use crate::kinds::admit::Decision;
 use crate::model::{Limiter, LimiterId};
-use crate::sim::vocab::{Outcome, ReqId};
+use crate::sim::vocab::{Outcome, ReqId, slot_of};
 
 /// One limiter algorithm's state for one bucket key.
 pub trait Admission {
@@ -65,11 +65,7 @@ pub(super) struct Held(Vec<Vec<Admitted>>);
 impl Held {
     /// `req` now holds `a` too.
     pub(super) fn push(&mut self, req: ReqId, a: Admitted) {
-        let held = &mut self.0;
-        if held.len() <= req as usize {
-            held.resize_with(req as usize + 1, Vec::new);
-        }
-        held[req as usize].push(a);
+        slot_of(&mut self.0, req, Vec::new).push(a);
     }
 
     /// The admissions `req` holds, to be emptied by the caller.

@@ -8,7 +8,7 @@ use super::super::faults::{Subject, may_act};
 use super::super::latency::Sampler;
 use super::super::pauses::{self, Pauses};
 use super::super::slots::{Admit, SlotQueue};
-use super::super::vocab::{Event, ReqId};
+use super::super::vocab::{Event, ReqId, slot_of};
 use super::Servers;
 use super::queue::{self, Discipline};
 use crate::engine::{Ticks, stream};
@@ -306,11 +306,7 @@ impl Servers {
         if let Some(r) = s.replica {
             st.replicas[r].busy.add(now, 1);
         }
-        let times = &mut self.in_service;
-        if times.len() <= req as usize {
-            times.resize(req as usize + 1, (Ticks::ZERO, Ticks::ZERO));
-        }
-        times[req as usize] = (arrived, now);
+        *slot_of(&mut self.in_service, req, || (Ticks::ZERO, Ticks::ZERO)) = (arrived, now);
     }
 
     /// `req`'s service ends at `end`: its completion is an event, kept by its
@@ -321,11 +317,7 @@ impl Servers {
             return t.post(end, Event::ServerDone(req));
         }
         let key = t.at(end, Event::ServerDone(req));
-        let keys = &mut self.done_keys;
-        if keys.len() <= req as usize {
-            keys.resize(req as usize + 1, None);
-        }
-        keys[req as usize] = Some(key);
+        *slot_of(&mut self.done_keys, req, || None) = Some(key);
     }
 
     /// `req`'s service is done: its completion is no longer pending.

@@ -10,7 +10,7 @@
 //! marks it given up meanwhile).
 
 use super::super::balance::{Ejection, Picker, instance_key};
-use super::super::vocab::ReqId;
+use super::super::vocab::{ReqId, slot_of};
 use super::Servers;
 use crate::engine::Ticks;
 use crate::model::{Model, Service, ServiceId};
@@ -191,11 +191,7 @@ impl Servers {
 
     /// Notes that `req` is at instance `i` (or [`AT_PROXY`]).
     pub(super) fn set_replica_of(&mut self, req: ReqId, i: u32) {
-        let map = &mut self.replica_of;
-        if map.len() <= req as usize {
-            map.resize(req as usize + 1, 0);
-        }
-        map[req as usize] = i;
+        *slot_of(&mut self.replica_of, req, || 0) = i;
     }
 }
 

@@ -20,7 +20,7 @@ pub(super) use fifo::Fifo;
 pub(super) use lifo::Lifo;
 
 use super::super::context::Timers;
-use super::super::vocab::{Event, ReqId};
+use super::super::vocab::{Event, ReqId, slot_of};
 use super::Servers;
 use crate::engine::Ticks;
 use crate::model::{self, QueueOrder};
@@ -112,11 +112,7 @@ impl Servers {
     /// if it still waits then.
     pub(in crate::sim) fn set_queue_timeout(&mut self, t: &mut Timers, req: ReqId, at: Ticks) {
         let key = t.deadline(at, Event::QueueTimeout(req));
-        let keys = &mut self.timeout_keys;
-        if keys.len() <= req as usize {
-            keys.resize(req as usize + 1, None);
-        }
-        keys[req as usize] = Some(key);
+        *slot_of(&mut self.timeout_keys, req, || None) = Some(key);
     }
 
     /// `req` left the queue: its queue timeout (if any) is cancelled.
