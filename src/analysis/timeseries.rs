@@ -514,7 +514,7 @@ fn recovery(results: &Results) -> Table {
                 idle.insert(f);
             }
             // recurring pauses are a condition, not an event to recover from
-            let pause = fault.effect.pause().is_some();
+            let pause = fault.effect().pause().is_some();
             let acted = acted && !pause;
             if pause {
                 pauses.insert(f);

@@ -30,10 +30,9 @@ pub enum FaultTarget {
 /// One `[[faults]]` entry: active on the half-open window `[at, until)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fault {
-    /// Its kind, as written, with its checked keys.
+    /// Its kind, as written, with its checked keys (what it does:
+    /// [`Fault::effect`]).
     pub kind: FaultKind,
-    /// What it does (its kind's effect).
-    pub effect: Effect,
     /// What it acts on.
     pub target: FaultTarget,
     /// Its start (`at_ms`).
@@ -43,11 +42,17 @@ pub struct Fault {
 }
 
 impl Fault {
+    /// What it does while it acts: its kind's effect.
+    #[inline]
+    pub fn effect(&self) -> Effect {
+        self.kind.effect()
+    }
+
     /// Its number: the factor, the added ms, the slot count or the
     /// probability (0 for `down` and `pause`).
     #[inline]
     pub fn value(&self) -> f64 {
-        self.effect.value().unwrap_or(0.0)
+        self.effect().value().unwrap_or(0.0)
     }
 
     /// Whether the fault acts at `now`: `at <= now < until`, so a fault with
@@ -81,7 +86,7 @@ impl Fault {
                 .get(w)
                 .map_or(String::new(), |x| x.name.clone()),
         };
-        match (self.effect.pause(), self.effect.value()) {
+        match (self.effect().pause(), self.effect().value()) {
             (Some(p), _) => format!(
                 "{kind} {} ms every {} ms on {target}",
                 format_number(p.length.as_ms()),

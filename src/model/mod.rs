@@ -134,7 +134,7 @@ impl Model {
                 .policies
                 .iter()
                 .any(|p| p.hedge.is_some_and(|h| h.cancel_losers))
-            || self.faults.iter().any(|f| f.effect == Effect::Down)
+            || self.faults.iter().any(|f| f.effect() == Effect::Down)
     }
 
     /// Whether some service's calls go to another service (not only to

@@ -73,7 +73,7 @@ pub(crate) struct Faults {
     /// Bit `hook as u8` set: some fault has that effect. A question about an
     /// effect no fault has is answered with one test (M3's backend slowdown made
     /// every arrival ask `down` and every service end `error_rate`).
-    kinds: u8,
+    hooks: u8,
     /// One stream per fault (`fault:<index>`), for `error_rate` draws.
     rngs: Vec<Stream>,
 }
@@ -82,7 +82,7 @@ impl Faults {
     pub(super) fn new(model: &Model, replication: u64) -> Faults {
         Faults {
             list: model.faults.clone(),
-            kinds: kinds_of(&model.faults),
+            hooks: hooks_of(&model.faults),
             rngs: (0..model.faults.len())
                 .map(|i| stream(model.seed, replication, &format!("fault:{i}")))
                 .collect(),
@@ -98,7 +98,7 @@ impl Faults {
     /// Whether any fault of `kind` exists (false without faults).
     #[inline(always)]
     pub(super) fn has(&self, hook: Hook) -> bool {
-        self.kinds & 1 << (hook as u8) != 0
+        self.hooks & 1 << (hook as u8) != 0
     }
 
     /// The faults of `kind` acting on `subject` at `now`, in file order.
@@ -109,7 +109,7 @@ impl Faults {
         now: Ticks,
     ) -> impl Iterator<Item = (usize, &Fault)> {
         self.list.iter().enumerate().filter(move |(_, f)| {
-            f.effect.hook() == hook && f.active(now) && subject.hit_by(f.target)
+            f.effect().hook() == hook && f.active(now) && subject.hit_by(f.target)
         })
     }
 
@@ -212,11 +212,11 @@ impl Faults {
             edges.push((warmup, WARMUP_END));
         }
         for (i, f) in self.list.iter().enumerate() {
-            if f.at == f.until || !matches!(f.effect.hook(), Hook::Slots | Hook::Down) {
+            if f.at == f.until || !matches!(f.effect().hook(), Hook::Slots | Hook::Down) {
                 continue;
             }
             edges.push((f.at, edge_code(i, false)));
-            if f.effect.hook() == Hook::Slots {
+            if f.effect().hook() == Hook::Slots {
                 edges.push((f.until, edge_code(i, true)));
             }
         }
@@ -238,7 +238,7 @@ impl Faults {
             };
         }
         let f = &self.list[(code / 2) as usize];
-        match (f.effect.hook(), f.target) {
+        match (f.effect().hook(), f.target) {
             (Hook::Slots, FaultTarget::Server { service, .. }) => Edge::ServerSlots(service),
             (Hook::Slots, FaultTarget::Dependency { dep, .. }) => Edge::DependencySlots(dep),
             (Hook::Down, FaultTarget::Server { service, .. }) => Edge::ServerDown(service),
@@ -301,7 +301,7 @@ pub(crate) fn pauses_of(
         .iter()
         .enumerate()
         .filter(move |(_, f)| subject.hit_by(f.target))
-        .filter_map(|(i, f)| f.effect.pause().map(|p| (i, p, f.at, f.until)))
+        .filter_map(|(i, f)| f.effect().pause().map(|p| (i, p, f.at, f.until)))
 }
 
 /// Whether some fault of `kind` in `model` targets `subject` (at any time).
@@ -312,7 +312,7 @@ pub(crate) fn may_act(model: &Model, hook: Hook, subject: Subject) -> bool {
 /// [`may_act`] for the faults of `list`.
 fn may_act_in(list: &[Fault], hook: Hook, subject: Subject) -> bool {
     list.iter()
-        .any(|f| f.effect.hook() == hook && subject.hit_by(f.target))
+        .any(|f| f.effect().hook() == hook && subject.hit_by(f.target))
 }
 
 /// `t` stretched by `factor` (a `latency_factor` fault), to the nearest tick.
@@ -324,9 +324,10 @@ pub(crate) fn scaled(t: Ticks, factor: f64) -> Ticks {
     }
 }
 
-/// The kinds present in `list`, one bit each (see `Faults::has`).
-fn kinds_of(list: &[Fault]) -> u8 {
-    list.iter().fold(0, |k, f| k | 1 << (f.effect.hook() as u8))
+/// The effects present in `list`, one bit each (see `Faults::has`).
+fn hooks_of(list: &[Fault]) -> u8 {
+    list.iter()
+        .fold(0, |k, f| k | 1 << (f.effect().hook() as u8))
 }
 
 /// Edges are encoded in one `u32`: fault index x 2, + 1 for the end.
@@ -357,7 +358,6 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         Fault {
             kind: e.kind,
-            effect: e.kind.effect(),
             target: FaultTarget::Dependency {
                 dep: 0,
                 replica: None,
@@ -370,7 +370,7 @@ mod tests {
     fn faults(list: Vec<Fault>) -> Faults {
         let n = list.len();
         Faults {
-            kinds: kinds_of(&list),
+            hooks: hooks_of(&list),
             list,
             rngs: (0..n)
                 .map(|i| stream(1, 0, &format!("fault:{i}")))
@@ -402,7 +402,7 @@ mod tests {
     /// A question about a kind no fault has takes the one-bit answer, the same
     /// as asking the list: no draw, the neutral value.
     #[test]
-    fn kinds_without_a_fault_answer_neutrally_and_draw_nothing() {
+    fn effects_without_a_fault_answer_neutrally_and_draw_nothing() {
         let mut f = faults(vec![fault("latency_factor", 0.0, 100.0, 3.0)]);
         assert!(f.has(Hook::LatencyFactor));
         for k in [

@@ -164,6 +164,7 @@ macro_rules! kinds {
             }
 
             /// What it does to its target while it acts.
+            #[inline]
             pub fn effect(&self) -> Effect {
                 match self {
                     $(FaultKind::$variant(k) => k.effect(),)*
@@ -255,6 +256,7 @@ macro_rules! valued {
                 Ok($ty { value: k.num("value") })
             }
 
+            #[inline]
             fn effect(&self) -> $crate::kinds::fault::Effect {
                 ($effect)(self.value)
             }

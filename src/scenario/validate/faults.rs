@@ -81,7 +81,6 @@ fn fault(
     }
     Ok(Fault {
         kind: entry.kind,
-        effect: entry.kind.effect(),
         target,
         at,
         until,
@@ -115,7 +114,7 @@ pub(super) fn check_arrival_budget(
         let mut changes: Vec<(Ticks, f64)> = Vec::new();
         let mut largest: Option<(usize, f64)> = None;
         for (i, f) in faults.iter().enumerate() {
-            let Effect::ArrivalFactor(factor) = f.effect else {
+            let Effect::ArrivalFactor(factor) = f.effect() else {
                 continue;
             };
             if f.target != FaultTarget::Workload(w) {
@@ -197,13 +196,13 @@ fn check_stretch(
     services: &[Service],
     limits: &RunLimits,
 ) -> R<()> {
-    let (Effect::LatencyFactor(value) | Effect::LatencyAdd(value)) = fault.effect else {
+    let (Effect::LatencyFactor(value) | Effect::LatencyAdd(value)) = fault.effect() else {
         return Ok(());
     };
     let Some((what, mean)) = stretched_mean(fault, &ctx.dependencies, services) else {
         return Ok(());
     };
-    if let Effect::LatencyAdd(_) = fault.effect {
+    if let Effect::LatencyAdd(_) = fault.effect() {
         let max = limits.max_sim_time.as_ms();
         if mean + value > max {
             return Err(ScenarioError::new(
@@ -456,7 +455,7 @@ fn check_fault_rows(
     } = *series;
     let too_many = |end_ms: f64| rows(end_ms) > limit as f64;
     for (i, f) in faults.iter().enumerate() {
-        let Effect::LatencyFactor(factor) = f.effect else {
+        let Effect::LatencyFactor(factor) = f.effect() else {
             continue;
         };
         let Some((what, mean)) = stretched_mean(f, dependencies, services) else {
