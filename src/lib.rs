@@ -43,6 +43,7 @@ pub mod sweep;
 pub(crate) mod table;
 pub(crate) mod thresholds;
 pub mod traces;
+pub(crate) mod tune;
 
 use error::Error;
 use rayon::prelude::*;

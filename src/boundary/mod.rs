@@ -26,6 +26,7 @@ use crate::scenario::{self, LoadOptions, Override, Purpose, Scenario};
 use crate::sweep::{Layout, Measured, Named, RowRunner, Schema, metric_parts};
 pub use longer::Longer;
 use search::{Crossing, Evaluate, Kind, Rules, Tolerance};
+pub(crate) use setup::metric_problem;
 use setup::{check_range, grid_values, metric_kind, read_scenario, settings};
 use std::path::{Path, PathBuf};
 use toml::Value;

@@ -25,7 +25,7 @@ pub(super) fn grid_values(axis: &Axis, n: u64) -> Vec<f64> {
 }
 
 /// Why `metric` cannot be searched on, as a message, or `None`.
-pub(super) fn metric_problem(
+pub(crate) fn metric_problem(
     metric: &str,
     scenario: &Scenario,
     names: &[String],

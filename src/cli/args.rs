@@ -30,6 +30,10 @@ pub(super) enum Command {
     /// bisection with replications at each point. Writes boundary.csv (every point
     /// evaluated), crossing.csv (the estimate and its bracket) and report.html
     Boundary(BoundaryArgs),
+    /// Search the settings to run with: the values of --vary keys that optimise a
+    /// metric while every compare row meets the constraints. Writes tune.csv
+    /// (every candidate), pareto.csv, recommendation.txt and tuned.toml
+    Tune(TuneArgs),
     /// Combine the folders of `resim sweep --shard K/N` runs into the whole run's
     /// replications.csv, summary.csv, paired.csv and pooled.csv (byte for byte)
     Merge {
@@ -250,6 +254,64 @@ pub(super) struct BoundaryArgs {
     /// doubled and reports both crossings; --once runs the first only
     #[arg(long)]
     pub(super) once: bool,
+}
+
+/// `resim tune`'s arguments.
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("aim").required(true).args(["maximize", "minimize"])))]
+pub(super) struct TuneArgs {
+    /// The scenario file; its compare rows are the suite (faults, loads) every
+    /// candidate must hold under
+    #[arg(value_name = "FILE")]
+    pub(super) file: PathBuf,
+    /// A key to tune: KEY=LO..HI (a number; whole numbers stay whole) or
+    /// KEY=[v1, v2, ...] (one of these values); repeat for more keys
+    #[arg(long, value_name = "KEY=LO..HI", required = true)]
+    pub(super) vary: Vec<String>,
+    /// The metric to make as large as possible (named as a sweep names it)
+    #[arg(long, value_name = "METRIC")]
+    pub(super) maximize: Option<String>,
+    /// The metric to make as small as possible (named as a sweep names it)
+    #[arg(long, value_name = "METRIC")]
+    pub(super) minimize: Option<String>,
+    /// "METRIC OP LIMIT" (OP one of <, <=, >, >=) that the metric's mean must
+    /// meet in every compare row; repeat for more
+    #[arg(long, value_name = "\"METRIC <= X\"")]
+    pub(super) constraint: Vec<String>,
+    /// How the objective is taken over the compare rows: the worst row's mean, or
+    /// the mean of the rows' means
+    #[arg(long, value_name = "HOW", default_value = "worst")]
+    pub(super) over: crate::tune::Over,
+    /// Replications a candidate starts with (default 10)
+    #[arg(long, short = 'n', value_name = "N")]
+    pub(super) replications: Option<u64>,
+    /// While a candidate is in doubt (feasible? beaten?), its replications are
+    /// doubled up to this many (default 4 x --replications); the recommendation
+    /// is run again on this many fresh replications
+    #[arg(long, value_name = "N")]
+    pub(super) max_replications: Option<u64>,
+    /// The most runs the search may spend, a run being one replication of one
+    /// compare row (default 3000)
+    #[arg(long, value_name = "RUNS")]
+    pub(super) budget: Option<u64>,
+    /// Master seed (overrides [montecarlo] seed and scenario.seed)
+    #[arg(long, value_name = "S")]
+    pub(super) seed: Option<u64>,
+    /// Worker threads (default: one per core); the output does not depend on it
+    #[arg(long, short = 'j', value_name = "J")]
+    pub(super) jobs: Option<usize>,
+    /// Output folder (default out/<file stem>-tune)
+    #[arg(long, value_name = "DIR")]
+    pub(super) out: Option<PathBuf>,
+    /// Override a value: key.path=VALUE (VALUE in TOML syntax; a bare word is a string)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub(super) set: Vec<String>,
+    /// Print the result as one JSON document on stdout instead of text
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Print nothing on stdout (the files are still written)
+    #[arg(long, short)]
+    pub(super) quiet: bool,
 }
 
 /// `resim import`'s arguments.

@@ -122,6 +122,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
     if let Command::Run(args::RunArgs { out: Some(out), .. })
     | Command::Sweep(args::SweepArgs { out: Some(out), .. })
     | Command::Boundary(args::BoundaryArgs { out: Some(out), .. })
+    | Command::Tune(args::TuneArgs { out: Some(out), .. })
     | Command::Merge { out: Some(out), .. } = &command
     {
         crate::report::target::check_folder_name("--out", out)?;
@@ -130,6 +131,7 @@ fn dispatch(command: Command) -> Result<(), Error> {
         Command::Run(args) => run::run(args),
         Command::Sweep(a) => sweep(a),
         Command::Boundary(a) => boundary(a),
+        Command::Tune(a) => tune(a),
         Command::Merge {
             dirs,
             out,
@@ -254,6 +256,36 @@ fn boundary(a: args::BoundaryArgs) -> Result<(), Error> {
         once: a.once,
     };
     let report = crate::boundary::boundary(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
+    if a.json {
+        out_text(&report.json)?;
+    } else if !a.quiet {
+        out_text(&report.text)?;
+    }
+    Ok(())
+}
+
+/// `resim tune`: the search, its recommendation printed as text or JSON.
+fn tune(a: args::TuneArgs) -> Result<(), Error> {
+    let objective = match (a.maximize, a.minimize) {
+        (Some(m), None) => (m, true),
+        (None, Some(m)) => (m, false),
+        _ => unreachable!("clap asks for one of --maximize and --minimize"),
+    };
+    let opts = crate::tune::TuneOptions {
+        file: a.file,
+        overrides: overrides(&a.set)?,
+        seed: a.seed,
+        vary: a.vary,
+        objective,
+        constraints: a.constraint,
+        over: a.over,
+        replications: a.replications,
+        max_replications: a.max_replications,
+        budget: a.budget,
+        jobs: a.jobs,
+        out: a.out,
+    };
+    let report = crate::tune::tune(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
     if a.json {
         out_text(&report.json)?;
     } else if !a.quiet {

@@ -30,6 +30,7 @@ const LAYERS: &[&str] = &[
     "sweep",
     "boundary",
     "import",
+    "tune",
     "cli",
 ];
 

@@ -53,4 +53,5 @@ mod tables;
 mod thresholds_json;
 mod trace;
 mod trace_properties;
+mod tune;
 mod workloads;

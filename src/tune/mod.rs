@@ -1,0 +1,560 @@
+//! `resim tune`: the settings to run with, searched against an objective and
+//! constraints that every compare row (a fault suite) must meet.
+//!
+//! ```text
+//! --vary KEY=LO..HI | KEY=[...] -> candidates: a space-filling start, then
+//!   rounds in a shrinking box around the best (space) -> each candidate: the
+//!   scenario with its values, every compare row, replications 0, 1, ... with
+//!   a sweep's streams (eval) -> the race: intervals drop the infeasible and
+//!   the beaten, replications are doubled where a decision is close (race) ->
+//!   the recommendation, run again on fresh replications -> tune.csv,
+//!   pareto.csv, recommendation.txt, tuned.toml, the text or JSON (report)
+//! ```
+//!
+//! Every candidate runs the same replications (common random numbers), and
+//! which candidate comes next depends only on the estimates, so the same
+//! inputs give the same candidates and bytes with any `--jobs`.
+
+mod eval;
+pub mod race;
+mod report;
+pub mod space;
+
+use crate::error::{Error, ScenarioError};
+use crate::model::Threshold;
+use crate::scenario::{self, Override};
+pub use race::Over;
+use race::{Candidate, Estimate, Goal, Race, Status};
+use space::{Domain, Key, Point};
+use std::path::{Path, PathBuf};
+use toml::Value;
+
+/// Replications a candidate starts with when `--replications` does not say.
+pub const DEFAULT_REPLICATIONS: u64 = 10;
+
+/// Runs a tuning may spend when `--budget` does not say.
+pub const DEFAULT_BUDGET: u64 = 3000;
+
+/// Rounds around the best after the start.
+const ROUNDS: u32 = 3;
+
+/// The first of the fresh replications the recommendation is run again on:
+/// far past any a search runs, so none of its seeds were seen.
+pub const FRESH: u64 = 1 << 40;
+
+/// Everything `resim tune` was asked for (the command line, parsed).
+#[derive(Debug, Clone)]
+pub struct TuneOptions {
+    pub file: PathBuf,
+    /// `--set` overrides, in order.
+    pub overrides: Vec<Override>,
+    pub seed: Option<u64>,
+    /// `--vary`, as written.
+    pub vary: Vec<String>,
+    /// `--maximize` or `--minimize`: the metric, and whether larger is better.
+    pub objective: (String, bool),
+    /// `--constraint`, as written.
+    pub constraints: Vec<String>,
+    pub over: Over,
+    pub replications: Option<u64>,
+    pub max_replications: Option<u64>,
+    pub budget: Option<u64>,
+    pub jobs: Option<usize>,
+    pub out: Option<PathBuf>,
+}
+
+/// What `resim tune` leaves for the user.
+#[derive(Debug, Clone)]
+pub struct TuneReport {
+    pub text: String,
+    pub json: String,
+}
+
+/// What the tuning found, for the files and the report.
+pub struct Outcome<'a> {
+    pub opts: &'a TuneOptions,
+    pub scenario_name: String,
+    pub keys: &'a [Key],
+    pub goal: &'a Goal,
+    pub candidates: Vec<Candidate>,
+    pub rows: Vec<String>,
+    pub runs: u64,
+    pub budget: u64,
+    pub out_of_budget: bool,
+    /// The candidate recommended, and whether it is surely feasible (false:
+    /// its means meet the constraints, not its intervals).
+    pub pick: Option<(usize, bool)>,
+    /// With no pick: the candidate closest to feasible.
+    pub closest: Option<usize>,
+    /// The pick (or the closest) run again on fresh replications:
+    /// `[row][metric]`.
+    pub fresh: Vec<Vec<Option<Estimate>>>,
+    pub fresh_n: u64,
+    pub seconds: f64,
+}
+
+fn arg_error(message: impl Into<String>) -> Error {
+    ScenarioError::new("", message).into()
+}
+
+/// Parses `METRIC OP LIMIT` (`outcomes.p99_all_ms <= 300`).
+pub fn parse_constraint(text: &str) -> Result<Threshold, Error> {
+    let Some(at) = text.find(['<', '>']) else {
+        return Err(arg_error(format!(
+            "--constraint \"{text}\": expected METRIC OP LIMIT, e.g. \"outcomes.p99_all_ms <= 300\" (OP one of <, <=, >, >=)"
+        )));
+    };
+    let metric = text[..at].trim();
+    if metric.is_empty() {
+        return Err(arg_error(format!(
+            "--constraint \"{text}\": the metric is missing before `{}`",
+            &text[at..at + 1]
+        )));
+    }
+    Threshold::parse(metric, &text[at..])
+        .map_err(|m| arg_error(format!("--constraint \"{text}\": {m}")))
+}
+
+/// The command line's numbers and names, checked before anything is read.
+struct Settings {
+    keys: Vec<Key>,
+    goal: Goal,
+    first: u64,
+    most: u64,
+    budget: u64,
+    jobs: usize,
+}
+
+fn settings(opts: &TuneOptions) -> Result<Settings, Error> {
+    if opts.vary.is_empty() {
+        return Err(arg_error(
+            "give at least one --vary KEY=LO..HI or KEY=[v1, v2, ...]",
+        ));
+    }
+    if opts.vary.len() > space::MAX_KEYS {
+        return Err(arg_error(format!(
+            "{} --vary keys; a tuning varies at most {}",
+            opts.vary.len(),
+            space::MAX_KEYS
+        )));
+    }
+    let keys: Vec<Key> = opts
+        .vary
+        .iter()
+        .map(|v| space::parse(v))
+        .collect::<Result<_, _>>()?;
+    for (i, k) in keys.iter().enumerate() {
+        if keys[..i].iter().any(|o| o.key == k.key) {
+            return Err(arg_error(format!(
+                "--vary {}: the key is varied twice",
+                k.text
+            )));
+        }
+    }
+    let constraints: Vec<Threshold> = opts
+        .constraints
+        .iter()
+        .map(|c| parse_constraint(c))
+        .collect::<Result<_, _>>()?;
+    let first = opts.replications.unwrap_or(DEFAULT_REPLICATIONS);
+    if first < 2 {
+        return Err(arg_error(
+            "--replications must be >= 2 (an interval needs two values)",
+        ));
+    }
+    let most = opts.max_replications.unwrap_or(first.saturating_mul(4));
+    if most < first {
+        return Err(arg_error(format!(
+            "--max-replications ({most}) must be >= --replications ({first})"
+        )));
+    }
+    let budget = opts.budget.unwrap_or(DEFAULT_BUDGET);
+    if let Some(j) = opts.jobs
+        && !(1..=crate::sweep::MAX_JOBS).contains(&j)
+    {
+        return Err(arg_error(format!(
+            "--jobs must be 1 to {} (got {j})",
+            crate::sweep::MAX_JOBS
+        )));
+    }
+    let jobs = opts.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let goal = Goal {
+        objective: opts.objective.0.clone(),
+        maximize: opts.objective.1,
+        constraints,
+        over: opts.over,
+        confidence: 0.95,
+        clip: Vec::new(),
+    };
+    Ok(Settings {
+        keys,
+        goal,
+        first,
+        most,
+        budget,
+        jobs,
+    })
+}
+
+/// The scenario's text, each key checked against it: in the file (or set by
+/// `--set`), a number for a range, and not an axis of `[compare]`.
+fn read_scenario(opts: &TuneOptions, keys: &[Key]) -> Result<String, Error> {
+    let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
+    let bytes = scenario::read_input(&opts.file, "scenario file")?;
+    let text = scenario::decode_text(bytes, "scenario file").map_err(in_file)?;
+    let mut doc: toml::Table = toml::from_str(&text).map_err(|_| {
+        match scenario::load_str(&text, &opts.file, &scenario::LoadOptions::default()) {
+            Err(e) => Error::from(e),
+            Ok(_) => arg_error("the scenario file is not valid TOML"),
+        }
+    })?;
+    for o in &opts.overrides {
+        let _ = scenario::paths::set(&mut doc, &o.path, o.value.clone());
+    }
+    for k in keys {
+        let at = scenario::paths::locate(&text, &k.key);
+        match (scenario::paths::get(&doc, &k.key), &k.domain) {
+            (None, _) => {
+                return Err(in_file(ScenarioError::new(
+                    k.key.as_str(),
+                    format!(
+                        "--vary {}: the scenario does not set this key; write it in the file (or give it with --set) so the tuned copy has a value to change",
+                        k.text
+                    ),
+                )));
+            }
+            (Some(Value::Integer(_) | Value::Float(_)), _) | (Some(_), Domain::List(_)) => {}
+            (Some(v), Domain::Range { .. }) => {
+                return Err(in_file(
+                    ScenarioError::new(
+                        k.key.as_str(),
+                        format!(
+                            "--vary {}: not a numeric key: its value is {}; a range is searched along a number (give a list, KEY=[...], to choose among values)",
+                            k.text,
+                            describe(v)
+                        ),
+                    )
+                    .at(at),
+                ));
+            }
+        }
+        let compared = doc
+            .get("compare")
+            .and_then(Value::as_table)
+            .is_some_and(|c| c.contains_key(&k.key));
+        if compared {
+            return Err(in_file(
+                ScenarioError::new(
+                    "compare",
+                    format!(
+                        "--vary {}: `{}` is an axis of [compare], whose rows are the suite every candidate must hold under; take it out of [compare] (or pin it with --set) to tune it",
+                        k.text, k.key
+                    ),
+                )
+                .at(scenario::paths::locate(&text, "compare")),
+            ));
+        }
+    }
+    Ok(text)
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("the text \"{s}\""),
+        Value::Boolean(b) => format!("the boolean {b}"),
+        Value::Array(_) => "a list".into(),
+        Value::Table(_) => "a table".into(),
+        _ => "not a number".into(),
+    }
+}
+
+/// Each key's ends (every value of a list) loaded with the other keys at
+/// their first values, before anything runs; a whole-number range is made
+/// fractional when a value between whole numbers loads too.
+fn check_values(ev: &eval::Evaluator, keys: &mut [Key]) -> Result<(), Error> {
+    let base: Point = space::start(keys, 1).remove(0);
+    for i in 0..keys.len() {
+        let values: Vec<Value> = match &keys[i].domain {
+            Domain::Range { lo, hi, integer } => [lo, hi]
+                .iter()
+                .map(|x| {
+                    if *integer {
+                        Value::Integer(**x as i64)
+                    } else {
+                        Value::Float(**x)
+                    }
+                })
+                .collect(),
+            Domain::List(v) => v.clone(),
+        };
+        for v in values {
+            let mut p = base.clone();
+            p[i] = v.clone();
+            ev.load(&p).map_err(|e| match e {
+                Error::Scenario(mut se) => {
+                    se.message.push_str(&format!(
+                        " (--vary {}: {} is not a valid value of `{}`)",
+                        keys[i].text,
+                        space::show(&v),
+                        keys[i].key
+                    ));
+                    Error::Scenario(se)
+                }
+                other => other,
+            })?;
+        }
+        if let Domain::Range { lo, hi, integer } = keys[i].domain
+            && integer
+            && lo + 0.5 < hi
+        {
+            let mut p = base.clone();
+            p[i] = Value::Float(lo + 0.5);
+            if ev.load(&p).is_ok() {
+                keys[i].domain = Domain::Range {
+                    lo,
+                    hi,
+                    integer: false,
+                };
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each metric checked on replication 0 of the first candidate's rows, and
+/// the range its values lie in (a `_pct` in [0, 100], a flag in [0, 1]).
+fn check_metrics(
+    ev: &eval::Evaluator,
+    point: &Point,
+    goal: &mut Goal,
+) -> Result<(Vec<String>, u64), Error> {
+    let scenario = ev.load(point)?;
+    goal.confidence = scenario.base().montecarlo.confidence;
+    let runner = crate::sweep::RowRunner::new(&scenario);
+    let probes = crate::sweep::runner::probe(&ev.pool, &runner)?;
+    let named: Vec<_> = probes.iter().map(|t| runner.named(t)).collect();
+    let names: Vec<String> = named[0].iter().map(|(n, _)| n.clone()).collect();
+    let metrics =
+        std::iter::once(&goal.objective).chain(goal.constraints.iter().map(|c| &c.metric));
+    let mut clip = Vec::new();
+    for (k, m) in metrics.enumerate() {
+        let flag = if k == 0 {
+            "--maximize/--minimize"
+        } else {
+            "--constraint"
+        };
+        if m == crate::boundary::PASS {
+            return Err(arg_error(format!(
+                "{flag} {m}: not a metric of a run; write the thresholds as --constraint lines"
+            )));
+        }
+        if let Some(problem) = crate::boundary::metric_problem(m, &scenario, &names) {
+            return Err(arg_error(format!("{flag} {m}: {problem}")));
+        }
+        let cell = named[0].iter().find(|(n, _)| n == m).map(|(_, c)| c);
+        let column = crate::sweep::metric_parts(m)
+            .last()
+            .cloned()
+            .unwrap_or_default();
+        clip.push(if matches!(cell, Some(crate::report::Cell::Bool(_))) {
+            Some((0.0, 1.0))
+        } else if column.ends_with("_pct") {
+            Some((0.0, 100.0))
+        } else {
+            None
+        });
+    }
+    goal.clip = clip;
+    let rows = scenario
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            if r.labels.is_empty() {
+                format!("{}", i + 1)
+            } else {
+                r.labels.join(" ")
+            }
+        })
+        .collect();
+    Ok((rows, probes.len() as u64))
+}
+
+/// Runs `resim tune`.
+pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
+    let clock = std::time::Instant::now();
+    let Settings {
+        mut keys,
+        mut goal,
+        first,
+        most,
+        budget,
+        jobs,
+    } = settings(opts)?;
+    let text = read_scenario(opts, &keys)?;
+    let metrics: Vec<String> = std::iter::once(goal.objective.clone())
+        .chain(goal.constraints.iter().map(|c| c.metric.clone()))
+        .collect();
+    let pool = crate::sweep::runner::pool(jobs)?;
+    let keys_checked = {
+        let probe = eval::Evaluator::new(
+            opts.file.clone(),
+            text.clone(),
+            (opts.overrides.clone(), opts.seed),
+            &keys,
+            metrics.clone(),
+            crate::sweep::runner::pool(1)?,
+        );
+        let mut k = keys.clone();
+        check_values(&probe, &mut k)?;
+        k
+    };
+    keys = keys_checked;
+    let mut ev = eval::Evaluator::new(
+        opts.file.clone(),
+        text,
+        (opts.overrides.clone(), opts.seed),
+        &keys,
+        metrics,
+        pool,
+    );
+    let start = space::start(&keys, (4 * (keys.len() + 1)).clamp(8, 32));
+    let (rows, checked) = check_metrics(&ev, &start[0], &mut goal)?;
+    if budget < first * rows.len() as u64 {
+        return Err(arg_error(format!(
+            "--budget {budget}: not enough for one candidate ({first} replications x {} compare rows = {} runs)",
+            rows.len(),
+            first * rows.len() as u64
+        )));
+    }
+    let stem = opts
+        .file
+        .file_stem()
+        .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+    let dir = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(format!("{stem}-tune")));
+    let lock = crate::sweep::output::lock(&dir)?;
+    let folder = crate::report::Folder::open(&dir, &[])?;
+
+    let mut race = Race {
+        goal: &goal,
+        candidates: Vec::new(),
+        runs: 0,
+        rows: rows.len() as u64,
+        first,
+        most,
+        budget,
+        out_of_budget: false,
+    };
+    search(&mut race, &mut ev, &keys, start)?;
+    let pick = match race.incumbent() {
+        Some(i) => Some((i, true)),
+        None => race.best(|g, c| g.likely_feasible(c)).map(|i| (i, false)),
+    };
+    let closest = match pick {
+        Some(_) => None,
+        None => closest(&race.candidates, &goal),
+    };
+    // the recommendation (or the closest) on replications no candidate ran
+    let again = pick.map(|p| p.0).or(closest);
+    let mut fresh = Vec::new();
+    if let Some(i) = again {
+        let point = race.candidates[i].point.clone();
+        let values = race::Evaluate::run(&mut ev, usize::MAX, &point, FRESH, FRESH + most)?;
+        race.runs += most * race.rows;
+        fresh = values
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .enumerate()
+                    .map(|(m, v)| goal.estimate(m, v))
+                    .collect()
+            })
+            .collect();
+    }
+    let outcome = Outcome {
+        opts,
+        scenario_name: ev.load(&race.candidates[0].point)?.base().name.clone(),
+        keys: &keys,
+        goal: &goal,
+        runs: race.runs + checked,
+        budget,
+        out_of_budget: race.out_of_budget,
+        candidates: race.candidates,
+        rows,
+        pick,
+        closest,
+        fresh,
+        fresh_n: most,
+        seconds: clock.elapsed().as_secs_f64(),
+    };
+    folder.replace(report::files(&outcome, &ev.text)?)?;
+    drop(lock);
+    Ok(TuneReport {
+        text: report::text(&outcome, &dir),
+        json: report::json(&outcome, &dir)?,
+    })
+}
+
+/// The start, raced; then rounds around the best so far, each box half the
+/// last, while the budget lasts.
+fn search(
+    race: &mut Race,
+    ev: &mut eval::Evaluator,
+    keys: &[Key],
+    start: Vec<Point>,
+) -> Result<(), Error> {
+    race.add(ev, start, 0)?;
+    race.settle(ev)?;
+    forget_settled(race, ev);
+    for round in 1..=ROUNDS {
+        let centre = race
+            .incumbent()
+            .or_else(|| race.best(|g, c| g.likely_feasible(c)))
+            .or_else(|| closest(&race.candidates, race.goal));
+        let Some(centre) = centre else { break };
+        let seen: Vec<Point> = race.candidates.iter().map(|c| c.point.clone()).collect();
+        let half = 0.25 / f64::from(1u32 << (round - 1));
+        let points = space::around(
+            keys,
+            &race.candidates[centre].point,
+            half,
+            2 * keys.len() + 2,
+            &seen,
+        );
+        if points.is_empty() || !race.add(ev, points, round)? {
+            break;
+        }
+        race.settle(ev)?;
+        forget_settled(race, ev);
+    }
+    Ok(())
+}
+
+/// Frees the runners of candidates out of the race.
+fn forget_settled(race: &Race, ev: &mut eval::Evaluator) {
+    for (i, c) in race.candidates.iter().enumerate() {
+        if c.status != Status::Alive {
+            ev.forget(i);
+        }
+    }
+}
+
+/// The candidate with the smallest shortfall from its constraints (the first of equals).
+fn closest(candidates: &[Candidate], goal: &Goal) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (i, c) in candidates.iter().enumerate() {
+        if matches!(c.status, Status::NoValue(_)) {
+            continue;
+        }
+        let s = goal.shortfall(c);
+        if best.is_none_or(|(_, b)| s < b) {
+            best = Some((i, s));
+        }
+    }
+    best.map(|(i, _)| i)
+}

@@ -1,0 +1,587 @@
+//! What a tuning leaves: `tune.csv` (every candidate, per compare row),
+//! `pareto.csv` (the objective against the most binding constraint),
+//! `recommendation.txt` (the `--set` lines), `tuned.toml` (the scenario with
+//! the recommended values written in, the rest as it was), and the printed
+//! report or its JSON.
+
+use super::race::{Candidate, Estimate, Judgement, Status};
+use super::space::{self, Key, Point};
+use super::{FRESH, Outcome};
+use crate::error::Error;
+use crate::format::format_number;
+use crate::report::{Cell, Content, Table};
+use crate::table::wrap;
+use std::path::Path;
+
+/// The files of the output folder.
+pub fn files(o: &Outcome, text: &str) -> Result<Vec<(String, Content)>, Error> {
+    let mut files = Vec::new();
+    for t in [candidates(o), pareto(o)] {
+        files.push((
+            format!("{}.csv", t.name),
+            Content::Bytes(crate::report::to_csv(&t)?),
+        ));
+    }
+    if let Some((i, _)) = o.pick {
+        let point = &o.candidates[i].point;
+        let lines = space::set_lines(o.keys, point).join("\n") + "\n";
+        files.push((
+            "recommendation.txt".into(),
+            Content::Bytes(lines.into_bytes()),
+        ));
+        if let Some(copy) = tuned_copy(text, o.keys, point) {
+            files.push(("tuned.toml".into(), Content::Bytes(copy.into_bytes())));
+        }
+    }
+    Ok(files)
+}
+
+/// A metric's columns: unique names, the second use of a name numbered.
+fn metric_columns(o: &Outcome) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let names =
+        std::iter::once(&o.goal.objective).chain(o.goal.constraints.iter().map(|c| &c.metric));
+    for n in names {
+        let mut name = n.clone();
+        let mut k = 2;
+        while out.contains(&name) {
+            name = format!("{n}#{k}");
+            k += 1;
+        }
+        out.push(name);
+    }
+    out
+}
+
+fn num(x: f64) -> Cell {
+    if x.is_finite() {
+        Cell::Num(x)
+    } else {
+        Cell::Empty
+    }
+}
+
+fn status_words(o: &Outcome, i: usize, c: &Candidate) -> (String, String) {
+    if o.pick.is_some_and(|(p, _)| p == i) {
+        return ("recommended".into(), String::new());
+    }
+    match &c.status {
+        Status::Alive => (
+            "kept".into(),
+            "not beaten within the replications it ran (a tie, or the budget)".into(),
+        ),
+        Status::Infeasible(why) => ("infeasible".into(), why.clone()),
+        Status::Beaten(b) => ("beaten".into(), format!("by candidate {}", b + 1)),
+        Status::NoValue(why) => ("no_value".into(), why.clone()),
+    }
+}
+
+/// `tune.csv`: a line per candidate and compare row.
+fn candidates(o: &Outcome) -> Table {
+    let cols = metric_columns(o);
+    let mut headers: Vec<String> = vec!["candidate".into(), "round".into()];
+    headers.extend(o.keys.iter().map(|k| k.column.clone()));
+    headers.extend(["row".into(), "replications".into()]);
+    for (m, name) in cols.iter().enumerate() {
+        headers.extend([name.clone(), format!("{name}_low"), format!("{name}_high")]);
+        if m > 0 {
+            headers.push(format!("{name}_met"));
+        }
+    }
+    headers.extend([
+        "feasible".into(),
+        "runs".into(),
+        "status".into(),
+        "why".into(),
+    ]);
+    let mut t = Table::new("tune", "Candidates", headers);
+    for (i, c) in o.candidates.iter().enumerate() {
+        let feasible = feasible_word(o, c);
+        let (status, why) = status_words(o, i, c);
+        let judged = o.goal.judgements(c);
+        for (r, row) in c.values.iter().enumerate() {
+            let mut line = vec![Cell::Int(i as i64 + 1), Cell::Int(i64::from(c.round))];
+            line.extend(c.point.iter().map(value_cell));
+            line.extend([Cell::Text(o.rows[r].clone()), Cell::Int(c.n() as i64)]);
+            for (m, values) in row.iter().enumerate() {
+                match o.goal.estimate(m, values) {
+                    Some(e) => line.extend([num(e.mean), num(e.lo), num(e.hi)]),
+                    None => line.extend([Cell::Empty, Cell::Empty, Cell::Empty]),
+                }
+                if m > 0 {
+                    line.push(match judged[r][m - 1] {
+                        Some((_, j)) => Cell::Text(j.word().into()),
+                        None => Cell::Empty,
+                    });
+                }
+            }
+            line.extend([
+                Cell::Text(feasible.into()),
+                Cell::Int((c.n() * o.rows.len() as u64) as i64),
+                Cell::Text(status.clone()),
+                Cell::Text(why.clone()),
+            ]);
+            t.rows.push(line);
+        }
+    }
+    t
+}
+
+fn value_cell(v: &toml::Value) -> Cell {
+    match v {
+        toml::Value::Integer(i) => Cell::Int(*i),
+        toml::Value::String(s) => Cell::Text(s.clone()),
+        // a float as it is set (37.5), not to the report's two decimals
+        other => Cell::Text(space::show(other)),
+    }
+}
+
+/// Whether a candidate meets every constraint: `yes` (every interval),
+/// `no` (some interval fails), `unsure`.
+fn feasible_word(o: &Outcome, c: &Candidate) -> &'static str {
+    let all: Vec<Option<Judgement>> = o
+        .goal
+        .judgements(c)
+        .into_iter()
+        .flatten()
+        .map(|j| j.map(|(_, j)| j))
+        .collect();
+    if all.contains(&Some(Judgement::Violated)) {
+        "no"
+    } else if all.iter().all(|j| *j == Some(Judgement::Met)) {
+        "yes"
+    } else {
+        "unsure"
+    }
+}
+
+/// A constraint's margin at an estimate, relative to its limit (more is
+/// safer): what the limit leaves above a `<=` mean, below a `>=` one.
+fn margin(c: &crate::model::Threshold, mean: f64) -> f64 {
+    use crate::model::Comparison::*;
+    match c.op {
+        Less | LessOrEqual => c.value - mean,
+        Greater | GreaterOrEqual => mean - c.value,
+    }
+}
+
+/// The constraint with the least relative margin at the recommendation (or
+/// the candidate shown), and that margin's row.
+fn binding(o: &Outcome, c: &Candidate) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for row in o.goal.judgements(c) {
+        for (k, (j, t)) in row.iter().zip(&o.goal.constraints).enumerate() {
+            if let Some((e, _)) = j {
+                let m = margin(t, e.mean) / t.value.abs().max(1e-9);
+                if best.is_none_or(|(_, b)| m < b) {
+                    best = Some((k, m));
+                }
+            }
+        }
+    }
+    best.map(|(k, _)| k)
+}
+
+/// A candidate's worst row for constraint `k`: its mean there.
+fn worst_value(o: &Outcome, c: &Candidate, k: usize) -> Option<f64> {
+    let t = &o.goal.constraints[k];
+    o.goal
+        .judgements(c)
+        .iter()
+        .filter_map(|row| row[k].map(|(e, _)| e.mean))
+        .min_by(|a, b| margin(t, *a).total_cmp(&margin(t, *b)))
+}
+
+/// `pareto.csv`: every candidate with values, its objective against the
+/// most binding constraint, and whether no other candidate is better in both.
+fn pareto(o: &Outcome) -> Table {
+    let shown = o.pick.map(|p| p.0).or(o.closest);
+    let k = shown.and_then(|i| binding(o, &o.candidates[i]));
+    let mut headers: Vec<String> = vec!["candidate".into()];
+    headers.extend(o.keys.iter().map(|k| k.column.clone()));
+    headers.extend([
+        "objective".into(),
+        "constraint".into(),
+        "constraint_value".into(),
+        "feasible".into(),
+        "front".into(),
+    ]);
+    let mut t = Table::new(
+        "pareto",
+        "Objective against the most binding constraint",
+        headers,
+    );
+    let points: Vec<(usize, f64, Option<f64>)> = o
+        .candidates
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let cost = o.goal.objective_cost(c)?;
+            Some((i, cost, k.and_then(|k| worst_value(o, c, k))))
+        })
+        .collect();
+    for &(i, cost, v) in &points {
+        let c = &o.candidates[i];
+        let better = |a: f64, b: f64| {
+            k.is_some_and(|k| margin(&o.goal.constraints[k], a) > margin(&o.goal.constraints[k], b))
+        };
+        let dominated = points.iter().any(|&(j, cj, vj)| {
+            j != i
+                && match (v, vj) {
+                    (Some(v), Some(vj)) => {
+                        (cj <= cost && !better(v, vj)) && (cj < cost || better(vj, v))
+                    }
+                    (None, None) => cj < cost,
+                    _ => false,
+                }
+        });
+        let mut line = vec![Cell::Int(i as i64 + 1)];
+        line.extend(c.point.iter().map(value_cell));
+        let objective = if o.goal.maximize { -cost } else { cost };
+        line.push(num(objective));
+        line.push(match k {
+            Some(k) => Cell::Text(constraint_text(&o.goal.constraints[k])),
+            None => Cell::Empty,
+        });
+        line.push(v.map_or(Cell::Empty, num));
+        line.push(Cell::Text(feasible_word(o, c).into()));
+        line.push(Cell::Bool(!dominated));
+        t.rows.push(line);
+    }
+    t
+}
+
+fn constraint_text(c: &crate::model::Threshold) -> String {
+    format!("{} {} {}", c.metric, c.op.symbol(), format_number(c.value))
+}
+
+fn interval(e: &Estimate) -> String {
+    format!(
+        "{} [{}, {}]",
+        format_number(e.mean),
+        format_number(e.lo),
+        format_number(e.hi)
+    )
+}
+
+/// The printed report.
+pub fn text(o: &Outcome, dir: &Path) -> String {
+    let mut s = String::new();
+    let goal = o.goal;
+    let aim = if goal.maximize {
+        "maximize"
+    } else {
+        "minimize"
+    };
+    let over = match goal.over {
+        super::Over::Worst => "the worst compare row",
+        super::Over::Mean => "the mean of the compare rows",
+    };
+    s.push_str(&format!(
+        "Tuning: {} ({})\n",
+        o.scenario_name,
+        o.opts.file.display()
+    ));
+    s.push_str(&wrap(
+        &format!(
+            "Aim: {aim} {} {}, keys {}.",
+            goal.objective,
+            rows_text(&o.rows, over),
+            o.keys
+                .iter()
+                .map(|k| k.text.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        crate::table::WIDTH,
+    ));
+    if goal.constraints.is_empty() {
+        s.push_str("Constraints: none.\n");
+    } else {
+        s.push_str(&format!(
+            "Constraints (every compare row): {}.\n",
+            goal.constraints
+                .iter()
+                .map(constraint_text)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let count = |f: fn(&Status) -> bool| o.candidates.iter().filter(|c| f(&c.status)).count();
+    s.push_str(&wrap(
+        &format!(
+            "Searched: {} candidates ({} infeasible, {} beaten, {} without a value, {} kept), {} runs of a budget of {}{}, {:.1} s.",
+            o.candidates.len(),
+            count(|s| matches!(s, Status::Infeasible(_))),
+            count(|s| matches!(s, Status::Beaten(_))),
+            count(|s| matches!(s, Status::NoValue(_))),
+            count(|s| *s == Status::Alive),
+            o.runs,
+            o.budget,
+            if o.out_of_budget { " (spent: the search stopped short)" } else { "" },
+            o.seconds
+        ),
+        crate::table::WIDTH,
+    ));
+    match (o.pick, o.closest) {
+        (Some((i, sure)), _) => {
+            let c = &o.candidates[i];
+            let how = if sure {
+                "every constraint met by its interval in every row"
+            } else {
+                "its means meet the constraints, but not every interval: run more replications (--max-replications) before trusting it"
+            };
+            s.push_str(&wrap(
+                &format!("Recommendation (candidate {}, {how}):", i + 1),
+                crate::table::WIDTH,
+            ));
+            s.push_str(&format!("  {}\n", set_args(o.keys, &c.point)));
+        }
+        (None, Some(i)) => {
+            let c = &o.candidates[i];
+            s.push_str(&wrap(
+                &format!(
+                    "No feasible setting: no candidate's means meet every constraint. The closest was candidate {}: {}",
+                    i + 1,
+                    set_args(o.keys, &c.point)
+                ),
+                crate::table::WIDTH,
+            ));
+        }
+        (None, None) => {
+            s.push_str("No feasible setting: no candidate gave every metric a value.\n")
+        }
+    }
+    if !o.fresh.is_empty() {
+        s.push_str(&format!(
+            "On {} fresh replications (from {FRESH}, seeds no candidate ran):\n",
+            o.fresh_n
+        ));
+        for (r, row) in o.fresh.iter().enumerate() {
+            let mut parts = Vec::new();
+            if let Some(e) = &row[0] {
+                parts.push(format!("{} {}", goal.objective, interval(e)));
+            }
+            for (k, t) in goal.constraints.iter().enumerate() {
+                match &row[k + 1] {
+                    Some(e) => parts.push(format!(
+                        "{} {}, margin {} ({})",
+                        t.metric,
+                        interval(e),
+                        interval(&Estimate {
+                            mean: margin(t, e.mean),
+                            lo: margin(
+                                t,
+                                if margin(t, e.lo) < margin(t, e.hi) {
+                                    e.lo
+                                } else {
+                                    e.hi
+                                }
+                            ),
+                            hi: margin(
+                                t,
+                                if margin(t, e.lo) < margin(t, e.hi) {
+                                    e.hi
+                                } else {
+                                    e.lo
+                                }
+                            ),
+                            n: e.n
+                        }),
+                        match goal.judge(t, e) {
+                            Judgement::Met => "met",
+                            Judgement::Violated => "FAILS",
+                            Judgement::Unsure => "unsure",
+                        }
+                    )),
+                    None => parts.push(format!("{} no value", t.metric)),
+                }
+            }
+            s.push_str(&wrap(
+                &format!("  row {}: {}", o.rows[r], parts.join("; ")),
+                crate::table::WIDTH,
+            ));
+        }
+    }
+    s.push_str(&format!("Files: {}/ (tune.csv, pareto.csv", dir.display()));
+    if o.pick.is_some() {
+        s.push_str(", recommendation.txt, tuned.toml");
+    }
+    s.push_str(")\n");
+    s
+}
+
+fn rows_text(rows: &[String], over: &str) -> String {
+    match rows {
+        [_] => "in the scenario's one compare row".into(),
+        _ => format!(
+            "over {over} ({} compare rows: {})",
+            rows.len(),
+            rows.join("; ")
+        ),
+    }
+}
+
+fn set_args(keys: &[Key], p: &Point) -> String {
+    space::set_lines(keys, p)
+        .iter()
+        .map(|l| format!("--set {l}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The result as one JSON document.
+pub fn json(o: &Outcome, dir: &Path) -> Result<String, Error> {
+    use serde_json::{Map, Value as J, json};
+    let est = |e: &Option<Estimate>| match e {
+        Some(e) => {
+            json!({"mean": finite(e.mean), "low": finite(e.lo), "high": finite(e.hi), "n": e.n})
+        }
+        None => J::Null,
+    };
+    let point = |i: usize| -> J {
+        let mut m = Map::new();
+        for (k, v) in o.keys.iter().zip(&o.candidates[i].point) {
+            m.insert(k.key.clone(), serde_json::to_value(v).unwrap_or(J::Null));
+        }
+        J::Object(m)
+    };
+    let fresh: Vec<J> = o
+        .fresh
+        .iter()
+        .enumerate()
+        .map(|(r, row)| {
+            let constraints: Vec<J> = o
+                .goal
+                .constraints
+                .iter()
+                .enumerate()
+                .map(|(k, t)| {
+                    json!({
+                        "constraint": constraint_text(t),
+                        "estimate": est(&row[k + 1]),
+                        "met": row[k + 1].map(|e| o.goal.judge(t, &e).word()),
+                    })
+                })
+                .collect();
+            json!({"row": o.rows[r], "objective": est(&row[0]), "constraints": constraints})
+        })
+        .collect();
+    let doc = json!({
+        "scenario": o.scenario_name,
+        "file": o.opts.file.display().to_string(),
+        "objective": {"metric": o.goal.objective, "maximize": o.goal.maximize, "over": format!("{:?}", o.goal.over).to_lowercase()},
+        "constraints": o.goal.constraints.iter().map(constraint_text).collect::<Vec<_>>(),
+        "rows": o.rows,
+        "recommendation": o.pick.map(|(i, _)| point(i)),
+        "feasible": o.pick.is_some_and(|(_, sure)| sure),
+        "closest": o.closest.map(point),
+        "fresh": {"replications": o.fresh_n, "rows": fresh},
+        "candidates": o.candidates.len(),
+        "runs": o.runs,
+        "budget": o.budget,
+        "out_of_budget": o.out_of_budget,
+        "folder": dir.display().to_string(),
+    });
+    serde_json::to_string_pretty(&doc)
+        .map(|s| s + "\n")
+        .map_err(|e| Error::Other(format!("tune: cannot write JSON: {e}")))
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+/// The scenario's text with each key set to the point's value, everything
+/// else (comments, order, layout) as it was. None: a key the file does not
+/// hold where it can be written (one given by `--set` only).
+pub fn tuned_copy(text: &str, keys: &[Key], point: &Point) -> Option<String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().ok()?;
+    for (k, v) in keys.iter().zip(point) {
+        let path = crate::scenario::paths::segments(&k.key);
+        let slot = find(doc.as_item_mut(), &path)?;
+        let mut new = to_edit(v)?;
+        *new.decor_mut() = slot.decor().clone();
+        *slot = new;
+    }
+    Some(doc.to_string())
+}
+
+/// The value at `path` under `item`, when it is there.
+fn find<'a>(item: &'a mut toml_edit::Item, path: &[String]) -> Option<&'a mut toml_edit::Value> {
+    let (head, rest) = path.split_first()?;
+    let child: &mut toml_edit::Item = match item {
+        toml_edit::Item::ArrayOfTables(a) => {
+            let t = a.get_mut(head.parse().ok()?)?;
+            return find_in_table(t, rest);
+        }
+        toml_edit::Item::Value(v) => return find_value(v, path),
+        other => other.get_mut(head.as_str())?,
+    };
+    if rest.is_empty() {
+        child.as_value_mut()
+    } else {
+        find(child, rest)
+    }
+}
+
+fn find_in_table<'a>(
+    t: &'a mut toml_edit::Table,
+    path: &[String],
+) -> Option<&'a mut toml_edit::Value> {
+    let (head, rest) = path.split_first()?;
+    let child = t.get_mut(head)?;
+    if rest.is_empty() {
+        child.as_value_mut()
+    } else {
+        find(child, rest)
+    }
+}
+
+fn find_value<'a>(
+    v: &'a mut toml_edit::Value,
+    path: &[String],
+) -> Option<&'a mut toml_edit::Value> {
+    let Some((head, rest)) = path.split_first() else {
+        return Some(v);
+    };
+    let child = match v {
+        toml_edit::Value::Array(a) => a.get_mut(head.parse().ok()?)?,
+        toml_edit::Value::InlineTable(t) => t.get_mut(head)?,
+        _ => return None,
+    };
+    find_value(child, rest)
+}
+
+fn to_edit(v: &toml::Value) -> Option<toml_edit::Value> {
+    let text = format!("v = {}", space::show(v));
+    let doc: toml_edit::DocumentMut = text.parse().ok()?;
+    doc.get("v")?.as_value().cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tuned_copy_changes_only_the_tuned_values() {
+        let text = "# top\n[policies.retry]\ntimeout_ms = 100 # per try\nretry = { max_attempts = 3, on = [\"timeout\"] }\n\n[[faults]]\nat_ms = 5\n[compare]\nx = [1]\n";
+        let keys = [
+            space::parse("policies.retry.timeout_ms=20..500").unwrap(),
+            space::parse("policies.retry.retry.max_attempts=1..5").unwrap(),
+            space::parse("faults.0.at_ms=1..9").unwrap(),
+        ];
+        let point = vec![
+            toml::Value::Float(37.5),
+            toml::Value::Integer(2),
+            toml::Value::Integer(7),
+        ];
+        let out = tuned_copy(text, &keys, &point).expect("a copy");
+        assert_eq!(
+            out,
+            "# top\n[policies.retry]\ntimeout_ms = 37.5 # per try\nretry = { max_attempts = 2, on = [\"timeout\"] }\n\n[[faults]]\nat_ms = 7\n[compare]\nx = [1]\n"
+        );
+        let missing = [space::parse("policies.other.timeout_ms=1..2").unwrap()];
+        assert!(tuned_copy(text, &missing, &vec![toml::Value::Integer(1)]).is_none());
+    }
+}
