@@ -465,7 +465,8 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
     if let Some(i) = again {
         let point = race.candidates[i].point.clone();
         let values = race::Evaluate::run(&mut ev, usize::MAX, &point, FRESH, FRESH + most)?;
-        race.runs += most * race.rows;
+        // its replication 0 is run too, to lay out its metrics
+        race.runs += (most + 1) * race.rows;
         fresh = values
             .iter()
             .map(|row| {

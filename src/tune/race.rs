@@ -84,18 +84,29 @@ pub struct Estimate {
 
 impl Goal {
     /// The interval of the mean of `values` (None when one has no value):
-    /// Student t, the mean alone with one value or values all the same, cut
-    /// to the metric's range.
+    /// Wilson's for a flag, else Student t (the mean alone with values all
+    /// the same, no bound with one value), cut to the metric's range.
     pub fn estimate(&self, metric: usize, values: &[Option<f64>]) -> Option<Estimate> {
         let mut r = Running::default();
         for v in values {
             r.push((*v)?);
         }
-        estimate_of(
-            &r,
-            self.confidence,
-            self.clip.get(metric).copied().flatten(),
-        )
+        let clip = self.clip.get(metric).copied().flatten();
+        if clip == Some((0.0, 1.0)) {
+            // a flag (0/1 per replication): the share's Wilson interval,
+            // which stays inside [0, 1] and is not a point at 0 of n or n of n
+            let n = r.n();
+            let ones = values.iter().flatten().filter(|v| **v >= 0.5).count() as u64;
+            let z = crate::sweep::stats::normal_quantile(0.5 + self.confidence / 2.0);
+            let (lo, hi) = crate::sweep::stats::wilson(ones, n, z)?;
+            return Some(Estimate {
+                mean: r.mean()?,
+                lo,
+                hi,
+                n,
+            });
+        }
+        estimate_of(&r, self.confidence, clip)
     }
 
     /// A constraint's judgement on an estimate.
@@ -545,6 +556,19 @@ mod tests {
         assert_eq!(r.candidates.len(), 2);
         assert!(r.out_of_budget);
         assert!(r.runs <= 9);
+    }
+
+    #[test]
+    fn a_flag_gets_a_wilson_interval_inside_0_1() {
+        let mut g = goal(&["<= 0.1"]);
+        g.clip[1] = Some((0.0, 1.0));
+        let e = g.estimate(1, &[Some(0.0); 10]).unwrap();
+        assert_eq!((e.mean, e.lo), (0.0, 0.0));
+        // 0 of 10: up to 0.28 at 95 %, so "at most 10 %" is not shown yet
+        assert!((e.hi - 0.2775).abs() < 1e-3, "{e:?}");
+        assert_eq!(g.judge(&g.constraints[0], &e), Judgement::Unsure);
+        let e = g.estimate(1, &[Some(0.0); 40]).unwrap();
+        assert_eq!(g.judge(&g.constraints[0], &e), Judgement::Met);
     }
 
     #[test]

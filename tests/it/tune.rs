@@ -181,3 +181,49 @@ fn bad_tunings_are_refused_before_anything_runs() {
         assert!(!dir.path().join("t").exists(), "{args:?} wrote its folder");
     }
 }
+
+/// The figures README.md and docs/scenarios.md quote for the example: the
+/// search as printed, and the file as set over 20 seeds.
+#[test]
+fn the_tuning_figures_the_docs_quote_hold() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = tune(dir.path(), &["--constraint", "calls.amplification <= 1.22"]).success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for quoted in [
+        "Searched: 30 candidates (10 infeasible, 11 beaten, 0 without a value, 9 kept), 812 runs",
+        "--set policies.retry.timeout_ms=300.9 --set policies.retry.retry.max_attempts=4",
+        "outcomes.answered_pct 95.998071 [95.880371, 96.115771]",
+        "calls.amplification 1.199524 [1.196522, 1.202526]",
+    ] {
+        assert!(text.contains(quoted), "{quoted} not in:\n{text}");
+    }
+    // at the limit the attempts tend to, the fresh run cannot show it met
+    let at = tempfile::tempdir().expect("tempdir");
+    let out = tune(at.path(), &["--constraint", "calls.amplification <= 1.25"]).success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for quoted in [
+        "--set policies.retry.timeout_ms=155.5 --set policies.retry.retry.max_attempts=8",
+        "outcomes.answered_pct 99.8263 [",
+        "calls.amplification 1.247138 [1.243777, 1.250499], margin",
+        "(unsure)",
+    ] {
+        assert!(text.contains(quoted), "{quoted} not in:\n{text}");
+    }
+    let sweep = tempfile::tempdir().expect("tempdir");
+    resim()
+        .arg("sweep")
+        .arg(scenario(EXAMPLE))
+        .args(["-n", "20", "-q", "--out"])
+        .arg(sweep.path())
+        .assert()
+        .success();
+    let summary = Csv::read(&sweep.path().join("summary.csv"));
+    let answered = summary.row(&[("metric", "outcomes.answered_pct")]);
+    assert_rounded(answered, "mean", 99.15, 2);
+    assert_rounded(answered, "ci_low", 99.04, 2);
+    assert_rounded(answered, "ci_high", 99.27, 2);
+    let attempts = summary.row(&[("metric", "calls.amplification")]);
+    assert_rounded(attempts, "mean", 1.240, 3);
+    assert_rounded(attempts, "ci_low", 1.236, 3);
+    assert_rounded(attempts, "ci_high", 1.245, 3);
+}
