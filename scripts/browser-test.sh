@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Opens the report.html of every bundled scenario (and of the Monte-Carlo sweeps,
-# a short sweep of goodput-collapse for the time series, sweeps over numeric axes
-# and two boundaries) in headless Chromium, as a reader would, and checks for each page:
+# a short sweep of goodput-collapse for the time series, sweeps over numeric axes,
+# two boundaries and a tuning) in headless Chromium, as a reader would, and checks for each page:
 #   - no console message (the page has no script: any message is an error),
 #   - a screenshot that is not blank (at least MIN_PIXELS distinct pixel values),
 #   - as many <svg> charts in the DOM as the page's CSV files call for.
@@ -54,6 +54,11 @@ done
   --axis workload.rate_rps=5..60 --axis 'services.api.handler.slots=[1, 2, 3]' \
   --metric recovery.stuck --target 0.5 -n 3 --tolerance 10% --once \
   --out "$work/boundary/curve"
+# a tuning: the Pareto chart, one per key, the runs per round
+"$bin" tune --quiet scenarios/examples/tune-deadline-retries.toml \
+  --vary policies.retry.timeout_ms=10..500 --vary policies.retry.retry.max_attempts=1..10 \
+  --maximize outcomes.answered_pct --constraint "calls.amplification <= 1.22" \
+  --budget 400 --out "$work/tune"
 
 chrome() {
   chromium --headless --no-sandbox --disable-gpu --window-size=1280,2000 \
@@ -156,6 +161,22 @@ elif has("crossing.csv"):
             values = {row[axis] for row in r if first(row)}
         # the curve, the heatmap of the points (up to 40 values), one per search
         n += 1 + (len(values) <= 40) + searches
+elif has("tune.csv"):
+    # the runs per round; the objective against the most binding constraint
+    # (when a constraint was named); the objective against each numeric key
+    n += 1
+    with open(os.path.join(d, "pareto.csv")) as f:
+        r = csv.DictReader(f)
+        keys = r.fieldnames[1 : r.fieldnames.index("objective")]
+        rows = list(r)
+    n += any(row["constraint"] != "" for row in rows)
+    def number(v):
+        try:
+            float(v)
+            return True
+        except ValueError:
+            return False
+    n += sum(1 for k in keys if all(number(row[k]) for row in rows))
 else:
     n += 2 * has("ladder.csv") + has("latency_cdf.csv") + has("outcomes.csv")
     # the failed requests on their own scale: when some row failed a request

@@ -503,6 +503,7 @@ fn points_chart(
                 Some((p.value, lo, hi))
             })
             .collect(),
+        dots: false,
     };
     let markers = c
         .estimate
@@ -558,6 +559,7 @@ fn curve_chart(s: &Search) -> Result<Option<String>, Error> {
         name: format!("boundary of {} (bracket shaded)", s.axis.column),
         points: found.iter().map(|(x, e, _)| (*x, *e)).collect(),
         intervals: found.iter().map(|(x, _, (a, b))| (*x, *a, *b)).collect(),
+        dots: false,
     };
     let missing: Vec<String> = s
         .curves

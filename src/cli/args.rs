@@ -32,7 +32,8 @@ pub(super) enum Command {
     Boundary(BoundaryArgs),
     /// Search the settings to run with: the values of --vary keys that optimise a
     /// metric while every compare row meets the constraints. Writes tune.csv
-    /// (every candidate), pareto.csv, recommendation.txt and tuned.toml
+    /// (every candidate), pareto.csv, fresh.csv, recommendation.txt, tuned.toml
+    /// and report.html
     Tune(TuneArgs),
     /// Combine the folders of `resim sweep --shard K/N` runs into the whole run's
     /// replications.csv, summary.csv, paired.csv and pooled.csv (byte for byte)
@@ -312,6 +313,9 @@ pub(super) struct TuneArgs {
     /// Print nothing on stdout (the files are still written)
     #[arg(long, short)]
     pub(super) quiet: bool,
+    /// Do not write report.html
+    #[arg(long)]
+    pub(super) no_report: bool,
 }
 
 /// `resim import`'s arguments.

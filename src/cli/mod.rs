@@ -284,6 +284,7 @@ fn tune(a: args::TuneArgs) -> Result<(), Error> {
         budget: a.budget,
         jobs: a.jobs,
         out: a.out,
+        report: !a.no_report,
     };
     let report = crate::tune::tune(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
     if a.json {

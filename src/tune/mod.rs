@@ -8,7 +8,8 @@
 //!   a sweep's streams (eval) -> the race: intervals drop the infeasible and
 //!   the beaten, replications are doubled where a decision is close (race) ->
 //!   the recommendation, run again on fresh replications -> tune.csv,
-//!   pareto.csv, recommendation.txt, tuned.toml, the text or JSON (report)
+//!   pareto.csv, fresh.csv, recommendation.txt, tuned.toml, the text or
+//!   JSON (report), report.html (page)
 //! ```
 //!
 //! Every candidate runs the same replications (common random numbers), and
@@ -16,6 +17,7 @@
 //! inputs give the same candidates and bytes with any `--jobs`.
 
 mod eval;
+mod page;
 pub mod race;
 mod report;
 pub mod space;
@@ -61,6 +63,8 @@ pub struct TuneOptions {
     pub budget: Option<u64>,
     pub jobs: Option<usize>,
     pub out: Option<PathBuf>,
+    /// Write `report.html`.
+    pub report: bool,
 }
 
 /// What `resim tune` leaves for the user.

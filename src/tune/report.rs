@@ -1,5 +1,6 @@
 //! What a tuning leaves: `tune.csv` (every candidate, per compare row),
 //! `pareto.csv` (the objective against the most binding constraint),
+//! `fresh.csv` and `report.html` (see `page`),
 //! `recommendation.txt` (the `--set` lines), `tuned.toml` (the scenario with
 //! the recommended values written in, the rest as it was), and the printed
 //! report or its JSON.
@@ -16,10 +17,18 @@ use std::path::Path;
 /// The files of the output folder.
 pub fn files(o: &Outcome, text: &str) -> Result<Vec<(String, Content)>, Error> {
     let mut files = Vec::new();
-    for t in [candidates(o), pareto(o)] {
+    let (cands, front) = (candidates(o), pareto(o));
+    for t in [&cands, &front, &super::page::fresh_table(o)] {
         files.push((
             format!("{}.csv", t.name),
-            Content::Bytes(crate::report::to_csv(&t)?),
+            Content::Bytes(crate::report::to_csv(t)?),
+        ));
+    }
+    if o.opts.report {
+        let page = super::page::page(o, cands, front)?;
+        files.push((
+            crate::report::html::FILE.into(),
+            Content::Bytes(page.into_bytes()),
         ));
     }
     if let Some((i, _)) = o.pick {
@@ -138,7 +147,7 @@ fn value_cell(v: &toml::Value) -> Cell {
 
 /// Whether a candidate meets every constraint: `yes` (every interval),
 /// `no` (some interval fails), `unsure`.
-fn feasible_word(o: &Outcome, c: &Candidate) -> &'static str {
+pub(super) fn feasible_word(o: &Outcome, c: &Candidate) -> &'static str {
     let all: Vec<Option<Judgement>> = o
         .goal
         .judgements(c)
@@ -157,7 +166,7 @@ fn feasible_word(o: &Outcome, c: &Candidate) -> &'static str {
 
 /// A constraint's margin at an estimate, relative to its limit (more is
 /// safer): what the limit leaves above a `<=` mean, below a `>=` one.
-fn margin(c: &crate::model::Threshold, mean: f64) -> f64 {
+pub(super) fn margin(c: &crate::model::Threshold, mean: f64) -> f64 {
     use crate::model::Comparison::*;
     match c.op {
         Less | LessOrEqual => c.value - mean,
@@ -167,7 +176,7 @@ fn margin(c: &crate::model::Threshold, mean: f64) -> f64 {
 
 /// The constraint with the least relative margin at the recommendation (or
 /// the candidate shown), and that margin's row.
-fn binding(o: &Outcome, c: &Candidate) -> Option<usize> {
+pub(super) fn binding(o: &Outcome, c: &Candidate) -> Option<usize> {
     let mut best: Option<(usize, f64)> = None;
     for row in o.goal.judgements(c) {
         for (k, (j, t)) in row.iter().zip(&o.goal.constraints).enumerate() {
@@ -183,7 +192,7 @@ fn binding(o: &Outcome, c: &Candidate) -> Option<usize> {
 }
 
 /// A candidate's worst row for constraint `k`: its mean there.
-fn worst_value(o: &Outcome, c: &Candidate, k: usize) -> Option<f64> {
+pub(super) fn worst_value(o: &Outcome, c: &Candidate, k: usize) -> Option<f64> {
     let t = &o.goal.constraints[k];
     o.goal
         .judgements(c)
@@ -251,7 +260,7 @@ fn pareto(o: &Outcome) -> Table {
     t
 }
 
-fn constraint_text(c: &crate::model::Threshold) -> String {
+pub(super) fn constraint_text(c: &crate::model::Threshold) -> String {
     format!("{} {} {}", c.metric, c.op.symbol(), format_number(c.value))
 }
 
@@ -403,9 +412,15 @@ pub fn text(o: &Outcome, dir: &Path) -> String {
             ));
         }
     }
-    s.push_str(&format!("Files: {}/ (tune.csv, pareto.csv", dir.display()));
+    s.push_str(&format!(
+        "Files: {}/ (tune.csv, pareto.csv, fresh.csv",
+        dir.display()
+    ));
     if o.pick.is_some() {
         s.push_str(", recommendation.txt, tuned.toml");
+    }
+    if o.opts.report {
+        s.push_str(", report.html");
     }
     s.push_str(")\n");
     s

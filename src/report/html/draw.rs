@@ -85,6 +85,8 @@ pub(super) enum Sample {
     Dashed(RGBColor),
     Area(RGBAColor),
     LineOnArea(RGBColor),
+    /// A dot: points no line joins (a search's candidates).
+    Dot(RGBColor),
 }
 
 /// How a legend's keys are drawn: the sample's length, its dashes, the box's
@@ -138,6 +140,9 @@ impl Keys {
             Sample::LineOnArea(col) => area
                 .draw(&Rectangle::new(boxed, col.mix(0.18).filled()))
                 .and_then(|()| area.draw(&PathElement::new(line, col.stroke_width(2)))),
+            Sample::Dot(col) => {
+                area.draw(&Circle::new((x + self.length / 2, y + 6), 4, col.filled()))
+            }
         }
         .map_err(|e| e.to_string())?;
         area.draw(&Text::new(

@@ -37,6 +37,8 @@ pub struct ValueSeries {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub intervals: Vec<(f64, f64, f64)>,
+    /// Dots alone, no line: points of a search that no order joins.
+    pub dots: bool,
 }
 
 /// A chart of means against a numeric setting.
@@ -123,6 +125,7 @@ pub fn value_chart(c: &ValueChart) -> Result<String, Error> {
             name: s.name.clone(),
             points: s.points.iter().map(|p| (fx(p.0), p.1)).collect(),
             intervals: s.intervals.iter().map(|i| (fx(i.0), i.1, i.2)).collect(),
+            dots: s.dots,
         })
         .collect();
     svg(height, |root| {
@@ -153,7 +156,14 @@ fn value_keys(c: &ValueChart) -> Vec<(Sample, &str)> {
         .series
         .iter()
         .enumerate()
-        .map(|(i, s)| (Sample::LineOnArea(color(i)), s.name.as_str()))
+        .map(|(i, s)| {
+            let sample = if s.dots {
+                Sample::Dot(color(i))
+            } else {
+                Sample::LineOnArea(color(i))
+            };
+            (sample, s.name.as_str())
+        })
         .collect();
     keys.extend(
         c.target
@@ -326,6 +336,16 @@ fn value_marks(
     }
     for (i, s) in series.iter().enumerate() {
         let style = color(i).stroke_width(2);
+        if s.dots {
+            chart
+                .draw_series(
+                    s.points
+                        .iter()
+                        .map(|p| Circle::new(*p, 4, color(i).filled())),
+                )
+                .map_err(err)?;
+            continue;
+        }
         if dashed(i) {
             chart.draw_series(std::iter::once(DashedPathElement::new(
                 s.points.clone(),
@@ -655,6 +675,7 @@ impl Metric<'_> {
                         name,
                         points: Vec::new(),
                         intervals: Vec::new(),
+                        dots: false,
                     });
                     series.len() - 1
                 }
@@ -841,6 +862,7 @@ mod tests {
                     name: "s".into(),
                     points: xs.iter().map(|x| (*x, x * 10.0)).collect(),
                     intervals: xs.iter().map(|x| (*x, x * 9.0, x * 11.0)).collect(),
+                    dots: false,
                 }],
                 target: None,
                 markers: Vec::new(),
