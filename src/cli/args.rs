@@ -259,15 +259,16 @@ pub(super) struct BoundaryArgs {
 
 /// `resim tune`'s arguments.
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("aim").required(true).args(["maximize", "minimize"])))]
+#[command(group(clap::ArgGroup::new("aim").args(["maximize", "minimize"])))]
 pub(super) struct TuneArgs {
     /// The scenario file; its compare rows are the suite (faults, loads) every
-    /// candidate must hold under
+    /// candidate must hold under. Its [tune] table gives what the flags leave out
     #[arg(value_name = "FILE")]
     pub(super) file: PathBuf,
     /// A key to tune: KEY=LO..HI (a number; whole numbers stay whole) or
-    /// KEY=[v1, v2, ...] (one of these values); repeat for more keys
-    #[arg(long, value_name = "KEY=LO..HI", required = true)]
+    /// KEY=[v1, v2, ...] (one of these values); repeat for more keys. Without
+    /// it, the file's [tune] vary
+    #[arg(long, value_name = "KEY=LO..HI")]
     pub(super) vary: Vec<String>,
     /// The metric to make as large as possible (named as a sweep names it)
     #[arg(long, value_name = "METRIC")]
@@ -279,10 +280,10 @@ pub(super) struct TuneArgs {
     /// meet in every compare row; repeat for more
     #[arg(long, value_name = "\"METRIC <= X\"")]
     pub(super) constraint: Vec<String>,
-    /// How the objective is taken over the compare rows: the worst row's mean, or
-    /// the mean of the rows' means
-    #[arg(long, value_name = "HOW", default_value = "worst")]
-    pub(super) over: crate::tune::Over,
+    /// How the objective is taken over the compare rows: the worst row's mean
+    /// (the default), or the mean of the rows' means
+    #[arg(long, value_name = "HOW")]
+    pub(super) over: Option<crate::tune::Over>,
     /// Replications a candidate starts with (default 10)
     #[arg(long, short = 'n', value_name = "N")]
     pub(super) replications: Option<u64>,

@@ -267,9 +267,9 @@ fn boundary(a: args::BoundaryArgs) -> Result<(), Error> {
 /// `resim tune`: the search, its recommendation printed as text or JSON.
 fn tune(a: args::TuneArgs) -> Result<(), Error> {
     let objective = match (a.maximize, a.minimize) {
-        (Some(m), None) => (m, true),
-        (None, Some(m)) => (m, false),
-        _ => unreachable!("clap asks for one of --maximize and --minimize"),
+        (Some(m), None) => Some((m, true)),
+        (None, Some(m)) => Some((m, false)),
+        _ => None,
     };
     let opts = crate::tune::TuneOptions {
         file: a.file,

@@ -41,6 +41,30 @@ pub struct RawScenario {
     pub faults: Vec<RawFault>,
     /// `[output]`: extra result files (the time series).
     pub output: Option<RawOutput>,
+    /// `[tune]`: what `resim tune` searches when its flags do not say. Here
+    /// for its keys and types to be checked with the file's; the tune command
+    /// reads the table itself, after `--set`.
+    #[allow(dead_code)]
+    pub tune: Option<RawTune>,
+}
+
+/// `[tune]`: the defaults of `resim tune`'s flags, as written.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTune {
+    /// `--vary` lines: `KEY=LO..HI` or `KEY=[v1, v2]`.
+    #[serde(default)]
+    pub vary: Vec<String>,
+    pub maximize: Option<String>,
+    pub minimize: Option<String>,
+    /// `--constraint` lines: `METRIC OP LIMIT`.
+    #[serde(default)]
+    pub constraints: Vec<String>,
+    /// `"worst"` or `"mean"`.
+    pub over: Option<String>,
+    pub replications: Option<u64>,
+    pub max_replications: Option<u64>,
+    pub budget: Option<u64>,
 }
 
 /// One `[[faults]]` entry: the table itself, read against the fault kinds'

@@ -54,10 +54,10 @@ pub struct TuneOptions {
     /// `--vary`, as written.
     pub vary: Vec<String>,
     /// `--maximize` or `--minimize`: the metric, and whether larger is better.
-    pub objective: (String, bool),
+    pub objective: Option<(String, bool)>,
     /// `--constraint`, as written.
     pub constraints: Vec<String>,
-    pub over: Over,
+    pub over: Option<Over>,
     pub replications: Option<u64>,
     pub max_replications: Option<u64>,
     pub budget: Option<u64>,
@@ -132,7 +132,7 @@ struct Settings {
 fn settings(opts: &TuneOptions) -> Result<Settings, Error> {
     if opts.vary.is_empty() {
         return Err(arg_error(
-            "give at least one --vary KEY=LO..HI or KEY=[v1, v2, ...]",
+            "give at least one --vary KEY=LO..HI or KEY=[v1, v2, ...] (or `vary` in [tune])",
         ));
     }
     if opts.vary.len() > space::MAX_KEYS {
@@ -184,11 +184,16 @@ fn settings(opts: &TuneOptions) -> Result<Settings, Error> {
     let jobs = opts.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
+    let Some((objective, maximize)) = opts.objective.clone() else {
+        return Err(arg_error(
+            "give --maximize METRIC or --minimize METRIC (or `maximize` or `minimize` in [tune])",
+        ));
+    };
     let goal = Goal {
-        objective: opts.objective.0.clone(),
-        maximize: opts.objective.1,
+        objective,
+        maximize,
         constraints,
-        over: opts.over,
+        over: opts.over.unwrap_or(Over::Worst),
         confidence: 0.95,
         clip: Vec::new(),
     };
@@ -202,9 +207,8 @@ fn settings(opts: &TuneOptions) -> Result<Settings, Error> {
     })
 }
 
-/// The scenario's text, each key checked against it: in the file (or set by
-/// `--set`), a number for a range, and not an axis of `[compare]`.
-fn read_scenario(opts: &TuneOptions, keys: &[Key]) -> Result<String, Error> {
+/// The scenario's text, and its table with `--set` applied.
+fn read_scenario(opts: &TuneOptions) -> Result<(String, toml::Table), Error> {
     let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
     let bytes = scenario::read_input(&opts.file, "scenario file")?;
     let text = scenario::decode_text(bytes, "scenario file").map_err(in_file)?;
@@ -217,9 +221,91 @@ fn read_scenario(opts: &TuneOptions, keys: &[Key]) -> Result<String, Error> {
     for o in &opts.overrides {
         let _ = scenario::paths::set(&mut doc, &o.path, o.value.clone());
     }
+    Ok((text, doc))
+}
+
+/// The options with `[tune]`'s values where the command line is silent:
+/// `--vary` (all of them) replaces the table's `vary`, `--constraint` its
+/// `constraints`, and each other flag its key. A value of the table that is
+/// wrong is refused naming the file, its line and the key.
+fn with_table(opts: &TuneOptions, text: &str, doc: &toml::Table) -> Result<TuneOptions, Error> {
+    let Some(table) = doc.get("tune") else {
+        return Ok(opts.clone());
+    };
+    let at = |key: &str, message: String| -> Error {
+        ScenarioError::new(key, message)
+            .at(scenario::paths::locate(text, key))
+            .in_file(&opts.file)
+            .into()
+    };
+    let raw: scenario::raw::RawTune = table.clone().try_into().map_err(|e: toml::de::Error| {
+        // the loader names the key and its position
+        match scenario::load_str(text, &opts.file, &scenario::LoadOptions::default()) {
+            Err(e) => Error::from(e),
+            Ok(_) => at("tune", e.message().trim().to_string()),
+        }
+    })?;
+    let mut out = opts.clone();
+    let reason = |e: Error| match e {
+        Error::Scenario(se) => se.message,
+        other => other.to_string(),
+    };
+    if out.vary.is_empty() {
+        for v in &raw.vary {
+            space::parse(v).map_err(|e| at("tune.vary", reason(e)))?;
+        }
+        out.vary = raw.vary;
+    }
+    if out.constraints.is_empty() {
+        for c in &raw.constraints {
+            parse_constraint(c).map_err(|e| at("tune.constraints", reason(e)))?;
+        }
+        out.constraints = raw.constraints;
+    }
+    if out.objective.is_none() {
+        out.objective = match (raw.maximize, raw.minimize) {
+            (Some(_), Some(_)) => {
+                return Err(at(
+                    "tune.minimize",
+                    "give one of `maximize` and `minimize`, not both".into(),
+                ));
+            }
+            (Some(m), None) => Some((m, true)),
+            (None, Some(m)) => Some((m, false)),
+            (None, None) => None,
+        };
+    }
+    if out.over.is_none() {
+        out.over = match raw.over.as_deref() {
+            None => None,
+            Some("worst") => Some(Over::Worst),
+            Some("mean") => Some(Over::Mean),
+            Some(other) => {
+                return Err(at(
+                    "tune.over",
+                    format!("\"{other}\" is not one of \"worst\", \"mean\""),
+                ));
+            }
+        };
+    }
+    out.replications = out.replications.or(raw.replications);
+    out.max_replications = out.max_replications.or(raw.max_replications);
+    out.budget = out.budget.or(raw.budget);
+    Ok(out)
+}
+
+/// Each key checked against the file: in it (or set by `--set`), a number
+/// for a range, and not an axis of `[compare]`.
+fn check_keys(
+    opts: &TuneOptions,
+    text: &str,
+    doc: &toml::Table,
+    keys: &[Key],
+) -> Result<(), Error> {
+    let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
     for k in keys {
-        let at = scenario::paths::locate(&text, &k.key);
-        match (scenario::paths::get(&doc, &k.key), &k.domain) {
+        let at = scenario::paths::locate(text, &k.key);
+        match (scenario::paths::get(doc, &k.key), &k.domain) {
             (None, _) => {
                 return Err(in_file(ScenarioError::new(
                     k.key.as_str(),
@@ -257,11 +343,11 @@ fn read_scenario(opts: &TuneOptions, keys: &[Key]) -> Result<String, Error> {
                         k.text, k.key
                     ),
                 )
-                .at(scenario::paths::locate(&text, "compare")),
+                .at(scenario::paths::locate(text, "compare")),
             ));
         }
     }
-    Ok(text)
+    Ok(())
 }
 
 fn describe(v: &Value) -> String {
@@ -389,6 +475,8 @@ fn check_metrics(
 /// Runs `resim tune`.
 pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
     let clock = std::time::Instant::now();
+    let (text, doc) = read_scenario(opts)?;
+    let opts = &with_table(opts, &text, &doc)?;
     let Settings {
         mut keys,
         mut goal,
@@ -397,7 +485,7 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         budget,
         jobs,
     } = settings(opts)?;
-    let text = read_scenario(opts, &keys)?;
+    check_keys(opts, &text, &doc, &keys)?;
     let metrics: Vec<String> = std::iter::once(goal.objective.clone())
         .chain(goal.constraints.iter().map(|c| c.metric.clone()))
         .collect();

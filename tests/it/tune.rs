@@ -227,3 +227,52 @@ fn the_tuning_figures_the_docs_quote_hold() {
     assert_rounded(attempts, "ci_low", 1.236, 3);
     assert_rounded(attempts, "ci_high", 1.245, 3);
 }
+
+#[test]
+fn the_files_tune_table_stands_for_the_flags_it_holds() {
+    let flags = tempfile::tempdir().expect("tempdir");
+    let table = tempfile::tempdir().expect("tempdir");
+    tune(
+        flags.path(),
+        &["--constraint", "calls.amplification <= 1.22", "--budget", "300", "-q"],
+    )
+    .success();
+    resim()
+        .arg("tune")
+        .arg(scenario(EXAMPLE))
+        .args(["--budget", "300", "-q", "--out"])
+        .arg(table.path())
+        .assert()
+        .success();
+    assert_eq!(folder_bytes(flags.path()), folder_bytes(table.path()));
+}
+
+#[test]
+fn a_wrong_tune_table_is_refused_naming_its_key_and_line() {
+    let text = std::fs::read_to_string(scenario(EXAMPLE)).unwrap();
+    let bad = text.replace(
+        "constraints = [\"calls.amplification <= 1.22\"]",
+        "constraints = [\"calls.amplification <= 1.22\"]\nover = \"median\"",
+    );
+    let (_dir, file) = file_with(&bad);
+    let line = bad.lines().position(|l| l.starts_with("over = ")).unwrap() + 1;
+    let out = resim().arg("tune").arg(&file).assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains(&format!(":{line}:")) && err.contains("tune.over: \"median\" is not one of"),
+        "{err}"
+    );
+    // a key [tune] does not have is refused by a run too
+    let (_dir, file) = file_with(&text.replace("maximize =", "maximise ="));
+    let out = resim().arg("run").arg(&file).assert().code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("maximise"), "{err}");
+    let out = resim()
+        .arg("tune")
+        .arg(scenario(EXAMPLE))
+        .args(["--vary", "nope", "--budget", "300"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("--vary nope: expected KEY=LO..HI"), "{err}");
+}
