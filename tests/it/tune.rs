@@ -234,7 +234,13 @@ fn the_files_tune_table_stands_for_the_flags_it_holds() {
     let table = tempfile::tempdir().expect("tempdir");
     tune(
         flags.path(),
-        &["--constraint", "calls.amplification <= 1.22", "--budget", "300", "-q"],
+        &[
+            "--constraint",
+            "calls.amplification <= 1.22",
+            "--budget",
+            "300",
+            "-q",
+        ],
     )
     .success();
     resim()
