@@ -23,7 +23,7 @@ use crate::error::{Error, ScenarioError, did_you_mean};
 use crate::model::Threshold;
 use crate::report::{Cell, Content};
 use crate::scenario::{self, LoadOptions, Override, Purpose, Scenario};
-use crate::sweep::{Layout, Measured, Named, RowRunner, Schema, metric_parts};
+use crate::sweep::{Layout, Named, RowRunner, Schema, metric_parts};
 pub use longer::Longer;
 use search::{Crossing, Evaluate, Kind, Rules, Tolerance};
 pub(crate) use setup::metric_problem;
@@ -446,17 +446,6 @@ fn named_value(named: &Named, name: &str) -> Option<f64> {
         .and_then(|(_, c)| c.metric())
 }
 
-fn measured_value(m: &Measured, schema: &Schema, name: &str) -> Option<f64> {
-    match schema.names.iter().position(|n| n == name) {
-        Some(i) => m.values[i],
-        None => m
-            .extras
-            .iter()
-            .find(|(n, _)| n == name)
-            .and_then(|(_, t)| t.parse().ok()),
-    }
-}
-
 impl Evaluator<'_, '_> {
     fn load(&mut self, x: f64) -> Result<&Loaded, Error> {
         if self.loaded.as_ref().is_none_or(|l| l.x != x) {
@@ -513,7 +502,7 @@ impl Evaluator<'_, '_> {
                 (start, to),
                 false,
                 |_, m| {
-                    out.push(metric.value(|n| measured_value(m, &loaded.schema, n)));
+                    out.push(metric.value(|n| m.value(&loaded.schema, n)));
                     Ok(())
                 },
             )?;

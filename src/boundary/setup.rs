@@ -130,17 +130,7 @@ pub(super) fn settings(opts: &BoundaryOptions) -> Result<Settings, Error> {
             "--grid must be 1 to {MAX_GRID} (got {grid_n})"
         )));
     }
-    if let Some(j) = opts.jobs
-        && !(1..=crate::sweep::MAX_JOBS).contains(&j)
-    {
-        return Err(arg_error(format!(
-            "--jobs must be 1 to {} (got {j})",
-            crate::sweep::MAX_JOBS
-        )));
-    }
-    let jobs = opts.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
+    let jobs = crate::sweep::runner::jobs(opts.jobs)?;
 
     Ok(Settings {
         axis,

@@ -185,6 +185,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("../../scenarios/examples/tariff-latencies.csv"),
     ),
     (
+        "examples/tune-deadline-retries.toml",
+        include_str!("../../scenarios/examples/tune-deadline-retries.toml"),
+    ),
+    (
         "bench/m1-ladder-server.toml",
         include_str!("../../scenarios/bench/m1-ladder-server.toml"),
     ),

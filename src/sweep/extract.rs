@@ -277,6 +277,19 @@ pub struct Measured {
 const SEPARATOR: char = ',';
 
 impl Measured {
+    /// The value of metric `name`: its column in `schema`, else one of the
+    /// extras (a row replication 0 did not have).
+    pub fn value(&self, schema: &Schema, name: &str) -> Option<f64> {
+        match schema.names.iter().position(|n| n == name) {
+            Some(i) => self.values[i],
+            None => self
+                .extras
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, t)| t.parse().ok()),
+        }
+    }
+
     /// Each metric's text, in schema order (one per value).
     pub fn text(&self) -> impl Iterator<Item = &str> {
         // a one-char set, not the char: a plain scan, cheaper than memchr for

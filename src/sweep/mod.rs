@@ -34,7 +34,7 @@ pub use merge::{MergeOptions, merge};
 use crate::error::{Error, ScenarioError, did_you_mean};
 use crate::report::Content;
 use crate::scenario::{self, LoadOptions, Override, Scenario};
-pub(crate) use extract::{Layout, Measured, Schema};
+pub(crate) use extract::{Layout, Schema};
 use manifest::{Invocation, ShardInfo};
 use output::Replications;
 use std::path::{Path, PathBuf};

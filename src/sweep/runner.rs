@@ -23,6 +23,22 @@ fn batch_size(units: u64, jobs: u64) -> u64 {
     (units / (jobs.max(1) * 32)).clamp(1, 64)
 }
 
+/// `--jobs` checked (1 to [`super::MAX_JOBS`]), or one per core.
+pub fn jobs(asked: Option<usize>) -> Result<usize, Error> {
+    if let Some(j) = asked
+        && !(1..=super::MAX_JOBS).contains(&j)
+    {
+        return Err(crate::error::ScenarioError::new(
+            "",
+            format!("--jobs must be 1 to {} (got {j})", super::MAX_JOBS),
+        )
+        .into());
+    }
+    Ok(asked.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    }))
+}
+
 pub fn pool(jobs: usize) -> Result<ThreadPool, Error> {
     ThreadPoolBuilder::new()
         .num_threads(jobs)

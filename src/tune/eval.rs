@@ -8,7 +8,7 @@ use super::race::Evaluate;
 use super::space::{Key, Point, show};
 use crate::error::Error;
 use crate::scenario::{self, LoadOptions, Override, Purpose, Scenario};
-use crate::sweep::{Layout, Measured, RowRunner, Schema};
+use crate::sweep::{Layout, RowRunner, Schema};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -111,17 +111,6 @@ impl<'a> Evaluator<'a> {
     }
 }
 
-fn value_of(m: &Measured, schema: &Schema, name: &str) -> Option<f64> {
-    match schema.names.iter().position(|n| n == name) {
-        Some(i) => m.values[i],
-        None => m
-            .extras
-            .iter()
-            .find(|(n, _)| n == name)
-            .and_then(|(_, t)| t.parse().ok()),
-    }
-}
-
 impl Evaluate for Evaluator<'_> {
     fn run(
         &mut self,
@@ -157,7 +146,7 @@ impl Evaluate for Evaluator<'_> {
                 |unit, m| {
                     let row = (unit % r) as usize;
                     for (k, name) in metrics.iter().enumerate() {
-                        out[row][k].push(value_of(m, &loaded.schema, name));
+                        out[row][k].push(m.value(&loaded.schema, name));
                     }
                     Ok(())
                 },

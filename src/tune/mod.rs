@@ -173,17 +173,7 @@ fn settings(opts: &TuneOptions) -> Result<Settings, Error> {
         )));
     }
     let budget = opts.budget.unwrap_or(DEFAULT_BUDGET);
-    if let Some(j) = opts.jobs
-        && !(1..=crate::sweep::MAX_JOBS).contains(&j)
-    {
-        return Err(arg_error(format!(
-            "--jobs must be 1 to {} (got {j})",
-            crate::sweep::MAX_JOBS
-        )));
-    }
-    let jobs = opts.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
+    let jobs = crate::sweep::runner::jobs(opts.jobs)?;
     let Some((objective, maximize)) = opts.objective.clone() else {
         return Err(arg_error(
             "give --maximize METRIC or --minimize METRIC (or `maximize` or `minimize` in [tune])",
