@@ -17,6 +17,7 @@
 //! inputs give the same candidates and bytes with any `--jobs`.
 
 mod eval;
+mod figures;
 mod page;
 pub mod race;
 mod report;

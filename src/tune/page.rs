@@ -4,8 +4,8 @@
 //! against each key, the runs spent per round, and the candidates' table.
 
 use super::Outcome;
+use super::figures::{binding, constraint_text, feasible_word, margin, worst_value};
 use super::race::{Candidate, Judgement, Status};
-use super::report::{binding, constraint_text, feasible_word, margin, worst_value};
 use super::space;
 use crate::error::Error;
 use crate::format::format_number;

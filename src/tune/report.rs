@@ -5,6 +5,7 @@
 //! the recommended values written in, the rest as it was), and the printed
 //! report or its JSON.
 
+use super::figures::{binding, constraint_text, feasible_word, margin, worst_value};
 use super::race::{Candidate, Estimate, Judgement, Status};
 use super::space::{self, Key, Point};
 use super::{FRESH, Outcome};
@@ -145,62 +146,6 @@ fn value_cell(v: &toml::Value) -> Cell {
     }
 }
 
-/// Whether a candidate meets every constraint: `yes` (every interval),
-/// `no` (some interval fails), `unsure`.
-pub(super) fn feasible_word(o: &Outcome, c: &Candidate) -> &'static str {
-    let all: Vec<Option<Judgement>> = o
-        .goal
-        .judgements(c)
-        .into_iter()
-        .flatten()
-        .map(|j| j.map(|(_, j)| j))
-        .collect();
-    if all.contains(&Some(Judgement::Violated)) {
-        "no"
-    } else if all.iter().all(|j| *j == Some(Judgement::Met)) {
-        "yes"
-    } else {
-        "unsure"
-    }
-}
-
-/// A constraint's margin at an estimate, relative to its limit (more is
-/// safer): what the limit leaves above a `<=` mean, below a `>=` one.
-pub(super) fn margin(c: &crate::model::Threshold, mean: f64) -> f64 {
-    use crate::model::Comparison::*;
-    match c.op {
-        Less | LessOrEqual => c.value - mean,
-        Greater | GreaterOrEqual => mean - c.value,
-    }
-}
-
-/// The constraint with the least relative margin at the recommendation (or
-/// the candidate shown), and that margin's row.
-pub(super) fn binding(o: &Outcome, c: &Candidate) -> Option<usize> {
-    let mut best: Option<(usize, f64)> = None;
-    for row in o.goal.judgements(c) {
-        for (k, (j, t)) in row.iter().zip(&o.goal.constraints).enumerate() {
-            if let Some((e, _)) = j {
-                let m = margin(t, e.mean) / t.value.abs().max(1e-9);
-                if best.is_none_or(|(_, b)| m < b) {
-                    best = Some((k, m));
-                }
-            }
-        }
-    }
-    best.map(|(k, _)| k)
-}
-
-/// A candidate's worst row for constraint `k`: its mean there.
-pub(super) fn worst_value(o: &Outcome, c: &Candidate, k: usize) -> Option<f64> {
-    let t = &o.goal.constraints[k];
-    o.goal
-        .judgements(c)
-        .iter()
-        .filter_map(|row| row[k].map(|(e, _)| e.mean))
-        .min_by(|a, b| margin(t, *a).total_cmp(&margin(t, *b)))
-}
-
 /// `pareto.csv`: every candidate with values, its objective against the
 /// most binding constraint, and whether no other candidate is better in both.
 fn pareto(o: &Outcome) -> Table {
@@ -258,10 +203,6 @@ fn pareto(o: &Outcome) -> Table {
         t.rows.push(line);
     }
     t
-}
-
-pub(super) fn constraint_text(c: &crate::model::Threshold) -> String {
-    format!("{} {} {}", c.metric, c.op.symbol(), format_number(c.value))
 }
 
 fn interval(e: &Estimate) -> String {
