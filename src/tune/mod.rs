@@ -481,20 +481,7 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         .chain(goal.constraints.iter().map(|c| c.metric.clone()))
         .collect();
     let pool = crate::sweep::runner::pool(jobs)?;
-    let keys_checked = {
-        let probe = eval::Evaluator::new(
-            opts.file.clone(),
-            text.clone(),
-            (opts.overrides.clone(), opts.seed),
-            &keys,
-            metrics.clone(),
-            crate::sweep::runner::pool(1)?,
-        );
-        let mut k = keys.clone();
-        check_values(&probe, &mut k)?;
-        k
-    };
-    keys = keys_checked;
+    keys = keys_checked(opts, &text, &keys, &metrics)?;
     let mut ev = eval::Evaluator::new(
         opts.file.clone(),
         text,
@@ -512,14 +499,7 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
             first * rows.len() as u64
         )));
     }
-    let stem = opts
-        .file
-        .file_stem()
-        .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
-    let dir = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("out").join(format!("{stem}-tune")));
+    let dir = out_dir(opts);
     let lock = crate::sweep::output::lock(&dir)?;
     let folder = crate::report::Folder::open(&dir, &[])?;
 
@@ -543,23 +523,10 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         None => closest(&race.candidates, &goal),
     };
     // the recommendation (or the closest) on replications no candidate ran
-    let again = pick.map(|p| p.0).or(closest);
-    let mut fresh = Vec::new();
-    if let Some(i) = again {
-        let point = race.candidates[i].point.clone();
-        let values = race::Evaluate::run(&mut ev, usize::MAX, &point, FRESH, FRESH + most)?;
-        // its replication 0 is run too, to lay out its metrics
-        race.runs += (most + 1) * race.rows;
-        fresh = values
-            .iter()
-            .map(|row| {
-                row.iter()
-                    .enumerate()
-                    .map(|(m, v)| goal.estimate(m, v))
-                    .collect()
-            })
-            .collect();
-    }
+    let fresh = match pick.map(|p| p.0).or(closest) {
+        Some(i) => run_fresh(&mut race, &mut ev, i)?,
+        None => Vec::new(),
+    };
     let outcome = Outcome {
         opts,
         scenario_name: ev.load(&race.candidates[0].point)?.base().name.clone(),
@@ -582,6 +549,61 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         text: report::text(&outcome, &dir),
         json: report::json(&outcome, &dir)?,
     })
+}
+
+/// The keys, each checked at its ends (a whole-number range made fractional
+/// when the key takes fractions), on a pool of one thread: nothing runs.
+fn keys_checked(
+    opts: &TuneOptions,
+    text: &str,
+    keys: &[Key],
+    metrics: &[String],
+) -> Result<Vec<Key>, Error> {
+    let probe = eval::Evaluator::new(
+        opts.file.clone(),
+        text.to_string(),
+        (opts.overrides.clone(), opts.seed),
+        keys,
+        metrics.to_vec(),
+        crate::sweep::runner::pool(1)?,
+    );
+    let mut k = keys.to_vec();
+    check_values(&probe, &mut k)?;
+    Ok(k)
+}
+
+/// The output folder: `--out`, else `out/<file stem>-tune`.
+fn out_dir(opts: &TuneOptions) -> PathBuf {
+    let stem = opts
+        .file
+        .file_stem()
+        .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+    opts.out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(format!("{stem}-tune")))
+}
+
+/// Candidate `i` run again on `most` replications numbered from [`FRESH`]:
+/// each row's estimates, the runs counted in the race's.
+fn run_fresh(
+    race: &mut Race,
+    ev: &mut eval::Evaluator,
+    i: usize,
+) -> Result<Vec<Vec<Option<Estimate>>>, Error> {
+    let point = race.candidates[i].point.clone();
+    let most = race.most;
+    let values = race::Evaluate::run(ev, usize::MAX, &point, FRESH, FRESH + most)?;
+    // its replication 0 is run too, to lay out its metrics
+    race.runs += (most + 1) * race.rows;
+    Ok(values
+        .iter()
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .map(|(m, v)| race.goal.estimate(m, v))
+                .collect()
+        })
+        .collect())
 }
 
 /// The start, raced; then rounds around the best so far, each box half the

@@ -214,9 +214,28 @@ fn interval(e: &Estimate) -> String {
     )
 }
 
-/// The printed report.
+/// The printed report: what was searched, the answer, its figures on fresh
+/// replications, and the files.
 pub fn text(o: &Outcome, dir: &Path) -> String {
-    let mut s = String::new();
+    let mut s = settings_text(o);
+    s.push_str(&answer_text(o));
+    s.push_str(&fresh_text(o));
+    s.push_str(&format!(
+        "Files: {}/ (tune.csv, pareto.csv, fresh.csv",
+        dir.display()
+    ));
+    if o.pick.is_some() {
+        s.push_str(", recommendation.txt, tuned.toml");
+    }
+    if o.opts.report {
+        s.push_str(", report.html");
+    }
+    s.push_str(")\n");
+    s
+}
+
+/// The aim, the constraints and what the search spent.
+fn settings_text(o: &Outcome) -> String {
     let goal = o.goal;
     let aim = if goal.maximize {
         "maximize"
@@ -227,34 +246,24 @@ pub fn text(o: &Outcome, dir: &Path) -> String {
         super::Over::Worst => "the worst compare row",
         super::Over::Mean => "the mean of the compare rows",
     };
-    s.push_str(&format!(
-        "Tuning: {} ({})\n",
-        o.scenario_name,
-        o.opts.file.display()
-    ));
+    let mut s = format!("Tuning: {} ({})\n", o.scenario_name, o.opts.file.display());
+    let keys: Vec<&str> = o.keys.iter().map(|k| k.text.as_str()).collect();
     s.push_str(&wrap(
         &format!(
             "Aim: {aim} {} {}, keys {}.",
             goal.objective,
             rows_text(&o.rows, over),
-            o.keys
-                .iter()
-                .map(|k| k.text.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            keys.join(", ")
         ),
         crate::table::WIDTH,
     ));
     if goal.constraints.is_empty() {
         s.push_str("Constraints: none.\n");
     } else {
+        let all: Vec<String> = goal.constraints.iter().map(constraint_text).collect();
         s.push_str(&format!(
             "Constraints (every compare row): {}.\n",
-            goal.constraints
-                .iter()
-                .map(constraint_text)
-                .collect::<Vec<_>>()
-                .join(", ")
+            all.join(", ")
         ));
     }
     let count = |f: fn(&Status) -> bool| o.candidates.iter().filter(|c| f(&c.status)).count();
@@ -273,97 +282,85 @@ pub fn text(o: &Outcome, dir: &Path) -> String {
         ),
         crate::table::WIDTH,
     ));
+    s
+}
+
+/// The recommendation, or that nothing is feasible and what came closest.
+fn answer_text(o: &Outcome) -> String {
     match (o.pick, o.closest) {
         (Some((i, sure)), _) => {
-            let c = &o.candidates[i];
             let how = if sure {
                 "every constraint met by its interval in every row"
             } else {
                 "its means meet the constraints, but not every interval: run more replications (--max-replications) before trusting it"
             };
-            s.push_str(&wrap(
+            let mut s = wrap(
                 &format!("Recommendation (candidate {}, {how}):", i + 1),
                 crate::table::WIDTH,
-            ));
-            s.push_str(&format!("  {}\n", set_args(o.keys, &c.point)));
+            );
+            s.push_str(&format!("  {}\n", set_args(o.keys, &o.candidates[i].point)));
+            s
         }
-        (None, Some(i)) => {
-            let c = &o.candidates[i];
-            s.push_str(&wrap(
-                &format!(
-                    "No feasible setting: no candidate's means meet every constraint. The closest was candidate {}: {}",
-                    i + 1,
-                    set_args(o.keys, &c.point)
-                ),
-                crate::table::WIDTH,
-            ));
-        }
-        (None, None) => {
-            s.push_str("No feasible setting: no candidate gave every metric a value.\n")
-        }
+        (None, Some(i)) => wrap(
+            &format!(
+                "No feasible setting: no candidate's means meet every constraint. The closest was candidate {}: {}",
+                i + 1,
+                set_args(o.keys, &o.candidates[i].point)
+            ),
+            crate::table::WIDTH,
+        ),
+        (None, None) => "No feasible setting: no candidate gave every metric a value.\n".into(),
     }
-    if !o.fresh.is_empty() {
-        s.push_str(&format!(
-            "On {} fresh replications (from {FRESH}, seeds no candidate ran):\n",
-            o.fresh_n
+}
+
+/// A constraint's margin over an interval of its metric, as an interval.
+fn margin_interval(t: &crate::model::Threshold, e: &Estimate) -> Estimate {
+    let (a, b) = (margin(t, e.lo), margin(t, e.hi));
+    Estimate {
+        mean: margin(t, e.mean),
+        lo: a.min(b),
+        hi: a.max(b),
+        n: e.n,
+    }
+}
+
+/// The recommendation's figures on fresh replications, a line per row.
+fn fresh_text(o: &Outcome) -> String {
+    if o.fresh.is_empty() {
+        return String::new();
+    }
+    let goal = o.goal;
+    let mut s = format!(
+        "On {} fresh replications (from {FRESH}, seeds no candidate ran):\n",
+        o.fresh_n
+    );
+    for (r, row) in o.fresh.iter().enumerate() {
+        let mut parts = Vec::new();
+        if let Some(e) = &row[0] {
+            parts.push(format!("{} {}", goal.objective, interval(e)));
+        }
+        for (k, t) in goal.constraints.iter().enumerate() {
+            let Some(e) = &row[k + 1] else {
+                parts.push(format!("{} no value", t.metric));
+                continue;
+            };
+            let verdict = match goal.judge(t, e) {
+                Judgement::Met => "met",
+                Judgement::Violated => "FAILS",
+                Judgement::Unsure => "unsure",
+            };
+            parts.push(format!(
+                "{} {}, margin {} ({verdict})",
+                t.metric,
+                interval(e),
+                interval(&margin_interval(t, e))
+            ));
+        }
+        s.push_str(&wrap(
+            &format!("  row {}: {}", o.rows[r], parts.join("; ")),
+            crate::table::WIDTH,
         ));
-        for (r, row) in o.fresh.iter().enumerate() {
-            let mut parts = Vec::new();
-            if let Some(e) = &row[0] {
-                parts.push(format!("{} {}", goal.objective, interval(e)));
-            }
-            for (k, t) in goal.constraints.iter().enumerate() {
-                match &row[k + 1] {
-                    Some(e) => parts.push(format!(
-                        "{} {}, margin {} ({})",
-                        t.metric,
-                        interval(e),
-                        interval(&Estimate {
-                            mean: margin(t, e.mean),
-                            lo: margin(
-                                t,
-                                if margin(t, e.lo) < margin(t, e.hi) {
-                                    e.lo
-                                } else {
-                                    e.hi
-                                }
-                            ),
-                            hi: margin(
-                                t,
-                                if margin(t, e.lo) < margin(t, e.hi) {
-                                    e.hi
-                                } else {
-                                    e.lo
-                                }
-                            ),
-                            n: e.n
-                        }),
-                        match goal.judge(t, e) {
-                            Judgement::Met => "met",
-                            Judgement::Violated => "FAILS",
-                            Judgement::Unsure => "unsure",
-                        }
-                    )),
-                    None => parts.push(format!("{} no value", t.metric)),
-                }
-            }
-            s.push_str(&wrap(
-                &format!("  row {}: {}", o.rows[r], parts.join("; ")),
-                crate::table::WIDTH,
-            ));
-        }
     }
-    s.push_str(&format!(
-        "Files: {}/ (tune.csv, pareto.csv, fresh.csv",
-        dir.display()
-    ));
-    if o.pick.is_some() {
-        s.push_str(", recommendation.txt, tuned.toml");
-    }
-    if o.opts.report {
-        s.push_str(", report.html");
-    }
-    s.push_str(")\n");
     s
 }
 
