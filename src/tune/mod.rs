@@ -83,7 +83,10 @@ pub struct Outcome<'a> {
     pub goal: &'a Goal,
     pub candidates: Vec<Candidate>,
     pub rows: Vec<String>,
+    /// Runs the search spent (within `budget`).
     pub runs: u64,
+    /// Runs beside the search: the metrics checked, the fresh re-run.
+    pub other_runs: u64,
     pub budget: u64,
     pub out_of_budget: bool,
     /// The candidate recommended, and whether it is surely feasible (false:
@@ -522,6 +525,7 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         Some(_) => None,
         None => closest(&race.candidates, &goal),
     };
+    let search_runs = race.runs;
     // the recommendation (or the closest) on replications no candidate ran
     let fresh = match pick.map(|p| p.0).or(closest) {
         Some(i) => run_fresh(&mut race, &mut ev, i)?,
@@ -532,7 +536,8 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         scenario_name: ev.load(&race.candidates[0].point)?.base().name.clone(),
         keys: &keys,
         goal: &goal,
-        runs: race.runs + checked,
+        runs: search_runs,
+        other_runs: race.runs - search_runs + checked,
         budget,
         out_of_budget: race.out_of_budget,
         candidates: race.candidates,

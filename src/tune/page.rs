@@ -325,7 +325,7 @@ pub fn page(o: &Outcome, candidates: Table, pareto: Table) -> Result<String, Err
                 )
             },
             o.candidates.len(),
-            o.runs
+            o.runs + o.other_runs
         ),
         about: Some(verdict),
     };

@@ -269,7 +269,7 @@ fn settings_text(o: &Outcome) -> String {
     let count = |f: fn(&Status) -> bool| o.candidates.iter().filter(|c| f(&c.status)).count();
     s.push_str(&wrap(
         &format!(
-            "Searched: {} candidates ({} infeasible, {} beaten, {} without a value, {} kept), {} runs of a budget of {}{}, {:.1} s.",
+            "Searched: {} candidates ({} infeasible, {} beaten, {} without a value, {} kept), {} runs of a budget of {}{}; {} more to check the metrics and run the answer again; {:.1} s.",
             o.candidates.len(),
             count(|s| matches!(s, Status::Infeasible(_))),
             count(|s| matches!(s, Status::Beaten(_))),
@@ -278,6 +278,7 @@ fn settings_text(o: &Outcome) -> String {
             o.runs,
             o.budget,
             if o.out_of_budget { " (spent: the search stopped short)" } else { "" },
+            o.other_runs,
             o.seconds
         ),
         crate::table::WIDTH,
@@ -431,7 +432,8 @@ pub fn json(o: &Outcome, dir: &Path) -> Result<String, Error> {
         "closest": o.closest.map(point),
         "fresh": {"replications": o.fresh_n, "rows": fresh},
         "candidates": o.candidates.len(),
-        "runs": o.runs,
+        "runs": o.runs + o.other_runs,
+        "search_runs": o.runs,
         "budget": o.budget,
         "out_of_budget": o.out_of_budget,
         "folder": dir.display().to_string(),

@@ -190,7 +190,7 @@ fn the_tuning_figures_the_docs_quote_hold() {
     let out = tune(dir.path(), &["--constraint", "calls.amplification <= 1.22"]).success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     for quoted in [
-        "Searched: 30 candidates (10 infeasible, 11 beaten, 0 without a value, 9 kept), 812 runs",
+        "Searched: 30 candidates (10 infeasible, 11 beaten, 0 without a value, 9 kept), 770 runs of a budget of 3000; 42 more",
         "--set policies.retry.timeout_ms=300.9 --set policies.retry.retry.max_attempts=4",
         "outcomes.answered_pct 95.998071 [95.880371, 96.115771]",
         "calls.amplification 1.199524 [1.196522, 1.202526]",
