@@ -389,6 +389,20 @@ fn check_values(ev: &eval::Evaluator, keys: &mut [Key]) -> Result<(), Error> {
                 other => other,
             })?;
         }
+        if let Domain::Range { lo, hi, integer } = keys[i].domain {
+            // a step past each end: does the key take it?
+            let step = if integer { 1.0 } else { (hi - lo) * 0.01 };
+            let past = |x: f64| {
+                let mut p = base.clone();
+                p[i] = if integer {
+                    Value::Integer(x as i64)
+                } else {
+                    Value::Float(x)
+                };
+                ev.load(&p).is_ok()
+            };
+            keys[i].beyond = (past(lo - step), past(hi + step));
+        }
         if let Domain::Range { lo, hi, integer } = keys[i].domain
             && integer
             && lo + 0.5 < hi

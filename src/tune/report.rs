@@ -300,6 +300,9 @@ fn answer_text(o: &Outcome) -> String {
                 crate::table::WIDTH,
             );
             s.push_str(&format!("  {}\n", set_args(o.keys, &o.candidates[i].point)));
+            for line in edges(o.keys, &o.candidates[i].point) {
+                s.push_str(&wrap(&line, crate::table::WIDTH));
+            }
             s
         }
         (None, Some(i)) => wrap(
@@ -312,6 +315,33 @@ fn answer_text(o: &Outcome) -> String {
         ),
         (None, None) => "No feasible setting: no candidate gave every metric a value.\n".into(),
     }
+}
+
+/// A note for each range key whose value lies in the outer 5 % of its
+/// range, at an end the key can go past: the best may lie beyond it.
+pub(super) fn edges(keys: &[Key], point: &Point) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, v) in keys.iter().zip(point) {
+        let space::Domain::Range { lo, hi, .. } = k.domain else {
+            continue;
+        };
+        let x = space::number(v);
+        let end = if k.beyond.0 && x - lo <= 0.05 * (hi - lo) {
+            lo
+        } else if k.beyond.1 && hi - x <= 0.05 * (hi - lo) {
+            hi
+        } else {
+            continue;
+        };
+        out.push(format!(
+            "Note: {} = {} is at the edge of its range (near {}): the best may lie beyond it; widen --vary {} to see.",
+            k.key,
+            space::show(v),
+            format_number(end),
+            k.key
+        ));
+    }
+    out
 }
 
 /// A constraint's margin over an interval of its metric, as an interval.
@@ -429,6 +459,7 @@ pub fn json(o: &Outcome, dir: &Path) -> Result<String, Error> {
         "rows": o.rows,
         "recommendation": o.pick.map(|(i, _)| point(i)),
         "feasible": o.pick.is_some_and(|(_, sure)| sure),
+        "edges": o.pick.map(|(i, _)| edges(o.keys, &o.candidates[i].point)).unwrap_or_default(),
         "closest": o.closest.map(point),
         "fresh": {"replications": o.fresh_n, "rows": fresh},
         "candidates": o.candidates.len(),

@@ -17,6 +17,10 @@ pub struct Key {
     /// As written (`--vary ...`).
     pub text: String,
     pub domain: Domain,
+    /// Whether the key takes values below and above the range (found when
+    /// the range is checked): an answer at an end the key can go past may
+    /// lie beyond it.
+    pub beyond: (bool, bool),
 }
 
 /// The values a key may take.
@@ -95,6 +99,7 @@ pub fn parse(text: &str) -> Result<Key, Error> {
             .unwrap_or_else(|| key.to_string()),
         text: text.to_string(),
         domain,
+        beyond: (true, true),
     })
 }
 

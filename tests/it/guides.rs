@@ -407,7 +407,7 @@ fn follow(name: &str, figures: Vec<Figure>) {
 // ------------------------------------------------------------------ the guides
 
 /// The guides, each with the test that follows it.
-const GUIDES: [&str; 7] = [
+const GUIDES: [&str; 8] = [
     "choose-a-balancer.md",
     "retries-and-budgets.md",
     "tipping-point.md",
@@ -415,6 +415,7 @@ const GUIDES: [&str; 7] = [
     "ci-gate.md",
     "import-your-mesh.md",
     "scenario-from-traces.md",
+    "tune-retries.md",
 ];
 
 #[test]
@@ -872,6 +873,51 @@ fn scenario_from_traces() {
                 "answers {97.23} % and sheds {168}.",
                 "resim run scenarios/examples/starter.toml",
                 &[&starter("answered_pct"), &starter("shed")],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn tune_retries() {
+    let sweep =
+        "resim sweep scenarios/retry-storm.toml --set 'compare.variant=[\"baseline\"]' -n 24";
+    let tune = "resim tune scenarios/retry-storm.toml --set 'compare.variant=[\"baseline\"]' \\
+  --vary policies.retry3.timeout_ms=250..3000 --vary policies.retry3.retry.max_attempts=1..4 \\
+  --maximize outcomes.answered_pct --constraint \"recovery.stuck <= 0.2\" \\
+  -n 6 --max-replications 24 --budget 1000";
+    let fresh = |col: &str| {
+        format!(
+            "out/retry-storm-tune/fresh.csv [row=baseline 10000, \
+             figure=maximize outcomes.answered_pct] {col}"
+        )
+    };
+    follow(
+        "tune-retries.md",
+        vec![
+            figure(
+                "the load stays near twice what the backend can do, and {11.6} % of the \
+                 requests are answered.",
+                sweep,
+                &[
+                    "out/retry-storm-sweep/summary.csv [variant=baseline, for_ms=2000, \
+                   metric=outcomes.answered_pct] mean",
+                ],
+            ),
+            figure(
+                "infeasible ({11} were:",
+                tune,
+                &["out/retry-storm-tune/tune.csv [status=infeasible, row=baseline 500] count"],
+            ),
+            figure(
+                "was dropped as beaten ({18}).",
+                tune,
+                &["out/retry-storm-tune/tune.csv [status=beaten, row=baseline 500] count"],
+            ),
+            figure(
+                "{56.0} % answered [{52.5}, {59.6}] in the worst row",
+                tune,
+                &[&fresh("mean"), &fresh("low"), &fresh("high")],
             ),
         ],
     );

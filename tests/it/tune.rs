@@ -37,6 +37,11 @@ fn tune_finds_the_derived_optimum_of_the_deadline_retries_example() {
     let json: serde_json::Value =
         serde_json::from_slice(&out.get_output().stdout).expect("--json is JSON");
     assert_eq!(json["feasible"], true, "{json:#}");
+    assert_eq!(
+        json["edges"],
+        serde_json::json!([]),
+        "mid-range values: no note"
+    );
     let pick = &json["recommendation"];
     let t = pick["policies.retry.timeout_ms"].as_f64().expect("T");
     let k = pick["policies.retry.retry.max_attempts"]
