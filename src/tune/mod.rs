@@ -511,8 +511,9 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
     let (rows, checked) = check_metrics(&ev, &start[0], &mut goal)?;
     if budget < first * rows.len() as u64 {
         return Err(arg_error(format!(
-            "--budget {budget}: not enough for one candidate ({first} replications x {} compare rows = {} runs)",
+            "--budget {budget}: not enough for one candidate ({first} replications x {} compare row{} = {} runs)",
             rows.len(),
+            if rows.len() == 1 { "" } else { "s" },
             first * rows.len() as u64
         )));
     }

@@ -559,6 +559,30 @@ mod tests {
     }
 
     #[test]
+    fn over_the_mean_a_bad_row_is_weighed_against_the_good_ones() {
+        let mut g = goal(&[]);
+        g.over = Over::Mean;
+        let c = |rows: &[&[f64]]| Candidate {
+            point: Vec::new(),
+            round: 0,
+            values: rows
+                .iter()
+                .map(|v| vec![v.iter().map(|x| Some(*x)).collect()])
+                .collect(),
+            status: Status::Alive,
+        };
+        let b = c(&[&[5.0, 6.0, 5.5], &[5.0, 6.0, 5.5]]);
+        // one row far worse, the other far better: the mean is better
+        let a = c(&[&[9.0, 10.0, 9.5], &[0.0, 0.5, 0.2]]);
+        assert!(!g.beaten(&a, &b));
+        assert!(g.beaten(&b, &a));
+        assert!(g.objective_cost(&a).unwrap() < g.objective_cost(&b).unwrap());
+        // the worst row says the opposite
+        g.over = Over::Worst;
+        assert!(g.beaten(&a, &b));
+    }
+
+    #[test]
     fn a_flag_gets_a_wilson_interval_inside_0_1() {
         let mut g = goal(&["<= 0.1"]);
         g.clip[1] = Some((0.0, 1.0));
