@@ -512,6 +512,19 @@ mod tests {
         }
     }
 
+    /// A candidate whose rows' objective values are `rows`.
+    fn with_costs(rows: &[&[f64]]) -> Candidate {
+        Candidate {
+            point: Vec::new(),
+            round: 0,
+            values: rows
+                .iter()
+                .map(|v| vec![v.iter().map(|x| Some(*x)).collect()])
+                .collect(),
+            status: Status::Alive,
+        }
+    }
+
     fn race(goal: &Goal) -> Race<'_> {
         Race {
             goal,
@@ -562,15 +575,7 @@ mod tests {
     fn over_the_mean_a_bad_row_is_weighed_against_the_good_ones() {
         let mut g = goal(&[]);
         g.over = Over::Mean;
-        let c = |rows: &[&[f64]]| Candidate {
-            point: Vec::new(),
-            round: 0,
-            values: rows
-                .iter()
-                .map(|v| vec![v.iter().map(|x| Some(*x)).collect()])
-                .collect(),
-            status: Status::Alive,
-        };
+        let c = with_costs;
         let b = c(&[&[5.0, 6.0, 5.5], &[5.0, 6.0, 5.5]]);
         // one row far worse, the other far better: the mean is better
         let a = c(&[&[9.0, 10.0, 9.5], &[0.0, 0.5, 0.2]]);
@@ -598,15 +603,7 @@ mod tests {
     #[test]
     fn a_worst_row_is_beaten_only_when_some_row_is_worse_than_every_row() {
         let g = goal(&[]);
-        let c = |rows: &[&[f64]]| Candidate {
-            point: Vec::new(),
-            round: 0,
-            values: rows
-                .iter()
-                .map(|v| vec![v.iter().map(|x| Some(*x)).collect()])
-                .collect(),
-            status: Status::Alive,
-        };
+        let c = with_costs;
         let b = c(&[&[1.0, 2.0, 1.5], &[5.0, 6.0, 5.5]]);
         // its first row is better than b's worst: not beaten
         let a = c(&[&[4.0, 5.0, 4.5], &[3.0, 3.5, 3.2]]);
