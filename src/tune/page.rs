@@ -289,6 +289,11 @@ pub fn page(o: &Outcome, candidates: Table, pareto: Table) -> Result<String, Err
         "minimize"
     };
     let verdict = match (o.pick, o.closest) {
+        (Some((i, true)), _) if o.goal.constraints.is_empty() => format!(
+            "Recommended: candidate {} ({}), the best objective; no constraint was given.",
+            i + 1,
+            space::set_lines(o.keys, &o.candidates[i].point).join(", ")
+        ),
         (Some((i, true)), _) => format!(
             "Recommended: candidate {} ({}), every constraint met by its interval in every row.",
             i + 1,

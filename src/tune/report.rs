@@ -290,7 +290,9 @@ fn settings_text(o: &Outcome) -> String {
 fn answer_text(o: &Outcome) -> String {
     match (o.pick, o.closest) {
         (Some((i, sure)), _) => {
-            let how = if sure {
+            let how = if o.goal.constraints.is_empty() {
+                "the best objective; no constraint was given"
+            } else if sure {
                 "every constraint met by its interval in every row"
             } else {
                 "its means meet the constraints, but not every interval: run more replications (--max-replications) before trusting it"
