@@ -26,8 +26,8 @@ use crate::scenario::{self, LoadOptions, Override, Purpose, Scenario};
 use crate::sweep::{Layout, Named, RowRunner, Schema, metric_parts};
 pub use longer::Longer;
 use search::{Crossing, Evaluate, Kind, Rules, Tolerance};
-pub(crate) use setup::metric_problem;
 use setup::{check_range, grid_values, metric_kind, read_scenario, settings};
+pub(crate) use setup::{describe, metric_problem, read_with_sets};
 use std::path::{Path, PathBuf};
 use toml::Value;
 
@@ -299,7 +299,7 @@ pub fn parse_axis(text: &str, grid: bool) -> Result<Axis, Error> {
 }
 
 /// The TOML value an axis sets at `x`.
-fn toml_value(integer: bool, x: f64) -> Value {
+pub(crate) fn toml_value(integer: bool, x: f64) -> Value {
     if integer {
         Value::Integer(x as i64)
     } else {

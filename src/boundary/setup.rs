@@ -144,6 +144,39 @@ pub(super) fn settings(opts: &BoundaryOptions) -> Result<Settings, Error> {
     })
 }
 
+/// The scenario's text and its table with `--set` applied (a file that is
+/// not TOML is refused with the loader's message, which gives its position).
+pub(crate) fn read_with_sets(
+    file: &std::path::Path,
+    overrides: &[Override],
+) -> Result<(String, toml::Table), Error> {
+    let bytes = scenario::read_input(file, "scenario file")?;
+    let text =
+        scenario::decode_text(bytes, "scenario file").map_err(|e| Error::from(e.in_file(file)))?;
+    let mut doc: toml::Table = toml::from_str(&text).map_err(|_| {
+        // the loader says what is wrong with the file, with its position
+        match scenario::load_str(&text, file, &LoadOptions::default()) {
+            Err(e) => Error::from(e),
+            Ok(_) => arg_error("the scenario file is not valid TOML"),
+        }
+    })?;
+    for o in overrides {
+        let _ = scenario::paths::set(&mut doc, &o.path, o.value.clone());
+    }
+    Ok((text, doc))
+}
+
+/// A value that is not a number, as a message names it ("the text \"x\"").
+pub(crate) fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("the text \"{s}\""),
+        Value::Boolean(b) => format!("the boolean {b}"),
+        Value::Array(_) => "a list".into(),
+        Value::Table(_) => "a table".into(),
+        _ => "not a number".into(),
+    }
+}
+
 /// The scenario's text and its table with `--set` applied; an axis whose
 /// key holds a text or a table is refused.
 pub(super) fn read_scenario(
@@ -151,36 +184,19 @@ pub(super) fn read_scenario(
     axes: &[&Axis],
 ) -> Result<(String, toml::Table), Error> {
     let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
-    let bytes = scenario::read_input(&opts.file, "scenario file")?;
-    let text = scenario::decode_text(bytes, "scenario file").map_err(in_file)?;
+    let (text, doc) = read_with_sets(&opts.file, &opts.overrides)?;
     // the key's value in the file (with --set): a text or a table is no axis
-    let mut doc: toml::Table = toml::from_str(&text).map_err(|_| {
-        // the loader says what is wrong with the file, with its position
-        match scenario::load_str(&text, &opts.file, &LoadOptions::default()) {
-            Err(e) => Error::from(e),
-            Ok(_) => arg_error("the scenario file is not valid TOML"),
-        }
-    })?;
-    for o in &opts.overrides {
-        let _ = scenario::paths::set(&mut doc, &o.path, o.value.clone());
-    }
     for a in axes {
         if let Some(v) = scenario::paths::get(&doc, &a.key)
             && !matches!(v, Value::Integer(_) | Value::Float(_))
         {
-            let what = match v {
-                Value::String(s) => format!("the text \"{s}\""),
-                Value::Boolean(b) => format!("the boolean {b}"),
-                Value::Array(_) => "a list".into(),
-                Value::Table(_) => "a table".into(),
-                _ => "not a number".into(),
-            };
             return Err(in_file(
                 ScenarioError::new(
                     a.key.as_str(),
                     format!(
-                        "--axis {}: not a numeric key: its value is {what}; a boundary is found along a number",
-                        a.text
+                        "--axis {}: not a numeric key: its value is {}; a boundary is found along a number",
+                        a.text,
+                        describe(v)
                     ),
                 )
                 .at(scenario::paths::locate(&text, &a.key)),

@@ -201,23 +201,6 @@ fn settings(opts: &TuneOptions) -> Result<Settings, Error> {
     })
 }
 
-/// The scenario's text, and its table with `--set` applied.
-fn read_scenario(opts: &TuneOptions) -> Result<(String, toml::Table), Error> {
-    let in_file = |e: ScenarioError| Error::from(e.in_file(&opts.file));
-    let bytes = scenario::read_input(&opts.file, "scenario file")?;
-    let text = scenario::decode_text(bytes, "scenario file").map_err(in_file)?;
-    let mut doc: toml::Table = toml::from_str(&text).map_err(|_| {
-        match scenario::load_str(&text, &opts.file, &scenario::LoadOptions::default()) {
-            Err(e) => Error::from(e),
-            Ok(_) => arg_error("the scenario file is not valid TOML"),
-        }
-    })?;
-    for o in &opts.overrides {
-        let _ = scenario::paths::set(&mut doc, &o.path, o.value.clone());
-    }
-    Ok((text, doc))
-}
-
 /// The options with `[tune]`'s values where the command line is silent:
 /// `--vary` (all of them) replaces the table's `vary`, `--constraint` its
 /// `constraints`, and each other flag its key. A value of the table that is
@@ -317,7 +300,7 @@ fn check_keys(
                         format!(
                             "--vary {}: not a numeric key: its value is {}; a range is searched along a number (give a list, KEY=[...], to choose among values)",
                             k.text,
-                            describe(v)
+                            crate::boundary::describe(v)
                         ),
                     )
                     .at(at),
@@ -344,16 +327,6 @@ fn check_keys(
     Ok(())
 }
 
-fn describe(v: &Value) -> String {
-    match v {
-        Value::String(s) => format!("the text \"{s}\""),
-        Value::Boolean(b) => format!("the boolean {b}"),
-        Value::Array(_) => "a list".into(),
-        Value::Table(_) => "a table".into(),
-        _ => "not a number".into(),
-    }
-}
-
 /// Each key's ends (every value of a list) loaded with the other keys at
 /// their first values, before anything runs; a whole-number range is made
 /// fractional when a value between whole numbers loads too.
@@ -363,13 +336,7 @@ fn check_values(ev: &eval::Evaluator, keys: &mut [Key]) -> Result<(), Error> {
         let values: Vec<Value> = match &keys[i].domain {
             Domain::Range { lo, hi, integer } => [lo, hi]
                 .iter()
-                .map(|x| {
-                    if *integer {
-                        Value::Integer(**x as i64)
-                    } else {
-                        Value::Float(**x)
-                    }
-                })
+                .map(|x| crate::boundary::toml_value(*integer, **x))
                 .collect(),
             Domain::List(v) => v.clone(),
         };
@@ -394,11 +361,7 @@ fn check_values(ev: &eval::Evaluator, keys: &mut [Key]) -> Result<(), Error> {
             let step = if integer { 1.0 } else { (hi - lo) * 0.01 };
             let past = |x: f64| {
                 let mut p = base.clone();
-                p[i] = if integer {
-                    Value::Integer(x as i64)
-                } else {
-                    Value::Float(x)
-                };
+                p[i] = crate::boundary::toml_value(integer, x);
                 ev.load(&p).is_ok()
             };
             keys[i].beyond = (past(lo - step), past(hi + step));
@@ -423,11 +386,7 @@ fn check_values(ev: &eval::Evaluator, keys: &mut [Key]) -> Result<(), Error> {
 
 /// Each metric checked on replication 0 of the first candidate's rows, and
 /// the range its values lie in (a `_pct` in [0, 100], a flag in [0, 1]).
-fn check_metrics(
-    ev: &eval::Evaluator,
-    point: &Point,
-    goal: &mut Goal,
-) -> Result<(Vec<String>, u64), Error> {
+fn check_metrics(ev: &eval::Evaluator, point: &Point, goal: &mut Goal) -> Result<Checked, Error> {
     let scenario = ev.load(point)?;
     goal.confidence = scenario.base().montecarlo.confidence;
     let runner = crate::sweep::RowRunner::new(&scenario);
@@ -477,13 +436,25 @@ fn check_metrics(
             }
         })
         .collect();
-    Ok((rows, probes.len() as u64))
+    Ok(Checked {
+        name: scenario.base().name.clone(),
+        rows,
+        runs: probes.len() as u64,
+    })
+}
+
+/// What the metrics' check found: the scenario's name, its compare rows'
+/// labels, and the runs it took.
+struct Checked {
+    name: String,
+    rows: Vec<String>,
+    runs: u64,
 }
 
 /// Runs `resim tune`.
 pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
     let clock = std::time::Instant::now();
-    let (text, doc) = read_scenario(opts)?;
+    let (text, doc) = crate::boundary::read_with_sets(&opts.file, &opts.overrides)?;
     let opts = &with_table(opts, &text, &doc)?;
     let Settings {
         mut keys,
@@ -508,7 +479,11 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         pool,
     );
     let start = space::start(&keys, (4 * (keys.len() + 1)).clamp(8, 32));
-    let (rows, checked) = check_metrics(&ev, &start[0], &mut goal)?;
+    let Checked {
+        name,
+        rows,
+        runs: checked,
+    } = check_metrics(&ev, &start[0], &mut goal)?;
     if budget < first * rows.len() as u64 {
         return Err(arg_error(format!(
             "--budget {budget}: not enough for one candidate ({first} replications x {} compare row{} = {} runs)",
@@ -548,7 +523,7 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
     };
     let outcome = Outcome {
         opts,
-        scenario_name: ev.load(&race.candidates[0].point)?.base().name.clone(),
+        scenario_name: name,
         keys: &keys,
         goal: &goal,
         runs: search_runs,
