@@ -317,6 +317,13 @@ pub(super) struct TuneArgs {
     /// Do not write report.html
     #[arg(long)]
     pub(super) no_report: bool,
+    /// The configuration files the scenario was imported from (as given to
+    /// `resim import`): the tuned values are written into the fields they
+    /// came from, in each field's own notation, as tuned-FILE in the output
+    /// folder and as a diff (printed, and in write-back.diff); the rest of
+    /// each file is kept byte for byte
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub(super) write_back: Vec<PathBuf>,
 }
 
 /// `resim import`'s arguments.

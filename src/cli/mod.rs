@@ -285,6 +285,7 @@ fn tune(a: args::TuneArgs) -> Result<(), Error> {
         jobs: a.jobs,
         out: a.out,
         report: !a.no_report,
+        write_back: a.write_back,
     };
     let report = crate::tune::tune(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
     if a.json {
@@ -292,7 +293,8 @@ fn tune(a: args::TuneArgs) -> Result<(), Error> {
     } else if !a.quiet {
         out_text(&report.text)?;
     }
-    Ok(())
+    // the tuning's files are written; writing back was refused
+    report.refused.map_or(Ok(()), Err)
 }
 
 /// `resim import`: the scenario written, then what was written and what to

@@ -65,6 +65,9 @@ pub struct RawTune {
     pub replications: Option<u64>,
     pub max_replications: Option<u64>,
     pub budget: Option<u64>,
+    /// `--write-back` files, relative to the scenario's folder.
+    #[serde(default)]
+    pub write_back: Vec<String>,
 }
 
 /// One `[[faults]]` entry: the table itself, read against the fault kinds'

@@ -18,10 +18,12 @@
 
 mod eval;
 mod figures;
+mod locate;
 mod page;
 pub mod race;
 mod report;
 pub mod space;
+mod write_back;
 
 use crate::error::{Error, ScenarioError};
 use crate::model::Threshold;
@@ -66,13 +68,18 @@ pub struct TuneOptions {
     pub out: Option<PathBuf>,
     /// Write `report.html`.
     pub report: bool,
+    /// `--write-back`: the configuration files to write the tuned values into.
+    pub write_back: Vec<PathBuf>,
 }
 
 /// What `resim tune` leaves for the user.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct TuneReport {
     pub text: String,
     pub json: String,
+    /// Why the tuned values were not written back (the tuning's files are
+    /// written): an error to exit with after the report.
+    pub refused: Option<Error>,
 }
 
 /// What the tuning found, for the files and the report.
@@ -99,6 +106,11 @@ pub struct Outcome<'a> {
     pub fresh: Vec<Vec<Option<Estimate>>>,
     pub fresh_n: u64,
     pub seconds: f64,
+    /// The configuration files written back (`--write-back`), whether
+    /// write-back was asked for, and why it was refused.
+    pub written: Vec<write_back::Written>,
+    pub write_back: bool,
+    pub refused: Option<String>,
 }
 
 fn arg_error(message: impl Into<String>) -> Error {
@@ -268,6 +280,10 @@ fn with_table(opts: &TuneOptions, text: &str, doc: &toml::Table) -> Result<TuneO
     out.replications = out.replications.or(raw.replications);
     out.max_replications = out.max_replications.or(raw.max_replications);
     out.budget = out.budget.or(raw.budget);
+    if out.write_back.is_empty() {
+        let folder = opts.file.parent().unwrap_or(Path::new(""));
+        out.write_back = raw.write_back.iter().map(|f| folder.join(f)).collect();
+    }
     Ok(out)
 }
 
@@ -470,6 +486,10 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         .collect();
     let pool = crate::sweep::runner::pool(jobs)?;
     keys = keys_checked(opts, &text, &keys, &metrics)?;
+    let back = match opts.write_back.is_empty() {
+        true => None,
+        false => Some(write_back::WriteBack::prepare(&opts.write_back, &keys)?),
+    };
     let mut ev = eval::Evaluator::new(
         opts.file.clone(),
         text,
@@ -521,7 +541,7 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         Some(i) => run_fresh(&mut race, &mut ev, i)?,
         None => Vec::new(),
     };
-    let outcome = Outcome {
+    let mut outcome = Outcome {
         opts,
         scenario_name: name,
         keys: &keys,
@@ -537,12 +557,29 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         fresh,
         fresh_n: most,
         seconds: clock.elapsed().as_secs_f64(),
+        written: Vec::new(),
+        write_back: back.is_some(),
+        refused: None,
     };
+    let mut refused = None;
+    if let (Some(back), Some((i, _))) = (&back, pick) {
+        match back.write(&keys, &outcome.candidates[i].point) {
+            Ok(w) => outcome.written = w,
+            Err(e) => {
+                outcome.refused = Some(match &e {
+                    Error::Scenario(se) => se.message.clone(),
+                    other => other.to_string(),
+                });
+                refused = Some(e);
+            }
+        }
+    }
     folder.replace(report::files(&outcome, &ev.text)?)?;
     drop(lock);
     Ok(TuneReport {
         text: report::text(&outcome, &dir),
         json: report::json(&outcome, &dir)?,
+        refused,
     })
 }
 

@@ -43,6 +43,13 @@ pub fn files(o: &Outcome, text: &str) -> Result<Vec<(String, Content)>, Error> {
             files.push(("tuned.toml".into(), Content::Bytes(copy.into_bytes())));
         }
     }
+    if !o.written.is_empty() {
+        for w in &o.written {
+            files.push((w.name.clone(), Content::Bytes(w.text.clone().into_bytes())));
+        }
+        let diff = super::write_back::diffs(&o.written);
+        files.push(("write-back.diff".into(), Content::Bytes(diff.into_bytes())));
+    }
     Ok(files)
 }
 
@@ -231,7 +238,31 @@ pub fn text(o: &Outcome, dir: &Path) -> String {
         s.push_str(", report.html");
     }
     s.push_str(")\n");
+    s.push_str(&written_text(o, dir));
     s
+}
+
+/// What was written back into the configuration files, with the diff.
+fn written_text(o: &Outcome, dir: &Path) -> String {
+    if !o.write_back {
+        return String::new();
+    }
+    if o.pick.is_none() {
+        return "Nothing written back: there is no setting to recommend.\n".into();
+    }
+    if o.refused.is_some() {
+        return "Nothing written back: the reason follows.\n".into();
+    }
+    if o.written.is_empty() {
+        return "Nothing written back: the files already hold the recommended values.\n".into();
+    }
+    let paths = super::write_back::paths(&o.written, dir);
+    format!(
+        "\nWritten back: {} (to apply the change to your files: patch -p0 < {})\n{}",
+        paths.join(", "),
+        dir.join("write-back.diff").display(),
+        super::write_back::diffs(&o.written)
+    )
 }
 
 /// The aim, the constraints and what the search spent.
@@ -470,6 +501,14 @@ pub fn json(o: &Outcome, dir: &Path) -> Result<String, Error> {
         "budget": o.budget,
         "out_of_budget": o.out_of_budget,
         "folder": dir.display().to_string(),
+        "write_back": o.write_back.then(|| json!({
+            "files": o.written.iter().map(|w| json!({
+                "file": w.file.display().to_string(),
+                "written": dir.join(&w.name).display().to_string(),
+            })).collect::<Vec<_>>(),
+            "diff": super::write_back::diffs(&o.written),
+            "refused": o.refused,
+        })),
     });
     serde_json::to_string_pretty(&doc)
         .map(|s| s + "\n")

@@ -54,4 +54,5 @@ mod thresholds_json;
 mod trace;
 mod trace_properties;
 mod tune;
+mod tune_write_back;
 mod workloads;

@@ -254,6 +254,10 @@ pub struct Line {
     pub file: String,
     /// The field's path (for a default: the path it would have).
     pub field: String,
+    /// Its document in the file.
+    pub doc: usize,
+    /// Its path, as steps.
+    pub steps: Vec<Step>,
     /// Its value as written (for a default: the default).
     pub value: String,
     /// What became of it.
@@ -334,6 +338,8 @@ impl Ledger {
         self.push(Line {
             file,
             field: node.path(),
+            doc: node.doc,
+            steps: node.steps.clone(),
             value: node.shown_value(),
             fate,
             key: key.into(),
@@ -419,6 +425,8 @@ impl Ledger {
         self.push(Line {
             file: parent.src.file.display().to_string(),
             field: parent.src.shown(parent.doc, &steps),
+            doc: parent.doc,
+            steps,
             value: value.into(),
             fate: Fate::Defaulted,
             key: key.into(),
@@ -440,6 +448,8 @@ impl Ledger {
                     self.push(Line {
                         file: file.clone(),
                         field: src.shown(d, &leaf),
+                        doc: d,
+                        steps: leaf,
                         value: node,
                         fate: Fate::Ignored,
                         key: String::new(),

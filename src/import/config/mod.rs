@@ -119,7 +119,7 @@ pub fn build(
     choices: Choices,
     scenario: &Path,
 ) -> Result<(String, ImportReport), Error> {
-    let (sources, srcs) = read_all(files, forced)?;
+    let (sources, srcs) = read_all(files, forced, &tree::read)?;
     let mut draft = draft::Draft::default();
     let mut led = draft::Ledger::default();
     head(&mut draft, files, &srcs, scenario);
@@ -140,15 +140,74 @@ pub fn build(
     Ok((draft.toml(), report))
 }
 
+/// A field of a configuration file and the scenario key it went to.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The file, as given.
+    pub file: std::path::PathBuf,
+    /// The file's format.
+    pub format: Format,
+    /// Its document in the file.
+    pub doc: usize,
+    /// Its path, as steps.
+    pub steps: Vec<tree::Step>,
+    /// Its path as the report shows it.
+    pub field: String,
+    /// What became of it.
+    pub fate: draft::Fate,
+    /// The scenario key it went to.
+    pub key: String,
+}
+
+/// The scenario [`build`] makes of `texts` (each a file as given and its
+/// content), and the field behind each scenario key: what writing a value
+/// back into the files needs. Every file's format is told by its content.
+pub fn origins(texts: &[(std::path::PathBuf, Vec<u8>)]) -> Result<(String, Vec<Origin>), Error> {
+    let files: Vec<_> = texts.iter().map(|(f, _)| f.clone()).collect();
+    let read = |p: &Path| -> Result<tree::Source, Error> {
+        let (_, bytes) = texts.iter().find(|(f, _)| f == p).expect("a file given");
+        tree::parse(p, bytes)
+    };
+    let (_, srcs) = read_all(&files, None, &read)?;
+    let mut draft = draft::Draft::default();
+    let mut led = draft::Ledger::default();
+    head(&mut draft, &files, &srcs, Path::new("tuned.toml"));
+    import_all(&srcs, Choices::default(), &mut draft, &mut led)?;
+    let origins = led
+        .lines
+        .into_iter()
+        .filter(|l| !l.key.is_empty())
+        .filter_map(|l| {
+            let (format, src) = srcs
+                .iter()
+                .find(|(_, s)| s.file.display().to_string() == l.file)?;
+            Some(Origin {
+                file: src.file.clone(),
+                format: *format,
+                doc: l.doc,
+                steps: l.steps,
+                field: l.field,
+                fate: l.fate,
+                key: l.key,
+            })
+        })
+        .collect();
+    Ok((draft.toml(), origins))
+}
+
 /// The files read: the report's sources, and each file's format and tree.
 type Read = (Vec<ReportSource>, Vec<(Format, tree::Source)>);
 
 /// Reads each file and tells its format: the report's sources and the trees.
-fn read_all(files: &[std::path::PathBuf], forced: Option<Format>) -> Result<Read, Error> {
+fn read_all(
+    files: &[std::path::PathBuf],
+    forced: Option<Format>,
+    read: &dyn Fn(&Path) -> Result<tree::Source, Error>,
+) -> Result<Read, Error> {
     let mut sources = Vec::new();
     let mut srcs = Vec::new();
     for f in files {
-        let mut src = tree::read(f)?;
+        let mut src = read(f)?;
         let format = match (forced, detect(&src)) {
             (Some(want), Some(got)) if want != got => {
                 return Err(ScenarioError::new(

@@ -328,13 +328,20 @@ pub fn read(path: &Path) -> Result<Source, Error> {
         source: e,
         user_path: true,
     })?;
+    parse(path, &bytes)
+}
+
+/// `bytes`, the content of `path`, read as [`read`] reads a file.
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<Source, Error> {
+    let bad = |m: String| Error::from(ScenarioError::new("", m).in_file(path));
+    let meta_len = bytes.len() as u64;
     if path
         .extension()
         .is_some_and(|x| x.eq_ignore_ascii_case("properties"))
     {
-        return read_properties(path, &bytes, meta.len());
+        return read_properties(path, bytes, meta_len);
     }
-    let text = std::str::from_utf8(&bytes)
+    let text = std::str::from_utf8(bytes)
         .map_err(|e| bad(format!("is not UTF-8 text (byte {})", e.valid_up_to())))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let json_like = text.trim_start().starts_with(['{', '[']);
@@ -351,7 +358,7 @@ pub fn read(path: &Path) -> Result<Source, Error> {
                     file: path.to_path_buf(),
                     docs: vec![v],
                     yaml: false,
-                    bytes: meta.len(),
+                    bytes: meta_len,
                 });
             }
             Err(e) if !path.extension().is_some_and(|x| x == "yaml" || x == "yml") => {
@@ -387,7 +394,7 @@ pub fn read(path: &Path) -> Result<Source, Error> {
         file: path.to_path_buf(),
         docs,
         yaml: true,
-        bytes: meta.len(),
+        bytes: meta_len,
     })
 }
 

@@ -1,0 +1,289 @@
+//! Where a field's value is written in a configuration file: the bytes of the
+//! scalar at a path, so that a new value replaces those bytes and nothing
+//! else in the file changes. YAML and JSON are read with a YAML parser that
+//! keeps positions (JSON is YAML's flow style); a `.properties` file line by
+//! line. A key written with dots (`a.b: 1`, a property name) stands for the
+//! path a -> b, as Spring Boot binds it.
+
+use crate::import::config::tree::Step;
+use granit_parser::{Event, Parser, ScalarStyle};
+use std::ops::Range;
+
+/// A scalar as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scalar {
+    /// Its bytes in the file, quotes included.
+    pub range: Range<usize>,
+    /// Its value (quotes and escapes removed).
+    pub value: String,
+    /// The quote it is written in, if any.
+    pub quote: Option<char>,
+}
+
+impl Scalar {
+    /// The bytes to replace to give it a new value: inside its quotes.
+    pub fn inner(&self) -> Range<usize> {
+        match self.quote {
+            Some(_) => self.range.start + 1..self.range.end - 1,
+            None => self.range.clone(),
+        }
+    }
+}
+
+/// A node of a YAML document, with its position.
+enum Yaml {
+    Scalar(Scalar, bool),
+    Seq(Vec<Yaml>),
+    Map(Vec<(Yaml, Yaml)>),
+    Alias,
+}
+
+/// The scalar at `steps` of document `doc` (counting only documents that are
+/// not empty, as the reader does) of `text`, a YAML or JSON file.
+pub fn in_yaml(text: &str, doc: usize, steps: &[Step]) -> Result<Scalar, String> {
+    let docs = documents(text)?;
+    let root = docs
+        .iter()
+        .filter(|d| !matches!(d, Yaml::Scalar(s, true) if is_null(&s.value)))
+        .nth(doc)
+        .ok_or("the document is not in the file")?;
+    walk(root, steps)
+}
+
+/// Whether a plain scalar is YAML's null (an empty document).
+fn is_null(v: &str) -> bool {
+    matches!(v, "" | "~" | "null" | "Null" | "NULL")
+}
+
+/// A collection being read: its children so far (a mapping's key waiting
+/// for its value apart).
+enum Frame {
+    Seq(Vec<Yaml>),
+    Map(Vec<(Yaml, Yaml)>, Option<Yaml>),
+}
+
+/// Every document of `text`, as trees with positions.
+fn documents(text: &str) -> Result<Vec<Yaml>, String> {
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut docs = Vec::new();
+    for ev in Parser::new_from_str(text) {
+        let (ev, span) = ev.map_err(|e| format!("not valid YAML: {e}"))?;
+        let node = match ev {
+            Event::Scalar(v, style, _, _) => {
+                let at = |m: granit_parser::Marker| m.byte_offset().ok_or("no byte position");
+                let quote = match style {
+                    ScalarStyle::SingleQuoted => Some('\''),
+                    ScalarStyle::DoubleQuoted => Some('"'),
+                    _ => None,
+                };
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
+                    // a block scalar's bytes are not its value: never edited
+                    Yaml::Alias
+                } else {
+                    let s = Scalar {
+                        range: at(span.start)?..at(span.end)?,
+                        value: v.into_owned(),
+                        quote,
+                    };
+                    Yaml::Scalar(s, style == ScalarStyle::Plain)
+                }
+            }
+            Event::SequenceStart(..) => {
+                stack.push(Frame::Seq(Vec::new()));
+                continue;
+            }
+            Event::MappingStart(..) => {
+                stack.push(Frame::Map(Vec::new(), None));
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
+                Some(Frame::Seq(items)) => Yaml::Seq(items),
+                Some(Frame::Map(pairs, _)) => Yaml::Map(pairs),
+                None => return Err("an unbalanced collection".into()),
+            },
+            Event::Alias(_) | Event::UnresolvedAlias(_) => Yaml::Alias,
+            _ => continue,
+        };
+        match stack.last_mut() {
+            None => docs.push(node),
+            Some(Frame::Seq(items)) => items.push(node),
+            Some(Frame::Map(pairs, key)) => match key.take() {
+                Some(k) => pairs.push((k, node)),
+                None => *key = Some(node),
+            },
+        }
+    }
+    Ok(docs)
+}
+
+/// The scalar at `steps` below `node`.
+fn walk(node: &Yaml, steps: &[Step]) -> Result<Scalar, String> {
+    let Some(first) = steps.first() else {
+        return match node {
+            Yaml::Scalar(s, _) => Ok(s.clone()),
+            Yaml::Alias => Err("written through an alias or as a block scalar".into()),
+            _ => Err("not a single value (a list or a mapping)".into()),
+        };
+    };
+    match (node, first) {
+        (Yaml::Seq(items), Step::Index(i)) => walk(
+            items.get(*i).ok_or("the list is shorter than the path")?,
+            &steps[1..],
+        ),
+        (Yaml::Map(pairs), _) => {
+            let mut why = None;
+            for (k, v) in pairs {
+                let Yaml::Scalar(k, _) = k else { continue };
+                if let Some(n) = covers(&k.value, steps) {
+                    match walk(v, &steps[n..]) {
+                        Ok(s) => return Ok(s),
+                        Err(e) => why = why.or(Some(e)),
+                    }
+                }
+            }
+            Err(why.unwrap_or_else(|| {
+                "the path is not in the file as written (through an alias or a merge key?)".into()
+            }))
+        }
+        (Yaml::Alias, _) => Err("written through an alias".into()),
+        _ => Err("the file's structure differs from the path".into()),
+    }
+}
+
+/// How many of `steps` the key `key` stands for: 1 when it is the first
+/// step's key, more when it is several steps joined with dots.
+fn covers(key: &str, steps: &[Step]) -> Option<usize> {
+    if matches!(&steps[0], Step::Key(k) if k == key) {
+        return Some(1);
+    }
+    let parts = split(key);
+    (parts.len() > 1 && parts.len() <= steps.len() && parts.iter().zip(steps).all(|(p, s)| p == s))
+        .then_some(parts.len())
+}
+
+/// A dotted name's steps: `a.b[0].c` is a -> b -> 0 -> c.
+fn split(name: &str) -> Vec<Step> {
+    let mut out = Vec::new();
+    for part in name.split('.') {
+        let (key, rest) = part.split_once('[').unwrap_or((part, ""));
+        if !key.is_empty() {
+            out.push(Step::Key(key.to_string()));
+        }
+        for idx in rest.split('[') {
+            let idx = idx.trim_end_matches(']');
+            match idx.parse() {
+                Ok(i) => out.push(Step::Index(i)),
+                Err(_) if idx.is_empty() => {}
+                Err(_) => out.push(Step::Key(idx.to_string())),
+            }
+        }
+    }
+    out
+}
+
+/// The value of the property at `steps` in `text`, a `.properties` file:
+/// the last line whose name stands for the path (a line continued with a
+/// backslash is refused).
+pub fn in_properties(text: &str, steps: &[Step]) -> Result<Scalar, String> {
+    let mut found = None;
+    let mut offset = 0;
+    let mut continued = false;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let was_continued = std::mem::replace(
+            &mut continued,
+            body.chars().rev().take_while(|c| *c == '\\').count() % 2 == 1,
+        );
+        let t = body.trim_start();
+        if was_continued || t.is_empty() || t.starts_with(['#', '!']) {
+            continue;
+        }
+        let lead = body.len() - t.len();
+        let end = t.find(['=', ':', ' ', '\t', '\x0c']).unwrap_or(t.len());
+        let name = &t[..end];
+        if name.contains('\\') || split(name) != steps {
+            continue;
+        }
+        if continued {
+            return Err("its line continues on the next (a backslash at its end)".into());
+        }
+        let rest = &t[end..];
+        let sep = rest.len()
+            - rest
+                .trim_start_matches([' ', '\t', '\x0c'])
+                .trim_start_matches(['=', ':'])
+                .trim_start_matches([' ', '\t', '\x0c'])
+                .len();
+        let value = rest[sep..].trim_end();
+        let vstart = start + lead + end + sep;
+        found = Some(Scalar {
+            range: vstart..vstart + value.len(),
+            value: value.to_string(),
+            quote: None,
+        });
+    }
+    found.ok_or_else(|| "no line of the file names it".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(s: &str) -> Step {
+        Step::Key(s.into())
+    }
+
+    #[test]
+    fn finds_plain_quoted_and_dotted_scalars_in_yaml() {
+        let t = "a:\n  b: \"0.3s\" # c\n  list:\n  - x: 300ms\n---\n---\nr.s.t: 4\n";
+        let s = in_yaml(t, 0, &[k("a"), k("b")]).unwrap();
+        assert_eq!((&t[s.range.clone()], &t[s.inner()]), ("\"0.3s\"", "0.3s"));
+        let s = in_yaml(t, 0, &[k("a"), k("list"), Step::Index(0), k("x")]).unwrap();
+        assert_eq!(&t[s.range], "300ms");
+        // the empty document between the two is not counted, as the reader skips it
+        let s = in_yaml(t, 1, &[k("r"), k("s"), k("t")]).unwrap();
+        assert_eq!((&t[s.range], s.value.as_str()), ("4", "4"));
+        assert!(
+            in_yaml(t, 0, &[k("a")])
+                .unwrap_err()
+                .contains("not a single value")
+        );
+        assert!(in_yaml(t, 0, &[k("a"), k("c")]).is_err());
+    }
+
+    #[test]
+    fn finds_json_values() {
+        let t = "{\n\t\"m\": [ {\"timeout\": \"1.5s\", \"n\": 3} ]\n}\n";
+        let s = in_yaml(t, 0, &[k("m"), Step::Index(0), k("n")]).unwrap();
+        assert_eq!(&t[s.range], "3");
+        let s = in_yaml(t, 0, &[k("m"), Step::Index(0), k("timeout")]).unwrap();
+        assert_eq!(&t[s.inner()], "1.5s");
+    }
+
+    #[test]
+    fn refuses_aliases_and_block_scalars() {
+        let t = "base: &b 5\nx: *b\ny: |\n  7\n";
+        assert!(in_yaml(t, 0, &[k("x")]).unwrap_err().contains("alias"));
+        assert!(in_yaml(t, 0, &[k("y")]).is_err());
+        assert_eq!(in_yaml(t, 0, &[k("base")]).unwrap().value, "5");
+    }
+
+    #[test]
+    fn finds_the_last_property_line() {
+        let t = "# c\na.b = 1\na.b:2\n  a.c\t3  \nl[0].x=9\nlong=1\\\n  2\n";
+        let s = in_properties(t, &[k("a"), k("b")]).unwrap();
+        assert_eq!(&t[s.range], "2");
+        let s = in_properties(t, &[k("a"), k("c")]).unwrap();
+        assert_eq!(&t[s.range], "3");
+        let s = in_properties(t, &[k("l"), Step::Index(0), k("x")]).unwrap();
+        assert_eq!(&t[s.range], "9");
+        assert!(
+            in_properties(t, &[k("long")])
+                .unwrap_err()
+                .contains("continues")
+        );
+        assert!(in_properties(t, &[k("nope")]).is_err());
+    }
+}
