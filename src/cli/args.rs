@@ -324,6 +324,21 @@ pub(super) struct TuneArgs {
     /// each file is kept byte for byte
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub(super) write_back: Vec<PathBuf>,
+    /// Run as the K-th of N shards, all at once with the same --out (a shared
+    /// folder): every shard runs the search, each step's runs are split among
+    /// them through DIR/runs/, and shard 1 writes the results (the same bytes
+    /// as one process). `auto`: K (and N) from the array job this runs in
+    /// (Slurm, GNU parallel, ...; see docs/cluster.md)
+    #[arg(long, value_name = "K/N|auto")]
+    pub(super) shard: Option<String>,
+    /// With --shard auto: the number of shards, for schedulers that do not
+    /// tell their jobs how many there are
+    #[arg(long, value_name = "N")]
+    pub(super) shards: Option<u64>,
+    /// How long a shard waits for the other shards' runs of a step before it
+    /// stops with an error, in seconds (run again, it goes on where it stopped)
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub(super) shard_wait: u64,
 }
 
 /// `resim import`'s arguments.

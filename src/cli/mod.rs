@@ -188,23 +188,26 @@ fn dispatch(command: Command) -> Result<(), Error> {
     }
 }
 
-/// `resim sweep`: the options from the arguments (`--shard auto` read from
-/// the scheduler's variables), the sweep, its summary printed.
-fn sweep(a: args::SweepArgs) -> Result<(), Error> {
-    use std::io::IsTerminal;
-    if a.shards.is_some() && a.shard.as_deref() != Some("auto") {
+/// `--shard K/N|auto` and `--shards N`: this process's slice (`auto` read
+/// from the scheduler's variables, said on stderr unless `quiet`).
+fn shard(
+    text: Option<&str>,
+    shards: Option<u64>,
+    quiet: bool,
+) -> Result<Option<crate::sweep::Shard>, Error> {
+    if shards.is_some() && text != Some("auto") {
         return Err(crate::error::ScenarioError::new(
             "",
             "--shards N goes with --shard auto (with --shard K/N the count is N)",
         )
         .into());
     }
-    let shard = match a.shard.as_deref() {
+    Ok(match text {
         None => None,
         Some("auto") => {
             let (slice, from) =
-                crate::sweep::Shard::from_env(|name| std::env::var(name).ok(), a.shards)?;
-            if !a.quiet {
+                crate::sweep::Shard::from_env(|name| std::env::var(name).ok(), shards)?;
+            if !quiet {
                 note(&format!(
                     "--shard auto: {}/{} from {from}",
                     slice.index, slice.count
@@ -213,7 +216,14 @@ fn sweep(a: args::SweepArgs) -> Result<(), Error> {
             Some(slice)
         }
         Some(text) => Some(crate::sweep::Shard::parse(text)?),
-    };
+    })
+}
+
+/// `resim sweep`: the options from the arguments (`--shard auto` read from
+/// the scheduler's variables), the sweep, its summary printed.
+fn sweep(a: args::SweepArgs) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    let shard = shard(a.shard.as_deref(), a.shards, a.quiet)?;
     let opts = crate::sweep::SweepOptions {
         file: a.file,
         overrides: overrides(&a.set)?,
@@ -286,9 +296,21 @@ fn tune(a: args::TuneArgs) -> Result<(), Error> {
         out: a.out,
         report: !a.no_report,
         write_back: a.write_back,
+        shard: shard(a.shard.as_deref(), a.shards, a.quiet || a.json)?,
+        shard_wait: a.shard_wait,
     };
     let report = crate::tune::tune(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
-    if a.json {
+    let shard = opts.shard.filter(|s| s.index > 1);
+    if let Some(s) = shard
+        && !a.quiet
+        && !a.json
+    {
+        // the same answer as shard 1's, which writes it
+        out_line(&format!(
+            "Shard {} of {}: the search is done; shard 1 writes its results.",
+            s.index, s.count
+        ))?;
+    } else if a.json {
         out_text(&report.json)?;
     } else if !a.quiet {
         out_text(&report.text)?;

@@ -104,11 +104,6 @@ impl<'a> Evaluator<'a> {
             first,
         })
     }
-
-    /// Forgets candidate `index`'s runner (it left the race).
-    pub fn forget(&mut self, index: usize) {
-        self.loaded.remove(&index);
-    }
 }
 
 impl Evaluate for Evaluator<'_> {
@@ -153,5 +148,9 @@ impl Evaluate for Evaluator<'_> {
             )?;
         }
         Ok(out)
+    }
+
+    fn forget(&mut self, index: usize) {
+        self.loaded.remove(&index);
     }
 }

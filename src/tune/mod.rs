@@ -23,6 +23,7 @@ mod page;
 pub mod race;
 mod report;
 pub mod space;
+mod store;
 mod write_back;
 
 use crate::error::{Error, ScenarioError};
@@ -70,6 +71,10 @@ pub struct TuneOptions {
     pub report: bool,
     /// `--write-back`: the configuration files to write the tuned values into.
     pub write_back: Vec<PathBuf>,
+    /// `--shard K/N`: this process runs the K-th slice of every step's runs.
+    pub shard: Option<crate::sweep::Shard>,
+    /// `--shard-wait`: how long a shard waits for the others' runs, in seconds.
+    pub shard_wait: u64,
 }
 
 /// What `resim tune` leaves for the user.
@@ -492,7 +497,7 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
     };
     let mut ev = eval::Evaluator::new(
         opts.file.clone(),
-        text,
+        text.clone(),
         (opts.overrides.clone(), opts.seed),
         &keys,
         metrics,
@@ -513,44 +518,59 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         )));
     }
     let dir = out_dir(opts);
-    let lock = crate::sweep::output::lock(&dir)?;
-    let folder = crate::report::Folder::open(&dir, &[])?;
-
-    let mut race = Race {
-        goal: &goal,
-        candidates: Vec::new(),
-        runs: 0,
+    // with shards, the first writes the results; the others only their runs
+    let writes = opts.shard.is_none_or(|s| s.index == 1);
+    let lock = writes
+        .then(|| crate::sweep::output::lock(&dir))
+        .transpose()?;
+    let folder = writes
+        .then(|| crate::report::Folder::open(&dir, &[]))
+        .transpose()?;
+    let limits = Limits {
         rows: rows.len() as u64,
         first,
         most,
         budget,
-        out_of_budget: false,
     };
-    search(&mut race, &mut ev, &keys, start)?;
-    let pick = match race.incumbent() {
-        Some(i) => Some((i, true)),
-        None => race.best(|g, c| g.likely_feasible(c)).map(|i| (i, false)),
+    let done = match opts.shard {
+        None => drive(&goal, &mut ev, &keys, start, limits)?,
+        Some(shard) => {
+            let mut sharded = store::Sharded::new(
+                ev,
+                shard,
+                &dir,
+                store::fingerprint(opts, &goal, rows.len()),
+                rows.len(),
+                opts.shard_wait,
+            )?;
+            loop {
+                let done = drive(&goal, &mut sharded, &keys, start.clone(), limits)?;
+                if !race::Evaluate::stop(&sharded) {
+                    break done;
+                }
+                sharded.resolve()?;
+            }
+        }
     };
-    let closest = match pick {
-        Some(_) => None,
-        None => closest(&race.candidates, &goal),
-    };
-    let search_runs = race.runs;
-    // the recommendation (or the closest) on replications no candidate ran
-    let fresh = match pick.map(|p| p.0).or(closest) {
-        Some(i) => run_fresh(&mut race, &mut ev, i)?,
-        None => Vec::new(),
-    };
+    let Driven {
+        candidates,
+        runs: spent,
+        search_runs,
+        out_of_budget,
+        pick,
+        closest,
+        fresh,
+    } = done;
     let mut outcome = Outcome {
         opts,
         scenario_name: name,
         keys: &keys,
         goal: &goal,
         runs: search_runs,
-        other_runs: race.runs - search_runs + checked,
+        other_runs: spent - search_runs + checked,
         budget,
-        out_of_budget: race.out_of_budget,
-        candidates: race.candidates,
+        out_of_budget,
+        candidates,
         rows,
         pick,
         closest,
@@ -574,7 +594,9 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
             }
         }
     }
-    folder.replace(report::files(&outcome, &ev.text)?)?;
+    if let Some(folder) = folder {
+        folder.replace(report::files(&outcome, &text)?)?;
+    }
     drop(lock);
     Ok(TuneReport {
         text: report::text(&outcome, &dir),
@@ -615,11 +637,78 @@ fn out_dir(opts: &TuneOptions) -> PathBuf {
         .unwrap_or_else(|| Path::new("out").join(format!("{stem}-tune")))
 }
 
+/// The race's limits: compare rows, replications, budget.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub rows: u64,
+    pub first: u64,
+    pub most: u64,
+    pub budget: u64,
+}
+
+/// What a search found.
+struct Driven {
+    candidates: Vec<Candidate>,
+    /// Every run of the race, the fresh ones included; the search's alone.
+    runs: u64,
+    search_runs: u64,
+    out_of_budget: bool,
+    pick: Option<(usize, bool)>,
+    closest: Option<usize>,
+    fresh: Vec<Vec<Option<Estimate>>>,
+}
+
+/// The search from `start`, its answer and the answer's fresh run. With an
+/// evaluator that [stops](race::Evaluate::stop), it ends early, its answer
+/// meaningless: it is run again once the runs are in.
+fn drive(
+    goal: &Goal,
+    ev: &mut impl race::Evaluate,
+    keys: &[Key],
+    start: Vec<Point>,
+    limits: Limits,
+) -> Result<Driven, Error> {
+    let mut race = Race {
+        goal,
+        candidates: Vec::new(),
+        runs: 0,
+        rows: limits.rows,
+        first: limits.first,
+        most: limits.most,
+        budget: limits.budget,
+        out_of_budget: false,
+    };
+    search(&mut race, ev, keys, start)?;
+    let pick = match race.incumbent() {
+        Some(i) => Some((i, true)),
+        None => race.best(|g, c| g.likely_feasible(c)).map(|i| (i, false)),
+    };
+    let closest = match pick {
+        Some(_) => None,
+        None => closest(&race.candidates, goal),
+    };
+    let search_runs = race.runs;
+    // the recommendation (or the closest) on replications no candidate ran
+    let fresh = match pick.map(|p| p.0).or(closest) {
+        Some(i) if !ev.stop() => run_fresh(&mut race, ev, i)?,
+        _ => Vec::new(),
+    };
+    Ok(Driven {
+        runs: race.runs,
+        search_runs,
+        out_of_budget: race.out_of_budget,
+        candidates: race.candidates,
+        pick,
+        closest,
+        fresh,
+    })
+}
+
 /// Candidate `i` run again on `most` replications numbered from [`FRESH`]:
 /// each row's estimates, the runs counted in the race's.
 fn run_fresh(
     race: &mut Race,
-    ev: &mut eval::Evaluator,
+    ev: &mut impl race::Evaluate,
     i: usize,
 ) -> Result<Vec<Vec<Option<Estimate>>>, Error> {
     let point = race.candidates[i].point.clone();
@@ -642,14 +731,20 @@ fn run_fresh(
 /// last, while the budget lasts.
 fn search(
     race: &mut Race,
-    ev: &mut eval::Evaluator,
+    ev: &mut impl race::Evaluate,
     keys: &[Key],
     start: Vec<Point>,
 ) -> Result<(), Error> {
     race.add(ev, start, 0)?;
+    if ev.stop() {
+        return Ok(());
+    }
     race.settle(ev)?;
     forget_settled(race, ev);
     for round in 1..=ROUNDS {
+        if ev.stop() {
+            return Ok(());
+        }
         let centre = race
             .incumbent()
             .or_else(|| race.best(|g, c| g.likely_feasible(c)))
@@ -667,6 +762,9 @@ fn search(
         if points.is_empty() || !race.add(ev, points, round)? {
             break;
         }
+        if ev.stop() {
+            return Ok(());
+        }
         race.settle(ev)?;
         forget_settled(race, ev);
     }
@@ -674,7 +772,7 @@ fn search(
 }
 
 /// Frees the runners of candidates out of the race.
-fn forget_settled(race: &Race, ev: &mut eval::Evaluator) {
+fn forget_settled(race: &Race, ev: &mut impl race::Evaluate) {
     for (i, c) in race.candidates.iter().enumerate() {
         if c.status != Status::Alive {
             ev.forget(i);

@@ -275,6 +275,16 @@ pub trait Evaluate {
         from: u64,
         to: u64,
     ) -> Result<Vec<Vec<Vec<Option<f64>>>>, Error>;
+
+    /// Candidate `index` left the race: what was kept for it may go.
+    fn forget(&mut self, _index: usize) {}
+
+    /// Whether some run asked for has no value yet (a sharded tuning's
+    /// runs come from every shard): the race stops at the end of the step
+    /// and is run again from the start once they have.
+    fn stop(&self) -> bool {
+        false
+    }
 }
 
 /// The race: the candidates, what they cost, and its limits.
@@ -424,7 +434,7 @@ impl Race<'_> {
                 self.extend(ev, i, to)?;
                 ran = true;
             }
-            if !ran {
+            if !ran || ev.stop() {
                 return Ok(());
             }
         }

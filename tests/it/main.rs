@@ -54,5 +54,6 @@ mod thresholds_json;
 mod trace;
 mod trace_properties;
 mod tune;
+mod tune_shards;
 mod tune_write_back;
 mod workloads;
