@@ -258,5 +258,38 @@ t1=$(date +%s%N)
 echo "cluster-test: GNU parallel, $SHARDS shards and merge: $(secs "$t0" "$t1") s"
 compare_dir "GNU parallel" "$WORK/parallel"
 
+# resim tune: one process, then 4 shards as a Slurm array job (on this machine's 2
+# CPUs two tasks wait: the running ones make their slices) and under GNU parallel,
+# each folder compared byte for byte with the one process's.
+TUNE=scenarios/examples/tune-deadline-retries.toml
+resim tune "$TUNE" --budget 400 --quiet --out "$WORK/tune-whole"
+compare_tune() {
+  local label=$1 dir=$2 f n=0
+  for f in "$WORK/tune-whole"/*; do
+    [ -f "$f" ] || continue
+    cmp "$f" "$dir/$(basename "$f")"
+    n=$((n + 1))
+  done
+  [ "$n" -ge 5 ] || {
+    echo "cluster-test: the unsharded tuning wrote only $n file(s)" >&2
+    exit 1
+  }
+  echo "cluster-test: $label: $n files equal the unsharded tuning byte for byte"
+}
+t0=$(date +%s%N)
+TUNE="$TUNE" TUNE_ARGS="--budget 400" OUT="$WORK/tune-slurm" \
+  sbatch --array=1-$SHARDS --wait --cpus-per-task=1 --quiet \
+  --output="$WORK/tune-slurm-%A_%a.out" docs/cluster/slurm-tune.sbatch
+t1=$(date +%s%N)
+echo "cluster-test: tune, sbatch --array=1-$SHARDS --wait: $(secs "$t0" "$t1") s"
+compare_tune "tune as a Slurm array job" "$WORK/tune-slurm"
+t0=$(date +%s%N)
+parallel --will-cite --halt now,fail=1 \
+  resim tune "$TUNE" --budget 400 --jobs 1 --quiet --shard {}/$SHARDS \
+  --out "$WORK/tune-parallel" ::: $(seq 1 $SHARDS)
+t1=$(date +%s%N)
+echo "cluster-test: tune, GNU parallel, $SHARDS shards: $(secs "$t0" "$t1") s"
+compare_tune "tune under GNU parallel" "$WORK/tune-parallel"
+
 cleanup_work
 echo "cluster-test: passed in $(($(date +%s) - started)) s"
