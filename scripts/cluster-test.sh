@@ -207,19 +207,20 @@ resim sweep "$SCENARIO" --replications "$REPS" --quiet --out "$WORK/whole"
 t1=$(date +%s%N)
 echo "cluster-test: unsharded sweep of $SCENARIO, $REPS replications: $(secs "$t0" "$t1") s"
 
-# compare_dir LABEL DIR: every file of the unsharded run (but the manifest, which
-# records the command line) is byte for byte the same in DIR, and DIR has no other
-# result file.
+# compare_dir LABEL DIR [REF]: every file of the unsharded run REF (default the
+# sweep's; but the manifest, which records the command line) is byte for byte the
+# same in DIR, and DIR has no other result file.
 compare_dir() {
-  local label=$1 dir=$2 f n=0
-  for f in "$WORK/whole"/*; do
+  local label=$1 dir=$2 ref=${3:-$WORK/whole} f n=0
+  for f in "$ref"/*; do
+    [ -f "$f" ] || continue
     f=$(basename "$f")
     [ "$f" = manifest.toml ] && continue
-    cmp "$WORK/whole/$f" "$dir/$f"
+    cmp "$ref/$f" "$dir/$f"
     n=$((n + 1))
   done
   for f in "$dir"/*.csv; do
-    [ -e "$WORK/whole/$(basename "$f")" ] || {
+    [ -e "$ref/$(basename "$f")" ] || {
       echo "cluster-test: $label wrote $(basename "$f"), the unsharded run did not" >&2
       exit 1
     }
@@ -228,7 +229,7 @@ compare_dir() {
     echo "cluster-test: the unsharded run wrote only $n result file(s)" >&2
     exit 1
   }
-  echo "cluster-test: $label: $n merged files equal the unsharded run byte for byte"
+  echo "cluster-test: $label: $n files equal the unsharded run byte for byte"
 }
 
 # Slurm: the documented array job, 4 tasks of one CPU each, waiting for the end.
@@ -263,33 +264,20 @@ compare_dir "GNU parallel" "$WORK/parallel"
 # each folder compared byte for byte with the one process's.
 TUNE=scenarios/examples/tune-deadline-retries.toml
 resim tune "$TUNE" --budget 400 --quiet --out "$WORK/tune-whole"
-compare_tune() {
-  local label=$1 dir=$2 f n=0
-  for f in "$WORK/tune-whole"/*; do
-    [ -f "$f" ] || continue
-    cmp "$f" "$dir/$(basename "$f")"
-    n=$((n + 1))
-  done
-  [ "$n" -ge 5 ] || {
-    echo "cluster-test: the unsharded tuning wrote only $n file(s)" >&2
-    exit 1
-  }
-  echo "cluster-test: $label: $n files equal the unsharded tuning byte for byte"
-}
 t0=$(date +%s%N)
 TUNE="$TUNE" TUNE_ARGS="--budget 400" OUT="$WORK/tune-slurm" \
   sbatch --array=1-$SHARDS --wait --cpus-per-task=1 --quiet \
   --output="$WORK/tune-slurm-%A_%a.out" docs/cluster/slurm-tune.sbatch
 t1=$(date +%s%N)
 echo "cluster-test: tune, sbatch --array=1-$SHARDS --wait: $(secs "$t0" "$t1") s"
-compare_tune "tune as a Slurm array job" "$WORK/tune-slurm"
+compare_dir "tune as a Slurm array job" "$WORK/tune-slurm" "$WORK/tune-whole"
 t0=$(date +%s%N)
 parallel --will-cite --halt now,fail=1 \
   resim tune "$TUNE" --budget 400 --jobs 1 --quiet --shard {}/$SHARDS \
   --out "$WORK/tune-parallel" ::: $(seq 1 $SHARDS)
 t1=$(date +%s%N)
 echo "cluster-test: tune, GNU parallel, $SHARDS shards: $(secs "$t0" "$t1") s"
-compare_tune "tune under GNU parallel" "$WORK/tune-parallel"
+compare_dir "tune under GNU parallel" "$WORK/tune-parallel" "$WORK/tune-whole"
 
 cleanup_work
 echo "cluster-test: passed in $(($(date +%s) - started)) s"

@@ -4,7 +4,7 @@
 //! actor), on the sweep's worker pool. The metric values are read as a sweep
 //! names them.
 
-use super::race::Evaluate;
+use super::race::{Evaluate, Runs};
 use super::space::{Key, Point, show};
 use crate::error::Error;
 use crate::scenario::{self, LoadOptions, Override, Purpose, Scenario};
@@ -107,13 +107,7 @@ impl<'a> Evaluator<'a> {
 }
 
 impl Evaluate for Evaluator<'_> {
-    fn run(
-        &mut self,
-        index: usize,
-        point: &Point,
-        from: u64,
-        to: u64,
-    ) -> Result<Vec<Vec<Vec<Option<f64>>>>, Error> {
+    fn run(&mut self, index: usize, point: &Point, from: u64, to: u64) -> Result<Runs, Error> {
         if !self.loaded.contains_key(&index) {
             let l = self.prepare(point)?;
             self.loaded.insert(index, l);

@@ -264,17 +264,14 @@ pub fn estimate_of(r: &Running, confidence: f64, clip: Option<(f64, f64)>) -> Op
     Some(Estimate { mean, lo, hi, n })
 }
 
+/// Replications of a candidate: `values[row][metric][replication - from]`.
+pub type Runs = Vec<Vec<Vec<Option<f64>>>>;
+
 /// Runs more replications of candidates.
 pub trait Evaluate {
     /// Runs replications `from..to` of `point` in every row:
     /// `out[row][metric][replication - from]`.
-    fn run(
-        &mut self,
-        index: usize,
-        point: &Point,
-        from: u64,
-        to: u64,
-    ) -> Result<Vec<Vec<Vec<Option<f64>>>>, Error>;
+    fn run(&mut self, index: usize, point: &Point, from: u64, to: u64) -> Result<Runs, Error>;
 
     /// Candidate `index` left the race: what was kept for it may go.
     fn forget(&mut self, _index: usize) {}

@@ -18,7 +18,7 @@
 
 use super::TuneOptions;
 use super::eval::Evaluator;
-use super::race::{Evaluate, Goal};
+use super::race::{Evaluate, Goal, Runs};
 use super::space::{Point, set_lines};
 use crate::error::{Error, ScenarioError};
 use crate::sweep::Shard;
@@ -314,13 +314,7 @@ impl<'a> Sharded<'a> {
 }
 
 impl Evaluate for Sharded<'_> {
-    fn run(
-        &mut self,
-        index: usize,
-        point: &Point,
-        from: u64,
-        to: u64,
-    ) -> Result<Vec<Vec<Vec<Option<f64>>>>, Error> {
+    fn run(&mut self, index: usize, point: &Point, from: u64, to: u64) -> Result<Runs, Error> {
         let name = set_lines(self.inner.keys, point).join(" ");
         self.names.insert(index, name.clone());
         let mut out = vec![vec![Vec::new(); self.metrics]; self.rows];

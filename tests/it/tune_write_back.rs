@@ -102,44 +102,40 @@ fn istio_fields_are_written_back_in_their_own_notation_and_nothing_else_changes(
     );
 }
 
+/// Fixture `name` imported, tuned over `vary` with `--write-back`: its tuned
+/// copy is the fixture with each `(old, new)` of `edits` made, nothing else.
+fn written_back(name: &str, metric: &str, vary: &[&str], edits: &[(&str, &str)]) {
+    let (dir, file) = imported(name);
+    tune_back(dir.path(), &file, metric, vary).success();
+    let want = with_lines(&std::fs::read_to_string(&file).unwrap(), edits);
+    let got = std::fs::read_to_string(dir.path().join(format!("out/tuned-{name}")));
+    assert_eq!(got.unwrap(), want, "{name}");
+}
+
 #[test]
 fn properties_grpc_json_and_spring_yaml_are_written_back() {
-    let (dir, file) = imported("resilience4j.properties");
-    tune_back(
-        dir.path(),
-        &file,
+    written_back(
+        "resilience4j.properties",
         "outcomes.answered_pct",
         &[
             "policies.stock.retry.max_attempts=[3]",
             "policies.stock.retry.backoff.base_ms=[300]",
             "limiters.stock.max_delay_ms=[150]",
         ],
-    )
-    .success();
-    let want = with_lines(
-        &std::fs::read_to_string(&file).unwrap(),
         &[
             ("default.max-attempts=4", "default.max-attempts=3"),
             ("slow.waitDuration 200ms", "slow.waitDuration 300ms"),
             ("timeoutDuration=100ms", "timeoutDuration=150ms"),
         ],
     );
-    let got = std::fs::read_to_string(dir.path().join("out/tuned-resilience4j.properties"));
-    assert_eq!(got.unwrap(), want);
-
-    let (dir, file) = imported("grpc-retry-throttling.json");
-    tune_back(
-        dir.path(),
-        &file,
+    // protobuf durations keep their quotes
+    written_back(
+        "grpc-retry-throttling.json",
         "outcomes.all.answered_pct",
         &[
             "policies.method-config-1.retry.max_attempts=[2]",
             "policies.method-config-2.hedge.delay_ms=[75.5]",
         ],
-    )
-    .success();
-    let want = with_lines(
-        &std::fs::read_to_string(&file).unwrap(),
         &[
             ("\"maxAttempts\": 4", "\"maxAttempts\": 2"),
             (
@@ -148,27 +144,23 @@ fn properties_grpc_json_and_spring_yaml_are_written_back() {
             ),
         ],
     );
-    let got = std::fs::read_to_string(dir.path().join("out/tuned-grpc-retry-throttling.json"));
-    assert_eq!(got.unwrap(), want);
-
-    // a dotted key in Spring YAML, and an ISO-8601 duration
-    let (dir, file) = imported("resilience4j-dotted.yml");
-    tune_back(
-        dir.path(),
-        &file,
+    // an ISO-8601 duration stays one
+    written_back(
+        "resilience4j.yaml",
+        "outcomes.all.answered_pct",
+        &["policies.payments.retry.backoff.base_ms=[300]"],
+        &[("waitDuration: PT0.2S", "waitDuration: PT0.3S")],
+    );
+    // a key written with dots in Spring YAML
+    written_back(
+        "resilience4j-dotted.yml",
         "outcomes.all.answered_pct",
         &["policies.pricing.timeout_ms=[450]"],
-    )
-    .success();
-    let want = with_lines(
-        &std::fs::read_to_string(&file).unwrap(),
         &[(
             "pricing.timeoutDuration: 300ms",
             "pricing.timeoutDuration: 450ms",
         )],
     );
-    let got = std::fs::read_to_string(dir.path().join("out/tuned-resilience4j-dotted.yml"));
-    assert_eq!(got.unwrap(), want);
 }
 
 #[test]
