@@ -486,15 +486,10 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         jobs,
     } = settings(opts)?;
     check_keys(opts, &text, &doc, &keys)?;
-    let metrics: Vec<String> = std::iter::once(goal.objective.clone())
-        .chain(goal.constraints.iter().map(|c| c.metric.clone()))
-        .collect();
+    let metrics = goal.metrics();
     let pool = crate::sweep::runner::pool(jobs)?;
     keys = keys_checked(opts, &text, &keys, &metrics)?;
-    let back = match opts.write_back.is_empty() {
-        true => None,
-        false => Some(write_back::WriteBack::prepare(&opts.write_back, &keys)?),
-    };
+    let back = write_back::WriteBack::prepare(&opts.write_back, &keys)?;
     let mut ev = eval::Evaluator::new(
         opts.file.clone(),
         text.clone(),
@@ -509,23 +504,16 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         rows,
         runs: checked,
     } = check_metrics(&ev, &start[0], &mut goal)?;
-    if budget < first * rows.len() as u64 {
-        return Err(arg_error(format!(
-            "--budget {budget}: not enough for one candidate ({first} replications x {} compare row{} = {} runs)",
-            rows.len(),
-            if rows.len() == 1 { "" } else { "s" },
-            first * rows.len() as u64
-        )));
-    }
+    check_budget(budget, first, rows.len() as u64)?;
     let dir = out_dir(opts);
     // with shards, the first writes the results; the others only their runs
-    let writes = opts.shard.is_none_or(|s| s.index == 1);
-    let lock = writes
-        .then(|| crate::sweep::output::lock(&dir))
-        .transpose()?;
-    let folder = writes
-        .then(|| crate::report::Folder::open(&dir, &[]))
-        .transpose()?;
+    let (lock, folder) = match opts.shard.is_none_or(|s| s.index == 1) {
+        true => (
+            Some(crate::sweep::output::lock(&dir)?),
+            Some(crate::report::Folder::open(&dir, &[])?),
+        ),
+        false => (None, None),
+    };
     let limits = Limits {
         rows: rows.len() as u64,
         first,
@@ -535,21 +523,9 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
     let done = match opts.shard {
         None => drive(&goal, &mut ev, &keys, start, limits)?,
         Some(shard) => {
-            let mut sharded = store::Sharded::new(
-                ev,
-                shard,
-                &dir,
-                store::fingerprint(opts, &goal, rows.len()),
-                rows.len(),
-                opts.shard_wait,
-            )?;
-            loop {
-                let done = drive(&goal, &mut sharded, &keys, start.clone(), limits)?;
-                if !race::Evaluate::stop(&sharded) {
-                    break done;
-                }
-                sharded.resolve()?;
-            }
+            let id = store::fingerprint(opts, &goal, rows.len());
+            let sharded = store::Sharded::new(ev, shard, &dir, id, rows.len(), opts.shard_wait)?;
+            drive_sharded(&goal, sharded, &keys, start, limits)?
         }
     };
     let Driven {
@@ -581,19 +557,10 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         write_back: back.is_some(),
         refused: None,
     };
-    let mut refused = None;
-    if let (Some(back), Some((i, _))) = (&back, pick) {
-        match back.write(&keys, &outcome.candidates[i].point) {
-            Ok(w) => outcome.written = w,
-            Err(e) => {
-                outcome.refused = Some(match &e {
-                    Error::Scenario(se) => se.message.clone(),
-                    other => other.to_string(),
-                });
-                refused = Some(e);
-            }
-        }
-    }
+    let refused = match (&back, pick) {
+        (Some(back), Some((i, _))) => write_back(back, &mut outcome, i),
+        _ => None,
+    };
     if let Some(folder) = folder {
         folder.replace(report::files(&outcome, &text)?)?;
     }
@@ -603,6 +570,54 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         json: report::json(&outcome, &dir)?,
         refused,
     })
+}
+
+/// Refuses a budget smaller than one candidate's first replications.
+fn check_budget(budget: u64, first: u64, rows: u64) -> Result<(), Error> {
+    if budget < first * rows {
+        return Err(arg_error(format!(
+            "--budget {budget}: not enough for one candidate ({first} replications x {rows} compare row{} = {} runs)",
+            if rows == 1 { "" } else { "s" },
+            first * rows
+        )));
+    }
+    Ok(())
+}
+
+/// The search run by a shard: again from the start each time a step's runs
+/// were missing, until none is.
+fn drive_sharded(
+    goal: &Goal,
+    mut sharded: store::Sharded,
+    keys: &[Key],
+    start: Vec<Point>,
+    limits: Limits,
+) -> Result<Driven, Error> {
+    loop {
+        let done = drive(goal, &mut sharded, keys, start.clone(), limits)?;
+        if !race::Evaluate::stop(&sharded) {
+            return Ok(done);
+        }
+        sharded.resolve()?;
+    }
+}
+
+/// Candidate `i`'s values written back into the configuration files, into
+/// the outcome; the error when they were not.
+fn write_back(back: &write_back::WriteBack, outcome: &mut Outcome, i: usize) -> Option<Error> {
+    match back.write(outcome.keys, &outcome.candidates[i].point) {
+        Ok(w) => {
+            outcome.written = w;
+            None
+        }
+        Err(e) => {
+            outcome.refused = Some(match &e {
+                Error::Scenario(se) => se.message.clone(),
+                other => other.to_string(),
+            });
+            Some(e)
+        }
+    }
 }
 
 /// The keys, each checked at its ends (a whole-number range made fractional

@@ -83,6 +83,13 @@ pub struct Estimate {
 }
 
 impl Goal {
+    /// The metrics read: the objective, then each constraint's.
+    pub fn metrics(&self) -> Vec<String> {
+        std::iter::once(self.objective.clone())
+            .chain(self.constraints.iter().map(|c| c.metric.clone()))
+            .collect()
+    }
+
     /// The interval of the mean of `values` (None when one has no value):
     /// Wilson's for a flag, else Student t (the mean alone with values all
     /// the same, no bound with one value), cut to the metric's range.

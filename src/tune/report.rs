@@ -56,9 +56,7 @@ pub fn files(o: &Outcome, text: &str) -> Result<Vec<(String, Content)>, Error> {
 /// A metric's columns: unique names, the second use of a name numbered.
 fn metric_columns(o: &Outcome) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let names =
-        std::iter::once(&o.goal.objective).chain(o.goal.constraints.iter().map(|c| &c.metric));
-    for n in names {
+    for n in &o.goal.metrics() {
         let mut name = n.clone();
         let mut k = 2;
         while out.contains(&name) {

@@ -209,8 +209,11 @@ fn locate(text: &str, o: &Origin) -> Result<Scalar, String> {
 
 impl WriteBack {
     /// Checks that every tuned key comes from one field of `files` that a
-    /// value can be written into.
-    pub fn prepare(files: &[PathBuf], keys: &[Key]) -> Result<WriteBack, Error> {
+    /// value can be written into (None: no file to write back into).
+    pub fn prepare(files: &[PathBuf], keys: &[Key]) -> Result<Option<WriteBack>, Error> {
+        if files.is_empty() {
+            return Ok(None);
+        }
         let mut read = Vec::new();
         for f in files {
             // the reader's checks first: a missing file, a folder, a huge file
@@ -250,11 +253,11 @@ impl WriteBack {
                 targets.push(target(i, k, o, &read, &imported)?);
             }
         }
-        Ok(WriteBack {
+        Ok(Some(WriteBack {
             files: read,
             imported,
             targets,
-        })
+        }))
     }
 
     /// The files with `point`'s values written in, each checked by importing
