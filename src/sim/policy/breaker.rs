@@ -5,6 +5,7 @@
 //! it, any failure reopens it. Its window is reset at every change of state; while
 //! half-open, calls beyond the trials are refused.
 
+use super::super::vocab::Outcome;
 use crate::engine::Ticks;
 use crate::model::{Breaker, BreakerWindow};
 use std::collections::VecDeque;
@@ -67,8 +68,24 @@ impl BreakerState {
         }
     }
 
+    /// A call admitted as `how` ended now with `outcome`: timeouts, errors,
+    /// sheds, refusals and drops count as failures.
+    #[inline(always)]
+    pub fn resolved(&mut self, now: Ticks, how: Admit, outcome: Outcome) {
+        let failed = matches!(
+            outcome,
+            Outcome::Dropped
+                | Outcome::Error
+                | Outcome::Refused
+                | Outcome::TimedOut
+                | Outcome::Shed
+                | Outcome::NotFound
+        );
+        self.record(now, how, failed);
+    }
+
     /// A call admitted as `how` ended now, failed or not.
-    pub fn record(&mut self, now: Ticks, how: Admit, failed: bool) {
+    fn record(&mut self, now: Ticks, how: Admit, failed: bool) {
         match (self.phase, how) {
             (Phase::Closed, Admit::Pass) => {
                 self.window.push_back((now, failed));

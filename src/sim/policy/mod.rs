@@ -520,7 +520,7 @@ impl Policies {
                 s.most_attempts = s.most_attempts.max(1);
             });
             if let Some(b) = &mut st.breaker {
-                b.record(now, admit, true);
+                b.resolved(now, admit, Outcome::TimedOut);
             }
             return FirstTry::NoTime;
         }
@@ -761,23 +761,14 @@ impl Policies {
     }
 
     /// `pc` is over with `outcome` at `now`: its slot is free, and its breaker
-    /// hears whether it failed (timeouts, errors and sheds count as failures).
+    /// hears the outcome.
     #[inline(always)]
     pub(in crate::sim) fn resolved(&mut self, pc: u32, outcome: Outcome, now: Ticks) {
         let p = &self.calls[pc as usize];
         let (state, admit) = (p.state, p.admit);
         self.free.push(pc);
         if let Some(b) = &mut self.states[state as usize].breaker {
-            let failed = matches!(
-                outcome,
-                Outcome::Dropped
-                    | Outcome::Error
-                    | Outcome::Refused
-                    | Outcome::TimedOut
-                    | Outcome::Shed
-                    | Outcome::NotFound
-            );
-            b.record(now, admit, failed);
+            b.resolved(now, admit, outcome);
         }
     }
 
