@@ -335,8 +335,9 @@ pub(super) struct TuneArgs {
     /// tell their jobs how many there are
     #[arg(long, value_name = "N")]
     pub(super) shards: Option<u64>,
-    /// How long a shard waits for the other shards' runs of a step before it
-    /// stops with an error, in seconds (run again, it goes on where it stopped)
+    /// How long a shard waits for a slice of a step's runs that another shard
+    /// has taken before it makes the slice itself, in seconds (a shard that
+    /// stopped midway is not waited for)
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub(super) shard_wait: u64,
 }

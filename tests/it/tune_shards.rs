@@ -102,3 +102,35 @@ fn a_shard_left_alone_ends_and_runs_of_another_tuning_are_refused() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(err.contains("--shard 5/4"), "{err}");
 }
+
+#[test]
+fn a_slice_claimed_by_a_shard_that_stopped_is_made_by_another() {
+    // the steps' names, from a tuning by one shard alone
+    let first = tempfile::tempdir().expect("tempdir");
+    resim()
+        .args(args(first.path()))
+        .args(["--shard", "1/2"])
+        .assert()
+        .success();
+    let claims: Vec<String> = std::fs::read_dir(first.path().join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with("-shard-2-of-2.claim"))
+        .collect();
+    assert!(claims.len() >= 3, "{claims:?}");
+    // a folder where shard 2 claimed every slice and stopped: shard 1 makes
+    // them once it has waited --shard-wait seconds
+    let stale = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(stale.path().join("runs")).unwrap();
+    for c in &claims {
+        std::fs::write(stale.path().join("runs").join(c), "").unwrap();
+    }
+    let out = resim()
+        .args(args(stale.path()))
+        .args(["--shard", "1/2", "--shard-wait", "0"])
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("making them here"), "{err}");
+    assert_eq!(folder_bytes(first.path()), folder_bytes(stale.path()));
+}
