@@ -193,6 +193,29 @@ pub(super) struct SweepArgs {
     pub(super) all_metrics: bool,
 }
 
+/// The flags `resim boundary` and `resim tune` share.
+#[derive(Args, Debug)]
+pub(super) struct SearchFlags {
+    /// Master seed (overrides [montecarlo] seed and scenario.seed)
+    #[arg(long, value_name = "S")]
+    pub(super) seed: Option<u64>,
+    /// Worker threads (default: one per core); the output does not depend on it
+    #[arg(long, short = 'j', value_name = "J")]
+    pub(super) jobs: Option<usize>,
+    /// Override a value: key.path=VALUE (VALUE in TOML syntax; a bare word is a string)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub(super) set: Vec<String>,
+    /// Print the result as one JSON document on stdout instead of text
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Print nothing on stdout (the files are still written)
+    #[arg(long, short)]
+    pub(super) quiet: bool,
+    /// Do not write report.html
+    #[arg(long)]
+    pub(super) no_report: bool,
+}
+
 /// `resim boundary`'s arguments.
 #[derive(Args, Debug)]
 pub(super) struct BoundaryArgs {
@@ -229,27 +252,11 @@ pub(super) struct BoundaryArgs {
     /// Values of a second --axis given as LO..HI, evenly spaced (default 5)
     #[arg(long, value_name = "N")]
     pub(super) grid: Option<u64>,
-    /// Master seed (overrides [montecarlo] seed and scenario.seed)
-    #[arg(long, value_name = "S")]
-    pub(super) seed: Option<u64>,
-    /// Worker threads (default: one per core); the output does not depend on it
-    #[arg(long, short = 'j', value_name = "J")]
-    pub(super) jobs: Option<usize>,
     /// Output folder (default out/<file stem>-boundary)
     #[arg(long, value_name = "DIR")]
     pub(super) out: Option<PathBuf>,
-    /// Override a value: key.path=VALUE (VALUE in TOML syntax; a bare word is a string)
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub(super) set: Vec<String>,
-    /// Print the result as one JSON document on stdout instead of text
-    #[arg(long)]
-    pub(super) json: bool,
-    /// Print nothing on stdout (the files are still written)
-    #[arg(long, short)]
-    pub(super) quiet: bool,
-    /// Do not write report.html
-    #[arg(long)]
-    pub(super) no_report: bool,
+    #[command(flatten)]
+    pub(super) common: SearchFlags,
     /// A recovery metric depends on how long the run sends after the fault:
     /// by default the search runs again with every workload's duration_ms
     /// doubled and reports both crossings; --once runs the first only
@@ -296,27 +303,11 @@ pub(super) struct TuneArgs {
     /// compare row (default 3000)
     #[arg(long, value_name = "RUNS")]
     pub(super) budget: Option<u64>,
-    /// Master seed (overrides [montecarlo] seed and scenario.seed)
-    #[arg(long, value_name = "S")]
-    pub(super) seed: Option<u64>,
-    /// Worker threads (default: one per core); the output does not depend on it
-    #[arg(long, short = 'j', value_name = "J")]
-    pub(super) jobs: Option<usize>,
     /// Output folder (default out/<file stem>-tune)
     #[arg(long, value_name = "DIR")]
     pub(super) out: Option<PathBuf>,
-    /// Override a value: key.path=VALUE (VALUE in TOML syntax; a bare word is a string)
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub(super) set: Vec<String>,
-    /// Print the result as one JSON document on stdout instead of text
-    #[arg(long)]
-    pub(super) json: bool,
-    /// Print nothing on stdout (the files are still written)
-    #[arg(long, short)]
-    pub(super) quiet: bool,
-    /// Do not write report.html
-    #[arg(long)]
-    pub(super) no_report: bool,
+    #[command(flatten)]
+    pub(super) common: SearchFlags,
     /// The configuration files the scenario was imported from (as given to
     /// `resim import`): the tuned values are written into the fields they
     /// came from, in each field's own notation, as tuned-FILE in the output

@@ -250,8 +250,8 @@ fn sweep(a: args::SweepArgs) -> Result<(), Error> {
 fn boundary(a: args::BoundaryArgs) -> Result<(), Error> {
     let opts = crate::boundary::BoundaryOptions {
         file: a.file,
-        overrides: overrides(&a.set)?,
-        seed: a.seed,
+        overrides: overrides(&a.common.set)?,
+        seed: a.common.seed,
         axes: a.axis,
         metric: a.metric,
         target: a.target,
@@ -260,15 +260,15 @@ fn boundary(a: args::BoundaryArgs) -> Result<(), Error> {
         tolerance: a.tolerance,
         max_points: a.max_points,
         grid: a.grid,
-        jobs: a.jobs,
+        jobs: a.common.jobs,
         out: a.out,
-        report: !a.no_report,
+        report: !a.common.no_report,
         once: a.once,
     };
     let report = crate::boundary::boundary(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
-    if a.json {
+    if a.common.json {
         out_text(&report.json)?;
-    } else if !a.quiet {
+    } else if !a.common.quiet {
         out_text(&report.text)?;
     }
     Ok(())
@@ -283,8 +283,8 @@ fn tune(a: args::TuneArgs) -> Result<(), Error> {
     };
     let opts = crate::tune::TuneOptions {
         file: a.file,
-        overrides: overrides(&a.set)?,
-        seed: a.seed,
+        overrides: overrides(&a.common.set)?,
+        seed: a.common.seed,
         vary: a.vary,
         objective,
         constraints: a.constraint,
@@ -292,27 +292,31 @@ fn tune(a: args::TuneArgs) -> Result<(), Error> {
         replications: a.replications,
         max_replications: a.max_replications,
         budget: a.budget,
-        jobs: a.jobs,
+        jobs: a.common.jobs,
         out: a.out,
-        report: !a.no_report,
+        report: !a.common.no_report,
         write_back: a.write_back,
-        shard: shard(a.shard.as_deref(), a.shards, a.quiet || a.json)?,
+        shard: shard(
+            a.shard.as_deref(),
+            a.shards,
+            a.common.quiet || a.common.json,
+        )?,
         shard_wait: a.shard_wait,
     };
     let report = crate::tune::tune(&opts).map_err(|e| limit_origin(e, &opts.overrides))?;
     let shard = opts.shard.filter(|s| s.index > 1);
     if let Some(s) = shard
-        && !a.quiet
-        && !a.json
+        && !a.common.quiet
+        && !a.common.json
     {
         // the same answer as shard 1's, which writes it
         out_line(&format!(
             "Shard {} of {}: the search is done; shard 1 writes its results.",
             s.index, s.count
         ))?;
-    } else if a.json {
+    } else if a.common.json {
         out_text(&report.json)?;
-    } else if !a.quiet {
+    } else if !a.common.quiet {
         out_text(&report.text)?;
     }
     // the tuning's files are written; writing back was refused
