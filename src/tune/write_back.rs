@@ -223,6 +223,12 @@ impl WriteBack {
                 source: e,
                 user_path: true,
             })?;
+            if std::str::from_utf8(&bytes).is_err() {
+                return Err(wb_error(format!(
+                    "{} is not UTF-8 text: a tuned copy could not keep its other bytes as they are",
+                    f.display()
+                )));
+            }
             if read
                 .iter()
                 .any(|(g, _): &(PathBuf, _)| g.file_name() == f.file_name())
