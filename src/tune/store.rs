@@ -62,9 +62,9 @@ pub struct Sharded<'a> {
 /// ranges uses the runs it shares.
 pub fn fingerprint(opts: &TuneOptions, goal: &Goal, rows: usize) -> String {
     let text = std::fs::read_to_string(&opts.file).unwrap_or_default();
+    // the file's path is said, not hashed: shards may reach it by other paths
     let what = format!(
-        "file {}\nset {:?}\nseed {:?}\nmetrics {} {:?}\nrows {rows}\n",
-        opts.file.display(),
+        "set {:?}\nseed {:?}\nmetrics {} {:?}\nrows {rows}\n",
         opts.overrides.iter().map(|o| &o.text).collect::<Vec<_>>(),
         opts.seed,
         goal.objective,
@@ -75,7 +75,7 @@ pub fn fingerprint(opts: &TuneOptions, goal: &Goal, rows: usize) -> String {
     );
     let mut h = std::hash::DefaultHasher::new();
     (&text, &what).hash(&mut h);
-    format!("{:016x}\n{what}", h.finish())
+    format!("{:016x}\nfile {}\n{what}", h.finish(), opts.file.display())
 }
 
 fn io(context: String) -> impl Fn(std::io::Error) -> Error {
@@ -101,7 +101,8 @@ impl<'a> Sharded<'a> {
             .map_err(io(format!("cannot create the folder {}", runs.display())))?;
         let id = runs.join("tuning.txt");
         match std::fs::read_to_string(&id) {
-            Ok(t) if t == fingerprint => {}
+            // the first line, the hash, names the tuning
+            Ok(t) if t.lines().next() == fingerprint.lines().next() => {}
             Ok(_) => {
                 return Err(ScenarioError::new(
                     "--shard",
