@@ -111,10 +111,9 @@ pub struct Outcome<'a> {
     pub fresh: Vec<Vec<Option<Estimate>>>,
     pub fresh_n: u64,
     pub seconds: f64,
-    /// The configuration files written back (`--write-back`), whether
-    /// write-back was asked for, and why it was refused.
+    /// The configuration files written back (`--write-back`), and why
+    /// writing back was refused.
     pub written: Vec<write_back::Written>,
-    pub write_back: bool,
     pub refused: Option<String>,
 }
 
@@ -523,7 +522,7 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
     let done = match opts.shard {
         None => drive(&goal, &mut ev, &keys, start, limits)?,
         Some(shard) => {
-            let id = store::fingerprint(opts, &goal, rows.len());
+            let id = store::fingerprint(opts, &text, &goal, rows.len());
             let sharded = store::Sharded::new(ev, shard, &dir, id, rows.len(), opts.shard_wait)?;
             drive_sharded(&goal, sharded, &keys, start, limits)?
         }
@@ -554,7 +553,6 @@ pub fn tune(opts: &TuneOptions) -> Result<TuneReport, Error> {
         fresh_n: most,
         seconds: clock.elapsed().as_secs_f64(),
         written: Vec::new(),
-        write_back: back.is_some(),
         refused: None,
     };
     let refused = match (&back, pick) {

@@ -242,7 +242,7 @@ pub fn text(o: &Outcome, dir: &Path) -> String {
 
 /// What was written back into the configuration files, with the diff.
 fn written_text(o: &Outcome, dir: &Path) -> String {
-    if !o.write_back {
+    if o.opts.write_back.is_empty() {
         return String::new();
     }
     if o.pick.is_none() {
@@ -499,7 +499,7 @@ pub fn json(o: &Outcome, dir: &Path) -> Result<String, Error> {
         "budget": o.budget,
         "out_of_budget": o.out_of_budget,
         "folder": dir.display().to_string(),
-        "write_back": o.write_back.then(|| json!({
+        "write_back": (!o.opts.write_back.is_empty()).then(|| json!({
             "files": o.written.iter().map(|w| json!({
                 "file": w.file.display().to_string(),
                 "written": dir.join(&w.name).display().to_string(),

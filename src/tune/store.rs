@@ -55,13 +55,12 @@ pub struct Sharded<'a> {
 }
 
 /// The identity of the runs: a hash of what a run's values depend on (the
-/// scenario's text, `--set`, the seed) and of the metrics kept, with those
+/// scenario's text `text`, `--set`, the seed) and of the metrics kept, with those
 /// settings written out for a person reading `tuning.txt`. The search's own
 /// settings (keys, limits, budget) are not in it: a run is named by its
 /// candidate's values, so a tuning run again with a larger budget or other
 /// ranges uses the runs it shares.
-pub fn fingerprint(opts: &TuneOptions, goal: &Goal, rows: usize) -> String {
-    let text = std::fs::read_to_string(&opts.file).unwrap_or_default();
+pub fn fingerprint(opts: &TuneOptions, text: &str, goal: &Goal, rows: usize) -> String {
     // the file's path is said, not hashed: shards may reach it by other paths
     let what = format!(
         "set {:?}\nseed {:?}\nmetrics {} {:?}\nrows {rows}\n",
@@ -74,7 +73,7 @@ pub fn fingerprint(opts: &TuneOptions, goal: &Goal, rows: usize) -> String {
             .collect::<Vec<_>>(),
     );
     let mut h = std::hash::DefaultHasher::new();
-    (&text, &what).hash(&mut h);
+    (text, &what).hash(&mut h);
     format!("{:016x}\nfile {}\n{what}", h.finish(), opts.file.display())
 }
 
@@ -131,6 +130,11 @@ impl<'a> Sharded<'a> {
         };
         s.read_new()?;
         Ok(s)
+    }
+
+    /// A candidate's name in the runs files: its `--set` lines.
+    fn name(&self, p: &Point) -> String {
+        set_lines(self.inner.keys, p).join(" ")
     }
 
     /// Reads the runs files not read yet.
@@ -196,12 +200,12 @@ impl<'a> Sharded<'a> {
         let mut seen = HashSet::new();
         let missing: Vec<_> = std::mem::take(&mut self.missing)
             .into_iter()
-            .filter(|(_, p, r)| seen.insert((set_lines(self.inner.keys, p), *r)))
+            .filter(|(_, p, r)| seen.insert((self.name(p), *r)))
             .collect();
         // the step's name: the same list in every shard
         let mut h = std::hash::DefaultHasher::new();
         for (_, p, r) in &missing {
-            (set_lines(self.inner.keys, p), r).hash(&mut h);
+            (self.name(p), r).hash(&mut h);
         }
         let step = format!("{:016x}", h.finish());
         let (k, n) = (self.shard.index, self.shard.count);
@@ -262,14 +266,13 @@ impl<'a> Sharded<'a> {
             std::thread::sleep(Duration::from_millis(50));
         }
         self.read_new()?;
-        let name = |p: &Point| set_lines(self.inner.keys, p).join(" ");
         if let Some((_, p, r)) = missing
             .iter()
-            .find(|(_, p, r)| !self.known.contains_key(&(name(p), *r)))
+            .find(|(_, p, r)| !self.known.contains_key(&(self.name(p), *r)))
         {
             return Err(Error::Other(format!(
                 "the shards' runs miss replication {r} of {} in {}",
-                name(p),
+                self.name(p),
                 self.dir.display()
             )));
         }
@@ -298,7 +301,7 @@ impl<'a> Sharded<'a> {
                 len += 1;
             }
             let to = from + len as u64;
-            let name = set_lines(self.inner.keys, point).join(" ");
+            let name = self.name(point);
             let next = self.ids.len();
             let id = *self.ids.entry(name.clone()).or_insert(next);
             let values = self.inner.run(id, point, *from, to)?;
@@ -319,7 +322,7 @@ impl<'a> Sharded<'a> {
 
 impl Evaluate for Sharded<'_> {
     fn run(&mut self, index: usize, point: &Point, from: u64, to: u64) -> Result<Runs, Error> {
-        let name = set_lines(self.inner.keys, point).join(" ");
+        let name = self.name(point);
         self.names.insert(index, name.clone());
         let mut out = vec![vec![Vec::new(); self.metrics]; self.rows];
         for rep in from..to {

@@ -16,7 +16,7 @@
 use super::locate::{self, Scalar};
 use super::space::{Domain, Key, Point, number};
 use crate::error::{Error, ScenarioError};
-use crate::import::config::duration::{Syntax, parse};
+use crate::import::config::duration::{Syntax, parse, unit_ms};
 use crate::import::config::{self, Origin};
 use std::path::{Path, PathBuf};
 
@@ -79,19 +79,6 @@ fn short(x: f64) -> String {
     }
 }
 
-/// The milliseconds of a unit.
-fn unit_ms(u: &str) -> f64 {
-    match u {
-        "ns" => 1e-6,
-        "us" => 1e-3,
-        "ms" => 1.0,
-        "s" => 1e3,
-        "m" => 60e3,
-        "h" => 3600e3,
-        _ => 86400e3,
-    }
-}
-
 impl Form {
     /// The form of `text` (a field's value as written, durations in
     /// `syntax`) that gives `v`.
@@ -132,11 +119,14 @@ impl Form {
             Form::Unit(Syntax::Protobuf, _) => format!("{}s", short(v / 1e3)),
             Form::Unit(syntax, unit) => {
                 let whole = |u: &str| {
-                    let x = v / unit_ms(u);
+                    // every unit tried is one `syntax` reads (the text's own, ms, us, ns)
+                    let x = v / unit_ms(u, syntax)?;
                     ((x - x.round()).abs() < 1e-9).then(|| format!("{}{u}", x.round() as i64))
                 };
                 let fallback = match syntax {
                     // Spring's simple form is a whole number and a unit
+                    // (spring-boot convert/DurationStyle.java, SIMPLE's pattern);
+                    // Go's time.ParseDuration takes decimals
                     Syntax::Spring => ["ms", "us", "ns"].into_iter().find_map(whole),
                     _ => Some(format!("{}ms", short(v))),
                 };
@@ -147,33 +137,6 @@ impl Form {
             }
         }
     }
-}
-
-/// The value at a key (as `--set` names it) of a table.
-fn at<'t>(t: &'t toml::Table, key: &str) -> Option<&'t toml::Value> {
-    let parts = crate::scenario::paths::segments(key);
-    let (first, rest) = parts.split_first()?;
-    let mut v = t.get(first)?;
-    for p in rest {
-        v = v.as_table()?.get(p)?;
-    }
-    Some(v)
-}
-
-/// Sets the value at a key (as `--set` names it) of a table that holds it.
-fn set(t: &mut toml::Table, key: &str, value: toml::Value) {
-    let parts = crate::scenario::paths::segments(key);
-    let Some((last, path)) = parts.split_last() else {
-        return;
-    };
-    let mut cur = t;
-    for p in path {
-        match cur.get_mut(p).and_then(|v| v.as_table_mut()) {
-            Some(next) => cur = next,
-            None => return,
-        }
-    }
-    cur.insert(last.clone(), value);
 }
 
 /// Reads the files and the scenario they import to.
@@ -216,13 +179,7 @@ impl WriteBack {
         }
         let mut read = Vec::new();
         for f in files {
-            // the reader's checks first: a missing file, a folder, a huge file
-            config::tree::read(f)?;
-            let bytes = std::fs::read(f).map_err(|e| Error::Io {
-                context: format!("cannot read {}", f.display()),
-                source: e,
-                user_path: true,
-            })?;
+            let bytes = config::tree::read_bytes(f)?;
             if std::str::from_utf8(&bytes).is_err() {
                 return Err(wb_error(format!(
                     "{} is not UTF-8 text: a tuned copy could not keep its other bytes as they are",
@@ -297,7 +254,8 @@ impl WriteBack {
         })?;
         let mut want = self.imported.clone();
         for (k, v) in keys.iter().zip(point) {
-            set(&mut want, &k.key, v.clone());
+            crate::scenario::paths::set(&mut want, &k.key, v.clone())
+                .map_err(|e| wb_error(e.message))?;
         }
         if let Some(d) = differ(&toml::Value::Table(want), &toml::Value::Table(got), "") {
             return Err(wb_error(format!(
@@ -355,7 +313,7 @@ fn target(
     let (_, bytes) = files.iter().find(|(f, _)| *f == o.file).expect("read");
     let text = String::from_utf8_lossy(bytes);
     let scalar = locate(&text, o).map_err(|e| wb_error(format!("{what}: {e}")))?;
-    let v0 = at(imported, &k.key)
+    let v0 = crate::scenario::paths::get(imported, &k.key)
         .and_then(|v| v.as_integer().map(|i| i as f64).or_else(|| v.as_float()))
         .ok_or_else(|| wb_error(format!("{what}, but it is not a number there")))?;
     let syntax = match o.format {

@@ -94,7 +94,8 @@ pub fn clock_max_ms() -> f64 {
     u64::MAX as f64 / 2.0 / crate::engine::Ticks::from_ms(1.0).0 as f64
 }
 
-fn unit_ms(u: &str, syntax: Syntax) -> Option<f64> {
+/// The milliseconds of unit `u` in `syntax` (None: not one of its units).
+pub fn unit_ms(u: &str, syntax: Syntax) -> Option<f64> {
     Some(match (u, syntax) {
         ("ns", Syntax::Go | Syntax::Spring) => 1e-6,
         ("us" | "µs" | "μs", Syntax::Go) | ("us", Syntax::Spring) => 1e-3,

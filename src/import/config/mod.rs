@@ -120,10 +120,23 @@ pub fn build(
     scenario: &Path,
 ) -> Result<(String, ImportReport), Error> {
     let (sources, srcs) = read_all(files, forced, &tree::read)?;
+    let (draft, led) = drafted(files, &srcs, choices, scenario)?;
+    let report = report(&draft, &led, sources, scenario);
+    Ok((draft.toml(), report))
+}
+
+/// The scenario the files read make (`scenario`: the path it is written
+/// to, named in its head) and the ledger of their fields.
+fn drafted(
+    files: &[std::path::PathBuf],
+    srcs: &[(Format, tree::Source)],
+    choices: Choices,
+    scenario: &Path,
+) -> Result<(draft::Draft, draft::Ledger), Error> {
     let mut draft = draft::Draft::default();
     let mut led = draft::Ledger::default();
-    head(&mut draft, files, &srcs, scenario);
-    import_all(&srcs, choices, &mut draft, &mut led)?;
+    head(&mut draft, files, srcs, scenario);
+    import_all(srcs, choices, &mut draft, &mut led)?;
     // one importer per run: two files that each build the scenario would collide
     let mut heads: Vec<&str> = draft.tabs.iter().map(|t| t.header.as_str()).collect();
     heads.sort_unstable();
@@ -136,8 +149,7 @@ pub fn build(
             ),
         )));
     }
-    let report = report(&draft, &led, sources, scenario);
-    Ok((draft.toml(), report))
+    Ok((draft, led))
 }
 
 /// A field of a configuration file and the scenario key it went to.
@@ -169,10 +181,7 @@ pub fn origins(texts: &[(std::path::PathBuf, Vec<u8>)]) -> Result<(String, Vec<O
         tree::parse(p, bytes)
     };
     let (_, srcs) = read_all(&files, None, &read)?;
-    let mut draft = draft::Draft::default();
-    let mut led = draft::Ledger::default();
-    head(&mut draft, &files, &srcs, Path::new("tuned.toml"));
-    import_all(&srcs, Choices::default(), &mut draft, &mut led)?;
+    let (draft, led) = drafted(&files, &srcs, Choices::default(), Path::new("tuned.toml"))?;
     let origins = led
         .lines
         .into_iter()

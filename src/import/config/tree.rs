@@ -307,6 +307,12 @@ pub fn leaves(v: &Value, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
 
 /// Reads `path` as JSON (when it parses as JSON) or YAML.
 pub fn read(path: &Path) -> Result<Source, Error> {
+    parse(path, &read_bytes(path)?)
+}
+
+/// The bytes of the configuration file `path`: a missing file, a folder
+/// and a file of more than 64 MiB are refused, naming the file.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Error> {
     let bad = |m: String| Error::from(ScenarioError::new("", m).in_file(path));
     let meta = std::fs::metadata(path).map_err(|_| {
         bad(format!(
@@ -323,12 +329,11 @@ pub fn read(path: &Path) -> Result<Source, Error> {
             meta.len()
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::Io {
+    std::fs::read(path).map_err(|e| Error::Io {
         context: format!("cannot read {}", path.display()),
         source: e,
         user_path: true,
-    })?;
-    parse(path, &bytes)
+    })
 }
 
 /// `bytes`, the content of `path`, read as [`read`] reads a file.
