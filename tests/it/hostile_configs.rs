@@ -694,3 +694,46 @@ fn many_routes_import_in_linear_time() {
         assert!(took.as_secs() < 60, "{kind}: {took:?}");
     }
 }
+
+/// resilience4j's durations are read as Spring Boot binds them
+/// (`DurationStyle.detectAndParse`): a fraction in the simple form or a
+/// fraction of minutes in ISO-8601 is refused, as Spring refuses it to start;
+/// a unit in capitals, ISO-8601 days and a decimal comma mean what they mean
+/// to Spring.
+#[test]
+fn spring_durations_read_as_spring_binds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let r4j = "resilience4j.yaml";
+    let open = "waitDurationInOpenState: 10s";
+    let cases = [
+        ("s1.yaml", (open, "waitDurationInOpenState: 1.5s"), "1.5s"),
+        ("s2.yaml", (open, "waitDurationInOpenState: 1.5"), "1.5"),
+        (
+            "s3.yaml",
+            ("waitDuration: PT0.2S", "waitDuration: PT0.2M"),
+            "PT0.2M",
+        ),
+        ("s4.yaml", (open, "waitDurationInOpenState: 10 s"), "10 s"),
+    ];
+    for (out, edit, value) in cases {
+        let file = variant(d, r4j, out, &[edit]);
+        let err = refused(d, &file, &[value, "a whole number"]);
+        assert!(err.contains("Duration"), "{err}");
+    }
+    let (mut same, _) = imported(d, &variant(d, r4j, "s5.yaml", &[]));
+    let alike = variant(
+        d,
+        r4j,
+        "s6.yaml",
+        &[
+            (open, "waitDurationInOpenState: 10S"),
+            ("waitDuration: PT0.2S", "waitDuration: P0DT0,2S"),
+            ("timeoutDuration: 800ms", "timeoutDuration: 800"),
+        ],
+    );
+    let (mut t, _) = imported(d, &alike);
+    // the scenario's name and about name the file
+    (t.remove("scenario"), same.remove("scenario"));
+    assert_eq!(t, same, "the same scenario from Spring's other spellings");
+}

@@ -4,9 +4,13 @@
 //!   to nine decimals and an `s` (`"0.1s"`, `"1.5s"`), or `{ seconds, nanos }`.
 //! - Go's `time.ParseDuration` (Istio): a sequence of numbers with units `ns`,
 //!   `us`, `µs`, `ms`, `s`, `m`, `h` (`"100ms"`, `"1m30s"`).
-//! - Spring Boot (resilience4j): a number with a unit `ns`, `us`, `ms`, `s`, `m`,
-//!   `h`, `d` (`"500ms"`, `"10s"`), ISO-8601 (`"PT0.5S"`), or a bare number of
-//!   milliseconds (Spring's default unit for a `Duration`).
+//! - Spring Boot (resilience4j), as `DurationStyle.detectAndParse` in
+//!   `org.springframework.boot.convert` reads it: a whole number with a unit of
+//!   up to two letters, any case, `ns`, `us`, `ms`, `s`, `m`, `h`, `d` (`"500ms"`,
+//!   `"10s"`; `SIMPLE`), or a whole number of milliseconds (its default unit for
+//!   a `Duration`); else, after an optional sign and a `P`, ISO-8601 as
+//!   `java.time.Duration.parse` reads it (`"PT0.5S"`, `"P1DT2H"`). A fraction
+//!   (`"1.5s"`, `1.5`) is refused, as Spring refuses it.
 
 use super::tree::Node;
 use crate::error::Error;
@@ -31,7 +35,7 @@ impl Syntax {
             }
             Syntax::Go => "a Go duration: \"100ms\", \"1.5s\", \"1m30s\"",
             Syntax::Spring => {
-                "a Spring Boot duration: \"500ms\", \"10s\", \"PT0.5S\", or a number of milliseconds"
+                "a Spring Boot duration: a whole number with a unit (\"500ms\", \"10s\"), a whole number of milliseconds, or ISO-8601 (\"PT0.5S\")"
             }
         }
     }
@@ -59,7 +63,10 @@ pub fn ms(node: &Node<'_>, syntax: Syntax) -> Result<f64, Error> {
                 None
             }
         }
-        (Value::Number(n), Syntax::Spring) => n.as_f64(),
+        // Spring reads a number as its text: a whole one is milliseconds
+        (Value::Number(n), Syntax::Spring) => {
+            (n.as_i64().map(|v| v as f64)).or_else(|| n.as_u64().map(|v| v as f64))
+        }
         _ => None,
     };
     match got {
@@ -114,12 +121,7 @@ pub fn parse(s: &str, syntax: Syntax) -> Option<f64> {
         return None;
     }
     if syntax == Syntax::Spring {
-        if let Ok(n) = s.parse::<f64>() {
-            return Some(n);
-        }
-        if let Some(iso) = s.strip_prefix("PT").or_else(|| s.strip_prefix("pt")) {
-            return iso8601(iso);
-        }
+        return spring(s);
     }
     let (neg, mut rest) = match s.strip_prefix('-') {
         Some(r) => (true, r),
@@ -140,7 +142,7 @@ pub fn parse(s: &str, syntax: Syntax) -> Option<f64> {
         rest = &rest[u_end..];
         total += number * unit;
         parts += 1;
-        // protobuf and Spring write one number and one unit
+        // protobuf writes one number and one unit
         if syntax != Syntax::Go && parts > 1 {
             return None;
         }
@@ -148,28 +150,93 @@ pub fn parse(s: &str, syntax: Syntax) -> Option<f64> {
     Some(if neg { -total } else { total })
 }
 
-/// The part of an ISO-8601 duration after `PT`: `1H30M`, `0.5S`.
+/// A Spring Boot duration (`DurationStyle.detectAndParse`): `SIMPLE` when it
+/// matches `^([+-]?\d+)([a-zA-Z]{0,2})$` (the unit any case, milliseconds when
+/// there is none), else ISO-8601 when it starts with an optional sign and a
+/// `P`; None otherwise, or for a unit Spring does not know.
+fn spring(s: &str) -> Option<f64> {
+    let neg = s.starts_with('-');
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let sign = if neg { -1.0 } else { 1.0 };
+    if let Some(iso) = body.strip_prefix(['P', 'p']) {
+        return iso8601(iso).map(|v| sign * v);
+    }
+    let digits = body
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(body.len());
+    let unit = body[digits..].to_ascii_lowercase();
+    if digits == 0 || unit.len() > 2 || !unit.chars().all(|c| c.is_ascii_lowercase()) {
+        return None;
+    }
+    let per = if unit.is_empty() {
+        1.0
+    } else {
+        unit_ms(&unit, Syntax::Spring)?
+    };
+    Some(sign * body[..digits].parse::<f64>().ok()? * per)
+}
+
+/// An ISO-8601 duration after its `P`, as `java.time.Duration.parse` reads it:
+/// `[nD][T[nH][nM][n[.f]S]]` in that order, any case, each number whole with
+/// an optional sign but the seconds, which may have up to nine decimals after
+/// a `.` or `,`; at least one part, and a `T` only with a part after it.
 fn iso8601(s: &str) -> Option<f64> {
+    let (date, time) = match s.find(['T', 't']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
     let mut total = 0.0;
-    let mut num = String::new();
-    let mut any = false;
-    for c in s.chars() {
-        match c.to_ascii_uppercase() {
-            d @ ('0'..='9' | '.' | '-') => num.push(d),
-            u @ ('H' | 'M' | 'S') => {
-                let n: f64 = num.parse().ok()?;
-                num.clear();
-                total += n * match u {
-                    'H' => 3600e3,
-                    'M' => 60e3,
-                    _ => 1e3,
-                };
-                any = true;
+    let mut parts = 0;
+    if !date.is_empty() {
+        total += whole(date.strip_suffix(['D', 'd'])?)? * 86400e3;
+        parts += 1;
+    }
+    if let Some(mut t) = time {
+        let before = parts;
+        for (letter, ms) in [('H', 3600e3), ('M', 60e3)] {
+            if let Some(i) = t.find([letter, letter.to_ascii_lowercase()]) {
+                total += whole(&t[..i])? * ms;
+                t = &t[i + 1..];
+                parts += 1;
             }
-            _ => return None,
+        }
+        if !t.is_empty() {
+            total += seconds(t.strip_suffix(['S', 's'])?)? * 1e3;
+            parts += 1;
+        }
+        if parts == before {
+            return None;
         }
     }
-    (any && num.is_empty()).then_some(total)
+    (parts > 0).then_some(total)
+}
+
+/// A whole number with an optional sign (`[-+]?[0-9]+`).
+fn whole(s: &str) -> Option<f64> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: f64 = digits.parse().ok()?;
+    Some(if s.starts_with('-') { -n } else { n })
+}
+
+/// ISO-8601 seconds: a whole number with an optional sign, then up to nine
+/// decimals after a `.` or a `,` (the sign covers them too).
+fn seconds(s: &str) -> Option<f64> {
+    let Some(i) = s.find(['.', ',']) else {
+        return whole(s);
+    };
+    let (n, fraction) = (whole(&s[..i])?, &s[i + 1..]);
+    if fraction.len() > 9 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let f = if fraction.is_empty() {
+        0.0
+    } else {
+        fraction.parse::<f64>().ok()? / 10f64.powi(fraction.len() as i32)
+    };
+    Some(if s.starts_with('-') { n - f } else { n + f })
 }
 
 #[cfg(test)]
@@ -191,6 +258,25 @@ mod tests {
         assert_eq!(parse("PT1M", Syntax::Spring), Some(60_000.0));
         assert_eq!(parse("2d", Syntax::Spring), Some(172_800_000.0));
         assert_eq!(parse("1m30s", Syntax::Spring), None);
+        // Spring's SIMPLE style: a whole number, the unit any case
+        assert_eq!(parse("1.5s", Syntax::Spring), None);
+        assert_eq!(parse("1.5", Syntax::Spring), None);
+        assert_eq!(parse("500MS", Syntax::Spring), Some(500.0));
+        assert_eq!(parse("+10s", Syntax::Spring), Some(10_000.0));
+        assert_eq!(parse("10sec", Syntax::Spring), None);
+        assert_eq!(parse("10x", Syntax::Spring), None);
+        // java.time.Duration.parse: days, a fraction of seconds only, a comma
+        assert_eq!(parse("P1DT2H", Syntax::Spring), Some(93_600_000.0));
+        assert_eq!(parse("pt0,25s", Syntax::Spring), Some(250.0));
+        assert_eq!(parse("PT1M30.5S", Syntax::Spring), Some(90_500.0));
+        assert_eq!(parse("PT-0.5S", Syntax::Spring), Some(-500.0));
+        assert_eq!(parse("PT1.S", Syntax::Spring), Some(1_000.0));
+        assert_eq!(parse("PT1.5M", Syntax::Spring), None);
+        assert_eq!(parse("PT30S1M", Syntax::Spring), None);
+        assert_eq!(parse("P1DT", Syntax::Spring), None);
+        assert_eq!(parse("PT", Syntax::Spring), None);
+        assert_eq!(parse("P", Syntax::Spring), None);
+        assert_eq!(parse("PT0.1234567891S", Syntax::Spring), None);
         assert_eq!(parse("fast", Syntax::Spring), None);
         assert_eq!(parse("", Syntax::Go), None);
     }
