@@ -42,6 +42,7 @@
 //! | [`notes`] | the lifecycle notes, and who hears each | (no events) |
 //! | [`observe`] | the run's statistics, fed by lifecycle notes | (no events) |
 //! | [`trace`] | `--trace N`: the life of the first N requests, as spans | (no events) |
+//! | [`run_limits`] | the run's limits (`max_*` in `[scenario]`, the time series' and the tracer's rows): the bounds the loop derives, and each limit's message | (no events) |
 //! | [`result`] | what one run measured ([`RunResult`]), the plain data the analyses read | (no events) |
 //! | [`vocab`] | the words every actor shares: ids, `Caller`, `Event`, `Outcome` | (no events) |
 //! | [`context`] | `Timers`: what an actor is lent to set and cancel its own timers | (no events) |
@@ -283,6 +284,7 @@ mod plan;
 mod policy;
 mod request;
 mod result;
+mod run_limits;
 mod server;
 mod slots;
 mod timers;

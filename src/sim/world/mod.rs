@@ -26,6 +26,7 @@ use super::plan::Plans;
 use super::policy::Policies;
 use super::request::Requests;
 use super::result::RunResult;
+use super::run_limits;
 use super::server::Servers;
 use super::timers;
 use super::trace::Tracer;
@@ -128,12 +129,12 @@ impl<'m> World<'m> {
             ),
             limits.max_series_rows,
         );
-        let outlier_end = outlier_end(self.model);
+        let outlier_end = run_limits::outlier_end(self.model);
         let max_time = limits.max_sim_time.min(series_end).min(outlier_end.0);
         // the time series' current window end (never, without one)
         let mut window_end = self.obs.series().map_or(Ticks(u64::MAX), |t| t.end());
         let held_mask = if fast_paths::on() {
-            held_check_mask(self.model)
+            run_limits::held_check_mask(self.model)
         } else {
             0
         };
@@ -150,23 +151,16 @@ impl<'m> World<'m> {
                 },
             };
             if at > max_time {
-                if at > series_end {
-                    return Err(self.series_limit());
-                }
-                if at > outlier_end.0 {
-                    return Err(self.outlier_limit(&outlier_end.1));
-                }
-                return Err(Error::Limit(format!(
-                    "scenario `{}`: the run passed scenario.max_sim_time_ms = {} (raise it in [scenario] if the run is meant to be this long)",
-                    self.model.name,
-                    limits.max_sim_time.as_ms()
-                )));
+                return Err(if at > series_end {
+                    run_limits::series(self.model)
+                } else if at > outlier_end.0 {
+                    run_limits::outlier(self.model, &outlier_end.1)
+                } else {
+                    run_limits::sim_time(self.model)
+                });
             }
             if self.queue.popped() > limits.max_events {
-                return Err(Error::Limit(format!(
-                    "scenario `{}`: the run passed scenario.max_events = {} (raise it in [scenario] if the run is meant to be this long)",
-                    self.model.name, limits.max_events
-                )));
+                return Err(run_limits::events(self.model));
             }
             debug_assert!(at >= self.now, "time went backwards");
             self.now = at;
@@ -178,10 +172,7 @@ impl<'m> World<'m> {
                 None => self.dispatch(event),
             }
             if self.obs.in_flight() > limits.max_in_flight {
-                return Err(Error::Limit(format!(
-                    "scenario `{}`: more than scenario.max_in_flight = {} requests in flight at once (raise it in [scenario] if the system is meant to hold this many)",
-                    self.model.name, limits.max_in_flight
-                )));
+                return Err(run_limits::in_flight(self.model));
             }
             // held work grows by one call per branch of a plan at most per event:
             // checking every 1024 events (fewer, the more branches a plan has)
@@ -197,43 +188,13 @@ impl<'m> World<'m> {
                     if self.now != instant {
                         (instant, instant_from) = (self.now, popped);
                     } else if popped - instant_from > limits.max_events_per_instant {
-                        return Err(self.standing_still(popped - instant_from));
+                        let events = popped - instant_from;
+                        return Err(run_limits::standing_still(self.model, self.now, events));
                     }
                 }
             }
         }
         Ok(())
-    }
-
-    /// An outlier detector would count its picks in more sweep intervals x
-    /// replicas than [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS): the key path of
-    /// its `outlier_detection`.
-    #[cold]
-    fn outlier_limit(&self, key: &str) -> Error {
-        Error::Limit(format!(
-            "scenario `{}`: {key}: the run passed {} sweep intervals x replicas, the most a detector counts its picks in (timeseries_replicas.csv): raise {key}.interval_ms or shorten the run",
-            self.model.name,
-            super::timeseries::MAX_SERIES_ROWS
-        ))
-    }
-
-    /// The time series would pass its row limit.
-    #[cold]
-    fn series_limit(&self) -> Error {
-        let (max, all) = (
-            self.model.limits.max_series_rows,
-            super::timeseries::MAX_SERIES_ROWS,
-        );
-        let share = if max < all {
-            format!(" (its share of the {all} the compare rows may write together)")
-        } else {
-            String::new()
-        };
-        Error::Limit(format!(
-            "scenario `{}`: the time series would write more than {max} rows{share} (timeseries.csv, timeseries_services.csv, timeseries_limiters.csv and timeseries_calls.csv): raise output.window_ms (faults without it use {} ms windows)",
-            self.model.name,
-            super::timeseries::DEFAULT_WINDOW_MS
-        ))
     }
 
     /// Work the system still holds after the client left must stay bounded too:
@@ -247,83 +208,22 @@ impl<'m> World<'m> {
         if let Some(t) = &self.trace
             && t.overrun()
         {
-            return Err(self.trace_overrun());
+            return Err(run_limits::trace_overrun(self.model, t.max_events()));
         }
         if calls > max {
-            return Err(self.too_many_calls(max, calls));
+            let awaited = self.calls.awaited() + self.policies.held();
+            return Err(run_limits::held_calls(self.model, calls, awaited));
         }
-        let (what, n) = if requests > max {
-            ("requests", requests)
-        } else {
-            if let Some((l, n)) = self.limiting.largest_window_log()
-                && n > max
-            {
-                // a limiter's peak tracker keeps every pass within its window
-                return Err(Error::Limit(format!(
-                    "scenario `{}`: limiter `{}` let more than scenario.max_in_flight = {max} requests through within one window_ms ({n}), each kept to measure its peak (raise max_in_flight in [scenario] or shorten the window)",
-                    self.model.name, self.model.limiters[l].name
-                )));
-            }
-            return Ok(());
-        };
-        Err(Error::Limit(format!(
-            "scenario `{}`: more than scenario.max_in_flight = {max} {what} held at once ({n}), those their caller gave up on but a dependency or server still holds included (raise it in [scenario], add slots, or set cancellation = true)",
-            self.model.name
-        )))
-    }
-
-    /// More than `scenario.max_events_per_instant` events at one instant: the run
-    /// loops without its clock moving. Names what in the model can do that.
-    #[cold]
-    fn standing_still(&self, events: u64) -> Error {
-        use crate::model::{AttemptOutcome, BackoffKind, Workload};
-        let m = self.model;
-        let mut causes: Vec<String> = Vec::new();
-        for p in &m.policies {
-            let Some(r) = &p.retry else { continue };
-            let at_once: Vec<&str> = [
-                AttemptOutcome::Rejected,
-                AttemptOutcome::Shed,
-                AttemptOutcome::Error,
-            ]
-            .into_iter()
-            .filter(|o| r.on & o.bit() != 0)
-            .filter_map(|o| {
-                AttemptOutcome::NAMES
-                    .iter()
-                    .find(|(_, x)| *x == o)
-                    .map(|(n, _)| *n)
-            })
-            .collect();
-            if r.backoff.kind == BackoffKind::None && r.max_attempts > 1 && !at_once.is_empty() {
-                causes.push(format!(
-                    "policy `{}` retries at once (backoff none, max_attempts = {}) on {}, answers that can come at once",
-                    p.name,
-                    r.max_attempts,
-                    at_once.join(", ")
-                ));
-            }
+        if requests > max {
+            return Err(run_limits::held_requests(self.model, requests));
         }
-        for w in &m.workloads {
-            if let Workload::Closed { think, .. } = &w.workload
-                && think.can_be_zero()
-            {
-                causes.push(format!(
-                    "the users of workload `{}` can think 0 ms: a request that ends at once (a 429, a 503, zero service time) is sent again at the same instant",
-                    w.name
-                ));
-            }
+        if let Some((l, n)) = self.limiting.largest_window_log()
+            && n > max
+        {
+            // a limiter's peak tracker keeps every pass within its window
+            return Err(run_limits::window_log(self.model, l, n));
         }
-        if causes.is_empty() {
-            causes.push("zero-time work in a loop (service times and latencies of 0)".into());
-        }
-        Error::Limit(format!(
-            "scenario `{}`: the run passed scenario.max_events_per_instant = {} ({events} events at {} ms without the clock moving): it loops in zero time; likely: {} (raise max_events_per_instant in [scenario] if so many events at one instant are meant)",
-            m.name,
-            m.limits.max_events_per_instant,
-            crate::format::format_number(self.now.as_ms()),
-            causes.join("; ")
-        ))
+        Ok(())
     }
 
     /// Makes room now for the entries the next events may add to the run's
@@ -354,50 +254,15 @@ impl<'m> World<'m> {
             });
         for (what, result) in tables {
             if result.is_err() {
-                return Err(self.out_of_memory(what));
+                return Err(run_limits::out_of_memory(
+                    self.model,
+                    what,
+                    self.requests.held(),
+                    self.calls.held() + self.policies.held(),
+                ));
             }
         }
         Ok(())
-    }
-
-    /// The system refused the memory a table of the run needed.
-    #[cold]
-    fn out_of_memory(&self, what: &str) -> Error {
-        Error::Limit(format!(
-            "scenario `{}`: out of memory: the system refused the memory the run's {what} needed to grow, with {} requests and {} calls held; lower scenario.max_in_flight (now {}) so that the run stops on it first, or give resim more memory",
-            self.model.name,
-            self.requests.held(),
-            self.calls.held() + self.policies.held(),
-            self.model.limits.max_in_flight
-        ))
-    }
-
-    /// The traced requests made far more spans than the row may hold.
-    #[cold]
-    fn trace_overrun(&self) -> Error {
-        let max = self.trace.as_ref().map_or(0, |t| t.max_events());
-        Error::Limit(format!(
-            "scenario `{}`: --trace: the traced requests made more than twice the {max} spans and instants this compare row's trace may hold ({} for trace.json, shared by the compare rows): trace fewer requests",
-            self.model.name,
-            super::trace::MAX_TRACE_EVENTS
-        ))
-    }
-
-    /// More than `max` calls open at once: those their callers still wait for
-    /// (a plan's branches each hold one) and those given up on but still held.
-    #[cold]
-    fn too_many_calls(&self, max: u64, calls: u64) -> Error {
-        let awaited = self.calls.awaited() + self.policies.held();
-        let given_up = calls.saturating_sub(awaited);
-        let fix = if given_up > awaited {
-            "raise it in [scenario], add slots, or set cancellation = true"
-        } else {
-            "raise it in [scenario] if the system is meant to hold this many, or make fewer calls at once: each branch of a plan holds one"
-        };
-        Error::Limit(format!(
-            "scenario `{}`: more than scenario.max_in_flight = {max} calls open at once ({calls}: {awaited} awaited by their callers, {given_up} given up on but still held by a dependency or server) ({fix})",
-            self.model.name
-        ))
     }
 
     /// The one place an event meets its receiver.
@@ -512,47 +377,4 @@ impl<'m> World<'m> {
     pub fn symbols(&self) -> &Symbols {
         &self.symbols
     }
-}
-
-/// How often the run checks the work it holds (`World::check_held`): every
-/// `mask + 1` events, a power of two. One event starts at most one call per
-/// branch of a plan, so a plan of B branches checks every 1024 / B events:
-/// whatever the fan-out, the calls held stay within about 1024 of the limit
-/// plus one event's calls (10,000 branches held 10 million calls, 2.2 GB,
-/// between two checks every 1024 events).
-fn held_check_mask(model: &Model) -> u64 {
-    let fan_out = model
-        .services
-        .iter()
-        .filter_map(|s| s.handler.plan())
-        .map(|p| p.branches.len() as u64)
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    (1024 / fan_out).max(1).next_power_of_two() - 1
-}
-
-/// The latest time the outlier detectors may reach before one counts its
-/// picks (per sweep interval and replica) in more than
-/// [`MAX_SERIES_ROWS`](super::MAX_SERIES_ROWS) cells, and the key path of that
-/// detector's `outlier_detection` (`Ticks::MAX` without one): a 1 ms sweep
-/// over a day would hold gigabytes of counts.
-fn outlier_end(model: &Model) -> (Ticks, String) {
-    let services = model.services.iter().map(|s| {
-        let key = format!("services.{}.outlier_detection", s.name);
-        (s.balance.outlier.as_ref(), s.replicas, key)
-    });
-    let dependencies = model.dependencies.iter().map(|d| {
-        let key = format!("dependencies.{}.outlier_detection", d.name);
-        (d.balance.outlier.as_ref(), d.replicas, key)
-    });
-    services
-        .chain(dependencies)
-        .filter_map(|(o, replicas, key)| {
-            let o = o?;
-            let intervals = super::timeseries::MAX_SERIES_ROWS / u64::from(replicas.max(1));
-            Some((Ticks(o.interval.0.saturating_mul(intervals)), key))
-        })
-        .min_by_key(|(t, _)| *t)
-        .unwrap_or((Ticks(u64::MAX), String::new()))
 }
