@@ -18,7 +18,7 @@
 
 mod eval;
 mod figures;
-mod locate;
+
 mod page;
 pub mod race;
 mod report;

@@ -13,10 +13,10 @@
 //! the system (Istio's `attempts: 0` drops the whole retry policy) is refused,
 //! not written.
 
-use super::locate::{self, Scalar};
 use super::space::{Domain, Key, Point, number};
 use crate::error::{Error, ScenarioError};
 use crate::import::config::duration::{Syntax, parse, unit_ms};
+use crate::import::config::locate::{self, Scalar};
 use crate::import::config::{self, Origin};
 use std::path::{Path, PathBuf};
 

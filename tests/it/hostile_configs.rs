@@ -734,6 +734,64 @@ fn spring_durations_read_as_spring_binds_them() {
     );
     let (mut t, _) = imported(d, &alike);
     // the scenario's name and about name the file
-    (t.remove("scenario"), same.remove("scenario"));
+    t.remove("scenario");
+    same.remove("scenario");
     assert_eq!(t, same, "the same scenario from Spring's other spellings");
+}
+
+/// The line and column of `needle` (once in `file`), 1-based, in characters.
+fn line_col_of(file: &Path, needle: &str) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    assert_eq!(text.matches(needle).count(), 1, "{needle} once");
+    let at = text.find(needle).unwrap();
+    let line = text[..at].matches('\n').count() + 1;
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let col = text[start..at].chars().count() + 1;
+    format!("{}:{line}:{col}: ", file.display())
+}
+
+/// A refused value is named by its line and column in every notation: a
+/// JSON pointer's, a YAML path's and a property's value.
+#[test]
+fn a_refused_value_is_named_by_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases = [
+        (
+            "grpc-retry-throttling.json",
+            "p1.json",
+            ("\"timeout\": \"0.5s\"", "\"timeout\": \"fast\""),
+            "\"fast\"",
+        ),
+        (
+            "istio-reviews.yaml",
+            "p2.yaml",
+            ("timeout: 1s", "timeout: 1x"),
+            "1x",
+        ),
+        (
+            "resilience4j.yaml",
+            "p3.yaml",
+            (
+                "waitDurationInOpenState: 10s",
+                "waitDurationInOpenState: 1.5s",
+            ),
+            "1.5s",
+        ),
+        (
+            "resilience4j.properties",
+            "p4.properties",
+            (
+                "exponentialMaxWaitDuration = 2s",
+                "exponentialMaxWaitDuration = 2.5s",
+            ),
+            "2.5s",
+        ),
+    ];
+    for (fixture_name, out, edit, value) in cases {
+        let file = variant(d, fixture_name, out, &[edit]);
+        let err = refused(d, &file, &[]);
+        let at = line_col_of(&file, value);
+        assert!(err.contains(&at), "`{at}` in: {err}");
+    }
 }

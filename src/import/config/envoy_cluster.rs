@@ -857,12 +857,7 @@ mod tests {
     use super::*;
 
     fn src(v: serde_json::Value) -> Source {
-        Source {
-            file: "c.json".into(),
-            docs: vec![v],
-            yaml: false,
-            bytes: 0,
-        }
+        Source::new(std::path::Path::new("c.json"), vec![v], false, 0, "")
     }
 
     fn outlier_keys(outlier: serde_json::Value) -> Vec<(String, String)> {

@@ -453,12 +453,13 @@ mod tests {
     use super::*;
 
     fn on(parts: &[&str], codes: &[u64]) -> Vec<&'static str> {
-        let s = Source {
-            file: "e.json".into(),
-            docs: vec![serde_json::json!("x")],
-            yaml: false,
-            bytes: 0,
-        };
+        let s = Source::new(
+            std::path::Path::new("e.json"),
+            vec![serde_json::json!("x")],
+            false,
+            0,
+            "",
+        );
         outcomes(parts, codes, &s.root(0))
             .expect("known conditions")
             .0

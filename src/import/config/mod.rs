@@ -23,6 +23,7 @@ pub mod envoy_retry;
 pub mod grpc;
 pub mod istio;
 pub mod istio_rule;
+pub mod locate;
 pub mod resilience4j;
 pub mod spec;
 pub mod spring;

@@ -670,12 +670,7 @@ mod tests {
     };
 
     fn src(v: serde_json::Value) -> Source {
-        Source {
-            file: "f.json".into(),
-            docs: vec![v],
-            yaml: false,
-            bytes: 0,
-        }
+        Source::new(std::path::Path::new("f.json"), vec![v], false, 0, "")
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! a JSON pointer (`/methodConfig/0/timeout`) in a JSON file and as a YAML path
 //! (`resilience4j.retry.instances.backendA.maxAttempts`) in a YAML file.
 
+use super::locate::Written;
 use crate::error::{Error, ScenarioError, did_you_mean, list};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -19,6 +20,10 @@ pub struct Source {
     pub yaml: bool,
     /// Its size in bytes.
     pub bytes: u64,
+    /// Its text (as read, for the positions of its errors).
+    text: String,
+    /// Its values' positions, read from `text` at the first error that asks.
+    written: std::cell::OnceCell<Option<Written>>,
 }
 
 /// One step of a path.
@@ -44,6 +49,31 @@ pub struct Node<'a> {
 }
 
 impl Source {
+    /// A file read: its documents, `yaml` (paths shown dotted; JSON's as
+    /// pointers), its size and its text.
+    pub fn new(file: &Path, docs: Vec<Value>, yaml: bool, bytes: u64, text: &str) -> Source {
+        Source {
+            file: file.to_path_buf(),
+            docs,
+            yaml,
+            bytes,
+            text: text.to_string(),
+            written: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The 1-based line and column where the value at `steps` of document
+    /// `doc` is written (or the key nearest above it); None where the file
+    /// does not show it.
+    pub fn position(&self, doc: usize, steps: &[Step]) -> Option<(usize, usize)> {
+        let properties =
+            (self.file.extension()).is_some_and(|x| x.eq_ignore_ascii_case("properties"));
+        let written = self
+            .written
+            .get_or_init(|| Written::read(&self.text, properties));
+        written.as_ref()?.line_col(&self.text, doc, steps)
+    }
+
     /// The root of document `i`.
     pub fn root(&self, i: usize) -> Node<'_> {
         Node {
@@ -116,6 +146,7 @@ impl<'a> Node<'a> {
     pub fn err(&self, message: impl Into<String>) -> Error {
         ScenarioError::new(self.path(), message)
             .in_file(&self.src.file)
+            .at(self.src.position(self.doc, &self.steps))
             .into()
     }
 
@@ -359,12 +390,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Source, Error> {
                         .at(Some((e.line(), e.column())))
                         .into());
                 }
-                return Ok(Source {
-                    file: path.to_path_buf(),
-                    docs: vec![v],
-                    yaml: false,
-                    bytes: meta_len,
-                });
+                return Ok(Source::new(path, vec![v], false, meta_len, text));
             }
             Err(e) if !path.extension().is_some_and(|x| x == "yaml" || x == "yml") => {
                 let m = e.to_string();
@@ -395,12 +421,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Source, Error> {
     if docs.is_empty() {
         return Err(bad("is empty: no configuration in it".into()));
     }
-    Ok(Source {
-        file: path.to_path_buf(),
-        docs,
-        yaml: true,
-        bytes: meta_len,
-    })
+    Ok(Source::new(path, docs, true, meta_len, text))
 }
 
 /// `serde_json`'s message without its " at line L column C" (the position
@@ -508,12 +529,7 @@ fn read_properties(path: &Path, bytes: &[u8], len: u64) -> Result<Source, Error>
             .in_file(path)
             .into());
     }
-    Ok(Source {
-        file: path.to_path_buf(),
-        docs,
-        yaml: true,
-        bytes: len,
-    })
+    Ok(Source::new(path, docs, true, len, text))
 }
 
 /// `src` as Spring Boot binds it: every key under the top-level keys
@@ -547,12 +563,7 @@ mod tests {
     use super::*;
 
     fn src(v: Value, yaml: bool) -> Source {
-        Source {
-            file: "f".into(),
-            docs: vec![v],
-            yaml,
-            bytes: 0,
-        }
+        Source::new(Path::new("f"), vec![v], yaml, 0, "")
     }
 
     #[test]

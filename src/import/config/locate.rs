@@ -5,7 +5,7 @@
 //! line. A key written with dots (`a.b: 1`, a property name) stands for the
 //! path a -> b, as Spring Boot binds it.
 
-use crate::import::config::tree::Step;
+use super::tree::Step;
 use granit_parser::{Event, Parser, ScalarStyle};
 use std::ops::Range;
 
@@ -31,6 +31,7 @@ impl Scalar {
 }
 
 /// A node of a YAML document, with its position.
+#[derive(Debug)]
 enum Yaml {
     Scalar(Scalar, bool),
     Seq(Vec<Yaml>),
@@ -227,6 +228,97 @@ pub fn in_properties(text: &str, steps: &[Step]) -> Result<Scalar, String> {
     found.ok_or_else(|| "no line of the file names it".into())
 }
 
+/// A file's values with their positions, read once for the positions of its
+/// errors: where the value at a path is written, or, when the path goes
+/// where the file holds no single value (a mapping, a list, a key it lacks),
+/// the key nearest above it.
+#[derive(Debug)]
+pub struct Written {
+    /// A YAML or JSON file's documents (None: a `.properties` file).
+    docs: Option<Vec<Yaml>>,
+    /// The byte offset of each line's start.
+    lines: Vec<usize>,
+}
+
+impl Written {
+    /// Reads `text` (`properties`: a `.properties` file); None when it does
+    /// not read (its positions are then not given).
+    pub fn read(text: &str, properties: bool) -> Option<Written> {
+        let docs = if properties {
+            None
+        } else {
+            Some(documents(text).ok()?)
+        };
+        let lines = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Some(Written { docs, lines })
+    }
+
+    /// The 1-based line and column (in characters) of the value at `steps`
+    /// of document `doc`, or of the key nearest above it.
+    pub fn line_col(&self, text: &str, doc: usize, steps: &[Step]) -> Option<(usize, usize)> {
+        let at = match &self.docs {
+            Some(docs) => {
+                let root = docs
+                    .iter()
+                    .filter(|d| !matches!(d, Yaml::Scalar(s, true) if is_null(&s.value)))
+                    .nth(doc)?;
+                nearest(root, steps)?
+            }
+            None => property_at(text, steps)?,
+        };
+        let line = self.lines.partition_point(|&start| start <= at);
+        let start = self.lines[line - 1];
+        Some((line, text.get(start..at)?.chars().count() + 1))
+    }
+}
+
+/// The byte where the value at `steps` below `node` is written, or the key
+/// nearest above it (None: not even the first step's key is in the file).
+fn nearest(node: &Yaml, steps: &[Step]) -> Option<usize> {
+    let Some(first) = steps.first() else {
+        return match node {
+            Yaml::Scalar(s, _) => Some(s.range.start),
+            _ => None,
+        };
+    };
+    match (node, first) {
+        (Yaml::Seq(items), Step::Index(i)) => nearest(items.get(*i)?, &steps[1..]),
+        (Yaml::Map(pairs), _) => pairs.iter().find_map(|(k, v)| {
+            let Yaml::Scalar(k, _) = k else { return None };
+            let n = covers(&k.value, steps)?;
+            Some(nearest(v, &steps[n..]).unwrap_or(k.range.start))
+        }),
+        _ => None,
+    }
+}
+
+/// The byte where the property at `steps` is written in a `.properties`
+/// file, or the first line whose name starts with `steps` (a table of
+/// several properties).
+fn property_at(text: &str, steps: &[Step]) -> Option<usize> {
+    if let Ok(s) = in_properties(text, steps) {
+        return Some(s.range.start);
+    }
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let t = line.trim_start();
+        if t.starts_with(['#', '!']) {
+            continue;
+        }
+        let end = t
+            .find(['=', ':', ' ', '\t', '\x0c', '\r', '\n'])
+            .unwrap_or(t.len());
+        if !steps.is_empty() && split(&t[..end]).starts_with(steps) {
+            return Some(start + line.len() - t.len());
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +343,25 @@ mod tests {
                 .contains("not a single value")
         );
         assert!(in_yaml(t, 0, &[k("a"), k("c")]).is_err());
+    }
+
+    #[test]
+    fn positions_name_the_value_or_the_key_nearest_above_it() {
+        let t = "a:\n  b: \"0.3s\"\n  list:\n  - x: 300ms\n  é: 1\n";
+        let w = Written::read(t, false).unwrap();
+        assert_eq!(w.line_col(t, 0, &[k("a"), k("b")]), Some((2, 6)));
+        assert_eq!(w.line_col(t, 0, &[k("a"), k("list")]), Some((3, 3)));
+        let x = [k("a"), k("list"), Step::Index(0), k("x")];
+        assert_eq!(w.line_col(t, 0, &x), Some((4, 8)));
+        // a key the file lacks: the key above it; columns count characters
+        assert_eq!(w.line_col(t, 0, &[k("a"), k("missing")]), Some((1, 1)));
+        assert_eq!(w.line_col(t, 0, &[k("a"), k("é")]), Some((5, 6)));
+        assert_eq!(w.line_col(t, 0, &[k("z")]), None);
+        let p = "# c\nr.retry.x.maxAttempts = 3\nr.retry.x.waitDuration: 1s\n";
+        let w = Written::read(p, true).unwrap();
+        let wait = [k("r"), k("retry"), k("x"), k("waitDuration")];
+        assert_eq!(w.line_col(p, 0, &wait), Some((3, 25)));
+        assert_eq!(w.line_col(p, 0, &wait[..3]), Some((2, 1)));
     }
 
     #[test]
