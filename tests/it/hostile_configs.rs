@@ -795,3 +795,28 @@ fn a_refused_value_is_named_by_its_line_and_column() {
         assert!(err.contains(&at), "`{at}` in: {err}");
     }
 }
+
+/// A warning names where its field is written the way an error does: a key
+/// Spring Boot ignores, at its value's line and column.
+#[test]
+fn a_warning_names_its_fields_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = variant(d, "resilience4j.properties", "w.properties", &[]);
+    let (code, err, _, _) = import(&out_dir(d, &file), &[&file], &[]);
+    assert_eq!(code, 0, "{err}");
+    // the value's column: after the key's `Treshold=`
+    let text = std::fs::read_to_string(&file).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("Treshold=60"))
+        .unwrap()
+        + 1;
+    let col = text.lines().nth(line - 1).unwrap().find("60").unwrap() + 1;
+    let at = format!("{}:{line}:{col}: ", file.display());
+    let warning = err
+        .lines()
+        .find(|l| l.contains("failureRateTreshold"))
+        .unwrap_or_else(|| panic!("a warning of the misspelt key in: {err}"));
+    assert!(warning.starts_with(&format!("warning: {at}")), "{warning}");
+}

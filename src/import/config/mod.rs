@@ -122,7 +122,7 @@ pub fn build(
 ) -> Result<(String, ImportReport), Error> {
     let (sources, srcs) = read_all(files, forced, &tree::read)?;
     let (draft, led) = drafted(files, &srcs, choices, scenario)?;
-    let report = report(&draft, &led, sources, scenario);
+    let report = report(&draft, &led, sources, &srcs, scenario);
     Ok((draft.toml(), report))
 }
 
@@ -363,6 +363,7 @@ fn report(
     draft: &draft::Draft,
     led: &draft::Ledger,
     sources: Vec<ReportSource>,
+    srcs: &[(Format, tree::Source)],
     scenario: &Path,
 ) -> ImportReport {
     let mut report = ImportReport {
@@ -384,15 +385,23 @@ fn report(
         set_mes.len()
     ));
     for l in &led.lines {
+        // where the field is written, as an error names it: FILE:LINE:COLUMN
+        let at = || {
+            let src = srcs.iter().map(|(_, s)| s);
+            let src = src.clone().find(|s| s.file.display().to_string() == l.file);
+            match src.and_then(|s| s.position(l.doc, &l.steps)) {
+                Some((line, col)) => format!("{}:{line}:{col}", l.file),
+                None => l.file.clone(),
+            }
+        };
         if l.fate == draft::Fate::Approximated {
-            report
-                .warnings
-                .push(format!("{} {}: approximated: {}", l.file, l.field, l.how));
+            let w = format!("{}: {}: approximated: {}", at(), l.field, l.how);
+            report.warnings.push(w);
         }
         if l.warn {
             report
                 .warnings
-                .push(format!("{} {}: {}", l.file, l.field, l.how));
+                .push(format!("{}: {}: {}", at(), l.field, l.how));
         }
     }
     let mut t = Table::new(&["key", "why"]);
