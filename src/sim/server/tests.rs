@@ -33,7 +33,7 @@ fn burst(model: &Model, n: u32, timeout_ms: Option<f64>) -> RunResult {
             step: Some(i),
             patience: timeout,
         };
-        w.send_tagged(0, Access::Direct, 0, 0, timeout, tag);
+        w.send(0, Access::Direct, 0, 0, timeout, tag);
     }
     w.run_loop().unwrap_or_else(|e| panic!("{e}"));
     w.finish_run()

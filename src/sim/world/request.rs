@@ -12,20 +12,9 @@ use crate::engine::Ticks;
 use crate::model::{Access, RouteId, ServiceId};
 
 impl World<'_> {
-    /// A new request enters the system now.
+    /// A new request enters the system now, carrying `tag` (a ladder's
+    /// step, a patience; `Tag::default()` for none).
     pub(in crate::sim) fn send(
-        &mut self,
-        route: RouteId,
-        access: Access,
-        client: u32,
-        member: u32,
-        timeout: Option<Ticks>,
-    ) -> ReqId {
-        self.send_tagged(route, access, client, member, timeout, Tag::default())
-    }
-
-    /// [`World::send`] for a request that carries workload labels.
-    pub(in crate::sim) fn send_tagged(
         &mut self,
         route: RouteId,
         access: Access,

@@ -210,6 +210,24 @@ impl World<'_> {
         let now = self.now();
         let r = &self.requests[req];
         let late = r.closed || r.deadline.is_some_and(|d| now > d);
+        let released = self.servers.release(i, req, now, late);
+        self.server_freed(i, req, released, Some(outcome), late);
+        self.respond(req, outcome);
+    }
+
+    /// `req` left its slot at instance `i` (answered with `outcome`, or
+    /// stopped: None): the tracer hears it, the slot takes the next waiter
+    /// (and, where the slots' limit had room to spare, the waiters it lets
+    /// in), and work nobody waited for (`late`) is counted.
+    #[inline(always)]
+    fn server_freed(
+        &mut self,
+        i: usize,
+        req: ReqId,
+        released: Released,
+        outcome: Option<Outcome>,
+        late: bool,
+    ) {
         let Released {
             arrived,
             started,
@@ -217,10 +235,10 @@ impl World<'_> {
             stats,
             worked,
             takes,
-        } = self.servers.release(i, req, now, late);
+        } = released;
         self.note(Note::Served {
             req,
-            outcome: Some(outcome),
+            outcome,
             arrived,
             started,
         });
@@ -230,10 +248,10 @@ impl World<'_> {
         if takes {
             self.server_take_waiters(i);
         }
+        // (only the time series hears late work: none in a plain run)
         if late && !self.plain() {
             self.server_note_late(stats, worked);
         }
-        self.respond(req, outcome);
     }
 
     /// The time series sees work nobody waited for (`worked`) end at server
@@ -301,29 +319,8 @@ impl World<'_> {
             return false;
         }
         let now = self.now();
-        let Released {
-            arrived,
-            started,
-            next,
-            stats,
-            worked,
-            takes,
-        } = self.servers.stopped(i, req, now, late);
-        self.note(Note::Served {
-            req,
-            outcome: None,
-            arrived,
-            started,
-        });
-        if let Some(w) = next {
-            self.server_start_waiter(i, w);
-        }
-        if takes {
-            self.server_take_waiters(i);
-        }
-        if late {
-            self.note(Note::LateWork { row: stats, worked });
-        }
+        let released = self.servers.stopped(i, req, now, late);
+        self.server_freed(i, req, released, None, late);
         true
     }
 

@@ -4,7 +4,7 @@
 //! it goes next; the other actors ask which workload a request is from.
 
 use super::super::notes::Note;
-use super::super::vocab::{Event, ReqId};
+use super::super::vocab::{Event, ReqId, Tag};
 use super::super::workload::{LadderSend, Send, Turn};
 use super::World;
 use crate::engine::{Lane, Ticks};
@@ -88,7 +88,14 @@ impl World<'_> {
     /// Sends one request of sender `i`.
     fn send_from(&mut self, i: u32, s: Send, timeout: Option<Ticks>) {
         self.workload.send_from(i);
-        self.send(s.route, s.access, s.client, s.member, timeout);
+        self.send(
+            s.route,
+            s.access,
+            s.client,
+            s.member,
+            timeout,
+            Tag::default(),
+        );
     }
 
     /// Sends one ladder request tagged with its step (a ladder is the only
@@ -97,7 +104,7 @@ impl World<'_> {
         self.note(Note::StepSent { step: l.step });
         self.workload.send_from(0);
         let s = l.send;
-        self.send_tagged(
+        self.send(
             s.route,
             s.access,
             s.client,
