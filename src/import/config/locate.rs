@@ -5,9 +5,17 @@
 //! line. A key written with dots (`a.b: 1`, a property name) stands for the
 //! path a -> b, as Spring Boot binds it.
 
-use super::tree::Step;
 use granit_parser::{Event, Parser, ScalarStyle};
 use std::ops::Range;
+
+/// One step of a path in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// A key of a mapping.
+    Key(String),
+    /// An index of a list.
+    Index(usize),
+}
 
 /// A scalar as written.
 #[derive(Debug, Clone, PartialEq)]

@@ -387,9 +387,10 @@ fn report(
     for l in &led.lines {
         // where the field is written, as an error names it: FILE:LINE:COLUMN
         let at = || {
-            let src = srcs.iter().map(|(_, s)| s);
-            let src = src.clone().find(|s| s.file.display().to_string() == l.file);
-            match src.and_then(|s| s.position(l.doc, &l.steps)) {
+            let src = srcs
+                .iter()
+                .find(|(_, s)| s.file.display().to_string() == l.file);
+            match src.and_then(|(_, s)| s.position(l.doc, &l.steps)) {
                 Some((line, col)) => format!("{}:{line}:{col}", l.file),
                 None => l.file.clone(),
             }

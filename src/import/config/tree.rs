@@ -4,6 +4,7 @@
 //! a JSON pointer (`/methodConfig/0/timeout`) in a JSON file and as a YAML path
 //! (`resilience4j.retry.instances.backendA.maxAttempts`) in a YAML file.
 
+pub use super::locate::Step;
 use super::locate::Written;
 use crate::error::{Error, ScenarioError, did_you_mean, list};
 use serde_json::{Map, Value};
@@ -24,15 +25,6 @@ pub struct Source {
     text: String,
     /// Its values' positions, read from `text` at the first error that asks.
     written: std::cell::OnceCell<Option<Written>>,
-}
-
-/// One step of a path.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Step {
-    /// A key of a mapping.
-    Key(String),
-    /// An index of a list.
-    Index(usize),
 }
 
 /// A value of a file, with its path.
