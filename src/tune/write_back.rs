@@ -50,6 +50,9 @@ enum Form {
     Unit(Syntax, &'static str),
     /// An ISO-8601 duration (`PT0.3S`).
     Iso,
+    /// A Spring Boot duration written as a bare number of milliseconds,
+    /// which Spring reads whole only (`800`; 300.9 ms is written `300900us`).
+    SpringMillis,
 }
 
 /// A file written back.
@@ -116,6 +119,8 @@ impl Form {
                 }
             }
             Form::Iso => format!("PT{}S", short(v / 1e3)),
+            Form::SpringMillis if v.fract() == 0.0 => format!("{}", v as i64),
+            Form::SpringMillis => Form::Unit(Syntax::Spring, "ms").render(v),
             Form::Unit(Syntax::Protobuf, _) => format!("{}s", short(v / 1e3)),
             Form::Unit(syntax, unit) => {
                 let whole = |u: &str| {
@@ -322,6 +327,15 @@ fn target(
         _ => Syntax::Protobuf,
     };
     let form = Form::of(&scalar.value, v0, syntax)
+        .map(|f| match f {
+            // a time (the scenario's `_ms` keys) as Spring's bare milliseconds
+            Form::Number { less, whole: true }
+                if less == 0.0 && syntax == Syntax::Spring && k.key.ends_with("_ms") =>
+            {
+                Form::SpringMillis
+            }
+            f => f,
+        })
         .filter(|f| Form::of(&f.render(v0), v0, syntax).is_some())
         .ok_or_else(|| {
             wb_error(format!(
@@ -424,6 +438,8 @@ mod tests {
         assert_eq!(f("fast", 1.0, go), None);
         // Spring's simple form takes whole numbers only
         assert_eq!(Form::Unit(Syntax::Spring, "s").render(300.9), "300900us");
+        assert_eq!(Form::SpringMillis.render(300.0), "300");
+        assert_eq!(Form::SpringMillis.render(300.9), "300900us");
         assert_eq!(Form::Unit(Syntax::Go, "s").render(300.9), "300.9ms");
         assert_eq!(Form::Unit(Syntax::Protobuf, "s").render(300.9), "0.3009s");
     }

@@ -9,9 +9,15 @@ use std::path::{Path, PathBuf};
 /// A copy of fixture `name` in a fresh folder, imported there as `imp.toml`
 /// with the clients sending for 3 s; the folder and the copy's path.
 fn imported(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let fixture = root().join("tests/fixtures/configs").join(name);
+    imported_as(name, &std::fs::read_to_string(fixture).expect("fixture"))
+}
+
+/// [`imported`] of a file `name` holding `text`.
+fn imported_as(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join(name);
-    std::fs::copy(root().join("tests/fixtures/configs").join(name), &file).expect("copy");
+    std::fs::write(&file, text).expect("copy");
     let scen = dir.path().join("imp.toml");
     resim()
         .arg("import")
@@ -161,6 +167,29 @@ fn properties_grpc_json_and_spring_yaml_are_written_back() {
             "pricing.timeoutDuration: 450ms",
         )],
     );
+}
+
+/// Spring reads a bare number of milliseconds whole only: a tuned time
+/// that is not whole is written with a finer unit, a whole one stays bare.
+#[test]
+fn spring_bare_milliseconds_are_written_as_spring_reads_them() {
+    let fixture = root().join("tests/fixtures/configs/resilience4j.yaml");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let text = with_lines(&text, &[("timeoutDuration: 800ms", "timeoutDuration: 800")]);
+    for (tuned, written) in [("333.3", "333300us"), ("450", "450")] {
+        let (dir, file) = imported_as("bare.yaml", &text);
+        let vary = format!("policies.payments.timeout_ms=[{tuned}]");
+        tune_back(dir.path(), &file, "outcomes.all.answered_pct", &[&vary]).success();
+        let want = with_lines(
+            &text,
+            &[(
+                "timeoutDuration: 800",
+                &format!("timeoutDuration: {written}"),
+            )],
+        );
+        let got = std::fs::read_to_string(dir.path().join("out/tuned-bare.yaml"));
+        assert_eq!(got.unwrap(), want, "{tuned} ms");
+    }
 }
 
 #[test]
