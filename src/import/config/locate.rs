@@ -6,6 +6,7 @@
 //! path a -> b, as Spring Boot binds it.
 
 use granit_parser::{Event, Parser, ScalarStyle};
+use std::collections::HashMap;
 use std::ops::Range;
 
 /// One step of a path in a file.
@@ -190,14 +191,24 @@ fn split(name: &str) -> Vec<Step> {
     out
 }
 
-/// The value of the property at `steps` in `text`, a `.properties` file:
-/// the last line whose name stands for the path (a line continued with a
-/// backslash is refused).
-pub fn in_properties(text: &str, steps: &[Step]) -> Result<Scalar, String> {
-    let mut found = None;
+/// One property of a `.properties` file, as written on its line.
+struct Property<'t> {
+    /// Where its name starts.
+    at: usize,
+    /// Its name.
+    name: &'t str,
+    /// Its value's bytes (on this line).
+    value: Range<usize>,
+    /// Whether its line continues on the next (a backslash at its end).
+    continues: bool,
+}
+
+/// The properties of `text`, a `.properties` file, in order (the lines
+/// that continue another, comments and blank lines left out).
+fn properties(text: &str) -> impl Iterator<Item = Property<'_>> {
     let mut offset = 0;
     let mut continued = false;
-    for line in text.split_inclusive('\n') {
+    text.split_inclusive('\n').filter_map(move |line| {
         let start = offset;
         offset += line.len();
         let body = line.trim_end_matches(['\n', '\r']);
@@ -207,17 +218,10 @@ pub fn in_properties(text: &str, steps: &[Step]) -> Result<Scalar, String> {
         );
         let t = body.trim_start();
         if was_continued || t.is_empty() || t.starts_with(['#', '!']) {
-            continue;
+            return None;
         }
-        let lead = body.len() - t.len();
+        let at = start + body.len() - t.len();
         let end = t.find(['=', ':', ' ', '\t', '\x0c']).unwrap_or(t.len());
-        let name = &t[..end];
-        if name.contains('\\') || split(name) != steps {
-            continue;
-        }
-        if continued {
-            return Err("its line continues on the next (a backslash at its end)".into());
-        }
         let rest = &t[end..];
         let sep = rest.len()
             - rest
@@ -225,11 +229,31 @@ pub fn in_properties(text: &str, steps: &[Step]) -> Result<Scalar, String> {
                 .trim_start_matches(['=', ':'])
                 .trim_start_matches([' ', '\t', '\x0c'])
                 .len();
-        let value = rest[sep..].trim_end();
-        let vstart = start + lead + end + sep;
+        let value = at + end + sep;
+        Some(Property {
+            at,
+            name: &t[..end],
+            value: value..value + rest[sep..].trim_end().len(),
+            continues: continued,
+        })
+    })
+}
+
+/// The value of the property at `steps` in `text`, a `.properties` file:
+/// the last line whose name stands for the path (a line continued with a
+/// backslash is refused).
+pub fn in_properties(text: &str, steps: &[Step]) -> Result<Scalar, String> {
+    let mut found = None;
+    for p in properties(text) {
+        if p.name.contains('\\') || split(p.name) != steps {
+            continue;
+        }
+        if p.continues {
+            return Err("its line continues on the next (a backslash at its end)".into());
+        }
         found = Some(Scalar {
-            range: vstart..vstart + value.len(),
-            value: value.to_string(),
+            value: text[p.value.clone()].to_string(),
+            range: p.value,
             quote: None,
         });
     }
@@ -244,6 +268,10 @@ pub fn in_properties(text: &str, steps: &[Step]) -> Result<Scalar, String> {
 pub struct Written {
     /// A YAML or JSON file's documents (None: a `.properties` file).
     docs: Option<Vec<Yaml>>,
+    /// A `.properties` file's paths: where the value of each property is
+    /// written (the last line naming it; none when a line naming it
+    /// continues), and where the first property under each path starts.
+    properties: HashMap<Vec<Step>, (Option<usize>, usize)>,
     /// The byte offset of each line's start.
     lines: Vec<usize>,
 }
@@ -252,15 +280,19 @@ impl Written {
     /// Reads `text` (`properties`: a `.properties` file); None when it does
     /// not read (its positions are then not given).
     pub fn read(text: &str, properties: bool) -> Option<Written> {
-        let docs = if properties {
-            None
+        let (docs, properties) = if properties {
+            (None, property_index(text))
         } else {
-            Some(documents(text).ok()?)
+            (Some(documents(text).ok()?), HashMap::new())
         };
         let lines = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
-        Some(Written { docs, lines })
+        Some(Written {
+            docs,
+            properties,
+            lines,
+        })
     }
 
     /// The 1-based line and column (in characters) of the value at `steps`
@@ -274,7 +306,10 @@ impl Written {
                     .nth(doc)?;
                 nearest(root, steps)?
             }
-            None => property_at(text, steps)?,
+            None => match self.properties.get(steps)? {
+                (Some(value), _) => *value,
+                (_, first) => *first,
+            },
         };
         let line = self.lines.partition_point(|&start| start <= at);
         let start = self.lines[line - 1];
@@ -302,29 +337,29 @@ fn nearest(node: &Yaml, steps: &[Step]) -> Option<usize> {
     }
 }
 
-/// The byte where the property at `steps` is written in a `.properties`
-/// file, or the first line whose name starts with `steps` (a table of
-/// several properties).
-fn property_at(text: &str, steps: &[Step]) -> Option<usize> {
-    if let Ok(s) = in_properties(text, steps) {
-        return Some(s.range.start);
-    }
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let start = offset;
-        offset += line.len();
-        let t = line.trim_start();
-        if t.starts_with(['#', '!']) {
-            continue;
+/// Each path of `text`, a `.properties` file, and below it each path above
+/// it: where its value is written (the last line naming it, none when one
+/// naming it continues on the next) and where the first property under it
+/// starts.
+fn property_index(text: &str) -> HashMap<Vec<Step>, (Option<usize>, usize)> {
+    let mut index: HashMap<Vec<Step>, (Option<usize>, usize)> = HashMap::new();
+    let mut refused = std::collections::HashSet::new();
+    for p in properties(text) {
+        let steps = split(p.name);
+        for n in 1..steps.len() {
+            index.entry(steps[..n].to_vec()).or_insert((None, p.at));
         }
-        let end = t
-            .find(['=', ':', ' ', '\t', '\x0c', '\r', '\n'])
-            .unwrap_or(t.len());
-        if !steps.is_empty() && split(&t[..end]).starts_with(steps) {
-            return Some(start + line.len() - t.len());
+        let e = index.entry(steps.clone()).or_insert((None, p.at));
+        if p.name.contains('\\') {
+            // an escaped name: its path is not read here (as `in_properties`)
+        } else if p.continues {
+            refused.insert(steps);
+            e.0 = None;
+        } else if !refused.contains(&steps) {
+            e.0 = Some(p.value.start);
         }
     }
-    None
+    index
 }
 
 #[cfg(test)]
