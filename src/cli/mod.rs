@@ -338,12 +338,11 @@ fn import(a: args::ImportArgs) -> Result<(), Error> {
         },
     })?;
     if a.quiet {
-        for w in &done.report.warnings {
-            warn(w);
-        }
+        import_warnings(&done);
         return Ok(());
     }
     note(done.report.short().trim_end());
+    import_warnings(&done);
     match &done.data_dir {
         Some(d) => note(&format!(
             "wrote {}, {} and {}/",
@@ -536,6 +535,25 @@ fn write_new<'a>(
 
 /// A warning on stderr, `warning: ` first, escaped like errors; a closed stderr
 /// is not an error (nor a panic, as with `eprintln!`).
+/// The import's warnings on stderr: the first [`SHOWN_WARNINGS`], then how
+/// many more the import report holds (it holds every one).
+fn import_warnings(done: &crate::import::Imported) {
+    let all = &done.report.warnings;
+    for w in all.iter().take(SHOWN_WARNINGS) {
+        warn(w);
+    }
+    if all.len() > SHOWN_WARNINGS {
+        warn(&format!(
+            "{} more warnings; every one is in {} (its Warnings section)",
+            all.len() - SHOWN_WARNINGS,
+            done.report_file.display()
+        ));
+    }
+}
+
+/// The warnings of an import stderr shows before it points to the report.
+const SHOWN_WARNINGS: usize = 20;
+
 fn warn(text: &str) {
     note(&format!("warning: {text}"));
 }

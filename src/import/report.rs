@@ -150,7 +150,7 @@ impl ImportReport {
         out
     }
 
-    /// What stderr gets: the sources, the summary and the warnings.
+    /// What stderr gets before the warnings: the sources and the summary.
     pub fn short(&self) -> String {
         let mut out = String::new();
         for s in &self.sources {
@@ -163,9 +163,6 @@ impl ImportReport {
         }
         for l in &self.summary {
             writeln!(out, "{l}").ok();
-        }
-        for w in &self.warnings {
-            writeln!(out, "warning: {w}").ok();
         }
         printable(&out).into_owned()
     }

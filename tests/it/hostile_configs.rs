@@ -717,8 +717,24 @@ fn many_warnings_import_in_linear_time() {
         .unwrap();
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{err}");
+    // stderr shows the first 20 and points to the report, which has all
+    assert_eq!(
+        err.matches("Spring Boot binds no property").count(),
+        20,
+        "{err}"
+    );
+    assert!(err.contains("4980 more warnings; every one is in"), "{err}");
+    let report = std::fs::read_to_string(out.join("out.import.md")).unwrap();
+    let listed = report
+        .lines()
+        .filter(|l| l.starts_with("- ") && l.contains("Spring Boot binds no property"));
+    assert_eq!(
+        listed.count(),
+        5000,
+        "every warning in the Warnings section"
+    );
     let last = format!("{}:10000:", f.display());
-    assert!(err.contains(&last), "the last warning names its line");
+    assert!(report.contains(&last), "the last warning names its line");
 }
 
 /// resilience4j's durations are read as Spring Boot binds them
