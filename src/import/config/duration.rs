@@ -3,7 +3,7 @@
 //! - protobuf's JSON `Duration` (gRPC service configs, Envoy): seconds with up
 //!   to nine decimals and an `s` (`"0.1s"`, `"1.5s"`), or `{ seconds, nanos }`.
 //! - Go's `time.ParseDuration` (Istio): a sequence of numbers with units `ns`,
-//!   `us`, `µs`, `ms`, `s`, `m`, `h` (`"100ms"`, `"1m30s"`).
+//!   `us`, `µs`, `ms`, `s`, `m`, `h` (`"100ms"`, `"1m30s"`), or a bare `0`.
 //! - Spring Boot (resilience4j), as `DurationStyle.detectAndParse` in
 //!   `org.springframework.boot.convert` reads it: a whole number with a unit of
 //!   up to two letters, any case, `ns`, `us`, `ms`, `s`, `m`, `h`, `d` (`"500ms"`,
@@ -127,6 +127,11 @@ pub fn parse(s: &str, syntax: Syntax) -> Option<f64> {
         Some(r) => (true, r),
         None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
+    // Go's time.ParseDuration (src/time/format.go): "if all that is left is
+    // "0", this is zero", the one number it takes without a unit
+    if syntax == Syntax::Go && rest == "0" {
+        return Some(0.0);
+    }
     let mut total = 0.0;
     let mut parts = 0;
     while !rest.is_empty() {
@@ -252,6 +257,10 @@ mod tests {
         assert_eq!(parse("250us", Syntax::Go), Some(0.25));
         assert_eq!(parse("1h", Syntax::Go), Some(3_600_000.0));
         assert_eq!(parse("10", Syntax::Go), None);
+        assert_eq!(parse("0", Syntax::Go), Some(0.0));
+        assert_eq!(parse("-0", Syntax::Go), Some(0.0));
+        assert_eq!(parse("00", Syntax::Go), None);
+        assert_eq!(parse("0", Syntax::Protobuf), None);
         assert_eq!(parse("500ms", Syntax::Spring), Some(500.0));
         assert_eq!(parse("500", Syntax::Spring), Some(500.0));
         assert_eq!(parse("PT0.5S", Syntax::Spring), Some(500.0));
