@@ -1,6 +1,8 @@
 //! Where a field's value is written in a configuration file: the bytes of the
 //! scalar at a path, so that a new value replaces those bytes and nothing
-//! else in the file changes. YAML and JSON are read with a YAML parser that
+//! else in the file changes (`resim tune --write-back`), and its line and
+//! column, which the import's errors and warnings name ([`Written`]). YAML
+//! and JSON are read with a YAML parser that
 //! keeps positions (JSON is YAML's flow style); a `.properties` file line by
 //! line. A key written with dots (`a.b: 1`, a property name) stands for the
 //! path a -> b, as Spring Boot binds it.
