@@ -368,7 +368,8 @@ pub(super) struct ImportArgs {
     /// SCENARIO-data/ stops the import before it writes anything)
     #[arg(long)]
     pub(super) force: bool,
-    /// Print nothing but warnings on stderr
+    /// Print nothing but warnings on stderr (the first 20; the report holds
+    /// every one)
     #[arg(long, short)]
     pub(super) quiet: bool,
 }
