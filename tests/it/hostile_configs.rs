@@ -664,6 +664,18 @@ fn many_routes(kind: &str, n: usize) -> String {
     v.to_string()
 }
 
+/// `resim import FILE --out OUT/out.toml`, stopped after a minute.
+fn import_within_a_minute(file: &Path, out: &Path) -> std::process::Output {
+    resim()
+        .arg("import")
+        .arg(file)
+        .arg("--out")
+        .arg(out.join("out.toml"))
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap()
+}
+
 /// Imports of many routes take time in proportion to their size: 5,000
 /// routes of each format are imported (and the scenario loaded) well within
 /// a bound that the former searches through every route read so far, for
@@ -677,14 +689,7 @@ fn many_routes_import_in_linear_time() {
         let f = file(d, &format!("{kind}.json"), &many_routes(kind, 5000));
         let out = out_dir(d, &f);
         let started = std::time::Instant::now();
-        let run = resim()
-            .arg("import")
-            .arg(&f)
-            .arg("--out")
-            .arg(out.join("out.toml"))
-            .timeout(std::time::Duration::from_secs(60))
-            .output()
-            .unwrap();
+        let run = import_within_a_minute(&f, &out);
         let took = started.elapsed();
         assert!(
             run.status.success(),
@@ -707,14 +712,7 @@ fn many_warnings_import_in_linear_time() {
         .collect();
     let f = file(d, "many.properties", &text);
     let out = out_dir(d, &f);
-    let run = resim()
-        .arg("import")
-        .arg(&f)
-        .arg("--out")
-        .arg(out.join("out.toml"))
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let run = import_within_a_minute(&f, &out);
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{err}");
     // stderr shows the first 20 and points to the report, which has all
