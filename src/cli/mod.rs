@@ -533,8 +533,6 @@ fn write_new<'a>(
     Ok(())
 }
 
-/// A warning on stderr, `warning: ` first, escaped like errors; a closed stderr
-/// is not an error (nor a panic, as with `eprintln!`).
 /// The import's warnings on stderr: the first [`SHOWN_WARNINGS`], then how
 /// many more the import report holds (it holds every one).
 fn import_warnings(done: &crate::import::Imported) {
@@ -554,6 +552,8 @@ fn import_warnings(done: &crate::import::Imported) {
 /// The warnings of an import stderr shows before it points to the report.
 const SHOWN_WARNINGS: usize = 20;
 
+/// A warning on stderr, `warning: ` first, escaped like errors; a closed stderr
+/// is not an error (nor a panic, as with `eprintln!`).
 fn warn(text: &str) {
     note(&format!("warning: {text}"));
 }

@@ -18,7 +18,6 @@
 
 mod eval;
 mod figures;
-
 mod page;
 pub mod race;
 mod report;

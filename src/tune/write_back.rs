@@ -155,11 +155,7 @@ fn import(files: &[(PathBuf, Vec<u8>)]) -> Result<(toml::Table, Vec<Origin>), Er
 
 /// The scalar of `o` in its file's text.
 fn locate(text: &str, o: &Origin) -> Result<Scalar, String> {
-    let properties = o
-        .file
-        .extension()
-        .is_some_and(|x| x.eq_ignore_ascii_case("properties"));
-    if properties {
+    if config::tree::is_properties(&o.file) {
         locate::in_properties(text, &o.steps)
     } else {
         locate::in_yaml(

@@ -58,8 +58,7 @@ impl Source {
     /// `doc` is written (or the key nearest above it); None where the file
     /// does not show it.
     pub fn position(&self, doc: usize, steps: &[Step]) -> Option<(usize, usize)> {
-        let properties =
-            (self.file.extension()).is_some_and(|x| x.eq_ignore_ascii_case("properties"));
+        let properties = is_properties(&self.file);
         let written = self
             .written
             .get_or_init(|| Written::read(&self.text, properties));
@@ -359,14 +358,18 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>, Error> {
     })
 }
 
+/// Whether `path` is a Java `.properties` file (read line by line, not as
+/// JSON or YAML).
+pub fn is_properties(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("properties"))
+}
+
 /// `bytes`, the content of `path`, read as [`read`] reads a file.
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Source, Error> {
     let bad = |m: String| Error::from(ScenarioError::new("", m).in_file(path));
     let meta_len = bytes.len() as u64;
-    if path
-        .extension()
-        .is_some_and(|x| x.eq_ignore_ascii_case("properties"))
-    {
+    if is_properties(path) {
         return read_properties(path, bytes, meta_len);
     }
     let text = std::str::from_utf8(bytes)
