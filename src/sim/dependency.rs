@@ -17,7 +17,7 @@
 use super::ahead::Draws;
 use super::context::Timers;
 use super::dependency_replicas::{DependencyReplicaStats, Replication};
-use super::faults::Subject;
+use super::faults::{Faults, Subject, dependency_pause_code, scaled};
 use super::latency::Sampler;
 use super::notes::Over;
 use super::pauses::{self, Pauses};
@@ -295,10 +295,49 @@ impl Dependencies {
 
     /// Instance `inst` starts a call's work at `now`: its latency, drawn.
     #[inline(always)]
-    pub(super) fn begin(&mut self, inst: usize, now: Ticks) -> Ticks {
+    fn begin(&mut self, inst: usize, now: Ticks) -> Ticks {
         let d = &mut self.deps[inst];
         d.busy_average.add(now, 1);
         d.draws.sample()
+    }
+
+    /// Call `call`, which has taken a slot of instance `inst` of `dep`, starts
+    /// its work now, stretched by the faults `faults` says act on the
+    /// instance and its pauses (nothing in a `plain` run); its completion is
+    /// set ([`Dependencies::working`]). Returns when it will be done.
+    #[inline(always)]
+    pub(super) fn start_work(
+        &mut self,
+        t: &mut Timers,
+        faults: &Faults,
+        plain: bool,
+        (call, dep, inst): (CallId, DependencyId, usize),
+        cancelled_at: Option<Ticks>,
+    ) -> Ticks {
+        let now = t.now();
+        let mut latency = self.begin(inst, now);
+        if !plain {
+            latency = self.stretch(faults, inst, now, latency);
+        }
+        let done = now + latency;
+        self.working(t, call, dep, inst, done, cancelled_at);
+        done
+    }
+
+    /// `latency` stretched by the `latency_factor` faults acting on instance
+    /// `inst` now, then the `latency_add` faults' time added, then the
+    /// instance's pauses in its way waited out.
+    #[cold]
+    #[inline(never)]
+    fn stretch(&mut self, faults: &Faults, inst: usize, now: Ticks, latency: Ticks) -> Ticks {
+        let d = &mut self.deps[inst];
+        let subject = d.subject();
+        let work =
+            scaled(latency, faults.latency_factor(subject, now)) + faults.latency_add(subject, now);
+        match d.pauses.as_mut() {
+            Some(p) => p.finish(now, work) - now,
+            None => work,
+        }
     }
 
     /// Call `call`'s work on instance `inst` of `dep` started now and is
@@ -307,7 +346,7 @@ impl Dependencies {
     /// (which ends the work), posted for good when nothing in the model
     /// stops work, else scheduled with its key kept.
     #[inline(always)]
-    pub(super) fn working(
+    fn working(
         &mut self,
         t: &mut Timers,
         call: CallId,
@@ -378,50 +417,83 @@ impl Dependencies {
         }
     }
 
-    /// Instance `inst`'s slot count is now `limit` (None: its own).
-    pub(super) fn set_slots(&mut self, inst: usize, limit: Option<u32>) {
+    /// Posts the first pause of every instance with pauses.
+    pub(super) fn first_pauses(&mut self, t: &mut Timers) {
+        for (inst, at) in pauses::firsts(self.deps.iter_mut().map(|d| d.pauses.as_mut())) {
+            t.post(at, Event::FaultEdge(dependency_pause_code(inst, false)));
+        }
+    }
+
+    /// A pause of instance `inst` starts (nothing starts until its end, which
+    /// is posted; None) or ends now (the slots are back, as a `slots` fault
+    /// may set them, the waiting calls they let in start, counted, and the
+    /// next pause is posted).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn pause_edge(
+        &mut self,
+        t: &mut Timers,
+        faults: &Faults,
+        inst: usize,
+        end: bool,
+    ) -> Option<u32> {
+        let now = t.now();
+        if !end {
+            let d = &mut self.deps[inst];
+            d.line.set_limit(0);
+            let until = d.pauses.as_mut().expect("a pause edge").starts(now);
+            t.post(until, Event::FaultEdge(dependency_pause_code(inst, true)));
+            return None;
+        }
+        let started = self.slots_now(t, faults, inst);
+        if let Some(next) = self.deps[inst].pauses.as_mut().and_then(|p| p.ended(now)) {
+            t.post(next, Event::FaultEdge(dependency_pause_code(inst, false)));
+        }
+        Some(started)
+    }
+
+    /// A `slots` fault on `dep` (or one of its replicas) started or ended:
+    /// each instance with the calls its slots let start now.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn slots_changed(
+        &mut self,
+        t: &mut Timers,
+        faults: &Faults,
+        dep: DependencyId,
+    ) -> Vec<(usize, u32)> {
+        let instances = self.instances(dep);
+        instances
+            .map(|inst| (inst, self.slots_now(t, faults, inst)))
+            .collect()
+    }
+
+    /// Instance `inst` takes the slots the faults give it now (none while a
+    /// pause holds it), and the waiting calls they let in start: how many.
+    fn slots_now(&mut self, t: &mut Timers, faults: &Faults, inst: usize) -> u32 {
+        let now = t.now();
         let d = &mut self.deps[inst];
-        match limit {
+        let paused = (d.pauses.as_mut()).is_some_and(|p| p.holding(now).is_some());
+        match if paused {
+            Some(0)
+        } else {
+            faults.slots(d.subject(), now)
+        } {
             Some(n) => d.line.set_limit(n),
             None => d.line.reset_limit(d.slots),
         }
-    }
-
-    /// When work of length `work` starting at instance `inst` at `now` ends,
-    /// having waited out the instance's pauses (`now + work` without any).
-    pub(super) fn pause_finish(&mut self, inst: usize, now: Ticks, work: Ticks) -> Ticks {
-        match self.deps[inst].pauses.as_mut() {
-            Some(p) => p.finish(now, work),
-            None => now + work,
+        let dep = d.dep;
+        let mut started = 0;
+        while let Some(call) = self.deps[inst].line.next() {
+            self.start_work(t, faults, false, (call, dep, inst), None);
+            started += 1;
         }
+        started
     }
 
-    /// The instances with pauses, each with its first pause's start.
-    pub(super) fn first_pauses(&mut self) -> Vec<(usize, Ticks)> {
-        pauses::firsts(self.deps.iter_mut().map(|d| d.pauses.as_mut()))
-    }
-
-    /// A pause of instance `inst` starts at `now`: nothing starts until it
-    /// ends (returned).
-    pub(super) fn pause_starts(&mut self, inst: usize, now: Ticks) -> Ticks {
-        let d = &mut self.deps[inst];
-        d.line.set_limit(0);
-        d.pauses.as_mut().expect("a pause edge").starts(now)
-    }
-
-    /// A pause of instance `inst` ended at `now`: the next one's start, if any.
-    pub(super) fn pause_ends(&mut self, inst: usize, now: Ticks) -> Option<Ticks> {
-        self.deps[inst].pauses.as_mut()?.ended(now)
-    }
-
-    /// Whether a pause holds instance `inst` at `now`.
-    pub(super) fn paused(&mut self, inst: usize, now: Ticks) -> bool {
-        (self.deps[inst].pauses.as_mut()).is_some_and(|p| p.holding(now).is_some())
-    }
-
-    /// The next waiting call of instance `inst` that a free slot lets start.
-    pub(super) fn next_in_line(&mut self, inst: usize) -> Option<CallId> {
-        self.deps[inst].line.next()
+    /// Whether a `down` fault acts on instance `inst` now.
+    pub(super) fn down(&self, faults: &Faults, inst: usize, now: Ticks) -> bool {
+        faults.down(self.deps[inst].subject(), now)
     }
 
     /// Every call waiting at instance `inst`, taken out of its line.

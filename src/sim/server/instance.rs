@@ -4,7 +4,7 @@
 
 use super::super::ahead::Draws;
 use super::super::context::Timers;
-use super::super::faults::{Subject, may_act};
+use super::super::faults::{Faults, Subject, may_act};
 use super::super::latency::Sampler;
 use super::super::pauses::{self, Pauses};
 use super::super::slots::{Admit, SlotQueue};
@@ -218,73 +218,17 @@ impl Servers {
         }
     }
 
-    /// Whether a `latency_factor` fault targets instance `i`: work starting
-    /// there asks for its factor.
-    #[inline(always)]
-    pub(in crate::sim) fn stretched(&self, i: usize) -> bool {
-        self.states[i].stretched
-    }
-
-    /// Instance `i`'s own factor and addition to its service times.
-    #[inline]
-    pub(in crate::sim) fn own_stretch(&self, i: usize) -> (f64, Ticks) {
-        let s = &self.states[i];
-        (s.factor, s.add)
-    }
-
-    /// When work of length `demand` starting at instance `i` at `now` ends,
-    /// having waited out the instance's pauses (`now + demand` without any).
-    pub(in crate::sim) fn pause_finish(&mut self, i: usize, now: Ticks, demand: Ticks) -> Ticks {
-        match self.states[i].pauses.as_mut() {
-            Some(p) => p.finish(now, demand),
-            None => now + demand,
-        }
-    }
-
-    /// The instances with pauses, each with its first pause's start.
-    pub(in crate::sim) fn first_pauses(&mut self) -> Vec<(usize, Ticks)> {
-        let pauses = self.states.iter_mut().map(|s| s.pauses.as_mut());
-        pauses::firsts(pauses)
-    }
-
-    /// A pause of instance `i` starts at `now`: nothing starts until it ends
-    /// (returned).
-    pub(in crate::sim) fn pause_starts(&mut self, i: usize, now: Ticks) -> Ticks {
-        let s = &mut self.states[i];
-        s.line.set_limit(0);
-        s.pauses.as_mut().expect("a pause edge").starts(now)
-    }
-
-    /// A pause of instance `i` ended at `now`: the next one's start, if any.
-    pub(in crate::sim) fn pause_ends(&mut self, i: usize, now: Ticks) -> Option<Ticks> {
-        self.states[i].pauses.as_mut()?.ended(now)
-    }
-
-    /// Whether a pause holds instance `i` at `now`.
-    pub(in crate::sim) fn paused(&mut self, i: usize, now: Ticks) -> bool {
-        self.states[i]
-            .pauses
-            .as_mut()
-            .is_some_and(|p| p.holding(now).is_some())
-    }
-
     /// Whether some instance's service times are stretched (a fault, its
     /// replica settings, pauses).
     pub(in crate::sim) fn any_stretched(&self) -> bool {
         self.states.iter().any(|s| s.stretched)
     }
 
-    /// What faults name instance `i` as.
-    #[inline]
-    pub(in crate::sim) fn subject(&self, i: usize) -> Subject {
-        self.states[i].subject
-    }
-
     /// A waiter of instance `i` has taken a slot at `now`; true if its
     /// discipline watches the queue (its queue timeout is then off, and it
     /// hears the waiter left).
     #[inline(always)]
-    pub(in crate::sim) fn waiter_starts(&mut self, i: usize, now: Ticks) -> bool {
+    fn waiter_starts(&mut self, i: usize, now: Ticks) -> bool {
         let s = &self.states[i];
         let (st, timed, replica) = (s.stats, s.timed, s.replica);
         let st = &mut self.stats[st];
@@ -295,10 +239,63 @@ impl Servers {
         timed
     }
 
+    /// `req`, which arrived at `arrived` with work `demand`, takes a slot of
+    /// instance `i` now: its service starts, stretched by what acts on the
+    /// instance (its own factor, the faults `faults` says act now, its
+    /// pauses; nothing in a `plain` run), and its end is set. Returns how
+    /// long it waited.
+    #[inline(always)]
+    pub(in crate::sim) fn begin(
+        &mut self,
+        t: &mut Timers,
+        faults: &Faults,
+        plain: bool,
+        (i, req): (usize, ReqId),
+        (arrived, demand): (Ticks, Ticks),
+    ) -> Ticks {
+        let now = t.now();
+        let end = if plain || !self.states[i].stretched {
+            now + demand
+        } else {
+            self.stretch(faults, i, now, demand)
+        };
+        self.start(i, req, arrived, now);
+        self.service_ends(t, req, end);
+        now - arrived
+    }
+
+    /// Waiter `w` of instance `i` takes a slot now: its queue timeout is off
+    /// if its discipline watches the queue, and its service starts
+    /// ([`Servers::begin`]). Returns how long it waited.
+    #[inline(always)]
+    pub(in crate::sim) fn begin_waiter(
+        &mut self,
+        t: &mut Timers,
+        faults: &Faults,
+        plain: bool,
+        i: usize,
+        w: Waiting,
+    ) -> Ticks {
+        let now = t.now();
+        if self.waiter_starts(i, now) {
+            self.waiter_timed(t, i, w.req);
+        }
+        self.begin(t, faults, plain, (i, w.req), (w.arrived, w.demand))
+    }
+
+    /// A waiter of a queue whose discipline watches it starts: its queue
+    /// timeout is off, and the discipline hears it left.
+    #[cold]
+    #[inline(never)]
+    fn waiter_timed(&mut self, t: &mut Timers, i: usize, req: ReqId) {
+        self.queue_timeout_off(t, req);
+        self.dequeued(i, t.now());
+    }
+
     /// `req`, which arrived at `arrived`, has taken a slot of instance `i`:
     /// its service starts at `now`.
     #[inline(always)]
-    pub(in crate::sim) fn start(&mut self, i: usize, req: ReqId, arrived: Ticks, now: Ticks) {
+    fn start(&mut self, i: usize, req: ReqId, arrived: Ticks, now: Ticks) {
         let s = &self.states[i];
         let st = &mut self.stats[s.stats];
         st.busy.add(now, 1);
@@ -312,7 +309,7 @@ impl Servers {
     /// `req`'s service ends at `end`: its completion is an event, kept by its
     /// key in a model that may stop work.
     #[inline(always)]
-    pub(in crate::sim) fn service_ends(&mut self, t: &mut Timers, req: ReqId, end: Ticks) {
+    fn service_ends(&mut self, t: &mut Timers, req: ReqId, end: Ticks) {
         if !self.cancellable {
             return t.post(end, Event::ServerDone(req));
         }

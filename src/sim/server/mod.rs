@@ -57,6 +57,7 @@ mod tests;
 use super::ahead::Draws;
 use crate::engine::{EventKey, Ticks};
 use crate::model::{Handler, Model};
+pub(crate) use faults::Started;
 use instance::Instance;
 pub(crate) use instance::{Arrival, Released, Waiting};
 pub(crate) use proxy::Placement;

@@ -5,12 +5,11 @@
 //! books.
 
 use super::super::context::Timers;
-use super::super::faults::{dependency_pause_code, scaled};
 use super::super::notes::{Note, Over};
 use super::super::timeseries::AtReplica;
-use super::super::vocab::{CallId, Caller, Event};
+use super::super::vocab::{CallId, Caller};
 use super::World;
-use crate::engine::{Lane, Ticks};
+use crate::engine::Ticks;
 use crate::model::DependencyId;
 
 impl World<'_> {
@@ -121,15 +120,11 @@ impl World<'_> {
         call: CallId,
         cancelled_at: Option<Ticks>,
     ) -> Ticks {
-        let now = self.now();
-        let mut latency = self.dependencies.begin(inst, now);
-        if !self.plain() {
-            latency = self.dependency_stretch(inst, latency);
-        }
+        let plain = self.plain();
+        let mut t = Timers::new(&mut self.queue, self.now);
+        let work = (call, dep, inst);
+        let done = (self.dependencies).start_work(&mut t, &self.faults, plain, work, cancelled_at);
         self.note(Note::WorkStarted { dep });
-        let done = now + latency;
-        let mut t = Timers::new(&mut self.queue, now);
-        (self.dependencies).working(&mut t, call, dep, inst, done, cancelled_at);
         done
     }
 
@@ -152,46 +147,21 @@ impl World<'_> {
         self.call_answered(call, work_start, ok);
     }
 
-    /// `latency` stretched by the `latency_factor` faults acting on instance
-    /// `inst` now, then the `latency_add` faults' time added.
-    #[cold]
-    #[inline(never)]
-    fn dependency_stretch(&mut self, inst: usize, latency: Ticks) -> Ticks {
-        let subject = self.dependencies.subject(inst);
-        let work =
-            scaled(latency, self.fault_latency_factor(subject)) + self.fault_latency_add(subject);
-        let now = self.now();
-        self.dependencies.pause_finish(inst, now, work) - now
-    }
-
-    /// Posts the first pause of every instance with `pause` faults.
-    pub(super) fn dependency_first_pauses(&mut self) {
-        for (inst, at) in self.dependencies.first_pauses() {
-            let code = dependency_pause_code(inst, false);
-            self.post(at, Lane::Normal, Event::FaultEdge(code));
-        }
-    }
-
-    /// A pause of instance `inst` starts (nothing starts until its end, which
-    /// is posted) or ends (the slots are back, as a `slots` fault may set
-    /// them, and waiting calls start; the next pause is posted).
+    /// A pause of instance `inst` starts or ends: the time series hears the
+    /// calls its end let start, and the levels.
     #[cold]
     #[inline(never)]
     pub(super) fn dependency_pause_edge(&mut self, inst: usize, end: bool) {
-        let now = self.now();
-        if !end {
-            let until = self.dependencies.pause_starts(inst, now);
-            let code = dependency_pause_code(inst, true);
-            self.post(until, Lane::Normal, Event::FaultEdge(code));
+        let mut t = Timers::new(&mut self.queue, self.now);
+        let Some(started) = self
+            .dependencies
+            .pause_edge(&mut t, &self.faults, inst, end)
+        else {
             return;
-        }
+        };
         let dep = self.dependencies.dependency_of(inst);
-        self.dependency_slots_of(dep, inst);
+        self.dependency_started(dep, inst, started);
         self.dependency_levels(dep);
-        if let Some(next) = self.dependencies.pause_ends(inst, now) {
-            let code = dependency_pause_code(inst, false);
-            self.post(next, Lane::Normal, Event::FaultEdge(code));
-        }
     }
 
     /// With an `error_rate` fault acting on instance `inst` now: whether it
@@ -206,30 +176,25 @@ impl World<'_> {
 
     /// Whether a `down` fault acts on instance `inst` now.
     fn dependency_instance_down(&self, inst: usize) -> bool {
-        self.fault_down(self.dependencies.subject(inst))
+        self.dependencies.down(&self.faults, inst, self.now)
     }
 
     /// A `slots` fault on `dep` (or one of its replicas) started or ended:
-    /// each instance's limit now, and the waiting calls it lets in start.
+    /// the time series hears the calls each instance let start, and the
+    /// levels.
     pub(super) fn dependency_slots_changed(&mut self, dep: DependencyId) {
-        for inst in self.dependencies.instances(dep) {
-            self.dependency_slots_of(dep, inst);
+        let mut t = Timers::new(&mut self.queue, self.now);
+        for (inst, started) in self.dependencies.slots_changed(&mut t, &self.faults, dep) {
+            self.dependency_started(dep, inst, started);
         }
         self.dependency_levels(dep);
     }
 
-    /// Instance `inst` of `dep` takes the slots the faults give it now (none
-    /// while a pause holds it), and the waiting calls they let in start.
-    fn dependency_slots_of(&mut self, dep: DependencyId, inst: usize) {
-        let now = self.now();
-        let limit = if self.dependencies.paused(inst, now) {
-            Some(0)
-        } else {
-            self.fault_slots(self.dependencies.subject(inst))
-        };
-        self.dependencies.set_slots(inst, limit);
-        while let Some(call) = self.dependencies.next_in_line(inst) {
-            self.dependency_start(dep, inst, call, None);
+    /// `started` calls of instance `inst` of `dep` took a slot in a step of
+    /// the dependencies' own: each is noted, then the replica's levels.
+    fn dependency_started(&mut self, dep: DependencyId, inst: usize, started: u32) {
+        for _ in 0..started {
+            self.note(Note::WorkStarted { dep });
         }
         if self.dependencies.has_replicas(dep) {
             self.dependency_replica_levels(inst);

@@ -1,12 +1,15 @@
 //! The faults put to the actors: the only way to [`Faults`], whose state the
-//! world keeps private. The servers, the dependencies and the workloads ask
-//! what a fault changes for them now; the edges a fault acts at are posted
-//! before the run starts and handed to the actor they change.
+//! world keeps private. The servers and the dependencies read what a fault
+//! changes for their work now (its latency, their slots, `down`) from the
+//! faults lent to their step; the draws of `error_rate` faults and a
+//! workload's arrival factor are asked here. The edges a fault acts at are
+//! posted before the run starts and handed to the actor they change.
 
+use super::super::context::Timers;
 use super::super::faults::{Edge, Subject};
 use super::super::vocab::Event;
 use super::World;
-use crate::engine::{Lane, Ticks};
+use crate::engine::Lane;
 use crate::model::Hook;
 
 /// What the faults change, asked by the other actors. Each answers for now.
@@ -17,27 +20,10 @@ impl World<'_> {
         self.faults.has(hook)
     }
 
-    /// The factor work `subject` starts now takes (1 without a fault).
-    #[inline]
-    pub(in crate::sim) fn fault_latency_factor(&self, subject: Subject) -> f64 {
-        self.faults.latency_factor(subject, self.now())
-    }
-
-    /// The time `latency_add` faults add to work `subject` starts now.
-    #[inline]
-    pub(in crate::sim) fn fault_latency_add(&self, subject: Subject) -> Ticks {
-        self.faults.latency_add(subject, self.now())
-    }
-
     /// The factor open workload `workload`'s rate is multiplied by now.
     #[inline]
     pub(in crate::sim) fn fault_arrival_factor(&self, workload: usize) -> f64 {
         self.faults.arrival_factor(workload, self.now())
-    }
-
-    /// The slot count a `slots` fault sets on `subject` now (None: its own).
-    pub(in crate::sim) fn fault_slots(&self, subject: Subject) -> Option<u32> {
-        self.faults.slots(subject, self.now())
     }
 
     /// Whether work of `subject` that ends now fails by an `error_rate` fault
@@ -54,12 +40,6 @@ impl World<'_> {
         let now = self.now();
         self.faults.error_fault(subject, now)
     }
-
-    /// Whether a `down` fault acts on `subject` now.
-    #[inline]
-    pub(in crate::sim) fn fault_down(&self, subject: Subject) -> bool {
-        self.faults.down(subject, self.now())
-    }
 }
 
 impl World<'_> {
@@ -70,8 +50,9 @@ impl World<'_> {
         for (at, code) in self.faults.edges(self.model().warmup) {
             self.post(at, Lane::Normal, Event::FaultEdge(code));
         }
-        self.server_first_pauses();
-        self.dependency_first_pauses();
+        let mut t = Timers::new(&mut self.queue, self.now);
+        self.servers.first_pauses(&mut t);
+        self.dependencies.first_pauses(&mut t);
     }
 
     /// A fault starts or ends: the books start again (the warm-up's end),
@@ -82,11 +63,19 @@ impl World<'_> {
     pub(super) fn fault_edge(&mut self, code: u32) {
         match self.faults.edge(code) {
             Edge::WarmupOver => self.warmup_over(),
-            Edge::ServerSlots(service) => self.server_slots_changed(service),
+            Edge::ServerSlots(service) => {
+                let mut t = Timers::new(&mut self.queue, self.now);
+                let started = self.servers.slots_changed(&mut t, &self.faults, service);
+                self.server_started(started);
+            }
             Edge::DependencySlots(dep) => self.dependency_slots_changed(dep),
             Edge::ServerDown(service) => self.server_down(service),
             Edge::DependencyDown(dep) => self.dependency_down(dep),
-            Edge::ServerPause { instance, end } => self.server_pause_edge(instance, end),
+            Edge::ServerPause { instance, end } => {
+                let mut t = Timers::new(&mut self.queue, self.now);
+                let started = self.servers.pause_edge(&mut t, &self.faults, instance, end);
+                self.server_started(started);
+            }
             Edge::DependencyPause { instance, end } => self.dependency_pause_edge(instance, end),
             Edge::Nothing => {}
         }

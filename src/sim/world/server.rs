@@ -6,12 +6,11 @@
 //! answers the request.
 
 use super::super::context::Timers;
-use super::super::faults::{pause_code, scaled};
 use super::super::notes::Note;
-use super::super::server::{Arrival, Pick, Released, Waiting};
-use super::super::vocab::{Caller, Event, Outcome, ReqId};
+use super::super::server::{Arrival, Pick, Released, Started, Waiting};
+use super::super::vocab::{Caller, Outcome, ReqId};
 use super::World;
-use crate::engine::{Lane, Ticks};
+use crate::engine::Ticks;
 use crate::model::{Hook, ServiceId};
 
 impl World<'_> {
@@ -70,7 +69,7 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     fn server_arrive_down(&mut self, i: usize, req: ReqId) -> bool {
-        if !self.fault_down(self.servers.subject(i)) {
+        if !self.servers.down(&self.faults, i, self.now) {
             return false;
         }
         self.servers.arrived_down(i);
@@ -82,20 +81,11 @@ impl World<'_> {
     /// service starts.
     #[inline(always)]
     fn server_start_waiter(&mut self, i: usize, w: Waiting) {
-        let now = self.now();
-        if self.servers.waiter_starts(i, now) {
-            self.server_waiter_timed(i, w.req);
-        }
-        self.server_start(i, w.req, w.arrived, w.demand);
-    }
-
-    /// A waiter of a queue whose discipline watches it starts.
-    #[cold]
-    #[inline(never)]
-    fn server_waiter_timed(&mut self, i: usize, req: ReqId) {
-        self.server_timeout_off(req);
-        let now = self.now();
-        self.servers.dequeued(i, now);
+        let plain = self.plain();
+        let mut t = Timers::new(&mut self.queue, self.now);
+        let req = w.req;
+        let waited = self.servers.begin_waiter(&mut t, &self.faults, plain, i, w);
+        self.note(Note::Started { req, waited });
     }
 
     /// `req` left the queue: its queue timeout (if any) is off.
@@ -104,66 +94,22 @@ impl World<'_> {
         self.servers.queue_timeout_off(&mut t, req);
     }
 
-    /// `req` has taken a slot of instance `i`: its service starts now (stretched
-    /// by a `latency_factor` fault acting now).
+    /// `req` has taken a slot of instance `i`: its service starts now.
     fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
-        let now = self.now();
-        let end = if self.plain() || !self.servers.stretched(i) {
-            now + demand
-        } else {
-            self.server_stretch(i, demand)
-        };
-        self.servers.start(i, req, arrived, now);
-        self.note(Note::Started {
-            req,
-            waited: now - arrived,
-        });
-        let mut t = Timers::new(&mut self.queue, now);
-        self.servers.service_ends(&mut t, req, end);
+        let plain = self.plain();
+        let mut t = Timers::new(&mut self.queue, self.now);
+        let work = (arrived, demand);
+        let waited = self
+            .servers
+            .begin(&mut t, &self.faults, plain, (i, req), work);
+        self.note(Note::Started { req, waited });
     }
 
-    /// When work of `demand` starting now at instance `i` ends: multiplied by
-    /// the `latency_factor` faults acting on it and its own factor, then the
-    /// `latency_add` faults' and its own addition added, then the instance's
-    /// pauses in its way waited out.
-    #[cold]
-    #[inline(never)]
-    fn server_stretch(&mut self, i: usize, demand: Ticks) -> Ticks {
-        let now = self.now();
-        let subject = self.servers.subject(i);
-        let (factor, add) = self.servers.own_stretch(i);
-        let demand = scaled(demand, self.fault_latency_factor(subject) * factor)
-            + add
-            + self.fault_latency_add(subject);
-        self.servers.pause_finish(i, now, demand)
-    }
-
-    /// Posts the first pause of every instance with `pause` faults.
-    pub(super) fn server_first_pauses(&mut self) {
-        for (i, at) in self.servers.first_pauses() {
-            self.post(at, Lane::Normal, Event::FaultEdge(pause_code(i, false)));
-        }
-    }
-
-    /// A pause of instance `i` starts (nothing starts until its end, which is
-    /// posted) or ends (the slots are back, as a `slots` fault may set them,
-    /// and waiters start; the next pause is posted).
-    #[cold]
-    #[inline(never)]
-    pub(super) fn server_pause_edge(&mut self, i: usize, end: bool) {
-        let now = self.now();
-        if !end {
-            let until = self.servers.pause_starts(i, now);
-            self.post(until, Lane::Normal, Event::FaultEdge(pause_code(i, true)));
-            return;
-        }
-        let limit = self.fault_slots(self.servers.subject(i));
-        self.servers.set_slots(i, limit);
-        while let Some(w) = self.servers.next_waiter(i, now) {
-            self.server_start_waiter(i, w);
-        }
-        if let Some(next) = self.servers.pause_ends(i, now) {
-            self.post(next, Lane::Normal, Event::FaultEdge(pause_code(i, false)));
+    /// The requests that took a slot in a step of the servers' own start
+    /// their service: each is noted, in order.
+    pub(super) fn server_started(&mut self, started: Started) {
+        for (req, waited) in started {
+            self.note(Note::Started { req, waited });
         }
     }
 
@@ -341,34 +287,12 @@ impl World<'_> {
         }
     }
 
-    /// A `slots` fault on `service` started or ended: each instance's limit now,
-    /// and the waiters it lets in start.
-    pub(super) fn server_slots_changed(&mut self, service: ServiceId) {
-        for i in self.servers.instances(service) {
-            let now = self.now();
-            let limit = if self.servers.paused(i, now) {
-                // a pause holds it: nothing starts until the pause ends
-                Some(0)
-            } else {
-                self.fault_slots(self.servers.subject(i))
-            };
-            self.servers.set_slots(i, limit);
-            loop {
-                let now = self.now();
-                let Some(w) = self.servers.next_waiter(i, now) else {
-                    break;
-                };
-                self.server_start_waiter(i, w);
-            }
-        }
-    }
-
     /// A `down` fault on `service` starts: the queued and running requests of each
     /// instance it hits fail now (answered `error`).
     pub(super) fn server_down(&mut self, service: ServiceId) {
         let now = self.now();
         for i in self.servers.instances(service) {
-            if !self.fault_down(self.servers.subject(i)) {
+            if !self.servers.down(&self.faults, i, now) {
                 continue;
             }
             for w in self.servers.drain(i, now) {
