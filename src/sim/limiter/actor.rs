@@ -9,8 +9,9 @@ use crate::engine::Ticks;
 use crate::model::{
     Access, Field, LimiterId, LimiterMode, Model, Overflow, RouteId, Scope, ServiceId,
 };
+use crate::sim::context::Timers;
 use crate::sim::request::{NO_ROUTE, Request};
-use crate::sim::vocab::{FastMap, Outcome, ReqId, slot_of};
+use crate::sim::vocab::{Event, FastMap, Outcome, ReqId, slot_of};
 use std::collections::VecDeque;
 
 /// Where a request is on its way past the limiters.
@@ -278,10 +279,9 @@ pub(crate) enum Walk {
     ToHandler,
     /// Through every limiter of its replica: into that replica.
     ToReplica,
-    /// A limiter delays it: it goes on at this time (a `LimiterResume`).
-    Delay(Ticks),
-    /// A throttle holds it until this time, to reject it then.
-    Hold(Ticks),
+    /// A limiter delays it (it goes on when its `LimiterResume`, set, comes),
+    /// or a throttle holds it, to reject it then.
+    Held,
     /// Rejected by this limiter now.
     Reject(LimiterId),
 }
@@ -361,23 +361,28 @@ impl Limiting {
         list.get(p.pos as usize).copied()
     }
 
-    /// Walks the rest of `req`'s current stage at `now`, each limiter deciding
-    /// in turn, and says where it ends. A client's request through the
-    /// middleware is counted as admitted for its member.
+    /// Walks the rest of `req`'s current stage now, each limiter deciding in
+    /// turn, and says where it ends; a delay or a hold sets the request's
+    /// `LimiterResume`. A client's request through the middleware is counted
+    /// as admitted for its member.
     pub(in crate::sim) fn walk(
         &mut self,
+        t: &mut Timers,
         model: &Model,
         req: ReqId,
         r: &Request,
-        now: Ticks,
     ) -> Walk {
+        let now = t.now();
         while let Some(l) = self.chain_step(req, r) {
             match self.decide(model, l, req, r, now) {
                 Decision::Pass => {
                     self.record_pass(model, l, now);
                     self.progress[req as usize].pos += 1;
                 }
-                Decision::Delay(at) => return Walk::Delay(at),
+                Decision::Delay(at) => {
+                    t.post(at, Event::LimiterResume(req));
+                    return Walk::Held;
+                }
                 Decision::Reject => {
                     let hold = model.limiters[l].rate().filter(|r| {
                         r.mode == LimiterMode::Throttle
@@ -386,7 +391,8 @@ impl Limiting {
                     });
                     if let Some(r) = hold {
                         self.progress[req as usize].rejecting = true;
-                        return Walk::Hold(now + r.max_delay);
+                        t.post(now + r.max_delay, Event::LimiterResume(req));
+                        return Walk::Held;
                     }
                     return Walk::Reject(l);
                 }

@@ -4,10 +4,12 @@
 //! ([`Servers::leave_queue`]). The queue itself is the picker's
 //! ([`crate::sim::balance::ProxyQueue`]); its books are the service's
 //! ([`ProxyStats`](super::stats::ProxyStats)). A queue timeout is the
-//! service's own timer (set through the world's `Timers`); the world carries
-//! a taken waiter to its replica (`world/proxy.rs`).
+//! service's own timer, set and cancelled here through the `Timers` lent for
+//! the step; the world carries a taken waiter to its replica
+//! (`world/proxy.rs`).
 
 use super::super::balance::Placed;
+use super::super::context::Timers;
 use super::super::faults::Subject;
 use super::super::vocab::ReqId;
 use super::Servers;
@@ -21,22 +23,24 @@ use crate::model::ServiceId;
 pub(crate) enum Placement {
     /// To this instance, which has room.
     At(usize),
-    /// Into the queue; with a queue timeout, refused then if still there.
-    Queued(Option<Ticks>),
+    /// Into the queue (with its queue timeout set, if the queue has one:
+    /// refused then if still there).
+    Queued,
     /// No replica has room and the queue is full: refused (503).
     Refused,
 }
 
 impl Servers {
-    /// `req` of `service` arrives at `now`: a replica with room, the queue,
-    /// or refused; the books count it.
+    /// `req` of `service` arrives now: a replica with room, the queue (its
+    /// queue timeout set), or refused; the books count it.
     #[inline(never)]
     pub(in crate::sim) fn place(
         &mut self,
+        t: &mut Timers,
         service: ServiceId,
         req: ReqId,
-        now: Ticks,
     ) -> Placement {
+        let now = t.now();
         let Some(Route::Replicated(b)) = self.by_service[service].as_mut() else {
             unreachable!("service {service} has no queue in front");
         };
@@ -52,7 +56,10 @@ impl Servers {
                 p.length.add(now, 1);
                 p.peak = p.peak.max(waiting);
                 self.set_replica_of(req, AT_PROXY);
-                Placement::Queued(timeout)
+                if let Some(timeout) = timeout {
+                    self.set_queue_timeout(t, req, now + timeout);
+                }
+                Placement::Queued
             }
             Placed::Refused => {
                 p.refused += 1;
@@ -67,11 +74,12 @@ impl Servers {
         self.states[i].limited
     }
 
-    /// Instance `i`'s count has fallen at `now`: the oldest waiter of the
-    /// queue in front, if `i` has room and anyone waits, now sent to it
-    /// (counted as taken from the queue; its arrival there is the caller's
-    /// to make).
-    pub(in crate::sim) fn take_waiter(&mut self, i: usize, now: Ticks) -> Option<ReqId> {
+    /// Instance `i`'s count has fallen: the oldest waiter of the queue in
+    /// front, if `i` has room and anyone waits, now sent to it (counted as
+    /// taken from the queue, its queue timeout off; its arrival there is the
+    /// caller's to make).
+    pub(in crate::sim) fn take_waiter(&mut self, t: &mut Timers, i: usize) -> Option<ReqId> {
+        let now = t.now();
         let Subject::Server { service, replica } = self.states[i].subject else {
             return None;
         };
@@ -88,19 +96,22 @@ impl Servers {
         }
         st.replicas[replica as usize].from_queue += 1;
         self.picked(service, req, replica as usize, now, None);
+        self.queue_timeout_off(t, req);
         Some(req)
     }
 
-    /// `req` of `service` leaves the queue in front of the replicas at `now`
+    /// `req` of `service` leaves the queue in front of the replicas now
     /// (`timed_out`: its queue timeout, refused; else its caller gave up on
-    /// it or cancelled it): when it joined, if it waited there.
+    /// it or cancelled it, and its queue timeout is off): when it joined, if
+    /// it waited there.
     pub(in crate::sim) fn leave_queue(
         &mut self,
+        t: &mut Timers,
         service: ServiceId,
         req: ReqId,
-        now: Ticks,
         timed_out: bool,
     ) -> Option<Ticks> {
+        let now = t.now();
         if self.replica_of.get(req as usize) != Some(&AT_PROXY) {
             return None;
         }
@@ -117,7 +128,9 @@ impl Servers {
                 p.abandoned += 1;
             }
         }
-        if timed_out && let Some(key) = self.timeout_keys.get_mut(req as usize) {
+        if !timed_out {
+            self.queue_timeout_off(t, req);
+        } else if let Some(key) = self.timeout_keys.get_mut(req as usize) {
             *key = None;
         }
         Some(at)

@@ -3,10 +3,10 @@
 //! and at its service; the limiters say where the walk ends, and the world
 //! sends it on, holds it or answers it. The limiters hear each request's end.
 
+use super::super::context::Timers;
 use super::super::limiter::{LimiterResults, Resumed, Walk};
-use super::super::vocab::{Event, Outcome, ReqId};
+use super::super::vocab::{Outcome, ReqId};
 use super::World;
-use crate::engine::Lane;
 
 impl World<'_> {
     /// Counts a new request for the per-member and per-pair tallies.
@@ -65,8 +65,8 @@ impl World<'_> {
 
     /// Walks the rest of the request's current stage, then hands it on.
     fn limit_chain(&mut self, req: ReqId) {
-        let (model, now) = (self.model(), self.now());
-        match self.limiting.walk(model, req, &self.requests[req], now) {
+        let mut t = Timers::new(&mut self.queue, self.now);
+        match (self.limiting).walk(&mut t, self.model, req, &self.requests[req]) {
             Walk::ToService => self.gateway_forward(req),
             Walk::ToHandler => self.handle(req),
             Walk::ToReplica => {
@@ -76,9 +76,7 @@ impl World<'_> {
                     None => unreachable!("a request at its replica's limiters has a replica"),
                 }
             }
-            Walk::Delay(at) | Walk::Hold(at) => {
-                self.post(at, Lane::Normal, Event::LimiterResume(req))
-            }
+            Walk::Held => {}
             Walk::Reject(l) => self.respond(req, Outcome::Rejected(l)),
         }
     }

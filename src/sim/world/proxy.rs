@@ -6,6 +6,7 @@
 //! leaving when its caller gives up on it. The queue and its books are the
 //! servers' (`server/proxy.rs`); here the timers and the answers.
 
+use super::super::context::Timers;
 use super::super::notes::Note;
 use super::super::server::Placement;
 use super::super::vocab::{Outcome, ReqId};
@@ -18,15 +19,10 @@ impl World<'_> {
     /// (its queue timeout set) or is refused (answered 503 now).
     #[inline(never)]
     pub(super) fn server_place(&mut self, service: ServiceId, req: ReqId) -> Option<usize> {
-        let now = self.now();
-        match self.servers.place(service, req, now) {
+        let mut t = Timers::new(&mut self.queue, self.now);
+        match self.servers.place(&mut t, service, req) {
             Placement::At(i) => Some(i),
-            Placement::Queued(timeout) => {
-                if let Some(t) = timeout {
-                    self.server_queue_timer(req, now + t);
-                }
-                None
-            }
+            Placement::Queued => None,
             Placement::Refused => {
                 self.respond(req, Outcome::Shed);
                 None
@@ -41,11 +37,10 @@ impl World<'_> {
     #[inline(never)]
     pub(super) fn server_take_waiters(&mut self, i: usize) {
         loop {
-            let now = self.now();
-            let Some(req) = self.servers.take_waiter(i, now) else {
+            let mut t = Timers::new(&mut self.queue, self.now);
+            let Some(req) = self.servers.take_waiter(&mut t, i) else {
                 break;
             };
-            self.server_timeout_off(req);
             self.server_enter(i, req);
         }
     }
@@ -74,12 +69,11 @@ impl World<'_> {
     /// `req` leaves the queue in front of `service`'s replicas, its caller
     /// gone: true if it waited there.
     fn server_proxy_leave(&mut self, service: ServiceId, req: ReqId) -> bool {
-        let now = self.now();
-        let Some(arrived) = self.servers.leave_queue(service, req, now, false) else {
+        let mut t = Timers::new(&mut self.queue, self.now);
+        let Some(arrived) = self.servers.leave_queue(&mut t, service, req, false) else {
             return false;
         };
         self.note(Note::Unqueued { req, arrived });
-        self.server_timeout_off(req);
         true
     }
 
@@ -88,8 +82,12 @@ impl World<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn server_proxy_timeout(&mut self, service: ServiceId, req: ReqId) {
-        let now = self.now();
-        if self.servers.leave_queue(service, req, now, true).is_some() {
+        let mut t = Timers::new(&mut self.queue, self.now);
+        if self
+            .servers
+            .leave_queue(&mut t, service, req, true)
+            .is_some()
+        {
             self.respond(req, Outcome::Shed);
         }
     }
