@@ -11,8 +11,10 @@
 //! instance is reached exactly as before.
 //!
 //! The dependencies know nothing of the world: they say whether a call takes a
-//! slot, how long its work takes, and what its end frees; the world schedules
-//! the completion, asks the faults and answers the call (`world/dependency.rs`).
+//! slot and what its end frees. A step is lent the clock and the queue
+//! (`Timers`) to set and cancel their own events (a completion, a pause's
+//! edges) and reads the faults it needs; the world gives the notes and
+//! answers the call (`world/dependency.rs`).
 
 use super::ahead::Draws;
 use super::context::Timers;

@@ -24,8 +24,9 @@
 //! through every listed access path in order.
 
 use super::ahead::Draws;
+use super::context::Timers;
 use super::latency::Sampler;
-use super::vocab::Tag;
+use super::vocab::{Event, Tag};
 use crate::engine::{Stream, Ticks, stream};
 use crate::error::Error;
 use crate::model::{
@@ -505,9 +506,9 @@ impl LadderSend {
 }
 
 impl Workloads {
-    /// Each sender's first turn, as its time and the sender: checked against
-    /// the run's event limit first (a ladder knows how many it sends).
-    pub(super) fn first_turns(&mut self, model: &Model) -> Result<Vec<(Ticks, u32)>, Error> {
+    /// Posts each sender's first turn: checked against the run's event limit
+    /// first (a ladder knows how many it sends).
+    pub(super) fn first_turns(&mut self, t: &mut Timers, model: &Model) -> Result<(), Error> {
         if let Workload::Ladder(l) = &model.workload {
             let max = model.limits.max_events;
             let n = l.requests();
@@ -524,7 +525,6 @@ impl Workloads {
                 *give_up = ladder_gives_up(model, l);
             }
         }
-        let mut turns = Vec::new();
         for (i, sender) in self.senders.iter_mut().enumerate() {
             let start = sender.start;
             let first: Vec<Ticks> = match &mut sender.state {
@@ -555,9 +555,11 @@ impl Workloads {
                 | WorkloadState::LadderWaves { .. }
                 | WorkloadState::LadderOpen { .. } => vec![start],
             };
-            turns.extend(first.into_iter().map(|at| (at, i as u32)));
+            for at in first {
+                t.post(at, Event::WorkloadNext(i as u32));
+            }
         }
-        Ok(turns)
+        Ok(())
     }
 
     /// The sender whose request is leaving now: the `source` of the request
@@ -781,11 +783,20 @@ impl Workloads {
     }
 
     /// A request of sender `source` is over for its client (its workload's
-    /// books heard it from `Note::Done`) at `now`: when a closed workload
-    /// sends its next request (None: it does not). Inlined into the
-    /// answer's path, as the release build has always had it.
+    /// books heard it from `Note::Done`): a closed workload's next turn is
+    /// posted. Inlined into the answer's path, as the release build has
+    /// always had it.
     #[inline]
-    pub(super) fn answered(&mut self, source: u32, now: Ticks) -> Option<Ticks> {
+    pub(super) fn answered(&mut self, t: &mut Timers, source: u32) {
+        if let Some(at) = self.next_after_answer(source, t.now()) {
+            t.post(at, Event::WorkloadNext(source));
+        }
+    }
+
+    /// When sender `source`, whose request is over for its client at `now`,
+    /// goes next (None: it does not).
+    #[inline]
+    fn next_after_answer(&mut self, source: u32, now: Ticks) -> Option<Ticks> {
         let sender = self.senders.get_mut(source as usize)?;
         match &mut sender.state {
             WorkloadState::LadderWaves {

@@ -128,9 +128,9 @@ impl Instance {
 pub(crate) enum Arrival {
     /// It took a slot: its service of `demand` starts now.
     Start { demand: Ticks },
-    /// It waits in the queue; with `timeout`, its discipline sheds it then
-    /// (a `QueueTimeout`) if it still waits.
-    Queued { timeout: Option<Ticks> },
+    /// It waits in the queue (with its queue timeout set where its
+    /// discipline sheds it then if it still waits).
+    Queued,
     /// The queue was full: it is shed now.
     Shed,
 }
@@ -154,10 +154,12 @@ pub(crate) struct Released {
 /// A request's life at an instance, as the server's books and lines keep it.
 /// The world carries out what each step says (`world/server.rs`).
 impl Servers {
-    /// `req` reaches instance `i` at `now`: it starts, waits or is shed, and
-    /// the books count it.
+    /// `req` reaches instance `i` now: it starts, waits (its queue timeout
+    /// set, where its discipline has one) or is shed, and the books count it.
     #[inline(always)]
-    pub(in crate::sim) fn arrive(&mut self, i: usize, req: ReqId, now: Ticks) -> Arrival {
+    pub(in crate::sim) fn arrive(&mut self, t: &mut Timers, i: usize, req: ReqId) -> Arrival {
+        let now = t.now();
+        let mut timeout = None;
         let s = &mut self.states[i];
         let admit = s.line.admit();
         let full = admit == Admit::Refuse;
@@ -173,30 +175,31 @@ impl Servers {
             }
             Admit::Wait => {
                 // the discipline hears of it and sets its queue timeout
-                let timeout = if timed {
-                    s.discipline.joined(s.line.waiting(), now)
-                } else {
-                    None
-                };
+                if timed {
+                    timeout = s.discipline.joined(s.line.waiting(), now);
+                }
                 s.line.wait(Waiting {
                     req,
                     arrived: now,
                     demand,
                 });
-                Arrival::Queued { timeout }
+                Arrival::Queued
             }
             Admit::Refuse => Arrival::Shed,
         };
         let st = &mut self.stats[stats];
         st.arrived += 1;
-        let queued = matches!(arrival, Arrival::Queued { .. });
+        let queued = arrival == Arrival::Queued;
         match arrival {
             Arrival::Shed => st.shed += 1,
-            Arrival::Queued { .. } => st.queued.add(now, 1),
+            Arrival::Queued => st.queued.add(now, 1),
             Arrival::Start { .. } => {}
         }
         if let Some(r) = replica {
             self.replica_arrived(i, r, full, queued, now);
+        }
+        if let Some(timeout) = timeout {
+            self.set_queue_timeout(t, req, now + timeout);
         }
         arrival
     }

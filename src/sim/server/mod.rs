@@ -26,9 +26,11 @@
 //!
 //! The servers know nothing of the world: each step of a request's life here
 //! is a method of [`Servers`] that says what became of it ([`Arrival`],
-//! [`Released`], the waiter that takes a freed slot), and the world schedules
-//! the service's end and the queue timeouts, asks the faults, gives the notes
-//! and answers the request (`world/server.rs`).
+//! [`Released`], the waiter that takes a freed slot). A step is lent the
+//! clock and the queue (`Timers`) to set and cancel the servers' own events
+//! (a service's end, a queue timeout, a pause's edges) and reads the faults
+//! it needs (`faults.rs`); the world gives the notes and answers the request
+//! (`world/server.rs`).
 //!
 //! # Layout
 //!

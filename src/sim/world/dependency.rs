@@ -1,8 +1,8 @@
 //! The dependencies put to the run: the only way to [`Dependencies`], whose
 //! state the world keeps private. A call asks a dependency for work; the
-//! dependency says whether it starts and how long it takes, and the world
-//! schedules its completion, asks the faults, answers the call and hears the
-//! books.
+//! dependency says whether it starts and sets its completion (the world lends
+//! it the clock, the queue and the faults), and the world answers the call
+//! and gives the notes.
 
 use super::super::context::Timers;
 use super::super::notes::{Note, Over};

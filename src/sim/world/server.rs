@@ -1,9 +1,9 @@
 //! The servers put to the run: the only way to [`Servers`], whose state the
 //! world keeps private. The servers say what becomes of a request at each step
 //! of its life there (it starts, waits, is shed, leaves its slot, and which
-//! waiter takes the slot); the world schedules its service's end and its queue
-//! timeout, asks the faults and the balancers' callers, gives the notes and
-//! answers the request.
+//! waiter takes the slot) and set their own events; the world lends them the
+//! clock, the queue and the faults, asks the balancers' callers, gives the
+//! notes and answers the request.
 
 use super::super::context::Timers;
 use super::super::notes::Note;
@@ -45,23 +45,12 @@ impl World<'_> {
         if !self.plain() && self.faults_of(Hook::Down) && self.server_arrive_down(i, req) {
             return;
         }
-        match self.servers.arrive(i, req, now) {
+        let mut t = Timers::new(&mut self.queue, now);
+        match self.servers.arrive(&mut t, i, req) {
             Arrival::Start { demand } => self.server_start(i, req, now, demand),
-            Arrival::Queued { timeout: None } => {}
-            Arrival::Queued {
-                timeout: Some(timeout),
-            } => self.server_queue_timer(req, now + timeout),
+            Arrival::Queued => {}
             Arrival::Shed => self.respond(req, Outcome::Shed),
         }
-    }
-
-    /// `req` waits in a queue whose discipline sheds it at `at` if it still
-    /// waits then.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn server_queue_timer(&mut self, req: ReqId, at: Ticks) {
-        let mut t = Timers::new(&mut self.queue, self.now);
-        self.servers.set_queue_timeout(&mut t, req, at);
     }
 
     /// A request arrives at instance `i`: if a `down` fault acts on it, it fails

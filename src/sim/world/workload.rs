@@ -3,6 +3,7 @@
 //! and sends it; when a request is over for its client, the sender says when
 //! it goes next; the other actors ask which workload a request is from.
 
+use super::super::context::Timers;
 use super::super::notes::Note;
 use super::super::vocab::{Event, ReqId, Tag};
 use super::super::workload::{LadderSend, Send, Turn};
@@ -13,10 +14,8 @@ use crate::error::Error;
 impl World<'_> {
     /// Posts each sender's first turn.
     pub(in crate::sim) fn start(&mut self) -> Result<(), Error> {
-        for (at, i) in self.workload.first_turns(self.model())? {
-            self.post(at, Lane::Normal, Event::WorkloadNext(i));
-        }
-        Ok(())
+        let mut t = Timers::new(&mut self.queue, self.now);
+        self.workload.first_turns(&mut t, self.model)
     }
 
     /// The sender whose request is leaving now: the `source` of the request
@@ -122,12 +121,10 @@ impl World<'_> {
     }
 
     /// A request of sender `source` is over for its client (its workload's
-    /// books heard it from `Note::Done`): a closed workload sends its next
-    /// request.
+    /// books heard it from `Note::Done`): a closed workload posts its next
+    /// turn.
     pub(in crate::sim) fn client_answered(&mut self, source: u32) {
-        let now = self.now();
-        if let Some(at) = self.workload.answered(source, now) {
-            self.post(at, Lane::Normal, Event::WorkloadNext(source));
-        }
+        let mut t = Timers::new(&mut self.queue, self.now);
+        self.workload.answered(&mut t, source);
     }
 }

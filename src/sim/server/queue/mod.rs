@@ -105,12 +105,14 @@ impl Standing {
 }
 
 /// How the server drives its instances' disciplines: their queue timeouts
-/// (the `QueueTimeout` events, which the world schedules) and what they hear
-/// and are asked.
+/// (the `QueueTimeout` events, set and cancelled here through the step's
+/// `Timers`) and what they hear and are asked.
 impl Servers {
     /// `req`, waiting in a queue whose discipline sheds it, is shed at `at`
     /// if it still waits then.
-    pub(in crate::sim) fn set_queue_timeout(&mut self, t: &mut Timers, req: ReqId, at: Ticks) {
+    #[cold]
+    #[inline(never)]
+    pub(super) fn set_queue_timeout(&mut self, t: &mut Timers, req: ReqId, at: Ticks) {
         let key = t.deadline(at, Event::QueueTimeout(req));
         *slot_of(&mut self.timeout_keys, req, || None) = Some(key);
     }
