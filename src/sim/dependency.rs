@@ -297,41 +297,24 @@ impl Dependencies {
 
     /// Instance `inst` starts a call's work at `now`: its latency, drawn.
     #[inline(always)]
-    fn begin(&mut self, inst: usize, now: Ticks) -> Ticks {
+    pub(super) fn begin(&mut self, inst: usize, now: Ticks) -> Ticks {
         let d = &mut self.deps[inst];
         d.busy_average.add(now, 1);
         d.draws.sample()
     }
 
-    /// Call `call`, which has taken a slot of instance `inst` of `dep`, starts
-    /// its work now, stretched by the faults `faults` says act on the
-    /// instance and its pauses (nothing in a `plain` run); its completion is
-    /// set ([`Dependencies::working`]). Returns when it will be done.
-    #[inline(always)]
-    pub(super) fn start_work(
-        &mut self,
-        t: &mut Timers,
-        faults: &Faults,
-        plain: bool,
-        (call, dep, inst): (CallId, DependencyId, usize),
-        cancelled_at: Option<Ticks>,
-    ) -> Ticks {
-        let now = t.now();
-        let mut latency = self.begin(inst, now);
-        if !plain {
-            latency = self.stretch(faults, inst, now, latency);
-        }
-        let done = now + latency;
-        self.working(t, call, dep, inst, done, cancelled_at);
-        done
-    }
-
     /// `latency` stretched by the `latency_factor` faults acting on instance
     /// `inst` now, then the `latency_add` faults' time added, then the
-    /// instance's pauses in its way waited out.
+    /// instance's pauses in its way waited out (asked off the plain path).
     #[cold]
     #[inline(never)]
-    fn stretch(&mut self, faults: &Faults, inst: usize, now: Ticks, latency: Ticks) -> Ticks {
+    pub(super) fn stretch(
+        &mut self,
+        faults: &Faults,
+        inst: usize,
+        now: Ticks,
+        latency: Ticks,
+    ) -> Ticks {
         let d = &mut self.deps[inst];
         let subject = d.subject();
         let work =
@@ -348,7 +331,7 @@ impl Dependencies {
     /// (which ends the work), posted for good when nothing in the model
     /// stops work, else scheduled with its key kept.
     #[inline(always)]
-    fn working(
+    pub(super) fn working(
         &mut self,
         t: &mut Timers,
         call: CallId,
@@ -487,7 +470,9 @@ impl Dependencies {
         let dep = d.dep;
         let mut started = 0;
         while let Some(call) = self.deps[inst].line.next() {
-            self.start_work(t, faults, false, (call, dep, inst), None);
+            let latency = self.begin(inst, now);
+            let done = now + self.stretch(faults, inst, now, latency);
+            self.working(t, call, dep, inst, done, None);
             started += 1;
         }
         started

@@ -120,11 +120,15 @@ impl World<'_> {
         call: CallId,
         cancelled_at: Option<Ticks>,
     ) -> Ticks {
-        let plain = self.plain();
-        let mut t = Timers::new(&mut self.queue, self.now);
-        let work = (call, dep, inst);
-        let done = (self.dependencies).start_work(&mut t, &self.faults, plain, work, cancelled_at);
+        let now = self.now();
+        let mut latency = self.dependencies.begin(inst, now);
+        if !self.plain() {
+            latency = self.dependency_stretch(inst, latency);
+        }
         self.note(Note::WorkStarted { dep });
+        let done = now + latency;
+        let mut t = Timers::new(&mut self.queue, now);
+        (self.dependencies).working(&mut t, call, dep, inst, done, cancelled_at);
         done
     }
 
@@ -145,6 +149,17 @@ impl World<'_> {
         };
         self.dependency_end(call);
         self.call_answered(call, work_start, ok);
+    }
+
+    /// `latency` of work starting now at instance `inst`, stretched by what
+    /// acts on it (the dependencies' own `stretch`). Its own cold step, so
+    /// that the hot path's call stays small: passing the faults from there
+    /// cost 0.4 % more instructions on M2.
+    #[cold]
+    #[inline(never)]
+    fn dependency_stretch(&mut self, inst: usize, latency: Ticks) -> Ticks {
+        let now = self.now();
+        self.dependencies.stretch(&self.faults, inst, now, latency)
     }
 
     /// A pause of instance `inst` starts or ends: the time series hears the
