@@ -12,7 +12,10 @@
 //! is due). An actor's timers are its own: a step that sets or cancels one
 //! is lent a [`context::Timers`] (the instant and the queue's schedule,
 //! post and cancel, nothing else of the world), and the actor keeps the
-//! keys. The world carries the rest out: each actor has a file of the same
+//! keys. A step that needs what a fault changes now (a latency factor, a
+//! slot count, `down`) is lent the faults, read-only, beside the timers: a
+//! server or dependency handles its own pause and `slots` edges and starts
+//! the work they let in. The world carries the rest out: each actor has a file of the same
 //! name under `world/` (`world/server.rs`, `world/policy.rs`, ...) that puts
 //! its events and the other actors' questions to it, lends it the timers,
 //! gives the notes and hands the request or call on. The request and call

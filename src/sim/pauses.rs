@@ -6,8 +6,8 @@
 //! and `::end` in `hotspot/share/runtime/safepoint.cpp`: every Java thread is
 //! stopped until the VM operation, a stop-the-world collection, is done): a
 //! request in service makes no progress during a pause, so its service ends
-//! the pause's length later; nothing starts during one (the world sets the
-//! instance's slots to none for its length); arrivals still queue, or are
+//! the pause's length later; nothing starts during one (the instance's
+//! slots are none for its length); arrivals still queue, or are
 //! shed when the queue is full.
 //!
 //! Each `pause` fault on an instance is one clock with its own random stream,
