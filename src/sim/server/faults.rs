@@ -161,9 +161,11 @@ impl Servers {
         self.states[i].line.next()
     }
 
-    /// A `down` fault hits instance `i` at `now`: every queued request leaves
-    /// its queue, to fail ([`Servers::queued_failed`] each).
-    pub(in crate::sim) fn drain(&mut self, i: usize, now: Ticks) -> Vec<Waiting> {
+    /// A `down` fault hits instance `i` now: every queued request leaves its
+    /// queue, its queue timeout off, to fail ([`Servers::queued_failed`]
+    /// each).
+    pub(in crate::sim) fn drain(&mut self, t: &mut Timers, i: usize) -> Vec<Waiting> {
+        let now = t.now();
         let s = &mut self.states[i];
         let queued = s.line.drain();
         if !queued.is_empty() {
@@ -173,6 +175,9 @@ impl Servers {
         }
         if s.timed {
             s.discipline.left(0, now);
+        }
+        for w in &queued {
+            self.queue_timeout_off(t, w.req);
         }
         queued
     }

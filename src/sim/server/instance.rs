@@ -408,9 +408,16 @@ impl Servers {
         s.limited
     }
 
-    /// Takes `req` out of instance `i`'s queue at `now`, if it waits there (its
-    /// client left, or its caller cancelled it): when it arrived.
-    pub(in crate::sim) fn unqueue(&mut self, i: usize, req: ReqId, now: Ticks) -> Option<Ticks> {
+    /// Takes `req` out of instance `i`'s queue now, if it waits there (its
+    /// client left, or its caller cancelled it): its queue timeout is off,
+    /// its discipline hears it left; when it arrived.
+    pub(in crate::sim) fn unqueue(
+        &mut self,
+        t: &mut Timers,
+        i: usize,
+        req: ReqId,
+    ) -> Option<Ticks> {
+        let now = t.now();
         let s = &mut self.states[i];
         let w = s.line.leave(|w| w.req == req)?;
         s.outstanding -= 1;
@@ -424,6 +431,8 @@ impl Servers {
         st.abandoned += 1;
         st.saved.add(w.demand);
         st.in_server.add(now - w.arrived);
+        self.queue_timeout_off(t, req);
+        self.dequeued(i, now);
         Some(w.arrived)
     }
 

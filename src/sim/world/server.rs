@@ -77,12 +77,6 @@ impl World<'_> {
         self.note(Note::Started { req, waited });
     }
 
-    /// `req` left the queue: its queue timeout (if any) is off.
-    pub(super) fn server_timeout_off(&mut self, req: ReqId) {
-        let mut t = Timers::new(&mut self.queue, self.now);
-        self.servers.queue_timeout_off(&mut t, req);
-    }
-
     /// `req` has taken a slot of instance `i`: its service starts now.
     fn server_start(&mut self, i: usize, req: ReqId, arrived: Ticks, demand: Ticks) {
         let plain = self.plain();
@@ -214,13 +208,11 @@ impl World<'_> {
 
     /// Takes `req` out of instance `i`'s queue, if it waits there.
     fn server_unqueue(&mut self, i: usize, req: ReqId) -> bool {
-        let now = self.now();
-        let Some(arrived) = self.servers.unqueue(i, req, now) else {
+        let mut t = Timers::new(&mut self.queue, self.now);
+        let Some(arrived) = self.servers.unqueue(&mut t, i, req) else {
             return false;
         };
         self.note(Note::Unqueued { req, arrived });
-        self.server_timeout_off(req);
-        self.servers.dequeued(i, now);
         self.handler_released(req);
         if self.servers.limited(i) {
             self.server_take_waiters(i);
@@ -284,8 +276,8 @@ impl World<'_> {
             if !self.servers.down(&self.faults, i, now) {
                 continue;
             }
-            for w in self.servers.drain(i, now) {
-                self.server_timeout_off(w.req);
+            let mut t = Timers::new(&mut self.queue, now);
+            for w in self.servers.drain(&mut t, i) {
                 self.servers.queued_failed(i, &w, now);
                 self.respond(w.req, Outcome::Error);
             }

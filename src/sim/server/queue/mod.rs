@@ -118,7 +118,7 @@ impl Servers {
     }
 
     /// `req` left the queue: its queue timeout (if any) is cancelled.
-    pub(in crate::sim) fn queue_timeout_off(&mut self, t: &mut Timers, req: ReqId) {
+    pub(super) fn queue_timeout_off(&mut self, t: &mut Timers, req: ReqId) {
         t.cancel(
             self.timeout_keys
                 .get_mut(req as usize)
@@ -129,7 +129,7 @@ impl Servers {
     /// A request left instance `i`'s queue at `now`: its discipline hears of
     /// it, if it watches the queue.
     #[inline]
-    pub(in crate::sim) fn dequeued(&mut self, i: usize, now: Ticks) {
+    pub(super) fn dequeued(&mut self, i: usize, now: Ticks) {
         let s = &mut self.states[i];
         if s.timed {
             s.discipline.left(s.line.waiting(), now);
