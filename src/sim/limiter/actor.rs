@@ -279,8 +279,8 @@ pub(crate) enum Walk {
     ToHandler,
     /// Through every limiter of its replica: into that replica.
     ToReplica,
-    /// A limiter delays it (it goes on when its `LimiterResume`, set, comes),
-    /// or a throttle holds it, to reject it then.
+    /// A limiter delays it, or a throttle holds it to reject it later: its
+    /// `LimiterResume` is set.
     Held,
     /// Rejected by this limiter now.
     Reject(LimiterId),
