@@ -281,16 +281,16 @@ impl Servers {
     ) -> Ticks {
         let now = t.now();
         if self.waiter_starts(i, now) {
-            self.waiter_timed(t, i, w.req);
+            self.left_queue(t, i, w.req);
         }
         self.begin(t, faults, plain, (i, w.req), (w.arrived, w.demand))
     }
 
-    /// A waiter of a queue whose discipline watches it starts: its queue
-    /// timeout is off, and the discipline hears it left.
+    /// `req` left instance `i`'s queue now (it started, or its caller left):
+    /// its queue timeout is off, and the discipline hears it left.
     #[cold]
     #[inline(never)]
-    fn waiter_timed(&mut self, t: &mut Timers, i: usize, req: ReqId) {
+    fn left_queue(&mut self, t: &mut Timers, i: usize, req: ReqId) {
         self.queue_timeout_off(t, req);
         self.dequeued(i, t.now());
     }
@@ -431,8 +431,7 @@ impl Servers {
         st.abandoned += 1;
         st.saved.add(w.demand);
         st.in_server.add(now - w.arrived);
-        self.queue_timeout_off(t, req);
-        self.dequeued(i, now);
+        self.left_queue(t, i, req);
         Some(w.arrived)
     }
 
